@@ -1,0 +1,1 @@
+// Compiled only to build the shared precompiled <torch/torch.h> header (see CMakeLists.txt).

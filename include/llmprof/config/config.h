@@ -1,0 +1,93 @@
+// The typed configuration of an llmprof run: one struct per concern, defaults commented like
+// nanoGPT's GPTConfig. Files (YAML or JSON) and --set overrides fill it through the key schema in
+// config/schema.h; every key's type, range and doc live there.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace llmprof::config {
+
+struct ModelConfig {
+  std::string type = "gpt";  // gpt (nanoGPT decoder); later: distilbert
+  int64_t n_layer = 4;       // transformer blocks
+  int64_t n_head = 4;        // attention heads; must divide n_embd
+  int64_t n_embd = 128;      // residual stream width C
+  int64_t block_size = 64;   // context length T
+  int64_t vocab_size = 0;    // 0 = taken from the tokenizer
+  double dropout = 0.0;      // 0 for speed and determinism; 0.2 as nanoGPT shakespeare-char
+  bool bias = true;          // bias in Linear and LayerNorm, as GPT-2
+};
+
+struct DataConfig {
+  std::string path;                 // text file; empty = the built-in generated corpus
+  std::string tokenizer = "char";   // char | gpt2
+  std::string vocab_path;           // gpt2: encoder.json
+  std::string merges_path;          // gpt2: vocab.bpe
+  double val_fraction = 0.1;        // tail of the token stream held out for eval
+  int64_t num_workers = 1;          // background batch-producing threads; 0 = in the step
+  int64_t prefetch = 4;             // bounded queue depth (batches)
+  int64_t generated_chars = 1000000;  // size of the generated corpus when path is empty
+};
+
+struct OptimConfig {
+  std::string name = "adamw";  // sgd | adam | adamw
+  double lr = 1e-3;            // peak learning rate (after warmup)
+  double weight_decay = 0.1;   // adamw: decoupled; adam/sgd: L2
+  double beta1 = 0.9;
+  double beta2 = 0.99;         // nanoGPT shakespeare-char uses 0.99 for small batches
+  double eps = 1e-8;
+  double momentum = 0.9;       // sgd only
+  double grad_clip = 1.0;      // max global grad norm; 0 = off
+};
+
+struct ScheduleConfig {
+  int64_t warmup_steps = 10;  // linear warmup from 0 to optim.lr
+  bool cosine = true;         // cosine decay from optim.lr to min_lr at max_steps
+  double min_lr = 1e-4;
+  int64_t max_steps = 200;    // optimizer steps in the run
+};
+
+struct TrainConfig {
+  int64_t batch_size = 12;          // sequences per micro-batch B
+  int64_t grad_accum_steps = 1;     // micro-batches per optimizer step
+  int64_t eval_interval = 50;       // eval every N steps (and at the last step); 0 = never
+  int64_t eval_steps = 10;          // batches per split per eval
+  int64_t seed = 1337;
+  std::string precision = "fp32";   // fp32 | bf16 (autocast)
+  bool activation_checkpointing = false;  // recompute each block's forward in backward
+};
+
+struct ProfileConfig {
+  std::string level = "phases";     // off | phases | modules | ops
+  double peak_flops_per_s = 0;      // MFU denominator; 0 = measure with an sgemm calibration
+  int64_t warmup_steps = 5;         // first steps left out of summary statistics
+};
+
+struct RuntimeConfig {
+  bool malloc_tuning = true;                   // mallopt thresholds below at start-up
+  int64_t malloc_mmap_threshold_bytes = 33554432;   // 32 MiB: activations stay on the heap
+  int64_t malloc_trim_threshold_bytes = 1073741824;  // 1 GiB: no trimming every step
+};
+
+struct OutputConfig {
+  std::string dir = "runs";  // parent of run directories
+  std::string name;          // run directory name; empty = <config stem>-<timestamp>
+};
+
+struct Config {
+  ModelConfig model;
+  DataConfig data;
+  OptimConfig optim;
+  ScheduleConfig schedule;
+  TrainConfig train;
+  ProfileConfig profile;
+  RuntimeConfig runtime;
+  OutputConfig output;
+  int64_t threads = 0;        // intra-op threads; 0 = all cores
+  std::string device = "cpu";  // cpu | cuda
+  std::string source_file;     // the file the config came from (not a key)
+};
+
+}  // namespace llmprof::config

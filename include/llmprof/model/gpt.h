@@ -1,0 +1,105 @@
+// nanoGPT's decoder (karpathy/nanoGPT model.py) in LibTorch: token + position embedding,
+// pre-LayerNorm blocks of causal multi-head self-attention and a 4x GELU MLP, final LayerNorm,
+// lm_head tied to the token embedding. Each attention and MLP sub-step is its own named call
+// (qkv, scores, softmax, mix, proj; up, act, down) so the profiler can time each of them.
+// Shapes: B batch, T sequence, C = n_embd, nh heads, hs = C / nh head size, V vocabulary.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <utility>
+
+namespace llmprof::model {
+
+struct GptOptions {
+  int64_t n_layer = 4;
+  int64_t n_head = 4;
+  int64_t n_embd = 128;
+  int64_t block_size = 64;
+  int64_t vocab_size = 65;
+  double dropout = 0.0;
+  bool bias = true;
+  bool activation_checkpointing = false;  // recompute each block in backward
+};
+
+// LayerNorm with an optional bias (LibTorch 1.13's nn::LayerNorm has no bias=false).
+class LayerNormImpl : public torch::nn::Module {
+ public:
+  LayerNormImpl(int64_t n_embd, bool bias);
+  torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
+
+  torch::Tensor weight, bias;
+  int64_t n_embd_;
+};
+TORCH_MODULE(LayerNorm);
+
+class CausalSelfAttentionImpl : public torch::nn::Module {
+ public:
+  explicit CausalSelfAttentionImpl(const GptOptions& opt);
+  torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
+
+  // The sub-steps, in order.
+  torch::Tensor qkv(const torch::Tensor& x);                               // (B,T,C)->(B,T,3C)
+  torch::Tensor scores(const torch::Tensor& q, const torch::Tensor& k);    // ->(B,nh,T,T), masked
+  torch::Tensor softmax(const torch::Tensor& att);                         // (B,nh,T,T)
+  torch::Tensor mix(const torch::Tensor& att, const torch::Tensor& v);     // ->(B,T,C)
+  torch::Tensor proj(const torch::Tensor& y);                              // (B,T,C)->(B,T,C)
+
+  torch::nn::Linear c_attn{nullptr}, c_proj{nullptr};
+  torch::Tensor causal_mask;  // (T, T) bool, true above the diagonal (future positions)
+  int64_t n_head_, n_embd_;
+  double dropout_;
+};
+TORCH_MODULE(CausalSelfAttention);
+
+class MlpImpl : public torch::nn::Module {
+ public:
+  explicit MlpImpl(const GptOptions& opt);
+  torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
+
+  torch::Tensor up(const torch::Tensor& x);    // (B,T,C) -> (B,T,4C)
+  torch::Tensor act(const torch::Tensor& h);   // exact GELU, as nanoGPT's nn.GELU()
+  torch::Tensor down(const torch::Tensor& h);  // (B,T,4C) -> (B,T,C), then dropout
+
+  torch::nn::Linear c_fc{nullptr}, c_proj{nullptr};
+  double dropout_;
+};
+TORCH_MODULE(Mlp);
+
+class BlockImpl : public torch::nn::Module {
+ public:
+  explicit BlockImpl(const GptOptions& opt);
+  torch::Tensor forward(const torch::Tensor& x);  // x + attn(ln_1(x)), then + mlp(ln_2(x))
+
+  LayerNorm ln_1{nullptr}, ln_2{nullptr};
+  CausalSelfAttention attn{nullptr};
+  Mlp mlp{nullptr};
+};
+TORCH_MODULE(Block);
+
+class GptImpl : public torch::nn::Module {
+ public:
+  explicit GptImpl(const GptOptions& opt);
+
+  // idx (B, T) int64 -> logits (B, T, V).
+  torch::Tensor forward(const torch::Tensor& idx);
+  // Mean cross-entropy of logits (B, T, V) against targets (B, T).
+  torch::Tensor loss(const torch::Tensor& logits, const torch::Tensor& targets);
+
+  // Parameters counted once (the tied lm_head is the embedding).
+  int64_t num_parameters() const;
+  const GptOptions& options() const { return opt_; }
+
+  torch::nn::Embedding wte{nullptr}, wpe{nullptr};
+  std::vector<Block> blocks;
+  LayerNorm ln_f{nullptr};
+  torch::Tensor positions;  // (T,) 0..T-1, preallocated
+
+ private:
+  void init_weights();
+  GptOptions opt_;
+};
+TORCH_MODULE(Gpt);
+
+}  // namespace llmprof::model

@@ -1,0 +1,46 @@
+// Append-only CSV writer: the header once, then each row written and flushed as it completes,
+// so a killed run keeps every finished row. Values print in shortest round-trip form; a null
+// (unknown) value is an empty field, never 0.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llmprof::output {
+
+class CsvWriter {
+ public:
+  // Creates (truncates) path and writes the header row. Throws IoError.
+  CsvWriter(const std::string& path, const std::vector<std::string>& columns);
+  ~CsvWriter();
+  CsvWriter(const CsvWriter&) = delete;
+  CsvWriter& operator=(const CsvWriter&) = delete;
+
+  CsvWriter& add(int64_t value);
+  CsvWriter& add(double value);
+  CsvWriter& add(std::optional<double> value);  // nullopt -> empty field
+  CsvWriter& add(std::string_view value);        // quoted when it holds , " or newline
+  CsvWriter& add_null();
+  // Ends the row: writes it and flushes to the OS. Throws IoError if the field count is wrong.
+  void end_row();
+
+  const std::string& path() const { return path_; }
+  size_t num_columns() const { return num_columns_; }
+
+ private:
+  void separator();
+  std::string path_;
+  std::FILE* file_ = nullptr;
+  size_t num_columns_ = 0;
+  size_t fields_in_row_ = 0;
+  std::string row_;  // reused buffer
+};
+
+// Parses one CSV document into rows of fields (RFC 4180 quoting). For tests and `report`.
+std::vector<std::vector<std::string>> parse_csv(std::string_view text);
+
+}  // namespace llmprof::output

@@ -1,0 +1,19 @@
+// The run directory: created once, never overwritten silently; whole files are written to a
+// temporary name and renamed so a reader never sees half a file.
+#pragma once
+
+#include <string>
+
+namespace llmprof::output {
+
+// Creates <parent>/<name> (and parent). With an empty name, uses <base_name>-<YYYYmmdd-HHMMSS>,
+// adding -2, -3, ... if taken. An explicit name that exists throws ConfigError naming
+// output.name and the path (exit 2): results are never overwritten.
+std::string create_run_dir(const std::string& parent,
+                           const std::string& name,
+                           const std::string& base_name);
+
+// Writes content to path + ".tmp", flushes, renames over path. Throws IoError.
+void write_file_atomic(const std::string& path, const std::string& content);
+
+}  // namespace llmprof::output

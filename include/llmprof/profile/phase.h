@@ -1,0 +1,94 @@
+// Step phases and the preallocated per-step record the train loop times them into.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <string_view>
+
+namespace llmprof::profile {
+
+// Phases of a training step. Values are stable: they index arrays and name CSV columns.
+enum class Phase : int { kData = 0, kForward = 1, kBackward = 2, kOptimizer = 3, kEval = 4 };
+inline constexpr int kNumPhases = 5;
+
+// "data", "forward", "backward", "optimizer", "eval".
+std::string_view phase_name(Phase phase);
+
+// Profiling depth (profile.level). Each level includes the previous.
+enum class Level : int { kOff = 0, kPhases = 1, kModules = 2, kOps = 3 };
+
+// Parses "off" | "phases" | "modules" | "ops"; throws ConfigError on anything else.
+Level parse_level(std::string_view name);
+std::string_view level_name(Level level);
+
+// Monotonic clock read as raw int64 nanoseconds: the only thing the hot path stores.
+inline int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// One step's timings in nanoseconds. Phases accumulate (grad accumulation runs data, forward and
+// backward once per micro-batch).
+struct StepRecord {
+  int64_t step = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;                       // end of the optimizer phase (eval excluded)
+  std::array<int64_t, kNumPhases> phase_ns{};  // 0 where not timed
+  int64_t clock_reads = 0;                  // timer events this step, for the overhead estimate
+};
+
+// Times the phases of the current step when enabled (level >= phases); at level off only the
+// step boundaries are read. Holds one record: the loop copies it out after the step.
+class PhaseRecorder {
+ public:
+  explicit PhaseRecorder(bool phases_enabled) : enabled_(phases_enabled) {}
+  bool enabled() const { return enabled_; }
+
+  void begin_step(int64_t step) {
+    record_ = StepRecord{};
+    record_.step = step;
+    record_.start_ns = now_ns();
+    record_.clock_reads = 1;
+  }
+  void end_step() {
+    record_.end_ns = now_ns();
+    ++record_.clock_reads;
+  }
+  void add(Phase phase, int64_t ns) { record_.phase_ns[static_cast<int>(phase)] += ns; }
+  void count_reads(int64_t n) { record_.clock_reads += n; }
+  const StepRecord& record() const { return record_; }
+
+ private:
+  bool enabled_;
+  StepRecord record_;
+};
+
+// RAII phase timer: `ScopedPhase phase(recorder, Phase::kForward);`. No allocation, no locks:
+// two clock reads and an add into the preallocated record, or nothing when phases are off.
+class ScopedPhase {
+ public:
+  ScopedPhase(PhaseRecorder& recorder, Phase phase)
+      : recorder_(recorder), phase_(phase), start_ns_(recorder.enabled() ? now_ns() : 0) {}
+  ~ScopedPhase() {
+    if (recorder_.enabled()) {
+      recorder_.add(phase_, now_ns() - start_ns_);
+      recorder_.count_reads(2);
+    }
+  }
+  ScopedPhase(const ScopedPhase&) = delete;
+  ScopedPhase& operator=(const ScopedPhase&) = delete;
+  ScopedPhase(ScopedPhase&&) = delete;
+  ScopedPhase& operator=(ScopedPhase&&) = delete;
+
+ private:
+  PhaseRecorder& recorder_;
+  Phase phase_;
+  int64_t start_ns_;
+};
+
+// Measured cost of one now_ns() read, in nanoseconds (median of repeated batches).
+double measure_clock_read_ns();
+
+}  // namespace llmprof::profile

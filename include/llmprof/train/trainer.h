@@ -1,0 +1,43 @@
+// llmprof train: builds the model and data from a Config, trains through the instrumented loop
+// and writes the run directory (config.yaml, env.json, steps.csv, eval.csv, log.txt,
+// summary.json). Torch-free header: the CLI includes it without paying for <torch/torch.h>.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llmprof::config {
+struct Config;
+}
+
+namespace llmprof::train {
+
+struct TrainOptions {
+  std::string output_dir;              // overrides output.dir when non-empty (--out)
+  std::string run_label = "run";       // stem of an auto-named run directory
+  bool quiet = false;                  // no progress line; warnings only on stderr
+  std::vector<std::string> command_line;  // recorded in env.json
+};
+
+struct TrainResult {
+  std::string run_dir;
+  std::string status;      // completed | diverged | failed | interrupted
+  std::string message;     // why, when not completed
+  int64_t steps_completed = 0;
+  double final_train_loss = 0;
+  std::optional<double> final_val_loss;
+  std::optional<double> median_step_ms;   // null when every step was warm-up
+  std::optional<double> tokens_per_s;
+  std::optional<double> mfu;
+};
+
+// Runs a whole training. Config and data errors found before the first step throw (exit 2);
+// a failure during training is recorded in summary.json and returned with status "failed".
+TrainResult run_training(const config::Config& cfg, const TrainOptions& opts);
+
+// Exit code for a finished run: 0 completed, 1 diverged/failed, 130 interrupted.
+int exit_code_for(const TrainResult& result);
+
+}  // namespace llmprof::train

@@ -1,0 +1,46 @@
+// llmprof: train transformer LMs through an instrumented loop and see where time, memory, FLOPs
+// and energy go. Only main catches errors: it prints one line and exits 2 (bad input) or 1.
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+#include "llmprof/error.h"
+#include "llmprof/output/log.h"
+#include "llmprof/version.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"llmprof: a native LLM training profiler. Trains nanoGPT-style models through an "
+               "instrumented loop and writes per-step phase timings, throughput, FLOPs and MFU "
+               "to a run directory."};
+  app.set_version_flag("--version", std::string("llmprof ") + llmprof::kVersion + " (" +
+                                        llmprof::kGitSha + ", " + llmprof::kBuildType + ")");
+  app.require_subcommand(1);
+  app.footer(
+      "Examples:\n"
+      "  llmprof train --config configs/quickstart.yaml\n"
+      "  llmprof train --config configs/quickstart.yaml --set train.batch_size=32 --set optim.lr=3e-4\n"
+      "  llmprof config show configs/quickstart.yaml --set model.n_layer=6\n"
+      "  llmprof config keys\n"
+      "Exit codes: 0 ok, 1 runtime failure or diverged run, 2 bad usage/config/data, 130 interrupted.");
+  int exit_code = 0;
+  llmprof::cli::add_train_command(app, exit_code);
+  llmprof::cli::add_config_command(app, exit_code);
+  try {
+    llmprof::output::init_logging(false);
+    app.parse(argc, argv);
+    return exit_code;
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::fprintf(stderr, "llmprof: error: %s\nRun 'llmprof --help' for usage.\n", e.what());
+    return llmprof::kExitUsage;
+  } catch (const llmprof::Error& e) {
+    std::fprintf(stderr, "llmprof: error: %s\n", e.what());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    std::fprintf(stderr, "llmprof: error: %s\n", what.substr(0, what.find('\n')).c_str());
+    return llmprof::kExitRuntime;
+  }
+}

@@ -1,0 +1,70 @@
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "llmprof/config/schema.h"
+#include "llmprof/output/log.h"
+#include "llmprof/train/trainer.h"
+
+namespace llmprof::cli {
+
+namespace {
+
+struct TrainArgs {
+  std::string config_path;
+  std::vector<std::string> overrides;
+  std::string out_dir;
+  bool quiet = false;
+};
+
+std::string fmt_opt(const std::optional<double>& v, const char* spec) {
+  return v ? fmt::format(fmt::runtime(spec), *v) : std::string("null");
+}
+
+int run_train(const TrainArgs& args, const std::vector<std::string>& command_line) {
+  config::Config cfg = config::load_config(args.config_path, args.overrides);
+  output::init_logging(args.quiet);
+  train::TrainOptions opts;
+  opts.output_dir = args.out_dir;
+  opts.quiet = args.quiet;
+  opts.run_label = std::filesystem::path(args.config_path).stem().string();
+  opts.command_line = command_line;
+  train::TrainResult r = train::run_training(cfg, opts);
+
+  fmt::print("run:        {}\n", r.run_dir);
+  fmt::print("status:     {}{}\n", r.status, r.message.empty() ? "" : " (" + r.message + ")");
+  fmt::print("steps:      {}\n", r.steps_completed);
+  fmt::print("step time:  {} ms (median after warm-up)\n", fmt_opt(r.median_step_ms, "{:.2f}"));
+  fmt::print("throughput: {} tokens/s\n", fmt_opt(r.tokens_per_s, "{:.0f}"));
+  fmt::print("MFU:        {}\n", r.mfu ? fmt::format("{:.1f}%", *r.mfu * 100) : "null");
+  fmt::print("loss:       train {:.4f}, val {}\n", r.final_train_loss,
+             fmt_opt(r.final_val_loss, "{:.4f}"));
+  return train::exit_code_for(r);
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<TrainArgs>();
+  auto* sub = app.add_subcommand("train", "Train a model through the instrumented loop");
+  sub->add_option("--config,-c", args->config_path, "Config file (YAML or JSON)")->required();
+  sub->add_option("--set", args->overrides, "Override a key: --set model.n_layer=6 (repeatable)");
+  sub->add_option("--out", args->out_dir, "Parent directory of the run (overrides output.dir)");
+  sub->add_flag("--quiet,-q", args->quiet, "No progress line; warnings and errors only");
+  sub->footer("Example: llmprof train --config configs/quickstart.yaml --set optim.lr=3e-4");
+  sub->callback([args, &app, &exit_code]() {
+    std::vector<std::string> cl{"llmprof", "train", "--config", args->config_path};
+    for (const auto& o : args->overrides) {
+      cl.push_back("--set");
+      cl.push_back(o);
+    }
+    if (!args->out_dir.empty()) cl.insert(cl.end(), {"--out", args->out_dir});
+    (void)app;
+    exit_code = run_train(*args, cl);
+  });
+}
+
+}  // namespace llmprof::cli

@@ -1,0 +1,260 @@
+// The key schema: one row per Config field, in config.h order. Defaults are not repeated here;
+// they are read from a default-constructed Config, so the struct stays the single source.
+#include <fmt/format.h>
+
+#include <limits>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "config/key_spec.h"
+
+namespace llmprof::config::detail {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A reference to cfg.<group>.<field>, as a plain function pointer.
+template <auto Group, auto Field>
+auto& member(Config& cfg) {
+  return (cfg.*Group).*Field;
+}
+
+// A reference to a top-level cfg.<field>.
+template <auto Field>
+auto& top_member(Config& cfg) {
+  return cfg.*Field;
+}
+
+// The accessor and dotted path of cfg.group.field, kept in step by construction.
+#define LLMPROF_KEY(group, field) \
+#group "." #field, &member < &Config::group, &decltype(Config::group)::field>
+#define LLMPROF_TOP_KEY(field) #field, &top_member < &Config::field>
+
+// A float interval; open ends are excluded.
+struct Interval {
+  double min;
+  double max;
+  bool min_open = false;
+  bool max_open = false;
+};
+
+// Interval constructors named by their brackets.
+Interval closed(double lo, double hi) { return {lo, hi, false, false}; }
+Interval closed_open(double lo, double hi) { return {lo, hi, false, true}; }
+Interval open_closed(double lo, double hi) { return {lo, hi, true, false}; }
+Interval open(double lo, double hi) { return {lo, hi, true, true}; }
+Interval at_least(double lo) { return {lo, kInf, false, true}; }
+
+// An integer key with inclusive bounds.
+KeySpec int_key(const char* path, IntRef ref, int64_t lo, int64_t hi, const char* doc) {
+  KeySpec s;
+  s.path = path;
+  s.type = KeyType::kInt;
+  s.doc = doc;
+  s.int_min = lo;
+  s.int_max = hi;
+  s.int_ref = ref;
+  return s;
+}
+
+// A float key within an interval.
+KeySpec float_key(const char* path, FloatRef ref, Interval range, const char* doc) {
+  KeySpec s;
+  s.path = path;
+  s.type = KeyType::kFloat;
+  s.doc = doc;
+  s.float_min = range.min;
+  s.float_max = range.max;
+  s.min_open = range.min_open;
+  s.max_open = range.max_open;
+  s.float_ref = ref;
+  return s;
+}
+
+// A true/false key.
+KeySpec bool_key(const char* path, BoolRef ref, const char* doc) {
+  KeySpec s;
+  s.path = path;
+  s.type = KeyType::kBool;
+  s.doc = doc;
+  s.bool_ref = ref;
+  return s;
+}
+
+// A free-form string key (paths, names).
+KeySpec string_key(const char* path, StringRef ref, const char* doc) {
+  KeySpec s;
+  s.path = path;
+  s.type = KeyType::kString;
+  s.doc = doc;
+  s.string_ref = ref;
+  return s;
+}
+
+// A string key restricted to choices.
+KeySpec enum_key(const char* path,
+                 StringRef ref,
+                 std::vector<std::string> choices,
+                 const char* doc) {
+  KeySpec s = string_key(path, ref, doc);
+  s.type = KeyType::kEnum;
+  s.choices = std::move(choices);
+  return s;
+}
+
+// Builds the table once; see config.h for why each default is what it is.
+std::vector<KeySpec> build_table() {
+  return {
+      // model
+      enum_key(LLMPROF_KEY(model, type), {"gpt", "distilbert"},
+               "gpt (nanoGPT decoder); distilbert is reserved, not built yet"),
+      int_key(LLMPROF_KEY(model, n_layer), 1, 256, "transformer blocks"),
+      int_key(LLMPROF_KEY(model, n_head), 1, 256, "attention heads; must divide model.n_embd"),
+      int_key(LLMPROF_KEY(model, n_embd), 1, 65536, "residual stream width C"),
+      int_key(LLMPROF_KEY(model, block_size), 1, 1 << 20, "context length T in tokens"),
+      int_key(LLMPROF_KEY(model, vocab_size), 0, 1 << 24,
+              "vocabulary size; 0 = from the tokenizer"),
+      float_key(LLMPROF_KEY(model, dropout), closed_open(0, 1),
+                "dropout probability; 0 for speed and determinism"),
+      bool_key(LLMPROF_KEY(model, bias), "bias in Linear and LayerNorm layers, as GPT-2"),
+      // data
+      string_key(LLMPROF_KEY(data, path),
+                 "training text file; empty = the built-in generated corpus"),
+      enum_key(LLMPROF_KEY(data, tokenizer), {"char", "gpt2"},
+               "tokenizer: char (byte-level vocab of the corpus) or gpt2 (BPE)"),
+      string_key(LLMPROF_KEY(data, vocab_path), "gpt2 tokenizer: path of encoder.json"),
+      string_key(LLMPROF_KEY(data, merges_path), "gpt2 tokenizer: path of vocab.bpe"),
+      float_key(LLMPROF_KEY(data, val_fraction), open(0, 1),
+                "fraction of the token stream (its tail) held out for eval"),
+      int_key(LLMPROF_KEY(data, num_workers), 0, 64,
+              "background batch-producing threads; 0 = batches built in the step"),
+      int_key(LLMPROF_KEY(data, prefetch), 1, 1024, "bounded batch queue depth, in batches"),
+      int_key(LLMPROF_KEY(data, generated_chars), 1000, 1000000000,
+              "characters in the generated corpus when data.path is empty"),
+      // optim
+      enum_key(LLMPROF_KEY(optim, name), {"sgd", "adam", "adamw"}, "optimizer: sgd | adam | adamw"),
+      float_key(LLMPROF_KEY(optim, lr), open_closed(0, 10), "peak learning rate, after warmup"),
+      float_key(LLMPROF_KEY(optim, weight_decay), closed(0, 10),
+                "weight decay: decoupled for adamw, L2 for adam and sgd"),
+      float_key(LLMPROF_KEY(optim, beta1), closed_open(0, 1), "adam/adamw first-moment decay"),
+      float_key(LLMPROF_KEY(optim, beta2), closed_open(0, 1), "adam/adamw second-moment decay"),
+      float_key(LLMPROF_KEY(optim, eps), open_closed(0, 1), "adam/adamw denominator epsilon"),
+      float_key(LLMPROF_KEY(optim, momentum), closed_open(0, 1), "sgd momentum; 0 = plain sgd"),
+      float_key(LLMPROF_KEY(optim, grad_clip), closed(0, 1e6),
+                "max global gradient norm; 0 = no clipping"),
+      // schedule
+      int_key(LLMPROF_KEY(schedule, warmup_steps), 0, kNoIntMax,
+              "optimizer steps of linear warmup from 0 to optim.lr"),
+      bool_key(LLMPROF_KEY(schedule, cosine),
+               "cosine decay from optim.lr to schedule.min_lr at max_steps; false = constant"),
+      float_key(LLMPROF_KEY(schedule, min_lr), closed(0, 10),
+                "learning rate at the end of the cosine decay"),
+      int_key(LLMPROF_KEY(schedule, max_steps), 1, 1000000000, "optimizer steps in the run"),
+      // train
+      int_key(LLMPROF_KEY(train, batch_size), 1, 1 << 20, "sequences per micro-batch B"),
+      int_key(LLMPROF_KEY(train, grad_accum_steps), 1, 1 << 16, "micro-batches per optimizer step"),
+      int_key(LLMPROF_KEY(train, eval_interval), 0, kNoIntMax,
+              "evaluate every N optimizer steps and at the last; 0 = never"),
+      int_key(LLMPROF_KEY(train, eval_steps), 1, kNoIntMax, "batches per split per evaluation"),
+      int_key(LLMPROF_KEY(train, seed), 0, kNoIntMax, "random seed for init, data and dropout"),
+      enum_key(LLMPROF_KEY(train, precision), {"fp32", "bf16", "fp16"},
+               "fp32, or bf16/fp16 autocast; fp16 needs device=cuda"),
+      bool_key(LLMPROF_KEY(train, activation_checkpointing),
+               "recompute each block's forward in backward to save memory"),
+      // profile
+      enum_key(LLMPROF_KEY(profile, level), {"off", "phases", "modules", "ops"},
+               "off | phases | modules (+ per-module times) | ops (+ per-op times)"),
+      float_key(LLMPROF_KEY(profile, peak_flops_per_s), at_least(0),
+                "peak FLOP/s for MFU; 0 = measure with an sgemm calibration"),
+      int_key(LLMPROF_KEY(profile, warmup_steps), 0, kNoIntMax,
+              "first optimizer steps left out of summary statistics"),
+      // runtime
+      bool_key(LLMPROF_KEY(runtime, malloc_tuning),
+               "apply the mallopt thresholds below at start-up"),
+      int_key(LLMPROF_KEY(runtime, malloc_mmap_threshold_bytes), 0, kNoIntMax,
+              "M_MMAP_THRESHOLD: smaller blocks come from the heap"),
+      int_key(LLMPROF_KEY(runtime, malloc_trim_threshold_bytes), 0, kNoIntMax,
+              "M_TRIM_THRESHOLD: free heap kept before trimming"),
+      // output
+      string_key(LLMPROF_KEY(output, dir), "parent directory of run directories"),
+      string_key(LLMPROF_KEY(output, name),
+                 "run directory name; empty = <config stem>-<timestamp>"),
+      // top level
+      int_key(LLMPROF_TOP_KEY(threads), 0, 1024, "intra-op threads; 0 = all cores"),
+      enum_key(LLMPROF_TOP_KEY(device), {"cpu", "cuda"}, "device to train on: cpu | cuda"),
+  };
+}
+
+#undef LLMPROF_KEY
+#undef LLMPROF_TOP_KEY
+
+// An int bound as printed in a range: the number, or "inf".
+std::string int_bound(int64_t v) { return v == kNoIntMax ? "inf" : std::to_string(v); }
+
+}  // namespace
+
+const std::vector<KeySpec>& key_table() {
+  static const std::vector<KeySpec> table = build_table();
+  return table;
+}
+
+const KeySpec* find_key(const std::string& path) {
+  static const std::unordered_map<std::string, const KeySpec*> index = [] {
+    std::unordered_map<std::string, const KeySpec*> m;
+    for (const KeySpec& s : key_table()) m.emplace(s.path, &s);
+    return m;
+  }();
+  auto it = index.find(path);
+  return it == index.end() ? nullptr : it->second;
+}
+
+std::string group_of(const std::string& path) {
+  auto dot = path.find('.');
+  return dot == std::string::npos ? std::string() : path.substr(0, dot);
+}
+
+bool is_group(const std::string& name) {
+  if (name.empty()) return false;
+  for (const KeySpec& s : key_table()) {
+    if (group_of(s.path) == name) return true;
+  }
+  return false;
+}
+
+std::string type_name(KeyType type) {
+  switch (type) {
+    case KeyType::kInt:
+      return "int";
+    case KeyType::kFloat:
+      return "float";
+    case KeyType::kBool:
+      return "bool";
+    case KeyType::kString:
+      return "string";
+    case KeyType::kEnum:
+      return "enum";
+  }
+  return "?";
+}
+
+std::string range_text(const KeySpec& spec) {
+  switch (spec.type) {
+    case KeyType::kInt:
+      return fmt::format("[{}, {}{}", spec.int_min, int_bound(spec.int_max),
+                         spec.int_max == kNoIntMax ? ")" : "]");
+    case KeyType::kFloat:
+      return fmt::format("{}{}, {}{}", spec.min_open ? "(" : "[", spec.float_min,
+                         spec.float_max == kInf ? "inf" : fmt::format("{}", spec.float_max),
+                         spec.max_open ? ")" : "]");
+    case KeyType::kEnum:
+      return fmt::format("{}", fmt::join(spec.choices, "|"));
+    case KeyType::kBool:
+      return "true|false";
+    case KeyType::kString:
+      return "";
+  }
+  return "";
+}
+
+}  // namespace llmprof::config::detail

@@ -1,0 +1,254 @@
+// load_config, apply_override and validate: a file (YAML or JSON) is applied over the defaults,
+// then each --set in order, then the cross-key checks. Every key remembers where it was last set,
+// so even a cross-key error points at the file line or --set argument that caused it.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "config/doc_tree.h"
+#include "config/key_spec.h"
+#include "llmprof/config/schema.h"
+#include "llmprof/error.h"
+
+namespace llmprof::config {
+namespace {
+
+namespace fs = std::filesystem;
+using detail::DocNode;
+using detail::KeySpec;
+using detail::Origin;
+
+// Where each key was last set (by path); keys left at their default are absent.
+using Origins = std::map<std::string, Origin>;
+
+// A failed cross-key check: the keys it concerns (the first is blamed) and the message.
+struct Problem {
+  std::vector<std::string> keys;
+  std::string message;
+};
+
+// The whole file as text; a missing or unreadable file is a ConfigError.
+std::string read_text(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw ConfigError("config file '" + path + "' not found", path);
+  if (fs::is_directory(path, ec)) {
+    throw ConfigError("config file '" + path + "' is a directory, expected a YAML or JSON file",
+                      path);
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (!in) throw ConfigError("cannot read config file '" + path + "'", path);
+  return ss.str();
+}
+
+// True for a .json file (any case); everything else is read as YAML.
+bool is_json_path(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext == ".json";
+}
+
+// Every key path and group name: what an unknown name may have meant.
+std::vector<std::string> suggestion_candidates() {
+  std::vector<std::string> out;
+  for (const KeySpec& s : detail::key_table()) {
+    std::string group = detail::group_of(s.path);
+    if (!group.empty() && std::find(out.begin(), out.end(), group) == out.end()) {
+      out.push_back(group);
+    }
+    out.push_back(s.path);
+  }
+  return out;
+}
+
+// The first key of a group in schema order ("model.type" for "model").
+std::string first_key_of(const std::string& group) {
+  for (const KeySpec& s : detail::key_table()) {
+    if (detail::group_of(s.path) == group) return s.path;
+  }
+  return group;
+}
+
+// Throws "unknown key 'P' in FILE line L col C; did you mean 'Q'?" (or "in --set ARG").
+[[noreturn]] void unknown_key(const std::string& path, const Origin& origin) {
+  std::string where = !origin.set_arg.empty() ? "--set " + origin.set_arg
+                                              : fmt::format("{} line {} col {}", origin.file,
+                                                            origin.mark.line, origin.mark.column);
+  std::string hint = detail::did_you_mean(path, suggestion_candidates());
+  if (hint.empty()) hint = "; `llmprof config keys` lists the known keys";
+  throw ConfigError("unknown key '" + path + "' in " + where + hint, origin.file, path,
+                    origin.mark.line, origin.mark.column);
+}
+
+// Stores one file value, refusing a key given twice in the same file.
+void set_from_file(Config& cfg,
+                   const KeySpec& spec,
+                   const detail::DocEntry& entry,
+                   const Origin& origin,
+                   Origins& origins) {
+  auto seen = origins.find(spec.path);
+  if (seen != origins.end() && seen->second.set_arg.empty()) {
+    throw ConfigError(fmt::format("duplicate key '{}' in {} line {} col {} (first set at line {})",
+                                  spec.path, origin.file, entry.key_mark.line,
+                                  entry.key_mark.column, seen->second.mark.line),
+                      origin.file, spec.path, entry.key_mark.line, entry.key_mark.column);
+  }
+  detail::assign_value(spec, cfg, entry.value, origin);
+  origins[spec.path] = origin;
+}
+
+// Applies a parsed document: groups of keys (`model: {n_layer: 4}`), top-level keys
+// (`threads: 2`) and, as a convenience, flat dotted keys (`model.n_layer: 4`).
+void apply_document(Config& cfg, const DocNode& root, const std::string& file, Origins& origins) {
+  using Kind = DocNode::Kind;
+  if (root.kind == Kind::kNull) return;  // an empty file: all defaults
+  if (root.kind != Kind::kMap) {
+    throw ConfigError(
+        fmt::format("{}: expected a mapping of config groups and keys at top level, "
+                    "got {} (line {}, col {})",
+                    file, detail::describe_node(root), root.mark.line, root.mark.column),
+        file, "", root.mark.line, root.mark.column);
+  }
+  for (const detail::DocEntry& entry : root.entries) {
+    if (detail::is_group(entry.key)) {
+      if (entry.value.kind == Kind::kNull) continue;  // `model:` with nothing under it
+      if (entry.value.kind != Kind::kMap) {
+        Origin at{file, entry.value.mark, ""};
+        throw ConfigError(
+            fmt::format("{}: expected a mapping of its keys (e.g. {}: {{key: value}}), "
+                        "got {} {}",
+                        entry.key, entry.key, detail::describe_node(entry.value),
+                        detail::describe(at)),
+            file, entry.key, at.mark.line, at.mark.column);
+      }
+      for (const detail::DocEntry& sub : entry.value.entries) {
+        std::string path = entry.key + "." + sub.key;
+        const KeySpec* spec = detail::find_key(path);
+        if (spec == nullptr) unknown_key(path, Origin{file, sub.key_mark, ""});
+        set_from_file(cfg, *spec, sub, Origin{file, sub.value.mark, ""}, origins);
+      }
+    } else if (const KeySpec* spec = detail::find_key(entry.key)) {
+      set_from_file(cfg, *spec, entry, Origin{file, entry.value.mark, ""}, origins);
+    } else {
+      unknown_key(entry.key, Origin{file, entry.key_mark, ""});
+    }
+  }
+}
+
+// Applies one `key=value`, recording its origin when origins is given.
+void apply_override_impl(Config& cfg, const std::string& assignment, Origins* origins) {
+  auto eq = assignment.find('=');
+  auto trim = [](const std::string& s) {
+    auto b = s.find_first_not_of(" \t");
+    return b == std::string::npos ? std::string() : s.substr(b, s.find_last_not_of(" \t") - b + 1);
+  };
+  std::string key = eq == std::string::npos ? std::string() : trim(assignment.substr(0, eq));
+  if (key.empty()) {
+    throw ConfigError("malformed override '" + assignment +
+                      "': expected --set key=value, e.g. --set model.n_layer=4");
+  }
+  Origin origin{"", {}, assignment};
+  const KeySpec* spec = detail::find_key(key);
+  if (spec == nullptr && detail::is_group(key)) {
+    throw ConfigError("--set " + assignment + ": '" + key +
+                          "' is a group, not a key; set one of its keys, e.g. --set " +
+                          first_key_of(key) + "=...",
+                      "", key);
+  }
+  if (spec == nullptr) unknown_key(key, origin);
+  detail::assign_value(*spec, cfg, detail::parse_override_value(assignment.substr(eq + 1)), origin);
+  if (origins != nullptr) (*origins)[spec->path] = origin;
+}
+
+// The first failed check of cfg: each key's range and choices, then the cross-key rules.
+std::optional<Problem> find_problem(const Config& cfg) {
+  for (const KeySpec& spec : detail::key_table()) {
+    if (auto why = detail::range_problem(spec, cfg))
+      return Problem{{spec.path}, spec.path + ": " + *why};
+  }
+  const ModelConfig& m = cfg.model;
+  if (m.type == "distilbert") {
+    return Problem{{"model.type"},
+                   "model.type: distilbert is accepted by the schema but the encoder is not "
+                   "available in this build; use model.type=gpt"};
+  }
+  if (m.n_embd % m.n_head != 0) {
+    return Problem{
+        {"model.n_head", "model.n_embd"},
+        fmt::format("model.n_head: {} does not divide model.n_embd={}", m.n_head, m.n_embd)};
+  }
+  const DataConfig& d = cfg.data;
+  if (d.tokenizer == "gpt2" && (d.vocab_path.empty() || d.merges_path.empty())) {
+    const char* missing = d.vocab_path.empty() ? "data.vocab_path" : "data.merges_path";
+    return Problem{{"data.tokenizer", missing},
+                   fmt::format("data.tokenizer: gpt2 needs data.vocab_path (encoder.json) and "
+                               "data.merges_path (vocab.bpe); {} is empty",
+                               missing)};
+  }
+  const ScheduleConfig& s = cfg.schedule;
+  if (s.warmup_steps > s.max_steps) {
+    return Problem{{"schedule.warmup_steps", "schedule.max_steps"},
+                   fmt::format("schedule.warmup_steps: {} exceeds schedule.max_steps={}",
+                               s.warmup_steps, s.max_steps)};
+  }
+  if (s.min_lr > cfg.optim.lr) {
+    return Problem{{"schedule.min_lr", "optim.lr"},
+                   fmt::format("schedule.min_lr: {} exceeds optim.lr={}", s.min_lr, cfg.optim.lr)};
+  }
+  if (cfg.train.precision == "fp16" && cfg.device != "cuda") {
+    return Problem{
+        {"train.precision", "device"},
+        fmt::format("train.precision: fp16 needs device=cuda (device={}); on CPU use bf16",
+                    cfg.device)};
+  }
+  return std::nullopt;
+}
+
+// Throws the ConfigError for a failed check, located at the first of its keys that was set
+// explicitly (file line or --set), else naming the config file.
+[[noreturn]] void throw_problem(const Problem& p, const Config& cfg, const Origins& origins) {
+  for (const std::string& key : p.keys) {
+    auto it = origins.find(key);
+    if (it == origins.end()) continue;
+    const Origin& o = it->second;
+    throw ConfigError(p.message + " " + detail::describe(o), cfg.source_file, p.keys.front(),
+                      o.mark.line, o.mark.column);
+  }
+  std::string where = cfg.source_file.empty() ? "" : " (config " + cfg.source_file + ")";
+  throw ConfigError(p.message + where, cfg.source_file, p.keys.front());
+}
+
+}  // namespace
+
+Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  std::string text = read_text(path);
+  DocNode root =
+      is_json_path(path) ? detail::parse_json(text, path) : detail::parse_yaml(text, path);
+  Config cfg;
+  cfg.source_file = path;
+  Origins origins;
+  apply_document(cfg, root, path, origins);
+  for (const std::string& assignment : overrides) apply_override_impl(cfg, assignment, &origins);
+  if (auto problem = find_problem(cfg)) throw_problem(*problem, cfg, origins);
+  return cfg;
+}
+
+void apply_override(Config& cfg, const std::string& assignment) {
+  apply_override_impl(cfg, assignment, nullptr);
+}
+
+void validate(const Config& cfg) {
+  if (auto problem = find_problem(cfg)) throw_problem(*problem, cfg, Origins{});
+}
+
+}  // namespace llmprof::config

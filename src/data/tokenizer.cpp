@@ -1,0 +1,144 @@
+// The character-level tokenizer (nanoGPT's shakespeare_char prepare.py) and make_tokenizer.
+#include "llmprof/data/tokenizer.h"
+
+#include <array>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "data/file_io.h"
+#include "llmprof/config/config.h"
+#include "llmprof/data/corpus.h"
+#include "llmprof/error.h"
+
+namespace llmprof::data {
+
+namespace {
+
+constexpr int kCharVocabSchemaVersion = 1;
+
+// A byte as it reads in an error message: 'a' when printable, \xNN otherwise.
+std::string describe_byte(unsigned char b) {
+  char buf[8];
+  if (b >= 0x20 && b < 0x7F) {
+    std::snprintf(buf, sizeof(buf), "'%c'", b);
+  } else {
+    std::snprintf(buf, sizeof(buf), "\\x%02X", b);
+  }
+  return buf;
+}
+
+class CharTokenizer final : public Tokenizer {
+ public:
+  // chars: the vocabulary, id order; distinct.
+  explicit CharTokenizer(std::vector<unsigned char> chars) : chars_(std::move(chars)) {
+    id_of_.fill(-1);
+    for (size_t i = 0; i < chars_.size(); ++i) id_of_[chars_[i]] = static_cast<int32_t>(i);
+  }
+
+  std::string name() const override { return "char"; }
+  int64_t vocab_size() const override { return static_cast<int64_t>(chars_.size()); }
+
+  std::vector<int32_t> encode(std::string_view text) const override {
+    std::vector<int32_t> ids(text.size());
+    for (size_t i = 0; i < text.size(); ++i) {
+      const auto b = static_cast<unsigned char>(text[i]);
+      const int32_t id = id_of_[b];
+      if (id < 0) {
+        throw DataError("char tokenizer: unknown character " + describe_byte(b) +
+                        " at byte offset " + std::to_string(i) + " (not among the " +
+                        std::to_string(chars_.size()) + " characters of the vocabulary)");
+      }
+      ids[i] = id;
+    }
+    return ids;
+  }
+
+  std::string decode(const std::vector<int32_t>& ids) const override {
+    std::string text(ids.size(), '\0');
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (ids[i] < 0 || ids[i] >= vocab_size()) {
+        throw DataError("char tokenizer: id " + std::to_string(ids[i]) + " at position " +
+                        std::to_string(i) + " is outside [0, " + std::to_string(vocab_size()) +
+                        ")");
+      }
+      text[i] = static_cast<char>(chars_[static_cast<size_t>(ids[i])]);
+    }
+    return text;
+  }
+
+  void save(const std::string& dir) const override {
+    nlohmann::json j;
+    j["schema_version"] = kCharVocabSchemaVersion;
+    j["type"] = "char";
+    auto& chars = j["chars"] = nlohmann::json::array();
+    for (unsigned char c : chars_) chars.push_back(static_cast<int>(c));
+    detail::write_text_atomic(dir + "/vocab.json", j.dump() + "\n");
+  }
+
+ private:
+  std::vector<unsigned char> chars_;  // id -> byte
+  std::array<int32_t, 256> id_of_;    // byte -> id, -1 when absent
+};
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> make_char_tokenizer(std::string_view corpus) {
+  if (corpus.empty())
+    throw DataError("char tokenizer: the corpus is empty, no vocabulary to build");
+  std::array<bool, 256> seen{};
+  for (char c : corpus) seen[static_cast<unsigned char>(c)] = true;
+  std::vector<unsigned char> chars;
+  for (int b = 0; b < 256; ++b) {
+    if (seen[b]) chars.push_back(static_cast<unsigned char>(b));
+  }
+  return std::make_unique<CharTokenizer>(std::move(chars));
+}
+
+std::unique_ptr<Tokenizer> load_char_tokenizer(const std::string& dir) {
+  const std::string path = dir + "/vocab.json";
+  const std::string text = read_text_file(path);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw DataError(path + ": not valid JSON: " + e.what());
+  }
+  if (!j.is_object() || j.value("type", std::string()) != "char") {
+    throw DataError(path + ": expected an object with \"type\": \"char\"");
+  }
+  const auto it = j.find("chars");
+  if (it == j.end() || !it->is_array() || it->empty()) {
+    throw DataError(path + ": expected \"chars\", a non-empty array of byte values");
+  }
+  std::vector<unsigned char> chars;
+  std::array<bool, 256> seen{};
+  for (size_t i = 0; i < it->size(); ++i) {
+    const auto& v = (*it)[i];
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 255) {
+      throw DataError(path + ": chars[" + std::to_string(i) + "] = " + v.dump() +
+                      " is not a byte value in [0, 255]");
+    }
+    const auto b = static_cast<unsigned char>(v.get<int64_t>());
+    if (seen[b]) {
+      throw DataError(path + ": chars[" + std::to_string(i) + "] repeats " + describe_byte(b));
+    }
+    seen[b] = true;
+    chars.push_back(b);
+  }
+  return std::make_unique<CharTokenizer>(std::move(chars));
+}
+
+std::unique_ptr<Tokenizer> make_tokenizer(const config::DataConfig& cfg, std::string_view corpus) {
+  if (cfg.tokenizer == "char") return make_char_tokenizer(corpus);
+  if (cfg.tokenizer == "gpt2") {
+    if (cfg.vocab_path.empty() || cfg.merges_path.empty()) {
+      throw DataError(
+          "data.tokenizer gpt2 needs data.vocab_path (encoder.json) and data.merges_path "
+          "(vocab.bpe)");
+    }
+    return make_gpt2_tokenizer(cfg.vocab_path, cfg.merges_path);
+  }
+  throw DataError("data.tokenizer: unknown tokenizer '" + cfg.tokenizer + "' (expected char|gpt2)");
+}
+
+}  // namespace llmprof::data

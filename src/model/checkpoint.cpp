@@ -1,0 +1,48 @@
+#include "model/checkpoint.h"
+
+#include "llmprof/model/autocast.h"
+#include "llmprof/model/gpt.h"
+
+namespace llmprof::model {
+
+namespace {
+
+class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx,
+                               torch::Tensor x,
+                               BlockImpl* block) {
+    ctx->save_for_backward({x});
+    ctx->saved_data["block"] = reinterpret_cast<int64_t>(block);
+    ctx->saved_data["autocast"] = cpu_autocast_enabled();
+    // The CPU generator state, so dropout masks in the recompute equal the original ones.
+    ctx->saved_data["rng"] = at::detail::getDefaultCPUGenerator().get_state();
+    return block->forward(x);  // runs with grad disabled: no activations kept
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_out) {
+    auto* block = reinterpret_cast<BlockImpl*>(ctx->saved_data["block"].toInt());
+    torch::Tensor x = ctx->get_saved_variables()[0].detach().requires_grad_(true);
+    auto gen = at::detail::getDefaultCPUGenerator();
+    torch::Tensor rng_now = gen.get_state();
+    gen.set_state(ctx->saved_data["rng"].toTensor());
+    torch::Tensor y;
+    {
+      torch::AutoGradMode grad_on(true);
+      CpuAutocastScope autocast(ctx->saved_data["autocast"].toBool());
+      y = block->forward(x);
+    }
+    gen.set_state(rng_now);
+    torch::autograd::backward({y}, {grad_out[0]});
+    return {x.grad(), torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+torch::Tensor checkpointed_forward(BlockImpl* block, const torch::Tensor& x) {
+  return CheckpointFunction::apply(x, block);
+}
+
+}  // namespace llmprof::model

@@ -1,0 +1,15 @@
+// Activation checkpointing for one transformer block (torch.utils.checkpoint, reentrant form):
+// the forward keeps only the block's input; backward recomputes the block with grad enabled
+// under the same autocast and RNG state, then back-propagates through the recomputed graph.
+#pragma once
+
+#include <torch/torch.h>
+
+namespace llmprof::model {
+
+class BlockImpl;
+
+// y = block(x) without saving the block's activations.
+torch::Tensor checkpointed_forward(BlockImpl* block, const torch::Tensor& x);
+
+}  // namespace llmprof::model

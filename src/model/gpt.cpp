@@ -1,0 +1,169 @@
+#include "llmprof/model/gpt.h"
+
+#include <cmath>
+#include <limits>
+
+#include "llmprof/model/autocast.h"
+#include "model/checkpoint.h"
+
+namespace llmprof::model {
+
+namespace F = torch::nn::functional;
+
+// ---------------------------------------------------------------------------------------------
+// LayerNorm
+
+LayerNormImpl::LayerNormImpl(int64_t n_embd, bool with_bias) : n_embd_(n_embd) {
+  weight = register_parameter("weight", torch::ones({n_embd}));
+  if (with_bias) bias = register_parameter("bias", torch::zeros({n_embd}));
+}
+
+torch::Tensor LayerNormImpl::forward(const torch::Tensor& x) {
+  return torch::layer_norm(x, {n_embd_}, weight, bias, 1e-5);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attention
+
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GptOptions& opt)
+    : n_head_(opt.n_head), n_embd_(opt.n_embd), dropout_(opt.dropout) {
+  auto lin = [&](int64_t in, int64_t out) {
+    return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(opt.bias));
+  };
+  c_attn = register_module("c_attn", lin(opt.n_embd, 3 * opt.n_embd));
+  c_proj = register_module("c_proj", lin(opt.n_embd, opt.n_embd));
+  // True where key position > query position: those scores become -inf before softmax.
+  causal_mask = register_buffer(
+      "causal_mask",
+      torch::ones({opt.block_size, opt.block_size}, torch::kBool).triu(/*diagonal=*/1));
+}
+
+torch::Tensor CausalSelfAttentionImpl::qkv(const torch::Tensor& x) { return c_attn(x); }
+
+torch::Tensor CausalSelfAttentionImpl::scores(const torch::Tensor& q, const torch::Tensor& k) {
+  // (B,nh,T,hs) x (B,nh,hs,T) -> (B,nh,T,T), scaled by 1/sqrt(hs), future masked to -inf.
+  const int64_t T = q.size(2);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
+  torch::Tensor att = torch::matmul(q, k.transpose(-2, -1)).mul_(scale);
+  return att.masked_fill_(causal_mask.slice(0, 0, T).slice(1, 0, T),
+                          -std::numeric_limits<float>::infinity());
+}
+
+torch::Tensor CausalSelfAttentionImpl::softmax(const torch::Tensor& att) {
+  torch::Tensor p = torch::softmax(att, -1);
+  if (dropout_ > 0 && is_training()) p = F::dropout(p, F::DropoutFuncOptions().p(dropout_));
+  return p;
+}
+
+torch::Tensor CausalSelfAttentionImpl::mix(const torch::Tensor& att, const torch::Tensor& v) {
+  // (B,nh,T,T) x (B,nh,T,hs) -> (B,nh,T,hs) -> (B,T,nh,hs) -> (B,T,C)
+  torch::Tensor y = torch::matmul(att, v);
+  return y.transpose(1, 2).contiguous().view({y.size(0), y.size(2), n_embd_});
+}
+
+torch::Tensor CausalSelfAttentionImpl::proj(const torch::Tensor& y) {
+  torch::Tensor out = c_proj(y);
+  if (dropout_ > 0 && is_training()) out = F::dropout(out, F::DropoutFuncOptions().p(dropout_));
+  return out;
+}
+
+torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
+  const int64_t B = x.size(0), T = x.size(1), hs = n_embd_ / n_head_;
+  auto parts = qkv(x).split(n_embd_, 2);  // 3 x (B,T,C)
+  auto heads = [&](const torch::Tensor& t) { return t.view({B, T, n_head_, hs}).transpose(1, 2); };
+  torch::Tensor att = softmax(scores(heads(parts[0]), heads(parts[1])));
+  return proj(mix(att, heads(parts[2])));
+}
+
+// ---------------------------------------------------------------------------------------------
+// MLP
+
+MlpImpl::MlpImpl(const GptOptions& opt) : dropout_(opt.dropout) {
+  c_fc = register_module(
+      "c_fc", torch::nn::Linear(torch::nn::LinearOptions(opt.n_embd, 4 * opt.n_embd).bias(opt.bias)));
+  c_proj = register_module(
+      "c_proj", torch::nn::Linear(torch::nn::LinearOptions(4 * opt.n_embd, opt.n_embd).bias(opt.bias)));
+}
+
+torch::Tensor MlpImpl::up(const torch::Tensor& x) { return c_fc(x); }
+torch::Tensor MlpImpl::act(const torch::Tensor& h) { return torch::gelu(h); }
+torch::Tensor MlpImpl::down(const torch::Tensor& h) {
+  torch::Tensor out = c_proj(h);
+  if (dropout_ > 0 && is_training()) out = F::dropout(out, F::DropoutFuncOptions().p(dropout_));
+  return out;
+}
+torch::Tensor MlpImpl::forward(const torch::Tensor& x) { return down(act(up(x))); }
+
+// ---------------------------------------------------------------------------------------------
+// Block
+
+BlockImpl::BlockImpl(const GptOptions& opt) {
+  ln_1 = register_module("ln_1", LayerNorm(opt.n_embd, opt.bias));
+  attn = register_module("attn", CausalSelfAttention(opt));
+  ln_2 = register_module("ln_2", LayerNorm(opt.n_embd, opt.bias));
+  mlp = register_module("mlp", Mlp(opt));
+}
+
+torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
+  torch::Tensor h = x + attn(ln_1(x));
+  return h + mlp(ln_2(h));
+}
+
+// ---------------------------------------------------------------------------------------------
+// GPT
+
+GptImpl::GptImpl(const GptOptions& opt) : opt_(opt) {
+  wte = register_module("wte", torch::nn::Embedding(opt.vocab_size, opt.n_embd));
+  wpe = register_module("wpe", torch::nn::Embedding(opt.block_size, opt.n_embd));
+  for (int64_t i = 0; i < opt.n_layer; ++i) {
+    blocks.push_back(register_module("h" + std::to_string(i), Block(opt)));
+  }
+  ln_f = register_module("ln_f", LayerNorm(opt.n_embd, opt.bias));
+  positions = register_buffer("positions", torch::arange(opt.block_size, torch::kLong));
+  init_weights();
+}
+
+void GptImpl::init_weights() {
+  // nanoGPT: N(0, 0.02) for Linear and Embedding weights, zero biases, and the residual
+  // projections (attn.c_proj, mlp.c_proj) scaled by 1/sqrt(2 * n_layer) (GPT-2 paper).
+  torch::NoGradGuard no_grad;
+  const double proj_std = 0.02 / std::sqrt(2.0 * static_cast<double>(opt_.n_layer));
+  for (auto& item : named_modules(/*name_prefix=*/"", /*include_self=*/false)) {
+    if (auto* lin = item.value()->as<torch::nn::Linear>()) {
+      const bool residual = item.key().size() >= 6 &&
+                            item.key().compare(item.key().size() - 6, 6, "c_proj") == 0;
+      lin->weight.normal_(0.0, residual ? proj_std : 0.02);
+      if (lin->bias.defined()) lin->bias.zero_();
+    } else if (auto* emb = item.value()->as<torch::nn::Embedding>()) {
+      emb->weight.normal_(0.0, 0.02);
+    }
+  }
+}
+
+torch::Tensor GptImpl::forward(const torch::Tensor& idx) {
+  const int64_t T = idx.size(1);
+  TORCH_CHECK(T <= opt_.block_size, "[gpt] sequence length ", T, " exceeds block_size ",
+              opt_.block_size);
+  torch::Tensor x = wte(idx) + wpe(positions.slice(0, 0, T));  // (B,T,C) + (T,C)
+  if (opt_.dropout > 0 && is_training()) {
+    x = F::dropout(x, F::DropoutFuncOptions().p(opt_.dropout));
+  }
+  const bool checkpoint = opt_.activation_checkpointing && is_training() &&
+                          torch::GradMode::is_enabled();
+  for (auto& block : blocks) x = checkpoint ? checkpointed_forward(block.get(), x) : block(x);
+  x = ln_f(x);
+  return torch::nn::functional::linear(x, wte->weight);  // tied lm_head: (B,T,C) -> (B,T,V)
+}
+
+torch::Tensor GptImpl::loss(const torch::Tensor& logits, const torch::Tensor& targets) {
+  return F::cross_entropy(logits.view({-1, logits.size(-1)}).to(torch::kFloat),
+                          targets.view({-1}));
+}
+
+int64_t GptImpl::num_parameters() const {
+  int64_t n = 0;
+  for (const auto& p : parameters()) n += p.numel();  // wte counted once: lm_head shares it
+  return n;
+}
+
+}  // namespace llmprof::model

@@ -1,0 +1,124 @@
+#include "llmprof/output/csv.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+#include "llmprof/error.h"
+
+namespace llmprof::output {
+
+CsvWriter::CsvWriter(const std::string& path, const std::vector<std::string>& columns)
+    : path_(path), num_columns_(columns.size()) {
+  file_ = std::fopen(path.c_str(), "wb");
+  if (file_ == nullptr) throw IoError("cannot create '" + path + "': " + std::strerror(errno));
+  row_.reserve(1024);
+  for (const auto& c : columns) add(std::string_view(c));
+  end_row();
+}
+
+CsvWriter::~CsvWriter() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+void CsvWriter::separator() {
+  if (fields_in_row_++ > 0) row_.push_back(',');
+}
+
+CsvWriter& CsvWriter::add(int64_t value) {
+  separator();
+  fmt::format_to(std::back_inserter(row_), "{}", value);
+  return *this;
+}
+
+CsvWriter& CsvWriter::add(double value) {
+  separator();
+  if (std::isfinite(value)) {
+    fmt::format_to(std::back_inserter(row_), "{}", value);
+  } else {
+    row_ += std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf");
+  }
+  return *this;
+}
+
+CsvWriter& CsvWriter::add(std::optional<double> value) {
+  if (value) return add(*value);
+  return add_null();
+}
+
+CsvWriter& CsvWriter::add(std::string_view value) {
+  separator();
+  if (value.find_first_of(",\"\n\r") == std::string_view::npos) {
+    row_.append(value);
+    return *this;
+  }
+  row_.push_back('"');
+  for (char c : value) {
+    if (c == '"') row_.push_back('"');
+    row_.push_back(c);
+  }
+  row_.push_back('"');
+  return *this;
+}
+
+CsvWriter& CsvWriter::add_null() {
+  separator();
+  return *this;
+}
+
+void CsvWriter::end_row() {
+  if (fields_in_row_ != num_columns_) {
+    throw IoError(fmt::format("{}: row has {} fields, header has {}", path_, fields_in_row_,
+                              num_columns_));
+  }
+  row_.push_back('\n');
+  size_t n = std::fwrite(row_.data(), 1, row_.size(), file_);
+  if (n != row_.size() || std::fflush(file_) != 0) {
+    throw IoError("cannot append to '" + path_ + "': " + std::strerror(errno));
+  }
+  row_.clear();
+  fields_in_row_ = 0;
+}
+
+std::vector<std::vector<std::string>> parse_csv(std::string_view text) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string field;
+  bool in_quotes = false, any = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    any = true;
+    if (in_quotes) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field.push_back('"');
+        ++i;
+      } else if (c == '"') {
+        in_quotes = false;
+      } else {
+        field.push_back(c);
+      }
+    } else if (c == '"') {
+      in_quotes = true;
+    } else if (c == ',') {
+      row.push_back(std::move(field));
+      field.clear();
+    } else if (c == '\n') {
+      row.push_back(std::move(field));
+      field.clear();
+      rows.push_back(std::move(row));
+      row.clear();
+      any = false;
+    } else if (c != '\r') {
+      field.push_back(c);
+    }
+  }
+  if (any) {
+    row.push_back(std::move(field));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace llmprof::output

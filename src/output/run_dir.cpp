@@ -1,0 +1,71 @@
+#include "llmprof/output/run_dir.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+
+#include "llmprof/error.h"
+
+namespace fs = std::filesystem;
+
+namespace llmprof::output {
+
+namespace {
+std::string timestamp() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+  return buf;
+}
+}  // namespace
+
+std::string create_run_dir(const std::string& parent,
+                           const std::string& name,
+                           const std::string& base_name) {
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec) {
+    throw IoError("cannot create output directory '" + parent + "' (output.dir): " + ec.message());
+  }
+  if (!name.empty()) {
+    if (name.find('/') != std::string::npos || name == "." || name == "..") {
+      throw ConfigError("output.name: '" + name + "' must be a plain directory name", "",
+                        "output.name");
+    }
+    fs::path p = fs::path(parent) / name;
+    if (!fs::create_directory(p, ec)) {
+      if (ec) throw IoError("cannot create run directory '" + p.string() + "': " + ec.message());
+      throw ConfigError("run directory '" + p.string() +
+                            "' already exists; results are never overwritten: pick another "
+                            "output.name (--set output.name=...) or remove it",
+                        "", "output.name");
+    }
+    return p.string();
+  }
+  std::string stem = base_name + "-" + timestamp();
+  for (int i = 1; i < 1000; ++i) {
+    fs::path p = fs::path(parent) / (i == 1 ? stem : stem + "-" + std::to_string(i));
+    if (fs::create_directory(p, ec)) return p.string();
+    if (ec) throw IoError("cannot create run directory '" + p.string() + "': " + ec.message());
+  }
+  throw IoError("cannot find a free run directory name for '" + stem + "' under " + parent);
+}
+
+void write_file_atomic(const std::string& path, const std::string& content) {
+  std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) throw IoError("cannot write '" + tmp + "': " + std::strerror(errno));
+  size_t written = std::fwrite(content.data(), 1, content.size(), f);
+  bool ok = written == content.size() && std::fflush(f) == 0;
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok) throw IoError("short write to '" + tmp + "': " + std::strerror(errno));
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    throw IoError("cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(errno));
+  }
+}
+
+}  // namespace llmprof::output

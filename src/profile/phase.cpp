@@ -1,0 +1,43 @@
+#include "llmprof/profile/phase.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "llmprof/error.h"
+
+namespace llmprof::profile {
+
+namespace {
+constexpr std::string_view kPhaseNames[kNumPhases] = {"data", "forward", "backward", "optimizer",
+                                                      "eval"};
+constexpr std::string_view kLevelNames[] = {"off", "phases", "modules", "ops"};
+}  // namespace
+
+std::string_view phase_name(Phase phase) { return kPhaseNames[static_cast<int>(phase)]; }
+
+std::string_view level_name(Level level) { return kLevelNames[static_cast<int>(level)]; }
+
+Level parse_level(std::string_view name) {
+  for (int i = 0; i < 4; ++i) {
+    if (kLevelNames[i] == name) return static_cast<Level>(i);
+  }
+  throw ConfigError("profile.level: '" + std::string(name) + "' is not one of off|phases|modules|ops",
+                    "", "profile.level");
+}
+
+double measure_clock_read_ns() {
+  constexpr int kReads = 20000;
+  std::vector<double> per_read;
+  for (int rep = 0; rep < 7; ++rep) {
+    volatile int64_t sink = 0;
+    int64_t t0 = now_ns();
+    for (int i = 0; i < kReads; ++i) sink = sink + now_ns();
+    int64_t t1 = now_ns();
+    per_read.push_back(static_cast<double>(t1 - t0) / kReads);
+  }
+  std::sort(per_read.begin(), per_read.end());
+  return per_read[per_read.size() / 2];
+}
+
+}  // namespace llmprof::profile

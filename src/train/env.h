@@ -1,0 +1,23 @@
+// env.json: the context block of a run (google/benchmark's json_reporter): host, CPU, threads,
+// LibTorch, the BLAS really loaded, llmprof version and git sha, runtime choices, start time.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "llmprof/train/runtime.h"
+#include "llmprof/train/trainer.h"
+#include "train/calibrate.h"
+
+namespace llmprof::train {
+
+inline constexpr int kEnvSchemaVersion = 1;
+
+nlohmann::json collect_env(const config::Config& cfg,
+                           const RuntimeInfo& runtime,
+                           const PeakFlops& peak,
+                           const TrainOptions& opts);
+
+// ISO-8601 local time with offset, e.g. 2026-11-22T12:00:00+0000.
+std::string iso_time_now();
+
+}  // namespace llmprof::train

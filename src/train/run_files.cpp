@@ -1,0 +1,54 @@
+#include "train/run_files.h"
+
+#include <cmath>
+
+namespace llmprof::train {
+
+namespace {
+std::vector<std::string> step_columns() {
+  return {"step",          "loss",           "lr",
+          "grad_norm",     "tokens",         "data_ms",
+          "forward_ms",    "backward_ms",    "optimizer_ms",
+          "step_ms",       "eval_ms",        "tokens_per_s",
+          "flops",         "flops_per_s",    "mfu",
+          "minor_faults",  "major_faults",   "voluntary_switches",
+          "involuntary_switches", "cpu_ms",  "max_rss_bytes"};
+}
+}  // namespace
+
+StepsCsv::StepsCsv(const std::string& path) : csv_(path, step_columns()) {}
+
+void StepsCsv::write(const StepRow& r) {
+  const double ms = step_ms(r);
+  const double seconds = ms * 1e-3;
+  csv_.add(r.timing.step).add(r.loss).add(r.lr);
+  csv_.add(std::isnan(r.grad_norm) ? std::optional<double>() : std::optional<double>(r.grad_norm));
+  csv_.add(r.tokens);
+  for (int p = 0; p < 4; ++p) {  // data, forward, backward, optimizer
+    if (r.phases_timed) {
+      csv_.add(static_cast<double>(r.timing.phase_ns[p]) * 1e-6);
+    } else {
+      csv_.add_null();  // profile.level=off: not measured
+    }
+  }
+  csv_.add(ms).add(r.eval_ms);
+  csv_.add(static_cast<double>(r.tokens) / seconds);
+  csv_.add(r.flops).add(r.flops / seconds);
+  csv_.add(r.peak_flops_per_s > 0 ? std::optional<double>(r.flops / seconds / r.peak_flops_per_s)
+                                  : std::optional<double>());
+  csv_.add(r.rusage.minor_faults).add(r.rusage.major_faults);
+  csv_.add(r.rusage.voluntary_switches).add(r.rusage.involuntary_switches);
+  csv_.add(static_cast<double>(r.rusage.cpu_user_ns + r.rusage.cpu_system_ns) * 1e-6);
+  csv_.add(r.rusage.max_rss_bytes);
+  csv_.end_row();
+}
+
+EvalCsv::EvalCsv(const std::string& path)
+    : csv_(path, {"step", "split", "loss", "perplexity", "eval_ms"}) {}
+
+void EvalCsv::write(int64_t step, const std::string& split, double loss, double eval_ms) {
+  csv_.add(step).add(std::string_view(split)).add(loss).add(std::exp(loss)).add(eval_ms);
+  csv_.end_row();
+}
+
+}  // namespace llmprof::train

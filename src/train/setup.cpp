@@ -1,0 +1,129 @@
+#include "train/setup.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "llmprof/data/corpus.h"
+#include "llmprof/error.h"
+
+namespace llmprof::train {
+
+TokenData load_token_data(const config::Config& cfg) {
+  TokenData td;
+  std::string text;
+  if (cfg.data.path.empty()) {
+    text = data::generate_corpus(static_cast<uint64_t>(cfg.train.seed), cfg.data.generated_chars);
+    td.source = fmt::format("generated(seed={}, chars={})", cfg.train.seed, cfg.data.generated_chars);
+  } else {
+    text = data::read_text_file(cfg.data.path);
+    td.source = cfg.data.path;
+  }
+  td.corpus_bytes = static_cast<int64_t>(text.size());
+  td.tokenizer = data::make_tokenizer(cfg.data, text);
+  std::vector<int32_t> tokens = td.tokenizer->encode(text);
+  td.splits = data::split_tokens(tokens, cfg.data.val_fraction, cfg.model.block_size);
+  return td;
+}
+
+model::Gpt build_model(const config::Config& cfg, int64_t tokenizer_vocab_size) {
+  int64_t vocab = cfg.model.vocab_size;
+  if (vocab == 0) {
+    vocab = tokenizer_vocab_size;
+  } else if (vocab < tokenizer_vocab_size) {
+    throw ConfigError(fmt::format("model.vocab_size: {} is smaller than the {} tokenizer's {} tokens",
+                                  vocab, cfg.data.tokenizer, tokenizer_vocab_size),
+                      cfg.source_file, "model.vocab_size");
+  }
+  torch::manual_seed(static_cast<uint64_t>(cfg.train.seed));
+  model::GptOptions opt;
+  opt.n_layer = cfg.model.n_layer;
+  opt.n_head = cfg.model.n_head;
+  opt.n_embd = cfg.model.n_embd;
+  opt.block_size = cfg.model.block_size;
+  opt.vocab_size = vocab;
+  opt.dropout = cfg.model.dropout;
+  opt.bias = cfg.model.bias;
+  opt.activation_checkpointing = cfg.train.activation_checkpointing;
+  return model::Gpt(opt);
+}
+
+std::unique_ptr<torch::optim::Optimizer> build_optimizer(const config::Config& cfg,
+                                                         model::Gpt& model) {
+  std::vector<torch::Tensor> decay, no_decay;
+  for (const auto& p : model->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  const auto& o = cfg.optim;
+  auto groups = [&](auto options_with_decay, auto options_no_decay) {
+    std::vector<torch::optim::OptimizerParamGroup> g;
+    g.emplace_back(decay, std::make_unique<decltype(options_with_decay)>(options_with_decay));
+    g.emplace_back(no_decay, std::make_unique<decltype(options_no_decay)>(options_no_decay));
+    return g;
+  };
+  if (o.name == "adamw") {
+    auto base = torch::optim::AdamWOptions(o.lr).betas({o.beta1, o.beta2}).eps(o.eps);
+    auto wd = base, nwd = base;
+    wd.weight_decay(o.weight_decay);
+    nwd.weight_decay(0.0);
+    return std::make_unique<torch::optim::AdamW>(groups(wd, nwd), base);
+  }
+  if (o.name == "adam") {
+    auto base = torch::optim::AdamOptions(o.lr).betas({o.beta1, o.beta2}).eps(o.eps);
+    auto wd = base, nwd = base;
+    wd.weight_decay(o.weight_decay);
+    nwd.weight_decay(0.0);
+    return std::make_unique<torch::optim::Adam>(groups(wd, nwd), base);
+  }
+  if (o.name == "sgd") {
+    auto base = torch::optim::SGDOptions(o.lr).momentum(o.momentum);
+    auto wd = base, nwd = base;
+    wd.weight_decay(o.weight_decay);
+    nwd.weight_decay(0.0);
+    return std::make_unique<torch::optim::SGD>(groups(wd, nwd), base);
+  }
+  throw ConfigError("optim.name: '" + o.name + "' is not one of sgd|adam|adamw", cfg.source_file,
+                    "optim.name");
+}
+
+double learning_rate(const config::Config& cfg, int64_t step) {
+  const double lr = cfg.optim.lr, min_lr = cfg.schedule.min_lr;
+  const int64_t warmup = cfg.schedule.warmup_steps, max_steps = cfg.schedule.max_steps;
+  if (step < warmup) return lr * static_cast<double>(step + 1) / static_cast<double>(warmup);
+  if (!cfg.schedule.cosine) return lr;
+  if (max_steps <= warmup) return min_lr;
+  double ratio = static_cast<double>(step - warmup) / static_cast<double>(max_steps - warmup);
+  ratio = std::min(1.0, std::max(0.0, ratio));
+  const double coeff = 0.5 * (1.0 + std::cos(M_PI * ratio));  // 1 -> 0
+  return min_lr + coeff * (lr - min_lr);
+}
+
+void set_learning_rate(torch::optim::Optimizer& opt, double lr) {
+  for (auto& group : opt.param_groups()) group.options().set_lr(lr);
+}
+
+torch::Tensor clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> grads;
+  grads.reserve(params.size());
+  for (const auto& p : params) {
+    if (p.grad().defined()) grads.push_back(p.grad());
+  }
+  if (grads.empty()) return torch::zeros({});
+  std::vector<torch::Tensor> norms;
+  norms.reserve(grads.size());
+  for (const auto& g : grads) norms.push_back(g.norm(2).to(torch::kFloat));
+  torch::Tensor total = torch::stack(norms).norm(2);
+  // clip_coef = max_norm / (total + 1e-6), clamped to <= 1: grads shrink only when too large.
+  torch::Tensor coef = (max_norm / (total + 1e-6)).clamp_max(1.0);
+  for (auto& g : grads) g.mul_(coef.to(g.scalar_type()));
+  return total;
+}
+
+void zero_grad_to_none(const std::vector<torch::Tensor>& params) {
+  for (const auto& p : params) {
+    if (p.grad().defined()) {
+      const_cast<torch::Tensor&>(p).mutable_grad().reset();
+    }
+  }
+}
+
+}  // namespace llmprof::train

@@ -1,0 +1,41 @@
+// summary.json: status, step counts, timing statistics over the measured (post-warm-up) steps,
+// throughput, FLOPs and MFU, final losses, memory, and the profiler's own estimated overhead.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "train/calibrate.h"
+#include "train/run_files.h"
+
+namespace llmprof::train {
+
+struct EvalPoint {
+  int64_t step = 0;
+  double train_loss = 0;
+  double val_loss = 0;
+  double eval_ms = 0;
+};
+
+struct SummaryInputs {
+  std::string status;   // completed | diverged | failed | interrupted
+  std::string message;
+  std::string level;    // profile.level
+  int64_t max_steps = 0;
+  int64_t warmup_steps = 0;
+  const std::vector<StepRow>* rows = nullptr;
+  const std::vector<EvalPoint>* evals = nullptr;
+  PeakFlops peak;
+  double clock_read_ns = 0;
+  int64_t parameters = 0;
+  double flops_per_step = 0;
+  std::string flops_formula;
+  double wall_s = 0;
+};
+
+nlohmann::json build_summary(const SummaryInputs& in);
+
+}  // namespace llmprof::train

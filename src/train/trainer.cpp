@@ -1,0 +1,316 @@
+#include "llmprof/train/trainer.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+
+#include "llmprof/config/schema.h"
+#include "llmprof/data/loader.h"
+#include "llmprof/error.h"
+#include "llmprof/model/autocast.h"
+#include "llmprof/model/flops.h"
+#include "llmprof/output/log.h"
+#include "llmprof/output/run_dir.h"
+#include "llmprof/profile/phase.h"
+#include "llmprof/profile/stats.h"
+#include "llmprof/train/runtime.h"
+#include "train/env.h"
+#include "train/progress.h"
+#include "train/setup.h"
+#include "train/summary.h"
+
+namespace llmprof::train {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// SIGINT/SIGTERM: finish the current step, then stop with status "interrupted".
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
+
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;  // a second Ctrl-C kills as usual
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  int signal() const { return g_stop_signal; }
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
+// ---------------------------------------------------------------------------------------------
+// Eval: fixed batches (sampled once, same every eval) so eval losses are comparable over time.
+
+struct EvalSet {
+  std::string split;
+  std::vector<torch::Tensor> x, y;
+};
+
+EvalSet make_eval_set(const std::string& split,
+                      const std::vector<int32_t>& tokens,
+                      const config::Config& cfg,
+                      uint64_t seed) {
+  EvalSet set;
+  set.split = split;
+  std::mt19937_64 rng(seed);
+  const int64_t B = cfg.train.batch_size, T = cfg.model.block_size;
+  for (int64_t i = 0; i < cfg.train.eval_steps; ++i) {
+    torch::Tensor x = torch::empty({B, T}, torch::kLong), y = torch::empty({B, T}, torch::kLong);
+    data::sample_batch(tokens, B, T, rng, x.data_ptr<int64_t>(), y.data_ptr<int64_t>());
+    set.x.push_back(x);
+    set.y.push_back(y);
+  }
+  return set;
+}
+
+double evaluate(model::Gpt& model, const EvalSet& set, bool bf16) {
+  torch::NoGradGuard no_grad;
+  model->eval();
+  double sum = 0;
+  for (size_t i = 0; i < set.x.size(); ++i) {
+    model::CpuAutocastScope autocast(bf16);
+    sum += model->loss(model->forward(set.x[i]), set.y[i]).item<double>();
+  }
+  model->train();
+  return sum / static_cast<double>(set.x.size());
+}
+
+std::string flops_formula(const config::Config& cfg) {
+  return std::string("per sequence forward = L*(24*T*C^2 + 4*T^2*C) + 2*T*C*V (matmuls only); "
+                     "step = 3 x forward x batch_size x grad_accum_steps") +
+         (cfg.train.activation_checkpointing ? " + recomputed block forwards" : "");
+}
+
+}  // namespace
+
+int exit_code_for(const TrainResult& r) {
+  if (r.status == "completed") return kExitOk;
+  if (r.status == "interrupted") return 130;
+  return kExitRuntime;
+}
+
+TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
+  config::validate(cfg);
+  if (cfg.device != "cpu") {
+    throw ConfigError("device: '" + cfg.device + "' is not available in this build (CPU LibTorch); "
+                      "use device=cpu", cfg.source_file, "device");
+  }
+  if (cfg.model.type != "gpt") {
+    throw ConfigError("model.type: '" + cfg.model.type + "' is not available yet; use gpt",
+                      cfg.source_file, "model.type");
+  }
+  const profile::Level level = profile::parse_level(cfg.profile.level);
+  const bool bf16 = cfg.train.precision == "bf16";
+
+  // -- set-up (before anything touches the run directory, so bad input leaves no debris) ------
+  RuntimeInfo runtime = apply_runtime(cfg);
+  TokenData td = load_token_data(cfg);
+  model::Gpt model = build_model(cfg, td.tokenizer->vocab_size());
+  auto optimizer = build_optimizer(cfg, model);
+  const std::vector<torch::Tensor> params = model->parameters();
+  const auto& mo = model->options();
+  const model::GptShape shape{mo.n_layer, mo.n_head, mo.n_embd, mo.block_size, mo.vocab_size,
+                              mo.bias};
+  const int64_t B = cfg.train.batch_size, T = cfg.model.block_size, A = cfg.train.grad_accum_steps;
+  const double flops_per_step =
+      model::gpt_train_flops_per_step(shape, B, A, cfg.train.activation_checkpointing);
+
+  PeakFlops peak;
+  if (cfg.profile.peak_flops_per_s > 0) {
+    peak = {cfg.profile.peak_flops_per_s, "configured", "profile.peak_flops_per_s"};
+  } else {
+    peak = measure_matmul_peak(bf16 ? "bf16" : "fp32", 2048, 5);
+  }
+  const double clock_read_ns = profile::measure_clock_read_ns();
+
+  // -- run directory ---------------------------------------------------------------------------
+  const std::string parent = opts.output_dir.empty() ? cfg.output.dir : opts.output_dir;
+  TrainResult result;
+  result.run_dir = output::create_run_dir(parent, cfg.output.name, opts.run_label);
+  const std::string dir = result.run_dir;
+  output::add_log_file(dir + "/log.txt");
+  output::write_file_atomic(dir + "/config.yaml", config::to_yaml(cfg));
+  td.tokenizer->save(dir);
+  output::write_file_atomic(dir + "/env.json",
+                            collect_env(cfg, runtime, peak, opts).dump(2) + "\n");
+  StepsCsv steps_csv(dir + "/steps.csv");
+  EvalCsv eval_csv(dir + "/eval.csv");
+
+  spdlog::info("run directory {}", dir);
+  spdlog::info("data: {} ({} bytes), {} tokenizer, vocab {}, {} train / {} val tokens", td.source,
+               td.corpus_bytes, td.tokenizer->name(), td.tokenizer->vocab_size(),
+               td.splits.train.size(), td.splits.val.size());
+  spdlog::info("model: gpt L={} H={} C={} T={} V={}, {} parameters; {} {}, {} threads", mo.n_layer,
+               mo.n_head, mo.n_embd, mo.block_size, mo.vocab_size, model->num_parameters(),
+               cfg.optim.name, cfg.train.precision, runtime.threads);
+  spdlog::info("blas: {} ({}); peak {:.1f} GFLOP/s ({}: {})", runtime.blas_config,
+               runtime.blas_parallel, peak.flops_per_s * 1e-9, peak.source, peak.method);
+
+  data::BatchLoader loader(td.splits.train, B, T, cfg.data.num_workers, cfg.data.prefetch,
+                           static_cast<uint64_t>(cfg.train.seed));
+  const EvalSet eval_train = make_eval_set("train", td.splits.train, cfg, cfg.train.seed + 1);
+  const EvalSet eval_val = make_eval_set("val", td.splits.val, cfg, cfg.train.seed + 2);
+
+  // -- preallocated loop state -----------------------------------------------------------------
+  const int64_t max_steps = cfg.schedule.max_steps;
+  std::vector<StepRow> rows;
+  rows.reserve(static_cast<size_t>(max_steps));
+  std::vector<EvalPoint> evals;
+  std::vector<torch::Tensor> micro_loss(static_cast<size_t>(A));
+  torch::Tensor grad_norm;
+  profile::PhaseRecorder recorder(level >= profile::Level::kPhases);
+  Progress progress(max_steps, opts.quiet);
+  StopSignals signals;
+  std::string status = "completed", message;
+  const int64_t wall_start_ns = profile::now_ns();
+
+  try {
+    for (int64_t step = 0; step < max_steps; ++step) {
+      StepRow row;
+      row.lr = learning_rate(cfg, step);
+      set_learning_rate(*optimizer, row.lr);
+      const telemetry::RusageSnapshot ru_before = telemetry::read_rusage();
+
+      // ---- timed step: no allocation, I/O, formatting or host sync beyond training's own ----
+      recorder.begin_step(step);
+      for (int64_t micro = 0; micro < A; ++micro) {
+        data::BatchView batch;
+        torch::Tensor x, y, loss;
+        {
+          profile::ScopedPhase phase(recorder, profile::Phase::kData);
+          batch = loader.next();
+          x = torch::from_blob(const_cast<int64_t*>(batch.x), {B, T}, torch::kLong);
+          y = torch::from_blob(const_cast<int64_t*>(batch.y), {B, T}, torch::kLong);
+        }
+        {
+          profile::ScopedPhase phase(recorder, profile::Phase::kForward);
+          model::CpuAutocastScope autocast(bf16);
+          loss = model->loss(model->forward(x), y);
+          if (A > 1) loss = loss / static_cast<double>(A);
+        }
+        {
+          profile::ScopedPhase phase(recorder, profile::Phase::kBackward);
+          loss.backward();
+        }
+        micro_loss[static_cast<size_t>(micro)] = loss.detach();
+        loader.release(batch);  // backward is done with x (embedding) and y (loss)
+      }
+      {
+        profile::ScopedPhase phase(recorder, profile::Phase::kOptimizer);
+        if (cfg.optim.grad_clip > 0) grad_norm = clip_grad_norm(params, cfg.optim.grad_clip);
+        optimizer->step();
+        zero_grad_to_none(params);
+      }
+      recorder.end_step();
+      // ---- end of timed step ----
+
+      row.rusage = telemetry::rusage_delta(ru_before, telemetry::read_rusage());
+      row.timing = recorder.record();
+      row.phases_timed = recorder.enabled();
+      row.tokens = B * T * A;
+      row.flops = flops_per_step;
+      row.peak_flops_per_s = peak.flops_per_s;
+      row.loss = 0;
+      for (const auto& l : micro_loss) row.loss += l.item<double>();  // sync: loss read once, after timing
+      row.grad_norm = cfg.optim.grad_clip > 0 ? grad_norm.item<double>() : NAN;
+
+      if (!std::isfinite(row.loss)) {
+        status = "diverged";
+        message = fmt::format("loss became {} at step {} (lr {:.3g}): lower optim.lr, raise "
+                              "schedule.warmup_steps or set optim.grad_clip", row.loss, step, row.lr);
+        rows.push_back(row);
+        steps_csv.write(row);
+        break;
+      }
+
+      const bool last = step + 1 == max_steps;
+      const bool do_eval = cfg.train.eval_interval > 0 &&
+                           ((step + 1) % cfg.train.eval_interval == 0 || last);
+      if (do_eval) {
+        const int64_t t0 = profile::now_ns();
+        EvalPoint e{step, evaluate(model, eval_train, bf16), evaluate(model, eval_val, bf16), 0};
+        e.eval_ms = static_cast<double>(profile::now_ns() - t0) * 1e-6;
+        row.eval_ms = e.eval_ms;
+        eval_csv.write(step, "train", e.train_loss, e.eval_ms);
+        eval_csv.write(step, "val", e.val_loss, e.eval_ms);
+        evals.push_back(e);
+        progress.eval(step, e.train_loss, e.val_loss, e.eval_ms);
+      }
+      rows.push_back(row);
+      steps_csv.write(row);
+      progress.step(step, row.loss, step_ms(row), static_cast<double>(row.tokens) / (step_ms(row) * 1e-3));
+
+      if (signals.signal() != 0 && !last) {
+        status = "interrupted";
+        message = fmt::format("stopped by signal {} after step {}", signals.signal(), step);
+        break;
+      }
+    }
+  } catch (const llmprof::Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    status = "failed";
+    message = e.what();
+    // Keep only the first line of LibTorch's multi-line messages for the summary and the log.
+    message = message.substr(0, message.find('\n'));
+  }
+  progress.finish();
+
+  SummaryInputs in;
+  in.status = status;
+  in.message = message;
+  in.level = std::string(profile::level_name(level));
+  in.max_steps = max_steps;
+  in.warmup_steps = cfg.profile.warmup_steps;
+  in.rows = &rows;
+  in.evals = &evals;
+  in.peak = peak;
+  in.clock_read_ns = clock_read_ns;
+  in.parameters = model->num_parameters();
+  in.flops_per_step = flops_per_step;
+  in.flops_formula = flops_formula(cfg);
+  in.wall_s = static_cast<double>(profile::now_ns() - wall_start_ns) * 1e-9;
+  nlohmann::json summary = build_summary(in);
+  output::write_file_atomic(dir + "/summary.json", summary.dump(2) + "\n");
+
+  result.status = status;
+  result.message = message;
+  result.steps_completed = static_cast<int64_t>(rows.size());
+  result.final_train_loss = rows.empty() ? NAN : rows.back().loss;
+  if (!evals.empty()) result.final_val_loss = evals.back().val_loss;
+  const auto& st = summary["timing"]["step_ms"];
+  if (!st.is_null()) {
+    result.median_step_ms = st["median"].get<double>();
+    result.tokens_per_s = summary["throughput"]["tokens_per_s"]["median"].get<double>();
+    if (!summary["mfu"]["value"].is_null()) {
+      result.mfu = summary["mfu"]["value"]["median"].get<double>();
+    }
+  }
+  if (status == "completed") {
+    spdlog::info("completed {} steps", result.steps_completed);
+  } else {
+    spdlog::error("run {}: {}", status, message);
+  }
+  output::remove_log_file();
+  return result;
+}
+
+}  // namespace llmprof::train

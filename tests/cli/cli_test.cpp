@@ -1,0 +1,156 @@
+// The llmprof executable as a user runs it: exit codes, one-line errors naming file/key/line,
+// crash safety of the run directory under SIGKILL and SIGINT.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "llmprof/output/csv.h"
+#include "support/test_support.h"
+
+namespace fs = std::filesystem;
+
+namespace llmprof {
+namespace {
+
+using test::run_llmprof;
+using test::ScratchDir;
+
+const std::string kTiny = std::string(LLMPROF_SOURCE_DIR) + "/configs/tiny_test.yaml";
+
+void expect_contains(const std::string& text, const std::string& part) {
+  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in:\n" << text;
+}
+
+TEST(CliUsage, VersionAndHelpExitZero) {
+  auto v = run_llmprof({"--version"});
+  EXPECT_EQ(v.exit_code, 0);
+  expect_contains(v.output, "llmprof 0.");
+  auto h = run_llmprof({"train", "--help"});
+  EXPECT_EQ(h.exit_code, 0);
+  expect_contains(h.output, "--config");
+}
+
+TEST(CliUsage, BadArgumentsExitTwoWithOneLine) {
+  auto none = run_llmprof({});
+  EXPECT_EQ(none.exit_code, 2);
+  auto unknown = run_llmprof({"train", "--config", kTiny, "--bogus"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  expect_contains(unknown.output, "--bogus");
+  auto missing = run_llmprof({"train"});
+  EXPECT_EQ(missing.exit_code, 2);
+  expect_contains(missing.output, "--config");
+}
+
+TEST(CliConfigErrors, EachClassExitsTwoNamingTheProblem) {
+  ScratchDir dir;
+  struct Case {
+    std::string yaml;
+    std::vector<std::string> sets;
+    std::vector<std::string> expect;
+  };
+  std::vector<Case> cases = {
+      {"model:\n  n_layer: abc\n", {}, {"model.n_layer", "bad.yaml", "line 2"}},
+      {"model:\n  n_layr: 2\n", {}, {"model.n_layr", "model.n_layer", "line 2"}},
+      {"train:\n  batch_size: 0\n", {}, {"train.batch_size", "0"}},
+      {"model:\n  n_head: 5\n  n_embd: 128\n", {}, {"model.n_head", "model.n_embd"}},
+      {"model:\n  n_layer: [1, 2\n", {}, {"bad.yaml", "line"}},
+      {"threads: 1\n", {"optim.lr=fast"}, {"optim.lr", "fast"}},
+      {"threads: 1\n", {"optim.lrr=1"}, {"optim.lrr", "optim.lr"}},
+      {"threads: 1\n", {"optim.lr"}, {"key=value"}},
+  };
+  for (const auto& c : cases) {
+    test::write_file(dir.file("bad.yaml"), c.yaml);
+    std::vector<std::string> args = {"train", "--config", dir.file("bad.yaml"), "--out", dir.path()};
+    for (const auto& s : c.sets) args.insert(args.end(), {"--set", s});
+    auto r = run_llmprof(args);
+    EXPECT_EQ(r.exit_code, 2) << c.yaml << r.output;
+    for (const auto& e : c.expect) expect_contains(r.output, e);
+    EXPECT_EQ(r.output.find("terminate called"), std::string::npos) << r.output;
+  }
+  test::write_file(dir.file("bad.json"), "{\n  \"model\": {\"n_layer\": 2,}\n}\n");
+  auto json = run_llmprof({"config", "show", dir.file("bad.json")});
+  EXPECT_EQ(json.exit_code, 2);
+  expect_contains(json.output, "bad.json");
+  expect_contains(json.output, "line 2");
+  auto missing = run_llmprof({"train", "--config", dir.file("nope.yaml")});
+  EXPECT_EQ(missing.exit_code, 2);
+  expect_contains(missing.output, "nope.yaml");
+  // A missing corpus is a data error: exit 2 naming the path, and no run directory left behind.
+  auto no_data = run_llmprof({"train", "--config", kTiny, "--out", dir.path(), "--set",
+                              "data.path=" + dir.file("missing.txt")});
+  EXPECT_EQ(no_data.exit_code, 2);
+  expect_contains(no_data.output, "missing.txt");
+}
+
+TEST(CliConfig, ShowPrintsResolvedYamlAndKeysListsDocs) {
+  auto show = run_llmprof({"config", "show", kTiny, "--set", "model.n_layer=3"});
+  EXPECT_EQ(show.exit_code, 0) << show.output;
+  expect_contains(show.output, "n_layer: 3");
+  auto keys = run_llmprof({"config", "keys"});
+  EXPECT_EQ(keys.exit_code, 0);
+  expect_contains(keys.output, "train.batch_size");
+  expect_contains(keys.output, "runtime.malloc_tuning");
+}
+
+TEST(CliTrain, PrintsSummaryAndWritesRunDirectory) {
+  ScratchDir dir;
+  auto r = run_llmprof({"train", "--config", kTiny, "--out", dir.path(), "--quiet", "--set",
+                        "output.name=r1"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_contains(r.output, "status:     completed");
+  EXPECT_TRUE(fs::exists(dir.file("r1/summary.json")));
+  auto again = run_llmprof({"train", "--config", kTiny, "--out", dir.path(), "--set",
+                            "output.name=r1"});
+  EXPECT_EQ(again.exit_code, 2);
+  expect_contains(again.output, "already exists");
+}
+
+// Waits until path has at least n lines or the timeout passes.
+bool wait_for_lines(const std::string& path, size_t n, double timeout_s) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::string text = test::read_file(path);
+    if (static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) >= n) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+TEST(CliTrain, SigkillMidRunLeavesReadableStepsCsv) {
+  ScratchDir dir;
+  int pid = test::spawn_llmprof({"train", "--config", kTiny, "--out", dir.path(), "--set",
+                                 "output.name=killed", "--set", "schedule.max_steps=100000"},
+                                dir.file("log"));
+  ASSERT_TRUE(wait_for_lines(dir.file("killed/steps.csv"), 6, 60)) << test::read_file(dir.file("log"));
+  ::kill(pid, SIGKILL);
+  EXPECT_EQ(test::wait_llmprof(pid), 128 + SIGKILL);
+  auto rows = output::parse_csv(test::read_file(dir.file("killed/steps.csv")));
+  ASSERT_GE(rows.size(), 6u);
+  for (size_t i = 1; i < rows.size(); ++i) {
+    ASSERT_EQ(rows[i].size(), rows[0].size()) << "row " << i << " is torn";
+    EXPECT_EQ(std::stoll(rows[i][0]), static_cast<long long>(i - 1));
+  }
+  EXPECT_FALSE(fs::exists(dir.file("killed/summary.json")));
+}
+
+TEST(CliTrain, SigintFinishesTheStepAndWritesInterrupted) {
+  ScratchDir dir;
+  int pid = test::spawn_llmprof({"train", "--config", kTiny, "--out", dir.path(), "--set",
+                                 "output.name=int", "--set", "schedule.max_steps=100000"},
+                                dir.file("log"));
+  ASSERT_TRUE(wait_for_lines(dir.file("int/steps.csv"), 4, 60));
+  ::kill(pid, SIGINT);
+  EXPECT_EQ(test::wait_llmprof(pid), 130) << test::read_file(dir.file("log"));
+  auto summary = nlohmann::json::parse(test::read_file(dir.file("int/summary.json")));
+  EXPECT_EQ(summary["status"], "interrupted");
+  auto rows = output::parse_csv(test::read_file(dir.file("int/steps.csv")));
+  EXPECT_EQ(summary["steps"]["completed"].get<size_t>(), rows.size() - 1);
+}
+
+}  // namespace
+}  // namespace llmprof

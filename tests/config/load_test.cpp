@@ -1,0 +1,290 @@
+// load_config on YAML and JSON files: defaults, typing rules, and each error class with the
+// file, line, column and key it must name.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "llmprof/config/schema.h"
+#include "llmprof/error.h"
+#include "support/test_support.h"
+
+namespace llmprof::config {
+namespace {
+
+// Runs f and returns the ConfigError it throws; a test failure if it throws none.
+template <typename F>
+ConfigError catch_config_error(F&& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected a ConfigError";
+  return ConfigError("no error thrown");
+}
+
+// A fixture file under tests/config/fixtures.
+std::string fixture(const std::string& name) {
+  return std::string(LLMPROF_SOURCE_DIR) + "/tests/config/fixtures/" + name;
+}
+
+// Writes text into a scratch file and loads it, returning the ConfigError it must raise.
+class LoadConfigTest : public ::testing::Test {
+ protected:
+  std::string write(const std::string& name, const std::string& text) {
+    std::string path = dir_.file(name);
+    test::write_file(path, text);
+    return path;
+  }
+  ConfigError load_error(const std::string& name, const std::string& text) {
+    std::string path = write(name, text);
+    return catch_config_error([&] { load_config(path); });
+  }
+  test::ScratchDir dir_{"config"};
+};
+
+// Expects e to be the bad-input ConfigError of file, at line (and key when given).
+void expect_located(const ConfigError& e,
+                    const std::string& file,
+                    int64_t line,
+                    const std::string& key = {}) {
+  std::string what = e.what();
+  EXPECT_EQ(e.exit_code(), 2);
+  EXPECT_EQ(e.file(), file);
+  EXPECT_EQ(e.line(), line) << what;
+  EXPECT_NE(what.find(file), std::string::npos) << what;
+  EXPECT_NE(what.find("line " + std::to_string(line)), std::string::npos) << what;
+  if (!key.empty()) {
+    EXPECT_EQ(e.key(), key);
+    EXPECT_NE(what.find(key), std::string::npos) << what;
+  }
+}
+
+TEST_F(LoadConfigTest, EmptyFileGivesDefaults) {
+  std::string path = write("empty.yaml", "# nothing set\n");
+  Config c = load_config(path);
+  EXPECT_EQ(c.model.n_layer, 4);
+  EXPECT_EQ(c.optim.name, "adamw");
+  EXPECT_EQ(c.optim.lr, 1e-3);
+  EXPECT_EQ(c.train.batch_size, 12);
+  EXPECT_EQ(c.device, "cpu");
+  EXPECT_EQ(c.source_file, path);
+}
+
+TEST_F(LoadConfigTest, FixtureYamlAndJsonGiveTheSameConfig) {
+  Config y = load_config(fixture("small.yaml"));
+  Config j = load_config(fixture("small.json"));
+  for (const KeyInfo& k : list_keys())
+    EXPECT_EQ(get_value(y, k.path), get_value(j, k.path)) << k.path;
+  EXPECT_EQ(y.model.n_layer, 2);
+  EXPECT_EQ(y.model.bias, false);
+  EXPECT_EQ(y.optim.lr, 3e-4);
+  EXPECT_EQ(y.profile.peak_flops_per_s, 1.5e12);
+  EXPECT_EQ(y.output.name, "tiny run");
+  EXPECT_EQ(y.threads, 2);
+  EXPECT_EQ(y.source_file, fixture("small.yaml"));
+  EXPECT_EQ(j.source_file, fixture("small.json"));
+}
+
+TEST_F(LoadConfigTest, IntegralFloatsAreAcceptedForInts) {
+  Config c = load_config(write("ints.yaml", "model:\n  n_layer: 3.0\n  n_embd: 1e3\n"));
+  EXPECT_EQ(c.model.n_layer, 3);
+  EXPECT_EQ(c.model.n_embd, 1000);
+}
+
+TEST_F(LoadConfigTest, YamlBoolsAndIntsForFloatsAreAccepted) {
+  Config c = load_config(write("b.yml",
+                               "model:\n  bias: no\ntrain:\n  activation_checkpointing: yes\n"
+                               "optim:\n  lr: 1\n"));
+  EXPECT_FALSE(c.model.bias);
+  EXPECT_TRUE(c.train.activation_checkpointing);
+  EXPECT_EQ(c.optim.lr, 1.0);
+}
+
+TEST_F(LoadConfigTest, FlatDottedKeysAndOtherExtensionsReadAsYaml) {
+  Config c = load_config(write("flat.cfg", "model.n_layer: 7\nthreads: 3\n"));
+  EXPECT_EQ(c.model.n_layer, 7);
+  EXPECT_EQ(c.threads, 3);
+}
+
+TEST_F(LoadConfigTest, MissingFileIsNamed) {
+  std::string path = dir_.file("nope.yaml");
+  ConfigError e = catch_config_error([&] { load_config(path); });
+  EXPECT_EQ(std::string(e.what()), "config file '" + path + "' not found");
+  EXPECT_EQ(e.exit_code(), 2);
+  EXPECT_EQ(e.file(), path);
+}
+
+TEST_F(LoadConfigTest, MalformedYamlNamesFileAndLine) {
+  std::string path = dir_.file("bad.yaml");
+  ConfigError e =
+      load_error("bad.yaml", "model:\n  n_layer: 4\n  n_head: 2: 3\ntrain:\n  seed: 1\n");
+  expect_located(e, path, 3);
+  EXPECT_EQ(e.column(), 12);
+  EXPECT_EQ(std::string(e.what()),
+            "malformed YAML in " + path + " line 3, col 12: illegal map value");
+}
+
+TEST_F(LoadConfigTest, TabIndentedYamlNamesTheLine) {
+  std::string path = dir_.file("tab.yaml");
+  ConfigError e = load_error("tab.yaml", "model:\n  n_layer: 4\n\tn_head: 2\n");
+  expect_located(e, path, 3);
+  EXPECT_NE(std::string(e.what()).find("tab"), std::string::npos) << e.what();
+}
+
+TEST_F(LoadConfigTest, MalformedJsonNamesFileLineAndColumn) {
+  std::string path = dir_.file("bad.json");
+  ConfigError e = load_error("bad.json", "{\n  \"model\": {\n    \"n_layer\": 4,\n  }\n}\n");
+  expect_located(e, path, 4);
+  EXPECT_EQ(e.column(), 3);
+  EXPECT_NE(std::string(e.what()).find("malformed JSON in " + path + " line 4, col 3: "),
+            std::string::npos)
+      << e.what();
+}
+
+TEST_F(LoadConfigTest, UnknownKeySuggestsNearestPath) {
+  std::string path = dir_.file("typo.yaml");
+  ConfigError e = load_error("typo.yaml", "model:\n  n_head: 4\n  n_layr: 2\n");
+  EXPECT_EQ(std::string(e.what()), "unknown key 'model.n_layr' in " + path +
+                                       " line 3 col 3; did you mean 'model.n_layer'?");
+  expect_located(e, path, 3, "model.n_layr");
+  EXPECT_EQ(e.column(), 3);
+}
+
+TEST_F(LoadConfigTest, UnknownKeyInWrongGroupSuggestsTheRightGroup) {
+  ConfigError e = load_error("group.yaml", "train:\n  lr: 0.1\n");
+  EXPECT_NE(std::string(e.what()).find("unknown key 'train.lr'"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("did you mean 'optim.lr'?"), std::string::npos) << e.what();
+}
+
+TEST_F(LoadConfigTest, UnknownGroupSuggestsTheGroup) {
+  ConfigError e = load_error("modle.yaml", "threads: 1\nmodle:\n  n_layer: 2\n");
+  EXPECT_NE(std::string(e.what()).find("unknown key 'modle'"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("did you mean 'model'?"), std::string::npos) << e.what();
+  EXPECT_EQ(e.line(), 2);
+}
+
+TEST_F(LoadConfigTest, FarFetchedKeyGetsNoSuggestion) {
+  ConfigError e = load_error("far.yaml", "model:\n  zebra_count: 2\n");
+  EXPECT_EQ(std::string(e.what()).find("did you mean"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("llmprof config keys"), std::string::npos) << e.what();
+}
+
+TEST_F(LoadConfigTest, UnknownJsonKeyNamesLineAndColumn) {
+  std::string path = dir_.file("typo.json");
+  ConfigError e =
+      load_error("typo.json", "{\n  \"optim\": {\"lr\": 0.01,\n    \"weight_decy\": 0}\n}\n");
+  EXPECT_EQ(std::string(e.what()), "unknown key 'optim.weight_decy' in " + path +
+                                       " line 3 col 5; did you mean 'optim.weight_decay'?");
+  expect_located(e, path, 3, "optim.weight_decy");
+}
+
+TEST_F(LoadConfigTest, WrongTypeNamesKeyValueFileLineAndColumn) {
+  std::string path = dir_.file("type.yaml");
+  ConfigError e = load_error("type.yaml", "model:\n  n_head: 4\n  n_layer: abc\n");
+  EXPECT_EQ(std::string(e.what()),
+            "model.n_layer: expected an integer, got 'abc' (" + path + " line 3, col 12)");
+  expect_located(e, path, 3, "model.n_layer");
+  EXPECT_EQ(e.column(), 12);
+}
+
+TEST_F(LoadConfigTest, WrongTypeInJsonNamesLineAndColumn) {
+  std::string path = dir_.file("type.json");
+  ConfigError e = load_error("type.json", "{\"model\": {\n  \"n_layer\": \"four\"}}\n");
+  EXPECT_EQ(std::string(e.what()), "model.n_layer: expected an integer, got the string \"four\" (" +
+                                       path + " line 2, col 14)");
+  expect_located(e, path, 2, "model.n_layer");
+}
+
+TEST_F(LoadConfigTest, QuotedNumberIsAStringNotAnInt) {
+  ConfigError e = load_error("q.yaml", "train:\n  batch_size: \"8\"\n");
+  EXPECT_NE(std::string(e.what()).find("expected an integer, got the string \"8\""),
+            std::string::npos)
+      << e.what();
+}
+
+TEST_F(LoadConfigTest, FractionalValueForIntIsRejected) {
+  std::string path = dir_.file("frac.yaml");
+  ConfigError e = load_error("frac.yaml", "model:\n  n_layer: 3.5\n");
+  EXPECT_EQ(std::string(e.what()),
+            "model.n_layer: expected an integer, got '3.5' (" + path + " line 2, col 12)");
+}
+
+TEST_F(LoadConfigTest, OutOfRangeNamesRangeFileAndLine) {
+  std::string path = dir_.file("range.yaml");
+  ConfigError e = load_error("range.yaml", "train:\n  batch_size: 0\n");
+  EXPECT_EQ(std::string(e.what()),
+            "train.batch_size: 0 is out of range [1, 1048576] (" + path + " line 2, col 15)");
+  expect_located(e, path, 2, "train.batch_size");
+}
+
+TEST_F(LoadConfigTest, OpenFloatBoundIsExcluded) {
+  ConfigError e = load_error("open.yaml", "data:\n  val_fraction: 1.0\n");
+  EXPECT_NE(std::string(e.what()).find("data.val_fraction: 1 is out of range (0, 1)"),
+            std::string::npos)
+      << e.what();
+}
+
+TEST_F(LoadConfigTest, BadEnumListsChoices) {
+  std::string path = dir_.file("enum.yaml");
+  ConfigError e = load_error("enum.yaml", "optim:\n  name: adamx\n");
+  EXPECT_EQ(std::string(e.what()),
+            "optim.name: 'adamx' is not one of sgd|adam|adamw; did you mean 'adamw'? (" + path +
+                " line 2, col 9)");
+  expect_located(e, path, 2, "optim.name");
+}
+
+TEST_F(LoadConfigTest, BadBoolIsRejected) {
+  ConfigError e = load_error("bool.yaml", "model:\n  bias: maybe\n");
+  EXPECT_NE(std::string(e.what()).find("model.bias: expected true or false, got 'maybe'"),
+            std::string::npos)
+      << e.what();
+}
+
+TEST_F(LoadConfigTest, GroupThatIsNotAMappingIsRejected) {
+  std::string path = dir_.file("group.yaml");
+  ConfigError e = load_error("group.yaml", "threads: 1\nmodel: 4\n");
+  EXPECT_NE(std::string(e.what()).find("model: expected a mapping"), std::string::npos) << e.what();
+  expect_located(e, path, 2, "model");
+}
+
+TEST_F(LoadConfigTest, TopLevelListIsRejected) {
+  ConfigError e = load_error("list.yaml", "- model\n- data\n");
+  EXPECT_NE(std::string(e.what()).find("expected a mapping of config groups"), std::string::npos)
+      << e.what();
+}
+
+TEST_F(LoadConfigTest, KeyGivenTwiceIsRejected) {
+  std::string path = dir_.file("dup.yaml");
+  ConfigError e = load_error("dup.yaml", "model:\n  n_layer: 2\n  n_layer: 3\n");
+  EXPECT_NE(std::string(e.what()).find("duplicate key 'model.n_layer'"), std::string::npos)
+      << e.what();
+  expect_located(e, path, 3, "model.n_layer");
+}
+
+TEST_F(LoadConfigTest, InconsistentKeysPointAtTheFileLine) {
+  std::string path = dir_.file("heads.yaml");
+  ConfigError e = load_error("heads.yaml", "model:\n  n_embd: 128\n  n_head: 5\n");
+  EXPECT_EQ(std::string(e.what()),
+            "model.n_head: 5 does not divide model.n_embd=128 (" + path + " line 3, col 11)");
+  expect_located(e, path, 3, "model.n_head");
+}
+
+TEST_F(LoadConfigTest, InconsistentKeysInJsonNameTheFile) {
+  std::string path = dir_.file("fp16.json");
+  ConfigError e = load_error("fp16.json", "{\"train\": {\"precision\": \"fp16\"}}");
+  EXPECT_NE(std::string(e.what()).find("fp16 needs device=cuda"), std::string::npos);
+  expect_located(e, path, 1, "train.precision");
+}
+
+TEST_F(LoadConfigTest, CrossKeyErrorOnDefaultsNamesTheFile) {
+  // n_embd set in the file, n_head left at 4: the blame goes to the key that was written.
+  std::string path = dir_.file("embd.yaml");
+  ConfigError e = load_error("embd.yaml", "model:\n  n_embd: 130\n");
+  EXPECT_EQ(std::string(e.what()),
+            "model.n_head: 4 does not divide model.n_embd=130 (" + path + " line 2, col 11)");
+  EXPECT_EQ(e.file(), path);
+}
+
+}  // namespace
+}  // namespace llmprof::config

@@ -1,0 +1,258 @@
+// The key schema (list_keys, get_value), the cross-key checks of validate() and to_yaml,
+// including the round trip to_yaml -> load_config -> identical Config.
+#include "llmprof/config/schema.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "llmprof/error.h"
+#include "support/test_support.h"
+
+namespace llmprof::config {
+namespace {
+
+// Runs f and returns the ConfigError it throws; a test failure if it throws none.
+template <typename F>
+ConfigError catch_config_error(F&& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected a ConfigError";
+  return ConfigError("no error thrown");
+}
+
+// clang-format off
+// Every key of config.h, written out by hand so a field added without a schema row fails here.
+const std::vector<std::string> kAllKeys = {
+    "model.type", "model.n_layer", "model.n_head", "model.n_embd", "model.block_size",
+    "model.vocab_size", "model.dropout", "model.bias",
+    "data.path", "data.tokenizer", "data.vocab_path", "data.merges_path", "data.val_fraction",
+    "data.num_workers", "data.prefetch", "data.generated_chars",
+    "optim.name", "optim.lr", "optim.weight_decay", "optim.beta1", "optim.beta2", "optim.eps",
+    "optim.momentum", "optim.grad_clip",
+    "schedule.warmup_steps", "schedule.cosine", "schedule.min_lr", "schedule.max_steps",
+    "train.batch_size", "train.grad_accum_steps", "train.eval_interval", "train.eval_steps",
+    "train.seed", "train.precision", "train.activation_checkpointing",
+    "profile.level", "profile.peak_flops_per_s", "profile.warmup_steps",
+    "runtime.malloc_tuning", "runtime.malloc_mmap_threshold_bytes",
+    "runtime.malloc_trim_threshold_bytes",
+    "output.dir", "output.name",
+    "threads", "device"};
+// clang-format on
+
+// Expects every key of a and b to print the same (shortest round-trip floats make this exact).
+void expect_same_config(const Config& a, const Config& b) {
+  for (const KeyInfo& k : list_keys()) {
+    EXPECT_EQ(get_value(a, k.path), get_value(b, k.path)) << k.path;
+  }
+}
+
+// clang-format off
+// A config with every key away from its default, including awkward floats and strings.
+Config unusual_config() {
+  Config c;
+  c.model = {"gpt", 3, 6, 96, 48, 1000, 0.1 + 0.2, false};
+  c.data = {"data/my corpus: v2 #1.txt", "gpt2", "enc\"oder\".json", "vocab\\bpe\ttab", 1.0 / 3,
+            0, 7, 12345};
+  c.optim = {"sgd", 3e-4, 0.0, 0.85, 0.999, 1e-10, 0.5, 0.0};
+  c.schedule = {0, false, 1.5e-5, 123456};
+  c.train = {3, 2, 0, 1, 0, "fp16", true};
+  c.profile = {"ops", 1.23456789e14, 0};
+  c.runtime = {false, 0, 9007199254740993};  // 2^53 + 1: an int that no double holds
+  c.output = {"", "null"};
+  c.threads = 1024;
+  c.device = "cuda";
+  return c;
+}
+// clang-format on
+
+TEST(ListKeys, CoversEveryConfigFieldInStructOrder) {
+  std::vector<std::string> paths;
+  for (const KeyInfo& k : list_keys()) paths.push_back(k.path);
+  EXPECT_EQ(paths, kAllKeys);
+}
+
+TEST(ListKeys, EveryKeyHasDocTypeAndDefaultFromTheStruct) {
+  const std::set<std::string> types = {"int", "float", "bool", "string", "enum"};
+  const Config defaults;
+  for (const KeyInfo& k : list_keys()) {
+    EXPECT_FALSE(k.doc.empty()) << k.path;
+    EXPECT_EQ(k.doc.find('\n'), std::string::npos) << k.path;
+    EXPECT_TRUE(types.count(k.type)) << k.path << ": " << k.type;
+    EXPECT_EQ(k.default_value, get_value(defaults, k.path)) << k.path;
+    if (k.type == "int" || k.type == "float" || k.type == "enum") {
+      EXPECT_FALSE(k.range.empty()) << k.path;
+    }
+  }
+}
+
+TEST(ListKeys, RangesPrintWithTheirBrackets) {
+  std::vector<KeyInfo> keys = list_keys();
+  auto find = [&](const std::string& path) {
+    for (const KeyInfo& k : keys) {
+      if (k.path == path) return k;
+    }
+    ADD_FAILURE() << path << " missing";
+    return KeyInfo{};
+  };
+  EXPECT_EQ(find("train.batch_size").range, "[1, 1048576]");
+  EXPECT_EQ(find("data.val_fraction").range, "(0, 1)");
+  EXPECT_EQ(find("model.dropout").range, "[0, 1)");
+  EXPECT_EQ(find("optim.lr").range, "(0, 10]");
+  EXPECT_EQ(find("schedule.warmup_steps").range, "[0, inf)");
+  EXPECT_EQ(find("optim.name").range, "sgd|adam|adamw");
+  EXPECT_EQ(find("model.type").range, "gpt|distilbert");
+  EXPECT_EQ(find("optim.name").type, "enum");
+  EXPECT_EQ(find("data.path").range, "");
+}
+
+TEST(GetValue, PrintsValuesAsYamlDoes) {
+  Config c;
+  EXPECT_EQ(get_value(c, "model.n_embd"), "128");
+  EXPECT_EQ(get_value(c, "optim.name"), "adamw");
+  EXPECT_EQ(get_value(c, "optim.lr"), "0.001");
+  EXPECT_EQ(get_value(c, "optim.eps"), "1e-08");
+  EXPECT_EQ(get_value(c, "model.bias"), "true");
+  EXPECT_EQ(get_value(c, "data.path"), "\"\"");
+  EXPECT_EQ(get_value(c, "threads"), "0");
+  c.output.name = "a b";
+  EXPECT_EQ(get_value(c, "output.name"), "\"a b\"");
+}
+
+TEST(GetValue, ThrowsConfigErrorWithSuggestionWhenKeyUnknown) {
+  ConfigError e = catch_config_error([] { get_value(Config{}, "model.n_embed"); });
+  EXPECT_EQ(std::string(e.what()), "unknown key 'model.n_embed'; did you mean 'model.n_embd'?");
+  EXPECT_EQ(e.key(), "model.n_embed");
+  EXPECT_EQ(e.exit_code(), 2);
+  EXPECT_THROW(get_value(Config{}, "source_file"), ConfigError);
+}
+
+TEST(Validate, AcceptsDefaults) { EXPECT_NO_THROW(validate(Config{})); }
+
+TEST(Validate, RejectsHeadsThatDoNotDivideWidth) {
+  Config c;
+  c.model.n_head = 5;
+  ConfigError e = catch_config_error([&] { validate(c); });
+  EXPECT_EQ(std::string(e.what()), "model.n_head: 5 does not divide model.n_embd=128");
+  EXPECT_EQ(e.key(), "model.n_head");
+  EXPECT_EQ(e.exit_code(), 2);
+}
+
+TEST(Validate, NamesTheSourceFileWhenTheConfigCameFromOne) {
+  Config c;
+  c.source_file = "configs/x.yaml";
+  c.model.n_head = 3;
+  ConfigError e = catch_config_error([&] { validate(c); });
+  EXPECT_EQ(std::string(e.what()),
+            "model.n_head: 3 does not divide model.n_embd=128 (config configs/x.yaml)");
+  EXPECT_EQ(e.file(), "configs/x.yaml");
+}
+
+TEST(Validate, RejectsGpt2TokenizerWithoutVocabFiles) {
+  Config c;
+  c.data.tokenizer = "gpt2";
+  c.data.vocab_path = "encoder.json";
+  ConfigError e = catch_config_error([&] { validate(c); });
+  EXPECT_NE(std::string(e.what()).find("data.tokenizer: gpt2 needs"), std::string::npos);
+  EXPECT_NE(std::string(e.what()).find("data.merges_path is empty"), std::string::npos);
+  c.data.merges_path = "vocab.bpe";
+  EXPECT_NO_THROW(validate(c));
+}
+
+TEST(Validate, RejectsWarmupLongerThanRun) {
+  Config c;
+  c.schedule.warmup_steps = 300;
+  ConfigError e = catch_config_error([&] { validate(c); });
+  EXPECT_EQ(std::string(e.what()), "schedule.warmup_steps: 300 exceeds schedule.max_steps=200");
+  EXPECT_EQ(e.key(), "schedule.warmup_steps");
+}
+
+TEST(Validate, RejectsMinLrAbovePeakLr) {
+  Config c;
+  c.schedule.min_lr = 0.01;
+  ConfigError e = catch_config_error([&] { validate(c); });
+  EXPECT_EQ(std::string(e.what()), "schedule.min_lr: 0.01 exceeds optim.lr=0.001");
+}
+
+TEST(Validate, RejectsFp16OnCpuAndAcceptsItOnCuda) {
+  Config c;
+  c.train.precision = "fp16";
+  ConfigError e = catch_config_error([&] { validate(c); });
+  EXPECT_NE(std::string(e.what()).find("train.precision: fp16 needs device=cuda"),
+            std::string::npos);
+  EXPECT_NE(std::string(e.what()).find("on CPU use bf16"), std::string::npos);
+  c.device = "cuda";
+  EXPECT_NO_THROW(validate(c));
+}
+
+TEST(Validate, RejectsDistilbertAsNotBuilt) {
+  Config c;
+  c.model.type = "distilbert";
+  ConfigError e = catch_config_error([&] { validate(c); });
+  EXPECT_NE(std::string(e.what()).find("encoder is not available in this build"),
+            std::string::npos);
+  EXPECT_EQ(e.key(), "model.type");
+}
+
+TEST(Validate, RejectsOutOfRangeAndUnknownEnumValuesSetInCode) {
+  Config c;
+  c.train.batch_size = 0;
+  EXPECT_EQ(std::string(catch_config_error([&] { validate(c); }).what()),
+            "train.batch_size: 0 is out of range [1, 1048576]");
+  c = Config{};
+  c.optim.name = "adamx";
+  EXPECT_EQ(std::string(catch_config_error([&] { validate(c); }).what()),
+            "optim.name: 'adamx' is not one of sgd|adam|adamw; did you mean 'adamw'?");
+}
+
+TEST(ToYaml, WritesEveryKeyGroupedWithDocComments) {
+  std::string yaml = to_yaml(Config{});
+  EXPECT_NE(yaml.find("model:\n  type: gpt"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("  n_layer: 4"), std::string::npos);
+  EXPECT_NE(yaml.find("# transformer blocks\n"), std::string::npos);
+  EXPECT_NE(yaml.find("\nthreads: 0"), std::string::npos);
+  for (const KeyInfo& k : list_keys()) {
+    bool top_level = k.path.find('.') == std::string::npos;
+    std::string line_start =
+        top_level ? "\n" + k.path + ": " : "\n  " + k.path.substr(k.path.find('.') + 1) + ": ";
+    EXPECT_NE(yaml.find(line_start), std::string::npos) << k.path;
+    EXPECT_NE(yaml.find("  # " + k.doc + "\n"), std::string::npos) << k.path;
+  }
+}
+
+TEST(ToYaml, RoundTripsDefaultsThroughLoadConfig) {
+  test::ScratchDir dir("config");
+  test::write_file(dir.file("resolved.yaml"), to_yaml(Config{}));
+  expect_same_config(load_config(dir.file("resolved.yaml")), Config{});
+}
+
+TEST(ToYaml, RoundTripsEveryKeyAwayFromItsDefault) {
+  Config c = unusual_config();
+  ASSERT_NO_THROW(validate(c));
+  for (const KeyInfo& k : list_keys()) {
+    if (k.path == "model.type") continue;  // distilbert, the only other choice, fails validate
+    EXPECT_NE(get_value(c, k.path), k.default_value) << k.path << " left at its default";
+  }
+  test::ScratchDir dir("config");
+  test::write_file(dir.file("resolved.yaml"), to_yaml(c));
+  Config back = load_config(dir.file("resolved.yaml"));
+  expect_same_config(back, c);
+  EXPECT_EQ(back.model.dropout, 0.1 + 0.2);  // bit-exact, not just close
+  EXPECT_EQ(back.data.val_fraction, 1.0 / 3);
+  EXPECT_EQ(back.runtime.malloc_trim_threshold_bytes, 9007199254740993);
+  EXPECT_EQ(back.data.path, c.data.path);
+  EXPECT_EQ(back.data.vocab_path, c.data.vocab_path);
+  EXPECT_EQ(back.data.merges_path, c.data.merges_path);
+  EXPECT_EQ(back.output.name, "null");
+  EXPECT_EQ(back.output.dir, "");
+  c.source_file = back.source_file;
+  EXPECT_EQ(to_yaml(back), to_yaml(c));
+}
+
+}  // namespace
+}  // namespace llmprof::config

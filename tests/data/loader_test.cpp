@@ -1,0 +1,127 @@
+#include "llmprof/data/loader.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+#include <numeric>
+#include <thread>
+
+#include "llmprof/data/corpus.h"
+#include "llmprof/error.h"
+
+namespace llmprof::data {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A token stream with some variety: the generated corpus's bytes.
+std::vector<int32_t> corpus_tokens(int64_t n) {
+  const std::string text = generate_corpus(11, n);
+  return std::vector<int32_t>(text.begin(), text.end());
+}
+
+// The first n batches (x then y, flattened) from a loader with num_workers workers.
+std::vector<int64_t> first_batches(const std::vector<int32_t>& tokens,
+                                   int64_t num_workers,
+                                   int64_t n) {
+  BatchLoader loader(tokens, 4, 16, num_workers, 2, 1337);
+  EXPECT_EQ(loader.num_workers(), num_workers);
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < n; ++i) {
+    const BatchView b = loader.next();
+    EXPECT_EQ(b.index, i);
+    EXPECT_EQ(b.batch_size, 4);
+    EXPECT_EQ(b.block_size, 16);
+    out.insert(out.end(), b.x, b.x + 64);
+    out.insert(out.end(), b.y, b.y + 64);
+    loader.release(b);
+  }
+  return out;
+}
+
+TEST(BatchLoader, GivesTheSameBatchesWhateverNumWorkers) {
+  const auto tokens = corpus_tokens(100000);
+  const auto sync = first_batches(tokens, 0, 50);
+  EXPECT_EQ(first_batches(tokens, 1, 50), sync);
+  EXPECT_EQ(first_batches(tokens, 3, 50), sync);
+  // Batches differ from one another (the seed mixes in the index).
+  EXPECT_FALSE(std::equal(sync.begin(), sync.begin() + 128, sync.begin() + 128));
+}
+
+TEST(BatchLoader, GivesShiftedTargetsWithinEachBatch) {
+  const auto tokens = corpus_tokens(50000);
+  BatchLoader loader(tokens, 8, 32, 2, 4, 5);
+  for (int i = 0; i < 10; ++i) {
+    const BatchView b = loader.next();
+    for (int64_t r = 0; r < 8; ++r) {
+      for (int64_t t = 0; t + 1 < 32; ++t) ASSERT_EQ(b.y[r * 32 + t], b.x[r * 32 + t + 1]);
+    }
+    loader.release(b);
+  }
+}
+
+TEST(BatchLoader, LetsTheConsumerHoldSeveralBatchesWhenReleasedInOrder) {
+  const auto tokens = corpus_tokens(50000);
+  BatchLoader loader(tokens, 2, 8, 2, 2, 9);  // 3 slots
+  const BatchView a = loader.next();
+  const BatchView b = loader.next();
+  const BatchView c = loader.next();
+  EXPECT_THROW(loader.next(), Error);      // all slots held: would wait forever
+  EXPECT_THROW(loader.release(b), Error);  // out of order
+  loader.release(a);
+  loader.release(b);
+  loader.release(c);
+  EXPECT_EQ(loader.next().index, 3);
+}
+
+TEST(BatchLoader, DestructsWithoutHangingWhenBatchesAreUnreleased) {
+  const auto tokens = corpus_tokens(50000);
+  auto done = std::async(std::launch::async, [&] {
+    for (int64_t workers : {0, 1, 3}) {
+      {
+        BatchLoader loader(tokens, 4, 16, workers, 2, 1);  // workers block on a full ring
+      }
+      BatchLoader loader(tokens, 4, 16, workers, 2, 1);
+      loader.next();
+      loader.next();  // held, never released
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  ASSERT_EQ(done.wait_for(std::chrono::seconds(20)), std::future_status::ready)
+      << "~BatchLoader hung";
+  done.get();
+}
+
+TEST(BatchLoader, WaitsLittleInNextWhenConsumerIsSlowerThanProduction) {
+  // The consumer "trains" 5 ms per batch; 2 workers fill a 16 x 64 batch in microseconds, so
+  // after the first batch next() should find its batch ready. Median over 30 batches after 5
+  // warm-up ones, against a 1 ms bound (two orders of magnitude above the expected wait).
+  const auto tokens = corpus_tokens(200000);
+  BatchLoader loader(tokens, 16, 64, 2, 4, 3);
+  std::vector<double> waits_ms;
+  for (int i = 0; i < 35; ++i) {
+    const auto t0 = Clock::now();
+    const BatchView b = loader.next();
+    const double wait_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (i >= 5) waits_ms.push_back(wait_ms);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    loader.release(b);
+  }
+  std::sort(waits_ms.begin(), waits_ms.end());
+  const double median_ms = waits_ms[waits_ms.size() / 2];
+  EXPECT_LT(median_ms, 1.0) << "median next() wait " << median_ms << " ms, max " << waits_ms.back()
+                            << " ms";
+}
+
+TEST(BatchLoader, ThrowsWhenArgumentsAreInvalid) {
+  const auto tokens = corpus_tokens(100);
+  EXPECT_THROW(BatchLoader(tokens, 0, 8, 1, 2, 1), DataError);
+  EXPECT_THROW(BatchLoader(tokens, 2, 8, -1, 2, 1), DataError);
+  EXPECT_THROW(BatchLoader(tokens, 2, 8, 1, 0, 1), DataError);
+  EXPECT_THROW(BatchLoader(tokens, 2, 100, 1, 2, 1), DataError);  // no window of 101 tokens
+}
+
+}  // namespace
+}  // namespace llmprof::data

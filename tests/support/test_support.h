@@ -1,0 +1,59 @@
+// Helpers shared by the test suites: the shared data directory, scratch directories and running
+// the llmprof executable as a user would.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace llmprof::test {
+
+// ../shared/data beside the checkout; empty when absent (tests then GTEST_SKIP with a message).
+std::string shared_data_dir();
+
+// Full path of a file under shared/data, or empty when shared/data is absent.
+std::string shared_data(const std::string& relative);
+
+// A fresh empty directory under the system temp dir, removed by the destructor.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& tag = "llmprof");
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// Writes text to path (creating parent directories).
+void write_file(const std::string& path, const std::string& text);
+
+// Reads a whole file; empty string if missing.
+std::string read_file(const std::string& path);
+
+struct CommandResult {
+  int exit_code = -1;  // the process's exit status; 128+N when killed by signal N
+  std::string output;  // stdout and stderr together
+};
+
+// Runs the built llmprof executable with args (no shell), capturing output.
+CommandResult run_llmprof(const std::vector<std::string>& args);
+
+// Starts llmprof in the background with stdout+stderr to log_path; returns its pid.
+int spawn_llmprof(const std::vector<std::string>& args, const std::string& log_path);
+
+// Waits for a spawned pid; returns its exit status like CommandResult::exit_code.
+int wait_llmprof(int pid);
+
+// Path of the built llmprof executable.
+std::string llmprof_binary();
+
+}  // namespace llmprof::test
+
+#define LLMPROF_SKIP_WITHOUT_SHARED_DATA()                                                  \
+  do {                                                                                      \
+    if (::llmprof::test::shared_data_dir().empty())                                         \
+      GTEST_SKIP() << "../shared/data is absent beside the checkout: real-data test skipped"; \
+  } while (0)

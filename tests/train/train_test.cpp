@@ -1,0 +1,159 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "llmprof/config/config.h"
+#include "llmprof/config/schema.h"
+#include "llmprof/error.h"
+#include "llmprof/output/csv.h"
+#include "llmprof/train/trainer.h"
+#include "support/test_support.h"
+
+namespace fs = std::filesystem;
+
+namespace llmprof::train {
+namespace {
+
+using test::ScratchDir;
+
+// The tiny config the suite trains: 2 layers, C=32, T=32, on a small generated corpus.
+config::Config tiny_config(const std::string& out_dir, const std::string& name) {
+  config::Config cfg = config::load_config(std::string(LLMPROF_SOURCE_DIR) + "/configs/tiny_test.yaml");
+  cfg.output.dir = out_dir;
+  cfg.output.name = name;
+  return cfg;
+}
+
+TrainOptions quiet() {
+  TrainOptions o;
+  o.quiet = true;
+  return o;
+}
+
+std::vector<double> column(const std::string& csv_path, const std::string& name) {
+  auto rows = output::parse_csv(test::read_file(csv_path));
+  std::vector<double> out;
+  if (rows.empty()) return out;
+  size_t col = std::find(rows[0].begin(), rows[0].end(), name) - rows[0].begin();
+  for (size_t i = 1; i < rows.size(); ++i) {
+    out.push_back(rows[i][col].empty() ? NAN : std::stod(rows[i][col]));
+  }
+  return out;
+}
+
+TEST(RunTraining, WritesEveryRunFileWithOneRowPerStep) {
+  ScratchDir dir;
+  config::Config cfg = tiny_config(dir.path(), "run");
+  TrainResult r = run_training(cfg, quiet());
+  ASSERT_EQ(r.status, "completed") << r.message;
+  for (const char* f : {"config.yaml", "env.json", "steps.csv", "eval.csv", "log.txt",
+                        "summary.json", "vocab.json"}) {
+    EXPECT_TRUE(fs::exists(r.run_dir + "/" + f)) << f;
+  }
+  EXPECT_EQ(column(r.run_dir + "/steps.csv", "step").size(), 20u);
+  auto summary = nlohmann::json::parse(test::read_file(r.run_dir + "/summary.json"));
+  EXPECT_EQ(summary["status"], "completed");
+  EXPECT_EQ(summary["steps"]["measured"], 18);  // 20 - profile.warmup_steps 2
+  EXPECT_EQ(summary["mfu"]["peak_source"], "configured");
+  auto env = nlohmann::json::parse(test::read_file(r.run_dir + "/env.json"));
+  EXPECT_EQ(env["threads"], 1);
+  EXPECT_TRUE(env["blas"].contains("mapped_libraries"));
+  // config.yaml is the resolved config: loading it gives the same run settings.
+  config::Config again = config::load_config(r.run_dir + "/config.yaml");
+  again.source_file = cfg.source_file;  // only the "resolved from" comment differs
+  EXPECT_EQ(config::to_yaml(again), config::to_yaml(cfg));
+}
+
+TEST(RunTraining, PhasesAddUpToTheStep) {
+  ScratchDir dir;
+  TrainResult r = run_training(tiny_config(dir.path(), "run"), quiet());
+  ASSERT_EQ(r.status, "completed");
+  auto step = column(r.run_dir + "/steps.csv", "step_ms");
+  auto d = column(r.run_dir + "/steps.csv", "data_ms");
+  auto f = column(r.run_dir + "/steps.csv", "forward_ms");
+  auto b = column(r.run_dir + "/steps.csv", "backward_ms");
+  auto o = column(r.run_dir + "/steps.csv", "optimizer_ms");
+  for (size_t i = 0; i < step.size(); ++i) {
+    double sum = d[i] + f[i] + b[i] + o[i];
+    EXPECT_LE(sum, step[i] + 1e-6) << "step " << i;
+    EXPECT_GT(sum, 0.9 * step[i]) << "step " << i << ": phases " << sum << " ms of " << step[i];
+  }
+}
+
+TEST(RunTraining, ProfilingLevelAndWorkersDoNotChangeTheLossTrajectory) {
+  ScratchDir dir;
+  config::Config a = tiny_config(dir.path(), "phases");
+  config::Config b = tiny_config(dir.path(), "off_workers0");
+  b.profile.level = "off";
+  b.data.num_workers = 0;
+  config::Config c = tiny_config(dir.path(), "workers3");
+  c.data.num_workers = 3;
+  auto la = column(run_training(a, quiet()).run_dir + "/steps.csv", "loss");
+  auto lb = column(run_training(b, quiet()).run_dir + "/steps.csv", "loss");
+  auto lc = column(run_training(c, quiet()).run_dir + "/steps.csv", "loss");
+  ASSERT_EQ(la.size(), lb.size());
+  ASSERT_EQ(la.size(), lc.size());
+  for (size_t i = 0; i < la.size(); ++i) {
+    EXPECT_DOUBLE_EQ(la[i], lb[i]) << "step " << i;
+    EXPECT_DOUBLE_EQ(la[i], lc[i]) << "step " << i;
+  }
+  // At level off the phase columns are null (not measured), never 0.
+  auto off_fwd = column(dir.path() + "/off_workers0/steps.csv", "forward_ms");
+  for (double v : off_fwd) EXPECT_TRUE(std::isnan(v));
+}
+
+TEST(RunTraining, GradAccumulationCheckpointingAndBf16Run) {
+  ScratchDir dir;
+  config::Config cfg = tiny_config(dir.path(), "accum");
+  cfg.train.grad_accum_steps = 2;
+  cfg.train.activation_checkpointing = true;
+  cfg.train.precision = "bf16";
+  cfg.schedule.max_steps = 6;
+  TrainResult r = run_training(cfg, quiet());
+  ASSERT_EQ(r.status, "completed") << r.message;
+  auto tokens = column(r.run_dir + "/steps.csv", "tokens");
+  EXPECT_EQ(tokens[0], 2 * 4 * 32);
+  EXPECT_TRUE(std::isfinite(r.final_train_loss));
+}
+
+TEST(RunTraining, ExistingRunDirectoryIsNeverOverwritten) {
+  ScratchDir dir;
+  config::Config cfg = tiny_config(dir.path(), "same");
+  cfg.schedule.max_steps = 2;
+  run_training(cfg, quiet());
+  std::string before = test::read_file(dir.path() + "/same/steps.csv");
+  try {
+    run_training(cfg, quiet());
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("already exists"), std::string::npos) << e.what();
+    EXPECT_EQ(e.key(), "output.name");
+  }
+  EXPECT_EQ(test::read_file(dir.path() + "/same/steps.csv"), before);
+}
+
+TEST(RunTraining, TinyShakespeareValLossFallsWellBelowLnVocab) {
+  LLMPROF_SKIP_WITHOUT_SHARED_DATA();
+  ScratchDir dir;
+  config::Config cfg = tiny_config(dir.path(), "shakespeare");
+  cfg.data.path = test::shared_data("tinyshakespeare.txt");
+  cfg.model.n_embd = 64;
+  cfg.model.n_head = 4;
+  cfg.model.block_size = 64;
+  cfg.train.batch_size = 16;
+  cfg.schedule.max_steps = 300;
+  cfg.schedule.warmup_steps = 20;
+  cfg.optim.lr = 3e-3;
+  cfg.train.eval_interval = 300;
+  cfg.train.eval_steps = 8;
+  cfg.threads = 2;
+  TrainResult r = run_training(cfg, quiet());
+  ASSERT_EQ(r.status, "completed") << r.message;
+  ASSERT_TRUE(r.final_val_loss.has_value());
+  EXPECT_LT(*r.final_val_loss, 2.6) << "ln(65) = " << std::log(65.0);
+}
+
+}  // namespace
+}  // namespace llmprof::train
