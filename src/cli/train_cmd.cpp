@@ -42,6 +42,8 @@ int run_train(const TrainArgs& args, const std::vector<std::string>& command_lin
   fmt::print("MFU:        {}\n", r.mfu ? fmt::format("{:.1f}%", *r.mfu * 100) : "null");
   fmt::print("loss:       train {:.4f}, val {}\n", r.final_train_loss,
              fmt_opt(r.final_val_loss, "{:.4f}"));
+  if (!r.top_ops.empty()) fmt::print("top ops:\n");
+  for (const auto& line : r.top_ops) fmt::print("  {}\n", line);
   return train::exit_code_for(r);
 }
 

@@ -4,11 +4,13 @@
 #include <limits>
 
 #include "llmprof/model/autocast.h"
+#include "llmprof/profile/scope.h"
 #include "model/checkpoint.h"
 
 namespace llmprof::model {
 
 namespace F = torch::nn::functional;
+using profile::Scope;
 
 // ---------------------------------------------------------------------------------------------
 // LayerNorm
@@ -25,8 +27,8 @@ torch::Tensor LayerNormImpl::forward(const torch::Tensor& x) {
 // ---------------------------------------------------------------------------------------------
 // Attention
 
-CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GptOptions& opt)
-    : n_head_(opt.n_head), n_embd_(opt.n_embd), dropout_(opt.dropout) {
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GptOptions& opt, int16_t layer)
+    : n_head_(opt.n_head), n_embd_(opt.n_embd), dropout_(opt.dropout), layer_(layer) {
   auto lin = [&](int64_t in, int64_t out) {
     return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(opt.bias));
   };
@@ -38,10 +40,14 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GptOptions& opt)
       torch::ones({opt.block_size, opt.block_size}, torch::kBool).triu(/*diagonal=*/1));
 }
 
-torch::Tensor CausalSelfAttentionImpl::qkv(const torch::Tensor& x) { return c_attn(x); }
+torch::Tensor CausalSelfAttentionImpl::qkv(const torch::Tensor& x) {
+  LLMPROF_SCOPE(Scope::kAttnQkv, layer_);
+  return c_attn(x);
+}
 
 torch::Tensor CausalSelfAttentionImpl::scores(const torch::Tensor& q, const torch::Tensor& k) {
   // (B,nh,T,hs) x (B,nh,hs,T) -> (B,nh,T,T), scaled by 1/sqrt(hs), future masked to -inf.
+  LLMPROF_SCOPE(Scope::kAttnScores, layer_);
   const int64_t T = q.size(2);
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
   torch::Tensor att = torch::matmul(q, k.transpose(-2, -1)).mul_(scale);
@@ -50,6 +56,7 @@ torch::Tensor CausalSelfAttentionImpl::scores(const torch::Tensor& q, const torc
 }
 
 torch::Tensor CausalSelfAttentionImpl::softmax(const torch::Tensor& att) {
+  LLMPROF_SCOPE(Scope::kAttnSoftmax, layer_);
   torch::Tensor p = torch::softmax(att, -1);
   if (dropout_ > 0 && is_training()) p = F::dropout(p, F::DropoutFuncOptions().p(dropout_));
   return p;
@@ -57,56 +64,85 @@ torch::Tensor CausalSelfAttentionImpl::softmax(const torch::Tensor& att) {
 
 torch::Tensor CausalSelfAttentionImpl::mix(const torch::Tensor& att, const torch::Tensor& v) {
   // (B,nh,T,T) x (B,nh,T,hs) -> (B,nh,T,hs) -> (B,T,nh,hs) -> (B,T,C)
+  LLMPROF_SCOPE(Scope::kAttnMix, layer_);
   torch::Tensor y = torch::matmul(att, v);
   return y.transpose(1, 2).contiguous().view({y.size(0), y.size(2), n_embd_});
 }
 
 torch::Tensor CausalSelfAttentionImpl::proj(const torch::Tensor& y) {
+  LLMPROF_SCOPE(Scope::kAttnProj, layer_);
   torch::Tensor out = c_proj(y);
   if (dropout_ > 0 && is_training()) out = F::dropout(out, F::DropoutFuncOptions().p(dropout_));
   return out;
 }
 
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
+  LLMPROF_SCOPE(Scope::kAttn, layer_);
   const int64_t B = x.size(0), T = x.size(1), hs = n_embd_ / n_head_;
   auto parts = qkv(x).split(n_embd_, 2);  // 3 x (B,T,C)
   auto heads = [&](const torch::Tensor& t) { return t.view({B, T, n_head_, hs}).transpose(1, 2); };
-  torch::Tensor att = softmax(scores(heads(parts[0]), heads(parts[1])));
-  return proj(mix(att, heads(parts[2])));
+  torch::Tensor y;
+  {
+    LLMPROF_SCOPE(Scope::kAttnCore, layer_);  // scores + mask + softmax + weighted sum
+    torch::Tensor att = softmax(scores(heads(parts[0]), heads(parts[1])));
+    y = mix(att, heads(parts[2]));
+  }
+  return proj(y);
 }
 
 // ---------------------------------------------------------------------------------------------
 // MLP
 
-MlpImpl::MlpImpl(const GptOptions& opt) : dropout_(opt.dropout) {
+MlpImpl::MlpImpl(const GptOptions& opt, int16_t layer) : dropout_(opt.dropout), layer_(layer) {
   c_fc = register_module(
       "c_fc", torch::nn::Linear(torch::nn::LinearOptions(opt.n_embd, 4 * opt.n_embd).bias(opt.bias)));
   c_proj = register_module(
       "c_proj", torch::nn::Linear(torch::nn::LinearOptions(4 * opt.n_embd, opt.n_embd).bias(opt.bias)));
 }
 
-torch::Tensor MlpImpl::up(const torch::Tensor& x) { return c_fc(x); }
-torch::Tensor MlpImpl::act(const torch::Tensor& h) { return torch::gelu(h); }
+torch::Tensor MlpImpl::up(const torch::Tensor& x) {
+  LLMPROF_SCOPE(Scope::kMlpUp, layer_);
+  return c_fc(x);
+}
+torch::Tensor MlpImpl::act(const torch::Tensor& h) {
+  LLMPROF_SCOPE(Scope::kMlpAct, layer_);
+  return torch::gelu(h);
+}
 torch::Tensor MlpImpl::down(const torch::Tensor& h) {
+  LLMPROF_SCOPE(Scope::kMlpDown, layer_);
   torch::Tensor out = c_proj(h);
   if (dropout_ > 0 && is_training()) out = F::dropout(out, F::DropoutFuncOptions().p(dropout_));
   return out;
 }
-torch::Tensor MlpImpl::forward(const torch::Tensor& x) { return down(act(up(x))); }
+torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
+  LLMPROF_SCOPE(Scope::kMlp, layer_);
+  return down(act(up(x)));
+}
 
 // ---------------------------------------------------------------------------------------------
 // Block
 
-BlockImpl::BlockImpl(const GptOptions& opt) {
+BlockImpl::BlockImpl(const GptOptions& opt, int16_t layer) : layer_(layer) {
   ln_1 = register_module("ln_1", LayerNorm(opt.n_embd, opt.bias));
-  attn = register_module("attn", CausalSelfAttention(opt));
+  attn = register_module("attn", CausalSelfAttention(opt, layer));
   ln_2 = register_module("ln_2", LayerNorm(opt.n_embd, opt.bias));
-  mlp = register_module("mlp", Mlp(opt));
+  mlp = register_module("mlp", Mlp(opt, layer));
 }
 
 torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
-  torch::Tensor h = x + attn(ln_1(x));
-  return h + mlp(ln_2(h));
+  LLMPROF_SCOPE(Scope::kBlock, layer_);
+  torch::Tensor n1;
+  {
+    LLMPROF_SCOPE(Scope::kLn1, layer_);
+    n1 = ln_1(x);
+  }
+  torch::Tensor h = x + attn(n1);  // the residual add counts to the block's self time
+  torch::Tensor n2;
+  {
+    LLMPROF_SCOPE(Scope::kLn2, layer_);
+    n2 = ln_2(h);
+  }
+  return h + mlp(n2);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -116,7 +152,7 @@ GptImpl::GptImpl(const GptOptions& opt) : opt_(opt) {
   wte = register_module("wte", torch::nn::Embedding(opt.vocab_size, opt.n_embd));
   wpe = register_module("wpe", torch::nn::Embedding(opt.block_size, opt.n_embd));
   for (int64_t i = 0; i < opt.n_layer; ++i) {
-    blocks.push_back(register_module("h" + std::to_string(i), Block(opt)));
+    blocks.push_back(register_module("h" + std::to_string(i), Block(opt, static_cast<int16_t>(i))));
   }
   ln_f = register_module("ln_f", LayerNorm(opt.n_embd, opt.bias));
   positions = register_buffer("positions", torch::arange(opt.block_size, torch::kLong));
@@ -144,18 +180,27 @@ torch::Tensor GptImpl::forward(const torch::Tensor& idx) {
   const int64_t T = idx.size(1);
   TORCH_CHECK(T <= opt_.block_size, "[gpt] sequence length ", T, " exceeds block_size ",
               opt_.block_size);
-  torch::Tensor x = wte(idx) + wpe(positions.slice(0, 0, T));  // (B,T,C) + (T,C)
-  if (opt_.dropout > 0 && is_training()) {
-    x = F::dropout(x, F::DropoutFuncOptions().p(opt_.dropout));
+  torch::Tensor x;
+  {
+    LLMPROF_SCOPE(Scope::kEmbedding, -1);
+    x = wte(idx) + wpe(positions.slice(0, 0, T));  // (B,T,C) + (T,C)
+    if (opt_.dropout > 0 && is_training()) {
+      x = F::dropout(x, F::DropoutFuncOptions().p(opt_.dropout));
+    }
   }
   const bool checkpoint = opt_.activation_checkpointing && is_training() &&
                           torch::GradMode::is_enabled();
   for (auto& block : blocks) x = checkpoint ? checkpointed_forward(block.get(), x) : block(x);
-  x = ln_f(x);
+  {
+    LLMPROF_SCOPE(Scope::kLnF, -1);
+    x = ln_f(x);
+  }
+  LLMPROF_SCOPE(Scope::kLmHead, -1);
   return torch::nn::functional::linear(x, wte->weight);  // tied lm_head: (B,T,C) -> (B,T,V)
 }
 
 torch::Tensor GptImpl::loss(const torch::Tensor& logits, const torch::Tensor& targets) {
+  LLMPROF_SCOPE(Scope::kLoss, -1);
   return F::cross_entropy(logits.view({-1, logits.size(-1)}).to(torch::kFloat),
                           targets.view({-1}));
 }

@@ -19,6 +19,7 @@
 #include "llmprof/profile/phase.h"
 #include "llmprof/profile/stats.h"
 #include "llmprof/train/runtime.h"
+#include "train/deep_profile.h"
 #include "train/env.h"
 #include "train/progress.h"
 #include "train/setup.h"
@@ -177,6 +178,7 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   std::vector<torch::Tensor> micro_loss(static_cast<size_t>(A));
   torch::Tensor grad_norm;
   profile::PhaseRecorder recorder(level >= profile::Level::kPhases);
+  DeepProfile deep(cfg, shape, peak.flops_per_s, dir);  // modules/ops levels; inert below
   Progress progress(max_steps, opts.quiet);
   StopSignals signals;
   std::string status = "completed", message;
@@ -187,6 +189,7 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
       StepRow row;
       row.lr = learning_rate(cfg, step);
       set_learning_rate(*optimizer, row.lr);
+      deep.before_step(step, recorder);
       const telemetry::RusageSnapshot ru_before = telemetry::read_rusage();
 
       // ---- timed step: no allocation, I/O, formatting or host sync beyond training's own ----
@@ -224,6 +227,7 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
 
       row.rusage = telemetry::rusage_delta(ru_before, telemetry::read_rusage());
       row.timing = recorder.record();
+      deep.after_step(row.timing, row.rusage.max_rss_bytes, recorder);
       row.phases_timed = recorder.enabled();
       row.tokens = B * T * A;
       row.flops = flops_per_step;
@@ -273,6 +277,7 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
     message = message.substr(0, message.find('\n'));
   }
   progress.finish();
+  deep.finish();
 
   SummaryInputs in;
   in.status = status;
@@ -289,6 +294,8 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   in.flops_formula = flops_formula(cfg);
   in.wall_s = static_cast<double>(profile::now_ns() - wall_start_ns) * 1e-9;
   nlohmann::json summary = build_summary(in);
+  deep.add_to_summary(summary, flops_per_step);
+  result.top_ops = deep.top_ops_lines(15);
   output::write_file_atomic(dir + "/summary.json", summary.dump(2) + "\n");
 
   result.status = status;

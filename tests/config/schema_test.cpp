@@ -39,6 +39,10 @@ const std::vector<std::string> kAllKeys = {
     "train.batch_size", "train.grad_accum_steps", "train.eval_interval", "train.eval_steps",
     "train.seed", "train.precision", "train.activation_checkpointing",
     "profile.level", "profile.peak_flops_per_s", "profile.warmup_steps",
+    "profile.schedule_wait", "profile.schedule_warmup", "profile.schedule_active",
+    "profile.schedule_repeat", "profile.record_shapes", "profile.max_events", "profile.trace",
+    "energy.enabled", "energy.sample_hz", "energy.cpu_tdp_w", "energy.grid_gco2_per_kwh",
+    "energy.sysfs_root", "energy.nvml_library",
     "runtime.malloc_tuning", "runtime.malloc_mmap_threshold_bytes",
     "runtime.malloc_trim_threshold_bytes",
     "output.dir", "output.name",
@@ -62,7 +66,8 @@ Config unusual_config() {
   c.optim = {"sgd", 3e-4, 0.0, 0.85, 0.999, 1e-10, 0.5, 0.0};
   c.schedule = {0, false, 1.5e-5, 123456};
   c.train = {3, 2, 0, 1, 0, "fp16", true};
-  c.profile = {"ops", 1.23456789e14, 0};
+  c.profile = {"ops", 1.23456789e14, 0, 3, 0, 7, 0, true, 12345, false};
+  c.energy = {false, 250, 95.5, 0.1 + 0.7, "/tmp/fake sys: #1", "/opt/nvidia/libnvidia-ml.so.1"};
   c.runtime = {false, 0, 9007199254740993};  // 2^53 + 1: an int that no double holds
   c.output = {"", "null"};
   c.threads = 1024;

@@ -63,6 +63,25 @@ struct ProfileConfig {
   std::string level = "phases";     // off | phases | modules | ops
   double peak_flops_per_s = 0;      // MFU denominator; 0 = measure with an sgemm calibration
   int64_t warmup_steps = 5;         // first steps left out of summary statistics
+  // Which steps the modules/ops levels record, as torch.profiler's schedule: skip `wait`, trace
+  // `warmup` (discarded), record `active`; `repeat` cycles (0 = until the end). Phases: every step.
+  int64_t schedule_wait = 5;
+  int64_t schedule_warmup = 1;
+  int64_t schedule_active = 5;
+  int64_t schedule_repeat = 1;
+  bool record_shapes = false;       // ops: shapes of every op, not only the FLOP-counted ones
+  int64_t max_events = 2000000;     // per-thread event buffer capacity
+  bool trace = true;                // write trace.json
+};
+
+struct EnergyConfig {
+  bool enabled = true;                // sample power/energy on a background thread
+  int64_t sample_hz = 10;             // sampler rate; RAPL and NVML update every ~1-100 ms
+  double cpu_tdp_w = 0;               // CPU TDP for the estimate when no sensor; 0 = no estimate
+  double grid_gco2_per_kwh = 475;     // IEA world-average grid carbon intensity (Global Energy &
+                                      // CO2 Status Report 2019), CodeCarbon's world default
+  std::string sysfs_root = "/sys";    // RAPL lives under <sysfs_root>/class/powercap
+  std::string nvml_library = "libnvidia-ml.so.1";  // dlopen'ed at run time; absent = no GPU power
 };
 
 struct RuntimeConfig {
@@ -83,6 +102,7 @@ struct Config {
   ScheduleConfig schedule;
   TrainConfig train;
   ProfileConfig profile;
+  EnergyConfig energy;
   RuntimeConfig runtime;
   OutputConfig output;
   int64_t threads = 0;        // intra-op threads; 0 = all cores

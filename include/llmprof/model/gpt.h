@@ -36,7 +36,7 @@ TORCH_MODULE(LayerNorm);
 
 class CausalSelfAttentionImpl : public torch::nn::Module {
  public:
-  explicit CausalSelfAttentionImpl(const GptOptions& opt);
+  CausalSelfAttentionImpl(const GptOptions& opt, int16_t layer);
   torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
 
   // The sub-steps, in order.
@@ -50,12 +50,13 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
   torch::Tensor causal_mask;  // (T, T) bool, true above the diagonal (future positions)
   int64_t n_head_, n_embd_;
   double dropout_;
+  int16_t layer_;  // block index, for profiling scopes
 };
 TORCH_MODULE(CausalSelfAttention);
 
 class MlpImpl : public torch::nn::Module {
  public:
-  explicit MlpImpl(const GptOptions& opt);
+  MlpImpl(const GptOptions& opt, int16_t layer);
   torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
 
   torch::Tensor up(const torch::Tensor& x);    // (B,T,C) -> (B,T,4C)
@@ -64,17 +65,19 @@ class MlpImpl : public torch::nn::Module {
 
   torch::nn::Linear c_fc{nullptr}, c_proj{nullptr};
   double dropout_;
+  int16_t layer_;
 };
 TORCH_MODULE(Mlp);
 
 class BlockImpl : public torch::nn::Module {
  public:
-  explicit BlockImpl(const GptOptions& opt);
+  BlockImpl(const GptOptions& opt, int16_t layer);
   torch::Tensor forward(const torch::Tensor& x);  // x + attn(ln_1(x)), then + mlp(ln_2(x))
 
   LayerNorm ln_1{nullptr}, ln_2{nullptr};
   CausalSelfAttention attn{nullptr};
   Mlp mlp{nullptr};
+  int16_t layer_;
 };
 TORCH_MODULE(Block);
 

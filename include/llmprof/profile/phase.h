@@ -29,14 +29,33 @@ inline int64_t now_ns() {
       .count();
 }
 
+// One timed phase interval of a step, on the now_ns() clock (energy attribution, trace).
+struct PhaseInterval {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  Phase phase = Phase::kData;
+};
+
 // One step's timings in nanoseconds. Phases accumulate (grad accumulation runs data, forward and
-// backward once per micro-batch).
+// backward once per micro-batch); the first kMaxIntervals intervals are also kept one by one.
 struct StepRecord {
+  static constexpr int kMaxIntervals = 48;
   int64_t step = 0;
   int64_t start_ns = 0;
   int64_t end_ns = 0;                       // end of the optimizer phase (eval excluded)
   std::array<int64_t, kNumPhases> phase_ns{};  // 0 where not timed
   int64_t clock_reads = 0;                  // timer events this step, for the overhead estimate
+  std::array<PhaseInterval, kMaxIntervals> intervals{};
+  int num_intervals = 0;                    // intervals kept (more are summed in phase_ns only)
+};
+
+// Told when a timed phase begins and ends (the deep profiler tracks memory per phase). Called
+// outside the phase's own clock reads.
+class PhaseObserver {
+ public:
+  virtual ~PhaseObserver() = default;
+  virtual void on_phase_begin(Phase phase) = 0;
+  virtual void on_phase_end(Phase phase) = 0;
 };
 
 // Times the phases of the current step when enabled (level >= phases); at level off only the
@@ -56,26 +75,37 @@ class PhaseRecorder {
     record_.end_ns = now_ns();
     ++record_.clock_reads;
   }
-  void add(Phase phase, int64_t ns) { record_.phase_ns[static_cast<int>(phase)] += ns; }
+  void add(Phase phase, int64_t start_ns, int64_t end_ns) {
+    record_.phase_ns[static_cast<int>(phase)] += end_ns - start_ns;
+    if (record_.num_intervals < StepRecord::kMaxIntervals) {
+      record_.intervals[record_.num_intervals++] = {start_ns, end_ns, phase};
+    }
+  }
+  void set_observer(PhaseObserver* observer) { observer_ = observer; }
+  PhaseObserver* observer() const { return observer_; }
   void count_reads(int64_t n) { record_.clock_reads += n; }
   const StepRecord& record() const { return record_; }
 
  private:
   bool enabled_;
   StepRecord record_;
+  PhaseObserver* observer_ = nullptr;
 };
 
 // RAII phase timer: `ScopedPhase phase(recorder, Phase::kForward);`. No allocation, no locks:
 // two clock reads and an add into the preallocated record, or nothing when phases are off.
 class ScopedPhase {
  public:
-  ScopedPhase(PhaseRecorder& recorder, Phase phase)
-      : recorder_(recorder), phase_(phase), start_ns_(recorder.enabled() ? now_ns() : 0) {}
+  ScopedPhase(PhaseRecorder& recorder, Phase phase) : recorder_(recorder), phase_(phase) {
+    if (recorder_.observer() != nullptr) recorder_.observer()->on_phase_begin(phase_);
+    start_ns_ = recorder_.enabled() ? now_ns() : 0;
+  }
   ~ScopedPhase() {
     if (recorder_.enabled()) {
-      recorder_.add(phase_, now_ns() - start_ns_);
+      recorder_.add(phase_, start_ns_, now_ns());
       recorder_.count_reads(2);
     }
+    if (recorder_.observer() != nullptr) recorder_.observer()->on_phase_end(phase_);
   }
   ScopedPhase(const ScopedPhase&) = delete;
   ScopedPhase& operator=(const ScopedPhase&) = delete;
@@ -85,7 +115,7 @@ class ScopedPhase {
  private:
   PhaseRecorder& recorder_;
   Phase phase_;
-  int64_t start_ns_;
+  int64_t start_ns_ = 0;
 };
 
 // Measured cost of one now_ns() read, in nanoseconds (median of repeated batches).

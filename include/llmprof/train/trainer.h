@@ -31,6 +31,7 @@ struct TrainResult {
   std::optional<double> median_step_ms;   // null when every step was warm-up
   std::optional<double> tokens_per_s;
   std::optional<double> mfu;
+  std::vector<std::string> top_ops;  // ops level: the top ops by self time, formatted
 };
 
 // Runs a whole training. Config and data errors found before the first step throw (exit 2);

@@ -1,0 +1,105 @@
+// Turning a recorded window (TraceData) into the deep-profiling tables: per-module forward and
+// backward time (modules.csv), per-op self/total time with counted FLOPs (ops.csv), activation
+// bytes kept for backward per scope (activations.csv), memory per phase (memory.csv), and the
+// reconciliation of scopes against phases and of counted against analytic FLOPs.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmprof/profile/events.h"
+#include "llmprof/profile/scope.h"
+#include "llmprof/profile/tracer.h"
+
+namespace llmprof::profile {
+
+// Phase times of one recorded step, to express scope times as a share of their pass.
+struct StepPhases {
+  int32_t step = 0;
+  double forward_ms = 0;
+  double backward_ms = 0;
+  int64_t max_rss_bytes = 0;
+};
+
+struct ModuleRow {
+  std::string scope;  // scope name, or "accumulate_grad" / "(unattributed)" for backward nodes
+  int block = -1;     // -1 outside blocks
+  std::string pass;   // forward | backward | recompute
+  double calls = 0;   // per step: scope calls (forward), autograd nodes in the subtree (backward)
+  double total_ms = 0, mean_ms = 0, self_ms = 0;  // per step
+  std::optional<double> share_of_pass;             // total / the pass's phase time
+  std::optional<double> flops;                     // analytic, per step; null when not modelled
+  std::optional<double> mfu;
+};
+
+struct OpRow {
+  std::string op;
+  double calls = 0;  // per step
+  double self_ms = 0, total_ms = 0, self_share = 0;
+  std::optional<double> flops;         // counted from shapes, per step
+  std::optional<double> gflops_per_s;  // flops / total time
+  double alloc_bytes = 0;              // per step
+  std::string input_shapes;            // most frequent, e.g. "[768, 128], [128, 384]"
+};
+
+struct ActivationRow {
+  std::string scope;
+  int block = -1;
+  double saved_bytes = 0;  // allocated in the scope and still live at the end of forward, per step
+  double alloc_bytes = 0;  // allocated in the scope during forward, per step
+};
+
+struct Analysis {
+  int n_steps = 0;
+  std::vector<ModuleRow> modules;
+  std::vector<OpRow> ops;  // sorted by self time, descending
+  std::vector<ActivationRow> activations;
+  // Reconciliation (per step): top-level forward scopes vs the forward phase; backward nodes
+  // (attributed or not) vs the backward phase.
+  double forward_scopes_ms = 0, forward_phase_ms = 0;
+  double backward_nodes_ms = 0, backward_phase_ms = 0;
+  // Counted FLOPs per step (ops level; 0 events at modules level -> nullopt).
+  std::optional<double> counted_matmul_flops;
+  std::optional<double> counted_other_flops;
+  double events_per_step = 0, scopes_per_step = 0;
+};
+
+// FLOPs of one op from its input shapes; nullopt for ops not modelled. Formulas:
+//   mm [M,K]x[K,N]: 2MKN; addmm (bias, [M,K], [K,N]): 2MKN; bmm [b,M,K]x[b,K,N]: 2bMKN;
+//   baddbmm (C, A, B): 2bMKN; softmax / log_softmax: 5 per element (max, sub, exp, sum, div);
+//   layer_norm: 5 per element (mean, var, sub, mul, add); gelu: 8 per element (erf form);
+//   their *_backward: 2x the forward count.
+std::optional<double> op_flops(std::string_view op, const ShapeRecord& shapes);
+bool is_matmul_op(std::string_view op);
+
+// fwd_flops_per_call[s]: analytic forward FLOPs of one call of scope s in one step (per block
+// for block scopes; backward counts 2x); < 0 = not modelled (null in the table).
+Analysis analyze(const TraceData& data,
+                 const std::vector<StepPhases>& phases,
+                 const std::array<double, kNumScopes>& fwd_flops_per_call,
+                 double peak_flops_per_s);
+
+void write_modules_csv(const std::string& path, const Analysis& a);
+void write_ops_csv(const std::string& path, const Analysis& a);
+void write_activations_csv(const std::string& path, const Analysis& a);
+void write_memory_csv(const std::string& path,
+                      const TraceData& data,
+                      const std::vector<StepPhases>& phases);
+
+// Chrome trace event format (Perfetto, chrome://tracing): phases, steps, scopes, ops and
+// backward nodes as slices, memory counters, flows from forward ops to their backward nodes.
+// Written to path.tmp and renamed. Returns {events, bytes}.
+struct TraceStats {
+  int64_t events = 0;
+  int64_t bytes = 0;
+  double write_ms = 0;
+};
+TraceStats write_trace(const std::string& path,
+                       const TraceData& data,
+                       const std::vector<StepRecord>& steps);
+
+}  // namespace llmprof::profile

@@ -1,0 +1,82 @@
+// The deep profiler behind profile.level=modules and =ops. During the schedule's active steps it
+// records module scopes (forward), autograd nodes (backward; attributed to the forward scope that
+// created them through their sequence numbers), aten ops (ops level, with input shapes for FLOP
+// counting) and memory (c10's memory reporting hook: the mechanism torch.profiler's
+// profile_memory uses). Everything goes into preallocated buffers; a full buffer stops recording
+// with a warning. Torch-free header: the implementation is in tracer_torch.cpp.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "llmprof/profile/events.h"
+#include "llmprof/profile/phase.h"
+#include "llmprof/profile/scope.h"
+
+namespace llmprof::profile {
+
+struct TracerOptions {
+  Level level = Level::kModules;
+  bool record_shapes = false;   // shapes of every op (matmul-family shapes are always kept)
+  size_t max_events = 2000000;  // op/node events per thread over the whole window
+  size_t max_scope_events = 500000;
+};
+
+// Cost of the profiler's own instrumentation, measured by calibration.
+struct TracerCalibration {
+  double ns_per_event = 0;        // RecordFunction callback pair + recording
+  double events_per_probe_op = 0;
+  double ns_per_scope = 0;        // one scope enter + exit
+};
+
+// Everything recorded, merged over threads, after stop_window().
+struct TraceData {
+  std::vector<OpEvent> ops;         // ordered by thread then start
+  std::vector<ShapeRecord> shapes;  // OpEvent::shape_id indexes these
+  std::vector<std::string> names;   // OpEvent::name_id indexes these
+  std::vector<int32_t> parents;     // per op event: index of the enclosing event, -1 at top
+  std::vector<ScopeEvent> scopes;
+  std::vector<int64_t> scope_alloc_bytes;  // per scope event: bytes allocated inside it
+  std::vector<int64_t> scope_saved_bytes;  // per scope event: of those, live at forward end
+  std::vector<PhaseMemory> memory;
+  std::vector<int32_t> steps;       // the recorded steps
+  int64_t dropped_events = 0;
+  int64_t dropped_scopes = 0;
+  int num_threads = 0;
+  TracerCalibration calibration;
+};
+
+class Tracer : public PhaseObserver {
+ public:
+  explicit Tracer(const TracerOptions& options);
+  ~Tracer() override;
+  Tracer(const Tracer&) = delete;
+  Tracer& operator=(const Tracer&) = delete;
+
+  // Registers the callbacks and the memory reporter, calibrates the per-event cost. Call
+  // between steps (it allocates and measures).
+  void start_window();
+  // Unregisters everything; the recorded data stays until take_data().
+  void stop_window();
+  bool recording() const { return recording_; }
+
+  // Marks steps inside the window: scopes record on this thread between the two calls; events
+  // of warm-up steps of the schedule are recorded with keep=false and discarded at end_step.
+  void begin_step(int32_t step, bool keep);
+  void end_step();
+
+  void on_phase_begin(Phase phase) override;
+  void on_phase_end(Phase phase) override;
+
+  // Moves out the recorded data (names resolved, threads merged).
+  TraceData take_data();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  bool recording_ = false;
+};
+
+}  // namespace llmprof::profile

@@ -1,0 +1,269 @@
+#include "llmprof/profile/analysis.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+namespace llmprof::profile {
+
+namespace {
+
+double numel(const ShapeRecord& s, int i) {
+  if (s.ndim[i] < 0) return 0;
+  double n = 1;
+  for (int d = 0; d < s.ndim[i]; ++d) n *= static_cast<double>(s.dims[i][d]);
+  return n;
+}
+
+bool has(const ShapeRecord& s, int i, int nd) { return s.ndim[i] == nd; }
+
+constexpr const char* kPassNames[3] = {"forward", "recompute", "backward"};
+
+}  // namespace
+
+bool is_matmul_op(std::string_view op) {
+  return op == "aten::mm" || op == "aten::addmm" || op == "aten::bmm" || op == "aten::baddbmm";
+}
+
+std::optional<double> op_flops(std::string_view op, const ShapeRecord& s) {
+  if (op == "aten::mm" && has(s, 0, 2) && has(s, 1, 2)) {
+    return 2.0 * s.dims[0][0] * s.dims[0][1] * s.dims[1][1];
+  }
+  if (op == "aten::addmm" && has(s, 1, 2) && has(s, 2, 2)) {
+    return 2.0 * s.dims[1][0] * s.dims[1][1] * s.dims[2][1];
+  }
+  if (op == "aten::bmm" && has(s, 0, 3) && has(s, 1, 3)) {
+    return 2.0 * s.dims[0][0] * s.dims[0][1] * s.dims[0][2] * s.dims[1][2];
+  }
+  if (op == "aten::baddbmm" && has(s, 1, 3) && has(s, 2, 3)) {
+    return 2.0 * s.dims[1][0] * s.dims[1][1] * s.dims[1][2] * s.dims[2][2];
+  }
+  double per_element = 0, factor = 1;
+  std::string_view base = op;
+  if (base.size() > 9 && base.substr(base.size() - 9) == "_backward") {
+    base = base.substr(0, base.size() - 9);
+    factor = 2;
+  } else if (base.size() > 14 && base.substr(base.size() - 14) == "_backward_data") {
+    base = base.substr(0, base.size() - 14);
+    factor = 2;
+  }
+  if (base == "aten::_softmax" || base == "aten::_log_softmax") per_element = 5;
+  if (base == "aten::native_layer_norm") per_element = 5;
+  if (base == "aten::gelu") per_element = 8;
+  if (per_element == 0 || s.ndim[0] < 0) return std::nullopt;
+  return factor * per_element * numel(s, 0);
+}
+
+Analysis analyze(const TraceData& data,
+                 const std::vector<StepPhases>& phases,
+                 const std::array<double, kNumScopes>& fwd_flops_per_call,
+                 double peak_flops_per_s) {
+  Analysis a;
+  a.n_steps = static_cast<int>(data.steps.size());
+  if (a.n_steps == 0) return a;
+  const double per_step = 1.0 / a.n_steps;
+  for (const auto& p : phases) {
+    a.forward_phase_ms += p.forward_ms * per_step;
+    a.backward_phase_ms += p.backward_ms * per_step;
+  }
+
+  // ---- forward (and recompute) scopes: total and self time per (scope, block, pass) ----------
+  struct Acc {
+    double calls = 0, total_ns = 0, self_ns = 0;
+  };
+  std::map<std::tuple<int, int, int>, Acc> acc;  // (pass index, scope, block)
+  std::vector<double> child_ns(data.scopes.size(), 0);
+  for (size_t i = 0; i < data.scopes.size(); ++i) {
+    const ScopeEvent& e = data.scopes[i];
+    if (e.parent >= 0) child_ns[static_cast<size_t>(e.parent)] += static_cast<double>(e.end_ns - e.start_ns);
+  }
+  for (size_t i = 0; i < data.scopes.size(); ++i) {
+    const ScopeEvent& e = data.scopes[i];
+    const double dur = static_cast<double>(e.end_ns - e.start_ns);
+    Acc& x = acc[{e.pass, e.scope, e.block}];
+    x.calls += 1;
+    x.total_ns += dur;
+    x.self_ns += dur - child_ns[i];
+    if (e.parent < 0 && e.pass == 0) a.forward_scopes_ms += dur * 1e-6 * per_step;
+  }
+  a.scopes_per_step = static_cast<double>(data.scopes.size()) * per_step;
+
+  // ---- backward nodes -> forward scope through sequence numbers ------------------------------
+  // Per step: seq -> innermost scope event (events are in enter order, so inner ones overwrite).
+  std::unordered_map<int32_t, std::pair<int64_t, std::vector<int32_t>>> seq_maps;
+  for (size_t i = 0; i < data.scopes.size(); ++i) {
+    const ScopeEvent& e = data.scopes[i];
+    auto& [base, map] = seq_maps[e.step];
+    if (map.empty()) base = e.seq_begin;
+    if (e.seq_begin < base) continue;  // out of order (should not happen)
+    if (static_cast<size_t>(e.seq_end - base) > map.size()) map.resize(e.seq_end - base, -1);
+    for (int64_t s = e.seq_begin; s < e.seq_end; ++s) map[s - base] = static_cast<int32_t>(i);
+  }
+  // Node self time: duration minus nested nodes (activation checkpointing nests them).
+  const size_t n = data.ops.size();
+  std::vector<double> nested_nodes(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    if (data.ops[i].kind != OpEvent::kBackwardNode) continue;
+    for (int32_t p = data.parents[i]; p >= 0; p = data.parents[p]) {
+      if (data.ops[p].kind == OpEvent::kBackwardNode) {
+        nested_nodes[p] += static_cast<double>(data.ops[i].end_ns - data.ops[i].start_ns);
+        break;
+      }
+    }
+  }
+  std::map<std::pair<std::string, int>, Acc> bwd_other;
+  for (size_t i = 0; i < n; ++i) {
+    const OpEvent& e = data.ops[i];
+    if (e.kind != OpEvent::kBackwardNode) continue;
+    const double self = static_cast<double>(e.end_ns - e.start_ns) - nested_nodes[i];
+    a.backward_nodes_ms += self * 1e-6 * per_step;
+    int32_t scope_event = -1;
+    auto it = seq_maps.find(e.step);
+    if (it != seq_maps.end() && e.seq >= it->second.first &&
+        e.seq - it->second.first < static_cast<int64_t>(it->second.second.size())) {
+      scope_event = it->second.second[static_cast<size_t>(e.seq - it->second.first)];
+    }
+    if (scope_event < 0) {
+      const std::string_view name = data.names[e.name_id];
+      const bool accumulate = name.find("AccumulateGrad") != std::string_view::npos;
+      Acc& x = bwd_other[{accumulate ? "accumulate_grad" : "(unattributed)", -1}];
+      x.calls += 1;
+      x.total_ns += self;
+      x.self_ns += self;
+      continue;
+    }
+    // Self to the innermost scope; total and calls (nodes) to it and every enclosing scope.
+    bool first = true;
+    for (int32_t s = scope_event; s >= 0; s = data.scopes[s].parent) {
+      const ScopeEvent& se = data.scopes[s];
+      Acc& x = acc[{2, se.scope, se.block}];
+      x.total_ns += self;
+      x.calls += 1;
+      if (first) x.self_ns += self;
+      first = false;
+    }
+  }
+  a.events_per_step = static_cast<double>(n) * per_step;
+
+  for (const auto& [key, x] : acc) {
+    const auto [pass, scope, block] = key;
+    ModuleRow r;
+    r.scope = std::string(scope_name(static_cast<Scope>(scope)));
+    r.block = block;
+    r.pass = kPassNames[pass];
+    r.calls = x.calls * per_step;
+    r.total_ms = x.total_ns * 1e-6 * per_step;
+    r.self_ms = x.self_ns * 1e-6 * per_step;
+    r.mean_ms = r.calls > 0 ? r.total_ms / r.calls : 0;
+    const double pass_ms = pass == 0 ? a.forward_phase_ms : a.backward_phase_ms;
+    if (pass_ms > 0) r.share_of_pass = r.total_ms / pass_ms;
+    const double f = fwd_flops_per_call[scope];
+    if (f >= 0 && pass != 1) {
+      // Forward calls per step x per-call FLOPs; backward = 2x forward.
+      const double fwd_calls = acc.count({0, scope, block}) ? acc.at({0, scope, block}).calls * per_step : 0;
+      r.flops = f * fwd_calls * (pass == 2 ? 2.0 : 1.0);
+      if (peak_flops_per_s > 0 && r.total_ms > 0) {
+        r.mfu = *r.flops / (r.total_ms * 1e-3) / peak_flops_per_s;
+      }
+    }
+    a.modules.push_back(r);
+  }
+  for (const auto& [key, x] : bwd_other) {
+    ModuleRow r;
+    r.scope = key.first;
+    r.pass = "backward";
+    r.calls = x.calls * per_step;
+    r.total_ms = r.self_ms = x.total_ns * 1e-6 * per_step;
+    r.mean_ms = r.calls > 0 ? r.total_ms / r.calls : 0;
+    if (a.backward_phase_ms > 0) r.share_of_pass = r.total_ms / a.backward_phase_ms;
+    a.modules.push_back(r);
+  }
+
+  // ---- ops ------------------------------------------------------------------------------------
+  struct OpAcc {
+    double calls = 0, self_ns = 0, total_ns = 0, alloc = 0, flops = 0;
+    bool has_flops = false;
+    std::unordered_map<std::string, int> shapes;
+  };
+  std::vector<OpAcc> ops(data.names.size());
+  double all_self = 0, matmul = 0, other = 0;
+  bool any_op = false;
+  for (size_t i = 0; i < n; ++i) {
+    const OpEvent& e = data.ops[i];
+    const double dur = static_cast<double>(e.end_ns - e.start_ns);
+    OpAcc& o = ops[e.name_id];
+    o.calls += 1;
+    o.total_ns += dur;
+    o.self_ns += dur - static_cast<double>(e.child_ns);
+    o.alloc += static_cast<double>(e.alloc_bytes);
+    all_self += dur - static_cast<double>(e.child_ns);
+    if (e.kind == OpEvent::kOp) any_op = true;
+    if (e.shape_id >= 0) {
+      const ShapeRecord& s = data.shapes[static_cast<size_t>(e.shape_id)];
+      const std::string_view name = data.names[e.name_id];
+      if (auto f = op_flops(name, s)) {
+        o.flops += *f;
+        o.has_flops = true;
+        (is_matmul_op(name) ? matmul : other) += *f;
+      }
+      if (o.shapes.size() < 64) {
+        std::string key;
+        for (int k = 0; k < ShapeRecord::kMaxInputs; ++k) {
+          if (s.ndim[k] < 0) continue;
+          if (!key.empty()) key += ", ";
+          key += "[";
+          for (int d = 0; d < s.ndim[k]; ++d) key += (d ? ", " : "") + std::to_string(s.dims[k][d]);
+          key += "]";
+        }
+        o.shapes[key] += 1;
+      }
+    }
+  }
+  if (any_op) {
+    a.counted_matmul_flops = matmul * per_step;
+    a.counted_other_flops = other * per_step;
+  }
+  for (size_t id = 0; id < ops.size(); ++id) {
+    const OpAcc& o = ops[id];
+    if (o.calls == 0) continue;
+    OpRow r;
+    r.op = data.names[id];
+    r.calls = o.calls * per_step;
+    r.self_ms = o.self_ns * 1e-6 * per_step;
+    r.total_ms = o.total_ns * 1e-6 * per_step;
+    r.self_share = all_self > 0 ? o.self_ns / all_self : 0;
+    r.alloc_bytes = o.alloc * per_step;
+    if (o.has_flops) {
+      r.flops = o.flops * per_step;
+      if (o.total_ns > 0) r.gflops_per_s = o.flops / o.total_ns;  // FLOP/ns = GFLOP/s
+    }
+    int best = 0;
+    for (const auto& [k, c] : o.shapes) {
+      if (c > best || (c == best && k < r.input_shapes)) {
+        best = c;
+        r.input_shapes = k;
+      }
+    }
+    a.ops.push_back(std::move(r));
+  }
+  std::sort(a.ops.begin(), a.ops.end(), [](const OpRow& x, const OpRow& y) { return x.self_ms > y.self_ms; });
+
+  // ---- activations: bytes left alive by each forward scope ------------------------------------
+  std::map<std::pair<int, int>, std::pair<double, double>> act;
+  for (size_t i = 0; i < data.scopes.size() && i < data.scope_saved_bytes.size(); ++i) {
+    const ScopeEvent& e = data.scopes[i];
+    if (e.pass != 0) continue;
+    auto& [saved, alloc] = act[{e.scope, e.block}];
+    saved += static_cast<double>(data.scope_saved_bytes[i]);
+    alloc += static_cast<double>(data.scope_alloc_bytes[i]);
+  }
+  for (const auto& [key, v] : act) {
+    a.activations.push_back({std::string(scope_name(static_cast<Scope>(key.first))), key.second,
+                             v.first * per_step, v.second * per_step});
+  }
+  return a;
+}
+
+}  // namespace llmprof::profile

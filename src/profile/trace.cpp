@@ -1,0 +1,169 @@
+// trace.json in Chrome trace event format. Compact on purpose (bytes per event are benchmarked):
+// short category names, microsecond timestamps with 3 decimals, args only where they carry
+// information. Process 1 = the training process; tid = the recording thread index + 1.
+#include <fmt/format.h>
+
+#include <unordered_map>
+
+#include "llmprof/output/run_dir.h"
+#include "llmprof/profile/analysis.h"
+
+namespace llmprof::profile {
+
+namespace {
+
+// JSON string escaping for op names (they may hold quotes in theory, never in practice).
+void append_escaped(std::string& out, std::string_view s) {
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<int>(c));
+    } else {
+      out.push_back(c);
+    }
+  }
+}
+
+class TraceBuffer {
+ public:
+  explicit TraceBuffer(int64_t origin_ns) : origin_ns_(origin_ns) { out_.reserve(1 << 20); }
+
+  // A complete slice ("ph":"X").
+  void slice(std::string_view cat, std::string_view name, int tid, int64_t start_ns, int64_t end_ns,
+             const std::string& args) {
+    begin();
+    out_ += R"({"ph":"X","cat":")";
+    out_ += cat;
+    out_ += R"(","name":")";
+    append_escaped(out_, name);
+    fmt::format_to(std::back_inserter(out_), R"(","pid":1,"tid":{},"ts":{:.3f},"dur":{:.3f})", tid,
+                   us(start_ns), static_cast<double>(end_ns - start_ns) * 1e-3);
+    if (!args.empty()) {
+      out_ += R"(,"args":{)";
+      out_ += args;
+      out_ += "}";
+    }
+    out_ += "}";
+  }
+  void counter(std::string_view name, int64_t t_ns, std::string_view series, int64_t value) {
+    begin();
+    fmt::format_to(std::back_inserter(out_),
+                   R"({{"ph":"C","name":"{}","pid":1,"ts":{:.3f},"args":{{"{}":{}}}}})", name,
+                   us(t_ns), series, value);
+  }
+  // Flow start ("s") inside a forward op, finish ("f", bound to the enclosing slice) at a node.
+  void flow(char ph, int64_t id, int tid, int64_t t_ns) {
+    begin();
+    fmt::format_to(std::back_inserter(out_),
+                   R"({{"ph":"{}","cat":"flow","name":"fwd->bwd","id":{},"pid":1,"tid":{},"ts":{:.3f}{}}})",
+                   ph, id, tid, us(t_ns), ph == 'f' ? R"(,"bp":"e")" : "");
+  }
+  void metadata(std::string_view what, int tid, std::string_view name) {
+    begin();
+    fmt::format_to(std::back_inserter(out_),
+                   R"({{"ph":"M","name":"{}","pid":1,"tid":{},"args":{{"name":"{}"}}}})", what, tid,
+                   name);
+  }
+  std::string finish() {
+    out_ += "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"schema_version\":1,\"producer\":\"llmprof\"}}\n";
+    return std::move(out_);
+  }
+  int64_t events() const { return events_; }
+
+ private:
+  void begin() {
+    out_ += events_++ == 0 ? "{\"traceEvents\":[\n" : ",\n";
+  }
+  double us(int64_t t_ns) const { return static_cast<double>(t_ns - origin_ns_) * 1e-3; }
+  std::string out_;
+  int64_t origin_ns_;
+  int64_t events_ = 0;
+};
+
+}  // namespace
+
+TraceStats write_trace(const std::string& path,
+                       const TraceData& data,
+                       const std::vector<StepRecord>& steps) {
+  const int64_t t0 = now_ns();
+  int64_t origin = steps.empty() ? 0 : steps.front().start_ns;
+  for (const auto& e : data.ops) origin = std::min(origin == 0 ? e.start_ns : origin, e.start_ns);
+  TraceBuffer tb(origin);
+  tb.metadata("process_name", 1, "llmprof train");
+  for (int t = 0; t < std::max(1, data.num_threads); ++t) {
+    tb.metadata("thread_name", t + 1, t == 0 ? "train loop" : fmt::format("thread {}", t));
+  }
+  for (const StepRecord& s : steps) {
+    tb.slice("step", fmt::format("step {}", s.step), 1, s.start_ns, s.end_ns, "");
+    for (int i = 0; i < s.num_intervals; ++i) {
+      const PhaseInterval& p = s.intervals[i];
+      tb.slice("phase", phase_name(p.phase), 1, p.start_ns, p.end_ns, "");
+    }
+  }
+  for (size_t i = 0; i < data.scopes.size(); ++i) {
+    const ScopeEvent& e = data.scopes[i];
+    std::string name(scope_name(static_cast<Scope>(e.scope)));
+    if (e.block >= 0) name += fmt::format("[{}]", e.block);
+    std::string args = fmt::format(R"("seq":[{},{}])", e.seq_begin, e.seq_end);
+    if (i < data.scope_alloc_bytes.size() && data.scope_alloc_bytes[i] > 0) {
+      args += fmt::format(R"(,"alloc_bytes":{},"saved_bytes":{})", data.scope_alloc_bytes[i],
+                          data.scope_saved_bytes[i]);
+    }
+    tb.slice(e.pass == 0 ? "scope" : "recompute", name, 1, e.start_ns, e.end_ns, args);
+  }
+  // The forward op that created each autograd node: the last top-level forward op with that
+  // sequence number (ops that create no node leave the number to the next op).
+  std::unordered_map<int64_t, size_t> creator;
+  for (size_t i = 0; i < data.ops.size(); ++i) {
+    const OpEvent& e = data.ops[i];
+    if (e.kind == OpEvent::kOp && e.seq >= 0 && e.phase == static_cast<uint8_t>(Phase::kForward)) {
+      creator[(static_cast<int64_t>(e.step) << 32) ^ e.seq] = i;
+    }
+  }
+  for (size_t i = 0; i < data.ops.size(); ++i) {
+    const OpEvent& e = data.ops[i];
+    std::string args;
+    if (e.seq >= 0) args = fmt::format(R"("seq":{})", e.seq);
+    if (e.shape_id >= 0) {
+      const ShapeRecord& s = data.shapes[static_cast<size_t>(e.shape_id)];
+      if (auto f = op_flops(data.names[e.name_id], s)) {
+        args += fmt::format(R"({}"flops":{})", args.empty() ? "" : ",", *f);
+      }
+    }
+    if (e.alloc_bytes > 0) args += fmt::format(R"({}"bytes":{})", args.empty() ? "" : ",", e.alloc_bytes);
+    const bool node = e.kind == OpEvent::kBackwardNode;
+    tb.slice(node ? "bwd" : "op", data.names[e.name_id], e.thread + 1, e.start_ns, e.end_ns, args);
+    if (node && e.seq >= 0) {
+      auto it = creator.find((static_cast<int64_t>(e.step) << 32) ^ e.seq);
+      if (it != creator.end()) {
+        const OpEvent& f = data.ops[it->second];
+        const int64_t id = (static_cast<int64_t>(e.step) << 32) ^ e.seq;
+        tb.flow('s', id, f.thread + 1, f.start_ns);
+        tb.flow('f', id, e.thread + 1, e.start_ns);
+      }
+    }
+  }
+  for (const PhaseMemory& m : data.memory) {
+    // The counter at the phase's end: peak during the phase and what remains allocated.
+    int64_t t = origin;
+    for (const StepRecord& s : steps) {
+      if (s.step != m.step) continue;
+      for (int i = 0; i < s.num_intervals; ++i) {
+        if (static_cast<uint8_t>(s.intervals[i].phase) == m.phase) t = s.intervals[i].end_ns;
+      }
+    }
+    tb.counter("allocated_bytes", t, "peak", m.peak_allocated_bytes);
+    tb.counter("allocated_bytes_end", t, "end", m.end_allocated_bytes);
+  }
+  TraceStats stats;
+  stats.events = tb.events();
+  std::string text = tb.finish();
+  stats.bytes = static_cast<int64_t>(text.size());
+  output::write_file_atomic(path, text);
+  stats.write_ms = static_cast<double>(now_ns() - t0) * 1e-6;
+  return stats;
+}
+
+}  // namespace llmprof::profile

@@ -1,0 +1,437 @@
+// RecordFunction callbacks and the c10 memory reporter behind profile::Tracer.
+// Hot-path rules: the callbacks write into per-thread buffers reserved up front, keep their own
+// nesting stack (no ObserverContext allocation), never lock, and stop recording when full.
+#include <ATen/record_function.h>
+#include <c10/core/Allocator.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include <array>
+#include <atomic>
+#include <optional>
+
+#include "llmprof/profile/tracer.h"
+
+namespace llmprof::profile {
+
+namespace {
+
+constexpr int kMaxThreads = 16;
+constexpr int kMaxDepth = 64;
+
+// Ops whose FLOPs we count from input shapes: their shapes are kept at the ops level.
+bool is_flop_op(std::string_view name) {
+  return name == "aten::mm" || name == "aten::addmm" || name == "aten::bmm" ||
+         name == "aten::baddbmm" || name == "aten::_softmax" ||
+         name == "aten::native_layer_norm" || name == "aten::gelu" ||
+         name == "aten::_log_softmax" || name == "aten::_softmax_backward_data" ||
+         name == "aten::native_layer_norm_backward" || name == "aten::gelu_backward" ||
+         name == "aten::_log_softmax_backward_data";
+}
+
+struct ThreadBuffer {
+  std::vector<OpEvent> ops;
+  std::vector<ShapeRecord> shapes;
+  std::vector<int32_t> parents;
+  std::vector<uint8_t> flop_op;  // per name id: keep shapes
+  NameTable names;
+  std::array<int32_t, kMaxDepth> stack{};  // event index, -1 = dropped
+  int depth = 0;
+  int64_t dropped = 0;
+  uint16_t index = 0;
+};
+
+// Shared state of the single active tracer, read by the static callbacks.
+struct Global {
+  std::array<ThreadBuffer*, kMaxThreads> buffers{};
+  std::atomic<int> num_buffers{0};
+  std::atomic<int32_t> step{0};
+  std::atomic<uint8_t> phase{0};
+  std::atomic<bool> active{false};
+  std::atomic<int> generation{0};  // bumped per window: thread-local pointers of old ones expire
+  bool record_shapes = false;
+  ScopeRecorder* scopes = nullptr;
+};
+Global g;
+thread_local ThreadBuffer* t_buffer = nullptr;
+thread_local int t_generation = -1;
+
+// This thread's buffer; the first event of a thread in a window claims one (rare: the loop's
+// thread has slot 0 from start_window).
+ThreadBuffer* claim_buffer() {
+  const int gen = g.generation.load(std::memory_order_relaxed);
+  if (t_generation == gen) return t_buffer;
+  const int i = g.num_buffers.fetch_add(1);
+  t_buffer = i < kMaxThreads ? g.buffers[i] : nullptr;
+  t_generation = gen;
+  return t_buffer;
+}
+
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+  ThreadBuffer* tb = claim_buffer();
+  if (tb == nullptr || !g.active.load(std::memory_order_relaxed)) return nullptr;
+  if (tb->depth >= kMaxDepth) {
+    ++tb->depth;
+    ++tb->dropped;
+    return nullptr;
+  }
+  if (tb->ops.size() == tb->ops.capacity()) {
+    tb->stack[tb->depth++] = -1;
+    ++tb->dropped;
+    return nullptr;
+  }
+  const auto index = static_cast<int32_t>(tb->ops.size());
+  tb->ops.emplace_back();
+  OpEvent& e = tb->ops.back();
+  e.name_id = tb->names.intern(fn.name());
+  uint8_t& flop = tb->flop_op[e.name_id];  // 2 = not classified yet
+  if (flop == 2) flop = is_flop_op(tb->names.name(e.name_id)) ? 1 : 0;
+  e.seq = fn.seqNr();
+  e.kind = fn.scope() == at::RecordScope::BACKWARD_FUNCTION ? OpEvent::kBackwardNode : OpEvent::kOp;
+  e.step = g.step.load(std::memory_order_relaxed);
+  e.phase = g.phase.load(std::memory_order_relaxed);
+  e.thread = tb->index;
+  e.depth = static_cast<uint8_t>(tb->depth);
+  if (tb->index == 0 && g.scopes != nullptr) e.scope_event = g.scopes->current();
+  tb->parents.push_back(tb->depth > 0 ? tb->stack[tb->depth - 1] : -1);
+  if (fn.needsInputs() && (g.record_shapes || tb->flop_op[e.name_id] != 0) &&
+      tb->shapes.size() < tb->shapes.capacity()) {
+    ShapeRecord& s = tb->shapes.emplace_back();
+    auto inputs = fn.inputs();
+    for (size_t i = 0; i < inputs.size() && i < ShapeRecord::kMaxInputs; ++i) {
+      if (!inputs[i].isTensor()) continue;
+      const at::Tensor& t = inputs[i].toTensor();
+      if (!t.defined()) continue;
+      const int64_t nd = std::min<int64_t>(t.dim(), ShapeRecord::kMaxDims);
+      s.ndim[i] = static_cast<int8_t>(nd);
+      s.scalar_type[i] = static_cast<int8_t>(t.scalar_type());
+      for (int64_t d = 0; d < nd; ++d) s.dims[i][d] = t.size(d);
+    }
+    e.shape_id = static_cast<int32_t>(tb->shapes.size() - 1);
+  }
+  tb->stack[tb->depth++] = index;
+  e.start_ns = now_ns();  // last: the bookkeeping above is not charged to the op
+  return nullptr;
+}
+
+void on_end(const at::RecordFunction&, at::ObserverContext*) {
+  const int64_t end = now_ns();
+  ThreadBuffer* tb = t_generation == g.generation.load(std::memory_order_relaxed) ? t_buffer : nullptr;
+  if (tb == nullptr || tb->depth == 0) return;
+  --tb->depth;
+  if (tb->depth >= kMaxDepth) return;
+  const int32_t index = tb->stack[tb->depth];
+  if (index < 0) return;
+  OpEvent& e = tb->ops[static_cast<size_t>(index)];
+  e.end_ns = end;
+  const int32_t parent = tb->parents[static_cast<size_t>(index)];
+  if (parent >= 0) tb->ops[static_cast<size_t>(parent)].child_ns += end - e.start_ns;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Memory: c10 calls reportMemoryUsage on every CPU allocation and free while this reporter is
+// installed as the thread's PROFILER_STATE debug info.
+
+class MemoryReporter : public c10::MemoryReportingInfoBase {
+ public:
+  bool memoryProfilingEnabled() const override { return true; }
+  void reportOutOfMemory(int64_t, int64_t, int64_t, c10::Device) override {}
+  void reportMemoryUsage(void* ptr, int64_t alloc_size, int64_t total_allocated, int64_t,
+                         c10::Device) override {
+    int64_t peak = phase_peak_.load(std::memory_order_relaxed);
+    while (total_allocated > peak &&
+           !phase_peak_.compare_exchange_weak(peak, total_allocated, std::memory_order_relaxed)) {
+    }
+    allocated_.store(total_allocated, std::memory_order_relaxed);
+    ThreadBuffer* tb = t_generation == g.generation.load(std::memory_order_relaxed) ? t_buffer : nullptr;
+    if (tb == nullptr || tb->index != 0) return;  // attribution on the loop's thread only
+    if (alloc_size > 0 && tb->depth > 0 && tb->depth <= kMaxDepth) {
+      const int32_t top = tb->stack[tb->depth - 1];
+      if (top >= 0) tb->ops[static_cast<size_t>(top)].alloc_bytes += alloc_size;
+    }
+    track_scope(ptr, alloc_size);
+  }
+
+  // Per scope event: bytes allocated inside it, and live bytes at the end of the forward.
+  void reset_scope_tables(size_t n) {
+    scope_alloc_.assign(n, 0);
+    scope_live_.assign(n, 0);
+    scope_saved_.assign(n, 0);
+    table_.assign(kTableSize, Entry{});
+  }
+  // Copies the live bytes of scope events [first, last) (this step's) as "saved for backward".
+  void snapshot_saved(size_t first, size_t last) {
+    last = std::min(last, scope_live_.size());
+    for (size_t i = first; i < last; ++i) scope_saved_[i] = scope_live_[i];
+  }
+  void set_forward(bool on) { in_forward_ = on; }
+  int64_t take_phase_peak() { return phase_peak_.exchange(allocated_.load()); }
+  int64_t allocated() const { return allocated_.load(std::memory_order_relaxed); }
+  const std::vector<int64_t>& scope_alloc() const { return scope_alloc_; }
+  const std::vector<int64_t>& scope_saved() const { return scope_saved_; }
+
+ private:
+  struct Entry {
+    void* ptr = nullptr;
+    int32_t scope = -1;
+    int64_t bytes = 0;
+  };
+  static constexpr size_t kTableSize = 1 << 16;
+
+  void track_scope(void* ptr, int64_t size) {
+    const size_t mask = kTableSize - 1;
+    size_t i = (reinterpret_cast<uintptr_t>(ptr) >> 4) & mask;
+    if (size > 0) {
+      const int32_t scope = g.scopes != nullptr ? g.scopes->current() : -1;
+      if (!in_forward_ || scope < 0 || static_cast<size_t>(scope) >= scope_alloc_.size()) return;
+      scope_alloc_[scope] += size;
+      scope_live_[scope] += size;
+      for (size_t probes = 0; probes < kTableSize; ++probes, i = (i + 1) & mask) {
+        if (table_[i].ptr == nullptr) {
+          table_[i] = {ptr, scope, size};
+          return;
+        }
+      }
+      return;  // table full: the bytes stay counted as live (an over-estimate, rare)
+    }
+    for (size_t probes = 0; probes < kTableSize; ++probes, i = (i + 1) & mask) {
+      if (table_[i].ptr == nullptr) return;  // not tracked
+      if (table_[i].ptr == ptr) {
+        scope_live_[table_[i].scope] -= table_[i].bytes;
+        // Backward-shift deletion keeps the probe chains intact.
+        size_t hole = i;
+        for (size_t j = (i + 1) & mask; table_[j].ptr != nullptr; j = (j + 1) & mask) {
+          const size_t home = (reinterpret_cast<uintptr_t>(table_[j].ptr) >> 4) & mask;
+          if (((j - home) & mask) >= ((j - hole) & mask)) {
+            table_[hole] = table_[j];
+            hole = j;
+          }
+        }
+        table_[hole] = Entry{};
+        return;
+      }
+    }
+  }
+
+  std::atomic<int64_t> phase_peak_{0};
+  std::atomic<int64_t> allocated_{0};
+  std::vector<int64_t> scope_alloc_, scope_live_, scope_saved_;
+  std::vector<Entry> table_;
+  bool in_forward_ = false;
+};
+
+// ---------------------------------------------------------------------------------------------
+
+struct Tracer::Impl {
+  TracerOptions options;
+  ScopeRecorder scopes;
+  std::vector<std::unique_ptr<ThreadBuffer>> buffers;
+  std::shared_ptr<MemoryReporter> memory = std::make_shared<MemoryReporter>();
+  std::optional<c10::DebugInfoGuard> memory_guard;
+  at::CallbackHandle handle = 0;
+  at::RecordFunctionCallback callback{on_start, on_end};
+  std::vector<PhaseMemory> phase_memory;
+  std::vector<int32_t> steps;
+  TracerCalibration calibration;
+  int32_t step = 0;
+  bool keep = false;
+  size_t step_first_op = 0, step_first_scope = 0, step_first_shape = 0, step_first_mem = 0;
+
+  explicit Impl(const TracerOptions& o)
+      : options(o), scopes(o.max_scope_events, [] { return static_cast<int64_t>(at::sequence_number::peek()); }) {}
+};
+
+Tracer::Tracer(const TracerOptions& options) : impl_(std::make_unique<Impl>(options)) {}
+
+Tracer::~Tracer() {
+  if (recording_) stop_window();
+}
+
+namespace {
+// Time of n cheap ops (a 1-element add), for the per-event cost calibration.
+int64_t time_probe_ops(int n) {
+  at::Tensor a = torch::ones({1}), b = torch::ones({1});
+  const int64_t t0 = now_ns();
+  for (int i = 0; i < n; ++i) a.add_(b);
+  return now_ns() - t0;
+}
+}  // namespace
+
+void Tracer::start_window() {
+  Impl& m = *impl_;
+  const bool ops = m.options.level >= Level::kOps;
+  if (!m.buffers.empty()) {  // a later cycle of the schedule: keep accumulating
+    g.active.store(true);
+    m.handle = at::addGlobalCallback(m.callback);
+    m.memory_guard.emplace(c10::DebugInfoKind::PROFILER_STATE, m.memory);
+    recording_ = true;
+    return;
+  }
+  // Per-thread buffers, reserved now: the pages of a buffer become resident only as it fills.
+  for (int i = 0; i < kMaxThreads; ++i) {
+    auto tb = std::make_unique<ThreadBuffer>();
+    tb->index = static_cast<uint16_t>(i);
+    tb->ops.reserve(m.options.max_events);
+    tb->parents.reserve(m.options.max_events);
+    tb->shapes.reserve(ops ? m.options.max_events / 4 : 0);
+    tb->flop_op.assign(4096, 2);  // one per NameTable slot
+    g.buffers[i] = tb.get();
+    m.buffers.push_back(std::move(tb));
+  }
+  g.generation.fetch_add(1);
+  g.num_buffers.store(0);
+  claim_buffer();  // slot 0: the training loop's thread
+  g.record_shapes = m.options.record_shapes;
+  g.scopes = &m.scopes;
+  m.phase_memory.reserve(1 << 16);
+
+  // Calibration of the per-event cost with a FUNCTION-scope callback on a cheap op:
+  // (time with the callback - without) / events recorded.
+  constexpr int kProbeOps = 4000;
+  time_probe_ops(kProbeOps);  // warm
+  const int64_t off_ns = time_probe_ops(kProbeOps);
+  auto probe_cb = at::RecordFunctionCallback(on_start, on_end).needsInputs(ops);
+  probe_cb.scopes({at::RecordScope::FUNCTION});
+  at::CallbackHandle probe = at::addGlobalCallback(probe_cb);
+  g.active.store(true);
+  const int64_t on_ns = time_probe_ops(kProbeOps);
+  const size_t events = g.buffers[0]->ops.size();
+  at::removeCallback(probe);
+  g.active.store(false);
+  m.calibration.events_per_probe_op = static_cast<double>(events) / kProbeOps;
+  m.calibration.ns_per_event =
+      events > 0 ? std::max(0.0, static_cast<double>(on_ns - off_ns) / static_cast<double>(events))
+                 : 0.0;
+  m.buffers[0]->ops.clear();
+  m.buffers[0]->parents.clear();
+  m.buffers[0]->shapes.clear();
+  m.buffers[0]->depth = 0;
+  // One scope = 2 clock reads + 2 sequence-number reads + the stores: time 20k of them.
+  {
+    ScopeRecorder probe_scopes(20000, [] { return static_cast<int64_t>(at::sequence_number::peek()); });
+    set_active_scope_recorder(&probe_scopes);
+    const int64_t t0 = now_ns();
+    for (int i = 0; i < 20000; ++i) {
+      LLMPROF_SCOPE(Scope::kBlock, 0);
+    }
+    m.calibration.ns_per_scope = static_cast<double>(now_ns() - t0) / 20000.0;
+    set_active_scope_recorder(nullptr);
+  }
+
+  m.callback.needsInputs(ops);
+  if (ops) {
+    m.callback.scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION});
+  } else {
+    m.callback.scopes({at::RecordScope::BACKWARD_FUNCTION});
+  }
+  m.handle = at::addGlobalCallback(m.callback);
+  g.active.store(true);
+  m.memory->reset_scope_tables(m.options.max_scope_events);
+  m.memory_guard.emplace(c10::DebugInfoKind::PROFILER_STATE, m.memory);
+  recording_ = true;
+}
+
+void Tracer::stop_window() {
+  Impl& m = *impl_;
+  g.active.store(false);
+  if (m.handle != 0) at::removeCallback(m.handle);
+  m.handle = 0;
+  m.memory_guard.reset();
+  set_active_scope_recorder(nullptr);
+  recording_ = false;
+}
+
+void Tracer::begin_step(int32_t step, bool keep) {
+  Impl& m = *impl_;
+  m.step = step;
+  m.keep = keep;
+  g.step.store(step);
+  m.scopes.set_step(step, false);
+  m.step_first_op = m.buffers.empty() ? 0 : m.buffers[0]->ops.size();
+  m.step_first_scope = m.scopes.events().size();
+  m.step_first_shape = m.buffers.empty() ? 0 : m.buffers[0]->shapes.size();
+  m.step_first_mem = m.phase_memory.size();
+  set_active_scope_recorder(&m.scopes);
+}
+
+void Tracer::end_step() {
+  Impl& m = *impl_;
+  set_active_scope_recorder(nullptr);
+  if (!m.keep && !m.buffers.empty()) {  // schedule warm-up step: drop what it recorded
+    for (auto& tb : m.buffers) {
+      tb->ops.resize(tb == m.buffers[0] ? m.step_first_op : 0);
+      tb->parents.resize(tb->ops.size());
+      tb->shapes.resize(tb == m.buffers[0] ? m.step_first_shape : 0);
+    }
+    m.scopes.truncate(m.step_first_scope);
+    m.phase_memory.resize(m.step_first_mem);
+    return;
+  }
+  m.steps.push_back(m.step);
+}
+
+void Tracer::on_phase_begin(Phase phase) {
+  Impl& m = *impl_;
+  g.phase.store(static_cast<uint8_t>(phase), std::memory_order_relaxed);
+  m.memory->take_phase_peak();  // start the phase's peak from the current level
+  if (phase == Phase::kForward) m.memory->set_forward(true);
+  if (phase == Phase::kBackward) m.scopes.set_step(m.step, /*in_backward=*/true);
+}
+
+void Tracer::on_phase_end(Phase phase) {
+  Impl& m = *impl_;
+  if (phase == Phase::kForward) {
+    m.memory->set_forward(false);
+    // What this step's forward left alive is what backward will use.
+    m.memory->snapshot_saved(m.step_first_scope, m.scopes.events().size());
+  }
+  if (phase == Phase::kBackward) m.scopes.set_step(m.step, false);
+  PhaseMemory pm;
+  pm.step = m.step;
+  pm.phase = static_cast<uint8_t>(phase);
+  pm.peak_allocated_bytes = m.memory->take_phase_peak();
+  pm.end_allocated_bytes = m.memory->allocated();
+  if (m.phase_memory.size() < m.phase_memory.capacity()) m.phase_memory.push_back(pm);
+}
+
+TraceData Tracer::take_data() {
+  Impl& m = *impl_;
+  TraceData d;
+  d.calibration = m.calibration;
+  d.scopes = m.scopes.events();
+  d.dropped_scopes = m.scopes.dropped();
+  d.memory = m.phase_memory;
+  d.steps = m.steps;
+  d.scope_alloc_bytes.assign(m.memory->scope_alloc().begin(),
+                             m.memory->scope_alloc().begin() +
+                                 std::min(d.scopes.size(), m.memory->scope_alloc().size()));
+  d.scope_saved_bytes.assign(m.memory->scope_saved().begin(),
+                             m.memory->scope_saved().begin() +
+                                 std::min(d.scopes.size(), m.memory->scope_saved().size()));
+  // Merge threads: names re-interned into one global list, shape and parent indices offset.
+  NameTable global_names;
+  for (auto& tb : m.buffers) {
+    if (tb->ops.empty()) continue;
+    ++d.num_threads;
+    d.dropped_events += tb->dropped;
+    const auto op_offset = static_cast<int32_t>(d.ops.size());
+    const auto shape_offset = static_cast<int32_t>(d.shapes.size());
+    for (size_t i = 0; i < tb->ops.size(); ++i) {
+      OpEvent e = tb->ops[i];
+      std::string name(tb->names.name(e.name_id));
+      e.name_id = global_names.intern(name.c_str());
+      if (e.shape_id >= 0) e.shape_id += shape_offset;
+      d.ops.push_back(e);
+      const int32_t p = tb->parents[i];
+      d.parents.push_back(p >= 0 ? p + op_offset : -1);
+    }
+    d.shapes.insert(d.shapes.end(), tb->shapes.begin(), tb->shapes.end());
+  }
+  for (uint32_t i = 0; i < global_names.size(); ++i) d.names.emplace_back(global_names.name(i));
+  return d;
+}
+
+}  // namespace llmprof::profile

@@ -1,0 +1,242 @@
+// EnergyMonitor's outputs: the summary.json "energy" block, env.json availability and power.csv.
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+#include "llmprof/error.h"
+#include "llmprof/telemetry/energy_monitor.h"
+#include "llmprof/telemetry/power_sampler.h"
+
+namespace llmprof::telemetry {
+
+namespace {
+
+using nlohmann::json;
+
+// The default energy.grid_gco2_per_kwh and where it comes from.
+constexpr const char* kDefaultGridSource =
+    "default: 475 gCO2/kWh, IEA world-average carbon intensity of electricity (Global Energy & "
+    "CO2 Status Report 2019), as used by CodeCarbon and the ML CO2 Impact calculator";
+
+json number_or_null(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
+
+json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+// Running mean / max of the valid values of one field.
+struct FieldStats {
+  double sum = 0;
+  double max = kNoValue;
+  int64_t n = 0;
+  void add(double v) {
+    if (std::isnan(v)) return;
+    sum += v;
+    max = std::isnan(max) || v > max ? v : max;
+    ++n;
+  }
+  double mean() const { return n > 0 ? sum / static_cast<double>(n) : kNoValue; }
+};
+
+// A CSV field: quoted when it holds a comma, quote or newline.
+std::string csv_text(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// Shortest round-trip text of v; empty when unknown.
+std::string csv_number(double v) { return std::isnan(v) ? std::string() : fmt::format("{}", v); }
+
+}  // namespace
+
+json EnergyMonitor::summary_json(int64_t tokens,
+                                 double flops,
+                                 int64_t t0_ns,
+                                 int64_t t1_ns,
+                                 const std::vector<PhaseSpan>& phases) const {
+  json e;
+  if (!cfg_.enabled) {
+    e["total_j"] = nullptr;
+    e["reason"] = "energy.enabled = false";
+    return e;
+  }
+  json unavailable = json::array();
+  for (const SourceState& s : sources_) {
+    if (!s.availability.available) {
+      unavailable.push_back({{"source", s.source->name()}, {"reason", s.availability.reason}});
+    }
+  }
+  const double cpu_ms = static_cast<double>(sampler_cpu_ns()) * 1e-6;
+  const int64_t wall_ns = sampler_wall_ns();
+  const json cpu_fraction =
+      wall_ns > 0 ? json(static_cast<double>(sampler_cpu_ns()) / wall_ns) : json(nullptr);
+  const IntervalEnergy total = step_energy(t0_ns, t1_ns);
+  e["total_j"] = optional_json(total.joules);
+  if (!total.joules) {
+    e["reason"] = !has_energy() ? no_energy_reason_
+                                : fmt::format(
+                                      "the run interval is not covered by the {} power "
+                                      "samples{} (start() before the run, stop() after)",
+                                      samples(), ring_full() ? " (buffer full)" : "");
+    e["unavailable"] = unavailable;
+    e["sampler_cpu_ms"] = cpu_ms;
+    e["sampler_cpu_fraction"] = cpu_fraction;
+    return e;
+  }
+  const double joules = *total.joules;
+  const double seconds = static_cast<double>(t1_ns - t0_ns) * 1e-9;
+  const double kwh = joules / 3.6e6;  // 1 kWh = 3.6 MJ
+  e["kwh"] = kwh;
+  e["tokens_per_j"] =
+      tokens > 0 && joules > 0 ? json(static_cast<double>(tokens) / joules) : json(nullptr);
+  // FLOP per joule = (FLOP/s) / W.
+  e["flops_per_j"] = flops > 0 && joules > 0 ? json(flops / joules) : json(nullptr);
+  e["mean_power_w"] = seconds > 0 ? json(joules / seconds) : json(nullptr);
+
+  // Per-frame sums over the total's channels (peak) and per-channel statistics.
+  const SampleRing& ring = sampler_->ring();
+  const size_t frames = ring.size();
+  double peak_w = kNoValue;
+  const size_t nc = channels_.size();
+  std::vector<FieldStats> power(nc), util(nc), temp(nc), mem(nc), clock(nc);
+  for (size_t k = 0; k < frames; ++k) {
+    if (ring.t_ns(k) < t0_ns || ring.t_ns(k) > t1_ns) continue;
+    double sum_w = 0;
+    for (size_t i : total_channels_) sum_w += frame_power_w(channels_[i], k);
+    if (!std::isnan(sum_w) && (std::isnan(peak_w) || sum_w > peak_w)) peak_w = sum_w;
+    for (size_t c = 0; c < channels_.size(); ++c) {
+      const Reading& r = ring.at(k, channels_[c].ring_index);
+      power[c].add(frame_power_w(channels_[c], k));
+      util[c].add(r.utilisation);
+      temp[c].add(r.temperature_c);
+      mem[c].add(r.memory_used_bytes);
+      clock[c].add(r.sm_clock_mhz);
+    }
+  }
+  e["peak_power_w"] = number_or_null(peak_w);
+  e["co2_g"] = kwh * cfg_.grid_gco2_per_kwh;
+  e["grid_gco2_per_kwh"] = cfg_.grid_gco2_per_kwh;
+  e["grid_source"] = cfg_.grid_gco2_per_kwh == config::EnergyConfig{}.grid_gco2_per_kwh
+                         ? kDefaultGridSource
+                         : "energy.grid_gco2_per_kwh (config)";
+  e["source"] = source_label();
+  e["estimated"] = total.estimated;
+  e["sampler_cpu_ms"] = cpu_ms;
+  e["sampler_cpu_fraction"] = cpu_fraction;
+  e["unavailable"] = unavailable;
+  e["interval_s"] = seconds;
+  e["sample_hz"] = sampler_->sample_hz();
+  e["samples"] = frames;
+  e["ring_full"] = ring_full();
+
+  json domains = json::array();
+  const std::vector<DomainEnergy> per_domain = domain_energy(t0_ns, t1_ns);
+  for (size_t c = 0; c < channels_.size(); ++c) {
+    const ChannelInfo& info = channels_[c].info;
+    json d = {{"source", info.source},       {"domain", info.domain},
+              {"label", info.label},         {"kind", channel_kind_name(info.kind)},
+              {"estimated", info.estimated}, {"in_total", info.in_total},
+              {"energy_j", nullptr}};
+    for (const DomainEnergy& de : per_domain) {
+      if (de.source != info.source || de.domain != info.domain) continue;
+      d["energy_j"] = optional_json(de.joules);
+      d["mean_power_w"] = de.joules && seconds > 0 ? json(*de.joules / seconds) : json(nullptr);
+    }
+    if (info.kind != ChannelKind::kNone) d["peak_power_w"] = number_or_null(power[c].max);
+    if (util[c].n > 0) d["mean_utilisation"] = util[c].mean();
+    if (temp[c].n > 0) d["peak_temperature_c"] = temp[c].max;
+    if (mem[c].n > 0) d["peak_memory_used_bytes"] = mem[c].max;
+    if (clock[c].n > 0) d["mean_sm_clock_mhz"] = clock[c].mean();
+    domains.push_back(std::move(d));
+  }
+  e["domains"] = std::move(domains);
+
+  if (!phases.empty()) {
+    json by_phase = json::object();
+    for (const PhaseEnergy& p : phase_energy(phases)) {
+      by_phase[p.phase] = {{"energy_j", optional_json(p.joules)},
+                           {"seconds", p.seconds},
+                           {"mean_power_w", optional_json(p.avg_power_w)},
+                           {"estimated", p.estimated},
+                           {"intervals", p.intervals}};
+    }
+    e["phases"] = std::move(by_phase);
+  }
+  return e;
+}
+
+json EnergyMonitor::availability_json() const {
+  json j = {{"enabled", cfg_.enabled}};
+  json sources = json::array();
+  for (const SourceState& s : sources_) {
+    json src = {{"source", s.source->name()}, {"available", s.availability.available}};
+    if (!s.availability.available) src["reason"] = s.availability.reason;
+    json chans = json::array();
+    if (s.availability.available) {
+      for (const ChannelInfo& c : s.source->channels()) {
+        chans.push_back({{"domain", c.domain},
+                         {"label", c.label},
+                         {"kind", channel_kind_name(c.kind)},
+                         {"estimated", c.estimated},
+                         {"in_total", c.in_total}});
+      }
+    }
+    src["channels"] = std::move(chans);
+    sources.push_back(std::move(src));
+  }
+  j["sources"] = std::move(sources);
+  j["sample_hz"] = cfg_.sample_hz;
+  j["total_source"] = has_energy() ? json(source_label()) : json(nullptr);
+  if (cfg_.enabled && !has_energy()) j["reason"] = no_energy_reason_;
+  return j;
+}
+
+void EnergyMonitor::write_power_csv(const std::string& path) const {
+  std::string out = "t_s,source,domain,watts,joules_cum,utilisation,estimated\n";
+  if (sampler_) {
+    const SampleRing& ring = sampler_->ring();
+    const size_t frames = ring.size();
+    std::vector<double> cum_j(channels_.size(), 0.0);  // power channels: running trapezoid
+    std::vector<size_t> prev(channels_.size(), static_cast<size_t>(-1));
+    for (size_t k = 0; k < frames; ++k) {
+      const double t_s = static_cast<double>(ring.t_ns(k) - ring.t_ns(0)) * 1e-9;
+      for (size_t c = 0; c < channels_.size(); ++c) {
+        const Channel& ch = channels_[c];
+        const Reading& r = ring.at(k, ch.ring_index);
+        double watts = std::isnan(r.power_w) ? frame_power_w(ch, k) : r.power_w;
+        double joules = kNoValue;
+        if (ch.info.kind == ChannelKind::kCounter) {
+          joules = r.energy_j;
+        } else if (ch.info.kind == ChannelKind::kPower && !std::isnan(r.power_w)) {
+          if (prev[c] != static_cast<size_t>(-1)) {
+            const double dt_s = static_cast<double>(ring.t_ns(k) - ring.t_ns(prev[c])) * 1e-9;
+            cum_j[c] += 0.5 * (ring.at(prev[c], ch.ring_index).power_w + r.power_w) * dt_s;
+          }
+          prev[c] = k;
+          joules = cum_j[c];
+        }
+        if (std::isnan(watts) && std::isnan(joules) && std::isnan(r.utilisation)) continue;
+        fmt::format_to(std::back_inserter(out), "{:.6f},{},{},{},{},{},{}\n", t_s,
+                       csv_text(ch.info.source), csv_text(ch.info.domain), csv_number(watts),
+                       csv_number(joules), csv_number(r.utilisation), ch.info.estimated ? 1 : 0);
+      }
+    }
+  }
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) throw IoError("power.csv: cannot create " + tmp + ": " + std::strerror(errno));
+  const bool written = std::fwrite(out.data(), 1, out.size(), f) == out.size();
+  if (std::fclose(f) != 0 || !written) {
+    throw IoError("power.csv: cannot write " + tmp + ": " + std::strerror(errno));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    throw IoError("power.csv: cannot rename " + tmp + " to " + path + ": " + std::strerror(errno));
+  }
+}
+
+}  // namespace llmprof::telemetry

@@ -1,0 +1,192 @@
+#include "train/deep_profile.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace llmprof::train {
+
+using profile::Scope;
+
+namespace {
+
+// Analytic forward FLOPs of one call of each scope for a micro-batch of B sequences (matmuls,
+// multiply-add = 2; the same terms as model/flops.h); -1 = not modelled.
+std::array<double, profile::kNumScopes> scope_forward_flops(const model::GptShape& s, int64_t B) {
+  std::array<double, profile::kNumScopes> f;
+  f.fill(-1);
+  const double b = static_cast<double>(B), T = static_cast<double>(s.block_size);
+  const double C = static_cast<double>(s.n_embd), V = static_cast<double>(s.vocab_size);
+  auto at = [&](Scope sc) -> double& { return f[static_cast<int>(sc)]; };
+  at(Scope::kAttnQkv) = 2 * b * T * C * 3 * C;
+  at(Scope::kAttnScores) = 2 * b * T * T * C;
+  at(Scope::kAttnMix) = 2 * b * T * T * C;
+  at(Scope::kAttnCore) = at(Scope::kAttnScores) + at(Scope::kAttnMix);
+  at(Scope::kAttnProj) = 2 * b * T * C * C;
+  at(Scope::kAttn) = at(Scope::kAttnQkv) + at(Scope::kAttnCore) + at(Scope::kAttnProj);
+  at(Scope::kMlpUp) = 2 * b * T * C * 4 * C;
+  at(Scope::kMlpDown) = 2 * b * T * 4 * C * C;
+  at(Scope::kMlp) = at(Scope::kMlpUp) + at(Scope::kMlpDown);
+  at(Scope::kBlock) = at(Scope::kAttn) + at(Scope::kMlp);
+  at(Scope::kLmHead) = 2 * b * T * C * V;
+  return f;
+}
+
+}  // namespace
+
+DeepProfile::DeepProfile(const config::Config& cfg, const model::GptShape& shape,
+                         double peak_flops_per_s, std::string run_dir)
+    : cfg_(cfg.profile), level_(profile::parse_level(cfg.profile.level)),
+      run_dir_(std::move(run_dir)), peak_flops_per_s_(peak_flops_per_s),
+      scope_flops_(scope_forward_flops(shape, cfg.train.batch_size)) {
+  if (level_ < profile::Level::kModules) return;
+  profile::TracerOptions o;
+  o.level = level_;
+  o.record_shapes = cfg.profile.record_shapes;
+  o.max_events = static_cast<size_t>(cfg.profile.max_events);
+  o.max_scope_events = static_cast<size_t>(cfg.profile.max_events / 4 + 1024);
+  tracer_ = std::make_unique<profile::Tracer>(o);
+}
+
+DeepProfile::~DeepProfile() = default;
+
+DeepProfile::StepKind DeepProfile::kind_of(int64_t step) const {
+  const int64_t cycle = cfg_.schedule_wait + cfg_.schedule_warmup + cfg_.schedule_active;
+  if (cfg_.schedule_repeat > 0 && step / cycle >= cfg_.schedule_repeat) return StepKind::kSkip;
+  const int64_t pos = step % cycle;
+  if (pos < cfg_.schedule_wait) return StepKind::kSkip;
+  if (pos < cfg_.schedule_wait + cfg_.schedule_warmup) return StepKind::kWarmup;
+  return StepKind::kActive;
+}
+
+bool DeepProfile::last_of_window(int64_t step) const {
+  const int64_t cycle = cfg_.schedule_wait + cfg_.schedule_warmup + cfg_.schedule_active;
+  return step % cycle == cycle - 1;
+}
+
+void DeepProfile::before_step(int64_t step, profile::PhaseRecorder& recorder) {
+  if (!tracer_) return;
+  const StepKind kind = kind_of(step);
+  if (kind == StepKind::kSkip) return;
+  if (!tracer_->recording()) tracer_->start_window();
+  tracer_->begin_step(static_cast<int32_t>(step), kind == StepKind::kActive);
+  recorder.set_observer(tracer_.get());
+  in_step_ = true;
+}
+
+void DeepProfile::after_step(const profile::StepRecord& record, int64_t max_rss_bytes,
+                             profile::PhaseRecorder& recorder) {
+  if (!in_step_) return;
+  in_step_ = false;
+  recorder.set_observer(nullptr);
+  tracer_->end_step();
+  if (kind_of(record.step) == StepKind::kActive) {
+    recorded_.push_back(record);
+    const auto ms = [&](profile::Phase p) {
+      return static_cast<double>(record.phase_ns[static_cast<int>(p)]) * 1e-6;
+    };
+    phases_.push_back({static_cast<int32_t>(record.step), ms(profile::Phase::kForward),
+                       ms(profile::Phase::kBackward), max_rss_bytes});
+  }
+  if (last_of_window(record.step)) {
+    tracer_->stop_window();
+    process();
+  }
+}
+
+void DeepProfile::finish() {
+  if (!tracer_) return;
+  if (tracer_->recording()) {
+    tracer_->stop_window();
+    process();
+  } else if (!processed_ && !recorded_.empty()) {
+    process();
+  }
+}
+
+void DeepProfile::process() {
+  if (recorded_.empty()) return;
+  const int64_t t0 = profile::now_ns();
+  profile::TraceData data = tracer_->take_data();
+  calibration_ = data.calibration;
+  dropped_events_ = data.dropped_events;
+  dropped_scopes_ = data.dropped_scopes;
+  if (dropped_events_ > 0 || dropped_scopes_ > 0) {
+    spdlog::warn("profiler buffers full: {} events and {} scopes not recorded; raise "
+                 "profile.max_events or shorten profile.schedule_active",
+                 dropped_events_, dropped_scopes_);
+  }
+  analysis_ = profile::analyze(data, phases_, scope_flops_, peak_flops_per_s_);
+  profile::write_modules_csv(run_dir_ + "/modules.csv", analysis_);
+  profile::write_activations_csv(run_dir_ + "/activations.csv", analysis_);
+  profile::write_memory_csv(run_dir_ + "/memory.csv", data, phases_);
+  if (level_ >= profile::Level::kOps) profile::write_ops_csv(run_dir_ + "/ops.csv", analysis_);
+  if (cfg_.trace) trace_stats_ = profile::write_trace(run_dir_ + "/trace.json", data, recorded_);
+  post_processing_ms_ = static_cast<double>(profile::now_ns() - t0) * 1e-6;
+  processed_ = true;
+  spdlog::info("profiled {} steps: {:.0f} events/step, forward scopes {:.2f} of {:.2f} ms, "
+               "backward nodes {:.2f} of {:.2f} ms; written in {:.0f} ms",
+               analysis_.n_steps, analysis_.events_per_step, analysis_.forward_scopes_ms,
+               analysis_.forward_phase_ms, analysis_.backward_nodes_ms,
+               analysis_.backward_phase_ms, post_processing_ms_);
+}
+
+void DeepProfile::add_to_summary(nlohmann::json& s, double analytic_flops_per_step) const {
+  using nlohmann::json;
+  if (!tracer_) return;
+  const auto& a = analysis_;
+  auto frac = [](double part, double whole) { return whole > 0 ? json(1.0 - part / whole) : json(nullptr); };
+  s["modules"] = {{"recorded_steps", a.n_steps},
+                  {"forward_scopes_ms", a.forward_scopes_ms},
+                  {"forward_phase_ms", a.forward_phase_ms},
+                  {"forward_residual_fraction", frac(a.forward_scopes_ms, a.forward_phase_ms)},
+                  {"backward_nodes_ms", a.backward_nodes_ms},
+                  {"backward_phase_ms", a.backward_phase_ms},
+                  {"backward_residual_fraction", frac(a.backward_nodes_ms, a.backward_phase_ms)},
+                  {"dropped_events", dropped_events_},
+                  {"dropped_scopes", dropped_scopes_}};
+  if (a.counted_matmul_flops) {
+    s["flops"]["counted_matmul_per_step"] = *a.counted_matmul_flops;
+    s["flops"]["counted_other_per_step"] = *a.counted_other_flops;
+    s["flops"]["counted_vs_analytic_ratio"] = *a.counted_matmul_flops / analytic_flops_per_step;
+  } else {
+    s["flops"]["counted_matmul_per_step"] = nullptr;
+    s["flops"]["counted_note"] = "FLOPs are counted from op shapes at profile.level=ops";
+  }
+  // Own cost: events x calibrated cost per event + scopes x cost per scope (estimates).
+  const double est_ms = (a.events_per_step * calibration_.ns_per_event +
+                         a.scopes_per_step * calibration_.ns_per_scope) * 1e-6;
+  json& o = s["profiler_overhead"];
+  o["deep"] = {{"events_per_step", a.events_per_step},
+               {"scopes_per_step", a.scopes_per_step},
+               {"ns_per_event", calibration_.ns_per_event},
+               {"ns_per_scope", calibration_.ns_per_scope},
+               {"estimated_ms_per_recorded_step", est_ms},
+               {"estimated_fraction_of_recorded_step",
+                a.forward_phase_ms + a.backward_phase_ms > 0
+                    ? json(est_ms / (a.forward_phase_ms + a.backward_phase_ms))
+                    : json(nullptr)},
+               {"post_processing_ms", post_processing_ms_},
+               {"estimated", true}};
+  if (trace_stats_.events > 0) {
+    o["trace"] = {{"events", trace_stats_.events},
+                  {"bytes", trace_stats_.bytes},
+                  {"bytes_per_event", static_cast<double>(trace_stats_.bytes) / trace_stats_.events},
+                  {"write_ms", trace_stats_.write_ms}};
+  }
+}
+
+std::vector<std::string> DeepProfile::top_ops_lines(size_t n) const {
+  std::vector<std::string> lines;
+  if (analysis_.ops.empty()) return lines;
+  lines.push_back(fmt::format("{:<44} {:>8} {:>10} {:>10} {:>7} {:>10}", "op (per step)", "calls",
+                              "self ms", "total ms", "self%", "GFLOP/s"));
+  for (size_t i = 0; i < analysis_.ops.size() && i < n; ++i) {
+    const auto& r = analysis_.ops[i];
+    lines.push_back(fmt::format("{:<44} {:>8.1f} {:>10.3f} {:>10.3f} {:>6.1f}% {:>10}", r.op,
+                                r.calls, r.self_ms, r.total_ms, r.self_share * 100,
+                                r.gflops_per_s ? fmt::format("{:.1f}", *r.gflops_per_s) : "-"));
+  }
+  return lines;
+}
+
+}  // namespace llmprof::train

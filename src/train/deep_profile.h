@@ -1,0 +1,59 @@
+// The train loop's side of profile.level=modules|ops: the recording schedule (wait, warmup,
+// active, repeat), starting and stopping the tracer between steps, and turning each recorded
+// window into modules.csv, ops.csv, activations.csv, memory.csv and trace.json.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "llmprof/config/config.h"
+#include "llmprof/model/flops.h"
+#include "llmprof/profile/analysis.h"
+#include "llmprof/profile/tracer.h"
+
+namespace llmprof::train {
+
+class DeepProfile {
+ public:
+  DeepProfile(const config::Config& cfg, const model::GptShape& shape, double peak_flops_per_s,
+              std::string run_dir);
+  ~DeepProfile();
+
+  // Between steps: opens the window when the schedule reaches a traced step.
+  void before_step(int64_t step, profile::PhaseRecorder& recorder);
+  // Between steps: closes the step; at the end of a window writes the tables and the trace.
+  void after_step(const profile::StepRecord& record, int64_t max_rss_bytes,
+                  profile::PhaseRecorder& recorder);
+  // End of the run (or an early stop): closes an open window and writes what it recorded.
+  void finish();
+
+  void add_to_summary(nlohmann::json& summary, double analytic_flops_per_step) const;
+  std::vector<std::string> top_ops_lines(size_t n) const;
+
+ private:
+  enum class StepKind { kSkip, kWarmup, kActive };
+  StepKind kind_of(int64_t step) const;
+  bool last_of_window(int64_t step) const;
+  void process();
+
+  config::ProfileConfig cfg_;
+  profile::Level level_;
+  std::string run_dir_;
+  double peak_flops_per_s_;
+  std::array<double, profile::kNumScopes> scope_flops_{};
+  std::unique_ptr<profile::Tracer> tracer_;
+  bool in_step_ = false;
+  std::vector<profile::StepRecord> recorded_;
+  std::vector<profile::StepPhases> phases_;
+  profile::Analysis analysis_;
+  profile::TraceStats trace_stats_;
+  profile::TracerCalibration calibration_;
+  int64_t dropped_events_ = 0, dropped_scopes_ = 0;
+  double post_processing_ms_ = 0;
+  bool processed_ = false;
+};
+
+}  // namespace llmprof::train

@@ -1,0 +1,157 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "llmprof/profile/analysis.h"
+#include "llmprof/profile/events.h"
+#include "llmprof/profile/phase.h"
+#include "llmprof/profile/scope.h"
+#include "llmprof/profile/stats.h"
+
+namespace llmprof::profile {
+namespace {
+
+ShapeRecord shapes(std::initializer_list<std::vector<int64_t>> inputs) {
+  ShapeRecord s;
+  int i = 0;
+  for (const auto& in : inputs) {
+    s.ndim[i] = static_cast<int8_t>(in.size());
+    for (size_t d = 0; d < in.size(); ++d) s.dims[i][d] = in[d];
+    ++i;
+  }
+  return s;
+}
+
+TEST(OpFlops, MatmulFamilyMatchesTwoMkn) {
+  EXPECT_DOUBLE_EQ(*op_flops("aten::mm", shapes({{64, 128}, {128, 32}})), 2.0 * 64 * 128 * 32);
+  EXPECT_DOUBLE_EQ(*op_flops("aten::addmm", shapes({{32}, {64, 128}, {128, 32}})), 2.0 * 64 * 128 * 32);
+  EXPECT_DOUBLE_EQ(*op_flops("aten::bmm", shapes({{8, 16, 4}, {8, 4, 16}})), 2.0 * 8 * 16 * 4 * 16);
+  EXPECT_DOUBLE_EQ(*op_flops("aten::baddbmm", shapes({{8, 16, 16}, {8, 16, 4}, {8, 4, 16}})),
+                   2.0 * 8 * 16 * 4 * 16);
+}
+
+TEST(OpFlops, ElementwiseOpsAndBackwardsCountPerElement) {
+  EXPECT_DOUBLE_EQ(*op_flops("aten::_softmax", shapes({{4, 10}})), 5.0 * 40);
+  EXPECT_DOUBLE_EQ(*op_flops("aten::gelu", shapes({{3, 7}})), 8.0 * 21);
+  EXPECT_DOUBLE_EQ(*op_flops("aten::gelu_backward", shapes({{3, 7}, {3, 7}})), 16.0 * 21);
+  EXPECT_DOUBLE_EQ(*op_flops("aten::_softmax_backward_data", shapes({{4, 10}, {4, 10}})), 10.0 * 40);
+  EXPECT_FALSE(op_flops("aten::add", shapes({{4, 10}})).has_value());
+  EXPECT_FALSE(op_flops("aten::mm", shapes({{4, 10, 3}, {3, 3}})).has_value()) << "wrong rank";
+}
+
+TEST(NameTable, InternsOnceAndOverflowsToOther) {
+  NameTable t(8, 64);
+  uint32_t a = t.intern("aten::mm");
+  std::string copy = "aten::mm";
+  EXPECT_EQ(t.intern(copy.c_str()), a) << "same text, other pointer";
+  EXPECT_EQ(t.name(a), "aten::mm");
+  EXPECT_EQ(t.intern("aten::bmm"), a + 1);
+  t.intern("x1");
+  EXPECT_EQ(t.intern("x2"), 0u) << "table half full: new names map to (other)";
+  EXPECT_TRUE(t.overflowed());
+  EXPECT_EQ(t.name(0), "(other)");
+}
+
+TEST(Summarize, MatchesHandComputedStatistics) {
+  Summary s = summarize({4, 1, 3, 2, 5});
+  EXPECT_EQ(s.n, 5);
+  EXPECT_DOUBLE_EQ(s.mean, 3);
+  EXPECT_DOUBLE_EQ(s.median, 3);
+  EXPECT_DOUBLE_EQ(s.p10, 1.4);  // 1 + 0.4 * (2 - 1)
+  EXPECT_DOUBLE_EQ(s.p90, 4.6);
+  EXPECT_DOUBLE_EQ(*s.stddev, std::sqrt(2.5));
+  Summary one = summarize({7});
+  EXPECT_FALSE(one.stddev.has_value()) << "no spread from one value";
+  EXPECT_EQ(summarize({}).n, 0);
+}
+
+int64_t fake_seq = 0;
+int64_t peek_fake() { return fake_seq; }
+
+TEST(ScopeRecorder, NestsAndRecordsSequenceRanges) {
+  ScopeRecorder r(16, peek_fake);
+  set_active_scope_recorder(&r);
+  fake_seq = 10;
+  {
+    LLMPROF_SCOPE(Scope::kBlock, 0);
+    fake_seq = 11;
+    {
+      LLMPROF_SCOPE(Scope::kAttn, 0);
+      fake_seq = 14;
+    }
+    fake_seq = 15;
+  }
+  set_active_scope_recorder(nullptr);
+  { LLMPROF_SCOPE(Scope::kMlp, 0); }  // inactive: not recorded
+  ASSERT_EQ(r.events().size(), 2u);
+  EXPECT_EQ(r.events()[0].seq_begin, 10);
+  EXPECT_EQ(r.events()[0].seq_end, 15);
+  EXPECT_EQ(r.events()[1].parent, 0);
+  EXPECT_EQ(r.events()[1].seq_begin, 11);
+  EXPECT_EQ(r.events()[1].seq_end, 14);
+  EXPECT_LE(r.events()[0].start_ns, r.events()[1].start_ns);
+  EXPECT_GE(r.events()[0].end_ns, r.events()[1].end_ns);
+}
+
+TEST(ScopeRecorder, FullBufferDropsAndCounts) {
+  ScopeRecorder r(2, peek_fake);
+  set_active_scope_recorder(&r);
+  for (int i = 0; i < 5; ++i) {
+    LLMPROF_SCOPE(Scope::kLn1, 0);
+  }
+  set_active_scope_recorder(nullptr);
+  EXPECT_EQ(r.events().size(), 2u);
+  EXPECT_EQ(r.dropped(), 3);
+}
+
+TEST(Analyze, AttributesBackwardNodesToTheCreatingScope) {
+  TraceData d;
+  d.steps = {0};
+  d.names = {"(other)", "MmBackward0", "torch::autograd::AccumulateGrad"};
+  ScopeEvent block;  // block[0] created seq 0..4, its attn.qkv seq 1..3
+  block.scope = static_cast<int16_t>(Scope::kBlock);
+  block.block = 0;
+  block.start_ns = 0;
+  block.end_ns = 1000;
+  block.seq_begin = 0;
+  block.seq_end = 4;
+  ScopeEvent qkv = block;
+  qkv.scope = static_cast<int16_t>(Scope::kAttnQkv);
+  qkv.parent = 0;
+  qkv.start_ns = 100;
+  qkv.end_ns = 600;
+  qkv.seq_begin = 1;
+  qkv.seq_end = 3;
+  d.scopes = {block, qkv};
+  auto node = [](int64_t seq, uint32_t name, int64_t t0, int64_t t1) {
+    OpEvent e;
+    e.kind = OpEvent::kBackwardNode;
+    e.seq = seq;
+    e.name_id = name;
+    e.start_ns = t0;
+    e.end_ns = t1;
+    return e;
+  };
+  d.ops = {node(2, 1, 2000, 2300), node(0, 1, 2300, 2400), node(-1, 2, 2400, 2450)};
+  d.parents = {-1, -1, -1};
+  std::array<double, kNumScopes> flops;
+  flops.fill(-1);
+  Analysis a = analyze(d, {{0, 0.001, 0.0005, 0}}, flops, 0);
+  auto find = [&](const std::string& scope, const std::string& pass) -> const ModuleRow* {
+    for (const auto& r : a.modules) {
+      if (r.scope == scope && r.pass == pass) return &r;
+    }
+    return nullptr;
+  };
+  ASSERT_NE(find("attn.qkv", "backward"), nullptr);
+  EXPECT_NEAR(find("attn.qkv", "backward")->total_ms, 0.0003, 1e-12);
+  EXPECT_NEAR(find("block", "backward")->total_ms, 0.0004, 1e-12) << "qkv's node + block's own";
+  EXPECT_NEAR(find("block", "backward")->self_ms, 0.0001, 1e-12);
+  EXPECT_NEAR(find("block", "forward")->self_ms, 0.0005, 1e-12) << "1000 ns - 500 ns of qkv";
+  ASSERT_NE(find("accumulate_grad", "backward"), nullptr);
+  EXPECT_NEAR(a.backward_nodes_ms, 0.00045, 1e-12);
+  EXPECT_NEAR(a.forward_scopes_ms, 0.001, 1e-12);
+}
+
+}  // namespace
+}  // namespace llmprof::profile

@@ -1,0 +1,159 @@
+// profile.level=modules|ops end to end on the tiny model: scopes, attribution, tables, trace,
+// reconciliation, full buffers, and that profiling never changes the loss trajectory.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "llmprof/config/schema.h"
+#include "llmprof/output/csv.h"
+#include "llmprof/train/trainer.h"
+#include "support/test_support.h"
+
+namespace llmprof::train {
+namespace {
+
+config::Config tiny(const std::string& out, const std::string& name, const std::string& level) {
+  config::Config c = config::load_config(std::string(LLMPROF_SOURCE_DIR) + "/configs/tiny_test.yaml");
+  c.output.dir = out;
+  c.output.name = name;
+  c.profile.level = level;
+  c.profile.schedule_wait = 2;
+  c.profile.schedule_warmup = 1;
+  c.profile.schedule_active = 3;
+  c.schedule.max_steps = 8;
+  return c;
+}
+
+TrainResult run(const config::Config& c) {
+  TrainOptions o;
+  o.quiet = true;
+  TrainResult r = run_training(c, o);
+  EXPECT_EQ(r.status, "completed") << r.message;
+  return r;
+}
+
+using Table = std::vector<std::map<std::string, std::string>>;
+Table read_table(const std::string& path) {
+  auto rows = output::parse_csv(test::read_file(path));
+  Table t;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    std::map<std::string, std::string> m;
+    for (size_t j = 0; j < rows[0].size(); ++j) m[rows[0][j]] = rows[i][j];
+    t.push_back(m);
+  }
+  return t;
+}
+
+TEST(DeepProfile, ModulesLevelAttributesEveryScopeForwardAndBackward) {
+  test::ScratchDir dir;
+  TrainResult r = run(tiny(dir.path(), "m", "modules"));
+  Table t = read_table(r.run_dir + "/modules.csv");
+  std::map<std::pair<std::string, std::string>, double> total;  // (scope, pass) over blocks
+  std::set<std::string> blocks;
+  for (auto& row : t) {
+    total[{row["scope"], row["pass"]}] += std::stod(row["total_ms"]);
+    if (row["scope"] == "attn.qkv") blocks.insert(row["block"]);
+    EXPECT_EQ(row["steps"], "3");
+  }
+  for (const char* s : {"embedding", "block", "ln_1", "attn", "attn.qkv", "attn.core", "attn.scores",
+                        "attn.softmax", "attn.mix", "attn.proj", "ln_2", "mlp", "mlp.up", "mlp.act",
+                        "mlp.down", "ln_f", "lm_head", "loss"}) {
+    EXPECT_GT((total[{s, "forward"}]), 0) << s << " forward";
+    if (std::string(s) != "embedding") EXPECT_GT((total[{s, "backward"}]), 0) << s << " backward";
+  }
+  EXPECT_EQ(blocks, (std::set<std::string>{"0", "1"}));
+  // Nesting: a scope's total holds its children's.
+  for (const char* pass : {"forward", "backward"}) {
+    EXPECT_GE((total[{"block", pass}]), (total[{"attn", pass}] + total[{"mlp", pass}]) * 0.999);
+    EXPECT_GE((total[{"attn", pass}]), (total[{"attn.qkv", pass}]));
+    EXPECT_GE((total[{"attn.core", pass}]), (total[{"attn.scores", pass}]));
+  }
+  auto s = nlohmann::json::parse(test::read_file(r.run_dir + "/summary.json"));
+  EXPECT_EQ(s["modules"]["recorded_steps"], 3);
+  // Top-level forward scopes reconcile with the forward phase within a few percent.
+  EXPECT_LT(std::abs(s["modules"]["forward_residual_fraction"].get<double>()), 0.05)
+      << s["modules"].dump();
+  EXPECT_TRUE(s["flops"]["counted_matmul_per_step"].is_null()) << "modules level counts no ops";
+  EXPECT_FALSE(std::filesystem::exists(r.run_dir + "/ops.csv"));
+  EXPECT_TRUE(std::filesystem::exists(r.run_dir + "/activations.csv"));
+}
+
+TEST(DeepProfile, OpsLevelCountsMatmulFlopsLikeTheAnalyticModel) {
+  test::ScratchDir dir;
+  TrainResult r = run(tiny(dir.path(), "o", "ops"));
+  auto s = nlohmann::json::parse(test::read_file(r.run_dir + "/summary.json"));
+  const double ratio = s["flops"]["counted_vs_analytic_ratio"].get<double>();
+  EXPECT_NEAR(ratio, 1.0, 0.05) << s["flops"].dump();
+  Table ops = read_table(r.run_dir + "/ops.csv");
+  ASSERT_FALSE(ops.empty());
+  bool mm = false;
+  for (auto& row : ops) mm = mm || (row["op"] == "aten::mm" && !row["flops"].empty());
+  EXPECT_TRUE(mm) << "aten::mm with counted flops";
+  for (size_t i = 1; i < ops.size(); ++i) {
+    EXPECT_GE(std::stod(ops[i - 1]["self_ms"]), std::stod(ops[i]["self_ms"])) << "sorted by self";
+  }
+  EXPECT_FALSE(r.top_ops.empty());
+  Table mem = read_table(r.run_dir + "/memory.csv");
+  ASSERT_EQ(mem.size(), 3u * 4u) << "3 steps x data/forward/backward/optimizer";
+  for (auto& row : mem) EXPECT_GT(std::stod(row["peak_allocated_bytes"]), 0) << row["phase"];
+}
+
+TEST(DeepProfile, TraceIsValidChromeJsonWithMonotonicTimestamps) {
+  test::ScratchDir dir;
+  TrainResult r = run(tiny(dir.path(), "t", "ops"));
+  auto trace = nlohmann::json::parse(test::read_file(r.run_dir + "/trace.json"));
+  ASSERT_TRUE(trace.contains("traceEvents"));
+  std::map<std::pair<int, std::string>, double> last_ts;
+  int slices = 0, flows = 0, counters = 0, meta = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    ASSERT_TRUE(e.contains("ph") && e.contains("pid") && e.contains("name")) << e.dump();
+    const std::string ph = e["ph"];
+    if (ph == "M") { ++meta; continue; }
+    ASSERT_TRUE(e.contains("ts")) << e.dump();
+    if (ph == "X") {
+      ++slices;
+      EXPECT_GE(e["dur"].get<double>(), 0) << e.dump();
+      auto key = std::make_pair(e["tid"].get<int>(), e["cat"].get<std::string>());
+      if (key.second != "phase") {
+        EXPECT_GE(e["ts"].get<double>(), last_ts[key]) << e.dump();
+        last_ts[key] = e["ts"].get<double>();
+      }
+    }
+    if (ph == "s" || ph == "f") ++flows;
+    if (ph == "C") ++counters;
+  }
+  EXPECT_GT(slices, 100);
+  EXPECT_GT(flows, 10);
+  EXPECT_GT(counters, 0);
+  EXPECT_GE(meta, 2);
+  EXPECT_FALSE(std::filesystem::exists(r.run_dir + "/trace.json.tmp"));
+}
+
+TEST(DeepProfile, FullBufferWarnsAndTheRunCompletes) {
+  test::ScratchDir dir;
+  config::Config c = tiny(dir.path(), "full", "ops");
+  c.profile.max_events = 1000;
+  TrainResult r = run(c);
+  auto s = nlohmann::json::parse(test::read_file(r.run_dir + "/summary.json"));
+  EXPECT_GT(s["modules"]["dropped_events"].get<int64_t>(), 0);
+  EXPECT_NE(test::read_file(r.run_dir + "/log.txt").find("profiler buffers full"), std::string::npos);
+}
+
+TEST(DeepProfile, ModulesAndOpsLevelsDoNotChangeTheLossTrajectory) {
+  test::ScratchDir dir;
+  std::vector<std::vector<std::string>> losses;
+  for (const char* level : {"off", "modules", "ops"}) {
+    TrainResult r = run(tiny(dir.path(), level, level));
+    std::vector<std::string> l;
+    for (auto& row : read_table(r.run_dir + "/steps.csv")) l.push_back(row["loss"]);
+    losses.push_back(l);
+  }
+  EXPECT_EQ(losses[0], losses[1]);
+  EXPECT_EQ(losses[0], losses[2]);
+}
+
+}  // namespace
+}  // namespace llmprof::train
