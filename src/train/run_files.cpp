@@ -12,7 +12,8 @@ std::vector<std::string> step_columns() {
           "step_ms",       "eval_ms",        "tokens_per_s",
           "flops",         "flops_per_s",    "mfu",
           "minor_faults",  "major_faults",   "voluntary_switches",
-          "involuntary_switches", "cpu_ms",  "max_rss_bytes"};
+          "involuntary_switches", "cpu_ms",  "max_rss_bytes",
+          "energy_j",      "avg_power_w",    "energy_estimated"};
 }
 }  // namespace
 
@@ -40,6 +41,12 @@ void StepsCsv::write(const StepRow& r) {
   csv_.add(r.rusage.voluntary_switches).add(r.rusage.involuntary_switches);
   csv_.add(static_cast<double>(r.rusage.cpu_user_ns + r.rusage.cpu_system_ns) * 1e-6);
   csv_.add(r.rusage.max_rss_bytes);
+  csv_.add(r.energy_j).add(r.avg_power_w);
+  if (r.energy_j) {
+    csv_.add(static_cast<int64_t>(r.energy_estimated ? 1 : 0));
+  } else {
+    csv_.add_null();
+  }
   csv_.end_row();
 }
 

@@ -29,6 +29,9 @@ struct StepRow {
   std::optional<double> eval_ms;  // when this step ran an eval
   telemetry::RusageSnapshot rusage;  // deltas over the step
   bool phases_timed = false;
+  std::optional<double> energy_j;     // null: no sensor and no estimate, or not covered
+  std::optional<double> avg_power_w;
+  bool energy_estimated = false;
 };
 
 class StepsCsv {

@@ -18,6 +18,7 @@
 #include "llmprof/output/run_dir.h"
 #include "llmprof/profile/phase.h"
 #include "llmprof/profile/stats.h"
+#include "llmprof/telemetry/energy_monitor.h"
 #include "llmprof/train/runtime.h"
 #include "train/deep_profile.h"
 #include "train/env.h"
@@ -134,6 +135,10 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   const double flops_per_step =
       model::gpt_train_flops_per_step(shape, B, A, cfg.train.activation_checkpointing);
 
+  // Energy sources are probed now; sampling runs on its own thread during the steps.
+  std::unique_ptr<telemetry::EnergyMonitor> energy;
+  if (cfg.energy.enabled) energy = std::make_unique<telemetry::EnergyMonitor>(cfg.energy, 0);
+
   PeakFlops peak;
   if (cfg.profile.peak_flops_per_s > 0) {
     peak = {cfg.profile.peak_flops_per_s, "configured", "profile.peak_flops_per_s"};
@@ -150,8 +155,10 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   output::add_log_file(dir + "/log.txt");
   output::write_file_atomic(dir + "/config.yaml", config::to_yaml(cfg));
   td.tokenizer->save(dir);
-  output::write_file_atomic(dir + "/env.json",
-                            collect_env(cfg, runtime, peak, opts).dump(2) + "\n");
+  nlohmann::json env = collect_env(cfg, runtime, peak, opts);
+  env["energy"] = energy ? energy->availability_json()
+                         : nlohmann::json{{"enabled", false}, {"reason", "energy.enabled=false"}};
+  output::write_file_atomic(dir + "/env.json", env.dump(2) + "\n");
   StepsCsv steps_csv(dir + "/steps.csv");
   EvalCsv eval_csv(dir + "/eval.csv");
 
@@ -164,6 +171,9 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
                cfg.optim.name, cfg.train.precision, runtime.threads);
   spdlog::info("blas: {} ({}); peak {:.1f} GFLOP/s ({}: {})", runtime.blas_config,
                runtime.blas_parallel, peak.flops_per_s * 1e-9, peak.source, peak.method);
+  if (energy) {
+    for (const auto& line : energy->availability_lines()) spdlog::info("{}", line);
+  }
 
   data::BatchLoader loader(td.splits.train, B, T, cfg.data.num_workers, cfg.data.prefetch,
                            static_cast<uint64_t>(cfg.train.seed));
@@ -182,6 +192,7 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   Progress progress(max_steps, opts.quiet);
   StopSignals signals;
   std::string status = "completed", message;
+  if (energy) energy->start();  // its first sample precedes the run's start
   const int64_t wall_start_ns = profile::now_ns();
 
   try {
@@ -235,6 +246,12 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
       row.loss = 0;
       for (const auto& l : micro_loss) row.loss += l.item<double>();  // sync: loss read once, after timing
       row.grad_norm = cfg.optim.grad_clip > 0 ? grad_norm.item<double>() : NAN;
+      if (energy) {
+        const telemetry::IntervalEnergy e = energy->step_energy(row.timing.start_ns, row.timing.end_ns);
+        row.energy_j = e.joules;
+        row.avg_power_w = e.avg_power_w;
+        row.energy_estimated = e.estimated;
+      }
 
       if (!std::isfinite(row.loss)) {
         status = "diverged";
@@ -278,6 +295,8 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   }
   progress.finish();
   deep.finish();
+  const int64_t wall_end_ns = profile::now_ns();
+  if (energy) energy->stop();
 
   SummaryInputs in;
   in.status = status;
@@ -292,8 +311,24 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   in.parameters = model->num_parameters();
   in.flops_per_step = flops_per_step;
   in.flops_formula = flops_formula(cfg);
-  in.wall_s = static_cast<double>(profile::now_ns() - wall_start_ns) * 1e-9;
+  in.wall_s = static_cast<double>(wall_end_ns - wall_start_ns) * 1e-9;
   nlohmann::json summary = build_summary(in);
+  if (energy) {
+    std::vector<telemetry::PhaseSpan> spans;
+    int64_t tokens = 0;
+    for (const StepRow& r : rows) {
+      tokens += r.tokens;
+      for (int i = 0; i < r.timing.num_intervals; ++i) {
+        const profile::PhaseInterval& iv = r.timing.intervals[i];
+        spans.push_back({std::string(profile::phase_name(iv.phase)), iv.start_ns, iv.end_ns});
+      }
+    }
+    summary["energy"] = energy->summary_json(tokens, flops_per_step * static_cast<double>(rows.size()),
+                                             wall_start_ns, wall_end_ns, spans);
+    energy->write_power_csv(dir + "/power.csv");
+  } else {
+    summary["energy"] = {{"total_j", nullptr}, {"reason", "energy.enabled=false"}};
+  }
   deep.add_to_summary(summary, flops_per_step);
   result.top_ops = deep.top_ops_lines(15);
   output::write_file_atomic(dir + "/summary.json", summary.dump(2) + "\n");
