@@ -225,7 +225,11 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
           loss.backward();
         }
         micro_loss[static_cast<size_t>(micro)] = loss.detach();
-        loader.release(batch);  // backward is done with x (embedding) and y (loss)
+        {
+          // Handing the slot back wakes a worker: loader work, so it counts as data time.
+          profile::ScopedPhase phase(recorder, profile::Phase::kData);
+          loader.release(batch);  // backward is done with x (embedding) and y (loss)
+        }
       }
       {
         profile::ScopedPhase phase(recorder, profile::Phase::kOptimizer);
