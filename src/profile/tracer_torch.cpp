@@ -6,6 +6,7 @@
 #include <c10/util/ThreadLocalDebugInfo.h>
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <array>
 #include <atomic>
@@ -135,12 +136,20 @@ void on_end(const at::RecordFunction&, at::ObserverContext*) {
 // Memory: c10 calls reportMemoryUsage on every CPU allocation and free while this reporter is
 // installed as the thread's PROFILER_STATE debug info.
 
+// LibTorch 2.x passes the allocator totals as size_t, 1.13 as int64_t.
+#if TORCH_VERSION_MAJOR >= 2
+using AllocatorTotal = size_t;
+#else
+using AllocatorTotal = int64_t;
+#endif
+
 class MemoryReporter : public c10::MemoryReportingInfoBase {
  public:
   bool memoryProfilingEnabled() const override { return true; }
-  void reportOutOfMemory(int64_t, int64_t, int64_t, c10::Device) override {}
-  void reportMemoryUsage(void* ptr, int64_t alloc_size, int64_t total_allocated, int64_t,
+  void reportOutOfMemory(int64_t, AllocatorTotal, AllocatorTotal, c10::Device) override {}
+  void reportMemoryUsage(void* ptr, int64_t alloc_size, AllocatorTotal total, AllocatorTotal,
                          c10::Device) override {
+    const auto total_allocated = static_cast<int64_t>(total);
     int64_t peak = phase_peak_.load(std::memory_order_relaxed);
     while (total_allocated > peak &&
            !phase_peak_.compare_exchange_weak(peak, total_allocated, std::memory_order_relaxed)) {
