@@ -12,4 +12,13 @@ void add_train_command(CLI::App& app, int& exit_code);
 // llmprof config show FILE [--set k=v]... | llmprof config keys
 void add_config_command(CLI::App& app, int& exit_code);
 
+// llmprof sweep --config F [--grid k=v1,v2]... [--set k=v]... [--repeat R] [--jobs J] [--out D]
+void add_sweep_command(CLI::App& app, int& exit_code);
+
+// llmprof report RUN_OR_SWEEP_DIR... [--format md|csv|json] [--compare A B] [--out FILE]
+void add_report_command(CLI::App& app, int& exit_code);
+
+// llmprof plot RUN_OR_SWEEP_DIR... [--out DIR] [--format png|svg]
+void add_plot_command(CLI::App& app, int& exit_code);
+
 }  // namespace llmprof::cli

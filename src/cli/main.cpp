@@ -27,6 +27,9 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   llmprof::cli::add_train_command(app, exit_code);
   llmprof::cli::add_config_command(app, exit_code);
+  llmprof::cli::add_sweep_command(app, exit_code);
+  llmprof::cli::add_report_command(app, exit_code);
+  llmprof::cli::add_plot_command(app, exit_code);
   try {
     llmprof::output::init_logging(false);
     app.parse(argc, argv);

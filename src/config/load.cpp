@@ -120,6 +120,9 @@ void apply_document(Config& cfg, const DocNode& root, const std::string& file, O
         file, "", root.mark.line, root.mark.column);
   }
   for (const detail::DocEntry& entry : root.entries) {
+    // `sweep:` (grids for `llmprof sweep`, read by sweep/grid.h) is not part of a run's config.
+    if (entry.key == "sweep" && (entry.value.kind == Kind::kMap || entry.value.kind == Kind::kNull))
+      continue;
     if (detail::is_group(entry.key)) {
       if (entry.value.kind == Kind::kNull) continue;  // `model:` with nothing under it
       if (entry.value.kind != Kind::kMap) {

@@ -1,6 +1,7 @@
 #include "support/test_support.h"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,9 +42,16 @@ ScratchDir::ScratchDir(const std::string& tag) {
   throw std::runtime_error("cannot create a scratch directory under " + base.string());
 }
 
+namespace {
+int remove_entry(const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }
+}  // namespace
+
 ScratchDir::~ScratchDir() {
-  std::error_code ec;
-  if (std::getenv("LLMPROF_KEEP_SCRATCH") == nullptr) fs::remove_all(path_, ec);
+  // nftw rather than std::filesystem::remove_all: PyTorch 2.x's libtorch.so exports its own
+  // std::filesystem::remove_all, which crashes when interposed (seen with torch 2.11 on GPU hosts).
+  if (std::getenv("LLMPROF_KEEP_SCRATCH") == nullptr) {
+    ::nftw(path_.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+  }
 }
 
 void write_file(const std::string& path, const std::string& text) {

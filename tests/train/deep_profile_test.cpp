@@ -97,8 +97,15 @@ TEST(DeepProfile, OpsLevelCountsMatmulFlopsLikeTheAnalyticModel) {
   }
   EXPECT_FALSE(r.top_ops.empty());
   Table mem = read_table(r.run_dir + "/memory.csv");
-  ASSERT_EQ(mem.size(), 3u * 4u) << "3 steps x data/forward/backward/optimizer";
-  for (auto& row : mem) EXPECT_GT(std::stod(row["peak_allocated_bytes"]), 0) << row["phase"];
+  std::map<std::string, int> per_phase;
+  for (auto& row : mem) {
+    per_phase[row["phase"]] += 1;
+    if (row["phase"] != "data") EXPECT_GT(std::stod(row["peak_allocated_bytes"]), 0) << row["phase"];
+  }
+  EXPECT_EQ(per_phase["forward"], 3) << "one row per recorded step and phase";
+  EXPECT_EQ(per_phase["backward"], 3);
+  EXPECT_EQ(per_phase["optimizer"], 3);
+  EXPECT_GE(per_phase["data"], 3) << "batch wait and slot hand-back";
 }
 
 TEST(DeepProfile, TraceIsValidChromeJsonWithMonotonicTimestamps) {

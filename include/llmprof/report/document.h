@@ -1,0 +1,75 @@
+// The report as data: titled tables of cells (a number keeps its raw value beside its printed
+// text) and notes, rendered as Markdown, long-format CSV or JSON. Collecting the figures and
+// writing them never meet (Kineto's ActivityLogger split).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llmprof::report {
+
+// One table cell: text, or a number (nullopt = unknown: "n/a" in Markdown, empty in CSV, null in
+// JSON) with the text it prints as.
+struct Cell {
+  bool numeric = false;
+  std::optional<double> value;
+  std::string text;
+};
+
+// A column: a stable machine key with its unit ("median_ms") and a human title.
+struct Column {
+  std::string key;
+  std::string title;
+};
+
+struct Table {
+  std::string id;     // stable name, e.g. "summary", "phases.quickstart"
+  std::string title;  // Markdown heading
+  std::vector<Column> columns;
+  std::vector<std::vector<Cell>> rows;
+  std::vector<std::string> notes;  // printed under the table
+};
+
+// One suggestion of the findings rules, with its evidence.
+struct Finding {
+  std::string rule;        // stable id, e.g. "data_wait"
+  std::string run;         // run label
+  std::string title;       // one line: what was found
+  double measured = 0;     // the figure the rule tested
+  double threshold = 0;    // the rule's threshold, same unit
+  std::string unit;        // of measured and threshold, e.g. "fraction of step"
+  std::string evidence;    // the numbers behind it, in words
+  std::string suggestion;  // what to change, with --set key=value where possible
+};
+
+struct Document {
+  std::string title;
+  std::vector<std::string> intro;  // lines under the title (inputs, how figures are taken)
+  std::vector<Table> tables;
+  std::vector<Finding> findings;
+  bool findings_ran = false;        // print "no findings" rather than nothing
+  std::vector<std::string> footer;  // methods: significance test, warm-up, definitions
+};
+
+enum class Format { kMarkdown, kCsv, kJson };
+
+// Parses "md" | "markdown" | "csv" | "json". Throws UsageError naming the value.
+Format parse_format(const std::string& name);
+
+// The document in a format. CSV is long: table,row,column,value (one line per cell).
+std::string render(const Document& doc, Format format);
+
+// Cell helpers: the printed forms used across tables.
+Cell text_cell(std::string text);
+Cell number_cell(std::optional<double> value, int significant = 4);  // 4 significant digits
+Cell count_cell(std::optional<double> count);  // "20"; a fractional count as a number
+Cell ms_cell(std::optional<double> ms);
+Cell percent_cell(std::optional<double> fraction);  // 0.123 -> "12.3%"
+Cell bytes_cell(std::optional<double> bytes);       // B, KiB, MiB or GiB
+Cell ratio_cell(std::optional<double> ratio);       // "1.23x"
+
+// A number in about `significant` digits without exponent for ordinary magnitudes.
+std::string format_number(double value, int significant = 4);
+
+}  // namespace llmprof::report

@@ -1,0 +1,54 @@
+// Findings: data-driven rules, one function each, that read a run's figures and, when a threshold
+// is crossed, return the measured figure, the threshold and a suggested change (as --set
+// key=value where a config key exists). A rule whose inputs are unknown stays silent.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llmprof/report/document.h"
+#include "llmprof/report/metrics.h"
+#include "llmprof/report/run.h"
+
+namespace llmprof::report {
+
+// Thresholds of the rules (fractions are of the median step unless said otherwise).
+inline constexpr double kDataWaitMaxShare = 0.10;              // data wait / step
+inline constexpr double kEvalMaxShare = 0.15;                  // eval / wall time (steps + evals)
+inline constexpr double kOptimizerMaxShare = 0.25;             // optimizer / step
+inline constexpr double kAttentionCoreMaxShare = 0.30;         // attn.core / block, fwd + bwd
+inline constexpr double kLowMfu = 0.30;                        // median MFU below this ...
+inline constexpr double kSmallBatch = 8;                       // ... with batch_size <= this
+inline constexpr double kMemoryHeadroomShare = 0.50;           // peak RSS / host memory below this
+inline constexpr double kMaxMinorFaultsPerStep = 100;          // median minor faults per step
+inline constexpr double kMaxInvoluntarySwitchesPerStep = 100;  // median per step
+
+// Data wait above 10% of the step: more loader workers.
+std::optional<Finding> rule_data_wait(const Run& run, const RunMetrics& m);
+
+// Eval above 15% of wall time: evaluate less often or on fewer batches.
+std::optional<Finding> rule_eval_share(const Run& run, const RunMetrics& m);
+
+// Optimizer above 25% of the step: a fused/foreach optimizer, or a larger batch to amortise it.
+std::optional<Finding> rule_optimizer_share(const Run& run, const RunMetrics& m);
+
+// attn.core (fwd + bwd) above 30% of block time: a shorter block_size (attention is O(T^2)).
+std::optional<Finding> rule_attention_core(const Run& run, const RunMetrics& m);
+
+// Median MFU below 30% with batch_size <= 8: a larger batch.
+std::optional<Finding> rule_low_mfu_small_batch(const Run& run, const RunMetrics& m);
+
+// Peak RSS below 50% of host memory: room for a larger batch.
+std::optional<Finding> rule_memory_headroom(const Run& run, const RunMetrics& m);
+
+// Median minor page faults per step above 100: allocator settings.
+std::optional<Finding> rule_page_faults(const Run& run, const RunMetrics& m);
+
+// Median involuntary context switches per step above 100: fewer threads than busy cores.
+std::optional<Finding> rule_context_switches(const Run& run, const RunMetrics& m);
+
+// Every rule, in report order, applied to one run.
+std::vector<Finding> run_findings(const Run& run, const RunMetrics& m);
+
+}  // namespace llmprof::report

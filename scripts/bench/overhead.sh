@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Profiler overhead: ms/step of the same config at each profile.level (off, phases, modules, ops),
+# every step recorded (schedule wait 0, active = all steps), interleaved over repetitions in one
+# run; medians and ratios to `off`, plus the trace's size per event and the post-processing time.
+#
+#   scripts/bench/overhead.sh [--config FILE] [--repetitions N] [--steps N] [--threads N]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+config=configs/quickstart.yaml reps=3 steps=80 threads=2
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --config) config=$2; shift 2 ;;
+    --repetitions) reps=$2; shift 2 ;;
+    --steps) steps=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
+    *) echo "overhead.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+bin=build/llmprof
+[ -x $bin ] || { echo "overhead.sh: build first (scripts/build.sh)" >&2; exit 2; }
+out=$(mktemp -d /tmp/llmprof-overhead.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+levels="off phases modules ops"
+median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+json_num() {  # json_num FILE KEY: the first number after "KEY": in a pretty-printed JSON file
+  grep -m1 "\"$2\":" "$1" | sed 's/.*: *\([-0-9.e+]*\).*/\1/'
+}
+for r in $(seq 1 "$reps"); do
+  for level in $levels; do
+    res=$($bin train --config "$config" --quiet --out "$out" --set output.name=$level-$r \
+      --set profile.level=$level --set threads=$threads --set schedule.max_steps=$steps \
+      --set schedule.warmup_steps=5 --set train.eval_interval=0 --set profile.warmup_steps=5 \
+      --set profile.schedule_wait=0 --set profile.schedule_warmup=2 \
+      --set profile.schedule_active=$steps --set data.generated_chars=200000)
+    echo "$res" | awk -F': *' '$1=="step time" {print $2}' | awk '{print $1}' >>"$out/$level.ms"
+  done
+done
+echo "command: scripts/bench/overhead.sh --config $config --repetitions $reps --steps $steps --threads $threads"
+off=$(median <"$out/off.ms")
+for level in $levels; do
+  m=$(median <"$out/$level.ms")
+  awk -v l=$level -v m="$m" -v o="$off" 'BEGIN {printf "  %-8s %9.3f ms/step   x%.3f of off\n", l, m, m / o}'
+done
+for level in modules ops; do
+  s="$out/$level-1/summary.json"
+  est=$(json_num "$s" estimated_fraction_of_recorded_step)
+  ev=$(json_num "$s" events_per_step)
+  ns=$(json_num "$s" ns_per_event)
+  pp=$(json_num "$s" post_processing_ms)
+  printf '  %-8s self-estimate: %s of a step (%s events/step x %s ns/event), post-processing %s ms\n' \
+    "$level" "$est" "$ev" "$ns" "$pp"
+done
+s="$out/ops-1/summary.json"
+printf '  ops trace: %s events, %s bytes, %s bytes/event\n' "$(json_num "$s" events | tail -1)" \
+  "$(grep -A4 '"trace"' "$s" | grep '"bytes"' | sed 's/.*: *\([0-9]*\).*/\1/')" \
+  "$(json_num "$s" bytes_per_event)"
+ratio=$(grep -A6 '"flops"' "$s" | grep counted_vs_analytic_ratio | sed 's/.*: *\([-0-9.e+]*\).*/\1/')
+printf '  ops counted/analytic matmul FLOPs: %s\n' "$ratio"

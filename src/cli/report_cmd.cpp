@@ -1,0 +1,60 @@
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "llmprof/output/run_dir.h"
+#include "llmprof/report/report.h"
+
+namespace llmprof::cli {
+
+namespace {
+
+struct ReportArgs {
+  std::vector<std::string> inputs;
+  std::vector<std::string> compare;
+  std::string format = "md";
+  std::string out_path;
+};
+
+}  // namespace
+
+void add_report_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<ReportArgs>();
+  auto* sub = app.add_subcommand(
+      "report",
+      "Tables, comparisons and findings (with --set suggestions) from run and sweep dirs");
+  sub->add_option("dirs", args->inputs, "Run or sweep directories");
+  sub->add_option("--compare", args->compare,
+                  "Compare two runs A B side by side: B/A ratios, significance vs per-step noise")
+      ->expected(2);
+  sub->add_option("--format,-f", args->format,
+                  "Output format: md (default), csv (long: "
+                  "table,row,column,value) or json");
+  sub->add_option("--out,-o", args->out_path, "Write to FILE (atomically) instead of stdout");
+  sub->footer(
+      "Examples:\n"
+      "  llmprof report runs/quickstart-20261122-123357\n"
+      "  llmprof report runs/a runs/b --format json --out report.json\n"
+      "  llmprof report --compare runs/baseline runs/candidate\n"
+      "  llmprof report sweeps/batch-lr\n"
+      "Exit codes: 0 ok, 2 missing directory or malformed file (named with its line).");
+  sub->callback([args, &exit_code]() {
+    report::Format format = report::parse_format(args->format);
+    report::ReportOptions opts;
+    opts.inputs = args->inputs;
+    opts.compare = args->compare;
+    std::string text = report::render(report::build_report(opts), format);
+    if (args->out_path.empty()) {
+      fmt::print("{}", text);
+    } else {
+      output::write_file_atomic(args->out_path, text);
+      fmt::print(stderr, "report written to {}\n", args->out_path);
+    }
+    exit_code = 0;
+  });
+}
+
+}  // namespace llmprof::cli

@@ -1,0 +1,198 @@
+// Running gnuplot: find it on PATH, write NAME.gp (terminal + house style + chart body), run
+// `gnuplot NAME.gp` by fork/exec in the output directory, and report its message on failure.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "llmprof/error.h"
+#include "llmprof/output/run_dir.h"
+#include "plot/chart.h"
+
+namespace fs = std::filesystem;
+
+namespace llmprof::plot {
+
+namespace {
+
+bool is_executable(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+// The terminal: pngcairo when this gnuplot has it (gnuplot-nox may not), else libgd png; svg.
+std::string terminal(ImageFormat format, int w, int h) {
+  if (format == ImageFormat::kSvg) {
+    return fmt::format(
+        "set terminal svg size {},{} dynamic noenhanced font \"DejaVu Sans,12\" "
+        "background rgb \"white\"\n",
+        w, h);
+  }
+  return fmt::format(
+      "if (strstrt(GPVAL_TERMINALS, \" pngcairo \") > 0) {{\n"
+      "  set terminal pngcairo size {0},{1} noenhanced font \"DejaVu Sans,11\" background rgb "
+      "\"white\"\n"
+      "}} else {{\n"
+      "  set terminal png size {0},{1} noenhanced font \"DejaVuSans,11\" background rgb \"white\"\n"
+      "}}\n",
+      w, h);
+}
+
+// Okabe-Ito colours (distinguishable with colour-blindness), black, then four of Paul Tol's:
+// twelve distinct series, as many as a chart draws runs (PlotOptions::max_runs_per_chart).
+const char* kStyle =
+    "set encoding utf8\n"
+    "set linetype 1 lc rgb '#0072B2' lw 2 pt 7 ps 1.1\n"
+    "set linetype 2 lc rgb '#E69F00' lw 2 pt 5 ps 1.1\n"
+    "set linetype 3 lc rgb '#009E73' lw 2 pt 9 ps 1.2\n"
+    "set linetype 4 lc rgb '#D55E00' lw 2 pt 11 ps 1.2\n"
+    "set linetype 5 lc rgb '#CC79A7' lw 2 pt 13 ps 1.2\n"
+    "set linetype 6 lc rgb '#56B4E9' lw 2 pt 3 ps 1.1\n"
+    "set linetype 7 lc rgb '#F0E442' lw 2 pt 1 ps 1.1\n"
+    "set linetype 8 lc rgb '#000000' lw 2 pt 2 ps 1.1\n"
+    "set linetype 9 lc rgb '#882255' lw 2 pt 4 ps 1.1\n"
+    "set linetype 10 lc rgb '#44AA99' lw 2 pt 6 ps 1.1\n"
+    "set linetype 11 lc rgb '#999933' lw 2 pt 8 ps 1.1\n"
+    "set linetype 12 lc rgb '#777777' lw 2 pt 10 ps 1.1\n"
+    "set linetype cycle 12\n"
+    "set grid ytics lc rgb '#dddddd' lw 1\n"
+    "set key noautotitle\n"
+    "set datafile missing 'NaN'\n";
+
+std::string last_lines(const std::string& text, size_t n) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) lines.push_back(line);
+  }
+  std::string out;
+  for (size_t i = lines.size() > n ? lines.size() - n : 0; i < lines.size(); ++i) {
+    out += (out.empty() ? "" : " | ") + lines[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string find_program(const std::string& program) {
+  if (program.find('/') != std::string::npos) return is_executable(program) ? program : "";
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t colon = dirs.find(':', start);
+    std::string dir =
+        dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + program;
+    if (is_executable(candidate)) return candidate;
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return {};
+}
+
+namespace detail {
+
+ChartWriter::ChartWriter(std::string dir, ImageFormat format, std::string gnuplot_path)
+    : dir_(std::move(dir)), format_(format), gnuplot_(std::move(gnuplot_path)) {}
+
+std::string ChartWriter::data(const std::string& file, const std::string& content) const {
+  output::write_file_atomic((fs::path(dir_) / file).string(), content);
+  return file;
+}
+
+ChartResult ChartWriter::render(const std::string& name,
+                                const std::string& body,
+                                int width_px,
+                                int height_px) const {
+  std::string image = name + "." + image_extension(format_);
+  std::string script = fmt::format(
+      "# llmprof plot: {0}. Redraw with `gnuplot {0}.gp` in this "
+      "directory.\n{1}set output {2}\n{3}\n{4}",
+      name, terminal(format_, width_px, height_px), gp_quote(image), kStyle, body);
+  if (body.empty() || body.back() != '\n') script += "\n";
+  script += "unset output\n";
+  std::string script_name = name + ".gp";
+  output::write_file_atomic((fs::path(dir_) / script_name).string(), script);
+
+  std::string log_path = (fs::path(dir_) / (name + ".log")).string();
+  pid_t pid = ::fork();
+  if (pid < 0) throw Error(fmt::format("plot: cannot fork for gnuplot: {}", std::strerror(errno)));
+  if (pid == 0) {
+    int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::close(fd);
+    }
+    if (::chdir(dir_.c_str()) != 0) ::_exit(126);
+    ::execl(gnuplot_.c_str(), gnuplot_.c_str(), script_name.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  std::ifstream in(log_path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string log = ss.str();
+  std::error_code ec;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw Error(fmt::format(
+        "plot: gnuplot failed on {}/{} ({}): {}", dir_, script_name,
+        WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status)) : std::string("killed"),
+        last_lines(log, 3)));
+  }
+  if (log.empty()) {
+    fs::remove(log_path, ec);
+  } else {
+    spdlog::warn("plot: gnuplot said, for {}: {}", script_name, last_lines(log, 3));
+  }
+  return ChartResult{name, (fs::path(dir_) / image).string(), ""};
+}
+
+ChartResult skipped(const std::string& name, const std::string& reason) {
+  return ChartResult{name, "", reason};
+}
+
+std::string gp_quote(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out.push_back(c);
+  }
+  return out + "\"";
+}
+
+std::string dat(std::optional<double> value) {
+  if (!value || !std::isfinite(*value)) return "NaN";
+  return fmt::format("{}", *value);
+}
+
+}  // namespace detail
+
+ImageFormat parse_image_format(const std::string& name) {
+  if (name == "png") return ImageFormat::kPng;
+  if (name == "svg") return ImageFormat::kSvg;
+  throw UsageError("--format: '" + name + "' (expected png or svg)");
+}
+
+const char* image_extension(ImageFormat format) {
+  return format == ImageFormat::kSvg ? "svg" : "png";
+}
+
+}  // namespace llmprof::plot

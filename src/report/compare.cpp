@@ -1,0 +1,177 @@
+#include "llmprof/report/compare.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace llmprof::report {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr double kP10ToP90Sigmas = 2 * 1.645;  // normal quantiles: p90 - p10 = 2 * 1.645 sigma
+
+std::optional<double> ratio(std::optional<double> a, std::optional<double> b) {
+  if (!a || !b || *a == 0) return std::nullopt;
+  return *b / *a;
+}
+
+std::vector<Column> side_columns(const Run& a, const Run& b, const char* first) {
+  return {{first, first}, {"a", "A: " + a.label}, {"b", "B: " + b.label}, {"ratio", "B/A"}};
+}
+
+Table phase_compare(const Run& a, const RunMetrics& ma, const Run& b, const RunMetrics& mb) {
+  Table t;
+  t.id = "compare.phases";
+  t.title = "Compare: phases and throughput (medians per step)";
+  t.columns = side_columns(a, b, "metric");
+  t.columns.push_back({"abs_diff", "abs(B-A)"});
+  t.columns.push_back({"noise_threshold", "noise threshold"});
+  t.columns.push_back({"significant", "significant"});
+  std::vector<std::pair<std::string, std::string>> metrics;
+  for (const auto& p : phase_names()) metrics.push_back({p + "_ms", p + " ms"});
+  metrics.push_back({"step_ms", "step ms"});
+  metrics.push_back({"tokens_per_s", "tokens/s"});
+  metrics.push_back({"mfu", "MFU"});
+  metrics.push_back({"minor_faults", "minor faults"});
+  metrics.push_back({"involuntary_switches", "invol. switches"});
+  metrics.push_back({"cpu_ms", "CPU ms"});
+  metrics.push_back({"energy_j", "energy J"});
+  for (const auto& [column, title] : metrics) {
+    const Stats* sa = ma.stat(column);
+    const Stats* sb = mb.stat(column);
+    if (!sa && !sb) continue;
+    std::optional<double> va, vb, diff, threshold;
+    if (sa) va = sa->median;
+    if (sb) vb = sb->median;
+    std::string sig = "n/a";
+    if (sa && sb) {
+      diff = std::fabs(sb->median - sa->median);
+      threshold = median_noise_threshold(*sa, *sb);
+      sig = significant_change(*sa, *sb) ? "yes" : "no";
+    }
+    auto cell = [&](std::optional<double> v) {
+      return column == "mfu" ? percent_cell(v) : number_cell(v);
+    };
+    t.rows.push_back({text_cell(title), cell(va), cell(vb), ratio_cell(ratio(va, vb)), cell(diff),
+                      cell(threshold), text_cell(sig)});
+  }
+  t.notes.push_back(fmt::format("A: {} steps measured; B: {} steps measured (after warm-up).",
+                                ma.stat("step_ms") ? ma.stat("step_ms")->n : 0,
+                                mb.stat("step_ms") ? mb.stat("step_ms")->n : 0));
+  return t;
+}
+
+Table outcome_compare(const Run& a, const RunMetrics& ma, const Run& b, const RunMetrics& mb) {
+  Table t;
+  t.id = "compare.outcome";
+  t.title = "Compare: outcome";
+  t.columns = side_columns(a, b, "metric");
+  auto row = [&](const std::string& name, std::optional<double> va, std::optional<double> vb,
+                 bool bytes) {
+    t.rows.push_back({text_cell(name), bytes ? bytes_cell(va) : number_cell(va),
+                      bytes ? bytes_cell(vb) : number_cell(vb), ratio_cell(ratio(va, vb))});
+  };
+  row("train loss", ma.final_train_loss, mb.final_train_loss, false);
+  row("val loss", ma.final_val_loss, mb.final_val_loss, false);
+  row("val perplexity", ma.final_val_perplexity, mb.final_val_perplexity, false);
+  row("peak RSS", ma.peak_rss_bytes, mb.peak_rss_bytes, true);
+  row("eval ms (all evals)", ma.eval_total_ms, mb.eval_total_ms, false);
+  row("energy J (run)", ma.energy_j, mb.energy_j, false);
+  t.notes.push_back("Single values per run: no per-step spread, so no significance test.");
+  return t;
+}
+
+std::optional<Table> module_compare(const Run& a,
+                                    const RunMetrics& ma,
+                                    const Run& b,
+                                    const RunMetrics& mb) {
+  if (a.modules.empty() || b.modules.empty()) return std::nullopt;
+  Table t;
+  t.id = "compare.modules";
+  t.title = "Compare: modules (ms per step, summed over blocks)";
+  t.columns = side_columns(a, b, "scope");
+  for (const char* pass : {"forward", "backward"}) {
+    const auto& sa = std::string(pass) == "forward" ? ma.forward_scopes : ma.backward_scopes;
+    const auto& sb = std::string(pass) == "forward" ? mb.forward_scopes : mb.backward_scopes;
+    for (const auto& scope : scope_order()) {
+      auto ia = sa.find(scope);
+      auto ib = sb.find(scope);
+      if (ia == sa.end() && ib == sb.end()) continue;
+      std::optional<double> va, vb;
+      if (ia != sa.end()) va = ia->second.total_ms;
+      if (ib != sb.end()) vb = ib->second.total_ms;
+      t.rows.push_back({text_cell(scope + (pass[0] == 'f' ? " fwd" : " bwd")), ms_cell(va),
+                        ms_cell(vb), ratio_cell(ratio(va, vb))});
+    }
+  }
+  t.notes.push_back("modules.csv holds per-step means, no spread: ratios only.");
+  return t;
+}
+
+std::optional<Table> ops_compare(const Run& a, const Run& b, size_t top_n) {
+  if (a.ops.empty() || b.ops.empty()) return std::nullopt;
+  std::map<std::string, std::pair<std::optional<double>, std::optional<double>>> self;
+  for (const auto& o : a.ops)
+    self[o.op].first = o.self_ms.value_or(0) + self[o.op].first.value_or(0);
+  for (const auto& o : b.ops)
+    self[o.op].second = o.self_ms.value_or(0) + self[o.op].second.value_or(0);
+  std::vector<std::string> names;
+  for (const auto& [op, v] : self) names.push_back(op);
+  auto key = [&](const std::string& op) {
+    return std::max(self[op].first.value_or(0), self[op].second.value_or(0));
+  };
+  std::stable_sort(names.begin(), names.end(),
+                   [&](const std::string& x, const std::string& y) { return key(x) > key(y); });
+  Table t;
+  t.id = "compare.ops";
+  t.title = fmt::format("Compare: top {} ops (self ms per step)", std::min(top_n, names.size()));
+  t.columns = side_columns(a, b, "op");
+  for (size_t i = 0; i < names.size() && i < top_n; ++i) {
+    auto [va, vb] = self[names[i]];
+    t.rows.push_back({text_cell(names[i]), ms_cell(va), ms_cell(vb), ratio_cell(ratio(va, vb))});
+  }
+  t.notes.push_back("ops.csv holds per-step means, no spread: ratios only.");
+  return t;
+}
+
+}  // namespace
+
+double median_standard_error(const Stats& s) {
+  if (s.n <= 0) return 0;
+  double sigma = (s.p90 - s.p10) / kP10ToP90Sigmas;
+  return sigma * std::sqrt(kPi / 2) / std::sqrt(static_cast<double>(s.n));
+}
+
+double median_noise_threshold(const Stats& a, const Stats& b) {
+  double se_a = median_standard_error(a), se_b = median_standard_error(b);
+  return kSignificanceStandardErrors * std::sqrt(se_a * se_a + se_b * se_b);
+}
+
+bool significant_change(const Stats& a, const Stats& b) {
+  return std::fabs(b.median - a.median) > median_noise_threshold(a, b);
+}
+
+std::vector<Table> compare_tables(const Run& a,
+                                  const RunMetrics& ma,
+                                  const Run& b,
+                                  const RunMetrics& mb) {
+  std::vector<Table> out{phase_compare(a, ma, b, mb), outcome_compare(a, ma, b, mb)};
+  if (auto t = module_compare(a, ma, b, mb)) out.push_back(std::move(*t));
+  if (auto t = ops_compare(a, b, 15)) out.push_back(std::move(*t));
+  return out;
+}
+
+std::vector<std::string> compare_method_notes() {
+  return {
+      "Significance (compare): for each per-step figure, sigma = (p90 - p10) / (2 x 1.645) of a "
+      "run's steps after warm-up; the standard error of its median is sigma x sqrt(pi/2) / "
+      "sqrt(n); a change is significant when |median_B - median_A| > 3 x sqrt(se_A^2 + se_B^2) "
+      "(the noise threshold column).",
+      "Ratios are B/A. Modules, ops and single-value outcomes carry no per-step spread and are "
+      "not tested."};
+}
+
+}  // namespace llmprof::report

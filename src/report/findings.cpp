@@ -1,0 +1,220 @@
+#include "llmprof/report/findings.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace llmprof::report {
+
+namespace {
+
+std::string pct(double fraction) { return fmt::format("{:.1f}%", fraction * 100); }
+
+int64_t config_int(const Run& run, const std::string& key, int64_t fallback) {
+  auto v = run.config_number(key);
+  return v ? static_cast<int64_t>(*v) : fallback;
+}
+
+Finding make(
+    const Run& run, const char* rule, double measured, double threshold, const char* unit) {
+  Finding f;
+  f.rule = rule;
+  f.run = run.label;
+  f.measured = measured;
+  f.threshold = threshold;
+  f.unit = unit;
+  return f;
+}
+
+// "--set train.batch_size=2B" with the run's batch size doubled (unknown: "a larger").
+std::string double_batch(const Run& run) {
+  auto b = run.config_number("train.batch_size");
+  if (!b) return "a larger train.batch_size";
+  return fmt::format("`--set train.batch_size={}`", static_cast<int64_t>(*b) * 2);
+}
+
+}  // namespace
+
+std::optional<Finding> rule_data_wait(const Run& run, const RunMetrics& m) {
+  auto share = m.phase_share("data");
+  if (!share || *share <= kDataWaitMaxShare) return std::nullopt;
+  Finding f = make(run, "data_wait", *share, kDataWaitMaxShare, "fraction of step");
+  int64_t workers = config_int(run, "data.num_workers", 0);
+  f.title = "the step waits for data";
+  f.evidence = fmt::format(
+      "data wait median {} ms of a {} ms step = {} (threshold {}); "
+      "data.num_workers = {}.",
+      format_number(m.stat("data_ms")->median), format_number(m.stat("step_ms")->median),
+      pct(*share), pct(kDataWaitMaxShare), workers);
+  f.suggestion = fmt::format("`--set data.num_workers={}` (batches prepared in the background)",
+                             workers == 0 ? 1 : workers * 2);
+  return f;
+}
+
+std::optional<Finding> rule_eval_share(const Run& run, const RunMetrics& m) {
+  if (!m.eval_share || *m.eval_share <= kEvalMaxShare || m.step_total_ms <= 0) return std::nullopt;
+  Finding f = make(run, "eval_share", *m.eval_share, kEvalMaxShare, "fraction of wall time");
+  f.title = "evaluation takes a large part of the run";
+  // Eval time E against step time S: E/(E+S) falls to the threshold t when E shrinks by
+  // k = E(1-t) / (tS), so evaluate k times less often, or on k times fewer batches.
+  double k = m.eval_total_ms * (1 - kEvalMaxShare) / (kEvalMaxShare * m.step_total_ms);
+  int64_t interval = config_int(run, "train.eval_interval", 0);
+  int64_t steps = config_int(run, "train.eval_steps", 0);
+  f.evidence = fmt::format(
+      "evals took {} ms against {} ms of steps = {} of wall time "
+      "(threshold {}); train.eval_interval = {}, train.eval_steps = {}.",
+      format_number(m.eval_total_ms), format_number(m.step_total_ms), pct(*m.eval_share),
+      pct(kEvalMaxShare), interval, steps);
+  std::vector<std::string> options;
+  if (interval > 0) {
+    options.push_back(fmt::format("`--set train.eval_interval={}`",
+                                  static_cast<int64_t>(std::ceil(interval * k))));
+  }
+  if (steps > 1) {
+    options.push_back(fmt::format("`--set train.eval_steps={}`",
+                                  std::max<int64_t>(1, static_cast<int64_t>(steps / k))));
+  }
+  if (options.empty()) options.push_back("raise train.eval_interval or lower train.eval_steps");
+  f.suggestion = fmt::format("{} (eval time / {:.1f} brings it to about {})",
+                             fmt::join(options, " or "), k, pct(kEvalMaxShare));
+  return f;
+}
+
+std::optional<Finding> rule_optimizer_share(const Run& run, const RunMetrics& m) {
+  auto share = m.phase_share("optimizer");
+  if (!share || *share <= kOptimizerMaxShare) return std::nullopt;
+  Finding f = make(run, "optimizer_share", *share, kOptimizerMaxShare, "fraction of step");
+  f.title = "the optimizer step is a large part of the step";
+  f.evidence = fmt::format(
+      "optimizer median {} ms of a {} ms step = {} (threshold {}); "
+      "optim.name = {}.",
+      format_number(m.stat("optimizer_ms")->median), format_number(m.stat("step_ms")->median),
+      pct(*share), pct(kOptimizerMaxShare),
+      run.config.count("optim.name") ? run.config.at("optim.name") : "?");
+  f.suggestion = fmt::format(
+      "a fused or foreach optimizer step (no config key yet), or amortise "
+      "it over more tokens per step: {} or `--set train.grad_accum_steps={}`",
+      double_batch(run), config_int(run, "train.grad_accum_steps", 1) * 2);
+  return f;
+}
+
+std::optional<Finding> rule_attention_core(const Run& run, const RunMetrics& m) {
+  double core = 0, block = 0;
+  bool seen_core = false, seen_block = false;
+  for (const auto* pass : {&m.forward_scopes, &m.backward_scopes}) {
+    if (auto it = pass->find("attn.core"); it != pass->end()) {
+      core += it->second.total_ms;
+      seen_core = true;
+    }
+    if (auto it = pass->find("block"); it != pass->end()) {
+      block += it->second.total_ms;
+      seen_block = true;
+    }
+  }
+  if (!seen_core || !seen_block || block <= 0) return std::nullopt;
+  double share = core / block;
+  if (share <= kAttentionCoreMaxShare) return std::nullopt;
+  Finding f = make(run, "attention_core", share, kAttentionCoreMaxShare, "fraction of block time");
+  int64_t t = config_int(run, "model.block_size", 0);
+  f.title = "attention scores/softmax/mix dominate the blocks";
+  f.evidence = fmt::format(
+      "attn.core {} ms of {} ms block time per step (fwd+bwd, all blocks) "
+      "= {} (threshold {}); model.block_size = {}.",
+      format_number(core), format_number(block), pct(share), pct(kAttentionCoreMaxShare), t);
+  f.suggestion = t >= 2 ? fmt::format(
+                              "`--set model.block_size={}` (attention core is O(T^2) per "
+                              "sequence; halving T quarters it)",
+                              t / 2)
+                        : "a shorter model.block_size (attention core is O(T^2))";
+  return f;
+}
+
+std::optional<Finding> rule_low_mfu_small_batch(const Run& run, const RunMetrics& m) {
+  const Stats* mfu = m.stat("mfu");
+  auto batch = run.config_number("train.batch_size");
+  if (!mfu || !batch || mfu->median >= kLowMfu || *batch > kSmallBatch) return std::nullopt;
+  Finding f = make(run, "low_mfu_small_batch", mfu->median, kLowMfu, "MFU");
+  f.title = "low MFU at a small batch";
+  f.evidence = fmt::format("median MFU {} (threshold {}) with train.batch_size = {} (<= {}).",
+                           pct(mfu->median), pct(kLowMfu), static_cast<int64_t>(*batch),
+                           static_cast<int64_t>(kSmallBatch));
+  f.suggestion = double_batch(run) + " (larger matmuls run closer to peak)";
+  return f;
+}
+
+std::optional<Finding> rule_memory_headroom(const Run& run, const RunMetrics& m) {
+  if (!m.peak_rss_bytes || !run.host_memory_bytes || *run.host_memory_bytes <= 0) {
+    return std::nullopt;
+  }
+  double share = *m.peak_rss_bytes / *run.host_memory_bytes;
+  if (share >= kMemoryHeadroomShare) return std::nullopt;
+  Finding f = make(run, "memory_headroom", share, kMemoryHeadroomShare, "fraction of host memory");
+  f.title = "memory room for a larger batch";
+  f.evidence = fmt::format("peak RSS {} = {} of host memory {} (threshold {}).",
+                           bytes_cell(m.peak_rss_bytes).text, pct(share),
+                           bytes_cell(run.host_memory_bytes).text, pct(kMemoryHeadroomShare));
+  f.suggestion = double_batch(run) +
+                 " if throughput or gradient noise call for it (activations "
+                 "grow about linearly with the batch)";
+  return f;
+}
+
+std::optional<Finding> rule_page_faults(const Run& run, const RunMetrics& m) {
+  const Stats* faults = m.stat("minor_faults");
+  if (!faults || faults->median <= kMaxMinorFaultsPerStep) return std::nullopt;
+  Finding f = make(run, "page_faults", faults->median, kMaxMinorFaultsPerStep, "faults per step");
+  f.title = "the allocator keeps faulting in fresh pages";
+  bool tuned = run.config.count("runtime.malloc_tuning") == 0 ||
+               run.config.at("runtime.malloc_tuning") == "true";
+  f.evidence = fmt::format(
+      "median {} minor faults per step (threshold {}); "
+      "runtime.malloc_tuning = {}.",
+      format_number(faults->median), kMaxMinorFaultsPerStep, tuned ? "true" : "false");
+  if (!tuned) {
+    f.suggestion = "`--set runtime.malloc_tuning=true` (keeps freed activations on the heap)";
+  } else {
+    int64_t mmap = config_int(run, "runtime.malloc_mmap_threshold_bytes", 33554432);
+    f.suggestion = fmt::format(
+        "`--set runtime.malloc_mmap_threshold_bytes={}` (larger blocks "
+        "stay on the heap instead of fresh mmaps)",
+        mmap * 4);
+  }
+  return f;
+}
+
+std::optional<Finding> rule_context_switches(const Run& run, const RunMetrics& m) {
+  const Stats* sw = m.stat("involuntary_switches");
+  if (!sw || sw->median <= kMaxInvoluntarySwitchesPerStep) return std::nullopt;
+  Finding f = make(run, "context_switches", sw->median, kMaxInvoluntarySwitchesPerStep,
+                   "switches per step");
+  f.title = "threads are preempted during the step";
+  int64_t threads = config_int(run, "threads", 0);
+  int64_t cores = run.host_cores ? static_cast<int64_t>(*run.host_cores) : 0;
+  int64_t used = threads > 0 ? threads : cores;
+  f.evidence = fmt::format(
+      "median {} involuntary context switches per step (threshold {}); "
+      "threads = {} on {} cores.",
+      format_number(sw->median), kMaxInvoluntarySwitchesPerStep, threads,
+      cores > 0 ? std::to_string(cores) : std::string("?"));
+  f.suggestion = used > 1 ? fmt::format(
+                                "`--set threads={}` (leave a core to the loader and other "
+                                "processes) and check what else runs on the host",
+                                used - 1)
+                          : "check what else runs on the host (the run uses one thread)";
+  return f;
+}
+
+std::vector<Finding> run_findings(const Run& run, const RunMetrics& m) {
+  using Rule = std::optional<Finding> (*)(const Run&, const RunMetrics&);
+  static const Rule kRules[] = {rule_data_wait,      rule_eval_share,          rule_optimizer_share,
+                                rule_attention_core, rule_low_mfu_small_batch, rule_memory_headroom,
+                                rule_page_faults,    rule_context_switches};
+  std::vector<Finding> out;
+  for (Rule rule : kRules) {
+    if (auto f = rule(run, m)) out.push_back(std::move(*f));
+  }
+  return out;
+}
+
+}  // namespace llmprof::report

@@ -1,0 +1,256 @@
+// Rendering a Document: Markdown (padded columns, numbers right-aligned), long-format CSV
+// (table,row,column,value: one line per cell, raw numbers) and JSON (rows as objects, raw numbers).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "llmprof/error.h"
+#include "llmprof/report/document.h"
+
+namespace llmprof::report {
+
+namespace {
+
+std::string escape_md(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += ' ';
+    else
+      out.push_back(c);
+  }
+  return out;
+}
+
+std::string md_cell(const Cell& c) {
+  if (c.numeric && !c.value) return "n/a";
+  return escape_md(c.text);
+}
+
+std::string pad(const std::string& s, size_t width, bool right) {
+  // Width counts UTF-8 code points so "—" or "×" do not skew the columns.
+  size_t len = 0;
+  for (unsigned char ch : s) len += (ch & 0xC0) != 0x80;
+  if (len >= width) return s;
+  std::string fill(width - len, ' ');
+  return right ? fill + s : s + fill;
+}
+
+size_t display_len(const std::string& s) {
+  size_t len = 0;
+  for (unsigned char ch : s) len += (ch & 0xC0) != 0x80;
+  return len;
+}
+
+void render_table_md(const Table& t, std::string& out) {
+  out += "## " + t.title + "\n\n";
+  size_t n = t.columns.size();
+  std::vector<size_t> width(n, 3);
+  std::vector<bool> right(n, false);
+  for (size_t c = 0; c < n; ++c)
+    width[c] = std::max(width[c], display_len(escape_md(t.columns[c].title)));
+  for (const auto& row : t.rows) {
+    for (size_t c = 0; c < n && c < row.size(); ++c) {
+      width[c] = std::max(width[c], display_len(md_cell(row[c])));
+      if (row[c].numeric) right[c] = true;
+    }
+  }
+  out += "|";
+  for (size_t c = 0; c < n; ++c)
+    out += " " + pad(escape_md(t.columns[c].title), width[c], false) + " |";
+  out += "\n|";
+  for (size_t c = 0; c < n; ++c) {
+    out += right[c] ? " " + std::string(width[c] - 1, '-') + ": |"
+                    : " " + std::string(width[c], '-') + " |";
+  }
+  out += "\n";
+  for (const auto& row : t.rows) {
+    out += "|";
+    for (size_t c = 0; c < n; ++c) {
+      std::string cell = c < row.size() ? md_cell(row[c]) : "";
+      out += " " + pad(cell, width[c], right[c]) + " |";
+    }
+    out += "\n";
+  }
+  if (t.rows.empty()) out += "\n(no rows)\n";
+  for (const auto& note : t.notes) out += "\n" + note + "\n";
+  out += "\n";
+}
+
+std::string render_markdown(const Document& doc) {
+  std::string out = "# " + doc.title + "\n\n";
+  for (const auto& line : doc.intro) out += line + "  \n";
+  if (!doc.intro.empty()) out += "\n";
+  for (const auto& t : doc.tables) render_table_md(t, out);
+  if (doc.findings_ran) {
+    out += "## Findings\n\n";
+    if (doc.findings.empty()) out += "No rule fired: no obvious change to suggest.\n";
+    for (const auto& f : doc.findings) {
+      out += fmt::format("- **{}** ({}, rule `{}`): {}\n  Suggested: {}\n", f.title, f.run, f.rule,
+                         f.evidence, f.suggestion);
+    }
+    out += "\n";
+  }
+  if (!doc.footer.empty()) {
+    out += "---\n\n";
+    for (const auto& line : doc.footer) out += line + "  \n";
+  }
+  return out;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  return out + "\"";
+}
+
+std::string raw_value(const Cell& c) {
+  if (!c.numeric) return c.text;
+  if (!c.value) return "";
+  return fmt::format("{}", *c.value);
+}
+
+std::string render_csv(const Document& doc) {
+  std::string out = "table,row,column,value\n";
+  for (const auto& t : doc.tables) {
+    for (size_t r = 0; r < t.rows.size(); ++r) {
+      for (size_t c = 0; c < t.columns.size() && c < t.rows[r].size(); ++c) {
+        out += fmt::format("{},{},{},{}\n", csv_field(t.id), r, csv_field(t.columns[c].key),
+                           csv_field(raw_value(t.rows[r][c])));
+      }
+    }
+  }
+  for (size_t i = 0; i < doc.findings.size(); ++i) {
+    const Finding& f = doc.findings[i];
+    std::vector<std::pair<std::string, std::string>> fields = {
+        {"rule", f.rule},
+        {"run", f.run},
+        {"measured", fmt::format("{}", f.measured)},
+        {"threshold", fmt::format("{}", f.threshold)},
+        {"unit", f.unit},
+        {"evidence", f.evidence},
+        {"suggestion", f.suggestion}};
+    for (const auto& [k, v] : fields) out += fmt::format("findings,{},{},{}\n", i, k, csv_field(v));
+  }
+  return out;
+}
+
+std::string render_json(const Document& doc) {
+  nlohmann::json j;
+  j["schema_version"] = 1;
+  j["title"] = doc.title;
+  j["intro"] = doc.intro;
+  j["tables"] = nlohmann::json::array();
+  for (const auto& t : doc.tables) {
+    nlohmann::json jt;
+    jt["id"] = t.id;
+    jt["title"] = t.title;
+    jt["columns"] = nlohmann::json::array();
+    for (const auto& c : t.columns) jt["columns"].push_back({{"key", c.key}, {"title", c.title}});
+    jt["rows"] = nlohmann::json::array();
+    for (const auto& row : t.rows) {
+      nlohmann::json jr = nlohmann::json::object();
+      for (size_t c = 0; c < t.columns.size() && c < row.size(); ++c) {
+        const Cell& cell = row[c];
+        if (!cell.numeric)
+          jr[t.columns[c].key] = cell.text;
+        else if (cell.value && std::isfinite(*cell.value))
+          jr[t.columns[c].key] = *cell.value;
+        else
+          jr[t.columns[c].key] = nullptr;
+      }
+      jt["rows"].push_back(jr);
+    }
+    jt["notes"] = t.notes;
+    j["tables"].push_back(jt);
+  }
+  j["findings"] = nlohmann::json::array();
+  for (const auto& f : doc.findings) {
+    j["findings"].push_back({{"rule", f.rule},
+                             {"run", f.run},
+                             {"title", f.title},
+                             {"measured", f.measured},
+                             {"threshold", f.threshold},
+                             {"unit", f.unit},
+                             {"evidence", f.evidence},
+                             {"suggestion", f.suggestion}});
+  }
+  j["footer"] = doc.footer;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace
+
+Format parse_format(const std::string& name) {
+  if (name == "md" || name == "markdown") return Format::kMarkdown;
+  if (name == "csv") return Format::kCsv;
+  if (name == "json") return Format::kJson;
+  throw UsageError("--format: '" + name + "' (expected md, csv or json)");
+}
+
+std::string render(const Document& doc, Format format) {
+  switch (format) {
+    case Format::kMarkdown:
+      return render_markdown(doc);
+    case Format::kCsv:
+      return render_csv(doc);
+    case Format::kJson:
+      return render_json(doc);
+  }
+  return {};
+}
+
+std::string format_number(double value, int significant) {
+  if (!std::isfinite(value)) return std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf");
+  if (value == 0) return "0";
+  double mag = std::floor(std::log10(std::fabs(value)));
+  if (mag < -4) return fmt::format("{:.{}g}", value, significant);
+  int decimals = std::clamp(significant - 1 - static_cast<int>(mag), 0, 10);
+  return fmt::format("{:.{}f}", value, decimals);
+}
+
+Cell text_cell(std::string text) { return Cell{false, std::nullopt, std::move(text)}; }
+
+Cell number_cell(std::optional<double> value, int significant) {
+  return Cell{true, value, value ? format_number(*value, significant) : ""};
+}
+
+Cell count_cell(std::optional<double> count) {
+  if (!count) return Cell{true, std::nullopt, ""};
+  bool whole = std::floor(*count) == *count && std::fabs(*count) < 1e15;
+  return Cell{true, count, whole ? fmt::format("{:.0f}", *count) : format_number(*count)};
+}
+
+Cell ms_cell(std::optional<double> ms) { return number_cell(ms, 4); }
+
+Cell percent_cell(std::optional<double> fraction) {
+  if (!fraction) return Cell{true, std::nullopt, ""};
+  double pct = *fraction * 100;
+  return Cell{true, fraction, fmt::format(std::fabs(pct) < 1 ? "{:.2f}%" : "{:.1f}%", pct)};
+}
+
+Cell bytes_cell(std::optional<double> bytes) {
+  if (!bytes) return Cell{true, std::nullopt, ""};
+  double b = *bytes;
+  constexpr double kKiB = 1024.0, kMiB = kKiB * 1024, kGiB = kMiB * 1024;
+  std::string text = b >= kGiB   ? fmt::format("{:.2f} GiB", b / kGiB)
+                     : b >= kMiB ? fmt::format("{:.1f} MiB", b / kMiB)
+                     : b >= kKiB ? fmt::format("{:.1f} KiB", b / kKiB)
+                                 : fmt::format("{:.0f} B", b);
+  return Cell{true, bytes, text};
+}
+
+Cell ratio_cell(std::optional<double> ratio) {
+  if (!ratio) return Cell{true, std::nullopt, ""};
+  return Cell{true, ratio, fmt::format("{:.2f}x", *ratio)};
+}
+
+}  // namespace llmprof::report

@@ -1,0 +1,130 @@
+// build_report: load every input first (so a malformed file fails before any output), then the
+// summary, per-run sections, sweep sections, the comparison and the footer.
+#include "llmprof/report/report.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "llmprof/error.h"
+#include "report/tables.h"
+
+namespace llmprof::report {
+
+namespace {
+
+struct Loaded {
+  std::vector<std::unique_ptr<Run>> runs;
+  std::vector<RunMetrics> run_metrics;
+  std::vector<Sweep> sweeps;
+};
+
+void add_run_sections(const Run& run, const RunMetrics& m, size_t top_ops, Document& doc) {
+  doc.tables.push_back(detail::phase_table(run, m));
+  if (auto t = detail::module_table(run, m)) doc.tables.push_back(std::move(*t));
+  if (auto t = detail::ops_table(run, top_ops)) doc.tables.push_back(std::move(*t));
+  if (auto t = detail::memory_table(run, m)) doc.tables.push_back(std::move(*t));
+  if (auto t = detail::activations_table(run)) doc.tables.push_back(std::move(*t));
+  for (auto& f : run_findings(run, m)) doc.findings.push_back(std::move(f));
+  doc.findings_ran = true;
+}
+
+void add_sweep_sections(const Sweep& sweep, Document& doc) {
+  std::vector<SweepConfig> configs = aggregate_sweep(sweep);
+  doc.tables.push_back(detail::sweep_points_table(sweep, configs));
+  if (!sweep.keys.empty()) {
+    doc.tables.push_back(detail::sweep_pivot_table(sweep, configs, "val_loss"));
+    doc.tables.push_back(detail::sweep_pivot_table(sweep, configs, "tokens_per_s"));
+  }
+  doc.tables.push_back(detail::sweep_best_table(sweep, configs));
+  doc.tables.push_back(detail::sweep_pareto_table(sweep, configs));
+}
+
+}  // namespace
+
+Document build_report(const ReportOptions& options) {
+  if (options.inputs.empty() && options.compare.empty()) {
+    throw UsageError("report: give at least one run or sweep directory, or --compare A B");
+  }
+  if (!options.compare.empty() && options.compare.size() != 2) {
+    throw UsageError(fmt::format("report --compare: expected two run directories, got {}",
+                                 options.compare.size()));
+  }
+  Loaded in;
+  for (const auto& dir : options.inputs) {
+    if (is_sweep_dir(dir)) {
+      in.sweeps.push_back(load_sweep(dir));
+    } else {
+      in.runs.push_back(std::make_unique<Run>(load_run(dir)));
+      in.run_metrics.push_back(compute_metrics(*in.runs.back()));
+    }
+  }
+  std::unique_ptr<Run> cmp_a, cmp_b;
+  RunMetrics cmp_ma, cmp_mb;
+  for (size_t i = 0; i < options.compare.size(); ++i) {
+    const std::string& dir = options.compare[i];
+    if (is_sweep_dir(dir)) {
+      throw UsageError(fmt::format("report --compare: '{}' is a sweep; compare two runs", dir));
+    }
+    auto run = std::make_unique<Run>(load_run(dir));
+    (i == 0 ? cmp_ma : cmp_mb) = compute_metrics(*run);
+    (i == 0 ? cmp_a : cmp_b) = std::move(run);
+  }
+
+  Document doc;
+  doc.title = "llmprof report";
+  std::vector<std::string> all = options.inputs;
+  if (!options.compare.empty()) {
+    all.push_back(fmt::format("--compare A={} B={}", options.compare[0], options.compare[1]));
+  }
+  doc.intro.push_back(fmt::format("Inputs: {}", fmt::join(all, ", ")));
+
+  std::vector<const Run*> summary_runs;
+  std::vector<RunMetrics> summary_metrics;
+  for (size_t i = 0; i < in.runs.size(); ++i) {
+    summary_runs.push_back(in.runs[i].get());
+    summary_metrics.push_back(in.run_metrics[i]);
+  }
+  if (cmp_a) {
+    summary_runs.push_back(cmp_a.get());
+    summary_metrics.push_back(cmp_ma);
+    summary_runs.push_back(cmp_b.get());
+    summary_metrics.push_back(cmp_mb);
+  }
+  std::vector<Run*> all_runs;
+  for (auto& r : in.runs) all_runs.push_back(r.get());
+  if (cmp_a) all_runs.insert(all_runs.end(), {cmp_a.get(), cmp_b.get()});
+  disambiguate_labels(all_runs);
+  if (!summary_runs.empty()) {
+    doc.tables.push_back(detail::summary_table(summary_runs, summary_metrics));
+  }
+  if (cmp_a) {
+    for (auto& t : compare_tables(*cmp_a, cmp_ma, *cmp_b, cmp_mb))
+      doc.tables.push_back(std::move(t));
+  }
+  for (size_t i = 0; i < in.runs.size(); ++i) {
+    add_run_sections(*in.runs[i], in.run_metrics[i], options.top_ops, doc);
+  }
+  for (const auto& s : in.sweeps) add_sweep_sections(s, doc);
+
+  doc.footer.push_back(
+      "Statistics leave out each run's warm-up steps (summary.json "
+      "steps.warmup_excluded, else profile.warmup_steps); p10/p90 interpolate "
+      "linearly. Unknown figures print n/a.");
+  if (doc.findings_ran) {
+    doc.footer.push_back(fmt::format(
+        "Findings thresholds: data wait > {:.0f}% of step; eval > {:.0f}% of wall time; optimizer "
+        "> {:.0f}% of step; attn.core > {:.0f}% of block time; MFU < {:.0f}% with batch <= {:.0f}; "
+        "peak RSS < {:.0f}% of host memory; > {:.0f} minor faults or involuntary switches per "
+        "step (medians).",
+        kDataWaitMaxShare * 100, kEvalMaxShare * 100, kOptimizerMaxShare * 100,
+        kAttentionCoreMaxShare * 100, kLowMfu * 100, kSmallBatch, kMemoryHeadroomShare * 100,
+        kMaxMinorFaultsPerStep));
+  }
+  if (cmp_a) {
+    for (auto& line : compare_method_notes()) doc.footer.push_back(std::move(line));
+  }
+  return doc;
+}
+
+}  // namespace llmprof::report

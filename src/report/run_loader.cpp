@@ -1,0 +1,270 @@
+// load_run: every file of a run directory into typed rows. Only steps.csv is required; each later
+// file (modules.csv, ops.csv, memory.csv, activations.csv, summary.json) is read when present.
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "llmprof/error.h"
+#include "llmprof/report/run.h"
+#include "report/read_util.h"
+
+namespace fs = std::filesystem;
+
+namespace llmprof::report {
+
+namespace {
+
+using detail::CsvFile;
+
+void flatten_yaml(const YAML::Node& node,
+                  const std::string& prefix,
+                  std::map<std::string, std::string>& out) {
+  if (node.IsMap()) {
+    for (const auto& kv : node) {
+      std::string key = kv.first.as<std::string>();
+      flatten_yaml(kv.second, prefix.empty() ? key : prefix + "." + key, out);
+    }
+  } else if (node.IsScalar()) {
+    out[prefix] = node.Scalar();
+  } else if (node.IsNull()) {
+    out[prefix] = "";
+  }
+}
+
+std::map<std::string, std::string> read_config(const std::string& path) {
+  std::map<std::string, std::string> out;
+  if (!fs::exists(path)) return out;
+  try {
+    flatten_yaml(YAML::Load(detail::read_text(path)), "", out);
+  } catch (const YAML::Exception& e) {
+    throw DataError(fmt::format("{} line {}, col {}: invalid YAML: {}", path, e.mark.line + 1,
+                                e.mark.column + 1, e.msg));
+  }
+  return out;
+}
+
+NumericTable read_steps(const std::string& path) {
+  CsvFile csv = detail::read_csv(path);
+  NumericTable t;
+  t.names = csv.header;
+  t.values.assign(csv.header.size(), {});
+  for (size_t c = 0; c < csv.header.size(); ++c) {
+    t.values[c].reserve(csv.rows.size());
+    for (size_t r = 0; r < csv.rows.size(); ++r) {
+      t.values[c].push_back(csv.number(r, static_cast<int>(c)));
+    }
+  }
+  if (t.column("step_ms") == nullptr) csv.require("step_ms");
+  return t;
+}
+
+std::vector<EvalRow> read_evals(const std::string& path) {
+  std::vector<EvalRow> rows;
+  if (!fs::exists(path)) return rows;
+  CsvFile csv = detail::read_csv(path);
+  int step = csv.require("step"), split = csv.require("split"), loss = csv.require("loss");
+  int ppl = csv.index("perplexity"), ms = csv.index("eval_ms");
+  for (size_t r = 0; r < csv.rows.size(); ++r) {
+    EvalRow e;
+    e.step = static_cast<int64_t>(csv.required_number(r, step));
+    e.split = csv.text(r, split);
+    e.loss = csv.required_number(r, loss);
+    e.perplexity = csv.number(r, ppl);
+    e.eval_ms = csv.number(r, ms);
+    rows.push_back(e);
+  }
+  return rows;
+}
+
+std::vector<ModuleRow> read_modules(const std::string& path) {
+  std::vector<ModuleRow> rows;
+  if (!fs::exists(path)) return rows;
+  CsvFile csv = detail::read_csv(path);
+  int scope = csv.require("scope"), block = csv.index("block"), pass = csv.require("pass");
+  int total = csv.require("total_ms");
+  int calls = csv.index("calls"), mean = csv.index("mean_ms"), self = csv.index("self_ms");
+  int share = csv.index("share_of_pass"), flops = csv.index("flops"), mfu = csv.index("mfu");
+  for (size_t r = 0; r < csv.rows.size(); ++r) {
+    ModuleRow m;
+    m.scope = csv.text(r, scope);
+    m.block = csv.integer(r, block);
+    m.pass = csv.text(r, pass);
+    m.calls = csv.number(r, calls);
+    m.total_ms = csv.required_number(r, total);
+    m.mean_ms = csv.number(r, mean);
+    m.self_ms = csv.number(r, self);
+    m.share_of_pass = csv.number(r, share);
+    m.flops = csv.number(r, flops);
+    m.mfu = csv.number(r, mfu);
+    if (m.pass != "forward" && m.pass != "backward") {
+      throw DataError(fmt::format("{} line {}: column 'pass': '{}' (expected forward|backward)",
+                                  path, csv.lines[r], m.pass));
+    }
+    rows.push_back(m);
+  }
+  return rows;
+}
+
+std::vector<OpRow> read_ops(const std::string& path) {
+  std::vector<OpRow> rows;
+  if (!fs::exists(path)) return rows;
+  CsvFile csv = detail::read_csv(path);
+  int op = csv.require("op"), self = csv.require("self_ms");
+  int calls = csv.index("calls"), total = csv.index("total_ms"), share = csv.index("self_share");
+  int flops = csv.index("flops"), gf = csv.index("gflops_per_s");
+  int alloc = csv.index("alloc_bytes"), shapes = csv.index("input_shapes");
+  for (size_t r = 0; r < csv.rows.size(); ++r) {
+    OpRow o;
+    o.op = csv.text(r, op);
+    o.calls = csv.number(r, calls);
+    o.self_ms = csv.required_number(r, self);
+    o.total_ms = csv.number(r, total);
+    o.self_share = csv.number(r, share);
+    o.flops = csv.number(r, flops);
+    o.gflops_per_s = csv.number(r, gf);
+    o.alloc_bytes = csv.number(r, alloc);
+    o.input_shapes = csv.text(r, shapes);
+    rows.push_back(o);
+  }
+  return rows;
+}
+
+std::vector<MemoryRow> read_memory(const std::string& path) {
+  std::vector<MemoryRow> rows;
+  if (!fs::exists(path)) return rows;
+  CsvFile csv = detail::read_csv(path);
+  int step = csv.require("step"), phase = csv.require("phase");
+  int peak = csv.index("peak_allocated_bytes"), end = csv.index("end_allocated_bytes");
+  int rss = csv.index("rss_bytes");
+  for (size_t r = 0; r < csv.rows.size(); ++r) {
+    MemoryRow m;
+    m.step = static_cast<int64_t>(csv.required_number(r, step));
+    m.phase = csv.text(r, phase);
+    m.peak_allocated_bytes = csv.number(r, peak);
+    m.end_allocated_bytes = csv.number(r, end);
+    m.rss_bytes = csv.number(r, rss);
+    rows.push_back(m);
+  }
+  return rows;
+}
+
+std::vector<ActivationRow> read_activations(const std::string& path) {
+  std::vector<ActivationRow> rows;
+  if (!fs::exists(path)) return rows;
+  CsvFile csv = detail::read_csv(path);
+  int scope = csv.require("scope"), block = csv.index("block");
+  int saved = csv.require("saved_bytes");
+  for (size_t r = 0; r < csv.rows.size(); ++r) {
+    rows.push_back({csv.text(r, scope), csv.integer(r, block), csv.number(r, saved)});
+  }
+  return rows;
+}
+
+void read_env(const std::string& path, Run& run) {
+  if (!fs::exists(path)) return;
+  nlohmann::json env = detail::read_json(path);
+  run.host_memory_bytes = detail::json_number(env, "host.memory_bytes");
+  run.host_cores = detail::json_number(env, "host.cores");
+  run.peak_flops_per_s = detail::json_number(env, "peak_flops.flops_per_s");
+}
+
+void read_summary(const std::string& path, Run& run) {
+  if (!fs::exists(path)) {
+    run.status = "incomplete";
+    run.incomplete = true;
+    return;
+  }
+  nlohmann::json s = detail::read_json(path);
+  run.status =
+      s.contains("status") && s["status"].is_string() ? s["status"].get<std::string>() : "unknown";
+  if (s.contains("message") && s["message"].is_string()) run.message = s["message"];
+  if (auto w = detail::json_number(s, "steps.warmup_excluded")) {
+    run.summary_warmup_steps = static_cast<int64_t>(*w);
+  }
+  run.summary_peak_rss_bytes = detail::json_number(s, "memory.peak_rss_bytes");
+  if (s.contains("energy") && s["energy"].is_object()) {
+    const auto& e = s["energy"];
+    EnergySummary en;
+    en.total_j = detail::json_number(e, "total_j");
+    en.kwh = detail::json_number(e, "kwh");
+    en.tokens_per_j = detail::json_number(e, "tokens_per_j");
+    en.flops_per_j = detail::json_number(e, "flops_per_j");
+    en.mean_power_w = detail::json_number(e, "mean_power_w");
+    en.peak_power_w = detail::json_number(e, "peak_power_w");
+    en.co2_g = detail::json_number(e, "co2_g");
+    if (e.contains("source") && e["source"].is_string()) en.source = e["source"];
+    en.estimated =
+        e.contains("estimated") && e["estimated"].is_boolean() && e["estimated"].get<bool>();
+    run.energy = en;
+  }
+}
+
+}  // namespace
+
+const std::vector<std::optional<double>>* NumericTable::column(const std::string& name) const {
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) return &values[i];
+  }
+  return nullptr;
+}
+
+std::vector<double> NumericTable::present(const std::string& name, size_t from) const {
+  std::vector<double> out;
+  const auto* col = column(name);
+  if (col == nullptr) return out;
+  for (size_t r = from; r < col->size(); ++r) {
+    if ((*col)[r]) out.push_back(*(*col)[r]);
+  }
+  return out;
+}
+
+std::optional<double> Run::config_number(const std::string& key) const {
+  auto it = config.find(key);
+  if (it == config.end()) return std::nullopt;
+  return detail::parse_number(it->second);
+}
+
+void disambiguate_labels(const std::vector<Run*>& runs) {
+  std::vector<bool> shared;
+  for (const Run* a : runs) {
+    shared.push_back(std::count_if(runs.begin(), runs.end(),
+                                   [&](const Run* b) { return b->label == a->label; }) > 1);
+  }
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (!shared[i]) continue;
+    fs::path p = fs::path(runs[i]->dir).lexically_normal();
+    if (p.filename().empty()) p = p.parent_path();
+    runs[i]->label = (p.parent_path().filename() / p.filename()).string();
+  }
+}
+
+bool is_sweep_dir(const std::string& dir) { return fs::exists(fs::path(dir) / "sweep.csv"); }
+
+Run load_run(const std::string& dir) {
+  fs::path p(dir);
+  if (!fs::is_directory(p)) throw DataError(fmt::format("'{}': no such directory", dir));
+  if (!fs::exists(p / "steps.csv")) {
+    throw DataError(
+        fmt::format("'{}': not a run directory (no steps.csv) nor a sweep (no "
+                    "sweep.csv)",
+                    dir));
+  }
+  Run run;
+  run.dir = dir;
+  fs::path name = p.filename().empty() ? p.parent_path().filename() : p.filename();
+  run.label = name.string();
+  run.config = read_config((p / "config.yaml").string());
+  read_env((p / "env.json").string(), run);
+  read_summary((p / "summary.json").string(), run);
+  run.steps = read_steps((p / "steps.csv").string());
+  run.evals = read_evals((p / "eval.csv").string());
+  run.modules = read_modules((p / "modules.csv").string());
+  run.ops = read_ops((p / "ops.csv").string());
+  run.memory = read_memory((p / "memory.csv").string());
+  run.activations = read_activations((p / "activations.csv").string());
+  return run;
+}
+
+}  // namespace llmprof::report

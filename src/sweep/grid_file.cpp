@@ -1,0 +1,199 @@
+// The `sweep:` section of a config file, read with yaml-cpp (which reads JSON too), and the value
+// generators it offers: lists, {range: [start, stop, step]} and {log: [start, stop, count]}.
+// load_config skips this section, so one file serves both `llmprof train` and `llmprof sweep`.
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "llmprof/config/schema.h"
+#include "llmprof/error.h"
+#include "llmprof/sweep/grid.h"
+
+namespace llmprof::sweep {
+namespace {
+
+// Most values one range or log axis may generate.
+constexpr int64_t kMaxAxisValues = 10000;
+
+// The integer in s (all of it), or false.
+bool parse_int(const std::string& s, int64_t& out) {
+  const char* b = s.data() + (!s.empty() && s[0] == '+' ? 1 : 0);
+  auto [end, ec] = std::from_chars(b, s.data() + s.size(), out);
+  return ec == std::errc() && end == s.data() + s.size() && b != end;
+}
+
+// The finite number in s (all of it); throws ConfigError naming what it is.
+double parse_number(const std::string& s, const char* what) {
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v)) {
+    throw ConfigError(fmt::format("{}: '{}' is not a number", what, s));
+  }
+  return v;
+}
+
+// "FILE line L, col C" of a yaml-cpp node (its marks are 0-based).
+std::string where(const std::string& file, const YAML::Node& node) {
+  const YAML::Mark m = node.Mark();
+  if (m.is_null()) return file;
+  return fmt::format("{} line {}, col {}", file, m.line + 1, m.column + 1);
+}
+
+// True when the schema types key as an integer (log values are then rounded to whole numbers).
+bool is_int_key(const std::string& key) {
+  for (const config::KeyInfo& k : config::list_keys()) {
+    if (k.path == key) return k.type == "int";
+  }
+  return false;
+}
+
+// The three scalars of `range: [a, b, c]` / `log: [a, b, c]`; throws naming the form.
+std::vector<std::string> three_scalars(const YAML::Node& seq, const std::string& form) {
+  const char* shape = form == "range" ? "[start, stop, step]" : "[start, stop, count]";
+  if (!seq.IsSequence() || seq.size() != 3) {
+    throw ConfigError(fmt::format("{}: expected {}: {}", form, form, shape));
+  }
+  std::vector<std::string> out;
+  for (const YAML::Node& item : seq) {
+    if (!item.IsScalar()) throw ConfigError(fmt::format("{}: expected {}: {}", form, form, shape));
+    out.push_back(item.Scalar());
+  }
+  return out;
+}
+
+// The values of one `key: <spec>` entry of sweep.grid.
+std::vector<std::string> axis_values(const std::string& key, const YAML::Node& spec) {
+  const char* forms =
+      "expected a list [a, b, ...], {range: [start, stop, step]} or "
+      "{log: [start, stop, count]}";
+  std::vector<std::string> values;
+  if (spec.IsScalar()) return {spec.Scalar()};
+  if (spec.IsSequence()) {
+    for (const YAML::Node& item : spec) {
+      if (!item.IsScalar()) throw ConfigError(std::string("list items must be values; ") + forms);
+      values.push_back(item.Scalar());
+    }
+    if (values.empty()) throw ConfigError("empty list: give at least one value");
+    return values;
+  }
+  if (!spec.IsMap() || spec.size() != 1) throw ConfigError(forms);
+  const std::string form = spec.begin()->first.Scalar();
+  const YAML::Node& args = spec.begin()->second;
+  if (form == "range") {
+    auto a = three_scalars(args, form);
+    return expand_range(a[0], a[1], a[2]);
+  }
+  if (form == "log") {
+    auto a = three_scalars(args, form);
+    int64_t count = 0;
+    if (!parse_int(a[2], count)) throw ConfigError("log: count '" + a[2] + "' is not an integer");
+    return expand_log(parse_number(a[0], "log start"), parse_number(a[1], "log stop"), count,
+                      is_int_key(key));
+  }
+  throw ConfigError("unknown form '" + form + "'; " + forms);
+}
+
+}  // namespace
+
+std::vector<std::string> expand_range(const std::string& start,
+                                      const std::string& stop,
+                                      const std::string& step) {
+  const std::string shown = fmt::format("range [{}, {}, {}]", start, stop, step);
+  std::vector<std::string> out;
+  int64_t i0 = 0, i1 = 0, di = 0;
+  if (parse_int(start, i0) && parse_int(stop, i1) && parse_int(step, di)) {
+    if (di == 0) throw ConfigError(shown + ": step is 0");
+    if ((i1 - i0) / di < 0) throw ConfigError(shown + ": step moves away from stop");
+    if ((i1 - i0) / di >= kMaxAxisValues) throw ConfigError(shown + ": too many values");
+    for (int64_t v = i0; di > 0 ? v <= i1 : v >= i1; v += di) out.push_back(std::to_string(v));
+    return out;
+  }
+  const double a = parse_number(start, "range start"), b = parse_number(stop, "range stop"),
+               d = parse_number(step, "range step");
+  if (d == 0) throw ConfigError(shown + ": step is 0");
+  // Values a + i*d for i = 0..n-1; the 1e-9 slack keeps stop when (b-a)/d rounds just below n-1.
+  const double span = (b - a) / d;
+  if (span < -1e-9) throw ConfigError(shown + ": step moves away from stop");
+  if (span >= kMaxAxisValues) throw ConfigError(shown + ": too many values");
+  const auto n = static_cast<int64_t>(std::floor(span + 1e-9)) + 1;
+  for (int64_t i = 0; i < n; ++i)
+    out.push_back(fmt::format("{:.12g}", a + static_cast<double>(i) * d));
+  return out;
+}
+
+std::vector<std::string> expand_log(double start, double stop, int64_t count, bool integral) {
+  const std::string shown = fmt::format("log [{}, {}, {}]", start, stop, count);
+  if (!(start > 0) || !(stop > 0)) throw ConfigError(shown + ": start and stop must be > 0");
+  if (count < 1 || count > kMaxAxisValues) {
+    throw ConfigError(fmt::format("{}: count must be in [1, {}]", shown, kMaxAxisValues));
+  }
+  // v_i = exp(ln start + i * (ln stop - ln start) / (count - 1)): equal ratios between neighbours.
+  std::vector<std::string> out;
+  const double ln_a = std::log(start), ln_b = std::log(stop);
+  for (int64_t i = 0; i < count; ++i) {
+    double v = count == 1 ? start
+                          : std::exp(ln_a + static_cast<double>(i) * (ln_b - ln_a) /
+                                                static_cast<double>(count - 1));
+    if (i == count - 1 && count > 1) v = stop;
+    std::string text = integral ? std::to_string(std::llround(v)) : fmt::format("{:.12g}", v);
+    if (out.empty() || out.back() != text) out.push_back(text);
+  }
+  return out;
+}
+
+Grid read_sweep_section(const std::string& config_path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(config_path);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(fmt::format("{}: cannot read the sweep section: {}", config_path, e.what()),
+                      config_path);
+  }
+  if (!root.IsMap()) return {};
+  const YAML::Node sweep = root["sweep"];
+  if (!sweep || sweep.IsNull()) return {};
+  if (!sweep.IsMap()) {
+    throw ConfigError("sweep: expected a mapping like sweep: {grid: {optim.lr: [1e-4, 1e-3]}} (" +
+                          where(config_path, sweep) + ")",
+                      config_path, "sweep");
+  }
+  for (const auto& entry : sweep) {
+    const std::string key = entry.first.Scalar();
+    if (key != "grid") {
+      throw ConfigError("unknown key 'sweep." + key + "' (" + where(config_path, entry.first) +
+                            "); the sweep section holds 'grid'",
+                        config_path, "sweep." + key);
+    }
+  }
+  const YAML::Node grid = sweep["grid"];
+  if (!grid || grid.IsNull()) return {};
+  if (!grid.IsMap()) {
+    throw ConfigError("sweep.grid: expected a mapping of config keys to values (" +
+                          where(config_path, grid) + ")",
+                      config_path, "sweep.grid");
+  }
+  Grid out;
+  for (const auto& entry : grid) {
+    GridAxis axis;
+    axis.key = entry.first.Scalar();
+    axis.origin = "sweep.grid." + axis.key + " (" + where(config_path, entry.first) + ")";
+    for (const GridAxis& seen : out) {
+      if (seen.key == axis.key)
+        throw ConfigError(axis.origin + ": key given twice", config_path, axis.key);
+    }
+    try {
+      axis.values = axis_values(axis.key, entry.second);
+    } catch (const ConfigError& e) {
+      throw ConfigError(axis.origin + ": " + e.what(), config_path, axis.key);
+    }
+    out.push_back(std::move(axis));
+  }
+  return out;
+}
+
+}  // namespace llmprof::sweep

@@ -1,0 +1,69 @@
+// The OS side of a sweep: point processes (fork/exec, waitpid), the stop signals, the core count
+// and the sweep directory's lock. Private to src/sweep.
+//
+// Each point runs in its own process group, so a terminal's Ctrl-C reaches only the sweep, which
+// forwards it to each running point exactly once (train treats a second SIGINT as "kill now").
+// A point gets SIGTERM if the sweep dies (PR_SET_PDEATHSIG) and inherits the sweep's directory
+// lock, so a re-run waits until points of a killed sweep have written their summaries.
+#pragma once
+
+#include <sys/types.h>
+
+#include <csignal>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace llmprof::sweep::detail {
+
+// Starts argv (argv[0] the executable's path), stdin from /dev/null, stdout and stderr to
+// log_path (created or truncated). Throws IoError naming the log or the executable.
+pid_t spawn_point(const std::vector<std::string>& argv, const std::string& log_path);
+
+// Non-blocking: true, with the wait status, once pid has exited.
+bool try_reap(pid_t pid, int& wait_status);
+
+// Sends sig to pid (a point process); no-op if it has gone.
+void send_signal(pid_t pid, int sig);
+
+// SIGINT/SIGTERM while alive: recorded, not fatal; a second signal kills as usual.
+class StopSignals {
+ public:
+  StopSignals();
+  ~StopSignals();
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+  // The signal received, 0 when none.
+  int signal() const;
+
+ private:
+  struct sigaction old_int_ {
+  }, old_term_{};
+};
+
+// An exclusive flock on path, kept by point processes (they inherit the descriptor) after this
+// process dies. Waits up to timeout_s for a holder to finish; then throws UsageError naming path.
+class DirLock {
+ public:
+  DirLock(const std::string& path, double timeout_s);
+  ~DirLock();
+  DirLock(const DirLock&) = delete;
+  DirLock& operator=(const DirLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// Cores this process may run on (sched_getaffinity), at least 1.
+int64_t available_cores();
+
+// Sleeps for ms milliseconds or until a signal arrives.
+void sleep_ms(int64_t ms);
+
+// The current local time as ISO 8601 with offset: "2026-11-22T12:33:57+0100".
+std::string iso_time_now();
+
+// The running executable (/proc/self/exe). Throws IoError.
+std::string self_executable();
+
+}  // namespace llmprof::sweep::detail

@@ -1,0 +1,225 @@
+#include "sweep/results.h"
+
+#include <fmt/format.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cctype>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "llmprof/output/run_dir.h"
+
+namespace llmprof::sweep {
+namespace {
+
+using nlohmann::json;
+
+// The number at j[path...], or nullopt when a step is missing or the value is not a number.
+std::optional<double> number_at(const json& j, std::initializer_list<const char*> path) {
+  const json* node = &j;
+  for (const char* key : path) {
+    if (!node->is_object() || !node->contains(key)) return std::nullopt;
+    node = &(*node)[key];
+  }
+  return node->is_number() ? std::optional<double>(node->get<double>()) : std::nullopt;
+}
+
+template <typename T>
+nlohmann::ordered_json or_null(const std::optional<T>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+// One CSV field, quoted when it holds , " or a newline (RFC 4180, as output::CsvWriter).
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+template <typename T>
+std::string csv_number(const std::optional<T>& v) {
+  return v ? fmt::format("{}", *v) : std::string();  // unknown: empty, never 0
+}
+
+// Whether a wait status means the process stopped because it was asked to (Ctrl-C, kill).
+bool is_stop_request(int wait_status) {
+  if (WIFSIGNALED(wait_status)) {
+    int sig = WTERMSIG(wait_status);
+    return sig == SIGINT || sig == SIGTERM;
+  }
+  return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 130;
+}
+
+}  // namespace
+
+bool is_final_status(const std::string& status) {
+  return status == "completed" || status == "diverged";
+}
+
+bool read_summary(const std::string& run_dir, PointResult& r) {
+  std::ifstream in(run_dir + "/summary.json", std::ios::binary);
+  if (!in) return false;
+  json s = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!s.is_object() || !s.contains("status") || !s["status"].is_string()) return false;
+  r.status = s["status"].get<std::string>();
+  r.message = s.value("message", json()).is_string() ? s["message"].get<std::string>() : "";
+  r.median_step_ms = number_at(s, {"timing", "step_ms", "median"});
+  r.tokens_per_s = number_at(s, {"throughput", "tokens_per_s", "median"});
+  r.mfu = number_at(s, {"mfu", "value", "median"});
+  r.final_train_loss = number_at(s, {"loss", "final_train_loss"});
+  r.final_val_loss = number_at(s, {"loss", "final_val_loss"});
+  r.final_val_perplexity = number_at(s, {"loss", "final_val_perplexity"});
+  if (auto rss = number_at(s, {"memory", "peak_rss_bytes"})) {
+    r.peak_rss_bytes = static_cast<int64_t>(*rss);
+  }
+  r.energy_j = number_at(s, {"energy", "total_j"});
+  return true;
+}
+
+std::string last_error_line(const std::string& log_path) {
+  std::ifstream in(log_path, std::ios::binary);
+  std::string line, last_error, last;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    auto b = line.find_first_not_of(" \t");
+    if (b == std::string::npos) continue;
+    line = line.substr(b);
+    last = line;
+    std::string lower = line;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (lower.find("error") != std::string::npos || lower.find("terminate") != std::string::npos)
+      last_error = line;
+  }
+  std::string out = last_error.empty() ? last : last_error;
+  const std::string prefix = "llmprof: error: ";
+  if (out.compare(0, prefix.size(), prefix) == 0) out = out.substr(prefix.size());
+  if (out.size() > 300) out = out.substr(0, 297) + "...";
+  return out;
+}
+
+PointResult finished_result(const std::string& run_dir,
+                            const std::string& log_path,
+                            int wait_status) {
+  PointResult r;
+  r.log_path = log_path;
+  std::error_code ec;
+  if (std::filesystem::is_directory(run_dir, ec)) r.run_dir = run_dir;
+  std::string how;
+  if (WIFSIGNALED(wait_status)) {
+    r.signal = WTERMSIG(wait_status);
+    r.exit_code = 128 + *r.signal;
+    how = fmt::format("killed by signal {} ({})", *r.signal, strsignal(*r.signal));
+  } else {
+    r.exit_code = WEXITSTATUS(wait_status);
+    how = fmt::format("exit code {}", *r.exit_code);
+  }
+  if (!r.run_dir.empty() && read_summary(r.run_dir, r)) return r;
+  r.status = is_stop_request(wait_status) ? "interrupted" : "failed";
+  std::string why = last_error_line(log_path);
+  r.message = why.empty() ? how + ", no summary.json" : how + ": " + why;
+  return r;
+}
+
+std::string sweep_csv(const Grid& grid,
+                      const std::vector<Point>& points,
+                      const std::vector<PointResult>& results) {
+  std::vector<std::string> header;
+  for (const GridAxis& axis : grid) header.push_back(axis.key);
+  for (const char* c : {"repeat", "point_id", "status", "exit_code", "median_step_ms",
+                        "tokens_per_s", "mfu", "final_train_loss", "final_val_loss",
+                        "final_val_perplexity", "peak_rss_bytes", "energy_j", "run_dir"}) {
+    header.push_back(c);
+  }
+  std::string text;
+  auto add_row = [&text](const std::vector<std::string>& fields) {
+    for (size_t i = 0; i < fields.size(); ++i) text += (i ? "," : "") + csv_field(fields[i]);
+    text += '\n';
+  };
+  add_row(header);
+  for (size_t i = 0; i < points.size(); ++i) {
+    const Point& p = points[i];
+    const PointResult& r = results[i];
+    if (r.status == "pending" || r.status == "running") continue;  // no outcome yet
+    std::vector<std::string> row;
+    for (const auto& kv : p.values) row.push_back(kv.second);
+    for (const std::string& f : {std::to_string(p.repeat), p.id, r.status, csv_number(r.exit_code),
+                                 csv_number(r.median_step_ms), csv_number(r.tokens_per_s),
+                                 csv_number(r.mfu), csv_number(r.final_train_loss),
+                                 csv_number(r.final_val_loss), csv_number(r.final_val_perplexity),
+                                 csv_number(r.peak_rss_bytes), csv_number(r.energy_j), r.run_dir}) {
+      row.push_back(f);
+    }
+    add_row(row);
+  }
+  return text;
+}
+
+std::string sweep_json(const SweepInfo& info,
+                       const std::vector<Point>& points,
+                       const std::vector<PointResult>& results) {
+  using ojson = nlohmann::ordered_json;  // keys in the order written: schema_version first
+  ojson j;
+  j["schema_version"] = kSweepSchemaVersion;
+  j["status"] = info.status;
+  j["base_config"] = info.base_config;
+  j["sweep_dir"] = info.sweep_dir;
+  ojson grid = ojson::array();
+  for (const GridAxis& axis : info.grid) {
+    grid.push_back({{"key", axis.key}, {"values", axis.values}, {"origin", axis.origin}});
+  }
+  j["grid"] = grid;
+  j["overrides"] = info.overrides;
+  j["repeat"] = info.repeat;
+  j["jobs"] = info.jobs;
+  j["jobs_requested"] = info.jobs_requested;
+  j["jobs_policy"] = info.jobs_policy;
+  j["threads_per_point"] = info.threads_per_point;
+  j["cores"] = info.cores;
+  j["command_line"] = info.command_line;
+  j["start_time"] = info.start_time;
+  j["resume_policy"] =
+      "a re-run skips points whose summary.json says completed or diverged (diverged is an "
+      "outcome of the config); failed, interrupted and unfinished points run again, their earlier "
+      "run directory and log renamed to <id>.attempt<N>";
+  ojson counts = ojson::object();
+  ojson pts = ojson::array();
+  for (size_t i = 0; i < points.size(); ++i) {
+    const Point& p = points[i];
+    const PointResult& r = results[i];
+    counts[r.status] = counts.value(r.status, 0) + 1;
+    ojson values = ojson::object();
+    for (const auto& [key, value] : p.values) values[key] = value;
+    pts.push_back({{"id", p.id},
+                   {"index", p.index},
+                   {"repeat", p.repeat},
+                   {"values", values},
+                   {"status", r.status},
+                   {"exit_code", or_null(r.exit_code)},
+                   {"signal", or_null(r.signal)},
+                   {"message", r.message.empty() ? ojson(nullptr) : ojson(r.message)},
+                   {"run_dir", r.run_dir.empty() ? ojson(nullptr) : ojson(r.run_dir)},
+                   {"log", r.log_path},
+                   {"duration_s", or_null(r.duration_s)},
+                   {"reused", r.reused},
+                   {"moved_aside", r.moved_aside}});
+  }
+  j["counts"] = counts;
+  j["points"] = pts;
+  return j.dump(2) + "\n";
+}
+
+void write_sweep_files(const SweepInfo& info,
+                       const std::vector<Point>& points,
+                       const std::vector<PointResult>& results) {
+  output::write_file_atomic(info.sweep_dir + "/sweep.csv", sweep_csv(info.grid, points, results));
+  output::write_file_atomic(info.sweep_dir + "/sweep.json", sweep_json(info, points, results));
+}
+
+}  // namespace llmprof::sweep

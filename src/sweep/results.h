@@ -1,0 +1,83 @@
+// What a sweep knows about each point (status, exit, metrics from the point's summary.json) and
+// the two files it keeps current in the sweep directory: sweep.csv (one row per point with an
+// outcome) and sweep.json (context and every point), both rewritten atomically. Private to sweep.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llmprof/sweep/grid.h"
+
+namespace llmprof::sweep {
+
+inline constexpr int kSweepSchemaVersion = 1;
+
+// The outcome of one point, as far as it is known.
+struct PointResult {
+  std::string status =
+      "pending";                 // pending | running | completed | diverged | failed | interrupted
+  std::optional<int> exit_code;  // the train process's exit status; 128+N when killed by N
+  std::optional<int> signal;     // N when the process was killed by signal N
+  std::string message;           // why, when not completed
+  std::string run_dir;           // <sweep>/runs/<id>, "" when the run left no directory
+  std::string log_path;          // <sweep>/runs/<id>.log
+  std::optional<double> duration_s;      // wall time of the process, this invocation only
+  bool reused = false;                   // completed/diverged by an earlier invocation: not re-run
+  std::vector<std::string> moved_aside;  // earlier attempts renamed to <id>.attempt<N>[.log]
+  // From summary.json; nullopt where it holds null or nothing.
+  std::optional<double> median_step_ms, tokens_per_s, mfu;  // medians over the measured steps
+  std::optional<double> final_train_loss, final_val_loss, final_val_perplexity;
+  std::optional<int64_t> peak_rss_bytes;
+  std::optional<double> energy_j;  // summary energy.total_j, when a run measures energy
+};
+
+// The sweep's context, as sweep.json records it.
+struct SweepInfo {
+  std::string base_config;
+  std::string sweep_dir;
+  Grid grid;
+  std::vector<std::string> overrides;  // --set, applied to every point
+  int64_t repeat = 1;
+  int64_t jobs_requested = 1;
+  int64_t jobs = 1;         // after clamping to cores
+  std::string jobs_policy;  // how --jobs above the core count is handled
+  int64_t threads_per_point = 1;
+  int64_t cores = 1;
+  std::vector<std::string> command_line;
+  std::string start_time;          // ISO 8601, local time with offset
+  std::string status = "running";  // running | finished | interrupted
+};
+
+// True for statuses a re-run keeps: completed, and diverged (an outcome of the config itself).
+bool is_final_status(const std::string& status);
+
+// Fills status, message and metrics from <run_dir>/summary.json; false when absent or unreadable.
+bool read_summary(const std::string& run_dir, PointResult& result);
+
+// The last line of the log that mentions an error (else the last non-empty line), trimmed.
+std::string last_error_line(const std::string& log_path);
+
+// The result of a finished process from its wait status, its summary.json when present, else
+// "failed" (or "interrupted" for SIGINT/SIGTERM/130) with the exit and the log's last error line.
+PointResult finished_result(const std::string& run_dir,
+                            const std::string& log_path,
+                            int wait_status);
+
+// sweep.csv: the swept keys, repeat, point_id, status, exit_code, metrics, run_dir.
+std::string sweep_csv(const Grid& grid,
+                      const std::vector<Point>& points,
+                      const std::vector<PointResult>& results);
+
+// sweep.json: schema_version, context and every point with its values and outcome.
+std::string sweep_json(const SweepInfo& info,
+                       const std::vector<Point>& points,
+                       const std::vector<PointResult>& results);
+
+// Writes sweep.csv and sweep.json into info.sweep_dir, each atomically. Throws IoError.
+void write_sweep_files(const SweepInfo& info,
+                       const std::vector<Point>& points,
+                       const std::vector<PointResult>& results);
+
+}  // namespace llmprof::sweep

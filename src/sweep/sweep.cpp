@@ -1,0 +1,353 @@
+// run_sweep: plan (every check that can fail on user input, before anything runs), resume (what
+// an earlier invocation left in <sweep>/runs), then a scheduling loop that keeps `jobs` point
+// processes running, records each outcome as it arrives and rewrites sweep.csv/sweep.json.
+#include "llmprof/sweep/sweep.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <sys/types.h>
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <numeric>
+#include <sstream>
+
+#include "llmprof/config/schema.h"
+#include "llmprof/error.h"
+#include "llmprof/sweep/grid.h"
+#include "sweep/process.h"
+#include "sweep/progress.h"
+#include "sweep/results.h"
+
+namespace llmprof::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using Kind = detail::SweepProgress::Kind;
+
+// How long a re-run waits for points of a killed sweep to finish their step and let go of the lock.
+constexpr double kLockTimeout_s = 120;
+// Poll interval of the scheduling loop: point processes last seconds at least.
+constexpr int64_t kPollMs = 50;
+
+struct Plan {
+  SweepInfo info;
+  std::vector<Point> points;
+  std::string runs_dir;    // <sweep>/runs: run directories and logs of the points
+  std::string executable;  // the llmprof that runs each point
+};
+
+// The --set list a point's `llmprof train` gets, in order: the thread split, the user's --set,
+// the point's values, where its run goes.
+std::vector<std::string> point_sets(const Plan& plan, const Point& p) {
+  std::vector<std::string> sets{fmt::format("threads={}", plan.info.threads_per_point)};
+  sets.insert(sets.end(), plan.info.overrides.begin(), plan.info.overrides.end());
+  for (const auto& [key, value] : p.values) sets.push_back(key + "=" + value);
+  sets.push_back("output.dir=" + plan.runs_dir);
+  sets.push_back("output.name=" + p.id);
+  return sets;
+}
+
+std::vector<std::string> point_argv(const Plan& plan, const Point& p) {
+  std::vector<std::string> argv{plan.executable, "train", "--config", plan.info.base_config};
+  for (const std::string& s : point_sets(plan, p)) argv.insert(argv.end(), {"--set", s});
+  argv.push_back("--quiet");
+  return argv;
+}
+
+Plan make_plan(const SweepOptions& opts) {
+  if (opts.repeat < 1)
+    throw UsageError(fmt::format("--repeat {}: expected 1 or more", opts.repeat));
+  if (opts.jobs < 1) throw UsageError(fmt::format("--jobs {}: expected 1 or more", opts.jobs));
+  for (const std::string& set : opts.overrides) {
+    const std::string key = set.substr(0, set.find('='));
+    if (key == "output.dir" || key == "output.name") {
+      throw UsageError("--set " + set + ": " + key +
+                       " is set by llmprof sweep (each point runs "
+                       "in <sweep dir>/runs/<point id>); use --out or --name instead");
+    }
+  }
+  Plan plan;
+  SweepInfo& info = plan.info;
+  const config::Config base = config::load_config(opts.config_path, opts.overrides);
+  Grid cli;
+  for (const std::string& arg : opts.grid_args) cli.push_back(parse_grid_arg(arg));
+  info.grid = resolve_grid(base, merge_grids(read_sweep_section(opts.config_path), cli));
+  plan.points = expand_points(info.grid, opts.repeat);
+  validate_points(base, plan.points);
+
+  const std::string name =
+      opts.name.empty() ? "sweep-" + fs::path(opts.config_path).stem().string() : opts.name;
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
+    throw UsageError("--name '" + name + "': expected a plain directory name");
+  }
+  info.sweep_dir =
+      (fs::path(opts.out_dir.empty() ? base.output.dir : opts.out_dir) / name).string();
+  plan.runs_dir = info.sweep_dir + "/runs";
+  info.base_config = opts.config_path;
+  info.overrides = opts.overrides;
+  info.repeat = opts.repeat;
+  info.cores = detail::available_cores();
+  info.jobs_requested = opts.jobs;
+  info.jobs = std::min(opts.jobs, info.cores);
+  info.jobs_policy = "--jobs above the core count is clamped to it, with a warning";
+  if (info.jobs < opts.jobs) {
+    spdlog::warn("--jobs {} exceeds the {} available cores: running {} points at a time", opts.jobs,
+                 info.cores, info.jobs);
+  }
+  info.threads_per_point = std::max<int64_t>(1, info.cores / info.jobs);
+  const bool threads_given =
+      std::any_of(opts.overrides.begin(), opts.overrides.end(),
+                  [](const std::string& set) { return set.rfind("threads=", 0) == 0; }) ||
+      std::any_of(info.grid.begin(), info.grid.end(),
+                  [](const GridAxis& axis) { return axis.key == "threads"; });
+  if (threads_given) {
+    spdlog::warn(
+        "threads is given by --set or --grid: it overrides the sweep's split of {} "
+        "threads per point (threads_per_point in sweep.json)",
+        info.threads_per_point);
+  }
+  info.command_line = opts.command_line;
+  plan.executable = opts.executable.empty() ? detail::self_executable() : opts.executable;
+  return plan;
+}
+
+// The key lines of a to_yaml document: comments (the header names the source file) cut off.
+std::vector<std::string> value_lines(const std::string& yaml) {
+  std::vector<std::string> out;
+  std::istringstream in(yaml);
+  std::string line;
+  while (std::getline(in, line)) {
+    line = line.substr(0, line.find(" #"));
+    if (line.find_first_not_of(' ') == std::string::npos ||
+        line[line.find_first_not_of(' ')] == '#')
+      continue;
+    out.push_back(line);
+  }
+  return out;
+}
+
+// Why an earlier run's config.yaml differs from the config this point would run with now (the
+// first differing line), or "" when it is the same.
+std::string config_difference(const Plan& plan, const Point& p, const std::string& run_dir) {
+  auto expected =
+      value_lines(config::to_yaml(config::load_config(plan.info.base_config, point_sets(plan, p))));
+  std::vector<std::string> found;
+  try {
+    found = value_lines(config::to_yaml(config::load_config(run_dir + "/config.yaml")));
+  } catch (const Error& e) {
+    return std::string("its config.yaml does not load: ") + e.what();
+  }
+  for (size_t i = 0; i < std::max(expected.size(), found.size()); ++i) {
+    std::string now = i < expected.size() ? expected[i] : "",
+                then = i < found.size() ? found[i] : "";
+    if (now != then) return "'" + then + "' now '" + now + "'";
+  }
+  return "";
+}
+
+// Decides what to do with a point from what earlier invocations left: reuse a completed or
+// diverged run of the same config, or move an unfinished one (and its log) aside to
+// <id>.attempt<N> so the point runs again. Never deletes or overwrites a run.
+PointResult prepare_point(const Plan& plan, const Point& p) {
+  PointResult r;
+  const std::string run_dir = plan.runs_dir + "/" + p.id;
+  r.log_path = run_dir + ".log";
+  std::error_code ec;
+  if (fs::is_directory(run_dir, ec)) {
+    PointResult prior = r;
+    prior.run_dir = run_dir;
+    if (read_summary(run_dir, prior) && is_final_status(prior.status)) {
+      std::string diff = config_difference(plan, p, run_dir);
+      if (diff.empty()) {
+        prior.reused = true;
+        prior.exit_code = prior.status == "completed" ? kExitOk : kExitRuntime;
+        return prior;
+      }
+      spdlog::warn("sweep: {} ran before with another config ({}): running it again", p.id, diff);
+    }
+  }
+  if (!fs::exists(run_dir, ec) && !fs::exists(r.log_path, ec)) return r;
+  int n = 1;
+  auto attempt = [&](int k) { return fmt::format("{}/{}.attempt{}", plan.runs_dir, p.id, k); };
+  while (fs::exists(attempt(n), ec) || fs::exists(attempt(n) + ".log", ec)) ++n;
+  for (const auto& [from, to] :
+       {std::pair{run_dir, attempt(n)}, {r.log_path, attempt(n) + ".log"}}) {
+    if (!fs::exists(from, ec)) continue;
+    fs::rename(from, to, ec);
+    if (ec) throw IoError("cannot move '" + from + "' aside to '" + to + "': " + ec.message());
+    r.moved_aside.push_back(to);
+  }
+  return r;
+}
+
+struct Running {
+  size_t index;  // into plan.points
+  pid_t pid;
+  Clock::time_point start;
+};
+
+// Keeps up to `jobs` point processes running until the queue is empty or a stop signal came,
+// recording each outcome as it arrives and rewriting sweep.csv/sweep.json after it.
+class Scheduler {
+ public:
+  Scheduler(Plan& plan, std::vector<PointResult>& results, bool quiet)
+      : plan_(plan), results_(results), progress_(static_cast<int64_t>(plan.points.size()), quiet) {
+    for (size_t i = 0; i < results_.size(); ++i) {
+      if (!results_[i].reused) queue_.push_back(i);
+    }
+    done_ = static_cast<int64_t>(results_.size() - queue_.size());
+  }
+
+  // Runs the queue; returns the stop signal received (0 when every point ran).
+  int run() {
+    const SweepInfo& info = plan_.info;
+    progress_.event(
+        fmt::format("{} points ({} already done) in {}; {} at a time, {} threads each",
+                    results_.size(), done_, info.sweep_dir, info.jobs, info.threads_per_point),
+        Kind::kNote);
+    write_sweep_files(info, plan_.points, results_);
+    detail::StopSignals signals;
+    bool forwarded = false;
+    while (true) {
+      const int stop = signals.signal();
+      if (stop != 0 && !forwarded) {  // once: a second SIGINT would make train stop mid-step
+        for (const Running& r : running_) detail::send_signal(r.pid, stop);
+        forwarded = true;
+        progress_.event(
+            fmt::format("signal {}: no new points; waiting for {} running", stop, running_.size()),
+            Kind::kWarning);
+      }
+      while (stop == 0 && !queue_.empty() && static_cast<int64_t>(running_.size()) < info.jobs) {
+        launch_next();
+      }
+      if (running_.empty() && (stop != 0 || queue_.empty())) break;
+      const bool reaped = reap_finished();
+      progress_.status(done_, running_ids(), eta(), reaped);
+      if (!reaped) detail::sleep_ms(kPollMs);
+    }
+    progress_.finish();
+    return signals.signal();
+  }
+
+ private:
+  void launch_next() {
+    const size_t i = queue_.front();
+    queue_.pop_front();
+    const Point& p = plan_.points[i];
+    PointResult& r = results_[i];
+    try {
+      running_.push_back({i, detail::spawn_point(point_argv(plan_, p), r.log_path), Clock::now()});
+      r.status = "running";
+      progress_.event("start " + p.id, Kind::kPointEvent);
+    } catch (const IoError& e) {
+      r.status = "failed";
+      r.message = e.what();
+      ++done_;
+      progress_.event(p.id + " failed: " + r.message, Kind::kWarning);
+    }
+    write_sweep_files(plan_.info, plan_.points, results_);
+  }
+
+  // Records every point process that has exited; true when there was one.
+  bool reap_finished() {
+    bool reaped = false;
+    for (auto it = running_.begin(); it != running_.end();) {
+      int wait_status = 0;
+      if (!detail::try_reap(it->pid, wait_status)) {
+        ++it;
+        continue;
+      }
+      const Point& p = plan_.points[it->index];
+      PointResult& r = results_[it->index];
+      std::vector<std::string> moved = r.moved_aside;
+      r = finished_result(plan_.runs_dir + "/" + p.id, r.log_path, wait_status);
+      r.moved_aside = moved;
+      r.duration_s = std::chrono::duration<double>(Clock::now() - it->start).count();
+      durations_s_.push_back(*r.duration_s);
+      it = running_.erase(it);
+      ++done_;
+      reaped = true;
+      write_sweep_files(plan_.info, plan_.points, results_);
+      progress_.event(
+          fmt::format("{} {} in {:.1f} s{} [{}]", p.id, r.status, *r.duration_s,
+                      r.message.empty() ? "" : " (" + r.message + ")",
+                      detail::progress_text(done_, static_cast<int64_t>(results_.size()),
+                                            running_ids(), eta())),
+          is_final_status(r.status) ? Kind::kPointEvent : Kind::kWarning);
+    }
+    return reaped;
+  }
+
+  std::vector<std::string> running_ids() const {
+    std::vector<std::string> ids;
+    for (const Running& r : running_) ids.push_back(plan_.points[r.index].id);
+    return ids;
+  }
+
+  // Seconds left: the mean duration of points run so far for each queued point, less the time
+  // running points have had, spread over the jobs. nullopt until one point has finished.
+  std::optional<double> eta() const {
+    if (durations_s_.empty()) return std::nullopt;
+    const double mean = std::accumulate(durations_s_.begin(), durations_s_.end(), 0.0) /
+                        static_cast<double>(durations_s_.size());
+    double left = mean * static_cast<double>(queue_.size());
+    for (const Running& r : running_) {
+      left += std::max(0.0, mean - std::chrono::duration<double>(Clock::now() - r.start).count());
+    }
+    return left / static_cast<double>(plan_.info.jobs);
+  }
+
+  Plan& plan_;
+  std::vector<PointResult>& results_;
+  detail::SweepProgress progress_;
+  std::deque<size_t> queue_;  // indices into plan_.points, in run order
+  std::vector<Running> running_;
+  std::vector<double> durations_s_;  // of points run by this invocation
+  int64_t done_ = 0;
+};
+
+// The closing lines on stdout; returns the exit code: 130 when the sweep was stopped, 1 when a
+// point failed (or was stopped by something else), else 0.
+int report(const SweepInfo& info, const std::vector<PointResult>& results, bool interrupted) {
+  std::map<std::string, int64_t> count;
+  int64_t reused = 0;
+  for (const PointResult& r : results) {
+    ++count[r.status];
+    reused += r.reused;
+  }
+  std::string counts = fmt::format("{} completed, {} diverged, {} failed", count["completed"],
+                                   count["diverged"], count["failed"]);
+  if (count["interrupted"] > 0) counts += fmt::format(", {} interrupted", count["interrupted"]);
+  if (count["pending"] > 0) counts += fmt::format(", {} not run", count["pending"]);
+  fmt::print("sweep:   {}\n", info.sweep_dir);
+  fmt::print("points:  {} ({}; {} reused from earlier runs)\n", results.size(), counts, reused);
+  fmt::print("results: {}/sweep.csv\n", info.sweep_dir);
+  if (interrupted) return 130;
+  return count["failed"] + count["interrupted"] > 0 ? kExitRuntime : kExitOk;
+}
+
+}  // namespace
+
+int run_sweep(const SweepOptions& opts) {
+  Plan plan = make_plan(opts);
+  SweepInfo& info = plan.info;
+  std::error_code ec;
+  fs::create_directories(plan.runs_dir, ec);
+  if (ec) throw IoError("cannot create sweep directory '" + plan.runs_dir + "': " + ec.message());
+  detail::DirLock lock(info.sweep_dir + "/.lock", kLockTimeout_s);
+  info.start_time = detail::iso_time_now();
+  std::vector<PointResult> results;
+  for (const Point& p : plan.points) results.push_back(prepare_point(plan, p));
+
+  const bool interrupted = Scheduler(plan, results, opts.quiet).run() != 0;
+  info.status = interrupted ? "interrupted" : "finished";
+  write_sweep_files(info, plan.points, results);
+  return report(info, results, interrupted);
+}
+
+}  // namespace llmprof::sweep

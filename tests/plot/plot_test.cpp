@@ -1,0 +1,153 @@
+// Charts of the report fixtures through gnuplot: valid PNG/SVG files for the charts with data,
+// a skip with its reason for the others, and a clear error without gnuplot.
+#include "llmprof/plot/plot.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "llmprof/error.h"
+#include "support/test_support.h"
+
+namespace fs = std::filesystem;
+
+namespace llmprof::plot {
+namespace {
+
+using test::ScratchDir;
+
+std::string fixture(const std::string& name) {
+  return std::string(LLMPROF_SOURCE_DIR) + "/tests/report/fixtures/" + name;
+}
+
+#define SKIP_WITHOUT_GNUPLOT()                                                       \
+  do {                                                                               \
+    if (find_program("gnuplot").empty()) GTEST_SKIP() << "gnuplot is not installed"; \
+  } while (0)
+
+std::map<std::string, ChartResult> by_name(const std::vector<ChartResult>& charts) {
+  std::map<std::string, ChartResult> out;
+  for (const auto& c : charts) out[c.name] = c;
+  return out;
+}
+
+bool is_png(const std::string& path) {
+  std::string bytes = test::read_file(path);
+  return bytes.size() > 8 && bytes.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0;
+}
+
+TEST(MakePlots, WritesPngChartsForTwoRunsWithModulesAndMemory) {
+  SKIP_WITHOUT_GNUPLOT();
+  ScratchDir dir;
+  PlotOptions opts;
+  opts.inputs = {fixture("run_a"), fixture("run_b")};
+  opts.out_dir = dir.file("plots");
+  auto charts = by_name(make_plots(opts));
+  for (const char* name :
+       {"01_block_timing", "02_attention_breakdown", "03_mlp_breakdown", "04_phases",
+        "05_loss_curves", "06_tokens_per_s_vs_batch", "06_mfu_vs_batch",
+        "08_flops_per_joule_vs_batch", "09_radar_best_configs", "10_step_time_distribution",
+        "11_memory_per_phase"}) {
+    ASSERT_EQ(charts.count(name), 1u) << name;
+    const ChartResult& c = charts.at(name);
+    EXPECT_TRUE(c.skipped.empty()) << name << ": " << c.skipped;
+    EXPECT_EQ(c.image, dir.file("plots") + "/" + name + ".png");
+    EXPECT_TRUE(is_png(c.image)) << c.image;
+    EXPECT_TRUE(fs::exists(dir.file("plots") + "/" + name + ".gp")) << name;
+  }
+  EXPECT_NE(charts.at("07_heatmap_val_loss").skipped.find("2 swept keys"), std::string::npos);
+  // The script is kept beside its image, with the title and a unit-bearing axis label.
+  std::string gp = test::read_file(dir.file("plots/04_phases.gp"));
+  EXPECT_NE(gp.find("set title \"Step phases per run"), std::string::npos);
+  EXPECT_NE(gp.find("set ylabel \"time per step (ms)\""), std::string::npos);
+  // Block timing data: run_a forward = attention 1.0 + MLP 1.2 + layer norms 0.2 ms (2 blocks).
+  // "other" (block minus its parts) is zero in the fixtures, so that series is left out.
+  std::string data = test::read_file(dir.file("plots/01_block_timing.dat"));
+  size_t at = data.find("\"run_a forward\" ");
+  ASSERT_NE(at, std::string::npos) << data;
+  std::istringstream row(data.substr(at + 16));
+  double attention = 0, mlp = 0, norms = 0, total = 0;
+  row >> attention >> mlp >> norms >> total;
+  EXPECT_NEAR(attention, 1.0, 1e-9);
+  EXPECT_NEAR(mlp, 1.2, 1e-9);
+  EXPECT_NEAR(norms, 0.2, 1e-9);
+  EXPECT_NEAR(total, 2.4, 1e-9);
+  EXPECT_EQ(data.find("other"), std::string::npos) << data;
+}
+
+TEST(MakePlots, WritesSvgHeatmapsAndRadarForASweep) {
+  SKIP_WITHOUT_GNUPLOT();
+  ScratchDir dir;
+  PlotOptions opts;
+  opts.inputs = {fixture("sweep_2d")};
+  opts.out_dir = dir.path();
+  opts.format = ImageFormat::kSvg;
+  auto charts = by_name(make_plots(opts));
+  for (const char* name :
+       {"07_heatmap_val_loss", "07_heatmap_tokens_per_s", "09_radar_best_configs",
+        "06_tokens_per_s_vs_batch", "08_flops_per_joule_vs_batch", "05_loss_curves"}) {
+    const ChartResult& c = charts.at(name);
+    ASSERT_TRUE(c.skipped.empty()) << name << ": " << c.skipped;
+    std::string svg = test::read_file(c.image);
+    EXPECT_NE(svg.find("<svg"), std::string::npos) << c.image;
+    EXPECT_NE(svg.find("</svg>"), std::string::npos) << c.image;
+  }
+  // Heatmap cells: (lr index, batch index, val loss); batch 8 / lr 0.003 keeps the completed
+  // repeat.
+  std::string data = test::read_file(dir.file("07_heatmap_val_loss.dat"));
+  EXPECT_NE(data.find("0 0 2.1\n"), std::string::npos) << data;
+  EXPECT_NE(data.find("1 1 1.95\n"), std::string::npos) << data;
+  EXPECT_NE(charts.at("01_block_timing").skipped.find("no modules.csv"), std::string::npos);
+}
+
+TEST(MakePlots, SkipsChartsWhoseDataIsMissing) {
+  SKIP_WITHOUT_GNUPLOT();
+  ScratchDir dir;
+  PlotOptions opts;
+  opts.inputs = {fixture("run_incomplete")};
+  opts.out_dir = dir.path();
+  auto charts = by_name(make_plots(opts));
+  EXPECT_TRUE(charts.at("04_phases").skipped.empty());
+  EXPECT_TRUE(is_png(charts.at("04_phases").image));
+  EXPECT_TRUE(charts.at("10_step_time_distribution").skipped.empty());
+  EXPECT_NE(charts.at("02_attention_breakdown").skipped.find("no modules.csv"), std::string::npos);
+  EXPECT_NE(charts.at("11_memory_per_phase").skipped.find("no memory.csv"), std::string::npos);
+  EXPECT_NE(charts.at("06_mfu_vs_batch").skipped.find("2 or more batch sizes"), std::string::npos);
+  EXPECT_NE(charts.at("08_flops_per_joule_vs_batch").skipped.find("no energy"), std::string::npos);
+  EXPECT_NE(charts.at("09_radar_best_configs").skipped.find("2 or more"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir.file("11_memory_per_phase.png")));
+}
+
+TEST(MakePlots, MissingGnuplotIsARuntimeErrorNamingIt) {
+  ScratchDir dir;
+  PlotOptions opts;
+  opts.inputs = {fixture("run_a")};
+  opts.out_dir = dir.path();
+  opts.gnuplot = "llmprof-no-such-gnuplot";
+  try {
+    make_plots(opts);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), 1);
+    EXPECT_NE(std::string(e.what()).find("llmprof-no-such-gnuplot"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("gnuplot-nox"), std::string::npos);
+  }
+}
+
+TEST(MakePlots, MissingDirectoryIsADataError) {
+  PlotOptions opts;
+  opts.inputs = {"/nonexistent/run"};
+  opts.out_dir = "/tmp";
+  EXPECT_THROW(make_plots(opts), DataError);
+}
+
+TEST(ParseImageFormat, AcceptsPngAndSvgOnly) {
+  EXPECT_EQ(parse_image_format("png"), ImageFormat::kPng);
+  EXPECT_EQ(parse_image_format("svg"), ImageFormat::kSvg);
+  EXPECT_THROW(parse_image_format("jpg"), UsageError);
+}
+
+}  // namespace
+}  // namespace llmprof::plot

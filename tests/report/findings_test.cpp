@@ -1,0 +1,147 @@
+// Each findings rule against the two fixture runs: run_a trips data_wait, low_mfu_small_batch and
+// memory_headroom; run_b trips the other five. Measured figures are hand-computed.
+#include "llmprof/report/findings.h"
+
+#include <gtest/gtest.h>
+
+#include "report/fixture_paths.h"
+
+namespace llmprof::report {
+namespace {
+
+using test::report_fixture;
+
+struct Fixture {
+  Run run;
+  RunMetrics m;
+};
+
+const Fixture& run_a() {
+  static const Fixture f = [] {
+    Run r = load_run(report_fixture("run_a"));
+    RunMetrics m = compute_metrics(r);
+    return Fixture{std::move(r), std::move(m)};
+  }();
+  return f;
+}
+
+const Fixture& run_b() {
+  static const Fixture f = [] {
+    Run r = load_run(report_fixture("run_b"));
+    RunMetrics m = compute_metrics(r);
+    return Fixture{std::move(r), std::move(m)};
+  }();
+  return f;
+}
+
+void expect_contains(const std::string& text, const std::string& part) {
+  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
+}
+
+TEST(RuleDataWait, FiresWhenDataIsTwentyPercentOfStep) {
+  auto f = rule_data_wait(run_a().run, run_a().m);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NEAR(f->measured, 0.2, 1e-12);  // 2 ms of a 10 ms median step
+  EXPECT_EQ(f->threshold, 0.10);
+  expect_contains(f->evidence, "20.0%");
+  expect_contains(f->suggestion, "--set data.num_workers=1");  // num_workers was 0
+}
+
+TEST(RuleDataWait, SilentAtThreePercent) {
+  EXPECT_FALSE(rule_data_wait(run_b().run, run_b().m).has_value());  // 0.5 of 16 ms
+}
+
+TEST(RuleEvalShare, FiresAndSizesTheNewInterval) {
+  auto f = rule_eval_share(run_b().run, run_b().m);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NEAR(f->measured, 0.25, 1e-12);  // 80 ms of evals / (240 ms of steps + 80)
+  // k = 80 * 0.85 / (0.15 * 240) = 1.889: interval ceil(5 k) = 10, eval_steps floor(10 / k) = 5.
+  expect_contains(f->suggestion, "--set train.eval_interval=10");
+  expect_contains(f->suggestion, "--set train.eval_steps=5");
+}
+
+TEST(RuleEvalShare, SilentBelowFifteenPercent) {
+  EXPECT_FALSE(rule_eval_share(run_a().run, run_a().m).has_value());  // 20 / 170 = 11.8%
+}
+
+TEST(RuleOptimizerShare, FiresAboveAQuarterOfStep) {
+  auto f = rule_optimizer_share(run_b().run, run_b().m);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NEAR(f->measured, 5.0 / 16.0, 1e-12);
+  expect_contains(f->suggestion, "fused or foreach");
+  expect_contains(f->suggestion, "--set train.batch_size=32");
+}
+
+TEST(RuleOptimizerShare, SilentAtTenPercent) {
+  EXPECT_FALSE(rule_optimizer_share(run_a().run, run_a().m).has_value());
+}
+
+TEST(RuleAttentionCore, FiresWhenCoreDominatesBlocks) {
+  auto f = rule_attention_core(run_b().run, run_b().m);
+  ASSERT_TRUE(f.has_value());
+  // (0.8 fwd + 0.7 bwd) x 2 blocks / ((2.0 + 1.5) x 2 blocks) = 3 / 7.
+  EXPECT_NEAR(f->measured, 3.0 / 7.0, 1e-9);
+  expect_contains(f->suggestion, "--set model.block_size=32");
+}
+
+TEST(RuleAttentionCore, SilentAtFifteenPercentAndWithoutModules) {
+  EXPECT_FALSE(rule_attention_core(run_a().run, run_a().m).has_value());  // 0.8 / 5.2
+  auto bare = load_run(report_fixture("run_incomplete"));
+  EXPECT_FALSE(rule_attention_core(bare, compute_metrics(bare)).has_value());
+}
+
+TEST(RuleLowMfuSmallBatch, FiresAtQuarterMfuAndBatchFour) {
+  auto f = rule_low_mfu_small_batch(run_a().run, run_a().m);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NEAR(f->measured, 0.25, 1e-9);
+  expect_contains(f->suggestion, "--set train.batch_size=8");
+}
+
+TEST(RuleLowMfuSmallBatch, SilentAtHighMfuLargeBatch) {
+  EXPECT_FALSE(rule_low_mfu_small_batch(run_b().run, run_b().m).has_value());  // 45%, batch 16
+}
+
+TEST(RuleMemoryHeadroom, FiresBelowHalfOfHostMemory) {
+  auto f = rule_memory_headroom(run_a().run, run_a().m);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NEAR(f->measured, 1.0 / 16.0, 1e-12);  // 1 GiB of 16 GiB
+  expect_contains(f->evidence, "6.2%");
+}
+
+TEST(RuleMemoryHeadroom, SilentAtThreeQuarters) {
+  EXPECT_FALSE(rule_memory_headroom(run_b().run, run_b().m).has_value());  // 12 of 16 GiB
+}
+
+TEST(RulePageFaults, FiresAboveHundredPerStepAndTurnsTuningOn) {
+  auto f = rule_page_faults(run_b().run, run_b().m);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->measured, 250);
+  expect_contains(f->suggestion, "--set runtime.malloc_tuning=true");
+}
+
+TEST(RulePageFaults, SilentAtTenPerStep) {
+  EXPECT_FALSE(rule_page_faults(run_a().run, run_a().m).has_value());  // step 0's 5000 is warm-up
+}
+
+TEST(RuleContextSwitches, FiresAboveHundredPerStep) {
+  auto f = rule_context_switches(run_b().run, run_b().m);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->measured, 150);
+  expect_contains(f->suggestion, "--set threads=1");  // threads 2 -> 1
+}
+
+TEST(RuleContextSwitches, SilentAtTwoPerStep) {
+  EXPECT_FALSE(rule_context_switches(run_a().run, run_a().m).has_value());
+}
+
+TEST(RunFindings, AppliesEveryRuleInOrder) {
+  std::vector<std::string> a, b;
+  for (const auto& f : run_findings(run_a().run, run_a().m)) a.push_back(f.rule);
+  for (const auto& f : run_findings(run_b().run, run_b().m)) b.push_back(f.rule);
+  EXPECT_EQ(a, (std::vector<std::string>{"data_wait", "low_mfu_small_batch", "memory_headroom"}));
+  EXPECT_EQ(b, (std::vector<std::string>{"eval_share", "optimizer_share", "attention_core",
+                                         "page_faults", "context_switches"}));
+}
+
+}  // namespace
+}  // namespace llmprof::report

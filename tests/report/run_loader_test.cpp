@@ -1,0 +1,134 @@
+// Reading run directories back: every file into typed rows, an incomplete run from steps.csv
+// alone, and malformed files failing with the file and line.
+#include <gtest/gtest.h>
+
+#include "llmprof/error.h"
+#include "llmprof/report/run.h"
+#include "report/fixture_paths.h"
+#include "support/test_support.h"
+
+namespace llmprof::report {
+namespace {
+
+using test::report_fixture;
+using test::ScratchDir;
+
+// Runs fn, expects a DataError whose message holds every part.
+template <typename Fn>
+void expect_data_error(Fn fn, const std::vector<std::string>& parts) {
+  try {
+    fn();
+    ADD_FAILURE() << "no DataError thrown";
+  } catch (const DataError& e) {
+    std::string what = e.what();
+    for (const auto& p : parts)
+      EXPECT_NE(what.find(p), std::string::npos) << p << " not in: " << what;
+    EXPECT_EQ(e.exit_code(), 2);
+  }
+}
+
+TEST(LoadRun, ReadsEveryFileOfACompleteRun) {
+  auto run = load_run(report_fixture("run_a"));
+  EXPECT_EQ(run.label, "run_a");
+  EXPECT_EQ(run.status, "completed");
+  EXPECT_FALSE(run.incomplete);
+  EXPECT_EQ(run.steps.num_rows(), 11u);
+  EXPECT_EQ(run.config.at("train.batch_size"), "4");
+  EXPECT_EQ(run.config.at("optim.name"), "adamw");
+  EXPECT_EQ(*run.config_number("model.block_size"), 128);
+  EXPECT_EQ(*run.host_memory_bytes, 17179869184.0);
+  EXPECT_EQ(*run.peak_flops_per_s, 1e11);
+  EXPECT_EQ(*run.summary_warmup_steps, 1);
+  ASSERT_EQ(run.evals.size(), 4u);
+  EXPECT_EQ(run.evals[3].split, "val");
+  EXPECT_DOUBLE_EQ(run.evals[3].loss, 3.2);
+  // embedding + 14 scopes x 2 blocks + ln_f, lm_head, loss = 32 rows per pass.
+  EXPECT_EQ(run.modules.size(), 64u);
+  EXPECT_EQ(run.ops.size(), 17u);
+  EXPECT_EQ(run.ops[0].input_shapes, "[[512, 32], [32, 96], [96]]");  // quoted, with commas
+  EXPECT_EQ(run.memory.size(), 6u);
+  EXPECT_EQ(run.activations.size(), 6u);
+  EXPECT_FALSE(run.energy.has_value());
+}
+
+TEST(LoadRun, ReadsEnergyFromSummary) {
+  auto run = load_run(report_fixture("run_b"));
+  ASSERT_TRUE(run.energy.has_value());
+  EXPECT_EQ(*run.energy->total_j, 6.0);
+  EXPECT_EQ(run.energy->source, "rapl");
+  EXPECT_FALSE(run.energy->estimated);
+  EXPECT_FALSE(run.energy->co2_g.has_value());  // null stays unknown
+}
+
+TEST(LoadRun, MarksARunWithoutSummaryIncomplete) {
+  auto run = load_run(report_fixture("run_incomplete"));
+  EXPECT_EQ(run.status, "incomplete");
+  EXPECT_TRUE(run.incomplete);
+  EXPECT_EQ(run.steps.num_rows(), 4u);
+  EXPECT_TRUE(run.evals.empty());
+  EXPECT_TRUE(run.modules.empty());
+}
+
+TEST(LoadRun, MissingDirectoryNamesIt) {
+  expect_data_error([] { load_run("/nonexistent/llmprof-run"); },
+                    {"/nonexistent/llmprof-run", "no such directory"});
+}
+
+TEST(LoadRun, DirectoryWithoutStepsIsNotARun) {
+  ScratchDir dir;
+  expect_data_error([&] { load_run(dir.path()); }, {dir.path(), "steps.csv"});
+}
+
+TEST(LoadRun, ShortCsvRowNamesFileAndLine) {
+  ScratchDir dir;
+  test::write_file(dir.file("steps.csv"), "step,step_ms,loss\n0,1.5,4\n1,1.5\n");
+  expect_data_error([&] { load_run(dir.path()); },
+                    {dir.file("steps.csv"), "line 3", "2 fields, the header has 3"});
+}
+
+TEST(LoadRun, NonNumericFieldNamesFileLineAndColumn) {
+  ScratchDir dir;
+  test::write_file(dir.file("steps.csv"), "step,step_ms\n0,1.5\n1,1.5\n2,fast\n");
+  expect_data_error([&] { load_run(dir.path()); },
+                    {dir.file("steps.csv"), "line 4", "'step_ms'", "'fast' is not a number"});
+}
+
+TEST(LoadRun, QuotedNewlineKeepsLineNumbersRight) {
+  ScratchDir dir;
+  test::write_file(dir.file("steps.csv"), "step,step_ms\n0,1\n");
+  test::write_file(dir.file("ops.csv"),
+                   "op,self_ms,input_shapes\naten::mm,1,\"[[2,\n3]]\"\naten::add,x,\"[]\"\n");
+  expect_data_error([&] { load_run(dir.path()); }, {dir.file("ops.csv"), "line 4", "'x'"});
+}
+
+TEST(LoadRun, InvalidJsonNamesFileAndLine) {
+  ScratchDir dir;
+  test::write_file(dir.file("steps.csv"), "step,step_ms\n0,1\n");
+  test::write_file(dir.file("summary.json"),
+                   "{\n  \"status\": \"completed\",\n  \"steps\": {,}\n}\n");
+  expect_data_error([&] { load_run(dir.path()); },
+                    {dir.file("summary.json"), "line 3", "invalid JSON"});
+}
+
+TEST(LoadRun, BadModulePassNamesTheValue) {
+  ScratchDir dir;
+  test::write_file(dir.file("steps.csv"), "step,step_ms\n0,1\n");
+  test::write_file(dir.file("modules.csv"), "scope,block,pass,total_ms\nattn,0,sideways,1\n");
+  expect_data_error([&] { load_run(dir.path()); }, {"modules.csv", "line 2", "sideways"});
+}
+
+TEST(DisambiguateLabels, SharedDirectoryNamesGetTheirParent) {
+  llmprof::report::Run a, b, c;
+  a.dir = "/tmp/sweep1/b8";
+  b.dir = "/tmp/sweep2/b8/";
+  c.dir = "/tmp/runs/quick";
+  a.label = b.label = "b8";
+  c.label = "quick";
+  disambiguate_labels({&a, &b, &c});
+  EXPECT_EQ(a.label, "sweep1/b8");
+  EXPECT_EQ(b.label, "sweep2/b8");
+  EXPECT_EQ(c.label, "quick");
+}
+
+}  // namespace
+}  // namespace llmprof::report

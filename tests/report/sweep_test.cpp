@@ -1,0 +1,121 @@
+// A 2-D sweep fixture (train.batch_size x optim.lr, one configuration with a diverged repeat):
+// aggregation, pivots, best points and the Pareto front.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "llmprof/error.h"
+#include "llmprof/report/report.h"
+#include "report/fixture_paths.h"
+#include "support/test_support.h"
+
+namespace llmprof::report {
+namespace {
+
+using test::report_fixture;
+
+const Table& find_table(const Document& doc, const std::string& id) {
+  for (const auto& t : doc.tables) {
+    if (t.id == id) return t;
+  }
+  throw std::runtime_error("no table " + id);
+}
+
+TEST(LoadSweep, KeysAreTheColumnsBeforeRepeat) {
+  Sweep s = load_sweep(report_fixture("sweep_2d"));
+  EXPECT_EQ(s.keys, (std::vector<std::string>{"train.batch_size", "optim.lr"}));
+  ASSERT_EQ(s.points.size(), 5u);
+  EXPECT_EQ(s.points[3].status, "diverged");
+  EXPECT_FALSE(s.points[3].metrics.at("val_loss").has_value());
+  EXPECT_NE(s.points[0].run_dir.find("runs/p0"), std::string::npos);
+  EXPECT_TRUE(is_sweep_dir(report_fixture("sweep_2d")));
+  EXPECT_FALSE(is_sweep_dir(report_fixture("run_a")));
+}
+
+TEST(LoadSweep, ReadsTheNamesLlmprofSweepWrites) {
+  test::ScratchDir dir;
+  test::write_file(dir.file("sweep.csv"),
+                   "train.batch_size,repeat,point_id,status,exit_code,median_step_ms,tokens_per_s,"
+                   "mfu,final_train_loss,final_val_loss,final_val_perplexity,peak_rss_bytes,"
+                   "energy_j,run_dir\n"
+                   "8,1,p001,completed,0,12.5,4096,0.2,2.5,2.6,13.46,1000,,runs/p001\n");
+  Sweep s = load_sweep(dir.path());
+  ASSERT_EQ(s.points.size(), 1u);
+  EXPECT_EQ(*s.points[0].metrics.at("step_ms"), 12.5);
+  EXPECT_EQ(*s.points[0].metrics.at("train_loss"), 2.5);
+  EXPECT_EQ(*s.points[0].metrics.at("val_loss"), 2.6);
+  EXPECT_EQ(*s.points[0].metrics.at("val_perplexity"), 13.46);
+  EXPECT_FALSE(s.points[0].metrics.at("energy_j").has_value());
+  EXPECT_TRUE(s.points[0].run_dir.empty());  // runs/p001 does not exist
+}
+
+TEST(LoadSweep, MalformedRowNamesFileAndLine) {
+  test::ScratchDir dir;
+  test::write_file(dir.file("sweep.csv"),
+                   "train.batch_size,repeat,point_id,status,val_loss\n"
+                   "8,1,p001,completed,2.6\n16,1,p002,completed,low\n");
+  try {
+    load_sweep(dir.path());
+    FAIL() << "no error";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("sweep.csv line 3"), std::string::npos) << e.what();
+  }
+}
+
+TEST(AggregateSweep, MediansOverCompletedRepeatsOnly) {
+  auto configs = aggregate_sweep(load_sweep(report_fixture("sweep_2d")));
+  ASSERT_EQ(configs.size(), 4u);
+  const SweepConfig& c = configs[3];  // batch 8, lr 0.003: p3 diverged, p4 completed
+  EXPECT_EQ(c.label, "batch_size=8, lr=0.003");
+  EXPECT_EQ(c.points.size(), 2u);
+  EXPECT_EQ(c.completed, 1);
+  EXPECT_EQ(c.status, "1 diverged, 1 completed");
+  EXPECT_EQ(*c.metrics.at("energy_j"), 160);  // p3's 40 J left out
+  EXPECT_EQ(*c.metrics.at("val_loss"), 1.95);
+}
+
+TEST(ParetoFront, KeepsUndominatedConfigsSortedByThroughput) {
+  auto configs = aggregate_sweep(load_sweep(report_fixture("sweep_2d")));
+  // (4, 1e-3) loses to (4, 3e-3): worse loss, same tokens/s and energy.
+  EXPECT_EQ(pareto_front(configs, true), (std::vector<size_t>{1, 3, 2}));
+  EXPECT_EQ(pareto_front(configs, false), (std::vector<size_t>{1, 3, 2}));
+}
+
+TEST(SweepReport, PivotsBestAndParetoTables) {
+  ReportOptions opts;
+  opts.inputs = {report_fixture("sweep_2d")};
+  Document doc = build_report(opts);
+  const Table& pivot = find_table(doc, "sweep.pivot.val_loss");
+  ASSERT_EQ(pivot.rows.size(), 2u);
+  ASSERT_EQ(pivot.columns.size(), 3u);
+  EXPECT_EQ(pivot.columns[1].title, "0.001");
+  EXPECT_EQ(pivot.rows[0][0].text, "4");
+  EXPECT_EQ(*pivot.rows[0][1].value, 2.1);
+  EXPECT_EQ(*pivot.rows[0][2].value, 1.9);
+  EXPECT_EQ(*pivot.rows[1][1].value, 2.0);
+  EXPECT_EQ(*pivot.rows[1][2].value, 1.95);
+  const Table& tps = find_table(doc, "sweep.pivot.tokens_per_s");
+  EXPECT_EQ(*tps.rows[1][1].value, 64000);
+
+  const Table& best = find_table(doc, "sweep.best");
+  EXPECT_EQ(best.rows[0][0].text, "step ms");
+  EXPECT_EQ(best.rows[0][3].text, "batch_size=4, lr=0.001");  // first of the 10 ms tie
+  bool saw_loss = false;
+  for (const auto& r : best.rows) {
+    if (r[0].text == "val loss") {
+      saw_loss = true;
+      EXPECT_EQ(r[3].text, "batch_size=4, lr=0.003");
+      EXPECT_EQ(r[4].text, "p1");
+    }
+  }
+  EXPECT_TRUE(saw_loss);
+
+  const Table& front = find_table(doc, "sweep.pareto");
+  ASSERT_EQ(front.rows.size(), 3u);
+  EXPECT_EQ(front.rows[0][0].text, "batch_size=4, lr=0.003");
+  EXPECT_EQ(front.rows[2][0].text, "batch_size=8, lr=0.001");
+  EXPECT_NE(front.title.find("energy"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace llmprof::report

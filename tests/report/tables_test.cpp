@@ -1,0 +1,149 @@
+// Report tables on fixture runs, in the three formats.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "llmprof/error.h"
+#include "llmprof/output/csv.h"
+#include "llmprof/report/report.h"
+#include "report/fixture_paths.h"
+
+namespace llmprof::report {
+namespace {
+
+using test::report_fixture;
+
+void expect_contains(const std::string& text, const std::string& part) {
+  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in:\n" << text;
+}
+
+const Table& find_table(const Document& doc, const std::string& id) {
+  for (const auto& t : doc.tables) {
+    if (t.id == id) return t;
+  }
+  throw std::runtime_error("no table " + id);
+}
+
+Document report_of(std::vector<std::string> names) {
+  ReportOptions opts;
+  for (const auto& n : names) opts.inputs.push_back(report_fixture(n));
+  return build_report(opts);
+}
+
+TEST(SummaryTable, OneRowPerRunWithHandCheckedFigures) {
+  Document doc = report_of({"run_a", "run_incomplete"});
+  const Table& t = find_table(doc, "summary");
+  ASSERT_EQ(t.rows.size(), 2u);
+  const auto& a = t.rows[0];
+  EXPECT_EQ(a[0].text, "run_a");
+  EXPECT_EQ(a[1].text, "completed");
+  EXPECT_EQ(*a[2].value, 11);
+  EXPECT_EQ(*a[3].value, 1);
+  EXPECT_EQ(a[4].text, "10.00");
+  EXPECT_EQ(a[5].text, "9.450");
+  EXPECT_EQ(a[6].text, "10.55");
+  EXPECT_EQ(a[7].text, "51200");
+  EXPECT_EQ(a[8].text, "25.0%");
+  EXPECT_EQ(a[10].text, "3.200");
+  EXPECT_EQ(a[12].text, "1.00 GiB");
+  EXPECT_FALSE(a[13].value.has_value());  // no energy measured
+  EXPECT_EQ(t.rows[1][1].text, "incomplete");
+  EXPECT_EQ(t.rows[1][4].text, "11.00");
+}
+
+TEST(PhaseTable, SharesOfTheMedianStepAndEvalOfWallTime) {
+  Document doc = report_of({"run_a"});
+  const Table& t = find_table(doc, "phases.run_a");
+  // data, forward, backward, optimizer, unattributed, step, eval.
+  ASSERT_EQ(t.rows.size(), 7u);
+  EXPECT_EQ(t.rows[0][4].text, "20.0%");
+  EXPECT_EQ(t.rows[2][1].text, "3.500");
+  EXPECT_EQ(t.rows[4][0].text, "unattributed");
+  EXPECT_NEAR(*t.rows[4][1].value, 10 - (2 + 3 + 3.5 + 1), 1e-9);
+  EXPECT_EQ(t.rows[6][0].text, "eval");
+  EXPECT_EQ(t.rows[6][4].text, "11.8%");  // 20 / 170
+  EXPECT_EQ(t.rows[6][5].text, "wall");
+}
+
+TEST(ModuleTable, ScopesInCanonicalOrderSummedOverBlocks) {
+  Document doc = report_of({"run_a"});
+  const Table& t = find_table(doc, "modules.run_a");
+  ASSERT_EQ(t.rows.size(), 18u);
+  EXPECT_EQ(t.rows[0][0].text, "embedding");
+  EXPECT_EQ(t.rows[5][0].text, "attn.core");
+  EXPECT_NEAR(*t.rows[5][1].value, 0.4, 1e-9);        // fwd
+  EXPECT_NEAR(*t.rows[5][3].value, 0.4, 1e-9);        // bwd
+  EXPECT_NEAR(*t.rows[1][5].value, 2.8 / 2.4, 1e-9);  // block bwd/fwd
+  EXPECT_EQ(t.rows[17][0].text, "loss");
+}
+
+TEST(OpsTable, KeepsTheTopFifteenBySelfTime) {
+  Document doc = report_of({"run_a"});
+  const Table& t = find_table(doc, "ops.run_a");
+  ASSERT_EQ(t.rows.size(), 15u);  // of 17 in ops.csv
+  EXPECT_EQ(t.rows[0][1].text, "aten::addmm");
+  EXPECT_EQ(t.rows[14][1].text, "aten::_log_softmax");
+  EXPECT_EQ(t.rows[0][8].text, "[[512, 32], [32, 96], [96]]");
+}
+
+TEST(MemoryTable, PeakPerPhaseAndShareOfHost) {
+  Document doc = report_of({"run_a"});
+  const Table& t = find_table(doc, "memory.run_a");
+  EXPECT_EQ(t.rows[1][0].text, "backward");
+  EXPECT_EQ(t.rows[1][1].text, "150.0 MiB");
+  EXPECT_EQ(t.rows[1][2].text, "40.0 MiB");
+  expect_contains(t.notes[0], "6.2% of host memory");
+  EXPECT_EQ(find_table(doc, "activations.run_a").rows[2][1].text, "16.0 MiB");  // mlp, 2 blocks
+}
+
+TEST(RenderMarkdown, PrintsTablesFindingsAndFooter) {
+  std::string md = render(report_of({"run_a"}), Format::kMarkdown);
+  expect_contains(md, "# llmprof report");
+  expect_contains(md, "## Summary");
+  expect_contains(md, "| run_a ");
+  expect_contains(md, "## Phases: run_a");
+  expect_contains(md, "## Findings");
+  expect_contains(md, "`--set data.num_workers=1`");
+  expect_contains(md, "Findings thresholds");
+  EXPECT_EQ(md.find("## Compare"), std::string::npos);
+}
+
+TEST(RenderJson, RowsAreObjectsWithRawNumbers) {
+  auto j = nlohmann::json::parse(render(report_of({"run_a"}), Format::kJson));
+  EXPECT_EQ(j["schema_version"], 1);
+  const auto& summary = j["tables"][0];
+  EXPECT_EQ(summary["id"], "summary");
+  EXPECT_DOUBLE_EQ(summary["rows"][0]["step_ms_median"].get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(summary["rows"][0]["mfu"].get<double>(), 0.25);
+  EXPECT_TRUE(summary["rows"][0]["energy_j"].is_null());
+  EXPECT_EQ(j["findings"].size(), 3u);
+  EXPECT_EQ(j["findings"][0]["rule"], "data_wait");
+}
+
+TEST(RenderCsv, LongFormatOneLinePerCell) {
+  std::string csv = render(report_of({"run_a"}), Format::kCsv);
+  auto rows = output::parse_csv(csv);
+  ASSERT_GT(rows.size(), 10u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"table", "row", "column", "value"}));
+  EXPECT_EQ(rows[5], (std::vector<std::string>{"summary", "0", "step_ms_median", "10"}));
+  for (const auto& r : rows) EXPECT_EQ(r.size(), 4u);
+  expect_contains(csv, "findings,0,rule,data_wait");
+}
+
+TEST(BuildReport, NoInputIsAUsageError) {
+  EXPECT_THROW(build_report(ReportOptions{}), UsageError);
+  EXPECT_THROW(parse_format("xml"), UsageError);
+}
+
+TEST(BuildReport, CompareAddsSideBySideTablesAndMethodFooter) {
+  ReportOptions opts;
+  opts.compare = {report_fixture("run_a"), report_fixture("run_b")};
+  std::string md = render(build_report(opts), Format::kMarkdown);
+  expect_contains(md, "## Compare: phases and throughput");
+  expect_contains(md, "| A: run_a");
+  expect_contains(md, "sigma = (p90 - p10) / (2 x 1.645)");
+  expect_contains(md, "3 x sqrt(se_A^2 + se_B^2)");
+}
+
+}  // namespace
+}  // namespace llmprof::report

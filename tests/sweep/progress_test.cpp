@@ -1,0 +1,26 @@
+// The progress text: done/total, running point ids and the ETA, as the status line shows them.
+#include "sweep/progress.h"
+
+#include <gtest/gtest.h>
+
+namespace llmprof::sweep::detail {
+namespace {
+
+TEST(FormatEta, RoundsToSecondsAndGrowsUnits) {
+  EXPECT_EQ(format_eta(std::nullopt), "?");
+  EXPECT_EQ(format_eta(12.4), "12s");
+  EXPECT_EQ(format_eta(59.6), "1m00s");
+  EXPECT_EQ(format_eta(185), "3m05s");
+  EXPECT_EQ(format_eta(3725), "1h02m");
+  EXPECT_EQ(format_eta(-3), "0s");
+}
+
+TEST(ProgressText, NamesRunningPointsAndOmitsEtaWhenDone) {
+  EXPECT_EQ(progress_text(3, 9, {"p004-a=1-r1", "p005-a=2-r1"}, 42.0),
+            "3/9 done; running p004-a=1-r1, p005-a=2-r1; ETA 42s");
+  EXPECT_EQ(progress_text(0, 4, {}, std::nullopt), "0/4 done; ETA ?");
+  EXPECT_EQ(progress_text(4, 4, {}, 0.0), "4/4 done");
+}
+
+}  // namespace
+}  // namespace llmprof::sweep::detail

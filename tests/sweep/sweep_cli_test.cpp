@@ -1,0 +1,287 @@
+// llmprof sweep as a user runs it, on the tiny config (~1 s a point): a 2x2 sweep end to end,
+// up-front errors (exit 2, nothing run), a failing point recorded while the sweep goes on,
+// resume after SIGINT and SIGKILL, re-running failed points only, and --jobs splitting threads.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "llmprof/output/csv.h"
+#include "support/test_support.h"
+
+namespace fs = std::filesystem;
+
+namespace llmprof {
+namespace {
+
+using test::run_llmprof;
+using test::ScratchDir;
+using Row = std::map<std::string, std::string>;
+
+const std::string kTiny = std::string(LLMPROF_SOURCE_DIR) + "/configs/tiny_test.yaml";
+
+void expect_contains(const std::string& text, const std::string& part) {
+  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in:\n" << text;
+}
+
+// `sweep --config tiny --out DIR --name s --quiet` plus extra arguments.
+std::vector<std::string> sweep_args(const ScratchDir& dir, std::vector<std::string> extra) {
+  std::vector<std::string> args{"sweep",    "--config", kTiny, "--out",
+                                dir.path(), "--name",   "s",   "--quiet"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// sweep.csv's data rows as header -> field maps.
+std::vector<Row> csv_rows(const std::string& path) {
+  auto rows = output::parse_csv(test::read_file(path));
+  std::vector<Row> out;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    Row r;
+    for (size_t c = 0; c < rows[0].size() && c < rows[i].size(); ++c) r[rows[0][c]] = rows[i][c];
+    out.push_back(r);
+  }
+  return out;
+}
+
+nlohmann::json read_json(const std::string& path) {
+  return nlohmann::json::parse(test::read_file(path));
+}
+
+const std::vector<std::string> k2x2 = {"--grid", "train.batch_size=2,4", "--grid",
+                                       "optim.lr=1e-3,3e-3"};
+
+TEST(SweepCommand, TwoByTwoWritesFourCompletedRowsAndSweepJson) {
+  ScratchDir dir;
+  auto r = run_llmprof(sweep_args(dir, k2x2));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  expect_contains(r.output, "4 completed");
+  const std::string s = dir.file("s");
+  auto rows = csv_rows(s + "/sweep.csv");
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0]["point_id"], "p001-train.batch_size=2-optim.lr=0.001-r1");
+  EXPECT_EQ(rows[3]["train.batch_size"], "4");
+  EXPECT_EQ(rows[3]["optim.lr"], "0.003");
+  for (auto& row : rows) {
+    EXPECT_EQ(row["status"], "completed") << row["point_id"];
+    EXPECT_EQ(row["exit_code"], "0");
+    EXPECT_FALSE(row["median_step_ms"].empty());
+    EXPECT_FALSE(row["final_val_loss"].empty());
+    // Empty where no sensor is available (never 0); a GPU host's NVML measures it.
+    if (!row["energy_j"].empty()) EXPECT_GT(std::stod(row["energy_j"]), 0);
+    EXPECT_TRUE(fs::exists(row["run_dir"] + "/summary.json")) << row["run_dir"];
+    EXPECT_TRUE(fs::exists(s + "/runs/" + row["point_id"] + ".log"));
+  }
+  auto j = read_json(s + "/sweep.json");
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["status"], "finished");
+  EXPECT_EQ(j["base_config"], kTiny);
+  EXPECT_EQ(j["grid"][0]["key"], "train.batch_size");
+  EXPECT_EQ(j["grid"][1]["values"], (std::vector<std::string>{"0.001", "0.003"}));
+  EXPECT_EQ(j["jobs"], 1);
+  EXPECT_EQ(j["threads_per_point"], j["cores"]);
+  EXPECT_EQ(j["points"].size(), 4u);
+  EXPECT_EQ(j["command_line"][1], "sweep");
+  EXPECT_FALSE(j["start_time"].get<std::string>().empty());
+  // The point ran with the sweep's settings: threads split, its values, its own directory.
+  auto cfg = test::read_file(rows[3]["run_dir"] + "/config.yaml");
+  expect_contains(cfg, "batch_size: 4");
+  expect_contains(cfg, "lr: 0.003");
+}
+
+TEST(SweepCommand, CliGridReplacesTheFileGridKey) {
+  ScratchDir dir;
+  test::write_file(dir.file("base.yaml"), test::read_file(kTiny) +
+                                              "sweep:\n  grid:\n    train.batch_size: [2, 4]\n"
+                                              "    schedule.max_steps: [10]\n");
+  auto r = run_llmprof({"sweep", "--config", dir.file("base.yaml"), "--out", dir.path(), "--quiet",
+                        "--grid", "train.batch_size=3"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto rows = csv_rows(dir.file("sweep-base/sweep.csv"));  // default name: sweep-<config stem>
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["train.batch_size"], "3");
+  EXPECT_EQ(rows[0]["schedule.max_steps"], "10");
+}
+
+TEST(SweepCommand, BadKeyOrValueExitsTwoBeforeAnythingRuns) {
+  ScratchDir dir;
+  auto key = run_llmprof(sweep_args(dir, {"--grid", "optim.lrr=1e-3,3e-3"}));
+  EXPECT_EQ(key.exit_code, 2) << key.output;
+  expect_contains(key.output, "'optim.lrr'");
+  expect_contains(key.output, "did you mean 'optim.lr'");
+  auto value = run_llmprof(sweep_args(dir, {"--grid", "train.batch_size=8,big"}));
+  EXPECT_EQ(value.exit_code, 2) << value.output;
+  expect_contains(value.output, "train.batch_size");
+  expect_contains(value.output, "big");
+  auto cross = run_llmprof(sweep_args(dir, {"--grid", "model.n_head=2,3"}));
+  EXPECT_EQ(cross.exit_code, 2) << cross.output;
+  expect_contains(cross.output, "model.n_head: 3 does not divide model.n_embd=32");
+  test::write_file(dir.file("typo.yaml"), "sweep:\n  grid:\n    model.n_layr: [1, 2]\n");
+  auto file = run_llmprof({"sweep", "--config", dir.file("typo.yaml"), "--out", dir.path()});
+  EXPECT_EQ(file.exit_code, 2) << file.output;
+  expect_contains(file.output, "typo.yaml line 3");
+  expect_contains(file.output, "did you mean 'model.n_layer'");
+  EXPECT_EQ(run_llmprof(sweep_args(dir, {"--jobs", "0"})).exit_code, 2);
+  EXPECT_EQ(run_llmprof(sweep_args(dir, {"--repeat", "x"})).exit_code, 2);
+  EXPECT_FALSE(fs::exists(dir.file("s")));
+  EXPECT_FALSE(fs::exists(dir.file("sweep-typo")));
+}
+
+TEST(SweepCommand, FailingPointIsRecordedAndTheSweepGoesOn) {
+  ScratchDir dir;
+  std::string corpus;
+  for (int i = 0; corpus.size() < 20000; ++i)
+    corpus += "To be, or not to be: line " + std::to_string(i) + ".\n";
+  test::write_file(dir.file("corpus.txt"), corpus);
+  auto r = run_llmprof(sweep_args(
+      dir, {"--grid", "data.path=" + dir.file("missing.txt") + "," + dir.file("corpus.txt")}));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  auto rows = csv_rows(dir.file("s/sweep.csv"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["status"], "failed");
+  EXPECT_EQ(rows[0]["exit_code"], "2");
+  EXPECT_EQ(rows[0]["run_dir"], "");
+  EXPECT_EQ(rows[1]["status"], "completed");
+  auto j = read_json(dir.file("s/sweep.json"));
+  std::string msg = j["points"][0]["message"];
+  expect_contains(msg, "exit code 2");
+  expect_contains(msg, "missing.txt");
+}
+
+// Waits until the sweep in sweep_dir has finished at least one point and started the next (its
+// log exists), so a kill lands in the middle of a point; false on timeout.
+bool wait_for_mid_sweep(const std::string& sweep_dir, double timeout_s) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    size_t rows = csv_rows(sweep_dir + "/sweep.csv").size(), logs = 0;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(sweep_dir + "/runs", ec)) {
+      logs += e.path().extension() == ".log";
+    }
+    if (rows >= 1 && logs > rows) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+// Starts a 2x2 sweep, kills it with sig once one point is done and the next started, re-runs the
+// same command and checks that no completed point ran again and that all end completed.
+void check_resume_after(int sig, int expected_exit) {
+  ScratchDir dir;
+  auto args = sweep_args(dir, k2x2);
+  // Long enough points that a fast machine is still mid-sweep when the signal comes.
+  args.insert(args.end(), {"--set", "schedule.max_steps=300"});
+  int pid = test::spawn_llmprof(args, dir.file("first.log"));
+  ASSERT_TRUE(wait_for_mid_sweep(dir.file("s"), 120)) << test::read_file(dir.file("first.log"));
+  ::kill(pid, sig);
+  EXPECT_EQ(test::wait_llmprof(pid), expected_exit) << test::read_file(dir.file("first.log"));
+  std::map<std::string, fs::file_time_type> completed;
+  for (auto& row : csv_rows(dir.file("s/sweep.csv"))) {
+    if (row["status"] == "completed")
+      completed[row["point_id"]] = fs::last_write_time(row["run_dir"] + "/summary.json");
+  }
+  ASSERT_GE(completed.size(), 1u);
+  ASSERT_LT(completed.size(), 4u) << "the sweep finished before it was killed";
+
+  auto again = run_llmprof(args);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  auto rows = csv_rows(dir.file("s/sweep.csv"));
+  ASSERT_EQ(rows.size(), 4u);
+  bool any_moved = false;
+  for (auto& row : rows) {
+    EXPECT_EQ(row["status"], "completed") << row["point_id"];
+    const std::string attempt = dir.file("s/runs/" + row["point_id"] + ".attempt1");
+    auto it = completed.find(row["point_id"]);
+    if (it != completed.end()) {
+      EXPECT_EQ(fs::last_write_time(row["run_dir"] + "/summary.json"), it->second)
+          << "re-ran " << it->first;
+      EXPECT_FALSE(fs::exists(attempt)) << attempt;
+    }
+    any_moved = any_moved || fs::exists(attempt) || fs::exists(attempt + ".log");
+  }
+  auto j = read_json(dir.file("s/sweep.json"));
+  size_t reused = 0;
+  for (auto& p : j["points"]) reused += p["reused"].get<bool>();
+  // After SIGKILL the running point gets SIGTERM from the kernel and may still complete its last
+  // step (then it is reused); otherwise it was cut short and moved aside.
+  EXPECT_GE(reused, completed.size());
+  EXPECT_TRUE(any_moved || reused > completed.size()) << "the point cut short was not moved aside";
+}
+
+TEST(SweepResume, SigintStopsAndTheSameCommandRunsOnlyWhatIsLeft) {
+  check_resume_after(SIGINT, 130);
+}
+
+TEST(SweepResume, SigkillAndTheSameCommandRunsOnlyWhatIsLeft) {
+  check_resume_after(SIGKILL, 128 + SIGKILL);
+}
+
+TEST(SweepResume, RerunsFailedPointsAndKeepsDivergedOnes) {
+  ScratchDir dir;
+  auto args = sweep_args(dir, {"--grid", "optim.lr=1e-3,2e-3,3e-3"});
+  ASSERT_EQ(run_llmprof(args).exit_code, 0);
+  auto rows = csv_rows(dir.file("s/sweep.csv"));
+  ASSERT_EQ(rows.size(), 3u);
+  // Mark point 1 as failed and point 2 as diverged, as a crashed / NaN run would have left them.
+  for (int i : {0, 1}) {
+    std::string path = rows[i]["run_dir"] + "/summary.json";
+    auto s = read_json(path);
+    s["status"] = i == 0 ? "failed" : "diverged";
+    test::write_file(path, s.dump());
+  }
+  auto before = fs::last_write_time(rows[2]["run_dir"] + "/summary.json");
+  auto again = run_llmprof(args);
+  EXPECT_EQ(again.exit_code, 0) << again.output;  // diverged counts as a result
+  auto after = csv_rows(dir.file("s/sweep.csv"));
+  EXPECT_EQ(after[0]["status"], "completed");
+  EXPECT_EQ(
+      read_json(dir.file("s/runs/" + rows[0]["point_id"] + ".attempt1/summary.json"))["status"],
+      "failed");
+  EXPECT_TRUE(fs::exists(dir.file("s/runs/" + rows[0]["point_id"] + ".attempt1.log")));
+  EXPECT_EQ(after[1]["status"], "diverged");
+  EXPECT_EQ(after[1]["exit_code"], "1");
+  EXPECT_FALSE(fs::exists(dir.file("s/runs/" + rows[1]["point_id"] + ".attempt1")));
+  EXPECT_EQ(fs::last_write_time(rows[2]["run_dir"] + "/summary.json"), before);
+}
+
+TEST(SweepResume, ChangedSetRunsPointsAgainWithoutOverwriting) {
+  ScratchDir dir;
+  ASSERT_EQ(run_llmprof(sweep_args(dir, {"--grid", "optim.lr=1e-3"})).exit_code, 0);
+  auto r =
+      run_llmprof(sweep_args(dir, {"--grid", "optim.lr=1e-3", "--set", "schedule.max_steps=10"}));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_contains(r.output, "another config");
+  const std::string id = "p001-optim.lr=0.001-r1";
+  EXPECT_TRUE(fs::exists(dir.file("s/runs/" + id + ".attempt1/summary.json")));
+  expect_contains(test::read_file(dir.file("s/runs/" + id + "/config.yaml")), "max_steps: 10");
+}
+
+TEST(SweepJobs, TwoJobsSplitTheCoresAndComplete) {
+  ScratchDir dir;
+  auto r = run_llmprof(sweep_args(dir, {"--grid", "optim.lr=1e-3,2e-3,3e-3", "--jobs", "2"}));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = read_json(dir.file("s/sweep.json"));
+  const int64_t cores = j["cores"];
+  const int64_t jobs = std::min<int64_t>(2, cores);
+  EXPECT_EQ(j["jobs"], jobs);
+  EXPECT_EQ(j["threads_per_point"], std::max<int64_t>(1, cores / jobs));
+  for (auto& row : csv_rows(dir.file("s/sweep.csv"))) {
+    EXPECT_EQ(row["status"], "completed");
+    expect_contains(test::read_file(row["run_dir"] + "/config.yaml"),
+                    "threads: " + std::to_string(j["threads_per_point"].get<int64_t>()));
+  }
+  auto clamped = run_llmprof({"sweep", "--config", kTiny, "--out", dir.path(), "--name", "c",
+                              "--quiet", "--grid", "optim.lr=1e-3", "--jobs", "4096"});
+  ASSERT_EQ(clamped.exit_code, 0) << clamped.output;
+  auto jc = read_json(dir.file("c/sweep.json"));
+  EXPECT_EQ(jc["jobs_requested"], 4096);
+  EXPECT_EQ(jc["jobs"], jc["cores"]);
+  expect_contains(clamped.output, "exceeds");
+}
+
+}  // namespace
+}  // namespace llmprof
