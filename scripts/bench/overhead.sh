@@ -54,5 +54,5 @@ s="$out/ops-1/summary.json"
 printf '  ops trace: %s events, %s bytes, %s bytes/event\n' "$(json_num "$s" events | tail -1)" \
   "$(grep -A4 '"trace"' "$s" | grep '"bytes"' | sed 's/.*: *\([0-9]*\).*/\1/')" \
   "$(json_num "$s" bytes_per_event)"
-ratio=$(grep -A6 '"flops"' "$s" | grep counted_vs_analytic_ratio | sed 's/.*: *\([-0-9.e+]*\).*/\1/')
+ratio=$(grep -m1 counted_vs_analytic_ratio "$s" | sed 's/.*: *\([-0-9.e+]*\).*/\1/')
 printf '  ops counted/analytic matmul FLOPs: %s\n' "$ratio"

@@ -32,6 +32,10 @@ bool is_flop_op(std::string_view name) {
 }
 
 struct ThreadBuffer {
+  // Op names (FUNCTION scope) are static schema strings: cache id by pointer, skipping the hash.
+  static constexpr size_t kPtrCache = 1024;
+  std::array<const char*, kPtrCache> ptr_key{};
+  std::array<uint32_t, kPtrCache> ptr_id{};
   std::vector<OpEvent> ops;
   std::vector<ShapeRecord> shapes;
   std::vector<int32_t> parents;
@@ -85,11 +89,22 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   const auto index = static_cast<int32_t>(tb->ops.size());
   tb->ops.emplace_back();
   OpEvent& e = tb->ops.back();
-  e.name_id = tb->names.intern(fn.name());
+  const char* name = fn.name();
+  const bool node = fn.scope() == at::RecordScope::BACKWARD_FUNCTION;
+  if (node) {
+    e.name_id = tb->names.intern(name);  // autograd node names are built per call: hash them
+  } else {
+    const size_t slot = (reinterpret_cast<uintptr_t>(name) >> 3) & (ThreadBuffer::kPtrCache - 1);
+    if (tb->ptr_key[slot] != name) {
+      tb->ptr_key[slot] = name;
+      tb->ptr_id[slot] = tb->names.intern(name);
+    }
+    e.name_id = tb->ptr_id[slot];
+  }
   uint8_t& flop = tb->flop_op[e.name_id];  // 2 = not classified yet
   if (flop == 2) flop = is_flop_op(tb->names.name(e.name_id)) ? 1 : 0;
   e.seq = fn.seqNr();
-  e.kind = fn.scope() == at::RecordScope::BACKWARD_FUNCTION ? OpEvent::kBackwardNode : OpEvent::kOp;
+  e.kind = node ? OpEvent::kBackwardNode : OpEvent::kOp;
   e.step = g.step.load(std::memory_order_relaxed);
   e.phase = g.phase.load(std::memory_order_relaxed);
   e.thread = tb->index;
@@ -247,6 +262,7 @@ struct Tracer::Impl {
   TracerCalibration calibration;
   int32_t step = 0;
   bool keep = false;
+  bool prefaulted = false;
   size_t step_first_op = 0, step_first_scope = 0, step_first_shape = 0, step_first_mem = 0;
 
   explicit Impl(const TracerOptions& o)
@@ -297,6 +313,11 @@ void Tracer::start_window() {
   g.scopes = &m.scopes;
   m.phase_memory.reserve(1 << 16);
 
+  // Touch the first pages so the calibration below measures the callbacks, not page faults.
+  g.buffers[0]->ops.resize(8192);
+  g.buffers[0]->parents.resize(8192);
+  g.buffers[0]->ops.clear();
+  g.buffers[0]->parents.clear();
   // Calibration of the per-event cost with a FUNCTION-scope callback on a cheap op:
   // (time with the callback - without) / events recorded.
   constexpr int kProbeOps = 4000;
@@ -370,6 +391,20 @@ void Tracer::end_step() {
   Impl& m = *impl_;
   set_active_scope_recorder(nullptr);
   if (!m.keep && !m.buffers.empty()) {  // schedule warm-up step: drop what it recorded
+    // and size the loop thread's buffer from it: room for the active steps (+25%), touched now so
+    // page faults happen here, between steps, not in the recorded ones.
+    ThreadBuffer& main = *m.buffers[0];
+    const size_t per_step = main.ops.size() - m.step_first_op;
+    const size_t want = std::min(main.ops.capacity(),
+                                 m.step_first_op + per_step * (m.options.active_steps + 1) * 5 / 4 + 1024);
+    if (!m.prefaulted && want > main.ops.size()) {
+      const size_t keep_ops = m.step_first_op;
+      main.ops.resize(want);
+      main.parents.resize(want);
+      main.ops.resize(keep_ops);
+      main.parents.resize(keep_ops);
+      m.prefaulted = true;
+    }
     for (auto& tb : m.buffers) {
       tb->ops.resize(tb == m.buffers[0] ? m.step_first_op : 0);
       tb->parents.resize(tb->ops.size());
@@ -428,10 +463,13 @@ TraceData Tracer::take_data() {
     d.dropped_events += tb->dropped;
     const auto op_offset = static_cast<int32_t>(d.ops.size());
     const auto shape_offset = static_cast<int32_t>(d.shapes.size());
+    std::vector<uint32_t> to_global(tb->names.size());
+    for (uint32_t id = 0; id < to_global.size(); ++id) {
+      to_global[id] = global_names.intern(std::string(tb->names.name(id)).c_str());
+    }
     for (size_t i = 0; i < tb->ops.size(); ++i) {
       OpEvent e = tb->ops[i];
-      std::string name(tb->names.name(e.name_id));
-      e.name_id = global_names.intern(name.c_str());
+      e.name_id = to_global[e.name_id];
       if (e.shape_id >= 0) e.shape_id += shape_offset;
       d.ops.push_back(e);
       const int32_t p = tb->parents[i];

@@ -44,6 +44,7 @@ DeepProfile::DeepProfile(const config::Config& cfg, const model::GptShape& shape
   o.record_shapes = cfg.profile.record_shapes;
   o.max_events = static_cast<size_t>(cfg.profile.max_events);
   o.max_scope_events = static_cast<size_t>(cfg.profile.max_events / 4 + 1024);
+  o.active_steps = static_cast<size_t>(cfg.profile.schedule_active);
   tracer_ = std::make_unique<profile::Tracer>(o);
 }
 

@@ -22,6 +22,7 @@ struct TracerOptions {
   bool record_shapes = false;   // shapes of every op (matmul-family shapes are always kept)
   size_t max_events = 2000000;  // op/node events per thread over the whole window
   size_t max_scope_events = 500000;
+  size_t active_steps = 1;      // steps the window records: sizes the pre-touched buffer
 };
 
 // Cost of the profiler's own instrumentation, measured by calibration.
