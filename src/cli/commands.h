@@ -15,6 +15,9 @@ void add_config_command(CLI::App& app, int& exit_code);
 // llmprof sweep --config F [--grid k=v1,v2]... [--set k=v]... [--repeat R] [--jobs J] [--out D]
 void add_sweep_command(CLI::App& app, int& exit_code);
 
+// llmprof peak [--threads N] [--precision fp32|bf16]
+void add_peak_command(CLI::App& app, int& exit_code);
+
 // llmprof report RUN_OR_SWEEP_DIR... [--format md|csv|json] [--compare A B] [--out FILE]
 void add_report_command(CLI::App& app, int& exit_code);
 

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   llmprof::cli::add_train_command(app, exit_code);
   llmprof::cli::add_config_command(app, exit_code);
   llmprof::cli::add_sweep_command(app, exit_code);
+  llmprof::cli::add_peak_command(app, exit_code);
   llmprof::cli::add_report_command(app, exit_code);
   llmprof::cli::add_plot_command(app, exit_code);
   try {

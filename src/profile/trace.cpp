@@ -131,6 +131,14 @@ TraceStats write_trace(const std::string& path,
       if (auto f = op_flops(data.names[e.name_id], s)) {
         args += fmt::format(R"({}"flops":{})", args.empty() ? "" : ",", *f);
       }
+      args += args.empty() ? R"("shapes":")" : R"(,"shapes":")";
+      for (int k = 0; k < ShapeRecord::kMaxInputs; ++k) {
+        if (s.ndim[k] < 0) continue;
+        args += "[";
+        for (int d = 0; d < s.ndim[k]; ++d) args += (d ? "," : "") + std::to_string(s.dims[k][d]);
+        args += "]";
+      }
+      args += "\"";
     }
     if (e.alloc_bytes > 0) args += fmt::format(R"({}"bytes":{})", args.empty() ? "" : ",", e.alloc_bytes);
     const bool node = e.kind == OpEvent::kBackwardNode;

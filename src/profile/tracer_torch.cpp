@@ -8,6 +8,8 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <dlfcn.h>
+
 #include <array>
 #include <atomic>
 #include <optional>
@@ -145,6 +147,30 @@ void on_end(const at::RecordFunction&, at::ObserverContext*) {
   if (parent >= 0) tb->ops[static_cast<size_t>(parent)].child_ns += end - e.start_ns;
 }
 
+// While memory reporting is on, c10's CPU allocator warns (through glog, at most once a second)
+// about every free of a block allocated before recording began: parameters, optimizer state. That
+// is expected here and not the user's concern, so glog's threshold is raised to errors during the
+// window. The flag is looked up at run time: builds of LibTorch without glog simply lack it.
+class QuietAllocatorWarnings {
+ public:
+  QuietAllocatorWarnings()
+      : level_(static_cast<int32_t*>(dlsym(RTLD_DEFAULT, "_ZN3fLI17FLAGS_minloglevelE"))) {
+    if (level_ != nullptr) {
+      saved_ = *level_;
+      *level_ = std::max(saved_, 2);  // glog: 0 INFO, 1 WARNING, 2 ERROR
+    }
+  }
+  ~QuietAllocatorWarnings() {
+    if (level_ != nullptr) *level_ = saved_;
+  }
+  QuietAllocatorWarnings(const QuietAllocatorWarnings&) = delete;
+  QuietAllocatorWarnings& operator=(const QuietAllocatorWarnings&) = delete;
+
+ private:
+  int32_t* level_;
+  int32_t saved_ = 0;
+};
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -255,6 +281,7 @@ struct Tracer::Impl {
   std::vector<std::unique_ptr<ThreadBuffer>> buffers;
   std::shared_ptr<MemoryReporter> memory = std::make_shared<MemoryReporter>();
   std::optional<c10::DebugInfoGuard> memory_guard;
+  std::optional<QuietAllocatorWarnings> quiet;
   at::CallbackHandle handle = 0;
   at::RecordFunctionCallback callback{on_start, on_end};
   std::vector<PhaseMemory> phase_memory;
@@ -291,6 +318,7 @@ void Tracer::start_window() {
   if (!m.buffers.empty()) {  // a later cycle of the schedule: keep accumulating
     g.active.store(true);
     m.handle = at::addGlobalCallback(m.callback);
+    m.quiet.emplace();
     m.memory_guard.emplace(c10::DebugInfoKind::PROFILER_STATE, m.memory);
     recording_ = true;
     return;
@@ -360,6 +388,7 @@ void Tracer::start_window() {
   m.handle = at::addGlobalCallback(m.callback);
   g.active.store(true);
   m.memory->reset_scope_tables(m.options.max_scope_events);
+  m.quiet.emplace();
   m.memory_guard.emplace(c10::DebugInfoKind::PROFILER_STATE, m.memory);
   recording_ = true;
 }
@@ -370,6 +399,7 @@ void Tracer::stop_window() {
   if (m.handle != 0) at::removeCallback(m.handle);
   m.handle = 0;
   m.memory_guard.reset();
+  m.quiet.reset();
   set_active_scope_recorder(nullptr);
   recording_ = false;
 }

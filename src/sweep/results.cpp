@@ -181,6 +181,8 @@ std::string sweep_json(const SweepInfo& info,
   j["jobs_requested"] = info.jobs_requested;
   j["jobs_policy"] = info.jobs_policy;
   j["threads_per_point"] = info.threads_per_point;
+  j["peak_flops_per_s"] = info.peak_flops_per_s > 0 ? nlohmann::json(info.peak_flops_per_s) : nlohmann::json(nullptr);
+  j["peak_source"] = info.peak_source;
   j["cores"] = info.cores;
   j["command_line"] = info.command_line;
   j["start_time"] = info.start_time;

@@ -45,6 +45,8 @@ struct SweepInfo {
   std::string jobs_policy;  // how --jobs above the core count is handled
   int64_t threads_per_point = 1;
   int64_t cores = 1;
+  double peak_flops_per_s = 0;  // shared MFU peak passed to every point; 0 = none
+  std::string peak_source;
   std::vector<std::string> command_line;
   std::string start_time;          // ISO 8601, local time with offset
   std::string status = "running";  // running | finished | interrupted

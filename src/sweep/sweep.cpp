@@ -45,6 +45,9 @@ struct Plan {
 // the point's values, where its run goes.
 std::vector<std::string> point_sets(const Plan& plan, const Point& p) {
   std::vector<std::string> sets{fmt::format("threads={}", plan.info.threads_per_point)};
+  if (plan.info.peak_flops_per_s > 0) {
+    sets.push_back(fmt::format("profile.peak_flops_per_s={}", plan.info.peak_flops_per_s));
+  }
   sets.insert(sets.end(), plan.info.overrides.begin(), plan.info.overrides.end());
   for (const auto& [key, value] : p.values) sets.push_back(key + "=" + value);
   sets.push_back("output.dir=" + plan.runs_dir);
@@ -57,6 +60,47 @@ std::vector<std::string> point_argv(const Plan& plan, const Point& p) {
   for (const std::string& s : point_sets(plan, p)) argv.insert(argv.end(), {"--set", s});
   argv.push_back("--quiet");
   return argv;
+}
+
+// MFU compares points only if they share one peak: each run measuring its own under the load of
+// the other points (--jobs) or of the machine gave figures 2x apart. So the sweep measures the
+// peak once, with `llmprof peak` at the points' thread count, and passes it to every point, unless
+// the user set profile.peak_flops_per_s, or threads / precision vary across the grid.
+void measure_shared_peak(Plan& plan, const config::Config& base, bool threads_given) {
+  SweepInfo& info = plan.info;
+  auto given = [&](const std::string& key) {
+    return std::any_of(info.overrides.begin(), info.overrides.end(),
+                       [&](const std::string& s) { return s.rfind(key + "=", 0) == 0; }) ||
+           std::any_of(info.grid.begin(), info.grid.end(),
+                       [&](const GridAxis& a) { return a.key == key; });
+  };
+  if (base.profile.peak_flops_per_s > 0 || given("profile.peak_flops_per_s")) {
+    info.peak_source = "configured";
+    return;
+  }
+  if (threads_given || given("train.precision")) {
+    info.peak_source = "per point (threads or precision vary)";
+    return;
+  }
+  config::Config cfg = config::load_config(info.base_config, info.overrides);
+  const std::string cmd = fmt::format("'{}' peak --threads {} --precision {} 2>/dev/null",
+                                      plan.executable, info.threads_per_point, cfg.train.precision);
+  std::string out;
+  if (FILE* f = popen(cmd.c_str(), "r")) {
+    char buf[256];
+    while (fgets(buf, sizeof buf, f) != nullptr) out += buf;
+    pclose(f);
+  }
+  const size_t at = out.find("peak_flops_per_s: ");
+  if (at == std::string::npos) {
+    spdlog::warn("could not measure a shared peak ({}): each point measures its own", cmd);
+    info.peak_source = "per point (shared measurement failed)";
+    return;
+  }
+  info.peak_flops_per_s = std::stod(out.substr(at + 18));
+  info.peak_source = fmt::format("measured once by the sweep: llmprof peak --threads {} --precision {}",
+                                 info.threads_per_point, cfg.train.precision);
+  spdlog::info("peak for MFU: {:.1f} GFLOP/s ({})", info.peak_flops_per_s * 1e-9, info.peak_source);
 }
 
 Plan make_plan(const SweepOptions& opts) {
@@ -113,6 +157,7 @@ Plan make_plan(const SweepOptions& opts) {
   }
   info.command_line = opts.command_line;
   plan.executable = opts.executable.empty() ? detail::self_executable() : opts.executable;
+  measure_shared_peak(plan, base, threads_given);
   return plan;
 }
 
@@ -123,6 +168,8 @@ std::vector<std::string> value_lines(const std::string& yaml) {
   std::string line;
   while (std::getline(in, line)) {
     line = line.substr(0, line.find(" #"));
+    // The shared peak is measured again on every sweep command: not a config difference.
+    if (line.find("peak_flops_per_s:") != std::string::npos) continue;
     if (line.find_first_not_of(' ') == std::string::npos ||
         line[line.find_first_not_of(' ')] == '#')
       continue;

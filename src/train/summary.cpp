@@ -30,7 +30,7 @@ json build_summary(const SummaryInputs& in) {
   const auto& rows = *in.rows;
   const int64_t done = static_cast<int64_t>(rows.size());
   const int64_t skip = std::min<int64_t>(in.warmup_steps, done);
-  std::vector<double> step, phase[4], tok_s, flops_s, mfu, faults, invol, cpu;
+  std::vector<double> step, phase[4], tok_s, samples_s, flops_s, mfu, faults, invol, cpu;
   for (int64_t i = skip; i < done; ++i) {
     const StepRow& r = rows[i];
     const double ms = step_ms(r);
@@ -39,6 +39,7 @@ json build_summary(const SummaryInputs& in) {
       for (int p = 0; p < 4; ++p) phase[p].push_back(static_cast<double>(r.timing.phase_ns[p]) * 1e-6);
     }
     tok_s.push_back(static_cast<double>(r.tokens) / (ms * 1e-3));
+    samples_s.push_back(static_cast<double>(in.samples_per_step) / (ms * 1e-3));
     flops_s.push_back(r.flops / (ms * 1e-3));
     if (in.peak.flops_per_s > 0) mfu.push_back(r.flops / (ms * 1e-3) / in.peak.flops_per_s);
     faults.push_back(static_cast<double>(r.rusage.minor_faults));
@@ -74,7 +75,7 @@ json build_summary(const SummaryInputs& in) {
   }
   s["timing"] = timing;
 
-  s["throughput"] = {{"tokens_per_s", stats_json(tok_s)}};
+  s["throughput"] = {{"tokens_per_s", stats_json(tok_s)}, {"samples_per_s", stats_json(samples_s)}};
   s["flops"] = {{"analytic_per_step", in.flops_per_step},
                 {"formula", in.flops_formula},
                 {"achieved_flops_per_s", stats_json(flops_s)}};

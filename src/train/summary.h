@@ -25,6 +25,7 @@ struct SummaryInputs {
   std::string message;
   std::string level;    // profile.level
   int64_t max_steps = 0;
+  int64_t samples_per_step = 0;  // sequences per optimizer step (batch x grad accumulation)
   int64_t warmup_steps = 0;
   const std::vector<StepRow>* rows = nullptr;
   const std::vector<EvalPoint>* evals = nullptr;

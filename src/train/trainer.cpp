@@ -260,7 +260,9 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
       if (!std::isfinite(row.loss)) {
         status = "diverged";
         message = fmt::format("loss became {} at step {} (lr {:.3g}): lower optim.lr, raise "
-                              "schedule.warmup_steps or set optim.grad_clip", row.loss, step, row.lr);
+                              "schedule.warmup_steps or set optim.grad_clip",
+                              std::isnan(row.loss) ? "nan" : (row.loss > 0 ? "inf" : "-inf"), step,
+                              row.lr);
         rows.push_back(row);
         steps_csv.write(row);
         break;
@@ -307,6 +309,7 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   in.message = message;
   in.level = std::string(profile::level_name(level));
   in.max_steps = max_steps;
+  in.samples_per_step = B * A;
   in.warmup_steps = cfg.profile.warmup_steps;
   in.rows = &rows;
   in.evals = &evals;

@@ -110,6 +110,23 @@ TEST(CliTrain, PrintsSummaryAndWritesRunDirectory) {
   expect_contains(again.output, "already exists");
 }
 
+TEST(CliTrain, NanLossStopsTheRunAsDivergedWithExitOne) {
+  ScratchDir dir;
+  auto r = run_llmprof({"train", "--config", kTiny, "--out", dir.path(), "--quiet", "--set",
+                        "output.name=nan", "--set", "optim.name=sgd", "--set", "optim.lr=10",
+                        "--set", "optim.grad_clip=0", "--set", "schedule.warmup_steps=0",
+                        "--set", "schedule.max_steps=200"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  expect_contains(r.output, "diverged");
+  expect_contains(r.output, "lower optim.lr");
+  auto summary = nlohmann::json::parse(test::read_file(dir.file("nan/summary.json")));
+  EXPECT_EQ(summary["status"], "diverged");
+  auto rows = output::parse_csv(test::read_file(dir.file("nan/steps.csv")));
+  ASSERT_GE(rows.size(), 2u);
+  EXPECT_LT(rows.size() - 1, 200u) << "stopped early";
+  EXPECT_EQ(rows.back()[1], "nan") << "the diverged step's loss is kept";
+}
+
 // Waits until path has at least n lines or the timeout passes.
 bool wait_for_lines(const std::string& path, size_t n, double timeout_s) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);

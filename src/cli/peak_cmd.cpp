@@ -1,0 +1,37 @@
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "llmprof/config/config.h"
+#include "llmprof/error.h"
+#include "llmprof/train/runtime.h"
+#include "train/calibrate.h"
+
+namespace llmprof::cli {
+
+void add_peak_command(CLI::App& app, int& exit_code) {
+  struct Args {
+    int64_t threads = 0;
+    std::string precision = "fp32";
+  };
+  auto args = std::make_shared<Args>();
+  auto* sub = app.add_subcommand(
+      "peak", "Measure the matmul peak FLOP/s that MFU is computed against (what train measures)");
+  sub->add_option("--threads", args->threads, "Intra-op threads; 0 = all cores");
+  sub->add_option("--precision", args->precision, "fp32 or bf16");
+  sub->footer("Prints `peak_flops_per_s: X`: pass it as --set profile.peak_flops_per_s=X so runs\n"
+              "on a busy machine share one figure (llmprof sweep does this for its points).");
+  sub->callback([args, &exit_code]() {
+    if (args->precision != "fp32" && args->precision != "bf16") {
+      throw UsageError("--precision '" + args->precision + "': expected fp32 or bf16");
+    }
+    if (args->threads < 0) throw UsageError("--threads must be >= 0");
+    config::Config cfg;
+    cfg.threads = args->threads;
+    train::apply_runtime(cfg);
+    train::PeakFlops peak = train::measure_matmul_peak(args->precision, 2048, 5);
+    fmt::print("peak_flops_per_s: {}\nmethod: {}\n", peak.flops_per_s, peak.method);
+    exit_code = 0;
+  });
+}
+
+}  // namespace llmprof::cli
