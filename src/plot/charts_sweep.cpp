@@ -171,8 +171,15 @@ std::vector<ChartResult> sweep_charts(const PlotInputs& in, const ChartWriter& w
     out.push_back(skipped("07_heatmap_val_loss", why));
     out.push_back(skipped("07_heatmap_tokens_per_s", why));
   }
+  // An estimate is labelled as one wherever it appears: here in the title and the axis.
+  bool estimated = false;
+  for (const auto& run : in.runs) estimated = estimated || (run.energy && run.energy->estimated);
   out.push_back(versus_batch(in, w, "08_flops_per_joule_vs_batch", &Variant::flops_per_j, 1.0,
-                             "Energy efficiency vs batch size", "FLOPs per joule (FLOP/J)",
+                             estimated ? "Energy efficiency vs batch size (ESTIMATED energy: "
+                                         "energy.cpu_tdp_w x CPU utilisation)"
+                                       : "Energy efficiency vs batch size",
+                             estimated ? "FLOPs per joule, estimated (FLOP/J)"
+                                       : "FLOPs per joule (FLOP/J)",
                              "%.1s%c",
                              "no energy measured (summary.json energy or steps.csv "
                              "energy_j) for any run with a batch size"));

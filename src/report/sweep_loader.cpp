@@ -77,7 +77,9 @@ Sweep load_sweep(const std::string& dir) {
     if (col < 0 && alias != kAliases.end()) col = csv.index(alias->second);
     metric_cols.push_back(col);
   }
+  const int estimated = csv.index("energy_estimated");
   for (size_t r = 0; r < csv.rows.size(); ++r) {
+    if (estimated >= 0 && csv.text(r, estimated) == "1") sweep.energy_estimated = true;
     SweepPoint pt;
     for (int c = 0; c < repeat; ++c) pt.key_values.push_back(csv.text(r, c));
     pt.repeat = static_cast<int64_t>(csv.number(r, repeat).value_or(0));

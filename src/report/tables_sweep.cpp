@@ -40,7 +40,13 @@ Table sweep_points_table(const Sweep& sweep, const std::vector<SweepConfig>& con
   for (size_t k = 0; k < sweep.keys.size(); ++k) t.columns.push_back({sweep.keys[k], names[k]});
   t.columns.push_back({"repeats", "repeats"});
   t.columns.push_back({"status", "status"});
-  for (const auto& m : sweep_metric_names()) t.columns.push_back({m, metric_title(m)});
+  for (const auto& m : sweep_metric_names()) {
+    const bool est = m == "energy_j" && sweep.energy_estimated;
+    t.columns.push_back({m, est ? "energy J (est.)" : metric_title(m)});
+  }
+  if (sweep.energy_estimated) {
+    t.notes.push_back("energy J (est.): estimated from energy.cpu_tdp_w x CPU utilisation, not measured.");
+  }
   bool repeats = false;
   for (const auto& c : configs) {
     std::vector<Cell> row;
@@ -130,7 +136,8 @@ Table sweep_pareto_table(const Sweep& sweep, const std::vector<SweepConfig>& con
   t.title = fmt::format("Sweep {}: Pareto front, val loss vs tokens/s{}", sweep.label,
                         with_energy ? " vs energy" : "");
   t.columns = {{"config", "config"},     {"val_loss", "val loss"}, {"tokens_per_s", "tokens/s"},
-               {"energy_j", "energy J"}, {"mfu", "MFU"},           {"step_ms", "step ms"}};
+               {"energy_j", sweep.energy_estimated ? "energy J (est.)" : "energy J"},
+               {"mfu", "MFU"},           {"step_ms", "step ms"}};
   for (size_t i : front) {
     const SweepConfig& c = configs[i];
     t.rows.push_back({text_cell(c.label), metric_cell("val_loss", c.metrics.at("val_loss")),

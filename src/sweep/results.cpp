@@ -79,6 +79,8 @@ bool read_summary(const std::string& run_dir, PointResult& r) {
     r.peak_rss_bytes = static_cast<int64_t>(*rss);
   }
   r.energy_j = number_at(s, {"energy", "total_j"});
+  r.energy_estimated = s.contains("energy") && s["energy"].is_object() &&
+                       s["energy"].value("estimated", false);
   return true;
 }
 
@@ -134,7 +136,8 @@ std::string sweep_csv(const Grid& grid,
   for (const GridAxis& axis : grid) header.push_back(axis.key);
   for (const char* c : {"repeat", "point_id", "status", "exit_code", "median_step_ms",
                         "tokens_per_s", "mfu", "final_train_loss", "final_val_loss",
-                        "final_val_perplexity", "peak_rss_bytes", "energy_j", "run_dir"}) {
+                        "final_val_perplexity", "peak_rss_bytes", "energy_j", "energy_estimated",
+                        "run_dir"}) {
     header.push_back(c);
   }
   std::string text;
@@ -153,7 +156,9 @@ std::string sweep_csv(const Grid& grid,
                                  csv_number(r.median_step_ms), csv_number(r.tokens_per_s),
                                  csv_number(r.mfu), csv_number(r.final_train_loss),
                                  csv_number(r.final_val_loss), csv_number(r.final_val_perplexity),
-                                 csv_number(r.peak_rss_bytes), csv_number(r.energy_j), r.run_dir}) {
+                                 csv_number(r.peak_rss_bytes), csv_number(r.energy_j),
+                                 std::string(r.energy_j ? (r.energy_estimated ? "1" : "0") : ""),
+                                 r.run_dir}) {
       row.push_back(f);
     }
     add_row(row);

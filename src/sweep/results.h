@@ -31,6 +31,7 @@ struct PointResult {
   std::optional<double> final_train_loss, final_val_loss, final_val_perplexity;
   std::optional<int64_t> peak_rss_bytes;
   std::optional<double> energy_j;  // summary energy.total_j, when a run measures energy
+  bool energy_estimated = false;   // summary energy.estimated: from energy.cpu_tdp_w, not a sensor
 };
 
 // The sweep's context, as sweep.json records it.

@@ -38,6 +38,7 @@ struct Sweep {
   std::string label;
   std::vector<std::string> keys;  // swept keys, dotted ("train.batch_size")
   std::vector<SweepPoint> points;
+  bool energy_estimated = false;  // sweep.csv energy_estimated: some energy is a TDP estimate
 };
 
 // The metric columns of sweep.csv, in table order (median_step_ms and final_train_loss,
