@@ -168,6 +168,7 @@ std::vector<std::string> value_lines(const std::string& yaml) {
   std::string line;
   while (std::getline(in, line)) {
     line = line.substr(0, line.find(" #"));
+    line.erase(line.find_last_not_of(' ') + 1);  // comment alignment depends on the widest value
     // The shared peak is measured again on every sweep command: not a config difference.
     if (line.find("peak_flops_per_s:") != std::string::npos) continue;
     if (line.find_first_not_of(' ') == std::string::npos ||
