@@ -342,13 +342,14 @@ void Tracer::start_window() {
   m.phase_memory.reserve(1 << 16);
 
   // Touch the first pages so the calibration below measures the callbacks, not page faults.
-  g.buffers[0]->ops.resize(8192);
-  g.buffers[0]->parents.resize(8192);
+  const size_t touch = std::min<size_t>(8192, g.buffers[0]->ops.capacity());  // never past max_events
+  g.buffers[0]->ops.resize(touch);
+  g.buffers[0]->parents.resize(touch);
   g.buffers[0]->ops.clear();
   g.buffers[0]->parents.clear();
   // Calibration of the per-event cost with a FUNCTION-scope callback on a cheap op:
   // (time with the callback - without) / events recorded.
-  constexpr int kProbeOps = 4000;
+  const int kProbeOps = static_cast<int>(std::min<size_t>(4000, touch / 2));
   time_probe_ops(kProbeOps);  // warm
   const int64_t off_ns = time_probe_ops(kProbeOps);
   auto probe_cb = at::RecordFunctionCallback(on_start, on_end).needsInputs(ops);
