@@ -337,6 +337,15 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
     summary["energy"] = {{"total_j", nullptr}, {"reason", "energy.enabled=false"}};
   }
   deep.add_to_summary(summary, flops_per_step);
+  if (!summary["mfu"]["value"].is_null() && summary["mfu"]["value"]["median"].get<double>() > 1.0) {
+    // More than the peak is impossible: the calibration ran while the cores were busy.
+    const std::string warning = fmt::format(
+        "MFU {:.0f}% exceeds 100%: the peak ({:.1f} GFLOP/s, {}) was measured on a busy machine; "
+        "measure it when idle (llmprof peak) and pass --set profile.peak_flops_per_s=...",
+        summary["mfu"]["value"]["median"].get<double>() * 100, peak.flops_per_s * 1e-9, peak.source);
+    summary["mfu"]["warning"] = warning;
+    spdlog::warn("{}", warning);
+  }
   result.top_ops = deep.top_ops_lines(15);
   output::write_file_atomic(dir + "/summary.json", summary.dump(2) + "\n");
 
