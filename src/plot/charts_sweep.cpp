@@ -174,6 +174,7 @@ std::vector<ChartResult> sweep_charts(const PlotInputs& in, const ChartWriter& w
   // An estimate is labelled as one wherever it appears: here in the title and the axis.
   bool estimated = false;
   for (const auto& run : in.runs) estimated = estimated || (run.energy && run.energy->estimated);
+  for (const auto& sweep : in.sweeps) estimated = estimated || sweep.energy_estimated;
   out.push_back(versus_batch(in, w, "08_flops_per_joule_vs_batch", &Variant::flops_per_j, 1.0,
                              estimated ? "Energy efficiency vs batch size (ESTIMATED energy: "
                                          "energy.cpu_tdp_w x CPU utilisation)"
