@@ -87,6 +87,18 @@ TEST(CliConfigErrors, EachClassExitsTwoNamingTheProblem) {
   expect_contains(no_data.output, "missing.txt");
 }
 
+TEST(CliPeak, PrintsAPeakAndRejectsBadArguments) {
+  auto ok = run_llmprof({"peak", "--threads", "1"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  expect_contains(ok.output, "peak_flops_per_s: ");
+  auto bad = run_llmprof({"peak", "--precision", "fp16"});
+  EXPECT_EQ(bad.exit_code, 2);
+  expect_contains(bad.output, "--precision 'fp16'");
+  auto neg = run_llmprof({"peak", "--threads", "-1"});
+  EXPECT_EQ(neg.exit_code, 2);
+  expect_contains(neg.output, "--threads");
+}
+
 TEST(CliConfig, ShowPrintsResolvedYamlAndKeysListsDocs) {
   auto show = run_llmprof({"config", "show", kTiny, "--set", "model.n_layer=3"});
   EXPECT_EQ(show.exit_code, 0) << show.output;
