@@ -82,14 +82,27 @@ void CsvWriter::end_row() {
   fields_in_row_ = 0;
 }
 
-std::vector<std::vector<std::string>> parse_csv(std::string_view text) {
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> row;
+CsvRecords parse_csv_records(std::string_view text) {
+  CsvRecords out;
+  std::vector<std::string> record;
   std::string field;
   bool in_quotes = false, any = false;
+  int64_t line = 1, record_line = 1;
+  auto end_record = [&]() {
+    record.push_back(std::move(field));
+    field.clear();
+    if (!(record.size() == 1 && record[0].empty())) {  // a blank line is no record
+      out.rows.push_back(std::move(record));
+      out.lines.push_back(record_line);
+    }
+    record.clear();
+    any = false;
+  };
   for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
+    const char c = text[i];
+    if (!any) record_line = line;
     any = true;
+    if (c == '\n') ++line;
     if (in_quotes) {
       if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
         field.push_back('"');
@@ -102,23 +115,21 @@ std::vector<std::vector<std::string>> parse_csv(std::string_view text) {
     } else if (c == '"') {
       in_quotes = true;
     } else if (c == ',') {
-      row.push_back(std::move(field));
+      record.push_back(std::move(field));
       field.clear();
     } else if (c == '\n') {
-      row.push_back(std::move(field));
-      field.clear();
-      rows.push_back(std::move(row));
-      row.clear();
-      any = false;
+      end_record();
     } else if (c != '\r') {
       field.push_back(c);
     }
   }
-  if (any) {
-    row.push_back(std::move(field));
-    rows.push_back(std::move(row));
-  }
-  return rows;
+  if (in_quotes) out.unterminated_quote_line = record_line;
+  if (any) end_record();
+  return out;
+}
+
+std::vector<std::vector<std::string>> parse_csv(std::string_view text) {
+  return parse_csv_records(text).rows;
 }
 
 }  // namespace llmprof::output

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "llmprof/error.h"
+#include "llmprof/output/csv.h"
 
 namespace llmprof::report::detail {
 
@@ -75,52 +76,13 @@ CsvFile read_csv(const std::string& path) {
   std::string text = read_text(path);
   CsvFile csv;
   csv.path = path;
-  std::vector<std::vector<std::string>> records;
-  std::vector<int64_t> starts;
-  std::vector<std::string> record;
-  std::string field;
-  bool in_quotes = false, any = false;
-  int64_t line = 1, record_line = 1;
-  auto end_record = [&]() {
-    record.push_back(std::move(field));
-    field.clear();
-    bool blank = record.size() == 1 && record[0].empty();
-    if (!blank) {
-      records.push_back(std::move(record));
-      starts.push_back(record_line);
-    }
-    record.clear();
-    any = false;
-  };
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (!any) record_line = line;
-    any = true;
-    if (c == '\n') ++line;
-    if (in_quotes) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field.push_back('"');
-        ++i;
-      } else if (c == '"') {
-        in_quotes = false;
-      } else {
-        field.push_back(c);
-      }
-    } else if (c == '"') {
-      in_quotes = true;
-    } else if (c == ',') {
-      record.push_back(std::move(field));
-      field.clear();
-    } else if (c == '\n') {
-      end_record();
-    } else if (c != '\r') {
-      field.push_back(c);
-    }
+  output::CsvRecords parsed = output::parse_csv_records(text);
+  if (parsed.unterminated_quote_line > 0) {
+    throw DataError(fmt::format("{} line {}: unterminated quoted field", path,
+                                parsed.unterminated_quote_line));
   }
-  if (in_quotes) {
-    throw DataError(fmt::format("{} line {}: unterminated quoted field", path, record_line));
-  }
-  if (any) end_record();
+  std::vector<std::vector<std::string>>& records = parsed.rows;
+  const std::vector<int64_t>& starts = parsed.lines;
   if (records.empty())
     throw DataError(fmt::format("{} line 1: empty file (expected a header)", path));
   csv.header = std::move(records.front());

@@ -40,7 +40,17 @@ class CsvWriter {
   std::string row_;  // reused buffer
 };
 
-// Parses one CSV document into rows of fields (RFC 4180 quoting). For tests and `report`.
+// CSV records with the 1-based line each starts on, for errors that name the line.
+struct CsvRecords {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<int64_t> lines;
+  int64_t unterminated_quote_line = 0;  // > 0: a quoted field opened on this line never closed
+};
+
+// Parses one CSV document (RFC 4180 quoting, CRLF or LF, blank lines skipped).
+CsvRecords parse_csv_records(std::string_view text);
+
+// The rows of parse_csv_records. For tests and quick reads.
 std::vector<std::vector<std::string>> parse_csv(std::string_view text);
 
 }  // namespace llmprof::output
