@@ -12,16 +12,14 @@ namespace fs = std::filesystem;
 
 namespace llmprof::output {
 
-namespace {
-std::string timestamp() {
+std::string local_time_now(const char* format) {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
   localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, format, &tm);
   return buf;
 }
-}  // namespace
 
 std::string create_run_dir(const std::string& parent,
                            const std::string& name,
@@ -46,7 +44,7 @@ std::string create_run_dir(const std::string& parent,
     }
     return p.string();
   }
-  std::string stem = base_name + "-" + timestamp();
+  std::string stem = base_name + "-" + local_time_now("%Y%m%d-%H%M%S");
   for (int i = 1; i < 1000; ++i) {
     fs::path p = fs::path(parent) / (i == 1 ? stem : stem + "-" + std::to_string(i));
     if (fs::create_directory(p, ec)) return p.string();

@@ -153,15 +153,6 @@ void sleep_ms(int64_t ms) {
   ::nanosleep(&ts, nullptr);  // EINTR on a signal: return early, the caller checks the flag
 }
 
-std::string iso_time_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
-  return buf;
-}
-
 std::string self_executable() {
   std::error_code ec;
   auto p = std::filesystem::read_symlink("/proc/self/exe", ec);

@@ -60,8 +60,6 @@ int64_t available_cores();
 // Sleeps for ms milliseconds or until a signal arrives.
 void sleep_ms(int64_t ms);
 
-// The current local time as ISO 8601 with offset: "2026-11-22T12:33:57+0100".
-std::string iso_time_now();
 
 // The running executable (/proc/self/exe). Throws IoError.
 std::string self_executable();

@@ -17,6 +17,7 @@
 
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
+#include "llmprof/output/run_dir.h"
 #include "llmprof/sweep/grid.h"
 #include "sweep/process.h"
 #include "sweep/progress.h"
@@ -388,7 +389,7 @@ int run_sweep(const SweepOptions& opts) {
   fs::create_directories(plan.runs_dir, ec);
   if (ec) throw IoError("cannot create sweep directory '" + plan.runs_dir + "': " + ec.message());
   detail::DirLock lock(info.sweep_dir + "/.lock", kLockTimeout_s);
-  info.start_time = detail::iso_time_now();
+  info.start_time = output::local_time_now("%Y-%m-%dT%H:%M:%S%z");
   std::vector<PointResult> results;
   for (const Point& p : plan.points) results.push_back(prepare_point(plan, p));
 

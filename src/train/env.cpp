@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "llmprof/config/config.h"
+#include "llmprof/output/run_dir.h"
 #include "llmprof/version.h"
 
 namespace llmprof::train {
@@ -44,15 +45,6 @@ int64_t total_memory_bytes() {
 
 }  // namespace
 
-std::string iso_time_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
-  return buf;
-}
-
 nlohmann::json collect_env(const config::Config& cfg,
                            const RuntimeInfo& runtime,
                            const PeakFlops& peak,
@@ -64,7 +56,7 @@ nlohmann::json collect_env(const config::Config& cfg,
   gethostname(host, sizeof host - 1);
   json env;
   env["schema_version"] = kEnvSchemaVersion;
-  env["start_time"] = iso_time_now();
+  env["start_time"] = output::local_time_now("%Y-%m-%dT%H:%M:%S%z");
   env["command_line"] = opts.command_line;
   env["llmprof"] = {{"version", kVersion}, {"git_sha", kGitSha}, {"build_type", kBuildType}};
   env["host"] = {{"hostname", host},

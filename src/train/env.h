@@ -17,7 +17,4 @@ nlohmann::json collect_env(const config::Config& cfg,
                            const PeakFlops& peak,
                            const TrainOptions& opts);
 
-// ISO-8601 local time with offset, e.g. 2026-11-22T12:00:00+0000.
-std::string iso_time_now();
-
 }  // namespace llmprof::train

@@ -174,7 +174,9 @@ void check_resume_after(int sig, int expected_exit) {
   ScratchDir dir;
   auto args = sweep_args(dir, k2x2);
   // Long enough points that a fast machine is still mid-sweep when the signal comes.
-  args.insert(args.end(), {"--set", "schedule.max_steps=300"});
+  // One thread per point: ctest runs two tests at once on 2 cores, and 2-thread OpenMP points
+  // oversubscribed them (each test then took ~140 s instead of ~7).
+  args.insert(args.end(), {"--set", "schedule.max_steps=300", "--set", "threads=1"});
   int pid = test::spawn_llmprof(args, dir.file("first.log"));
   ASSERT_TRUE(wait_for_mid_sweep(dir.file("s"), 120)) << test::read_file(dir.file("first.log"));
   ::kill(pid, sig);

@@ -13,6 +13,9 @@ std::string create_run_dir(const std::string& parent,
                            const std::string& name,
                            const std::string& base_name);
 
+// The local time now in strftime format, e.g. "%Y-%m-%dT%H:%M:%S%z" (ISO 8601 with offset).
+std::string local_time_now(const char* format);
+
 // Writes content to path + ".tmp", flushes, renames over path. Throws IoError.
 void write_file_atomic(const std::string& path, const std::string& content);
 
