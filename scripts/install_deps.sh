@@ -2,7 +2,7 @@
 # Installs llmprof's build and run dependencies from Debian 12 packages (skips what is present).
 set -euo pipefail
 pkgs=(cmake ninja-build g++ git libtorch-dev libopenblas0-openmp libcli11-dev nlohmann-json3-dev
-      libfmt-dev libspdlog-dev libyaml-cpp-dev libgtest-dev gnuplot-nox)
+      libfmt-dev libspdlog-dev libyaml-cpp-dev libgtest-dev gnuplot-nox zlib1g-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

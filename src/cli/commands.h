@@ -9,6 +9,12 @@ namespace llmprof::cli {
 // llmprof train --config F [--set k=v]... [--out DIR] [--quiet]
 void add_train_command(CLI::App& app, int& exit_code);
 
+// llmprof eval --config F [--checkpoint C] [--set k=v]... [--out DIR]
+void add_eval_command(CLI::App& app, int& exit_code);
+
+// llmprof bench --config F [--checkpoint C] [--set k=v]... [--out DIR] [--quiet]
+void add_bench_command(CLI::App& app, int& exit_code);
+
 // llmprof config show FILE [--set k=v]... | llmprof config keys
 void add_config_command(CLI::App& app, int& exit_code);
 

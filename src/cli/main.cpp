@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
       "Exit codes: 0 ok, 1 runtime failure or diverged run, 2 bad usage/config/data, 130 interrupted.");
   int exit_code = 0;
   llmprof::cli::add_train_command(app, exit_code);
+  llmprof::cli::add_eval_command(app, exit_code);
+  llmprof::cli::add_bench_command(app, exit_code);
   llmprof::cli::add_config_command(app, exit_code);
   llmprof::cli::add_sweep_command(app, exit_code);
   llmprof::cli::add_peak_command(app, exit_code);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -180,10 +181,73 @@ std::optional<Problem> find_problem(const Config& cfg) {
       return Problem{{spec.path}, spec.path + ": " + *why};
   }
   const ModelConfig& m = cfg.model;
-  if (m.type == "distilbert") {
-    return Problem{{"model.type"},
-                   "model.type: distilbert is accepted by the schema but the encoder is not "
-                   "available in this build; use model.type=gpt"};
+  const std::string& task = cfg.train.task;
+  if (m.type == "gpt" && task != "lm") {
+    return Problem{{"train.task", "model.type"},
+                   fmt::format("train.task: {} needs model.type=distilbert (model.type=gpt trains "
+                               "with train.task=lm)",
+                               task)};
+  }
+  if (m.type == "distilbert" && task == "lm") {
+    return Problem{{"train.task", "model.type"},
+                   "train.task: lm is the gpt objective; model.type=distilbert trains with "
+                   "train.task=mlm or classify"};
+  }
+  if (m.type == "distilbert" && cfg.data.tokenizer != "wordpiece") {
+    return Problem{{"data.tokenizer", "model.type"},
+                   fmt::format("data.tokenizer: {} cannot feed model.type=distilbert, which needs "
+                               "the [CLS]/[SEP]/[MASK] tokens of data.tokenizer=wordpiece",
+                               cfg.data.tokenizer)};
+  }
+  if (m.type == "distilbert" && cfg.data.path.empty()) {
+    return Problem{{"data.path", "model.type"},
+                   "data.path: model.type=distilbert needs a dataset file (text, jsonl, csv or "
+                   "tsv); the generated corpus is for gpt"};
+  }
+  if (m.type == "gpt" && m.ffn_dim != 0 && m.ffn_dim != 4 * m.n_embd) {
+    return Problem{{"model.ffn_dim", "model.type"},
+                   fmt::format("model.ffn_dim: {} is not used by model.type=gpt, whose MLP is "
+                               "4 * n_embd = {}; leave it 0",
+                               m.ffn_dim, 4 * m.n_embd)};
+  }
+  if (m.max_positions != 0 && m.max_positions < m.block_size) {
+    return Problem{{"model.max_positions", "model.block_size"},
+                   fmt::format("model.max_positions: {} is smaller than model.block_size={}",
+                               m.max_positions, m.block_size)};
+  }
+  if (m.type == "distilbert" && m.block_size < 3) {
+    return Problem{{"model.block_size"},
+                   fmt::format("model.block_size: {} leaves no room for a token between [CLS] "
+                               "and [SEP]; use at least 3",
+                               m.block_size)};
+  }
+  if (task == "classify" && cfg.data.label_column.empty()) {
+    return Problem{{"data.label_column", "train.task"},
+                   "data.label_column: train.task=classify needs the label column's header"};
+  }
+  if (cfg.train.checkpoint_interval > 0 && !cfg.train.save_checkpoint) {
+    return Problem{{"train.checkpoint_interval", "train.save_checkpoint"},
+                   "train.checkpoint_interval: set train.save_checkpoint=true to write checkpoints"};
+  }
+  for (const std::string& v : split_list(cfg.bench.variants)) {
+    if (v != "fp32" && v != "bf16" && v != "int8") {
+      return Problem{{"bench.variants"},
+                     fmt::format("bench.variants: '{}' is not one of fp32|bf16|int8", v)};
+    }
+  }
+  if (split_list(cfg.bench.variants).empty()) {
+    return Problem{{"bench.variants"}, "bench.variants: empty; list fp32, bf16 and/or int8"};
+  }
+  for (const std::string& b : split_list(cfg.bench.batch_sizes)) {
+    char* end = nullptr;
+    const long long v = std::strtoll(b.c_str(), &end, 10);
+    if (end == b.c_str() || *end != '\0' || v < 1 || v > (1 << 20)) {
+      return Problem{{"bench.batch_sizes"},
+                     fmt::format("bench.batch_sizes: '{}' is not a batch size in [1, 1048576]", b)};
+    }
+  }
+  if (split_list(cfg.bench.batch_sizes).empty()) {
+    return Problem{{"bench.batch_sizes"}, "bench.batch_sizes: empty; list at least one size"};
   }
   if (m.n_embd % m.n_head != 0) {
     return Problem{
@@ -191,6 +255,11 @@ std::optional<Problem> find_problem(const Config& cfg) {
         fmt::format("model.n_head: {} does not divide model.n_embd={}", m.n_head, m.n_embd)};
   }
   const DataConfig& d = cfg.data;
+  if (d.tokenizer == "wordpiece" && d.vocab_path.empty()) {
+    return Problem{{"data.tokenizer", "data.vocab_path"},
+                   "data.tokenizer: wordpiece needs data.vocab_path (a BERT vocab.txt, e.g. "
+                   "bert-base-uncased-vocab.txt)"};
+  }
   if (d.tokenizer == "gpt2" && (d.vocab_path.empty() || d.merges_path.empty())) {
     const char* missing = d.vocab_path.empty() ? "data.vocab_path" : "data.merges_path";
     return Problem{{"data.tokenizer", missing},
@@ -248,6 +317,27 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
 
 void apply_override(Config& cfg, const std::string& assignment) {
   apply_override_impl(cfg, assignment, nullptr);
+}
+
+std::vector<std::string> split_list(const std::string& value) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t comma = value.find(',', start);
+    if (comma == std::string::npos) comma = value.size();
+    std::string item = value.substr(start, comma - start);
+    const size_t b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+    if (b != std::string::npos) items.push_back(item.substr(b, e - b + 1));
+    start = comma + 1;
+  }
+  return items;
+}
+
+std::vector<int64_t> bench_batch_sizes(const Config& cfg) {
+  validate(cfg);
+  std::vector<int64_t> sizes;
+  for (const std::string& b : split_list(cfg.bench.batch_sizes)) sizes.push_back(std::stoll(b));
+  return sizes;
 }
 
 void validate(const Config& cfg) {

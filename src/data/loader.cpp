@@ -1,7 +1,8 @@
-// BatchLoader: workers claim batch indices in order and fill ring slots; the consumer takes them
-// in order. Slot s holds batches s, s + nslots, s + 2 nslots, ...; batch i may be filled once
-// batch i - nslots has been released, i.e. while i < released_ + nslots. One mutex guards the
-// bookkeeping; filling happens outside it.
+// The window sampler and BatchLoader. The loader's workers claim batch indices in order and have
+// the sampler fill ring slots sized from its layout; the consumer takes them in order. Slot s
+// holds batches s, s + nslots, s + 2 nslots, ...; batch i may be filled once batch i - nslots has
+// been released, i.e. while i < released_ + nslots. One mutex guards the bookkeeping; filling
+// happens outside it.
 #include "llmprof/data/loader.h"
 
 #include <random>
@@ -13,12 +14,67 @@
 
 namespace llmprof::data {
 
-struct BatchLoader::Slot {
-  std::vector<int64_t> x;  // (B, T)
-  std::vector<int64_t> y;  // (B, T)
-  int64_t index = -1;      // the batch it holds, valid when ready
-  bool ready = false;      // filled and not yet released
+namespace {
+
+// nanoGPT's random windows: batch i is sample_batch with an rng seeded by (seed, i).
+class WindowSampler final : public BatchSampler {
+ public:
+  WindowSampler(const std::vector<int32_t>& tokens,
+                int64_t batch_size,
+                int64_t block_size,
+                uint64_t seed)
+      : tokens_(tokens), seed_(seed) {
+    layout_.batch_size = batch_size;
+    layout_.block_size = block_size;
+    layout_.y_cols = block_size;  // y (B, T): x shifted by one
+  }
+
+  BatchLayout layout() const override { return layout_; }
+
+  void fill(int64_t index, const BatchBuffers& out) const override {
+    std::mt19937_64 rng(detail::batch_seed(seed_, index));
+    sample_batch(tokens_, layout_.batch_size, layout_.block_size, rng, out.x, out.y);
+  }
+
+ private:
+  const std::vector<int32_t>& tokens_;
+  uint64_t seed_;
+  BatchLayout layout_;
 };
+
+}  // namespace
+
+std::unique_ptr<BatchSampler> make_window_sampler(const std::vector<int32_t>& tokens,
+                                                  int64_t batch_size,
+                                                  int64_t block_size,
+                                                  uint64_t seed) {
+  if (batch_size < 1 || block_size < 1) {
+    throw DataError("window sampler: need batch_size >= 1 and block_size >= 1; got " +
+                    std::to_string(batch_size) + ", " + std::to_string(block_size));
+  }
+  if (static_cast<int64_t>(tokens.size()) < block_size + 1) {
+    throw DataError("window sampler: " + std::to_string(tokens.size()) +
+                    " tokens hold no window of block_size " + std::to_string(block_size) + " + 1");
+  }
+  return std::make_unique<WindowSampler>(tokens, batch_size, block_size, seed);
+}
+
+// ---------------------------------------------------------------------------------------------
+// BatchLoader
+
+struct BatchLoader::Slot {
+  std::vector<int64_t> x;     // (B, T)
+  std::vector<int64_t> y;     // (B, y_cols)
+  std::vector<int64_t> mask;  // (B, T), empty without a mask
+  std::vector<int64_t> pos;   // (B, pos_cols), empty without positions
+  int64_t index = -1;         // the batch it holds, valid when ready
+  bool ready = false;         // filled and not yet released
+};
+
+BatchLoader::BatchLoader(const BatchSampler& sampler, int64_t num_workers, int64_t prefetch)
+    : sampler_(&sampler), layout_(sampler.layout()) {
+  start(num_workers, prefetch);
+}
 
 BatchLoader::BatchLoader(const std::vector<int32_t>& tokens,
                          int64_t batch_size,
@@ -26,23 +82,30 @@ BatchLoader::BatchLoader(const std::vector<int32_t>& tokens,
                          int64_t num_workers,
                          int64_t prefetch,
                          uint64_t seed)
-    : tokens_(tokens), batch_size_(batch_size), block_size_(block_size), seed_(seed) {
-  if (batch_size < 1 || block_size < 1 || num_workers < 0 || prefetch < 1) {
+    : owned_sampler_(make_window_sampler(tokens, batch_size, block_size, seed)),
+      sampler_(owned_sampler_.get()),
+      layout_(sampler_->layout()) {
+  start(num_workers, prefetch);
+}
+
+void BatchLoader::start(int64_t num_workers, int64_t prefetch) {
+  const BatchLayout& l = layout_;
+  if (l.batch_size < 1 || l.block_size < 1 || l.y_cols < 1 || l.pos_cols < 0 || num_workers < 0 ||
+      prefetch < 1) {
     throw DataError(
-        "BatchLoader: need batch_size >= 1, block_size >= 1, num_workers >= 0, "
-        "prefetch >= 1; got " +
-        std::to_string(batch_size) + ", " + std::to_string(block_size) + ", " +
+        "BatchLoader: need batch_size >= 1, block_size >= 1, y_cols >= 1, pos_cols >= 0, "
+        "num_workers >= 0, prefetch >= 1; got " +
+        std::to_string(l.batch_size) + ", " + std::to_string(l.block_size) + ", " +
+        std::to_string(l.y_cols) + ", " + std::to_string(l.pos_cols) + ", " +
         std::to_string(num_workers) + ", " + std::to_string(prefetch));
   }
-  if (static_cast<int64_t>(tokens.size()) < block_size + 1) {
-    throw DataError("BatchLoader: " + std::to_string(tokens.size()) +
-                    " tokens hold no window of block_size " + std::to_string(block_size) + " + 1");
-  }
-  const auto elems = static_cast<size_t>(batch_size * block_size);
+  const auto rows = static_cast<size_t>(l.batch_size);
   for (int64_t s = 0; s < prefetch + 1; ++s) {
     auto* slot = new Slot;
-    slot->x.resize(elems);
-    slot->y.resize(elems);
+    slot->x.resize(rows * static_cast<size_t>(l.block_size));
+    slot->y.resize(rows * static_cast<size_t>(l.y_cols));
+    if (l.has_mask) slot->mask.resize(rows * static_cast<size_t>(l.block_size));
+    slot->pos.resize(rows * static_cast<size_t>(l.pos_cols));
     slots_.push_back(slot);
   }
   workers_.reserve(static_cast<size_t>(num_workers));
@@ -60,8 +123,12 @@ BatchLoader::~BatchLoader() {
 }
 
 void BatchLoader::fill(Slot& slot, int64_t index) {
-  std::mt19937_64 rng(detail::batch_seed(seed_, index));
-  sample_batch(tokens_, batch_size_, block_size_, rng, slot.x.data(), slot.y.data());
+  BatchBuffers out;
+  out.x = slot.x.data();
+  out.y = slot.y.data();
+  out.mask = slot.mask.empty() ? nullptr : slot.mask.data();
+  out.pos = slot.pos.empty() ? nullptr : slot.pos.data();
+  sampler_->fill(index, out);
 }
 
 void BatchLoader::worker_loop() {
@@ -103,8 +170,11 @@ BatchView BatchLoader::next() {
   BatchView view;
   view.x = slot.x.data();
   view.y = slot.y.data();
-  view.batch_size = batch_size_;
-  view.block_size = block_size_;
+  view.mask = slot.mask.empty() ? nullptr : slot.mask.data();
+  view.pos = slot.pos.empty() ? nullptr : slot.pos.data();
+  view.layout = layout_;
+  view.batch_size = layout_.batch_size;
+  view.block_size = layout_.block_size;
   view.index = index;
   view.slot = index % nslots;
   return view;

@@ -8,6 +8,7 @@
 #include "data/file_io.h"
 #include "llmprof/config/config.h"
 #include "llmprof/data/corpus.h"
+#include "llmprof/data/wordpiece.h"
 #include "llmprof/error.h"
 
 namespace llmprof::data {
@@ -138,7 +139,14 @@ std::unique_ptr<Tokenizer> make_tokenizer(const config::DataConfig& cfg, std::st
     }
     return make_gpt2_tokenizer(cfg.vocab_path, cfg.merges_path);
   }
-  throw DataError("data.tokenizer: unknown tokenizer '" + cfg.tokenizer + "' (expected char|gpt2)");
+  if (cfg.tokenizer == "wordpiece") {
+    if (cfg.vocab_path.empty()) {
+      throw DataError("data.tokenizer wordpiece needs data.vocab_path (BERT's vocab.txt)");
+    }
+    return make_wordpiece_tokenizer(cfg.vocab_path);
+  }
+  throw DataError("data.tokenizer: unknown tokenizer '" + cfg.tokenizer +
+                  "' (expected char|gpt2|wordpiece)");
 }
 
 }  // namespace llmprof::data

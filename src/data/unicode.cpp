@@ -1,8 +1,10 @@
 #include "data/unicode.h"
 
 #include <algorithm>
+#include <array>
 #include <iterator>
 
+#include "data/bert_unicode_table.h"
 #include "data/unicode_table.h"
 
 namespace llmprof::data::detail {
@@ -59,6 +61,76 @@ size_t match_end(std::string_view text, size_t pos) {
   return last_start;
 }
 
+// ---------------------------------------------------------------------------------------------
+// BERT's basic tokenizer.
+
+constexpr uint32_t kCapitalSigma = 0x3A3;
+constexpr uint32_t kSmallSigma = 0x3C3;
+constexpr uint32_t kFinalSigma = 0x3C2;
+constexpr uint32_t kHangulFirst = 0xAC00;  // Hangul syllables: NFD is arithmetic (Unicode 3.12)
+constexpr uint32_t kHangulLast = 0xD7A3;
+
+// The flags of a code point from the table: the row holding it, or none.
+uint8_t bert_flags_from_table(uint32_t cp) {
+  using bert_table::kBertRanges;
+  const auto it = std::upper_bound(std::begin(kBertRanges), std::end(kBertRanges), cp,
+                                   [](uint32_t c, const bert_table::Range& r) { return c < r.lo; });
+  if (it == std::begin(kBertRanges)) return 0;
+  const bert_table::Range& r = *std::prev(it);
+  return cp <= r.hi ? r.flags : 0;
+}
+
+// Flags of the 128 ASCII code points, looked up once: most text is mostly ASCII.
+const std::array<uint8_t, 128>& ascii_bert_flags() {
+  static const std::array<uint8_t, 128> flags = [] {
+    std::array<uint8_t, 128> f{};
+    for (uint32_t c = 0; c < 128; ++c) f[c] = bert_flags_from_table(c);
+    return f;
+  }();
+  return flags;
+}
+
+// Python's lower() of U+03A3 at word[i]: final sigma when a cased letter precedes it and none
+// follows it, case-ignorable characters skipped both ways (CPython's handle_capital_sigma).
+uint32_t lower_capital_sigma(const std::vector<uint32_t>& word, size_t i) {
+  size_t j = i;
+  while (j > 0 && (bert_flags(word[j - 1]) & kBertCaseIgnorable)) --j;
+  if (j == 0 || !(bert_flags(word[j - 1]) & kBertCased)) return kSmallSigma;
+  j = i + 1;
+  while (j < word.size() && (bert_flags(word[j]) & kBertCaseIgnorable)) ++j;
+  const bool final = j == word.size() || !(bert_flags(word[j]) & kBertCased);
+  return final ? kFinalSigma : kSmallSigma;
+}
+
+// One white-space word of cleaned text: lower-case, strip accents, split on punctuation
+// (_run_split_on_punc), appending the pieces to buf/ends.
+void fold_and_split(const std::vector<uint32_t>& word,
+                    std::string* buf,
+                    std::vector<size_t>* ends) {
+  bool open = false;  // a piece is being appended to buf
+  for (size_t i = 0; i < word.size(); ++i) {
+    uint32_t out[3];
+    int n = 1;
+    if (word[i] == kCapitalSigma) {
+      out[0] = lower_capital_sigma(word, i);
+    } else {
+      n = bert_fold(word[i], out);
+    }
+    for (int k = 0; k < n; ++k) {
+      if (bert_flags(out[k]) & kBertPunct) {
+        if (open) ends->push_back(buf->size());
+        append_utf8(*buf, out[k]);
+        ends->push_back(buf->size());
+        open = false;
+      } else {
+        append_utf8(*buf, out[k]);
+        open = true;
+      }
+    }
+  }
+  if (open) ends->push_back(buf->size());
+}
+
 }  // namespace
 
 uint32_t decode_utf8(std::string_view text, size_t pos, size_t* len) {
@@ -86,6 +158,19 @@ uint32_t decode_utf8(std::string_view text, size_t pos, size_t* len) {
   if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return kReplacement;
   *len = n;
   return cp;
+}
+
+size_t find_invalid_utf8(std::string_view text) {
+  for (size_t pos = 0; pos < text.size();) {
+    if (static_cast<unsigned char>(text[pos]) < 0x80) {
+      ++pos;
+      continue;
+    }
+    size_t len = 0;
+    if (decode_utf8(text, pos, &len) == kReplacement && len == 1) return pos;  // not U+FFFD itself
+    pos += len;
+  }
+  return std::string_view::npos;
 }
 
 void append_utf8(std::string& out, uint32_t cp) {
@@ -126,6 +211,65 @@ std::vector<std::string_view> gpt2_pretokenize(std::string_view text) {
     pos = end;
   }
   return pieces;
+}
+
+uint8_t bert_flags(uint32_t cp) {
+  return cp < 128 ? ascii_bert_flags()[cp] : bert_flags_from_table(cp);
+}
+
+int bert_fold(uint32_t cp, uint32_t out[3]) {
+  if (cp < 128) {
+    out[0] = (cp >= 'A' && cp <= 'Z') ? cp + 32 : cp;
+    return 1;
+  }
+  if (bert_flags_from_table(cp) & kBertMark) return 0;
+  if (cp >= kHangulFirst && cp <= kHangulLast) {  // LV or LVT: leading, vowel, trailing jamo
+    const uint32_t s = cp - kHangulFirst;
+    out[0] = 0x1100 + s / 588;
+    out[1] = 0x1161 + (s % 588) / 28;
+    out[2] = 0x11A7 + s % 28;
+    return s % 28 == 0 ? 2 : 3;
+  }
+  using bert_table::kBertFolds;
+  const auto it = std::lower_bound(std::begin(kBertFolds), std::end(kBertFolds), cp,
+                                   [](const bert_table::Fold& f, uint32_t c) { return f.cp < c; });
+  if (it == std::end(kBertFolds) || it->cp != cp) {
+    out[0] = cp;
+    return 1;
+  }
+  int n = 0;
+  while (n < 3 && it->out[n] != 0) {
+    out[n] = it->out[n];
+    ++n;
+  }
+  return n;
+}
+
+void bert_pretokenize(std::string_view text, std::string* buf, std::vector<size_t>* ends) {
+  std::vector<uint32_t> word;  // code points of the current white-space word, controls dropped
+  word.reserve(64);
+  auto flush = [&] {
+    if (!word.empty()) fold_and_split(word, buf, ends);
+    word.clear();
+  };
+  for (size_t pos = 0; pos < text.size();) {
+    size_t len = 1;
+    const auto b0 = static_cast<unsigned char>(text[pos]);
+    const uint32_t cp = b0 < 0x80 ? b0 : decode_utf8(text, pos, &len);
+    pos += len;
+    const uint8_t flags = bert_flags(cp);
+    if (flags & kBertDrop) continue;  // _clean_text; invalid UTF-8 decoded as U+FFFD goes too
+    if (flags & kBertSpace) {
+      flush();
+    } else if (flags & kBertCjk) {  // _tokenize_chinese_chars: " " + c + " "
+      flush();
+      word.push_back(cp);
+      flush();
+    } else {
+      word.push_back(cp);
+    }
+  }
+  flush();
 }
 
 }  // namespace llmprof::data::detail

@@ -32,4 +32,86 @@ double gpt_train_flops_per_step(const GptShape& s,
   return sequences * per_seq;
 }
 
+std::array<double, profile::kNumScopes> gpt_scope_forward_flops(const GptShape& s, int64_t B) {
+  using profile::Scope;
+  std::array<double, profile::kNumScopes> f;
+  f.fill(-1);
+  const double b = static_cast<double>(B), T = static_cast<double>(s.block_size);
+  const double C = static_cast<double>(s.n_embd), V = static_cast<double>(s.vocab_size);
+  auto at = [&](Scope sc) -> double& { return f[static_cast<int>(sc)]; };
+  at(Scope::kAttnQkv) = 2 * b * T * C * 3 * C;
+  at(Scope::kAttnScores) = 2 * b * T * T * C;
+  at(Scope::kAttnMix) = 2 * b * T * T * C;
+  at(Scope::kAttnCore) = at(Scope::kAttnScores) + at(Scope::kAttnMix);
+  at(Scope::kAttnProj) = 2 * b * T * C * C;
+  at(Scope::kAttn) = at(Scope::kAttnQkv) + at(Scope::kAttnCore) + at(Scope::kAttnProj);
+  at(Scope::kMlpUp) = 2 * b * T * C * 4 * C;
+  at(Scope::kMlpDown) = 2 * b * T * 4 * C * C;
+  at(Scope::kMlp) = at(Scope::kMlpUp) + at(Scope::kMlpDown);
+  at(Scope::kBlock) = at(Scope::kAttn) + at(Scope::kMlp);
+  at(Scope::kLmHead) = 2 * b * T * C * V;
+  return f;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoder
+
+int64_t encoder_parameter_count(const EncoderShape& s) {
+  const int64_t C = s.n_embd, F = s.ffn_dim, V = s.vocab_size;
+  const int64_t embeddings = V * C + s.max_positions * C + 2 * C;
+  const int64_t per_layer = 4 * C * C + 2 * C * F + 9 * C + F;
+  const int64_t head =
+      s.mlm_predictions > 0 ? C * C + 3 * C + V : C * C + C + C * s.num_labels + s.num_labels;
+  return embeddings + s.n_layer * per_layer + head;
+}
+
+namespace {
+// Matmul FLOPs of the head for one sequence (see header).
+double encoder_head_flops(const EncoderShape& s) {
+  const double C = static_cast<double>(s.n_embd);
+  if (s.mlm_predictions > 0) {
+    const double P = static_cast<double>(s.mlm_predictions);
+    return 2.0 * P * C * C + 2.0 * P * C * static_cast<double>(s.vocab_size);
+  }
+  return 2.0 * C * C + 2.0 * C * static_cast<double>(s.num_labels);
+}
+}  // namespace
+
+double encoder_forward_flops_per_sequence(const EncoderShape& s) {
+  const double C = static_cast<double>(s.n_embd), T = static_cast<double>(s.block_size);
+  const double F = static_cast<double>(s.ffn_dim);
+  const double per_layer =
+      2.0 * T * C * 3.0 * C + 2.0 * T * C * C + 2.0 * T * C * F * 2.0 + 4.0 * T * T * C;
+  return static_cast<double>(s.n_layer) * per_layer + encoder_head_flops(s);
+}
+
+double encoder_train_flops_per_step(const EncoderShape& s,
+                                    int64_t batch_size,
+                                    int64_t grad_accum_steps) {
+  return static_cast<double>(batch_size * grad_accum_steps) * 3.0 *
+         encoder_forward_flops_per_sequence(s);
+}
+
+std::array<double, profile::kNumScopes> encoder_scope_forward_flops(const EncoderShape& s,
+                                                                    int64_t B) {
+  using profile::Scope;
+  std::array<double, profile::kNumScopes> f;
+  f.fill(-1);
+  const double b = static_cast<double>(B), T = static_cast<double>(s.block_size);
+  const double C = static_cast<double>(s.n_embd), F = static_cast<double>(s.ffn_dim);
+  auto at = [&](Scope sc) -> double& { return f[static_cast<int>(sc)]; };
+  at(Scope::kAttnQkv) = 2 * b * T * C * 3 * C;
+  at(Scope::kAttnScores) = 2 * b * T * T * C;
+  at(Scope::kAttnMix) = 2 * b * T * T * C;
+  at(Scope::kAttnCore) = at(Scope::kAttnScores) + at(Scope::kAttnMix);
+  at(Scope::kAttnProj) = 2 * b * T * C * C;
+  at(Scope::kAttn) = at(Scope::kAttnQkv) + at(Scope::kAttnCore) + at(Scope::kAttnProj);
+  at(Scope::kMlpUp) = 2 * b * T * C * F;
+  at(Scope::kMlpDown) = 2 * b * T * F * C;
+  at(Scope::kMlp) = at(Scope::kMlpUp) + at(Scope::kMlpDown);
+  at(Scope::kBlock) = at(Scope::kAttn) + at(Scope::kMlp);
+  at(Scope::kLmHead) = b * encoder_head_flops(s);
+  return f;
+}
+
 }  // namespace llmprof::model

@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 #include "llmprof/model/autocast.h"
 #include "llmprof/profile/scope.h"
@@ -29,11 +31,8 @@ torch::Tensor LayerNormImpl::forward(const torch::Tensor& x) {
 
 CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GptOptions& opt, int16_t layer)
     : n_head_(opt.n_head), n_embd_(opt.n_embd), dropout_(opt.dropout), layer_(layer) {
-  auto lin = [&](int64_t in, int64_t out) {
-    return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(opt.bias));
-  };
-  c_attn = register_module("c_attn", lin(opt.n_embd, 3 * opt.n_embd));
-  c_proj = register_module("c_proj", lin(opt.n_embd, opt.n_embd));
+  c_attn = register_module("c_attn", Linear(opt.n_embd, 3 * opt.n_embd, opt.bias));
+  c_proj = register_module("c_proj", Linear(opt.n_embd, opt.n_embd, opt.bias));
   // True where key position > query position: those scores become -inf before softmax.
   causal_mask = register_buffer(
       "causal_mask",
@@ -46,12 +45,14 @@ torch::Tensor CausalSelfAttentionImpl::qkv(const torch::Tensor& x) {
 }
 
 torch::Tensor CausalSelfAttentionImpl::scores(const torch::Tensor& q, const torch::Tensor& k) {
-  // (B,nh,T,hs) x (B,nh,hs,T) -> (B,nh,T,T), scaled by 1/sqrt(hs), future masked to -inf.
+  // (B,nh,Tq,hs) x (B,nh,hs,Tk) -> (B,nh,Tq,Tk), scaled by 1/sqrt(hs), future masked to -inf.
+  // Query i sits at absolute position Tk - Tq + i (the cached prefix precedes it), so its mask
+  // row is causal_mask[Tk - Tq + i, :Tk]; each row keeps at least its own key, never all -inf.
   LLMPROF_SCOPE(Scope::kAttnScores, layer_);
-  const int64_t T = q.size(2);
+  const int64_t Tq = q.size(2), Tk = k.size(2);
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
   torch::Tensor att = torch::matmul(q, k.transpose(-2, -1)).mul_(scale);
-  return att.masked_fill_(causal_mask.slice(0, 0, T).slice(1, 0, T),
+  return att.masked_fill_(causal_mask.slice(0, Tk - Tq, Tk).slice(1, 0, Tk),
                           -std::numeric_limits<float>::infinity());
 }
 
@@ -90,14 +91,32 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
   return proj(y);
 }
 
+torch::Tensor CausalSelfAttentionImpl::forward_cached(const torch::Tensor& x,
+                                                      torch::Tensor& k_cache,
+                                                      torch::Tensor& v_cache,
+                                                      int64_t start) {
+  LLMPROF_SCOPE(Scope::kAttn, layer_);
+  const int64_t B = x.size(0), t = x.size(1), hs = n_embd_ / n_head_;
+  auto parts = qkv(x).split(n_embd_, 2);  // 3 x (B,t,C)
+  auto heads = [&](const torch::Tensor& u) { return u.view({B, t, n_head_, hs}).transpose(1, 2); };
+  torch::Tensor y;
+  {
+    LLMPROF_SCOPE(Scope::kAttnCore, layer_);
+    // Append this chunk's keys/values in place, then attend over positions [0, start + t).
+    k_cache.narrow(2, start, t).copy_(heads(parts[1]));
+    v_cache.narrow(2, start, t).copy_(heads(parts[2]));
+    torch::Tensor k = k_cache.narrow(2, 0, start + t), v = v_cache.narrow(2, 0, start + t);
+    y = mix(softmax(scores(heads(parts[0]), k)), v);  // (B,nh,t,start+t) x (B,nh,start+t,hs)
+  }
+  return proj(y);
+}
+
 // ---------------------------------------------------------------------------------------------
 // MLP
 
 MlpImpl::MlpImpl(const GptOptions& opt, int16_t layer) : dropout_(opt.dropout), layer_(layer) {
-  c_fc = register_module(
-      "c_fc", torch::nn::Linear(torch::nn::LinearOptions(opt.n_embd, 4 * opt.n_embd).bias(opt.bias)));
-  c_proj = register_module(
-      "c_proj", torch::nn::Linear(torch::nn::LinearOptions(4 * opt.n_embd, opt.n_embd).bias(opt.bias)));
+  c_fc = register_module("c_fc", Linear(opt.n_embd, 4 * opt.n_embd, opt.bias));
+  c_proj = register_module("c_proj", Linear(4 * opt.n_embd, opt.n_embd, opt.bias));
 }
 
 torch::Tensor MlpImpl::up(const torch::Tensor& x) {
@@ -145,6 +164,25 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
   return h + mlp(n2);
 }
 
+torch::Tensor BlockImpl::forward_cached(const torch::Tensor& x,
+                                        torch::Tensor& k_cache,
+                                        torch::Tensor& v_cache,
+                                        int64_t start) {
+  LLMPROF_SCOPE(Scope::kBlock, layer_);
+  torch::Tensor n1;
+  {
+    LLMPROF_SCOPE(Scope::kLn1, layer_);
+    n1 = ln_1(x);
+  }
+  torch::Tensor h = x + attn->forward_cached(n1, k_cache, v_cache, start);
+  torch::Tensor n2;
+  {
+    LLMPROF_SCOPE(Scope::kLn2, layer_);
+    n2 = ln_2(h);
+  }
+  return h + mlp(n2);
+}
+
 // ---------------------------------------------------------------------------------------------
 // GPT
 
@@ -165,7 +203,7 @@ void GptImpl::init_weights() {
   torch::NoGradGuard no_grad;
   const double proj_std = 0.02 / std::sqrt(2.0 * static_cast<double>(opt_.n_layer));
   for (auto& item : named_modules(/*name_prefix=*/"", /*include_self=*/false)) {
-    if (auto* lin = item.value()->as<torch::nn::Linear>()) {
+    if (auto* lin = item.value()->as<Linear>()) {
       const bool residual = item.key().size() >= 6 &&
                             item.key().compare(item.key().size() - 6, 6, "c_proj") == 0;
       lin->weight.normal_(0.0, residual ? proj_std : 0.02);
@@ -197,6 +235,82 @@ torch::Tensor GptImpl::forward(const torch::Tensor& idx) {
   }
   LLMPROF_SCOPE(Scope::kLmHead, -1);
   return torch::nn::functional::linear(x, wte->weight);  // tied lm_head: (B,T,C) -> (B,T,V)
+}
+
+KvCache GptImpl::make_cache(int64_t batch, int64_t max_len) const {
+  if (batch < 1 || max_len < 1 || max_len > opt_.block_size) {
+    throw std::invalid_argument("[gpt] make_cache: batch " + std::to_string(batch) +
+                                " and max_len " + std::to_string(max_len) +
+                                " must be >= 1, max_len <= block_size " +
+                                std::to_string(opt_.block_size));
+  }
+  KvCache cache;
+  cache.capacity = max_len;
+  const int64_t hs = opt_.n_embd / opt_.n_head;
+  const auto options = wte->weight.options().requires_grad(false);
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    cache.k.push_back(torch::zeros({batch, opt_.n_head, max_len, hs}, options));
+    cache.v.push_back(torch::zeros({batch, opt_.n_head, max_len, hs}, options));
+  }
+  return cache;
+}
+
+torch::Tensor GptImpl::forward_cached(const torch::Tensor& idx, KvCache& cache) {
+  torch::NoGradGuard no_grad;
+  const int64_t start = cache.length;
+  if (idx.dim() != 2 || idx.size(1) < 1 || cache.k.size() != blocks.size() ||
+      (!cache.k.empty() && idx.size(0) != cache.k[0].size(0))) {
+    throw std::invalid_argument(
+        "[gpt] forward_cached: idx " + c10::str(idx.sizes()) +
+        " must be (B, t>=1) with B equal to the cache's batch, and the cache must come from "
+        "make_cache of this model");
+  }
+  const int64_t t = idx.size(1);
+  if (start + t > cache.capacity) {
+    throw std::invalid_argument("[gpt] forward_cached: kv cache overflow: " + std::to_string(t) +
+                                " tokens at position " + std::to_string(start) +
+                                " exceed capacity " + std::to_string(cache.capacity));
+  }
+  torch::Tensor x;
+  {
+    LLMPROF_SCOPE(Scope::kEmbedding, -1);
+    x = wte(idx) + wpe(positions.slice(0, start, start + t));  // (B,t,C) + (t,C)
+    if (opt_.dropout > 0 && is_training()) {
+      x = F::dropout(x, F::DropoutFuncOptions().p(opt_.dropout));
+    }
+  }
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    x = blocks[i]->forward_cached(x, cache.k[i], cache.v[i], start);
+  }
+  cache.length = start + t;
+  {
+    LLMPROF_SCOPE(Scope::kLnF, -1);
+    x = ln_f(x);
+  }
+  LLMPROF_SCOPE(Scope::kLmHead, -1);
+  return torch::nn::functional::linear(x, wte->weight);  // (B,t,C) -> (B,t,V)
+}
+
+torch::Tensor GptImpl::generate(const torch::Tensor& prompt, int64_t new_tokens) {
+  if (prompt.dim() != 2 || prompt.size(1) < 1 || new_tokens < 0 ||
+      prompt.size(1) + new_tokens > opt_.block_size) {
+    throw std::invalid_argument("[gpt] generate: prompt " + c10::str(prompt.sizes()) + " plus " +
+                                std::to_string(new_tokens) + " new tokens must fit block_size " +
+                                std::to_string(opt_.block_size));
+  }
+  torch::NoGradGuard no_grad;
+  const int64_t B = prompt.size(0), t0 = prompt.size(1);
+  torch::Tensor out = torch::empty({B, t0 + new_tokens}, prompt.options());
+  out.narrow(1, 0, t0).copy_(prompt);
+  if (new_tokens == 0) return out;
+  KvCache cache = make_cache(B, t0 + new_tokens);
+  torch::Tensor logits = forward_cached(prompt, cache);  // prefill
+  for (int64_t i = 0; i < new_tokens; ++i) {
+    torch::Tensor next = logits.select(1, logits.size(1) - 1).argmax(-1, /*keepdim=*/true);
+    out.narrow(1, t0 + i, 1).copy_(next);  // (B,1)
+    if (i + 1 < new_tokens) logits = forward_cached(next, cache);
+  }
+  return out;
 }
 
 torch::Tensor GptImpl::loss(const torch::Tensor& logits, const torch::Tensor& targets) {

@@ -5,39 +5,13 @@
 
 namespace llmprof::train {
 
-using profile::Scope;
 
-namespace {
-
-// Analytic forward FLOPs of one call of each scope for a micro-batch of B sequences (matmuls,
-// multiply-add = 2; the same terms as model/flops.h); -1 = not modelled.
-std::array<double, profile::kNumScopes> scope_forward_flops(const model::GptShape& s, int64_t B) {
-  std::array<double, profile::kNumScopes> f;
-  f.fill(-1);
-  const double b = static_cast<double>(B), T = static_cast<double>(s.block_size);
-  const double C = static_cast<double>(s.n_embd), V = static_cast<double>(s.vocab_size);
-  auto at = [&](Scope sc) -> double& { return f[static_cast<int>(sc)]; };
-  at(Scope::kAttnQkv) = 2 * b * T * C * 3 * C;
-  at(Scope::kAttnScores) = 2 * b * T * T * C;
-  at(Scope::kAttnMix) = 2 * b * T * T * C;
-  at(Scope::kAttnCore) = at(Scope::kAttnScores) + at(Scope::kAttnMix);
-  at(Scope::kAttnProj) = 2 * b * T * C * C;
-  at(Scope::kAttn) = at(Scope::kAttnQkv) + at(Scope::kAttnCore) + at(Scope::kAttnProj);
-  at(Scope::kMlpUp) = 2 * b * T * C * 4 * C;
-  at(Scope::kMlpDown) = 2 * b * T * 4 * C * C;
-  at(Scope::kMlp) = at(Scope::kMlpUp) + at(Scope::kMlpDown);
-  at(Scope::kBlock) = at(Scope::kAttn) + at(Scope::kMlp);
-  at(Scope::kLmHead) = 2 * b * T * C * V;
-  return f;
-}
-
-}  // namespace
-
-DeepProfile::DeepProfile(const config::Config& cfg, const model::GptShape& shape,
+DeepProfile::DeepProfile(const config::Config& cfg,
+                         const std::array<double, profile::kNumScopes>& scope_flops,
                          double peak_flops_per_s, std::string run_dir)
     : cfg_(cfg.profile), level_(profile::parse_level(cfg.profile.level)),
       run_dir_(std::move(run_dir)), peak_flops_per_s_(peak_flops_per_s),
-      scope_flops_(scope_forward_flops(shape, cfg.train.batch_size)) {
+      scope_flops_(scope_flops) {
   if (level_ < profile::Level::kModules) return;
   profile::TracerOptions o;
   o.level = level_;

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,8 +19,10 @@ namespace llmprof::train {
 
 class DeepProfile {
  public:
-  DeepProfile(const config::Config& cfg, const model::GptShape& shape, double peak_flops_per_s,
-              std::string run_dir);
+  // scope_flops: analytic forward FLOPs of one call of each scope for a micro-batch, -1 = not
+  // modelled (model/flops.h gpt_/encoder_scope_forward_flops).
+  DeepProfile(const config::Config& cfg, const std::array<double, profile::kNumScopes>& scope_flops,
+              double peak_flops_per_s, std::string run_dir);
   ~DeepProfile();
 
   // Between steps: opens the window when the schedule reaches a traced step.

@@ -51,10 +51,17 @@ void StepsCsv::write(const StepRow& r) {
 }
 
 EvalCsv::EvalCsv(const std::string& path)
-    : csv_(path, {"step", "split", "loss", "perplexity", "eval_ms"}) {}
+    : csv_(path, {"step", "split", "loss", "perplexity", "accuracy", "eval_ms"}) {}
 
-void EvalCsv::write(int64_t step, const std::string& split, double loss, double eval_ms) {
-  csv_.add(step).add(std::string_view(split)).add(loss).add(std::exp(loss)).add(eval_ms);
+void EvalCsv::write(int64_t step, const std::string& split, double loss,
+                    std::optional<double> accuracy, double eval_ms) {
+  csv_.add(step).add(std::string_view(split)).add(loss).add(std::exp(loss));
+  if (accuracy) {
+    csv_.add(*accuracy);
+  } else {
+    csv_.add_null();
+  }
+  csv_.add(eval_ms);
   csv_.end_row();
 }
 

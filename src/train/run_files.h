@@ -46,7 +46,9 @@ class StepsCsv {
 class EvalCsv {
  public:
   explicit EvalCsv(const std::string& path);
-  void write(int64_t step, const std::string& split, double loss, double eval_ms);
+  // perplexity = exp(loss); accuracy is null for lm and mlm.
+  void write(int64_t step, const std::string& split, double loss, std::optional<double> accuracy,
+             double eval_ms);
 
  private:
   output::CsvWriter csv_;

@@ -4,54 +4,14 @@
 
 #include <cmath>
 
-#include "llmprof/data/corpus.h"
 #include "llmprof/error.h"
 
 namespace llmprof::train {
 
-TokenData load_token_data(const config::Config& cfg) {
-  TokenData td;
-  std::string text;
-  if (cfg.data.path.empty()) {
-    text = data::generate_corpus(static_cast<uint64_t>(cfg.train.seed), cfg.data.generated_chars);
-    td.source = fmt::format("generated(seed={}, chars={})", cfg.train.seed, cfg.data.generated_chars);
-  } else {
-    text = data::read_text_file(cfg.data.path);
-    td.source = cfg.data.path;
-  }
-  td.corpus_bytes = static_cast<int64_t>(text.size());
-  td.tokenizer = data::make_tokenizer(cfg.data, text);
-  std::vector<int32_t> tokens = td.tokenizer->encode(text);
-  td.splits = data::split_tokens(tokens, cfg.data.val_fraction, cfg.model.block_size);
-  return td;
-}
-
-model::Gpt build_model(const config::Config& cfg, int64_t tokenizer_vocab_size) {
-  int64_t vocab = cfg.model.vocab_size;
-  if (vocab == 0) {
-    vocab = tokenizer_vocab_size;
-  } else if (vocab < tokenizer_vocab_size) {
-    throw ConfigError(fmt::format("model.vocab_size: {} is smaller than the {} tokenizer's {} tokens",
-                                  vocab, cfg.data.tokenizer, tokenizer_vocab_size),
-                      cfg.source_file, "model.vocab_size");
-  }
-  torch::manual_seed(static_cast<uint64_t>(cfg.train.seed));
-  model::GptOptions opt;
-  opt.n_layer = cfg.model.n_layer;
-  opt.n_head = cfg.model.n_head;
-  opt.n_embd = cfg.model.n_embd;
-  opt.block_size = cfg.model.block_size;
-  opt.vocab_size = vocab;
-  opt.dropout = cfg.model.dropout;
-  opt.bias = cfg.model.bias;
-  opt.activation_checkpointing = cfg.train.activation_checkpointing;
-  return model::Gpt(opt);
-}
-
 std::unique_ptr<torch::optim::Optimizer> build_optimizer(const config::Config& cfg,
-                                                         model::Gpt& model) {
+                                                         torch::nn::Module& model) {
   std::vector<torch::Tensor> decay, no_decay;
-  for (const auto& p : model->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  for (const auto& p : model.parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
   const auto& o = cfg.optim;
   auto groups = [&](auto options_with_decay, auto options_no_decay) {
     std::vector<torch::optim::OptimizerParamGroup> g;

@@ -1,4 +1,4 @@
-// Building a run's pieces from the config: token data, model, optimizer and LR schedule.
+// Building a run's optimizer and LR schedule from the config (data: run_data.h, model: task.h).
 #pragma once
 
 #include <torch/torch.h>
@@ -8,30 +8,12 @@
 #include <vector>
 
 #include "llmprof/config/config.h"
-#include "llmprof/data/dataset.h"
-#include "llmprof/data/tokenizer.h"
-#include "llmprof/model/gpt.h"
 
 namespace llmprof::train {
 
-struct TokenData {
-  std::unique_ptr<data::Tokenizer> tokenizer;
-  data::TokenSplits splits;
-  std::string source;     // corpus path, or "generated(seed=…, chars=…)"
-  int64_t corpus_bytes = 0;
-};
-
-// Reads data.path (or generates the corpus), builds the tokenizer, encodes, splits.
-// Throws DataError/ConfigError.
-TokenData load_token_data(const config::Config& cfg);
-
-// The GPT for cfg with vocab_size from the tokenizer (model.vocab_size 0) or the config, which must
-// then be >= the tokenizer's. Seeds torch with train.seed first, so init is reproducible.
-model::Gpt build_model(const config::Config& cfg, int64_t tokenizer_vocab_size);
-
 // SGD/Adam/AdamW over two groups, as nanoGPT: weight decay on matrices (dim >= 2) only.
 std::unique_ptr<torch::optim::Optimizer> build_optimizer(const config::Config& cfg,
-                                                         model::Gpt& model);
+                                                         torch::nn::Module& model);
 
 // Learning rate at optimizer step `step` (0-based): linear warmup over warmup_steps to optim.lr,
 // then cosine to min_lr at max_steps (nanoGPT get_lr), or constant when schedule.cosine is false.

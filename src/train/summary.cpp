@@ -85,6 +85,10 @@ json build_summary(const SummaryInputs& in) {
               {"peak_method", in.peak.method}};
 
   json loss;
+  loss["task"] = in.task;
+  loss["perplexity_note"] = in.task == "mlm" ? "exp of the mean cross-entropy of the masked tokens"
+                            : in.task == "lm" ? "exp of the mean next-token cross-entropy"
+                                              : "exp of the mean classification cross-entropy";
   loss["final_train_step_loss"] = done > 0 ? json(rows.back().loss) : json(nullptr);
   const auto& evals = *in.evals;
   if (!evals.empty()) {
@@ -94,6 +98,9 @@ json build_summary(const SummaryInputs& in) {
     loss["final_val_loss"] = e.val_loss;
     loss["final_train_perplexity"] = std::exp(e.train_loss);
     loss["final_val_perplexity"] = std::exp(e.val_loss);
+    loss["final_train_accuracy"] = e.train_accuracy ? json(*e.train_accuracy) : json(nullptr);
+    loss["final_val_accuracy"] = e.val_accuracy ? json(*e.val_accuracy) : json(nullptr);
+    if (!e.val_accuracy) loss["accuracy_note"] = "accuracy is reported for train.task=classify";
   } else {
     loss["final_val_loss"] = nullptr;
     loss["note"] = "no eval ran (train.eval_interval=0 or the run stopped first)";

@@ -18,6 +18,8 @@ struct EvalPoint {
   double train_loss = 0;
   double val_loss = 0;
   double eval_ms = 0;
+  std::optional<double> train_accuracy;  // classify only
+  std::optional<double> val_accuracy;
 };
 
 struct SummaryInputs {
@@ -35,6 +37,7 @@ struct SummaryInputs {
   double flops_per_step = 0;
   std::string flops_formula;
   double wall_s = 0;
+  std::string task;  // lm | mlm | classify
 };
 
 nlohmann::json build_summary(const SummaryInputs& in);

@@ -1,6 +1,7 @@
 #include "llmprof/train/trainer.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <cmath>
 #include <csignal>
 #include <filesystem>
+#include <optional>
 
 #include "llmprof/config/schema.h"
 #include "llmprof/data/loader.h"
@@ -23,8 +25,11 @@
 #include "train/deep_profile.h"
 #include "train/env.h"
 #include "train/progress.h"
+#include "train/run_data.h"
 #include "train/setup.h"
 #include "train/summary.h"
+#include "train/task.h"
+#include "train/weights.h"
 
 namespace llmprof::train {
 
@@ -59,46 +64,23 @@ class StopSignals {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Eval: fixed batches (sampled once, same every eval) so eval losses are comparable over time.
+// Eval: fixed batches (built once, before training) so eval losses are comparable over time.
 
-struct EvalSet {
-  std::string split;
-  std::vector<torch::Tensor> x, y;
-};
-
-EvalSet make_eval_set(const std::string& split,
-                      const std::vector<int32_t>& tokens,
-                      const config::Config& cfg,
-                      uint64_t seed) {
-  EvalSet set;
-  set.split = split;
-  std::mt19937_64 rng(seed);
-  const int64_t B = cfg.train.batch_size, T = cfg.model.block_size;
-  for (int64_t i = 0; i < cfg.train.eval_steps; ++i) {
-    torch::Tensor x = torch::empty({B, T}, torch::kLong), y = torch::empty({B, T}, torch::kLong);
-    data::sample_batch(tokens, B, T, rng, x.data_ptr<int64_t>(), y.data_ptr<int64_t>());
-    set.x.push_back(x);
-    set.y.push_back(y);
-  }
-  return set;
-}
-
-double evaluate(model::Gpt& model, const EvalSet& set, bool bf16) {
+EvalSums evaluate(Task& task, const EvalSet& set, bool bf16) {
   torch::NoGradGuard no_grad;
-  model->eval();
-  double sum = 0;
-  for (size_t i = 0; i < set.x.size(); ++i) {
+  task.module().eval();
+  EvalSums sums;
+  for (const Batch& b : set.batches) {
     model::CpuAutocastScope autocast(bf16);
-    sum += model->loss(model->forward(set.x[i]), set.y[i]).item<double>();
+    task.eval_batch(b, sums);
   }
-  model->train();
-  return sum / static_cast<double>(set.x.size());
+  task.module().train();
+  return sums;
 }
 
-std::string flops_formula(const config::Config& cfg) {
-  return std::string("per sequence forward = L*(24*T*C^2 + 4*T^2*C) + 2*T*C*V (matmuls only); "
-                     "step = 3 x forward x batch_size x grad_accum_steps") +
-         (cfg.train.activation_checkpointing ? " + recomputed block forwards" : "");
+std::optional<double> accuracy_of(const Task& task, const EvalSums& sums) {
+  if (!task.reports_accuracy()) return std::nullopt;
+  return sums.accuracy();
 }
 
 }  // namespace
@@ -115,25 +97,22 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
     throw ConfigError("device: '" + cfg.device + "' is not available in this build (CPU LibTorch); "
                       "use device=cpu", cfg.source_file, "device");
   }
-  if (cfg.model.type != "gpt") {
-    throw ConfigError("model.type: '" + cfg.model.type + "' is not available yet; use gpt",
-                      cfg.source_file, "model.type");
-  }
   const profile::Level level = profile::parse_level(cfg.profile.level);
   const bool bf16 = cfg.train.precision == "bf16";
 
   // -- set-up (before anything touches the run directory, so bad input leaves no debris) ------
   RuntimeInfo runtime = apply_runtime(cfg);
-  TokenData td = load_token_data(cfg);
-  model::Gpt model = build_model(cfg, td.tokenizer->vocab_size());
-  auto optimizer = build_optimizer(cfg, model);
-  const std::vector<torch::Tensor> params = model->parameters();
-  const auto& mo = model->options();
-  const model::GptShape shape{mo.n_layer, mo.n_head, mo.n_embd, mo.block_size, mo.vocab_size,
-                              mo.bias};
+  RunData rd = load_run_data(cfg);
+  std::unique_ptr<Task> task = make_task(cfg, rd.tokenizer->vocab_size(), rd.mlm_predictions);
+  std::optional<LoadReport> init;
+  if (!cfg.model.init_from.empty()) {
+    init = load_checkpoint(cfg.model.init_from, task->module(), cfg, "model.init_from");
+  }
+  auto optimizer = build_optimizer(cfg, task->module());
+  const std::vector<torch::Tensor> params = task->module().parameters();
   const int64_t B = cfg.train.batch_size, T = cfg.model.block_size, A = cfg.train.grad_accum_steps;
   const double flops_per_step =
-      model::gpt_train_flops_per_step(shape, B, A, cfg.train.activation_checkpointing);
+      task->train_flops_per_step(B, A, cfg.train.activation_checkpointing);
 
   // Energy sources are probed now; sampling runs on its own thread during the steps.
   std::unique_ptr<telemetry::EnergyMonitor> energy;
@@ -154,7 +133,7 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   const std::string dir = result.run_dir;
   output::add_log_file(dir + "/log.txt");
   output::write_file_atomic(dir + "/config.yaml", config::to_yaml(cfg));
-  td.tokenizer->save(dir);
+  rd.tokenizer->save(dir);
   nlohmann::json env = collect_env(cfg, runtime, peak, opts);
   env["energy"] = energy ? energy->availability_json()
                          : nlohmann::json{{"enabled", false}, {"reason", "energy.enabled=false"}};
@@ -163,22 +142,29 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   EvalCsv eval_csv(dir + "/eval.csv");
 
   spdlog::info("run directory {}", dir);
-  spdlog::info("data: {} ({} bytes), {} tokenizer, vocab {}, {} train / {} val tokens", td.source,
-               td.corpus_bytes, td.tokenizer->name(), td.tokenizer->vocab_size(),
-               td.splits.train.size(), td.splits.val.size());
-  spdlog::info("model: gpt L={} H={} C={} T={} V={}, {} parameters; {} {}, {} threads", mo.n_layer,
-               mo.n_head, mo.n_embd, mo.block_size, mo.vocab_size, model->num_parameters(),
-               cfg.optim.name, cfg.train.precision, runtime.threads);
+  spdlog::info("data: {} ({} bytes), {} tokenizer, vocab {}, {}", rd.source, rd.corpus_bytes,
+               rd.tokenizer->name(), rd.tokenizer->vocab_size(), rd.description);
+  spdlog::info("model: {}, {} parameters; task {}, {} {}, {} threads", task->describe(),
+               task->num_parameters(), task->name(), cfg.optim.name, cfg.train.precision,
+               runtime.threads);
+  if (init) {
+    spdlog::info("init_from {} ({} task, step {}): {} tensors loaded, {} kept at init{}{}",
+                 init->path, init->task, init->step, init->loaded, init->missing.size(),
+                 init->missing.empty() ? "" : fmt::format(" ({})", fmt::join(init->missing, ", ")),
+                 init->unexpected.empty()
+                     ? ""
+                     : fmt::format(", {} unused ({})", init->unexpected.size(),
+                                   fmt::join(init->unexpected, ", ")));
+  }
   spdlog::info("blas: {} ({}); peak {:.1f} GFLOP/s ({}: {})", runtime.blas_config,
                runtime.blas_parallel, peak.flops_per_s * 1e-9, peak.source, peak.method);
   if (energy) {
     for (const auto& line : energy->availability_lines()) spdlog::info("{}", line);
   }
 
-  data::BatchLoader loader(td.splits.train, B, T, cfg.data.num_workers, cfg.data.prefetch,
-                           static_cast<uint64_t>(cfg.train.seed));
-  const EvalSet eval_train = make_eval_set("train", td.splits.train, cfg, cfg.train.seed + 1);
-  const EvalSet eval_val = make_eval_set("val", td.splits.val, cfg, cfg.train.seed + 2);
+  data::BatchLoader loader(*rd.train_sampler, cfg.data.num_workers, cfg.data.prefetch);
+  const EvalSet eval_train = make_train_eval_set(cfg, rd, "train");
+  const EvalSet eval_val = make_train_eval_set(cfg, rd, "val");
 
   // -- preallocated loop state -----------------------------------------------------------------
   const int64_t max_steps = cfg.schedule.max_steps;
@@ -188,7 +174,7 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   std::vector<torch::Tensor> micro_loss(static_cast<size_t>(A));
   torch::Tensor grad_norm;
   profile::PhaseRecorder recorder(level >= profile::Level::kPhases);
-  DeepProfile deep(cfg, shape, peak.flops_per_s, dir);  // modules/ops levels; inert below
+  DeepProfile deep(cfg, task->scope_forward_flops(B), peak.flops_per_s, dir);  // modules/ops
   Progress progress(max_steps, opts.quiet);
   StopSignals signals;
   std::string status = "completed", message;
@@ -207,17 +193,17 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
       recorder.begin_step(step);
       for (int64_t micro = 0; micro < A; ++micro) {
         data::BatchView batch;
-        torch::Tensor x, y, loss;
+        Batch b;
+        torch::Tensor loss;
         {
           profile::ScopedPhase phase(recorder, profile::Phase::kData);
           batch = loader.next();
-          x = torch::from_blob(const_cast<int64_t*>(batch.x), {B, T}, torch::kLong);
-          y = torch::from_blob(const_cast<int64_t*>(batch.y), {B, T}, torch::kLong);
+          b = wrap_batch(batch);
         }
         {
           profile::ScopedPhase phase(recorder, profile::Phase::kForward);
           model::CpuAutocastScope autocast(bf16);
-          loss = model->loss(model->forward(x), y);
+          loss = task->loss(b);
           if (A > 1) loss = loss / static_cast<double>(A);
         }
         {
@@ -228,7 +214,7 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
         {
           // Handing the slot back wakes a worker: loader work, so it counts as data time.
           profile::ScopedPhase phase(recorder, profile::Phase::kData);
-          loader.release(batch);  // backward is done with x (embedding) and y (loss)
+          loader.release(batch);  // backward is done with the batch (embedding, mask, loss)
         }
       }
       {
@@ -273,16 +259,23 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
                            ((step + 1) % cfg.train.eval_interval == 0 || last);
       if (do_eval) {
         const int64_t t0 = profile::now_ns();
-        EvalPoint e{step, evaluate(model, eval_train, bf16), evaluate(model, eval_val, bf16), 0};
+        const EvalSums tr = evaluate(*task, eval_train, bf16), va = evaluate(*task, eval_val, bf16);
+        EvalPoint e{step, tr.mean_loss(), va.mean_loss(), 0, accuracy_of(*task, tr),
+                    accuracy_of(*task, va)};
         e.eval_ms = static_cast<double>(profile::now_ns() - t0) * 1e-6;
         row.eval_ms = e.eval_ms;
-        eval_csv.write(step, "train", e.train_loss, e.eval_ms);
-        eval_csv.write(step, "val", e.val_loss, e.eval_ms);
+        eval_csv.write(step, "train", e.train_loss, e.train_accuracy, e.eval_ms);
+        eval_csv.write(step, "val", e.val_loss, e.val_accuracy, e.eval_ms);
         evals.push_back(e);
         progress.eval(step, e.train_loss, e.val_loss, e.eval_ms);
       }
       rows.push_back(row);
       steps_csv.write(row);
+      if (cfg.train.save_checkpoint && cfg.train.checkpoint_interval > 0 && !last &&
+          (step + 1) % cfg.train.checkpoint_interval == 0) {
+        save_checkpoint(fmt::format("{}/checkpoint-step{}", dir, step + 1), task->module(), cfg,
+                        task->name(), step + 1);
+      }
       progress.step(step, row.loss, step_ms(row), static_cast<double>(row.tokens) / (step_ms(row) * 1e-3));
 
       if (signals.signal() != 0 && !last) {
@@ -301,6 +294,11 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   }
   progress.finish();
   deep.finish();
+  if (cfg.train.save_checkpoint && !rows.empty() && status != "diverged") {
+    save_checkpoint(dir + "/checkpoint", task->module(), cfg, task->name(),
+                    static_cast<int64_t>(rows.size()));
+    spdlog::info("checkpoint {}/checkpoint (step {})", dir, rows.size());
+  }
   const int64_t wall_end_ns = profile::now_ns();
   if (energy) energy->stop();
 
@@ -315,11 +313,18 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   in.evals = &evals;
   in.peak = peak;
   in.clock_read_ns = clock_read_ns;
-  in.parameters = model->num_parameters();
+  in.parameters = task->num_parameters();
   in.flops_per_step = flops_per_step;
-  in.flops_formula = flops_formula(cfg);
+  in.flops_formula = task->flops_formula(cfg.train.activation_checkpointing);
+  in.task = task->name();
   in.wall_s = static_cast<double>(wall_end_ns - wall_start_ns) * 1e-9;
   nlohmann::json summary = build_summary(in);
+  summary["data"] = rd.report;
+  if (init) {
+    summary["init_from"] = {{"path", init->path}, {"task", init->task}, {"step", init->step},
+                            {"loaded", init->loaded}, {"missing", init->missing},
+                            {"unexpected", init->unexpected}};
+  }
   if (energy) {
     std::vector<telemetry::PhaseSpan> spans;
     int64_t tokens = 0;

@@ -30,14 +30,18 @@ ConfigError catch_config_error(F&& f) {
 // Every key of config.h, written out by hand so a field added without a schema row fails here.
 const std::vector<std::string> kAllKeys = {
     "model.type", "model.n_layer", "model.n_head", "model.n_embd", "model.block_size",
-    "model.vocab_size", "model.dropout", "model.bias",
+    "model.vocab_size", "model.dropout", "model.bias", "model.ffn_dim", "model.max_positions",
+    "model.num_labels", "model.init_from",
     "data.path", "data.tokenizer", "data.vocab_path", "data.merges_path", "data.val_fraction",
-    "data.num_workers", "data.prefetch", "data.generated_chars",
+    "data.num_workers", "data.prefetch", "data.generated_chars", "data.format", "data.val_path",
+    "data.jsonl_fields", "data.text_column", "data.label_column", "data.max_examples",
+    "data.val_max_examples", "data.mlm_probability",
     "optim.name", "optim.lr", "optim.weight_decay", "optim.beta1", "optim.beta2", "optim.eps",
     "optim.momentum", "optim.grad_clip",
     "schedule.warmup_steps", "schedule.cosine", "schedule.min_lr", "schedule.max_steps",
     "train.batch_size", "train.grad_accum_steps", "train.eval_interval", "train.eval_steps",
-    "train.seed", "train.precision", "train.activation_checkpointing",
+    "train.seed", "train.precision", "train.activation_checkpointing", "train.task",
+    "train.save_checkpoint", "train.checkpoint_interval",
     "profile.level", "profile.peak_flops_per_s", "profile.warmup_steps",
     "profile.schedule_wait", "profile.schedule_warmup", "profile.schedule_active",
     "profile.schedule_repeat", "profile.record_shapes", "profile.max_events", "profile.trace",
@@ -45,6 +49,9 @@ const std::vector<std::string> kAllKeys = {
     "energy.sysfs_root", "energy.nvml_library",
     "runtime.malloc_tuning", "runtime.malloc_mmap_threshold_bytes",
     "runtime.malloc_trim_threshold_bytes",
+    "eval.paths", "eval.max_batches", "eval.batch_size",
+    "bench.variants", "bench.batch_sizes", "bench.warmup_iters", "bench.iters",
+    "bench.quant_engine", "bench.generate_tokens", "bench.prompt_tokens",
     "output.dir", "output.name",
     "threads", "device"};
 // clang-format on
@@ -60,15 +67,18 @@ void expect_same_config(const Config& a, const Config& b) {
 // A config with every key away from its default, including awkward floats and strings.
 Config unusual_config() {
   Config c;
-  c.model = {"gpt", 3, 6, 96, 48, 1000, 0.1 + 0.2, false};
+  c.model = {"gpt", 3, 6, 96, 48, 1000, 0.1 + 0.2, false, 384, 96, 5, "runs/mlm: #1/checkpoint"};
   c.data = {"data/my corpus: v2 #1.txt", "gpt2", "enc\"oder\".json", "vocab\\bpe\ttab", 1.0 / 3,
-            0, 7, 12345};
+            0, 7, 12345, "jsonl", "val \"x\".csv", "question, answer", "review", "stars",
+            100, 50, 0.2};
   c.optim = {"sgd", 3e-4, 0.0, 0.85, 0.999, 1e-10, 0.5, 0.0};
   c.schedule = {0, false, 1.5e-5, 123456};
-  c.train = {3, 2, 0, 1, 0, "fp16", true};
+  c.train = {3, 2, 0, 1, 0, "fp16", true, "lm", true, 10};
   c.profile = {"ops", 1.23456789e14, 0, 3, 0, 7, 0, true, 12345, false};
   c.energy = {false, 250, 95.5, 0.1 + 0.7, "/tmp/fake sys: #1", "/opt/nvidia/libnvidia-ml.so.1"};
   c.runtime = {false, 0, 9007199254740993};  // 2^53 + 1: an int that no double holds
+  c.eval = {"wiki=a.txt,gsm8k=b.jsonl", 7, 3};
+  c.bench = {"int8", "2, 4", 0, 3, "qnnpack", 0, 17};
   c.output = {"", "null"};
   c.threads = 1024;
   c.device = "cuda";
@@ -195,13 +205,84 @@ TEST(Validate, RejectsFp16OnCpuAndAcceptsItOnCuda) {
   EXPECT_NO_THROW(validate(c));
 }
 
-TEST(Validate, RejectsDistilbertAsNotBuilt) {
+// A valid distilbert MLM config for the cross-key tests.
+Config distilbert_config() {
   Config c;
   c.model.type = "distilbert";
+  c.train.task = "mlm";
+  c.data.tokenizer = "wordpiece";
+  c.data.vocab_path = "vocab.txt";
+  c.data.path = "wiki.train.tokens";
+  return c;
+}
+
+TEST(Validate, AcceptsDistilbertWithMlmOrClassify) {
+  Config c = distilbert_config();
+  EXPECT_NO_THROW(validate(c));
+  c.train.task = "classify";
+  EXPECT_NO_THROW(validate(c));
+}
+
+TEST(Validate, RejectsTaskThatDoesNotFitTheModelType) {
+  Config c = distilbert_config();
+  c.train.task = "lm";
   ConfigError e = catch_config_error([&] { validate(c); });
-  EXPECT_NE(std::string(e.what()).find("encoder is not available in this build"),
-            std::string::npos);
-  EXPECT_EQ(e.key(), "model.type");
+  EXPECT_NE(std::string(e.what()).find("train.task=mlm or classify"), std::string::npos) << e.what();
+  EXPECT_EQ(e.key(), "train.task");
+  Config g;
+  g.train.task = "classify";
+  e = catch_config_error([&] { validate(g); });
+  EXPECT_EQ(std::string(e.what()),
+            "train.task: classify needs model.type=distilbert (model.type=gpt trains with "
+            "train.task=lm)");
+}
+
+TEST(Validate, RejectsDistilbertWithoutWordpieceOrData) {
+  Config c = distilbert_config();
+  c.data.tokenizer = "char";
+  ConfigError e = catch_config_error([&] { validate(c); });
+  EXPECT_EQ(e.key(), "data.tokenizer");
+  EXPECT_NE(std::string(e.what()).find("wordpiece"), std::string::npos);
+  c = distilbert_config();
+  c.data.vocab_path = "";
+  EXPECT_EQ(catch_config_error([&] { validate(c); }).key(), "data.tokenizer");
+  c = distilbert_config();
+  c.data.path = "";
+  EXPECT_EQ(catch_config_error([&] { validate(c); }).key(), "data.path");
+}
+
+TEST(Validate, RejectsPositionsShorterThanTheBlockAndFfnDimOnGpt) {
+  Config c = distilbert_config();
+  c.model.max_positions = 32;  // block_size 64
+  EXPECT_EQ(std::string(catch_config_error([&] { validate(c); }).what()),
+            "model.max_positions: 32 is smaller than model.block_size=64");
+  Config g;
+  g.model.ffn_dim = 100;
+  EXPECT_EQ(catch_config_error([&] { validate(g); }).key(), "model.ffn_dim");
+  g.model.ffn_dim = 4 * g.model.n_embd;
+  EXPECT_NO_THROW(validate(g));
+}
+
+TEST(Validate, RejectsBadBenchListsNamingTheItem) {
+  Config c;
+  c.bench.variants = "fp32, int4";
+  EXPECT_EQ(std::string(catch_config_error([&] { validate(c); }).what()),
+            "bench.variants: 'int4' is not one of fp32|bf16|int8");
+  c = Config{};
+  c.bench.batch_sizes = "1,x8";
+  EXPECT_EQ(std::string(catch_config_error([&] { validate(c); }).what()),
+            "bench.batch_sizes: 'x8' is not a batch size in [1, 1048576]");
+  c.bench.batch_sizes = " 1, 8 ,32";
+  EXPECT_EQ(bench_batch_sizes(c), (std::vector<int64_t>{1, 8, 32}));
+  EXPECT_EQ(split_list("question, answer,,"), (std::vector<std::string>{"question", "answer"}));
+}
+
+TEST(Validate, RejectsCheckpointIntervalWithoutSaving) {
+  Config c;
+  c.train.checkpoint_interval = 10;
+  EXPECT_EQ(catch_config_error([&] { validate(c); }).key(), "train.checkpoint_interval");
+  c.train.save_checkpoint = true;
+  EXPECT_NO_THROW(validate(c));
 }
 
 TEST(Validate, RejectsOutOfRangeAndUnknownEnumValuesSetInCode) {
@@ -240,7 +321,8 @@ TEST(ToYaml, RoundTripsEveryKeyAwayFromItsDefault) {
   Config c = unusual_config();
   ASSERT_NO_THROW(validate(c));
   for (const KeyInfo& k : list_keys()) {
-    if (k.path == "model.type") continue;  // distilbert, the only other choice, fails validate
+    // gpt trains only with task lm: model.type and train.task change together (distilbert tests).
+    if (k.path == "model.type" || k.path == "train.task") continue;
     EXPECT_NE(get_value(c, k.path), k.default_value) << k.path << " left at its default";
   }
   test::ScratchDir dir("config");

@@ -8,7 +8,9 @@
 #include <numeric>
 #include <thread>
 
+#include "data/rng.h"
 #include "llmprof/data/corpus.h"
+#include "llmprof/data/dataset.h"
 #include "llmprof/error.h"
 
 namespace llmprof::data {
@@ -113,6 +115,82 @@ TEST(BatchLoader, WaitsLittleInNextWhenConsumerIsSlowerThanProduction) {
   const double median_ms = waits_ms[waits_ms.size() / 2];
   EXPECT_LT(median_ms, 1.0) << "median next() wait " << median_ms << " ms, max " << waits_ms.back()
                             << " ms";
+}
+
+// A sampler with every buffer: x (B, T), y (B, 2), mask (B, T), pos (B, 2), each value a
+// function of (index, row, column) so a test can check where it landed.
+class StampSampler final : public BatchSampler {
+ public:
+  BatchLayout layout() const override {
+    BatchLayout l;
+    l.batch_size = 3;
+    l.block_size = 5;
+    l.y_cols = 2;
+    l.has_mask = true;
+    l.pos_cols = 2;
+    return l;
+  }
+  void fill(int64_t index, const BatchBuffers& out) const override {
+    for (int64_t b = 0; b < 3; ++b) {
+      for (int64_t t = 0; t < 5; ++t) {
+        out.x[b * 5 + t] = index * 1000 + b * 10 + t;
+        out.mask[b * 5 + t] = t <= b + 1 ? 1 : 0;  // row b has b + 2 real tokens
+      }
+      for (int64_t k = 0; k < 2; ++k) {
+        out.y[b * 2 + k] = -(index * 1000 + b * 10 + k);
+        out.pos[b * 2 + k] = k + b;
+      }
+    }
+  }
+};
+
+TEST(BatchLoader, FillsMaskAndPosWhenSamplerLayoutHasThem) {
+  const StampSampler sampler;
+  for (int64_t workers : {0, 2}) {
+    BatchLoader loader(sampler, workers, 2);
+    for (int64_t i = 0; i < 6; ++i) {
+      const BatchView v = loader.next();
+      ASSERT_EQ(v.index, i);
+      EXPECT_EQ(v.batch_size, 3);
+      EXPECT_EQ(v.block_size, 5);
+      EXPECT_EQ(v.layout.y_cols, 2);
+      EXPECT_TRUE(v.layout.has_mask);
+      EXPECT_EQ(v.layout.pos_cols, 2);
+      ASSERT_NE(v.mask, nullptr);
+      ASSERT_NE(v.pos, nullptr);
+      EXPECT_EQ(std::vector<int64_t>(v.x + 10, v.x + 15),
+                (std::vector<int64_t>{i * 1000 + 20, i * 1000 + 21, i * 1000 + 22, i * 1000 + 23,
+                                      i * 1000 + 24}));
+      EXPECT_EQ(std::vector<int64_t>(v.mask, v.mask + 15),
+                (std::vector<int64_t>{1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0}));
+      EXPECT_EQ(std::vector<int64_t>(v.y, v.y + 6),
+                (std::vector<int64_t>{-i * 1000, -i * 1000 - 1, -i * 1000 - 10, -i * 1000 - 11,
+                                      -i * 1000 - 20, -i * 1000 - 21}));
+      EXPECT_EQ(std::vector<int64_t>(v.pos, v.pos + 6), (std::vector<int64_t>{0, 1, 1, 2, 2, 3}));
+      loader.release(v);
+    }
+  }
+}
+
+TEST(BatchLoader, ReportsTheWindowLayoutWithoutMaskOrPos) {
+  const auto tokens = corpus_tokens(1000);
+  BatchLoader loader(tokens, 2, 8, 0, 1, 1);
+  const BatchView v = loader.next();
+  EXPECT_EQ(v.layout.batch_size, 2);
+  EXPECT_EQ(v.layout.block_size, 8);
+  EXPECT_EQ(v.layout.y_cols, 8);
+  EXPECT_FALSE(v.layout.has_mask);
+  EXPECT_EQ(v.layout.pos_cols, 0);
+  EXPECT_EQ(v.mask, nullptr);
+  EXPECT_EQ(v.pos, nullptr);
+  // Batch i is sample_batch with an rng seeded by batch_seed(seed, i), as before samplers
+  // existed: training runs keep their batch sequence.
+  std::mt19937_64 rng(detail::batch_seed(1, 0));
+  std::vector<int64_t> x(16), y(16);
+  sample_batch(tokens, 2, 8, rng, x.data(), y.data());
+  EXPECT_EQ(std::vector<int64_t>(v.x, v.x + 16), x);
+  EXPECT_EQ(std::vector<int64_t>(v.y, v.y + 16), y);
+  loader.release(v);
 }
 
 TEST(BatchLoader, ThrowsWhenArgumentsAreInvalid) {

@@ -10,7 +10,7 @@
 namespace llmprof::config {
 
 struct ModelConfig {
-  std::string type = "gpt";  // gpt (nanoGPT decoder); later: distilbert
+  std::string type = "gpt";  // gpt (nanoGPT decoder) | distilbert (encoder)
   int64_t n_layer = 4;       // transformer blocks
   int64_t n_head = 4;        // attention heads; must divide n_embd
   int64_t n_embd = 128;      // residual stream width C
@@ -18,17 +18,30 @@ struct ModelConfig {
   int64_t vocab_size = 0;    // 0 = taken from the tokenizer
   double dropout = 0.0;      // 0 for speed and determinism; 0.2 as nanoGPT shakespeare-char
   bool bias = true;          // bias in Linear and LayerNorm, as GPT-2
+  int64_t ffn_dim = 0;       // distilbert FFN width F; 0 = 4 * n_embd (3072 in distilbert-base)
+  int64_t max_positions = 0;  // distilbert position-embedding rows; 0 = block_size (base: 512)
+  int64_t num_labels = 2;    // train.task=classify: classes
+  std::string init_from;     // checkpoint directory to start from (e.g. a finished MLM run's)
 };
 
 struct DataConfig {
   std::string path;                 // text file; empty = the built-in generated corpus
-  std::string tokenizer = "char";   // char | gpt2
-  std::string vocab_path;           // gpt2: encoder.json
+  std::string tokenizer = "char";   // char | gpt2 | wordpiece
+  std::string vocab_path;           // gpt2: encoder.json; wordpiece: vocab.txt
   std::string merges_path;          // gpt2: vocab.bpe
   double val_fraction = 0.1;        // tail of the token stream held out for eval
   int64_t num_workers = 1;          // background batch-producing threads; 0 = in the step
   int64_t prefetch = 4;             // bounded queue depth (batches)
   int64_t generated_chars = 1000000;  // size of the generated corpus when path is empty
+  // Encoder datasets (model.type=distilbert); .gz files are read directly.
+  std::string format = "auto";      // auto (by extension) | text | jsonl | csv | tsv
+  std::string val_path;             // validation file; empty = the tail val_fraction of data.path
+  std::string jsonl_fields = "text";  // jsonl: comma-separated string fields, joined by newlines
+  std::string text_column = "text";   // csv/tsv: text column header
+  std::string label_column = "label";  // csv/tsv: integer label column (train.task=classify)
+  int64_t max_examples = 0;         // records used from data.path; 0 = all (a seeded random subset)
+  int64_t val_max_examples = 0;     // records used from the validation data; 0 = all
+  double mlm_probability = 0.15;    // fraction of tokens selected for masked-LM prediction (BERT)
 };
 
 struct OptimConfig {
@@ -57,6 +70,9 @@ struct TrainConfig {
   int64_t seed = 1337;
   std::string precision = "fp32";   // fp32 | bf16 (autocast)
   bool activation_checkpointing = false;  // recompute each block's forward in backward
+  std::string task = "lm";          // lm (gpt next token) | mlm | classify (distilbert)
+  bool save_checkpoint = false;     // write <run>/checkpoint (weights + config) at the end
+  int64_t checkpoint_interval = 0;  // also every N steps (<run>/checkpoint-step<N>); 0 = end only
 };
 
 struct ProfileConfig {
@@ -90,6 +106,24 @@ struct RuntimeConfig {
   int64_t malloc_trim_threshold_bytes = 1073741824;  // 1 GiB: no trimming every step
 };
 
+// llmprof eval and bench: extra datasets and how much of each to use.
+struct EvalConfig {
+  std::string paths;        // comma-separated [name=]path eval sets besides the validation split
+  int64_t max_batches = 0;  // batches per eval set; 0 = the whole set
+  int64_t batch_size = 0;   // 0 = train.batch_size
+};
+
+// llmprof bench: forward-only inference speed and quality of model variants.
+struct BenchConfig {
+  std::string variants = "fp32,bf16,int8";  // fp32 | bf16 (autocast) | int8 (dynamic quant)
+  std::string batch_sizes = "1,8";          // comma-separated batch sizes
+  int64_t warmup_iters = 5;                 // untimed forward passes per (variant, batch)
+  int64_t iters = 30;                       // timed forward passes per (variant, batch)
+  std::string quant_engine = "onednn";      // int8 engine: onednn | qnnpack | fbgemm | x86
+  int64_t generate_tokens = 32;             // gpt: tokens generated with the KV cache; 0 = none
+  int64_t prompt_tokens = 0;                // gpt: prompt length; 0 = block_size / 2
+};
+
 struct OutputConfig {
   std::string dir = "runs";  // parent of run directories
   std::string name;          // run directory name; empty = <config stem>-<timestamp>
@@ -104,6 +138,8 @@ struct Config {
   ProfileConfig profile;
   EnergyConfig energy;
   RuntimeConfig runtime;
+  EvalConfig eval;
+  BenchConfig bench;
   OutputConfig output;
   int64_t threads = 0;        // intra-op threads; 0 = all cores
   std::string device = "cpu";  // cpu | cuda

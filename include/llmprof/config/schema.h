@@ -37,4 +37,11 @@ std::string to_yaml(const Config& cfg);
 // The value of one key as it prints in YAML ("128", "adamw", "0.001"). Throws ConfigError if unknown.
 std::string get_value(const Config& cfg, const std::string& path);
 
+// The items of a comma-separated list key (data.jsonl_fields, bench.variants, ...), trimmed;
+// empty items dropped.
+std::vector<std::string> split_list(const std::string& value);
+
+// bench.batch_sizes as integers. Throws ConfigError naming the key and the bad item.
+std::vector<int64_t> bench_batch_sizes(const Config& cfg);
+
 }  // namespace llmprof::config

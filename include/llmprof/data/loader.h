@@ -1,20 +1,58 @@
 // A batch loader with num_workers background threads and a bounded prefetch queue of
-// preallocated slots. Batch i is always sampled with an rng seeded from (seed, i), so the batch
-// sequence is the same whatever num_workers is: workers change speed, never the loss trajectory.
+// preallocated slots. A BatchSampler fills batch i deterministically from i (an rng seeded from
+// (seed, i)), so the batch sequence is the same whatever num_workers is: workers change speed,
+// never the loss trajectory.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 namespace llmprof::data {
 
-// A filled batch, valid until release(). x and y are (B, T) row-major int64.
+// Shapes of one batch; every buffer is row-major int64.
+struct BatchLayout {
+  int64_t batch_size = 0;  // B
+  int64_t block_size = 0;  // T: x is (B, T)
+  int64_t y_cols = 0;      // y is (B, y_cols): T next-token targets, P MLM labels, 1 class label
+  bool has_mask = false;   // mask (B, T): 1 = real token, 0 = padding
+  int64_t pos_cols = 0;    // MLM: pos (B, P) positions of the predicted tokens; 0 = no pos
+};
+
+// Where a sampler writes one batch; mask/pos are null when the layout has none.
+struct BatchBuffers {
+  int64_t* x = nullptr;
+  int64_t* y = nullptr;
+  int64_t* mask = nullptr;
+  int64_t* pos = nullptr;
+};
+
+// Produces batch i of a deterministic sequence. fill() is called concurrently from several
+// worker threads, so it must be const and keep no mutable state.
+class BatchSampler {
+ public:
+  virtual ~BatchSampler() = default;
+  virtual BatchLayout layout() const = 0;
+  virtual void fill(int64_t index, const BatchBuffers& out) const = 0;
+};
+
+// nanoGPT's random windows of a token stream (dataset.h sample_batch), rng seeded by (seed, i).
+// tokens must outlive the sampler. Throws DataError when no window of T + 1 tokens fits.
+std::unique_ptr<BatchSampler> make_window_sampler(const std::vector<int32_t>& tokens,
+                                                  int64_t batch_size, int64_t block_size,
+                                                  uint64_t seed);
+
+// A filled batch, valid until release(). x is (B, T), y (B, y_cols), mask (B, T) or null, pos
+// (B, P) or null, all row-major int64.
 struct BatchView {
   const int64_t* x = nullptr;
   const int64_t* y = nullptr;
+  const int64_t* mask = nullptr;
+  const int64_t* pos = nullptr;
+  BatchLayout layout;
   int64_t batch_size = 0;
   int64_t block_size = 0;
   int64_t index = 0;  // position in the batch sequence (0, 1, 2, ...)
@@ -23,8 +61,10 @@ struct BatchView {
 
 class BatchLoader {
  public:
-  // tokens must outlive the loader. num_workers 0 samples inside next(); prefetch >= 1 slots
+  // sampler must outlive the loader. num_workers 0 samples inside next(); prefetch >= 1 slots
   // (the queue depth) are allocated up front, plus one held by the consumer.
+  BatchLoader(const BatchSampler& sampler, int64_t num_workers, int64_t prefetch);
+  // The window sampler over tokens (which must outlive the loader).
   BatchLoader(const std::vector<int32_t>& tokens,
               int64_t batch_size,
               int64_t block_size,
@@ -44,13 +84,13 @@ class BatchLoader {
 
  private:
   struct Slot;
+  void start(int64_t num_workers, int64_t prefetch);  // allocates the slots, starts the workers
   void worker_loop();
   void fill(Slot& slot, int64_t index);
 
-  const std::vector<int32_t>& tokens_;
-  int64_t batch_size_;
-  int64_t block_size_;
-  uint64_t seed_;
+  std::unique_ptr<BatchSampler> owned_sampler_;  // the window sampler of the tokens constructor
+  const BatchSampler* sampler_;
+  BatchLayout layout_;            // sampler_->layout(), read once
   std::vector<Slot*> slots_;      // ring of prefetch + 1 slots, owned
   std::vector<std::thread> workers_;
   std::mutex mu_;

@@ -1,8 +1,11 @@
-// Closed forms for the GPT decoder: parameter count and analytic FLOPs per step.
-// Torch-free so the CLI, report and tests can use them.
+// Closed forms for the GPT decoder and the DistilBERT encoder: parameter count and analytic
+// FLOPs per step and per profiling scope. Torch-free so the CLI, report and tests can use them.
 #pragma once
 
+#include <array>
 #include <cstdint>
+
+#include "llmprof/profile/scope.h"
 
 namespace llmprof::model {
 
@@ -29,5 +32,43 @@ double gpt_train_flops_per_step(const GptShape& s,
                                 int64_t batch_size,
                                 int64_t grad_accum_steps,
                                 bool activation_checkpointing);
+
+// Forward matmul FLOPs of each module scope for a batch of B sequences of block_size tokens, per
+// layer for the block scopes (attn.qkv ... block), for the model for lm_head; -1 for scopes not
+// modelled (embedding, LayerNorms, softmax, GELU, loss). Indexed by profile::Scope.
+std::array<double, profile::kNumScopes> gpt_scope_forward_flops(const GptShape& s, int64_t B);
+
+// ---------------------------------------------------------------------------------------------
+// DistilBERT encoder (model/distilbert.h)
+
+struct EncoderShape {
+  int64_t n_layer, n_head, n_embd, ffn_dim;  // L, nh, C, F
+  int64_t block_size;                        // T, tokens per sequence
+  int64_t vocab_size, max_positions;         // V, rows of the position embedding
+  int64_t num_labels;                        // classification head outputs
+  int64_t mlm_predictions;                   // P masked positions per sequence; 0 = classify
+};
+
+// Parameters with the projector tied to the word embedding (counted once):
+//   embeddings V*C + max_positions*C + LayerNorm 2C
+//   per layer: qkv 3C^2 + 3C, out_lin C^2 + C, lin1 C*F + F, lin2 F*C + C, 2 LayerNorms 4C
+//              = 4C^2 + 2CF + 9C + F
+//   MLM head: vocab_transform C^2 + C, vocab_layer_norm 2C, projector bias V
+//   classify head: pre_classifier C^2 + C, classifier C*labels + labels
+int64_t encoder_parameter_count(const EncoderShape& s);
+
+// Forward FLOPs for one sequence (multiply-add = 2 FLOPs), matmuls only:
+//   per layer: qkv 2*T*C*3C + out_lin 2*T*C*C + FFN 2*T*C*F*2 + scores/mix 4*T^2*C
+//   head: MLM 2*P*C*C + 2*P*C*V (only the P selected positions); classify 2*C*C + 2*C*labels.
+double encoder_forward_flops_per_sequence(const EncoderShape& s);
+
+// FLOPs of one optimizer step: 3x forward (backward = 2x forward) over batch * grad_accum rows.
+double encoder_train_flops_per_step(const EncoderShape& s,
+                                    int64_t batch_size,
+                                    int64_t grad_accum_steps);
+
+// As gpt_scope_forward_flops, for the encoder: lm_head is the MLM or classification head.
+std::array<double, profile::kNumScopes> encoder_scope_forward_flops(const EncoderShape& s,
+                                                                    int64_t B);
 
 }  // namespace llmprof::model

@@ -3,12 +3,17 @@
 // lm_head tied to the token embedding. Each attention and MLP sub-step is its own named call
 // (qkv, scores, softmax, mix, proj; up, act, down) so the profiler can time each of them.
 // Shapes: B batch, T sequence, C = n_embd, nh heads, hs = C / nh head size, V vocabulary.
+// Inference can run incrementally with a KvCache: forward_cached appends t tokens' keys/values
+// to preallocated per-layer buffers and attends the new queries over everything cached.
 #pragma once
 
 #include <torch/torch.h>
 
 #include <cstdint>
 #include <utility>
+#include <vector>
+
+#include "llmprof/model/linear.h"
 
 namespace llmprof::model {
 
@@ -38,15 +43,23 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
  public:
   CausalSelfAttentionImpl(const GptOptions& opt, int16_t layer);
   torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
+  // x (B, t, C) at positions [start, start + t): writes its k/v into k_cache/v_cache
+  // (B, nh, T_max, hs) at [start, start + t) and attends over [0, start + t) -> (B, t, C).
+  torch::Tensor forward_cached(const torch::Tensor& x,
+                               torch::Tensor& k_cache,
+                               torch::Tensor& v_cache,
+                               int64_t start);
 
   // The sub-steps, in order.
-  torch::Tensor qkv(const torch::Tensor& x);                               // (B,T,C)->(B,T,3C)
-  torch::Tensor scores(const torch::Tensor& q, const torch::Tensor& k);    // ->(B,nh,T,T), masked
-  torch::Tensor softmax(const torch::Tensor& att);                         // (B,nh,T,T)
-  torch::Tensor mix(const torch::Tensor& att, const torch::Tensor& v);     // ->(B,T,C)
-  torch::Tensor proj(const torch::Tensor& y);                              // (B,T,C)->(B,T,C)
+  torch::Tensor qkv(const torch::Tensor& x);  // (B,T,C)->(B,T,3C)
+  // q (B,nh,Tq,hs), k (B,nh,Tk,hs), Tq <= Tk: the queries are the last Tq of the Tk positions
+  // (Tq = Tk in training) -> (B,nh,Tq,Tk), causally masked with that offset.
+  torch::Tensor scores(const torch::Tensor& q, const torch::Tensor& k);
+  torch::Tensor softmax(const torch::Tensor& att);                      // (B,nh,T,T)
+  torch::Tensor mix(const torch::Tensor& att, const torch::Tensor& v);  // ->(B,T,C)
+  torch::Tensor proj(const torch::Tensor& y);                           // (B,T,C)->(B,T,C)
 
-  torch::nn::Linear c_attn{nullptr}, c_proj{nullptr};
+  Linear c_attn{nullptr}, c_proj{nullptr};
   torch::Tensor causal_mask;  // (T, T) bool, true above the diagonal (future positions)
   int64_t n_head_, n_embd_;
   double dropout_;
@@ -63,7 +76,7 @@ class MlpImpl : public torch::nn::Module {
   torch::Tensor act(const torch::Tensor& h);   // exact GELU, as nanoGPT's nn.GELU()
   torch::Tensor down(const torch::Tensor& h);  // (B,T,4C) -> (B,T,C), then dropout
 
-  torch::nn::Linear c_fc{nullptr}, c_proj{nullptr};
+  Linear c_fc{nullptr}, c_proj{nullptr};
   double dropout_;
   int16_t layer_;
 };
@@ -73,6 +86,11 @@ class BlockImpl : public torch::nn::Module {
  public:
   BlockImpl(const GptOptions& opt, int16_t layer);
   torch::Tensor forward(const torch::Tensor& x);  // x + attn(ln_1(x)), then + mlp(ln_2(x))
+  // The same with attention over the layer's cache (see CausalSelfAttentionImpl).
+  torch::Tensor forward_cached(const torch::Tensor& x,
+                               torch::Tensor& k_cache,
+                               torch::Tensor& v_cache,
+                               int64_t start);
 
   LayerNorm ln_1{nullptr}, ln_2{nullptr};
   CausalSelfAttention attn{nullptr};
@@ -80,6 +98,14 @@ class BlockImpl : public torch::nn::Module {
   int16_t layer_;
 };
 TORCH_MODULE(Block);
+
+// Keys and values of the tokens seen so far, per layer (B, nh, capacity, hs), preallocated by
+// GptImpl::make_cache; positions [0, length) are filled.
+struct KvCache {
+  std::vector<torch::Tensor> k, v;
+  int64_t length = 0;
+  int64_t capacity = 0;
+};
 
 class GptImpl : public torch::nn::Module {
  public:
@@ -89,6 +115,17 @@ class GptImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& idx);
   // Mean cross-entropy of logits (B, T, V) against targets (B, T).
   torch::Tensor loss(const torch::Tensor& logits, const torch::Tensor& targets);
+
+  // An empty cache for `batch` rows of up to max_len (<= block_size) tokens, zeros in the
+  // parameters' dtype and device. Throws std::invalid_argument for a bad size.
+  KvCache make_cache(int64_t batch, int64_t max_len) const;
+  // idx (B, t): tokens at positions [cache.length, cache.length + t) -> logits (B, t, V); stores
+  // their k/v in the cache (no reallocation) and advances cache.length. Inference only: runs
+  // under NoGradGuard. Throws std::invalid_argument when the tokens do not fit in the cache.
+  torch::Tensor forward_cached(const torch::Tensor& idx, KvCache& cache);
+  // Greedy decoding: prompt (B, t0) -> (B, t0 + new_tokens), the prompt followed by the argmax
+  // tokens, one cached step each. t0 + new_tokens <= block_size.
+  torch::Tensor generate(const torch::Tensor& prompt, int64_t new_tokens);
 
   // Parameters counted once (the tied lm_head is the embedding).
   int64_t num_parameters() const;

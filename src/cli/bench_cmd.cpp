@@ -1,0 +1,67 @@
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "llmprof/config/schema.h"
+#include "llmprof/eval/bench.h"
+#include "llmprof/output/log.h"
+
+namespace llmprof::cli {
+
+namespace {
+
+struct BenchArgs {
+  std::string config_path;
+  std::string checkpoint;
+  std::vector<std::string> overrides;
+  std::string out_dir;
+  bool quiet = false;
+};
+
+int run_bench_command(const BenchArgs& args, const std::vector<std::string>& command_line) {
+  config::Config cfg = config::load_config(args.config_path, args.overrides);
+  output::init_logging(args.quiet);
+  eval::BenchOptions opts;
+  opts.checkpoint = args.checkpoint;
+  opts.output_dir = args.out_dir;
+  opts.run_label = std::filesystem::path(args.config_path).stem().string() + "-bench";
+  opts.quiet = args.quiet;
+  opts.command_line = command_line;
+  const eval::BenchResult r = eval::run_bench(cfg, opts);  // prints the table unless quiet
+  if (args.quiet) fmt::print("results: {}\n", r.run_dir);
+  return 0;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<BenchArgs>();
+  auto* sub = app.add_subcommand(
+      "bench",
+      "Inference speed (latency percentiles, throughput, KV-cache generation) and "
+      "quality of fp32, bf16 and int8 variants per batch size");
+  sub->add_option("--config,-c", args->config_path, "Config file (YAML or JSON)")->required();
+  sub->add_option("--checkpoint", args->checkpoint,
+                  "Checkpoint or run directory (default: model.init_from)");
+  sub->add_option("--set", args->overrides,
+                  "Override a key: --set bench.batch_sizes=1,8,32 (repeatable)");
+  sub->add_option("--out", args->out_dir, "Parent directory of the results (overrides output.dir)");
+  sub->add_flag("--quiet,-q", args->quiet, "No table; warnings and errors only on stderr");
+  sub->footer(
+      "Example: llmprof bench -c configs/quickstart.yaml --checkpoint runs/quickstart-run "
+      "--set bench.variants=fp32,int8");
+  sub->callback([args, &exit_code]() {
+    std::vector<std::string> cl{"llmprof", "bench", "--config", args->config_path};
+    if (!args->checkpoint.empty()) cl.insert(cl.end(), {"--checkpoint", args->checkpoint});
+    for (const auto& o : args->overrides) cl.insert(cl.end(), {"--set", o});
+    if (!args->out_dir.empty()) cl.insert(cl.end(), {"--out", args->out_dir});
+    if (args->quiet) cl.push_back("--quiet");
+    exit_code = run_bench_command(*args, cl);
+  });
+}
+
+}  // namespace llmprof::cli

@@ -1,0 +1,403 @@
+// llmprof bench: for each variant (fp32, bf16 autocast, int8 dynamic quantization) the quality on
+// the eval sets, then for each batch size the forward latency of one fixed batch and, for the
+// decoder, KV-cache generation latency. The timed loops live in bench_measure.cpp.
+#include "llmprof/eval/bench.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <torch/version.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "eval/bench_measure.h"
+#include "eval/prepare.h"
+#include "llmprof/config/schema.h"
+#include "llmprof/error.h"
+#include "llmprof/model/linear.h"
+#include "llmprof/model/quantize.h"
+#include "llmprof/output/csv.h"
+#include "llmprof/output/log.h"
+#include "llmprof/output/run_dir.h"
+#include "train/env.h"
+
+namespace llmprof::eval {
+
+namespace {
+
+constexpr int kBenchSchemaVersion = 1;
+
+// bench.csv: the first 14 columns are the stable contract; later ones are extras.
+const std::vector<std::string> kBenchColumns = {
+    "variant", "batch", "seq_len", "samples_per_s", "tokens_per_s", "p50_ms", "p90_ms", "p95_ms",
+    "p99_ms", "max_ms", "loss", "perplexity", "accuracy", "weight_bytes",
+    // extras
+    "mean_ms", "iters", "ttft_ms", "per_token_p50_ms", "generate_tokens_per_s"};
+
+const std::vector<std::string> kQualityColumns = {"variant",       "dataset",      "source",
+                                                  "loss",          "perplexity",   "accuracy",
+                                                  "samples_per_s", "tokens_per_s", "seconds"};
+
+std::optional<double> finite(double v) {
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+
+nlohmann::json json_or_null(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+// The prompt length P for decoder generation, 0 when none is measured. Checked before anything
+// is loaded or written: P + generate_tokens must fit in the model's context.
+int64_t prompt_length(const config::Config& cfg) {
+  if (cfg.model.type != "gpt" || cfg.bench.generate_tokens == 0) return 0;
+  const int64_t T = cfg.model.block_size, n = cfg.bench.generate_tokens;
+  const int64_t P = cfg.bench.prompt_tokens > 0 ? cfg.bench.prompt_tokens : T / 2;
+  if (P < 1 || P + n > T) {
+    throw ConfigError(
+        fmt::format("bench.generate_tokens: a prompt of {} tokens{} + {} generated tokens = {} "
+                    "does not fit in model.block_size {}; lower bench.generate_tokens or "
+                    "bench.prompt_tokens (or set bench.generate_tokens=0)",
+                    P, cfg.bench.prompt_tokens > 0 ? "" : " (block_size / 2)", n, P + n, T),
+        cfg.source_file, "bench.generate_tokens");
+  }
+  return P;
+}
+
+// Puts the model in a variant's state for a scope: int8 quantizes every model::Linear (the fp32
+// weights stay beside the packed ones) and drops the packed weights again on exit.
+class VariantScope {
+ public:
+  VariantScope(const config::Config& cfg, torch::nn::Module& module, const std::string& variant)
+      : module_(module), int8_(variant == "int8") {
+    const int64_t fp32_bytes = model::parameter_bytes(module);
+    weight_bytes_ = fp32_bytes;
+    if (!int8_) return;
+    try {
+      stats_ = model::quantize_dynamic_int8(module, cfg.bench.quant_engine);
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("bench.quant_engine: {}", e.what()), cfg.source_file,
+                        "bench.quant_engine");
+    }
+    // Stored bytes: the fp32 Linear weights and biases are replaced by stats_.weight_bytes.
+    int64_t linear_bytes = 0;
+    for (const auto& m : module.modules(/*include_self=*/true)) {
+      if (const auto* lin = m->as<model::LinearImpl>()) {
+        for (const torch::Tensor& t : {lin->weight, lin->bias}) {
+          if (t.defined()) linear_bytes += t.numel() * static_cast<int64_t>(t.element_size());
+        }
+      }
+    }
+    weight_bytes_ = fp32_bytes - linear_bytes + stats_.weight_bytes;
+  }
+  ~VariantScope() {
+    if (int8_) model::dequantize(module_);
+  }
+  VariantScope(const VariantScope&) = delete;
+  VariantScope& operator=(const VariantScope&) = delete;
+
+  int64_t weight_bytes() const { return weight_bytes_; }
+  const model::QuantizeStats& stats() const { return stats_; }
+
+ private:
+  torch::nn::Module& module_;
+  bool int8_;
+  int64_t weight_bytes_ = 0;
+  model::QuantizeStats stats_;
+};
+
+// log.txt in the result directory for the length of the bench, removed on any exit.
+class LogFileScope {
+ public:
+  explicit LogFileScope(const std::string& path) { output::add_log_file(path); }
+  ~LogFileScope() { output::remove_log_file(); }
+  LogFileScope(const LogFileScope&) = delete;
+  LogFileScope& operator=(const LogFileScope&) = delete;
+};
+
+struct QualityRow {
+  std::string variant, dataset, source;
+  std::optional<double> loss, perplexity, accuracy, samples_per_s, tokens_per_s;
+  double seconds = 0;
+};
+
+QualityRow measure_quality(train::Task& task,
+                           const train::EvalSet& set,
+                           const std::string& variant) {
+  double seconds = 0;
+  const train::EvalSums sums = evaluate_set(task, set, variant == "bf16", &seconds);
+  QualityRow q{variant, set.name, set.source};
+  q.loss = finite(sums.mean_loss());
+  if (q.loss) q.perplexity = finite(std::exp(*q.loss));
+  if (task.reports_accuracy()) q.accuracy = finite(sums.accuracy());
+  q.seconds = seconds;
+  if (seconds > 0) {
+    q.samples_per_s = static_cast<double>(sums.rows) / seconds;
+    q.tokens_per_s = static_cast<double>(sums.tokens) / seconds;
+  }
+  return q;
+}
+
+void write_quality(output::CsvWriter& csv, const QualityRow& q) {
+  csv.add(std::string_view(q.variant)).add(std::string_view(q.dataset));
+  csv.add(std::string_view(q.source)).add(q.loss).add(q.perplexity).add(q.accuracy);
+  csv.add(q.samples_per_s).add(q.tokens_per_s).add(q.seconds);
+  csv.end_row();
+}
+
+void write_row(output::CsvWriter& csv, const BenchRow& r) {
+  const LatencyStats& l = r.latency;
+  csv.add(std::string_view(r.variant)).add(r.batch).add(r.seq_len);
+  csv.add(r.samples_per_s).add(r.tokens_per_s);
+  csv.add(l.p50_ms).add(l.p90_ms).add(l.p95_ms).add(l.p99_ms).add(l.max_ms);
+  csv.add(r.loss).add(r.perplexity).add(r.accuracy).add(r.weight_bytes);
+  csv.add(l.mean_ms).add(l.n).add(r.ttft_ms).add(r.per_token_p50_ms).add(r.generate_tokens_per_s);
+  csv.end_row();
+}
+
+nlohmann::json to_json(const BenchRow& r) {
+  const LatencyStats& l = r.latency;
+  return {{"variant", r.variant},
+          {"batch", r.batch},
+          {"seq_len", r.seq_len},
+          {"samples_per_s", r.samples_per_s},
+          {"tokens_per_s", r.tokens_per_s},
+          {"latency",
+           {{"n", l.n},
+            {"mean_ms", l.mean_ms},
+            {"p50_ms", l.p50_ms},
+            {"p90_ms", l.p90_ms},
+            {"p95_ms", l.p95_ms},
+            {"p99_ms", l.p99_ms},
+            {"max_ms", l.max_ms}}},
+          {"loss", json_or_null(r.loss)},
+          {"perplexity", json_or_null(r.perplexity)},
+          {"accuracy", json_or_null(r.accuracy)},
+          {"weight_bytes", r.weight_bytes},
+          {"ttft_ms", json_or_null(r.ttft_ms)},
+          {"per_token_p50_ms", json_or_null(r.per_token_p50_ms)},
+          {"generate_tokens_per_s", json_or_null(r.generate_tokens_per_s)}};
+}
+
+nlohmann::json to_json(const QualityRow& q) {
+  return {{"variant", q.variant},
+          {"dataset", q.dataset},
+          {"source", q.source},
+          {"loss", json_or_null(q.loss)},
+          {"perplexity", json_or_null(q.perplexity)},
+          {"accuracy", json_or_null(q.accuracy)},
+          {"samples_per_s", json_or_null(q.samples_per_s)},
+          {"tokens_per_s", json_or_null(q.tokens_per_s)},
+          {"seconds", q.seconds}};
+}
+
+std::string fmt_opt(const std::optional<double>& v, const char* spec) {
+  return v ? fmt::format(fmt::runtime(spec), *v) : std::string("-");
+}
+
+// The stdout table, markdown like llmprof eval's.
+void print_table(const BenchResult& r, bool accuracy, bool generation) {
+  fmt::print("results: {}\n\n", r.run_dir);
+  fmt::print(
+      "| variant | batch | samples/s | tokens/s | p50 ms | p99 ms | loss | {} | weight MiB |{}\n",
+      accuracy ? "acc" : "ppl", generation ? " ttft ms | ms/token | gen tokens/s |" : "");
+  fmt::print("|---|---|---|---|---|---|---|---|---|{}\n", generation ? "---|---|---|" : "");
+  for (const BenchRow& row : r.rows) {
+    fmt::print("| {} | {} | {:.1f} | {:.0f} | {:.3f} | {:.3f} | {} | {} | {:.3f} |", row.variant,
+               row.batch, row.samples_per_s, row.tokens_per_s, row.latency.p50_ms,
+               row.latency.p99_ms, fmt_opt(row.loss, "{:.4f}"),
+               accuracy ? fmt_opt(row.accuracy, "{:.4f}") : fmt_opt(row.perplexity, "{:.2f}"),
+               static_cast<double>(row.weight_bytes) / (1024.0 * 1024.0));
+    if (generation) {
+      fmt::print(" {} | {} | {} |", fmt_opt(row.ttft_ms, "{:.3f}"),
+                 fmt_opt(row.per_token_p50_ms, "{:.3f}"),
+                 fmt_opt(row.generate_tokens_per_s, "{:.0f}"));
+    }
+    fmt::print("\n");
+  }
+}
+
+nlohmann::json notes(const config::Config& cfg, bool generation, int64_t prompt_tokens) {
+  nlohmann::json n = {
+      {"fp32", "the model as stored, float32 weights and activations"},
+      {"bf16",
+       "CPU autocast to bfloat16 around each forward (torch.autocast('cpu', torch.bfloat16)): "
+       "linears and matmuls run in bf16, their fp32 weights are cast per forward (the cast cache "
+       "is cleared after each call); weights stay fp32, so weight_bytes is the fp32 size"},
+      {"int8",
+       fmt::format("dynamic quantization (torch.ao.quantization.quantize_dynamic's scheme) on the "
+                   "'{}' engine: every Linear's weight per-tensor symmetric int8 (scale = max|w| / "
+                   "127), activations quantized per call from their observed range, int32 "
+                   "accumulation, fp32 output; embeddings, LayerNorms, the attention matmuls and "
+                   "the tied output projection stay fp32. weight_bytes = fp32 parameters and "
+                   "buffers with each Linear's weight and bias replaced by int8 weights + fp32 "
+                   "scale + int32 zero point + fp32 bias",
+                   cfg.bench.quant_engine)},
+      {"latency",
+       fmt::format("wall time of each forward (task logits of one fixed validation batch) on the "
+                   "steady clock, {} untimed warm-up calls then {} timed; percentiles interpolate "
+                   "linearly between order statistics (numpy's default); CPU execution is "
+                   "synchronous, so no device sync is involved; samples_per_s = batch / mean, "
+                   "tokens_per_s = batch * seq_len / mean",
+                   cfg.bench.warmup_iters, cfg.bench.iters)},
+      {"quality",
+       "loss is the mean cross-entropy per scored target on the validation set (bench_quality.csv "
+       "adds every eval.paths set); perplexity = exp(loss); accuracy for classify only"}};
+  if (generation) {
+    n["generation"] = fmt::format(
+        "greedy decoding with the KV cache, batch rows together: a prompt of {} tokens (the first "
+        "of each row of the batch), then {} new tokens; {} generations timed after {} warm-up. "
+        "ttft_ms = median of prefill (one forward of the prompt) + argmax; per_token_p50_ms = "
+        "median decode step (one token's forward + argmax); generate_tokens_per_s = batch x "
+        "(new tokens - 1) x generations / total decode time",
+        prompt_tokens, cfg.bench.generate_tokens, cfg.bench.iters,
+        cfg.bench.warmup_iters > 0 ? 1 : 0);
+  }
+  return n;
+}
+
+}  // namespace
+
+BenchResult run_bench(const config::Config& cfg, const BenchOptions& opts) {
+  config::validate(cfg);
+  const std::vector<std::string> variants = config::split_list(cfg.bench.variants);
+  const std::vector<int64_t> batch_sizes = config::bench_batch_sizes(cfg);
+  const int64_t P = prompt_length(cfg);
+
+  // -- set-up: data, model, eval sets and inputs (before the result directory exists) ---------
+  Prepared p = prepare(cfg, opts.checkpoint);
+  train::Task& task = *p.task;
+  model::Gpt* gpt = task.gpt();
+  const bool generation = gpt != nullptr && P > 0;
+  const int64_t quality_batch = cfg.eval.batch_size > 0 ? cfg.eval.batch_size : batch_sizes.front();
+  const std::vector<train::EvalSet> sets = eval_sets(cfg, p, quality_batch);
+  std::vector<train::Batch> inputs;  // batch 0 of the validation set per batch size: (b, T)
+  for (int64_t b : batch_sizes) {
+    train::EvalSet one = train::make_validation_eval_set(cfg, p.data, b, 1);
+    if (one.batches.empty()) {
+      throw DataError(
+          fmt::format("llmprof bench: the validation set ({}) holds no batch", one.source));
+    }
+    inputs.push_back(std::move(one.batches.front()));
+  }
+
+  // -- result directory ----------------------------------------------------------------------
+  BenchResult result;
+  const std::string parent = opts.output_dir.empty() ? cfg.output.dir : opts.output_dir;
+  result.run_dir = output::create_run_dir(parent, cfg.output.name, opts.run_label);
+  const std::string& dir = result.run_dir;
+  LogFileScope log_file(dir + "/log.txt");
+  output::write_file_atomic(dir + "/config.yaml", config::to_yaml(cfg));
+  output::CsvWriter bench_csv(dir + "/bench.csv", kBenchColumns);
+  output::CsvWriter quality_csv(dir + "/bench_quality.csv", kQualityColumns);
+  spdlog::info("bench directory {}", dir);
+  spdlog::info("model: {}, {} parameters; task {}; {} threads; variants {}; batch sizes {}",
+               task.describe(), task.num_parameters(), task.name(), p.runtime.threads,
+               cfg.bench.variants, cfg.bench.batch_sizes);
+
+  nlohmann::json quality_json = nlohmann::json::array();
+  for (const std::string& variant : variants) {
+    VariantScope scope(cfg, task.module(), variant);
+    if (variant == "int8") {
+      spdlog::info("int8: {} Linear layers quantized on {}", scope.stats().linears,
+                   scope.stats().engine);
+    }
+    // Quality first: every row of this variant carries the validation set's figures.
+    std::optional<QualityRow> val;
+    for (const train::EvalSet& set : sets) {
+      const QualityRow q = measure_quality(task, set, variant);
+      write_quality(quality_csv, q);
+      quality_json.push_back(to_json(q));
+      if (!val) val = q;  // sets[0] is the validation split
+      spdlog::info("{} on {}: loss {}, {}", variant, q.dataset, fmt_opt(q.loss, "{:.4f}"),
+                   task.reports_accuracy() ? "accuracy " + fmt_opt(q.accuracy, "{:.4f}")
+                                           : "perplexity " + fmt_opt(q.perplexity, "{:.3f}"));
+    }
+    for (size_t i = 0; i < batch_sizes.size(); ++i) {
+      const train::Batch& input = inputs[i];
+      BenchRow row;
+      row.variant = variant;
+      row.batch = batch_sizes[i];
+      row.seq_len = input.x.size(1);
+      row.latency = latency_stats(
+          time_forward(task, input, variant == "bf16", cfg.bench.warmup_iters, cfg.bench.iters));
+      const double mean_s = row.latency.mean_ms * 1e-3;
+      row.samples_per_s = static_cast<double>(row.batch) / mean_s;
+      row.tokens_per_s = static_cast<double>(row.batch * row.seq_len) / mean_s;
+      if (val) {
+        row.loss = val->loss;
+        row.perplexity = val->perplexity;
+        row.accuracy = val->accuracy;
+      }
+      row.weight_bytes = scope.weight_bytes();
+      if (generation) {
+        // The prompt: the first P tokens of each row of the input batch, (b, P).
+        const torch::Tensor prompt = input.x.slice(1, 0, P).contiguous();
+        const GenerateTimes g =
+            time_generate(**gpt, prompt, cfg.bench.generate_tokens, variant == "bf16",
+                          cfg.bench.warmup_iters > 0 ? 1 : 0, cfg.bench.iters);
+        row.ttft_ms = latency_stats(g.ttft_ms).p50_ms;
+        if (!g.step_ms.empty()) {
+          row.per_token_p50_ms = latency_stats(g.step_ms).p50_ms;
+          double decode_ms = 0;
+          for (double ms : g.step_ms) decode_ms += ms;
+          // Each decode step yields one token per row of the batch.
+          if (decode_ms > 0) {
+            row.generate_tokens_per_s = static_cast<double>(row.batch) *
+                                        static_cast<double>(g.step_ms.size()) / (decode_ms * 1e-3);
+          }
+        }
+      }
+      write_row(bench_csv, row);
+      spdlog::info("{} batch {}: {:.1f} samples/s, p50 {:.3f} ms, p99 {:.3f} ms{}", variant,
+                   row.batch, row.samples_per_s, row.latency.p50_ms, row.latency.p99_ms,
+                   row.ttft_ms ? fmt::format(", ttft {:.3f} ms, {} ms/token", *row.ttft_ms,
+                                             fmt_opt(row.per_token_p50_ms, "{:.3f}"))
+                               : "");
+      result.rows.push_back(std::move(row));
+    }
+  }
+
+  // -- bench.json ----------------------------------------------------------------------------
+  train::TrainOptions env_opts;
+  env_opts.command_line = opts.command_line;
+  nlohmann::json context = train::collect_env(cfg, p.runtime, train::PeakFlops{}, env_opts);
+  context.erase("peak_flops");  // bench measures no matmul peak
+  context.erase("schema_version");
+  nlohmann::json rows_json = nlohmann::json::array();
+  for (const BenchRow& r : result.rows) rows_json.push_back(to_json(r));
+  nlohmann::json doc = {
+      {"schema_version", kBenchSchemaVersion},
+      {"task", task.name()},
+      {"model", task.describe()},
+      {"parameters", task.num_parameters()},
+      {"checkpoint", p.checkpoint ? nlohmann::json(p.checkpoint->path) : nlohmann::json(nullptr)},
+      {"checkpoint_note",
+       p.checkpoint ? fmt::format("{} task, step {}", p.checkpoint->task, p.checkpoint->step)
+                    : "no --checkpoint and no model.init_from: untrained "
+                      "initial weights (quality figures are a baseline)"},
+      {"threads", p.runtime.threads},
+      {"quant_engine", cfg.bench.quant_engine},
+      {"torch_version", TORCH_VERSION},
+      {"variants", variants},
+      {"batch_sizes", batch_sizes},
+      {"warmup_iters", cfg.bench.warmup_iters},
+      {"iters", cfg.bench.iters},
+      {"quality_batch_size", quality_batch},
+      {"generation", generation ? nlohmann::json{{"prompt_tokens", P},
+                                                 {"generate_tokens", cfg.bench.generate_tokens}}
+                                : nlohmann::json(nullptr)},
+      {"generation_note", generation ? nlohmann::json(nullptr)
+                          : gpt == nullptr
+                              ? nlohmann::json("encoder task: no autoregressive generation")
+                              : nlohmann::json("bench.generate_tokens=0: generation not measured")},
+      {"notes", notes(cfg, generation, P)},
+      {"context", context},
+      {"rows", rows_json},
+      {"quality", quality_json}};
+  output::write_file_atomic(dir + "/bench.json", doc.dump(2) + "\n");
+  if (!opts.quiet) print_table(result, task.reports_accuracy(), generation);
+  return result;
+}
+
+}  // namespace llmprof::eval

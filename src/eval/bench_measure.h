@@ -1,0 +1,52 @@
+// The timed loops of llmprof bench: forward passes of one fixed batch, and greedy generation with
+// the decoder's KV cache. Both record raw now_ns() ticks into preallocated slots and convert to ms
+// after the loop. Internal to src/eval.
+#pragma once
+
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "llmprof/model/gpt.h"
+#include "train/task.h"
+
+namespace llmprof::eval {
+
+// No autograd bookkeeping for the measured calls: NoGradGuard, plus InferenceMode where LibTorch
+// has it (1.9+), which also skips version counters and view tracking, as torch.inference_mode().
+// Tensors made inside (the KV cache) are inference tensors: use them inside such a scope only.
+class InferenceScope {
+ public:
+  InferenceScope() = default;
+  InferenceScope(const InferenceScope&) = delete;
+  InferenceScope& operator=(const InferenceScope&) = delete;
+
+ private:
+  torch::NoGradGuard no_grad_;
+#if TORCH_VERSION_MAJOR > 1 || (TORCH_VERSION_MAJOR == 1 && TORCH_VERSION_MINOR >= 9)
+  c10::InferenceMode inference_;
+#endif
+};
+
+// Per-call wall times (ms) of `iters` task.logits(batch) calls after `warmup_iters` untimed
+// ones, the model in eval mode; bf16 = CPU autocast around each call.
+std::vector<double> time_forward(
+    train::Task& task, const train::Batch& batch, bool bf16, int64_t warmup_iters, int64_t iters);
+
+struct GenerateTimes {
+  std::vector<double> ttft_ms;  // per generation: prefill of the prompt + argmax of its last token
+  std::vector<double> step_ms;  // every decode step of every timed generation
+};
+
+// Greedy generation of new_tokens after prompt (B, P) with a KV cache of P + new_tokens,
+// `warmup` untimed generations and then `reps` timed ones. bf16 = CPU autocast per call.
+GenerateTimes time_generate(model::GptImpl& gpt,
+                            const torch::Tensor& prompt,
+                            int64_t new_tokens,
+                            bool bf16,
+                            int64_t warmup,
+                            int64_t reps);
+
+}  // namespace llmprof::eval

@@ -1,0 +1,98 @@
+#include "llmprof/eval/evaluate.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+
+#include "eval/prepare.h"
+#include "llmprof/config/schema.h"
+#include "llmprof/output/csv.h"
+#include "llmprof/output/run_dir.h"
+
+namespace llmprof::eval {
+
+namespace {
+
+nlohmann::json to_json(const EvalSetResult& r) {
+  return {{"name", r.name},
+          {"source", r.source},
+          {"batches", r.batches},
+          {"sequences", r.sequences},
+          {"targets", r.targets},
+          {"loss", r.loss},
+          {"perplexity", r.perplexity},
+          {"accuracy", r.accuracy ? nlohmann::json(*r.accuracy) : nlohmann::json(nullptr)},
+          {"seconds", r.seconds},
+          {"samples_per_s", r.samples_per_s},
+          {"tokens_per_s", r.tokens_per_s}};
+}
+
+}  // namespace
+
+EvalResult run_eval(const config::Config& cfg, const EvalOptions& opts) {
+  Prepared p = prepare(cfg, opts.checkpoint);
+  const int64_t batch = cfg.eval.batch_size > 0 ? cfg.eval.batch_size : cfg.train.batch_size;
+  const std::vector<train::EvalSet> sets = eval_sets(cfg, p, batch);
+  const bool bf16 = cfg.train.precision == "bf16";
+
+  EvalResult result;
+  result.task = p.task->name();
+  if (p.checkpoint) result.checkpoint = p.checkpoint->path;
+  const std::string parent = opts.output_dir.empty() ? cfg.output.dir : opts.output_dir;
+  result.run_dir = output::create_run_dir(parent, cfg.output.name, opts.run_label);
+  output::write_file_atomic(result.run_dir + "/config.yaml", config::to_yaml(cfg));
+  output::CsvWriter csv(result.run_dir + "/eval_sets.csv",
+                        {"set", "source", "batches", "sequences", "targets", "loss", "perplexity",
+                         "accuracy", "seconds", "samples_per_s", "tokens_per_s"});
+  spdlog::info("model: {}, {} parameters; {} threads; batch {}, {}", p.task->describe(),
+               p.task->num_parameters(), p.runtime.threads, batch, cfg.train.precision);
+  for (const train::EvalSet& set : sets) {
+    double seconds = 0;
+    const train::EvalSums sums = evaluate_set(*p.task, set, bf16, &seconds);
+    EvalSetResult r;
+    r.name = set.name;
+    r.source = set.source;
+    r.batches = sums.batches;
+    r.sequences = sums.rows;
+    r.targets = sums.targets;
+    r.loss = sums.mean_loss();
+    r.perplexity = std::exp(r.loss);
+    if (p.task->reports_accuracy()) r.accuracy = sums.accuracy();
+    r.seconds = seconds;
+    r.samples_per_s = seconds > 0 ? static_cast<double>(sums.rows) / seconds : NAN;
+    r.tokens_per_s = seconds > 0 ? static_cast<double>(sums.tokens) / seconds : NAN;
+    csv.add(std::string_view(r.name)).add(std::string_view(r.source)).add(r.batches);
+    csv.add(r.sequences).add(r.targets).add(r.loss).add(r.perplexity);
+    if (r.accuracy) {
+      csv.add(*r.accuracy);
+    } else {
+      csv.add_null();
+    }
+    csv.add(r.seconds).add(r.samples_per_s).add(r.tokens_per_s);
+    csv.end_row();
+    result.sets.push_back(r);
+  }
+  nlohmann::json sets_json = nlohmann::json::array();
+  for (const auto& r : result.sets) sets_json.push_back(to_json(r));
+  nlohmann::json doc = {
+      {"schema_version", 1},
+      {"task", result.task},
+      {"model", p.task->describe()},
+      {"parameters", p.task->num_parameters()},
+      {"checkpoint", result.checkpoint.empty() ? nlohmann::json(nullptr)
+                                               : nlohmann::json(result.checkpoint)},
+      {"checkpoint_note", result.checkpoint.empty() ? "untrained: initial weights" : ""},
+      {"precision", cfg.train.precision},
+      {"threads", p.runtime.threads},
+      {"batch_size", batch},
+      {"perplexity_note", "exp of the mean cross-entropy per scored target (mlm: masked tokens; "
+                          "lm: next tokens; classify: sequences)"},
+      {"command_line", opts.command_line},
+      {"sets", sets_json}};
+  output::write_file_atomic(result.run_dir + "/eval.json", doc.dump(2) + "\n");
+  return result;
+}
+
+}  // namespace llmprof::eval

@@ -1,0 +1,37 @@
+// What llmprof eval and bench share: the runtime (threads, BLAS), the run's data and tokenizer,
+// the task's model in eval mode with its checkpoint loaded, and the eval sets.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llmprof/config/config.h"
+#include "llmprof/train/runtime.h"
+#include "train/run_data.h"
+#include "train/task.h"
+#include "train/weights.h"
+
+namespace llmprof::eval {
+
+struct Prepared {
+  train::RuntimeInfo runtime;
+  train::RunData data;
+  std::unique_ptr<train::Task> task;
+  std::optional<train::LoadReport> checkpoint;  // none: init weights (warned)
+};
+
+// checkpoint: a checkpoint/run directory, or empty for model.init_from (or none).
+Prepared prepare(const config::Config& cfg, const std::string& checkpoint);
+
+// The validation split and every eval.paths file, batch_size each, eval.max_batches at most.
+std::vector<train::EvalSet> eval_sets(const config::Config& cfg, const Prepared& p,
+                                      int64_t batch_size);
+
+// Evaluates set with the model in eval mode and no grad; bf16 = CPU autocast. Returns the sums
+// and the wall time in seconds.
+train::EvalSums evaluate_set(train::Task& task, const train::EvalSet& set, bool bf16,
+                             double* seconds);
+
+}  // namespace llmprof::eval

@@ -1,0 +1,64 @@
+// The data of a run, whatever the task: the tokenizer, the training batch sampler and fixed eval
+// batches. lm reads one text (or the generated corpus) as a token stream (nanoGPT); mlm and
+// classify read dataset files (data/text_dataset.h) into fixed-length encoder sequences
+// (data/encoder_data.h), with a validation file or the tail of the training records.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "llmprof/data/dataset.h"
+#include "llmprof/data/encoder_data.h"
+#include "llmprof/data/loader.h"
+#include "llmprof/data/tokenizer.h"
+#include "train/task.h"
+
+namespace llmprof::config {
+struct Config;
+}
+
+namespace llmprof::train {
+
+// Batches fixed before training, so every evaluation sees the same data.
+struct EvalSet {
+  std::string name;    // train | val | a name from eval.paths
+  std::string source;  // file path or description
+  std::vector<Batch> batches;
+};
+
+struct RunData {
+  std::unique_ptr<data::Tokenizer> tokenizer;
+  data::SpecialTokens special;                  // wordpiece only
+  std::unique_ptr<data::BatchSampler> train_sampler;
+  std::string source;       // corpus path, or "generated(seed=…, chars=…)"
+  int64_t corpus_bytes = 0;
+  std::string description;  // one log line: sizes of the splits
+  int64_t mlm_predictions = 0;  // P (mlm)
+  nlohmann::json report;    // data section of summary.json: files, records, bad rows, tokens
+  // Storage the samplers read (kept alive with them).
+  data::TokenSplits splits;
+  data::EncodedSet train_set, val_set;
+};
+
+// Reads and tokenizes the run's data. Throws DataError/ConfigError naming the file or key.
+RunData load_run_data(const config::Config& cfg);
+
+// Train-time eval batches (train.eval_steps per split): lm samples random windows with seeds
+// train.seed + 1 / + 2 (as before); the encoder tasks draw random batches the same way.
+EvalSet make_train_eval_set(const config::Config& cfg, const RunData& rd, const std::string& split);
+
+// A whole eval set for llmprof eval/bench: the validation split, or a file from eval.paths read
+// with the run's tokenizer, in order, at most max_batches batches (0 = all) of batch_size.
+EvalSet make_validation_eval_set(const config::Config& cfg, const RunData& rd, int64_t batch_size,
+                                 int64_t max_batches);
+EvalSet make_file_eval_set(const config::Config& cfg, const RunData& rd, const std::string& name,
+                           const std::string& path, int64_t batch_size, int64_t max_batches);
+
+// eval.paths parsed: (name, path) pairs; a path without "name=" is named by its last two
+// path components ("gsm8k/test.jsonl").
+std::vector<std::pair<std::string, std::string>> eval_paths(const config::Config& cfg);
+
+}  // namespace llmprof::train

@@ -1,0 +1,224 @@
+#include "train/task.h"
+
+#include <fmt/format.h>
+
+#include "llmprof/config/config.h"
+#include "llmprof/data/encoder_data.h"
+#include "llmprof/error.h"
+#include "llmprof/model/distilbert.h"
+#include "llmprof/model/flops.h"
+
+namespace llmprof::train {
+
+namespace {
+
+torch::Tensor wrap(const int64_t* p, int64_t rows, int64_t cols) {
+  return torch::from_blob(const_cast<int64_t*>(p), {rows, cols}, torch::kLong);
+}
+
+// ---------------------------------------------------------------------------------------------
+// lm: the nanoGPT decoder, next-token cross-entropy over all B * T positions.
+
+class LmTask : public Task {
+ public:
+  explicit LmTask(model::Gpt m) : model_(std::move(m)) {
+    const auto& o = model_->options();
+    shape_ = {o.n_layer, o.n_head, o.n_embd, o.block_size, o.vocab_size, o.bias};
+  }
+  std::string name() const override { return "lm"; }
+  torch::nn::Module& module() override { return *model_; }
+  int64_t num_parameters() override { return model_->num_parameters(); }
+  torch::Tensor loss(const Batch& b) override { return model_->loss(model_->forward(b.x), b.y); }
+  torch::Tensor logits(const Batch& b) override { return model_->forward(b.x); }
+  double forward_flops_per_sequence() const override {
+    return model::gpt_forward_flops_per_sequence(shape_);
+  }
+  double train_flops_per_step(int64_t B, int64_t A, bool ckpt) const override {
+    return model::gpt_train_flops_per_step(shape_, B, A, ckpt);
+  }
+  std::array<double, profile::kNumScopes> scope_forward_flops(int64_t B) const override {
+    return model::gpt_scope_forward_flops(shape_, B);
+  }
+  std::string flops_formula(bool ckpt) const override {
+    return std::string("per sequence forward = L*(24*T*C^2 + 4*T^2*C) + 2*T*C*V (matmuls only); "
+                       "step = 3 x forward x batch_size x grad_accum_steps") +
+           (ckpt ? " + recomputed block forwards" : "");
+  }
+  std::string describe() const override {
+    return fmt::format("gpt L={} H={} C={} T={} V={}", shape_.n_layer, shape_.n_head,
+                       shape_.n_embd, shape_.block_size, shape_.vocab_size);
+  }
+  model::Gpt* gpt() override { return &model_; }
+
+ private:
+  model::Gpt model_;
+  model::GptShape shape_{};
+};
+
+// ---------------------------------------------------------------------------------------------
+// mlm / classify: the DistilBERT encoder with one of its two heads.
+
+class EncoderTask : public Task {
+ public:
+  EncoderTask(model::DistilBert m, model::EncoderShape shape)
+      : model_(std::move(m)), shape_(shape) {}
+  std::string name() const override {
+    return model_->options().head == model::EncoderHead::kMaskedLm ? "mlm" : "classify";
+  }
+  torch::nn::Module& module() override { return *model_; }
+  int64_t num_parameters() override { return model_->num_parameters(); }
+  torch::Tensor loss(const Batch& b) override {
+    // mlm: logits (B, P, V) vs y (B, P); classify: logits (B, K) vs y (B, 1) -> (B).
+    return model_->loss(logits(b), b.pos.defined() ? b.y : b.y.reshape({-1}));
+  }
+  torch::Tensor logits(const Batch& b) override {
+    torch::Tensor hidden = model_->encode(b.x, b.mask);  // (B, T, C)
+    if (model_->options().head == model::EncoderHead::kMaskedLm) {
+      return model_->mlm_logits(hidden, b.pos);  // (B, P, V)
+    }
+    return model_->classify_logits(hidden);  // (B, K)
+  }
+  double forward_flops_per_sequence() const override {
+    return model::encoder_forward_flops_per_sequence(shape_);
+  }
+  double train_flops_per_step(int64_t B, int64_t A, bool /*ckpt*/) const override {
+    return model::encoder_train_flops_per_step(shape_, B, A);
+  }
+  std::array<double, profile::kNumScopes> scope_forward_flops(int64_t B) const override {
+    return model::encoder_scope_forward_flops(shape_, B);
+  }
+  std::string flops_formula(bool /*ckpt*/) const override {
+    return shape_.mlm_predictions > 0
+               ? "per sequence forward = L*(8*T*C^2 + 4*T*C*F + 4*T^2*C) + P*(2*C^2 + 2*C*V) "
+                 "(matmuls only; MLM head at the P masked positions); step = 3 x forward x "
+                 "batch_size x grad_accum_steps"
+               : "per sequence forward = L*(8*T*C^2 + 4*T*C*F + 4*T^2*C) + 2*C^2 + 2*C*K "
+                 "(matmuls only; classifier on [CLS]); step = 3 x forward x batch_size x "
+                 "grad_accum_steps";
+  }
+  std::string describe() const override {
+    return fmt::format("distilbert L={} H={} C={} F={} T={} V={}, {}", shape_.n_layer,
+                       shape_.n_head, shape_.n_embd, shape_.ffn_dim, shape_.block_size,
+                       shape_.vocab_size,
+                       shape_.mlm_predictions > 0
+                           ? fmt::format("masked-LM head at P={} positions", shape_.mlm_predictions)
+                           : fmt::format("classifier over {} labels", shape_.num_labels));
+  }
+
+ private:
+  model::DistilBert model_;
+  model::EncoderShape shape_;
+};
+
+int64_t resolve_vocab(const config::Config& cfg, int64_t tokenizer_vocab_size) {
+  const int64_t vocab = cfg.model.vocab_size;
+  if (vocab == 0) return tokenizer_vocab_size;
+  if (vocab < tokenizer_vocab_size) {
+    throw ConfigError(fmt::format("model.vocab_size: {} is smaller than the {} tokenizer's {} tokens",
+                                  vocab, cfg.data.tokenizer, tokenizer_vocab_size),
+                      cfg.source_file, "model.vocab_size");
+  }
+  return vocab;
+}
+
+}  // namespace
+
+Batch wrap_batch(const data::BatchView& v) {
+  const data::BatchLayout& l = v.layout;
+  Batch b;
+  b.x = wrap(v.x, l.batch_size, l.block_size);
+  b.y = wrap(v.y, l.batch_size, l.y_cols);
+  if (l.has_mask) b.mask = wrap(v.mask, l.batch_size, l.block_size);
+  if (l.pos_cols > 0) b.pos = wrap(v.pos, l.batch_size, l.pos_cols);
+  return b;
+}
+
+Batch make_batch(const data::BatchSampler& sampler, int64_t index) {
+  const data::BatchLayout l = sampler.layout();
+  Batch b;
+  b.x = torch::empty({l.batch_size, l.block_size}, torch::kLong);
+  b.y = torch::empty({l.batch_size, l.y_cols}, torch::kLong);
+  data::BatchBuffers out{b.x.data_ptr<int64_t>(), b.y.data_ptr<int64_t>(), nullptr, nullptr};
+  if (l.has_mask) {
+    b.mask = torch::empty({l.batch_size, l.block_size}, torch::kLong);
+    out.mask = b.mask.data_ptr<int64_t>();
+  }
+  if (l.pos_cols > 0) {
+    b.pos = torch::empty({l.batch_size, l.pos_cols}, torch::kLong);
+    out.pos = b.pos.data_ptr<int64_t>();
+  }
+  sampler.fill(index, out);
+  return b;
+}
+
+void Task::eval_batch(const Batch& b, EvalSums& sums) {
+  torch::Tensor lg = logits(b);
+  const int64_t K = lg.size(-1);
+  torch::Tensor flat = lg.reshape({-1, K}).to(torch::kFloat);
+  torch::Tensor labels = b.y.reshape({-1});
+  torch::Tensor ce = torch::nn::functional::cross_entropy(
+      flat, labels,
+      torch::nn::functional::CrossEntropyFuncOptions().ignore_index(data::kIgnoreLabel).reduction(
+          torch::kSum));
+  torch::Tensor counted = labels.ne(data::kIgnoreLabel);
+  sums.loss_sum += ce.item<double>();  // sync: eval reads its sums per batch
+  sums.targets += counted.sum().item<int64_t>();
+  if (reports_accuracy()) {
+    sums.correct += (flat.argmax(-1).eq(labels) & counted).sum().item<int64_t>();
+  }
+  // Rows with at least one scored target are real (sequential eval pads its last batch).
+  const int64_t real_rows = counted.view({b.y.size(0), -1}).any(1).sum().item<int64_t>();
+  sums.batches += 1;
+  sums.rows += real_rows;
+  sums.tokens += real_rows * b.x.size(1);
+}
+
+std::unique_ptr<Task> make_task(const config::Config& cfg, int64_t tokenizer_vocab_size,
+                                int64_t mlm_predictions) {
+  const config::ModelConfig& m = cfg.model;
+  const int64_t vocab = resolve_vocab(cfg, tokenizer_vocab_size);
+  torch::manual_seed(static_cast<uint64_t>(cfg.train.seed));
+  if (m.type == "gpt") {
+    model::GptOptions opt;
+    opt.n_layer = m.n_layer;
+    opt.n_head = m.n_head;
+    opt.n_embd = m.n_embd;
+    opt.block_size = m.block_size;
+    opt.vocab_size = vocab;
+    opt.dropout = m.dropout;
+    opt.bias = m.bias;
+    opt.activation_checkpointing = cfg.train.activation_checkpointing;
+    return std::make_unique<LmTask>(model::Gpt(opt));
+  }
+  if (cfg.train.activation_checkpointing) {
+    throw ConfigError("train.activation_checkpointing: not implemented for model.type=distilbert "
+                      "(gpt only); set it to false",
+                      cfg.source_file, "train.activation_checkpointing");
+  }
+  model::DistilBertOptions opt;
+  opt.n_layer = m.n_layer;
+  opt.n_head = m.n_head;
+  opt.dim = m.n_embd;
+  opt.hidden_dim = m.ffn_dim > 0 ? m.ffn_dim : 4 * m.n_embd;
+  opt.vocab_size = vocab;
+  opt.max_positions = m.max_positions > 0 ? m.max_positions : m.block_size;
+  opt.dropout = m.dropout;
+  opt.attention_dropout = m.dropout;
+  opt.classifier_dropout = m.dropout;
+  opt.num_labels = m.num_labels;
+  const bool mlm = cfg.train.task == "mlm";
+  opt.head = mlm ? model::EncoderHead::kMaskedLm : model::EncoderHead::kClassify;
+  model::EncoderShape shape{};
+  shape.n_layer = opt.n_layer;
+  shape.n_head = opt.n_head;
+  shape.n_embd = opt.dim;
+  shape.ffn_dim = opt.hidden_dim;
+  shape.block_size = m.block_size;
+  shape.vocab_size = opt.vocab_size;
+  shape.max_positions = opt.max_positions;
+  shape.num_labels = opt.num_labels;
+  shape.mlm_predictions = mlm ? mlm_predictions : 0;
+  return std::make_unique<EncoderTask>(model::DistilBert(opt), shape);
+}
+
+}  // namespace llmprof::train

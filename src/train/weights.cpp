@@ -1,0 +1,149 @@
+#include "train/weights.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "llmprof/config/config.h"
+#include "llmprof/config/schema.h"
+#include "llmprof/error.h"
+#include "llmprof/output/run_dir.h"
+
+namespace llmprof::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kCheckpointSchemaVersion = 1;
+
+std::string shape_text(const torch::Tensor& t) {
+  std::string s = "(";
+  for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
+  return s + ")";
+}
+
+// Every named parameter and buffer, tied tensors once (by name, as named_parameters gives them).
+std::vector<std::pair<std::string, torch::Tensor>> named_tensors(torch::nn::Module& m) {
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (const auto& p : m.named_parameters()) out.emplace_back(p.key(), p.value());
+  for (const auto& b : m.named_buffers()) out.emplace_back(b.key(), b.value());
+  return out;
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& dir, torch::nn::Module& model, const config::Config& cfg,
+                     const std::string& task, int64_t step) {
+  const fs::path final_dir(dir), tmp_dir(dir + ".tmp");
+  std::error_code ec;
+  fs::remove_all(tmp_dir, ec);
+  fs::create_directories(tmp_dir);
+  torch::serialize::OutputArchive archive;
+  nlohmann::json names = nlohmann::json::array();
+  for (const auto& [name, t] : named_tensors(model)) {
+    archive.write(name, t.detach().to(torch::kCPU), /*is_buffer=*/false);
+    names.push_back({{"name", name}, {"shape", t.sizes().vec()}});
+  }
+  archive.save_to((tmp_dir / "model.pt").string());
+  const config::ModelConfig& m = cfg.model;
+  nlohmann::json meta = {
+      {"schema_version", kCheckpointSchemaVersion},
+      {"model_type", m.type},
+      {"task", task},
+      {"step", step},
+      {"model", {{"n_layer", m.n_layer}, {"n_head", m.n_head}, {"n_embd", m.n_embd},
+                 {"block_size", m.block_size}, {"ffn_dim", m.ffn_dim},
+                 {"max_positions", m.max_positions}, {"num_labels", m.num_labels}}},
+      {"tokenizer", {{"type", cfg.data.tokenizer}, {"vocab_path", cfg.data.vocab_path}}},
+      {"tensors", names}};
+  output::write_file_atomic((tmp_dir / "checkpoint.json").string(), meta.dump(2) + "\n");
+  output::write_file_atomic((tmp_dir / "config.yaml").string(), config::to_yaml(cfg));
+  fs::remove_all(final_dir, ec);
+  fs::rename(tmp_dir, final_dir);
+}
+
+std::string resolve_checkpoint_dir(const std::string& path, const config::Config& cfg,
+                                   const std::string& key) {
+  const fs::path p(path);
+  if (fs::exists(p / "model.pt")) return p.string();
+  if (fs::exists(p / "checkpoint" / "model.pt")) return (p / "checkpoint").string();
+  throw ConfigError(fmt::format("{}: '{}' holds no checkpoint (no model.pt there or in "
+                                "checkpoint/); train with train.save_checkpoint=true first",
+                                key, path),
+                    cfg.source_file, key);
+}
+
+LoadReport load_checkpoint(const std::string& path, torch::nn::Module& model,
+                           const config::Config& cfg, const std::string& key) {
+  LoadReport r;
+  r.path = resolve_checkpoint_dir(path, cfg, key);
+  nlohmann::json meta;
+  {
+    std::ifstream in(fs::path(r.path) / "checkpoint.json");
+    if (!in) {
+      throw ConfigError(fmt::format("{}: cannot read {}/checkpoint.json", key, r.path),
+                        cfg.source_file, key);
+    }
+    try {
+      in >> meta;
+    } catch (const std::exception& e) {
+      throw ConfigError(fmt::format("{}: {}/checkpoint.json is not valid JSON: {}", key, r.path,
+                                    e.what()),
+                        cfg.source_file, key);
+    }
+  }
+  const std::string type = meta.value("model_type", "");
+  if (type != cfg.model.type) {
+    throw ConfigError(fmt::format("{}: checkpoint {} is a model.type={} model, this run is {}", key,
+                                  r.path, type, cfg.model.type),
+                      cfg.source_file, key);
+  }
+  r.task = meta.value("task", "");
+  r.step = meta.value("step", int64_t{0});
+  std::set<std::string> saved;
+  for (const auto& t : meta.at("tensors")) saved.insert(t.at("name").get<std::string>());
+
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from((fs::path(r.path) / "model.pt").string());
+  } catch (const c10::Error& e) {
+    const std::string what = e.what();
+    throw ConfigError(fmt::format("{}: cannot load {}/model.pt: {}", key, r.path,
+                                  what.substr(0, what.find('\n'))),
+                      cfg.source_file, key);
+  }
+  torch::NoGradGuard no_grad;
+  std::set<std::string> seen;
+  for (auto& [name, t] : named_tensors(model)) {
+    seen.insert(name);
+    if (!saved.count(name)) {
+      r.missing.push_back(name);
+      continue;
+    }
+    torch::Tensor v;
+    if (!archive.try_read(name, v)) {
+      throw ConfigError(fmt::format("{}: {}/model.pt lacks '{}', which checkpoint.json lists", key,
+                                    r.path, name),
+                        cfg.source_file, key);
+    }
+    if (!v.sizes().equals(t.sizes())) {
+      throw ConfigError(fmt::format("{}: '{}' is {} in checkpoint {} but {} in this model; the "
+                                    "model.* sizes must match the checkpoint's",
+                                    key, name, shape_text(v), r.path, shape_text(t)),
+                        cfg.source_file, key);
+    }
+    t.copy_(v);
+    ++r.loaded;
+  }
+  for (const std::string& name : saved) {
+    if (!seen.count(name)) r.unexpected.push_back(name);
+  }
+  return r;
+}
+
+}  // namespace llmprof::train
