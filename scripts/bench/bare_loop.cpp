@@ -15,6 +15,7 @@
 
 #include "llmprof/config/config.h"
 #include "llmprof/data/dataset.h"
+#include "llmprof/model/gpt.h"
 #include "llmprof/profile/phase.h"
 #include "llmprof/profile/stats.h"
 #include "llmprof/train/runtime.h"
@@ -51,8 +52,15 @@ int main(int argc, char** argv) {
   std::vector<int32_t> tokens(1 << 20);
   for (auto& t : tokens) t = static_cast<int32_t>(rng() % static_cast<uint64_t>(V));
 
-  llmprof::model::Gpt model = llmprof::train::build_model(cfg, V);
-  auto opt = llmprof::train::build_optimizer(cfg, model);
+  torch::manual_seed(static_cast<uint64_t>(cfg.train.seed));
+  llmprof::model::GptOptions mo;
+  mo.n_layer = cfg.model.n_layer;
+  mo.n_head = cfg.model.n_head;
+  mo.n_embd = cfg.model.n_embd;
+  mo.block_size = cfg.model.block_size;
+  mo.vocab_size = V;
+  llmprof::model::Gpt model(mo);
+  auto opt = llmprof::train::build_optimizer(cfg, *model);
   const std::vector<torch::Tensor> params = model->parameters();
   torch::Tensor x = torch::empty({B, T}, torch::kLong), y = torch::empty({B, T}, torch::kLong);
   std::vector<double> ms;

@@ -238,7 +238,7 @@ std::vector<KeySpec> build_table() {
       int_key(LLMPROF_KEY(eval, max_batches), 0, kNoIntMax,
               "llmprof eval/bench: batches per eval set; 0 = the whole set"),
       int_key(LLMPROF_KEY(eval, batch_size), 0, 1 << 20,
-              "llmprof eval: batch size; 0 = train.batch_size"),
+              "llmprof eval/bench quality: batch size; 0 = train.batch_size (bench: its first)"),
       // bench
       string_key(LLMPROF_KEY(bench, variants),
                  "comma-separated variants: fp32, bf16 (autocast), int8 (dynamic quantization)"),

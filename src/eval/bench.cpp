@@ -126,7 +126,10 @@ QualityRow measure_quality(train::Task& task,
                            const std::string& variant) {
   double seconds = 0;
   const train::EvalSums sums = evaluate_set(task, set, variant == "bf16", &seconds);
-  QualityRow q{variant, set.name, set.source};
+  QualityRow q;
+  q.variant = variant;
+  q.dataset = set.name;
+  q.source = set.source;
   q.loss = finite(sums.mean_loss());
   if (q.loss) q.perplexity = finite(std::exp(*q.loss));
   if (task.reports_accuracy()) q.accuracy = finite(sums.accuracy());

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "llmprof/config/schema.h"
+#include "llmprof/error.h"
 #include "llmprof/model/autocast.h"
 #include "llmprof/profile/phase.h"
 
@@ -11,6 +12,10 @@ namespace llmprof::eval {
 
 Prepared prepare(const config::Config& cfg, const std::string& checkpoint) {
   config::validate(cfg);
+  if (cfg.device != "cpu") {
+    throw ConfigError("device: '" + cfg.device + "' is not available in this build (CPU LibTorch); "
+                      "use device=cpu", cfg.source_file, "device");
+  }
   Prepared p;
   p.runtime = train::apply_runtime(cfg);
   p.data = train::load_run_data(cfg);

@@ -17,7 +17,7 @@ namespace llmprof::data {
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
-  // "char" or "gpt2": the data.tokenizer value that builds it.
+  // "char", "gpt2" or "wordpiece": the data.tokenizer value that builds it.
   virtual std::string name() const = 0;
   virtual int64_t vocab_size() const = 0;
   // Text to ids. Throws DataError for text the tokenizer cannot represent (char: unseen char).

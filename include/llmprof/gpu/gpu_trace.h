@@ -1,0 +1,42 @@
+// Chrome trace events (the format of trace.json, profile/trace.cpp) for GPU activity: kernel,
+// memcpy and memset slices on one track per stream under a "GPU <n>" process, the CUDA runtime
+// calls as slices on their host thread's track, and a flow arrow from each launching call to the
+// work it enqueued (Kineto draws the same arrows). Each event is one JSON object's text, ready to
+// join into the "traceEvents" array.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "llmprof/gpu/correlate.h"
+#include "llmprof/gpu/kernel_record.h"
+
+namespace llmprof::gpu {
+
+struct GpuTraceOptions {
+  int64_t origin_ns = 0;  // the trace's time zero (trace.cpp: the first step's start)
+  int cpu_pid = 1;        // the training process, as trace.cpp writes it
+  // OS thread id -> trace tid of the host thread's existing track (trace.cpp: thread index + 1).
+  // Threads not in the map get their own track, tid kFirstExtraTid + k, named "cuda thread <id>".
+  std::unordered_map<uint64_t, int> cpu_tids;
+  // GPU n is trace process gpu_pid_base + n (Chrome trace pids are integers: the name "GPU n"
+  // is a process_name record; streams are tids named "stream <id>").
+  int gpu_pid_base = 100;
+  bool runtime_slices = true;  // the CUDA runtime calls as slices on host tracks
+  bool flows = true;           // launch -> kernel / copy arrows
+};
+
+inline constexpr int kFirstExtraTid = 1000;
+// Flow ids are kFlowIdBase + correlation id: above trace.cpp's fwd->bwd ids, (step << 32) ^ seq,
+// for runs below 2^20 steps, and below 2^53 so JavaScript viewers keep them exact.
+inline constexpr int64_t kFlowIdBase = int64_t{1} << 52;
+
+// The events, metadata first. ops and correlation label kernels with their owning op and scope.
+std::vector<std::string> gpu_trace_events(const GpuRecords& gpu,
+                                          const std::vector<CpuOpInterval>& ops,
+                                          const Correlation& correlation,
+                                          const GpuTraceOptions& options);
+
+}  // namespace llmprof::gpu
