@@ -21,6 +21,13 @@ torch::nn::LayerNorm layer_norm(int64_t dim) {
   return torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim}).eps(kLayerNormEps));
 }
 
+// LayerNorm in the weight's dtype: LibTorch 1.13's CPU autocast leaves layer_norm alone, and a bf16
+// input with fp32 weights is an error there (2.x autocasts layer_norm to fp32, as this does).
+torch::Tensor apply_norm(torch::nn::LayerNorm& norm, const torch::Tensor& x) {
+  const auto dtype = norm->weight.scalar_type();
+  return norm(x.scalar_type() == dtype ? x : x.to(dtype));
+}
+
 // torch.finfo(dtype).min, as HF fills masked scores: finite, so a row whose keys are all padding
 // softmaxes to a uniform row instead of NaN, while next to any real score its weight is exactly 0.
 double lowest(torch::ScalarType t) {
@@ -146,11 +153,11 @@ torch::Tensor EncoderBlockImpl::forward(const torch::Tensor& x, const torch::Ten
   torch::Tensor sa;
   {
     LLMPROF_SCOPE(Scope::kLn1, layer_);
-    sa = sa_layer_norm(h);
+    sa = apply_norm(sa_layer_norm, h);
   }
   h = ffn(sa) + sa;
   LLMPROF_SCOPE(Scope::kLn2, layer_);
-  return output_layer_norm(h);
+  return apply_norm(output_layer_norm, h);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -208,7 +215,7 @@ torch::Tensor DistilBertImpl::encode(const torch::Tensor& ids, const torch::Tens
   {
     LLMPROF_SCOPE(Scope::kEmbedding, -1);
     x = word_embeddings(ids) + position_embeddings(positions.slice(0, 0, T));  // (B,T,C) + (T,C)
-    x = emb_layer_norm(x);
+    x = apply_norm(emb_layer_norm, x);
     if (opt_.dropout > 0 && is_training()) {
       x = F::dropout(x, F::DropoutFuncOptions().p(opt_.dropout));
     }
@@ -229,7 +236,7 @@ torch::Tensor DistilBertImpl::mlm_logits(const torch::Tensor& hidden, const torc
   LLMPROF_SCOPE(Scope::kLmHead, -1);
   const int64_t B = pos.size(0), P = pos.size(1), C = hidden.size(2);
   torch::Tensor h = hidden.gather(1, pos.unsqueeze(-1).expand({B, P, C}));  // (B,P,C)
-  h = vocab_layer_norm(torch::gelu(vocab_transform(h)));
+  h = apply_norm(vocab_layer_norm, torch::gelu(vocab_transform(h)));
   return F::linear(h, word_embeddings->weight, vocab_projector_bias);  // tied: (B,P,C) -> (B,P,V)
 }
 

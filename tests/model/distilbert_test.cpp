@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "llmprof/model/autocast.h"
 #include "llmprof/model/flops.h"
 #include "llmprof/profile/scope.h"
 
@@ -53,6 +54,34 @@ TEST(DistilBertShapes, BothHeads) {
   torch::Tensor hc = cls->encode(ids, mask);
   EXPECT_EQ(cls->classify_logits(hc).sizes(), (std::vector<int64_t>{2, 2}));
   EXPECT_THROW(cls->mlm_logits(hc, pos), std::invalid_argument);
+}
+
+// bf16 autocast (train.precision=bf16): every LayerNorm, including the MLM head's after a bf16
+// GELU, must accept bf16 input; logits stay within bf16 rounding of fp32.
+TEST(DistilBertAutocast, Bf16ForwardOfBothHeadsIsCloseToFp32) {
+  torch::manual_seed(31);
+  torch::Tensor ids = torch::randint(100, {2, 16}, torch::kLong);
+  torch::Tensor mask = torch::ones({2, 16}, torch::kLong);
+  mask.index_put_({1, Slice(10, 16)}, 0);
+  torch::Tensor pos = torch::randint(10, {2, 4}, torch::kLong);
+  for (EncoderHead head : {EncoderHead::kMaskedLm, EncoderHead::kClassify}) {
+    DistilBert m(tiny(head));
+    m->eval();
+    torch::NoGradGuard no_grad;
+    auto run = [&] {
+      torch::Tensor h = m->encode(ids, mask);
+      return head == EncoderHead::kMaskedLm ? m->mlm_logits(h, pos) : m->classify_logits(h);
+    };
+    const torch::Tensor fp32 = run();
+    torch::Tensor bf16;
+    {
+      CpuAutocastScope autocast(true);
+      bf16 = run().to(torch::kFloat);
+    }
+    const double diff = max_abs_diff(bf16, fp32), scale = fp32.abs().max().item<double>();
+    std::printf("bf16 vs fp32 logits: max abs diff %.4g (max |fp32| %.4g)\n", diff, scale);
+    EXPECT_LT(diff, 0.05 * scale + 0.02);  // bf16 keeps 8 mantissa bits: ~0.4% per op
+  }
 }
 
 TEST(DistilBertMask, PaddedPositionsDoNotChangeRealOnes) {

@@ -1,0 +1,91 @@
+#include "llmprof/gpu/gpu_trace.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "llmprof/gpu/fixture.h"
+
+namespace llmprof::gpu {
+namespace {
+
+using nlohmann::json;
+
+std::vector<json> events_of(const GpuFixture& fx, const GpuTraceOptions& opt) {
+  std::vector<json> out;
+  for (const std::string& e : gpu_trace_events(fx.gpu, fx.cpu_ops, correlate(fx.gpu, fx.cpu_ops), opt)) {
+    out.push_back(json::parse(e));  // every event is a JSON object on its own
+  }
+  return out;
+}
+
+TEST(GpuTrace, KernelsOnStreamTracksWithLaunchFlows) {
+  const GpuFixture fx =
+      read_fixture(std::string(LLMPROF_SOURCE_DIR) + "/tests/gpu/fixtures/correlation.jsonl");
+  GpuTraceOptions opt;
+  opt.origin_ns = 1000;
+  opt.cpu_tids = {{100, 1}};  // the train loop's track in trace.json
+  const std::vector<json> events = events_of(fx, opt);
+
+  int kernels = 0, runtime = 0;
+  std::map<int64_t, std::string> flow_phases;  // id -> "sf"
+  bool gpu_named = false, stream_named = false;
+  for (const json& e : events) {
+    const std::string ph = e.at("ph");
+    if (ph == "M" && e.at("name") == "process_name" && e.at("pid") == 100) {
+      gpu_named = e.at("args").at("name") == "GPU 0";
+    }
+    if (ph == "M" && e.at("name") == "thread_name" && e.at("pid") == 100 && e.at("tid") == 7) {
+      stream_named = e.at("args").at("name") == "stream 7";
+    }
+    if (ph == "X" && e.at("cat") == "kernel") {
+      ++kernels;
+      EXPECT_EQ(e.at("pid"), 100);
+      EXPECT_EQ(e.at("tid"), 7);
+      if (e.at("name") == "gemm") {
+        EXPECT_DOUBLE_EQ(e.at("ts").get<double>(), 9.0);   // (10000 - 1000) ns in us
+        EXPECT_DOUBLE_EQ(e.at("dur").get<double>(), 10.0);
+        EXPECT_EQ(e.at("args").at("op"), "aten::addmm");
+        EXPECT_EQ(e.at("args").at("scope"), "attn.qkv[0]");
+        EXPECT_EQ(e.at("args").at("grid"), "64x1x1");
+      }
+      if (e.at("name") == "orphan") EXPECT_EQ(e.at("args").at("op"), "(unattributed)");
+    }
+    if (ph == "X" && e.at("cat") == "cuda_runtime") {
+      ++runtime;
+      EXPECT_EQ(e.at("pid"), 1);
+      EXPECT_EQ(e.at("tid"), 1);
+    }
+    if (ph == "s" || ph == "f") flow_phases[e.at("id").get<int64_t>()] += ph;
+  }
+  EXPECT_TRUE(gpu_named);
+  EXPECT_TRUE(stream_named);
+  EXPECT_EQ(kernels, 5);
+  EXPECT_EQ(runtime, 5);
+  // 4 launched kernels and the copy: one start and one finish each; the orphan has no arrow.
+  EXPECT_EQ(flow_phases.size(), 5u);
+  for (const auto& [id, phases] : flow_phases) {
+    EXPECT_EQ(phases, "sf") << id;
+    EXPECT_GT(id, kFlowIdBase);
+  }
+  EXPECT_EQ(flow_phases.count(kFlowIdBase + 99), 0u);
+}
+
+TEST(GpuTrace, UnknownHostThreadsGetTheirOwnNamedTrack) {
+  const GpuFixture fx =
+      read_fixture(std::string(LLMPROF_SOURCE_DIR) + "/tests/gpu/fixtures/correlation.jsonl");
+  const std::vector<json> events = events_of(fx, GpuTraceOptions{});
+  bool named = false;
+  for (const json& e : events) {
+    if (e.at("ph") == "M" && e.at("name") == "thread_name" && e.at("pid") == 1) {
+      named = e.at("tid") == kFirstExtraTid && e.at("args").at("name") == "cuda thread 100";
+    }
+    if (e.at("ph") == "X" && e.at("cat") == "cuda_runtime") EXPECT_EQ(e.at("tid"), kFirstExtraTid);
+  }
+  EXPECT_TRUE(named);
+}
+
+}  // namespace
+}  // namespace llmprof::gpu
