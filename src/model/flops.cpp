@@ -10,6 +10,31 @@ int64_t gpt_parameter_count(const GptShape& s) {
 }
 
 namespace {
+// Forward matmul FLOPs of one call of each block scope for B sequences of T tokens, width C and
+// MLP width F (multiply-add = 2); -1 for scopes not modelled (norms, act, embedding, loss):
+//   qkv 2*B*T*C*3C, scores and mix 2*B*T*T*C each (full T x T), proj 2*B*T*C*C,
+//   mlp.up and mlp.down 2*B*T*C*F each.
+std::array<double, profile::kNumScopes> block_scope_forward_flops(int64_t batch, int64_t seq,
+                                                                  int64_t width, int64_t ffn) {
+  using profile::Scope;
+  std::array<double, profile::kNumScopes> f;
+  f.fill(-1);
+  const double b = static_cast<double>(batch), T = static_cast<double>(seq);
+  const double C = static_cast<double>(width), F = static_cast<double>(ffn);
+  auto at = [&](Scope sc) -> double& { return f[static_cast<int>(sc)]; };
+  at(Scope::kAttnQkv) = 2 * b * T * C * 3 * C;
+  at(Scope::kAttnScores) = 2 * b * T * T * C;
+  at(Scope::kAttnMix) = 2 * b * T * T * C;
+  at(Scope::kAttnCore) = at(Scope::kAttnScores) + at(Scope::kAttnMix);
+  at(Scope::kAttnProj) = 2 * b * T * C * C;
+  at(Scope::kAttn) = at(Scope::kAttnQkv) + at(Scope::kAttnCore) + at(Scope::kAttnProj);
+  at(Scope::kMlpUp) = 2 * b * T * C * F;
+  at(Scope::kMlpDown) = 2 * b * T * F * C;
+  at(Scope::kMlp) = at(Scope::kMlpUp) + at(Scope::kMlpDown);
+  at(Scope::kBlock) = at(Scope::kAttn) + at(Scope::kMlp);
+  return f;
+}
+
 // Matmul FLOPs of the blocks for one sequence (see header).
 double blocks_forward_flops(const GptShape& s) {
   const double C = static_cast<double>(s.n_embd), T = static_cast<double>(s.block_size);
@@ -33,23 +58,10 @@ double gpt_train_flops_per_step(const GptShape& s,
 }
 
 std::array<double, profile::kNumScopes> gpt_scope_forward_flops(const GptShape& s, int64_t B) {
-  using profile::Scope;
-  std::array<double, profile::kNumScopes> f;
-  f.fill(-1);
+  auto f = block_scope_forward_flops(B, s.block_size, s.n_embd, 4 * s.n_embd);
   const double b = static_cast<double>(B), T = static_cast<double>(s.block_size);
-  const double C = static_cast<double>(s.n_embd), V = static_cast<double>(s.vocab_size);
-  auto at = [&](Scope sc) -> double& { return f[static_cast<int>(sc)]; };
-  at(Scope::kAttnQkv) = 2 * b * T * C * 3 * C;
-  at(Scope::kAttnScores) = 2 * b * T * T * C;
-  at(Scope::kAttnMix) = 2 * b * T * T * C;
-  at(Scope::kAttnCore) = at(Scope::kAttnScores) + at(Scope::kAttnMix);
-  at(Scope::kAttnProj) = 2 * b * T * C * C;
-  at(Scope::kAttn) = at(Scope::kAttnQkv) + at(Scope::kAttnCore) + at(Scope::kAttnProj);
-  at(Scope::kMlpUp) = 2 * b * T * C * 4 * C;
-  at(Scope::kMlpDown) = 2 * b * T * 4 * C * C;
-  at(Scope::kMlp) = at(Scope::kMlpUp) + at(Scope::kMlpDown);
-  at(Scope::kBlock) = at(Scope::kAttn) + at(Scope::kMlp);
-  at(Scope::kLmHead) = 2 * b * T * C * V;
+  f[static_cast<int>(profile::Scope::kLmHead)] =
+      2 * b * T * static_cast<double>(s.n_embd) * static_cast<double>(s.vocab_size);
   return f;
 }
 
@@ -94,23 +106,8 @@ double encoder_train_flops_per_step(const EncoderShape& s,
 
 std::array<double, profile::kNumScopes> encoder_scope_forward_flops(const EncoderShape& s,
                                                                     int64_t B) {
-  using profile::Scope;
-  std::array<double, profile::kNumScopes> f;
-  f.fill(-1);
-  const double b = static_cast<double>(B), T = static_cast<double>(s.block_size);
-  const double C = static_cast<double>(s.n_embd), F = static_cast<double>(s.ffn_dim);
-  auto at = [&](Scope sc) -> double& { return f[static_cast<int>(sc)]; };
-  at(Scope::kAttnQkv) = 2 * b * T * C * 3 * C;
-  at(Scope::kAttnScores) = 2 * b * T * T * C;
-  at(Scope::kAttnMix) = 2 * b * T * T * C;
-  at(Scope::kAttnCore) = at(Scope::kAttnScores) + at(Scope::kAttnMix);
-  at(Scope::kAttnProj) = 2 * b * T * C * C;
-  at(Scope::kAttn) = at(Scope::kAttnQkv) + at(Scope::kAttnCore) + at(Scope::kAttnProj);
-  at(Scope::kMlpUp) = 2 * b * T * C * F;
-  at(Scope::kMlpDown) = 2 * b * T * F * C;
-  at(Scope::kMlp) = at(Scope::kMlpUp) + at(Scope::kMlpDown);
-  at(Scope::kBlock) = at(Scope::kAttn) + at(Scope::kMlp);
-  at(Scope::kLmHead) = b * encoder_head_flops(s);
+  auto f = block_scope_forward_flops(B, s.block_size, s.n_embd, s.ffn_dim);
+  f[static_cast<int>(profile::Scope::kLmHead)] = static_cast<double>(B) * encoder_head_flops(s);
   return f;
 }
 
