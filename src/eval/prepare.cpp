@@ -7,15 +7,13 @@
 #include "llmprof/error.h"
 #include "llmprof/model/autocast.h"
 #include "llmprof/profile/phase.h"
+#include "train/setup.h"
 
 namespace llmprof::eval {
 
 Prepared prepare(const config::Config& cfg, const std::string& checkpoint) {
   config::validate(cfg);
-  if (cfg.device != "cpu") {
-    throw ConfigError("device: '" + cfg.device + "' is not available in this build (CPU LibTorch); "
-                      "use device=cpu", cfg.source_file, "device");
-  }
+  train::check_device(cfg);
   Prepared p;
   p.runtime = train::apply_runtime(cfg);
   p.data = train::load_run_data(cfg);

@@ -9,7 +9,8 @@
 namespace llmprof::gpu {
 
 ActivityBufferPool::ActivityBufferPool(size_t num_buffers, size_t buffer_bytes)
-    : num_buffers_(num_buffers), buffer_bytes_((buffer_bytes + kAlignment - 1) / kAlignment * kAlignment) {
+    : num_buffers_(num_buffers),
+      buffer_bytes_((buffer_bytes + kAlignment - 1) / kAlignment * kAlignment) {
   if (num_buffers_ == 0 || buffer_bytes_ == 0) {
     throw std::invalid_argument(fmt::format(
         "[ActivityBufferPool] needs at least one buffer of at least 8 bytes, got {} x {} bytes",

@@ -13,9 +13,9 @@ namespace {
 // its parent chain to the first that has not ended. Under proper nesting every op containing t
 // is an ancestor (or itself) of that last op, so the walk is bounded by the nesting depth.
 struct ThreadOps {
-  std::vector<int32_t> order;    // op indexes sorted by start
-  std::vector<int64_t> starts;   // starts[i] = ops[order[i]].start_ns
-  std::vector<int32_t> parent;   // parent[i]: position in order of the enclosing op, -1 at top
+  std::vector<int32_t> order;   // op indexes sorted by start
+  std::vector<int64_t> starts;  // starts[i] = ops[order[i]].start_ns
+  std::vector<int32_t> parent;  // parent[i]: position in order of the enclosing op, -1 at top
 };
 
 std::unordered_map<uint64_t, ThreadOps> index_ops(const std::vector<CpuOpInterval>& ops) {
@@ -43,7 +43,9 @@ std::unordered_map<uint64_t, ThreadOps> index_ops(const std::vector<CpuOpInterva
 }
 
 int32_t innermost_op(const std::unordered_map<uint64_t, ThreadOps>& by_thread,
-                     const std::vector<CpuOpInterval>& ops, uint64_t thread, int64_t t_ns) {
+                     const std::vector<CpuOpInterval>& ops,
+                     uint64_t thread,
+                     int64_t t_ns) {
   auto it = by_thread.find(thread);
   if (it == by_thread.end()) return -1;
   const ThreadOps& t = it->second;

@@ -62,14 +62,16 @@ CudaAvailability decide_cuda_availability(bool torch_has_cuda,
     return a;
   }
   if (!runtime_built) {
-    a.reason = "this llmprof was built without the CUDA toolkit (find_package(CUDAToolkit) found "
-               "none); rebuild with scripts/build_gpu.sh";
+    a.reason =
+        "this llmprof was built without the CUDA toolkit (find_package(CUDAToolkit) found "
+        "none); rebuild with scripts/build_gpu.sh";
     return a;
   }
   if (runtime_error != 0) {
-    a.reason = fmt::format("CUDA runtime: cudaGetDeviceCount failed: {} ({}); check nvidia-smi, "
-                           "the driver and CUDA_VISIBLE_DEVICES",
-                           error_name, error_text);
+    a.reason = fmt::format(
+        "CUDA runtime: cudaGetDeviceCount failed: {} ({}); check nvidia-smi, "
+        "the driver and CUDA_VISIBLE_DEVICES",
+        error_name, error_text);
     return a;
   }
   a.device_count = device_count;
@@ -95,8 +97,8 @@ CudaAvailability cuda_runtime_probe() {
 
 CudaAvailability cuda_availability() {
   if (!built_with_cuda_torch()) {
-    return decide_cuda_availability(false, LLMPROF_TORCH_VERSION, built_with_cuda_runtime(), 0,
-                                    "", "", 0);
+    return decide_cuda_availability(false, LLMPROF_TORCH_VERSION, built_with_cuda_runtime(), 0, "",
+                                    "", 0);
   }
   return cuda_runtime_probe();
 }

@@ -64,8 +64,9 @@ std::unique_ptr<EventApi> make_cuda_event_api(void* stream) {
 namespace llmprof::gpu {
 
 std::unique_ptr<EventApi> make_cuda_event_api(void* /*stream*/) {
-  throw GpuError("CUDA events: this llmprof was built without the CUDA runtime (CPU-only "
-                 "LibTorch or no CUDA toolkit found); rebuild with scripts/build_gpu.sh");
+  throw GpuError(
+      "CUDA events: this llmprof was built without the CUDA runtime (CPU-only "
+      "LibTorch or no CUDA toolkit found); rebuild with scripts/build_gpu.sh");
 }
 
 }  // namespace llmprof::gpu

@@ -36,8 +36,8 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
   *buffer = pool->request(size);  // nullptr and 0 when the pool is exhausted: counted there
 }
 
-void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buffer, size_t /*size*/,
-                               size_t valid_bytes) {
+void CUPTIAPI buffer_completed(
+    CUcontext context, uint32_t stream, uint8_t* buffer, size_t /*size*/, size_t valid_bytes) {
   size_t dropped = 0;
   if (cuptiActivityGetNumDroppedRecords(context, stream, &dropped) == CUPTI_SUCCESS) {
     g_dropped_records.fetch_add(static_cast<int64_t>(dropped), std::memory_order_relaxed);
@@ -96,7 +96,8 @@ void CuptiActivitySource::start() {
   if (impl_->started) return;
   ActivityBufferPool* expected = nullptr;
   if (!g_pool.compare_exchange_strong(expected, &impl_->pool)) {
-    throw GpuError("cupti: another activity source is running (CUPTI's callbacks are process-wide)");
+    throw GpuError(
+        "cupti: another activity source is running (CUPTI's callbacks are process-wide)");
   }
   try {
     // The clock first: records made before it would be on CUPTI's own clock (CLOCK_REALTIME).
@@ -106,7 +107,8 @@ void CuptiActivitySource::start() {
     check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed),
           "cuptiActivityRegisterCallbacks");
     std::vector<CUpti_ActivityKind> kinds = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                                             CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
+                                             CUPTI_ACTIVITY_KIND_MEMCPY,
+                                             CUPTI_ACTIVITY_KIND_MEMSET};
     if (impl_->options.synchronization) kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
     if (impl_->options.runtime_api) kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
     for (CUpti_ActivityKind k : kinds) {

@@ -42,7 +42,8 @@ class Fields {
   bool has(const char* key) const { return obj_.contains(key); }
   int64_t integer(const char* key) const {
     const json& v = at(key);
-    if (!v.is_number_integer()) fail(fmt::format("field '{}': expected an integer, got {}", key, v.dump()));
+    if (!v.is_number_integer())
+      fail(fmt::format("field '{}': expected an integer, got {}", key, v.dump()));
     return v.get<int64_t>();
   }
   int64_t integer_or(const char* key, int64_t fallback) const {
@@ -58,14 +59,15 @@ class Fields {
   }
   Dim3 dim3(const char* key) const {
     const json& v = at(key);
-    if (!v.is_array() || v.size() != 3 || !v[0].is_number_integer() ||
-        !v[1].is_number_integer() || !v[2].is_number_integer()) {
+    if (!v.is_array() || v.size() != 3 || !v[0].is_number_integer() || !v[1].is_number_integer() ||
+        !v[2].is_number_integer()) {
       fail(fmt::format("field '{}': expected [x, y, z] integers, got {}", key, v.dump()));
     }
     return Dim3{v[0].get<int32_t>(), v[1].get<int32_t>(), v[2].get<int32_t>()};
   }
   template <typename Enum>
-  Enum named(const char* key, std::optional<Enum> (*parse)(std::string_view),
+  Enum named(const char* key,
+             std::optional<Enum> (*parse)(std::string_view),
              std::string_view expected) const {
     const std::string s = string(key);
     const std::optional<Enum> e = parse(s);
@@ -89,7 +91,8 @@ class Fields {
   const std::string& where_;
 };
 
-constexpr std::string_view kCopyKinds = "unknown, HtoD, DtoH, HtoA, AtoH, AtoA, AtoD, DtoA, DtoD, HtoH, PtoP";
+constexpr std::string_view kCopyKinds =
+    "unknown, HtoD, DtoH, HtoA, AtoH, AtoA, AtoD, DtoA, DtoD, HtoH, PtoP";
 constexpr std::string_view kMemoryKinds =
     "unknown, pageable, pinned, device, array, managed, device_static, managed_static";
 constexpr std::string_view kSyncTypes =
@@ -136,8 +139,8 @@ void parse_line(const json& obj, const std::string& where, GpuFixture& out) {
     m.correlation_id = static_cast<uint32_t>(f.integer("correlation_id"));
     out.gpu.memcpys.push_back(m);
   } else if (kind == "memset") {
-    f.only({"memory", "value", "bytes", "start_ns", "end_ns", "device", "stream",
-            "correlation_id"});
+    f.only(
+        {"memory", "value", "bytes", "start_ns", "end_ns", "device", "stream", "correlation_id"});
     MemsetRecord m;
     m.memory = f.named<MemoryKind>("memory", parse_memory_kind, kMemoryKinds);
     m.value = static_cast<uint32_t>(f.integer_or("value", 0));
@@ -175,8 +178,10 @@ void parse_line(const json& obj, const std::string& where, GpuFixture& out) {
     op.pass = f.string_or("pass", "");
     out.cpu_ops.push_back(std::move(op));
   } else {
-    f.fail(fmt::format("unknown kind '{}' (expected meta, kernel, memcpy, memset, sync, runtime, "
-                       "cpu_op)", kind));
+    f.fail(
+        fmt::format("unknown kind '{}' (expected meta, kernel, memcpy, memset, sync, runtime, "
+                    "cpu_op)",
+                    kind));
   }
 }
 

@@ -32,19 +32,25 @@ class Events {
   Events(std::vector<std::string>& out, int64_t origin_ns) : out_(out), origin_ns_(origin_ns) {}
 
   void name_process(int pid, std::string_view name, int sort_index) {
-    out_.push_back(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"args":{{"name":"{}"}}}})",
-                               pid, escaped(name)));
+    out_.push_back(
+        fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"args":{{"name":"{}"}}}})", pid,
+                    escaped(name)));
     out_.push_back(fmt::format(
         R"({{"ph":"M","name":"process_sort_index","pid":{},"args":{{"sort_index":{}}}}})", pid,
         sort_index));
   }
   void name_thread(int pid, int64_t tid, std::string_view name) {
-    out_.push_back(fmt::format(
-        R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"{}"}}}})", pid, tid,
-        escaped(name)));
+    out_.push_back(
+        fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"{}"}}}})",
+                    pid, tid, escaped(name)));
   }
-  void slice(std::string_view cat, std::string_view name, int pid, int64_t tid, int64_t start_ns,
-             int64_t end_ns, const std::string& args) {
+  void slice(std::string_view cat,
+             std::string_view name,
+             int pid,
+             int64_t tid,
+             int64_t start_ns,
+             int64_t end_ns,
+             const std::string& args) {
     out_.push_back(fmt::format(
         R"({{"ph":"X","cat":"{}","name":"{}","pid":{},"tid":{},"ts":{:.3f},"dur":{:.3f},"args":{{{}}}}})",
         cat, escaped(name), pid, tid, us(start_ns), (end_ns - start_ns) * 1e-3, args));
@@ -52,8 +58,8 @@ class Events {
   // Flow start ("s") on the launching call, finish ("f", bound to the enclosing slice) on the work.
   void flow(char ph, int64_t id, int pid, int64_t tid, int64_t t_ns) {
     out_.push_back(fmt::format(
-        R"({{"ph":"{}","cat":"launch","name":"launch","id":{},"pid":{},"tid":{},"ts":{:.3f}{}}})", ph,
-        id, pid, tid, us(t_ns), ph == 'f' ? R"(,"bp":"e")" : ""));
+        R"({{"ph":"{}","cat":"launch","name":"launch","id":{},"pid":{},"tid":{},"ts":{:.3f}{}}})",
+        ph, id, pid, tid, us(t_ns), ph == 'f' ? R"(,"bp":"e")" : ""));
   }
 
  private:

@@ -81,16 +81,17 @@ StepIdle analyze_idle(int64_t step,
     out.gaps.push_back({g0, g1, cause});
     const double ms = (g1 - g0) * 1e-6;
     out.idle_ms += ms;
-    (cause == IdleCause::kSync ? out.sync_bound_ms
-                               : cause == IdleCause::kData ? out.data_bound_ms : out.host_bound_ms) += ms;
+    (cause == IdleCause::kSync   ? out.sync_bound_ms
+     : cause == IdleCause::kData ? out.data_bound_ms
+                                 : out.host_bound_ms) += ms;
   };
 
   // Sweep: `covered` is the end of the busy union so far (clipped to the window).
   int64_t covered = start_ns;
   int64_t busy_ns = 0;
   for (const Activity& a : acts) {
-    if (a.end_ns <= covered) continue;       // inside what is already busy (or before the window)
-    if (a.start_ns >= end_ns) {              // the first activity after the window ends the last gap
+    if (a.end_ns <= covered) continue;  // inside what is already busy (or before the window)
+    if (a.start_ns >= end_ns) {         // the first activity after the window ends the last gap
       add_gap(covered, end_ns, &a);
       covered = end_ns;
       break;

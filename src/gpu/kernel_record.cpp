@@ -14,8 +14,8 @@ namespace {
 constexpr std::array<std::string_view, kNumCopyKinds> kCopyKindNames = {
     "unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
 constexpr std::array<std::string_view, kNumMemoryKinds> kMemoryKindNames = {
-    "unknown", "pageable", "pinned", "device", "array", "managed", "device_static",
-    "managed_static"};
+    "unknown", "pageable", "pinned",        "device",
+    "array",   "managed",  "device_static", "managed_static"};
 constexpr std::array<std::string_view, kNumSyncTypes> kSyncTypeNames = {
     "unknown", "event_synchronize", "stream_wait_event", "stream_synchronize",
     "context_synchronize"};

@@ -75,7 +75,8 @@ GpuTables aggregate_gpu(const GpuRecords& gpu,
     const Attribution a = i < corr.kernels.size() ? corr.kernels[i] : Attribution{};
     const int64_t ns = k.duration_ns();
     kernel_ns += ns;
-    KernelAcc& acc = kernels[{k.name, k.grid, k.block, k.registers_per_thread, k.shared_mem_bytes()}];
+    KernelAcc& acc =
+        kernels[{k.name, k.grid, k.block, k.registers_per_thread, k.shared_mem_bytes()}];
     if (acc.first == nullptr) acc.first = &k;
     ++acc.calls;
     acc.total_ns += ns;
@@ -139,8 +140,8 @@ GpuTables aggregate_gpu(const GpuRecords& gpu,
 }
 
 void write_kernels_csv(const std::string& path, const GpuTables& t) {
-  output::CsvWriter csv(path, {"kernel", "calls", "total_us", "mean_us", "min_us", "max_us",
-                               "grid", "block", "registers", "shared_mem_bytes", "est_occupancy",
+  output::CsvWriter csv(path, {"kernel", "calls", "total_us", "mean_us", "min_us", "max_us", "grid",
+                               "block", "registers", "shared_mem_bytes", "est_occupancy",
                                "owning_op", "owning_scope", "owners", "steps"});
   for (const KernelRow& r : t.kernels) {
     csv.add(std::string_view(r.kernel)).add(r.calls).add(r.total_us).add(r.mean_us);

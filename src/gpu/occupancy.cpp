@@ -28,19 +28,19 @@ std::optional<OccupancyEstimate> estimate_occupancy(const KernelRecord& k, const
   } else if (k.registers_per_thread == 0) {
     e.blocks_by_regs = INT_MAX;
   } else {
-    const int64_t regs_per_warp = round_up(int64_t{k.registers_per_thread} * lim.warp_size,
-                                           lim.reg_alloc_unit);
+    const int64_t regs_per_warp =
+        round_up(int64_t{k.registers_per_thread} * lim.warp_size, lim.reg_alloc_unit);
     const int64_t warps_per_sub = (lim.regs_per_sm / lim.sub_partitions) / regs_per_warp;
     e.blocks_by_regs = static_cast<int>(warps_per_sub * lim.sub_partitions / w);
   }
 
   // Shared memory, with the driver's per-block reservation, in 128-byte units.
   const int64_t smem_per_sm = k.smem_config_bytes > 0 ? k.smem_config_bytes : lim.smem_per_sm_bytes;
-  const int64_t smem_block = round_up(k.shared_mem_bytes() + lim.reserved_smem_per_block_bytes,
-                                      lim.smem_alloc_unit_bytes);
-  e.blocks_by_smem = smem_block > 0 ? static_cast<int>(std::min<int64_t>(smem_per_sm / smem_block,
-                                                                         INT_MAX))
-                                    : INT_MAX;
+  const int64_t smem_block =
+      round_up(k.shared_mem_bytes() + lim.reserved_smem_per_block_bytes, lim.smem_alloc_unit_bytes);
+  e.blocks_by_smem = smem_block > 0
+                         ? static_cast<int>(std::min<int64_t>(smem_per_sm / smem_block, INT_MAX))
+                         : INT_MAX;
 
   e.blocks_by_count = lim.max_blocks_per_sm;
   e.active_blocks =

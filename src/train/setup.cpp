@@ -5,8 +5,18 @@
 #include <cmath>
 
 #include "llmprof/error.h"
+#include "llmprof/gpu/cuda_availability.h"
 
 namespace llmprof::train {
+
+void check_device(const config::Config& cfg) {
+  if (cfg.device == "cpu") return;
+  const gpu::CudaAvailability cuda = gpu::cuda_availability();
+  throw ConfigError(cuda.available
+                        ? "device: 'cuda': the CUDA train loop is not built yet; use device=cpu"
+                        : "device: 'cuda' is not available: " + cuda.reason,
+                    cfg.source_file, "device");
+}
 
 std::unique_ptr<torch::optim::Optimizer> build_optimizer(const config::Config& cfg,
                                                          torch::nn::Module& model) {

@@ -11,6 +11,10 @@
 
 namespace llmprof::train {
 
+// Throws ConfigError (key device) unless cfg.device is cpu: the loop has no CUDA path yet, and the
+// message says why cuda is unavailable here (CPU-only LibTorch, no driver or device).
+void check_device(const config::Config& cfg);
+
 // SGD/Adam/AdamW over two groups, as nanoGPT: weight decay on matrices (dim >= 2) only.
 std::unique_ptr<torch::optim::Optimizer> build_optimizer(const config::Config& cfg,
                                                          torch::nn::Module& model);

@@ -93,10 +93,7 @@ int exit_code_for(const TrainResult& r) {
 
 TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   config::validate(cfg);
-  if (cfg.device != "cpu") {
-    throw ConfigError("device: '" + cfg.device + "' is not available in this build (CPU LibTorch); "
-                      "use device=cpu", cfg.source_file, "device");
-  }
+  check_device(cfg);
   const profile::Level level = profile::parse_level(cfg.profile.level);
   const bool bf16 = cfg.train.precision == "bf16";
 

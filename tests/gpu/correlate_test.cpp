@@ -100,8 +100,8 @@ TEST(AggregateGpu, OpAndScopeSumsMatchHandSums) {
   EXPECT_EQ(t.ops[0].op, "aten::addmm");
   EXPECT_NEAR(op_ms("aten::addmm"), 0.010, kTol);
   EXPECT_NEAR(op_ms("aten::softmax"), 0.007, kTol);
-  EXPECT_NEAR(op_ms("aten::linear"), 0.002, kTol);          // its own launch only, not addmm's
-  EXPECT_NEAR(op_ms("(unattributed)"), 0.002, kTol);        // orphan kernel + the copy
+  EXPECT_NEAR(op_ms("aten::linear"), 0.002, kTol);    // its own launch only, not addmm's
+  EXPECT_NEAR(op_ms("(unattributed)"), 0.002, kTol);  // orphan kernel + the copy
   ASSERT_EQ(t.scopes.size(), 3u);
   EXPECT_EQ(t.scopes[0].scope, "attn.qkv");
   EXPECT_EQ(t.scopes[0].block, 0);
@@ -133,13 +133,13 @@ TEST(AggregateGpu, KernelsCsvHasTheDocumentedColumns) {
                     aggregate_gpu(fx.gpu, fx.cpu_ops, correlate(fx.gpu, fx.cpu_ops), 1));
   const auto rows = output::parse_csv(test::read_file(dir.file("kernels.csv")));
   ASSERT_EQ(rows.size(), 5u);
-  EXPECT_EQ(rows[0], (std::vector<std::string>{
-                         "kernel", "calls", "total_us", "mean_us", "min_us", "max_us", "grid",
-                         "block", "registers", "shared_mem_bytes", "est_occupancy", "owning_op",
-                         "owning_scope", "owners", "steps"}));
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"kernel", "calls", "total_us", "mean_us", "min_us",
+                                               "max_us", "grid", "block", "registers",
+                                               "shared_mem_bytes", "est_occupancy", "owning_op",
+                                               "owning_scope", "owners", "steps"}));
   EXPECT_EQ(rows[2], (std::vector<std::string>{"softmax", "2", "7", "3.5", "3", "4", "128x1x1",
-                                               "128x1x1", "64", "60000", "0.1875",
-                                               "aten::softmax", "attn.softmax", "1", "1"}));
+                                               "128x1x1", "64", "60000", "0.1875", "aten::softmax",
+                                               "attn.softmax", "1", "1"}));
 }
 
 }  // namespace

@@ -21,7 +21,8 @@ TEST(CudaAvailability, CpuOnlyLibTorchBuildSaysHowToRebuild) {
   const CudaAvailability a = cuda_availability();
   EXPECT_FALSE(a.available);
   EXPECT_TRUE(contains(a.reason, "this llmprof was built against CPU-only LibTorch")) << a.reason;
-  EXPECT_TRUE(contains(a.reason, "rebuild with scripts/build_gpu.sh on a CUDA machine")) << a.reason;
+  EXPECT_TRUE(contains(a.reason, "rebuild with scripts/build_gpu.sh on a CUDA machine"))
+      << a.reason;
 }
 
 TEST(CudaAvailability, DecisionNamesTheCudaError) {

@@ -39,7 +39,9 @@ class FakeEventApi : public EventApi {
 
   int created = 0, destroyed = 0, records = 0, syncs = 0, elapsed_calls = 0;
   Event synced = nullptr;
-  static Event event(uintptr_t id) { return reinterpret_cast<Event>(id); }  // created in order 1, 2, ...
+  static Event event(uintptr_t id) {
+    return reinterpret_cast<Event>(id);
+  }  // created in order 1, 2, ...
 
  private:
   std::deque<float> times_;

@@ -26,8 +26,8 @@ GpuFixture every_kind() {
   k.dynamic_smem_bytes = 4096;
   k.smem_config_bytes = 233472;
   fx.gpu.kernels.push_back(k);
-  fx.gpu.memcpys.push_back({CopyKind::kHtoD, MemoryKind::kPinned, MemoryKind::kDevice, 1 << 20,
-                            100, 900, 1, 7, 41});
+  fx.gpu.memcpys.push_back(
+      {CopyKind::kHtoD, MemoryKind::kPinned, MemoryKind::kDevice, 1 << 20, 100, 900, 1, 7, 41});
   fx.gpu.memsets.push_back({MemoryKind::kDevice, 0, 4096, 950, 990, 1, 7, 40});
   fx.gpu.syncs.push_back({SyncType::kStreamSynchronize, 4000, 4100, 7, 43});
   fx.gpu.syncs.push_back({SyncType::kContextSynchronize, 5000, 5100, kNoStream, 44});
@@ -102,15 +102,16 @@ TEST(GpuFixture, ErrorsNameTheFileLineAndField) {
   EXPECT_EQ(error_for(R"({"kind":"runtime","name":"cudaLaunchKernel","start_ns":1,"end_ns":2,)"
                       R"("correlation_id":3})"),
             "bad.jsonl line 2: missing field 'thread_id'");
-  EXPECT_EQ(error_for(R"({"kind":"cpu_op","name":"a","start_ns":1,"end_ns":2,"thread":1,"scop":"x"})"),
-            "bad.jsonl line 2: unknown field 'scop' (expected name, start_ns, end_ns, thread, scope, "
-            "block, pass)");
+  EXPECT_EQ(
+      error_for(R"({"kind":"cpu_op","name":"a","start_ns":1,"end_ns":2,"thread":1,"scop":"x"})"),
+      "bad.jsonl line 2: unknown field 'scop' (expected name, start_ns, end_ns, thread, scope, "
+      "block, pass)");
   EXPECT_EQ(error_for(R"({"kind":"cpu_op","name":"a","start_ns":5,"end_ns":2,"thread":1})"),
             "bad.jsonl line 2: end_ns 2 is before start_ns 5");
   EXPECT_EQ(error_for(R"({"kind":"cpu_op","name":"a","start_ns":"5","end_ns":2,"thread":1})"),
             "bad.jsonl line 2: field 'start_ns': expected an integer, got \"5\"");
-  EXPECT_NE(error_for(R"({"kind":"memcpy","copy_kind":"H2D"})").find(
-                "line 2: field 'copy_kind': 'H2D' is not one of unknown, HtoD"),
+  EXPECT_NE(error_for(R"({"kind":"memcpy","copy_kind":"H2D"})")
+                .find("line 2: field 'copy_kind': 'H2D' is not one of unknown, HtoD"),
             std::string::npos);
   EXPECT_NE(error_for(R"({"kind":"sync",)").find("bad.jsonl line 2: not a JSON object"),
             std::string::npos);

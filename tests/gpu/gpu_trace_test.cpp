@@ -15,7 +15,8 @@ using nlohmann::json;
 
 std::vector<json> events_of(const GpuFixture& fx, const GpuTraceOptions& opt) {
   std::vector<json> out;
-  for (const std::string& e : gpu_trace_events(fx.gpu, fx.cpu_ops, correlate(fx.gpu, fx.cpu_ops), opt)) {
+  for (const std::string& e :
+       gpu_trace_events(fx.gpu, fx.cpu_ops, correlate(fx.gpu, fx.cpu_ops), opt)) {
     out.push_back(json::parse(e));  // every event is a JSON object on its own
   }
   return out;
@@ -45,7 +46,7 @@ TEST(GpuTrace, KernelsOnStreamTracksWithLaunchFlows) {
       EXPECT_EQ(e.at("pid"), 100);
       EXPECT_EQ(e.at("tid"), 7);
       if (e.at("name") == "gemm") {
-        EXPECT_DOUBLE_EQ(e.at("ts").get<double>(), 9.0);   // (10000 - 1000) ns in us
+        EXPECT_DOUBLE_EQ(e.at("ts").get<double>(), 9.0);  // (10000 - 1000) ns in us
         EXPECT_DOUBLE_EQ(e.at("dur").get<double>(), 10.0);
         EXPECT_EQ(e.at("args").at("op"), "aten::addmm");
         EXPECT_EQ(e.at("args").at("scope"), "attn.qkv[0]");

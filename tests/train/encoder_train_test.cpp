@@ -217,5 +217,24 @@ TEST(EncoderTraining, DatasetWithNoUsableRowIsADataErrorNamingTheFile) {
   }
 }
 
+TEST(DeviceCheck, CudaOnThisCpuBuildIsAConfigErrorSayingWhy) {
+  ScratchDir dir;
+  config::Config cfg = tiny_mlm(dir.path(), "cuda");
+  cfg.model.type = "gpt";
+  cfg.train.task = "lm";
+  cfg.data = config::DataConfig{};
+  cfg.model.ffn_dim = 0;
+  cfg.device = "cuda";
+  try {
+    run_training(cfg, quiet());
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "device");
+    EXPECT_NE(std::string(e.what()).find("device: 'cuda'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("CPU-only LibTorch"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir.path() + "/cuda"));
+}
+
 }  // namespace
 }  // namespace llmprof::train

@@ -26,8 +26,8 @@ struct Correlation {
   std::vector<Attribution> kernels;  // parallel to GpuRecords::kernels
   std::vector<Attribution> memcpys;  // parallel to GpuRecords::memcpys
   std::vector<Attribution> memsets;  // parallel to GpuRecords::memsets
-  int64_t without_launch = 0;  // activities whose correlation id matches no runtime record
-  int64_t without_op = 0;      // activities launched while no CPU op was open on the thread
+  int64_t without_launch = 0;        // activities whose correlation id matches no runtime record
+  int64_t without_op = 0;            // activities launched while no CPU op was open on the thread
 };
 
 // Correlates every kernel, memcpy and memset with its runtime call and the innermost CPU op open

@@ -17,7 +17,7 @@
 namespace llmprof::gpu {
 
 struct CuptiOptions {
-  size_t num_buffers = 16;                                    // 16 x 4 MiB = 64 MiB, allocated once
+  size_t num_buffers = 16;  // 16 x 4 MiB = 64 MiB, allocated once
   size_t buffer_bytes = ActivityBufferPool::kDefaultBufferBytes;
   bool runtime_api = true;  // CUPTI_ACTIVITY_KIND_RUNTIME: needed for correlation with CPU ops
   bool synchronization = true;

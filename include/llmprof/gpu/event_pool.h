@@ -42,13 +42,13 @@ std::unique_ptr<EventApi> make_cuda_event_api(void* stream = nullptr);
 // One timed interval on the GPU timeline, from the step's first recorded event.
 struct GpuPhaseInterval {
   profile::Phase phase = profile::Phase::kData;
-  double start_ms = 0;     // from the first begin event of the step
+  double start_ms = 0;  // from the first begin event of the step
   double duration_ms = 0;
 };
 
 struct GpuPhaseTimes {
   std::array<std::optional<double>, profile::kNumPhases> phase_ms{};  // summed; null: not timed
-  std::vector<GpuPhaseInterval> intervals;  // in recording order
+  std::vector<GpuPhaseInterval> intervals;                            // in recording order
   int64_t overflows = 0;  // begin() calls refused this step (pool full)
   int64_t unclosed = 0;   // intervals begun but never ended (not timed)
 };

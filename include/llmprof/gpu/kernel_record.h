@@ -139,7 +139,7 @@ struct SyncRecord {
 
 // One CUDA runtime API call (CUPTI_ACTIVITY_KIND_RUNTIME).
 struct RuntimeApiRecord {
-  std::string name;  // "cudaLaunchKernel", "cudaMemcpyAsync", "cudaStreamSynchronize", ...
+  std::string name;   // "cudaLaunchKernel", "cudaMemcpyAsync", "cudaStreamSynchronize", ...
   uint32_t cbid = 0;  // CUPTI runtime callback id; 0 when unknown (fixtures)
   int64_t start_ns = 0;
   int64_t end_ns = 0;

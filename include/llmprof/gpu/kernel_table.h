@@ -18,16 +18,16 @@ namespace llmprof::gpu {
 // unit occupancy is a property of.
 struct KernelRow {
   std::string kernel;
-  double calls = 0;     // per step
-  double total_us = 0;  // per step
+  double calls = 0;                            // per step
+  double total_us = 0;                         // per step
   double mean_us = 0, min_us = 0, max_us = 0;  // per call
   Dim3 grid, block;
-  int registers = 0;                // per thread
-  int64_t shared_mem_bytes = 0;     // static + dynamic, per block
+  int registers = 0;                    // per thread
+  int64_t shared_mem_bytes = 0;         // static + dynamic, per block
   std::optional<double> est_occupancy;  // theoretical occupancy, an estimate (occupancy.h)
-  std::string owning_op;     // the op (and scope) with the most of this row's time
+  std::string owning_op;                // the op (and scope) with the most of this row's time
   std::string owning_scope;
-  int owners = 0;            // distinct (op, scope) pairs that launched it
+  int owners = 0;  // distinct (op, scope) pairs that launched it
 };
 
 // GPU time (kernels, memcpys, memsets) launched from inside one CPU op name, per step.
@@ -41,18 +41,18 @@ struct OpGpuRow {
 struct ScopeGpuRow {
   std::string scope;  // or "(unattributed)"
   int block = -1;
-  std::string pass;   // as the CPU op carried it; may be empty
+  std::string pass;  // as the CPU op carried it; may be empty
   double gpu_ms = 0;
   double launches = 0;
 };
 
 struct GpuTables {
   int n_steps = 1;
-  std::vector<KernelRow> kernels;  // by total_us, descending
-  std::vector<OpGpuRow> ops;       // by gpu_ms, descending
-  std::vector<ScopeGpuRow> scopes; // by gpu_ms, descending
+  std::vector<KernelRow> kernels;                      // by total_us, descending
+  std::vector<OpGpuRow> ops;                           // by gpu_ms, descending
+  std::vector<ScopeGpuRow> scopes;                     // by gpu_ms, descending
   double kernel_ms = 0, memcpy_ms = 0, memset_ms = 0;  // per step, summed (not a union)
-  int64_t unattributed_activities = 0;  // over the window: no launch record or no op
+  int64_t unattributed_activities = 0;                 // over the window: no launch record or no op
 };
 
 // Aggregates a window of n_steps recorded steps (n_steps >= 1).

@@ -1,7 +1,8 @@
 // Occupancy ESTIMATE of a kernel launch from its configuration: the theoretical occupancy of the
-// CUDA Occupancy Calculator (the algorithm of cuda_occupancy.h, cudaOccMaxActiveBlocksPerMultiprocessor,
-// without the partitioned-cache and cluster cases). It is an upper bound of the achieved
-// occupancy, which needs hardware counters (sm__warps_active); kernels.csv labels it an estimate.
+// CUDA Occupancy Calculator (the algorithm of cuda_occupancy.h's
+// cudaOccMaxActiveBlocksPerMultiprocessor, without the partitioned-cache and cluster cases). It is
+// an upper bound of the achieved occupancy, which needs hardware counters (sm__warps_active);
+// kernels.csv labels it an estimate.
 #pragma once
 
 #include <cstdint>
@@ -27,9 +28,9 @@ struct SmLimits {
   int64_t smem_per_sm_bytes = 233472;  // 228 KiB, the largest carveout
   int64_t reserved_smem_per_block_bytes = 1024;
   int warp_size = 32;
-  int reg_alloc_unit = 256;         // registers, per warp
+  int reg_alloc_unit = 256;  // registers, per warp
   int smem_alloc_unit_bytes = 128;
-  int sub_partitions = 4;           // registers are split between the SM's 4 schedulers
+  int sub_partitions = 4;  // registers are split between the SM's 4 schedulers
   int num_sms = 132;
 };
 
@@ -47,11 +48,12 @@ struct OccupancyEstimate {
 // Theoretical occupancy of a launch:
 //   warps/block  W = ceil(threads / 32)
 //   by warps     floor(max_warps / W)
-//   by registers regs/warp = roundup(regs * 32, 256); floor(floor(regs_per_sm / 4 / regs/warp) * 4 / W)
-//   by smem      per block = roundup(static + dynamic + 1 KiB reserved, 128);
-//                floor(smem_per_sm / per block), smem_per_sm = the kernel's configured carveout
+//   by registers R = roundup(regs * 32, 256) per warp;
+//                floor(floor(regs_per_sm / 4 / R) * 4 / W)  (4 sub-partitions)
+//   by smem      S = roundup(static + dynamic + 1 KiB reserved, 128) per block;
+//                floor(smem_per_sm / S), smem_per_sm = the kernel's configured carveout
 //                when CUPTI reported it, else limits.smem_per_sm_bytes
-//   occupancy    min(limits, max_blocks_per_sm) * W / max_warps
+//   occupancy    min(the three, max_blocks_per_sm) * W / max_warps
 // nullopt when the configuration is unknown (no threads per block recorded).
 std::optional<OccupancyEstimate> estimate_occupancy(const KernelRecord& kernel,
                                                     const SmLimits& limits = {});
