@@ -1,5 +1,5 @@
 // llmprof bench: for each variant (fp32, bf16 autocast, int8 dynamic quantization) the quality on
-// the eval sets, then for each batch size the forward latency of one fixed batch and, for the
+// the eval sets, then for each batch size the forward latency over 8 distinct validation batches and, for the
 // decoder, KV-cache generation latency. The timed loops live in bench_measure.cpp.
 #include "llmprof/eval/bench.h"
 
@@ -274,14 +274,17 @@ BenchResult run_bench(const config::Config& cfg, const BenchOptions& opts) {
   const bool generation = gpt != nullptr && P > 0;
   const int64_t quality_batch = cfg.eval.batch_size > 0 ? cfg.eval.batch_size : batch_sizes.front();
   const std::vector<train::EvalSet> sets = eval_sets(cfg, p, quality_batch);
-  std::vector<train::Batch> inputs;  // batch 0 of the validation set per batch size: (b, T)
+  // Per batch size the first kTimedBatches validation batches, each (b, T), cycled by the timed
+  // loop: fresh activations every call, as in real inference.
+  constexpr int64_t kTimedBatches = 8;
+  std::vector<std::vector<train::Batch>> inputs;
   for (int64_t b : batch_sizes) {
-    train::EvalSet one = train::make_validation_eval_set(cfg, p.data, b, 1);
-    if (one.batches.empty()) {
+    train::EvalSet some = train::make_validation_eval_set(cfg, p.data, b, kTimedBatches);
+    if (some.batches.empty()) {
       throw DataError(
-          fmt::format("llmprof bench: the validation set ({}) holds no batch", one.source));
+          fmt::format("llmprof bench: the validation set ({}) holds no batch", some.source));
     }
-    inputs.push_back(std::move(one.batches.front()));
+    inputs.push_back(std::move(some.batches));
   }
 
   // -- result directory ----------------------------------------------------------------------
@@ -317,13 +320,15 @@ BenchResult run_bench(const config::Config& cfg, const BenchOptions& opts) {
                                            : "perplexity " + fmt_opt(q.perplexity, "{:.3f}"));
     }
     for (size_t i = 0; i < batch_sizes.size(); ++i) {
-      const train::Batch& input = inputs[i];
+      const std::vector<train::Batch>& input_batches = inputs[i];
+      const train::Batch& input = input_batches.front();
       BenchRow row;
       row.variant = variant;
       row.batch = batch_sizes[i];
       row.seq_len = input.x.size(1);
       row.latency = latency_stats(
-          time_forward(task, input, variant == "bf16", cfg.bench.warmup_iters, cfg.bench.iters));
+          time_forward(task, input_batches, variant == "bf16", cfg.bench.warmup_iters,
+                       cfg.bench.iters));
       const double mean_s = row.latency.mean_ms * 1e-3;
       row.samples_per_s = static_cast<double>(row.batch) / mean_s;
       row.tokens_per_s = static_cast<double>(row.batch * row.seq_len) / mean_s;

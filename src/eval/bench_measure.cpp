@@ -30,8 +30,12 @@ LatencyStats latency_stats(std::vector<double> times_ms) {
   return s;
 }
 
-std::vector<double> time_forward(
-    train::Task& task, const train::Batch& batch, bool bf16, int64_t warmup_iters, int64_t iters) {
+std::vector<double> time_forward(train::Task& task,
+                                 const std::vector<train::Batch>& batches,
+                                 bool bf16,
+                                 int64_t warmup_iters,
+                                 int64_t iters) {
+  const auto n = static_cast<int64_t>(batches.size());
   InferenceScope inference;
   task.module().eval();
   std::vector<int64_t> ticks_ns(static_cast<size_t>(iters));
@@ -41,7 +45,7 @@ std::vector<double> time_forward(
     const int64_t t0 = profile::now_ns();
     {
       model::CpuAutocastScope autocast(bf16);  // its weight-cast cache is cleared per call
-      out = task.logits(batch);
+      out = task.logits(batches[static_cast<size_t>(i % n)]);
     }
     // CPU kernels have finished when logits() returns; a CUDA path would need a
     // torch::cuda::synchronize() here (sync:) before reading the clock.

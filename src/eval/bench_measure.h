@@ -1,4 +1,4 @@
-// The timed loops of llmprof bench: forward passes of one fixed batch, and greedy generation with
+// The timed loops of llmprof bench: forward passes over a few fixed batches, and greedy generation with
 // the decoder's KV cache. Both record raw now_ns() ticks into preallocated slots and convert to ms
 // after the loop. Internal to src/eval.
 #pragma once
@@ -30,10 +30,15 @@ class InferenceScope {
 #endif
 };
 
-// Per-call wall times (ms) of `iters` task.logits(batch) calls after `warmup_iters` untimed
-// ones, the model in eval mode; bf16 = CPU autocast around each call.
-std::vector<double> time_forward(
-    train::Task& task, const train::Batch& batch, bool bf16, int64_t warmup_iters, int64_t iters);
+// Per-call wall times (ms) of `iters` task.logits() calls after `warmup_iters` untimed ones, the
+// model in eval mode; call i takes batches[i % n]. Distinct batches matter: oneDNN's int8 path in
+// LibTorch 1.13 builds a new primitive for each new activation range, which one repeated batch
+// would hide. bf16 = CPU autocast around each call.
+std::vector<double> time_forward(train::Task& task,
+                                 const std::vector<train::Batch>& batches,
+                                 bool bf16,
+                                 int64_t warmup_iters,
+                                 int64_t iters);
 
 struct GenerateTimes {
   std::vector<double> ttft_ms;  // per generation: prefill of the prompt + argmax of its last token
