@@ -78,6 +78,7 @@ nlohmann::json collect_env(const config::Config& cfg,
                  {"mapped_libraries", runtime.blas_libraries}};
   env["runtime"] = {
       {"malloc_tuning", runtime.malloc_tuned},
+      {"malloc_mmap_threshold_applied", runtime.malloc_mmap_threshold_applied},
       {"malloc_mmap_threshold_bytes", runtime.malloc_tuned ? json(runtime.malloc_mmap_threshold_bytes)
                                                            : json(nullptr)},
       {"malloc_trim_threshold_bytes", runtime.malloc_tuned ? json(runtime.malloc_trim_threshold_bytes)

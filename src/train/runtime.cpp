@@ -1,5 +1,7 @@
 #include "llmprof/train/runtime.h"
 
+#include <spdlog/spdlog.h>
+
 #include <dlfcn.h>
 #include <malloc.h>
 
@@ -57,7 +59,15 @@ RuntimeInfo apply_runtime(const config::Config& cfg) {
   if (cfg.runtime.malloc_tuning) {
     // Keep activation-sized buffers on the heap instead of fresh mmaps, and stop glibc returning
     // freed memory to the OS every step: ~2,000 page faults per step otherwise.
-    mallopt(M_MMAP_THRESHOLD, static_cast<int>(cfg.runtime.malloc_mmap_threshold_bytes));
+    // mallopt returns 0 for a threshold glibc refuses (above its heap's maximum size); its dynamic
+    // threshold then stays in effect, which env.json and the log say.
+    info.malloc_mmap_threshold_applied =
+        mallopt(M_MMAP_THRESHOLD, static_cast<int>(cfg.runtime.malloc_mmap_threshold_bytes)) == 1;
+    if (!info.malloc_mmap_threshold_applied) {
+      spdlog::warn("runtime.malloc_mmap_threshold_bytes: glibc rejected {} (mallopt returned 0; "
+                   "too large for its heap); glibc's dynamic mmap threshold stays in effect",
+                   cfg.runtime.malloc_mmap_threshold_bytes);
+    }
     mallopt(M_TRIM_THRESHOLD, static_cast<int>(cfg.runtime.malloc_trim_threshold_bytes));
     info.malloc_tuned = true;
     info.malloc_mmap_threshold_bytes = cfg.runtime.malloc_mmap_threshold_bytes;

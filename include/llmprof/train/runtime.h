@@ -19,6 +19,7 @@ struct RuntimeInfo {
   int64_t cores = 0;                 // hardware threads visible to the process
   bool malloc_tuned = false;
   int64_t malloc_mmap_threshold_bytes = 0;
+  bool malloc_mmap_threshold_applied = false;  // false: glibc's mallopt refused the value
   int64_t malloc_trim_threshold_bytes = 0;
   std::string blas_config;           // openblas_get_config(), or "" when not OpenBLAS
   std::string blas_parallel;         // "openmp" | "pthread" | "sequential" | "unknown"
