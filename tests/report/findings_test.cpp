@@ -119,6 +119,16 @@ TEST(RulePageFaults, FiresAboveHundredPerStepAndTurnsTuningOn) {
   expect_contains(f->suggestion, "--set runtime.malloc_tuning=true");
 }
 
+TEST(RulePageFaults, FiresOnFaultBurstsEveryOtherStepThatLeaveTheMedianAtZero) {
+  RunMetrics m = run_a().m;
+  m.step["minor_faults"] = stats_of({0, 0, 0, 9000, 9000});  // median 0, mean 3600
+  auto f = rule_page_faults(run_a().run, m);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->measured, 3600);
+  expect_contains(f->evidence, "median 0, mean 3600");
+  expect_contains(f->suggestion, "--set runtime.malloc_mmap_threshold_bytes=");
+}
+
 TEST(RulePageFaults, SilentAtTenPerStep) {
   EXPECT_FALSE(rule_page_faults(run_a().run, run_a().m).has_value());  // step 0's 5000 is warm-up
 }
