@@ -127,7 +127,7 @@ std::vector<KeySpec> build_table() {
                  "checkpoint directory (or run directory) whose weights start the run"),
       // data
       string_key(LLMPROF_KEY(data, path),
-                 "training text file; empty = the built-in generated corpus"),
+                 "training text file (.gz read directly); empty = the built-in generated corpus"),
       enum_key(LLMPROF_KEY(data, tokenizer), {"char", "gpt2", "wordpiece"},
                "tokenizer: char (byte-level vocab of the corpus), gpt2 (BPE) or wordpiece (BERT)"),
       string_key(LLMPROF_KEY(data, vocab_path),

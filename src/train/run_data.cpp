@@ -68,7 +68,7 @@ void load_lm_data(const config::Config& cfg, RunData& rd) {
     text = data::generate_corpus(static_cast<uint64_t>(cfg.train.seed), cfg.data.generated_chars);
     rd.source = fmt::format("generated(seed={}, chars={})", cfg.train.seed, cfg.data.generated_chars);
   } else {
-    text = data::read_text_file(cfg.data.path);
+    text = data::read_file_maybe_gzip(cfg.data.path);
     rd.source = cfg.data.path;
   }
   rd.corpus_bytes = static_cast<int64_t>(text.size());
@@ -103,9 +103,8 @@ data::TextReadOptions read_options(const config::Config& cfg, int64_t max_record
   return o;
 }
 
-nlohmann::json dataset_report(const data::TextDataset& ds) {
-  nlohmann::json bad = nlohmann::json::array();
-  for (const data::BadRow& b : ds.bad_row_examples) bad.push_back({{"line", b.line}, {"reason", b.reason}});
+// Logs a warning naming the file, the count and the first bad row, when there are bad rows.
+void warn_bad_rows(const data::TextDataset& ds) {
   if (ds.bad_rows > 0) {
     const data::BadRow& first = ds.bad_row_examples.front();
     spdlog::warn("data: {} of {} rows of {} were bad and skipped (first: line {}: {}); "
@@ -113,6 +112,13 @@ nlohmann::json dataset_report(const data::TextDataset& ds) {
                  ds.bad_rows, ds.rows_read, ds.path, first.line, first.reason,
                  ds.bad_row_examples.size());
   }
+}
+
+// The summary.json entry of one dataset file (and the bad-row warning).
+nlohmann::json dataset_report(const data::TextDataset& ds) {
+  warn_bad_rows(ds);
+  nlohmann::json bad = nlohmann::json::array();
+  for (const data::BadRow& b : ds.bad_row_examples) bad.push_back({{"line", b.line}, {"reason", b.reason}});
   return {{"path", ds.path},       {"format", ds.format},
           {"rows_read", ds.rows_read}, {"records_used", ds.records.size()},
           {"bad_rows", ds.bad_rows}, {"bad_row_examples", bad}};
@@ -295,7 +301,7 @@ EvalSet make_file_eval_set(const config::Config& cfg, const RunData& rd, const s
   }
   const data::TextDataset ds =
       data::read_text_dataset(path, read_options(cfg, 0, static_cast<uint64_t>(cfg.train.seed)));
-  dataset_report(ds);  // warns about bad rows
+  warn_bad_rows(ds);
   const data::EncodedSet enc = encode(cfg, rd, ds);
   auto sampler = encoder_sampler(cfg, rd, enc, batch_size, data::SampleOrder::kSequential,
                                  static_cast<uint64_t>(cfg.train.seed) + 2);

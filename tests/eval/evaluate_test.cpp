@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -103,6 +104,32 @@ TEST(EvalCommand, MissingCheckpointExitsTwoNamingTheFlag) {
   EXPECT_NE(r.output.find("--checkpoint: '" + dir.file("nope") + "' holds no checkpoint"),
             std::string::npos)
       << r.output;
+}
+
+TEST(EvalCommand, MissingEvalPathsFileExitsTwoNamingItAndWritesNothing) {
+  ScratchDir dir;
+  const std::string missing = dir.file("no such.txt");
+  const auto r = test::run_llmprof({"eval", "--config", std::string(LLMPROF_SOURCE_DIR) +
+                                    "/configs/tiny_test.yaml", "--set", "eval.paths=x=" + missing,
+                                    "--out", dir.file("out")});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(missing), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir.file("out")));  // the sets are read before any result directory
+}
+
+TEST(RunEval, GzippedGptCorpusReadsLikeThePlainFile) {
+  ScratchDir dir;
+  const std::string text = data::generate_corpus(7, 20000);
+  test::write_file(dir.file("corpus.txt"), text);
+  ASSERT_EQ(std::system(("gzip -k -n '" + dir.file("corpus.txt") + "'").c_str()), 0);
+  config::Config plain = tiny_gpt(dir.path(), "plain");
+  plain.data.path = dir.file("corpus.txt");
+  plain.eval.max_batches = 2;
+  config::Config gz = plain;
+  gz.data.path = dir.file("corpus.txt.gz");
+  gz.output.name = "gz";
+  const EvalResult a = run_eval(plain, EvalOptions{}), b = run_eval(gz, EvalOptions{});
+  EXPECT_EQ(a.sets[0].loss, b.sets[0].loss);
 }
 
 TEST(EvalCommand, PrintsATableOfTheSets) {
