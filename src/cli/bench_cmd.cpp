@@ -20,6 +20,7 @@ struct BenchArgs {
   std::vector<std::string> overrides;
   std::string out_dir;
   bool quiet = false;
+  bool allow_init_weights = false;
 };
 
 int run_bench_command(const BenchArgs& args, const std::vector<std::string>& command_line) {
@@ -31,6 +32,7 @@ int run_bench_command(const BenchArgs& args, const std::vector<std::string>& com
   opts.run_label = std::filesystem::path(args.config_path).stem().string() + "-bench";
   opts.quiet = args.quiet;
   opts.command_line = command_line;
+  opts.allow_init_weights = args.allow_init_weights;
   const eval::BenchResult r = eval::run_bench(cfg, opts);  // prints the table unless quiet
   if (args.quiet) fmt::print("results: {}\n", r.run_dir);
   return 0;
@@ -51,6 +53,9 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                   "Override a key: --set bench.batch_sizes=1,8,32 (repeatable)");
   sub->add_option("--out", args->out_dir, "Parent directory of the results (overrides output.dir)");
   sub->add_flag("--quiet,-q", args->quiet, "No table; warnings and errors only on stderr");
+  sub->add_flag("--allow-init-weights", args->allow_init_weights,
+                "Bench a checkpoint that lacks tensors of the model (a task head) anyway; quality "
+                "figures are then marked 'partly initial'");
   sub->footer(
       "Example: llmprof bench -c configs/quickstart.yaml --checkpoint runs/quickstart-run "
       "--set bench.variants=fp32,int8");
@@ -60,6 +65,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
     for (const auto& o : args->overrides) cl.insert(cl.end(), {"--set", o});
     if (!args->out_dir.empty()) cl.insert(cl.end(), {"--out", args->out_dir});
     if (args->quiet) cl.push_back("--quiet");
+    if (args->allow_init_weights) cl.push_back("--allow-init-weights");
     exit_code = run_bench_command(*args, cl);
   });
 }

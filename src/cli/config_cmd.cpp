@@ -12,6 +12,10 @@ namespace llmprof::cli {
 void add_config_command(CLI::App& app, int& exit_code) {
   auto* cfg_cmd = app.add_subcommand("config", "Show the resolved config or list every key");
   cfg_cmd->require_subcommand(1);
+  cfg_cmd->footer(
+      "Examples:\n"
+      "  llmprof config show configs/quickstart.yaml --set model.n_layer=6\n"
+      "  llmprof config keys");
 
   struct ShowArgs {
     std::string path;
@@ -23,6 +27,7 @@ void add_config_command(CLI::App& app, int& exit_code) {
   show->add_option("--set", show_args->overrides, "Override a key (repeatable)");
   show->callback([show_args, &exit_code]() {
     config::Config cfg = config::load_config(show_args->path, show_args->overrides);
+    for (const std::string& note : cfg.notes) fmt::print(stderr, "llmprof: note: {}\n", note);
     fmt::print("{}", config::to_yaml(cfg));
     exit_code = 0;
   });

@@ -4,11 +4,29 @@
 
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "cli/commands.h"
 #include "llmprof/error.h"
 #include "llmprof/output/log.h"
 #include "llmprof/version.h"
+
+namespace {
+
+// CLI11's message in the user's words where it speaks the parser's: an option given twice reads
+// "--out: At Most 1 required but received 2".
+std::string usage_message(const CLI::ParseError& e) {
+  const std::string what = e.what();
+  const std::string marker = ": At Most 1 required but received ";
+  const size_t at = what.find(marker);
+  if (at != std::string::npos) {
+    return what.substr(0, at) + " was given " + what.substr(at + marker.size()) +
+           " times; give it once";
+  }
+  return what;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"llmprof: a native LLM training profiler. Trains nanoGPT-style models through an "
@@ -39,7 +57,8 @@ int main(int argc, char** argv) {
     return exit_code;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::fprintf(stderr, "llmprof: error: %s\nRun 'llmprof --help' for usage.\n", e.what());
+    std::fprintf(stderr, "llmprof: error: %s\nRun 'llmprof --help' for usage.\n",
+                 usage_message(e).c_str());
     return llmprof::kExitUsage;
   } catch (const llmprof::Error& e) {
     std::fprintf(stderr, "llmprof: error: %s\n", e.what());

@@ -252,6 +252,16 @@ void assign_value(const KeySpec& spec, Config& cfg, const DocNode& value, const 
     }
     case KeyType::kFloat: {
       std::optional<double> d = is_plain ? parse_double(value.text) : std::nullopt;
+      if (!d && is_plain && is_decimal_number(value.text)) {
+        // A number, but beyond a double (1e400) or below its smallest step (1e-400).
+        const size_t e = value.text.find_first_of("eE");
+        const bool tiny = e != std::string::npos && value.text[e + 1] == '-';
+        fail(spec,
+             value.text + (tiny ? " is too small for a double (below ~4.9e-324)"
+                                : " is out of range " + range_text(spec) +
+                                      " (beyond the largest double, ~1.8e308)"),
+             origin);
+      }
       if (!d) fail_type(spec, value, origin);
       spec.float_ref(next) = *d;
       break;

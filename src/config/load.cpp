@@ -300,6 +300,17 @@ std::optional<Problem> find_problem(const Config& cfg) {
   throw ConfigError(p.message + where, cfg.source_file, p.keys.front());
 }
 
+// A run shorter than its warm-up (the quick start shortened with --set schedule.max_steps=30)
+// warms up for the whole run: the warm-up is clamped, with a note, instead of refused.
+void clamp_warmup(Config& cfg) {
+  ScheduleConfig& s = cfg.schedule;
+  if (s.warmup_steps <= s.max_steps) return;
+  cfg.notes.push_back(fmt::format("schedule.warmup_steps {} exceeds schedule.max_steps {}: "
+                                  "warming up for all {} steps instead (schedule.warmup_steps={})",
+                                  s.warmup_steps, s.max_steps, s.max_steps, s.max_steps));
+  s.warmup_steps = s.max_steps;
+}
+
 }  // namespace
 
 Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
@@ -311,6 +322,10 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   Origins origins;
   apply_document(cfg, root, path, origins);
   for (const std::string& assignment : overrides) apply_override_impl(cfg, assignment, &origins);
+  for (const auto& [key, origin] : origins) {
+    if (!origin.set_arg.empty()) cfg.set_keys.emplace_back(key, origin.set_arg);
+  }
+  clamp_warmup(cfg);
   if (auto problem = find_problem(cfg)) throw_problem(*problem, cfg, origins);
   return cfg;
 }

@@ -1,5 +1,7 @@
 #include "llmprof/data/dataset.h"
 
+#include <fmt/format.h>
+
 #include <string>
 
 #include "data/rng.h"
@@ -11,7 +13,7 @@ TokenSplits split_tokens(const std::vector<int32_t>& tokens,
                          double val_fraction,
                          int64_t block_size) {
   if (!(val_fraction >= 0.0 && val_fraction < 1.0)) {
-    throw DataError("data.val_fraction must be in [0, 1), got " + std::to_string(val_fraction));
+    throw DataError("data.val_fraction must be in [0, 1), got " + fmt::format("{:g}", val_fraction));
   }
   const auto n = static_cast<int64_t>(tokens.size());
   const auto n_train = static_cast<int64_t>(static_cast<double>(n) * (1.0 - val_fraction));
@@ -22,7 +24,7 @@ TokenSplits split_tokens(const std::vector<int32_t>& tokens,
       throw DataError(std::string("data: the ") + split + " split has " + std::to_string(size) +
                       " tokens but block_size " + std::to_string(block_size) + " needs at least " +
                       std::to_string(need) + " (the corpus has " + std::to_string(n) +
-                      " tokens, val_fraction " + std::to_string(val_fraction) +
+                      " tokens, val_fraction " + fmt::format("{:g}", val_fraction) +
                       "): use a larger corpus, a smaller model.block_size or another val_fraction");
     }
   }

@@ -3,6 +3,8 @@
 // gives the same sequences, masks and batches with any standard library.
 #include "llmprof/data/encoder_data.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -215,7 +217,7 @@ EncodedSet encode_classification(const TextDataset& ds,
 int64_t mlm_predictions_per_sequence(int64_t block_size, double probability) {
   check_block_size("mlm_predictions_per_sequence", block_size);
   if (!(probability > 0.0 && probability <= 1.0)) {
-    throw DataError("MLM probability must be in (0, 1], got " + std::to_string(probability));
+    throw DataError("MLM probability must be in (0, 1], got " + fmt::format("{:g}", probability));
   }
   return std::max<int64_t>(1, std::llround(probability * static_cast<double>(block_size - 2)));
 }
@@ -274,12 +276,12 @@ std::unique_ptr<BatchSampler> make_mlm_sampler(const EncodedSet& set,
   check_set("make_mlm_sampler", set, batch_size);
   if (!(opt.mask_fraction >= 0.0 && opt.random_fraction >= 0.0 &&
         opt.mask_fraction + opt.random_fraction <= 1.0)) {
-    throw DataError("make_mlm_sampler: mask_fraction " + std::to_string(opt.mask_fraction) +
-                    " and random_fraction " + std::to_string(opt.random_fraction) +
+    throw DataError("make_mlm_sampler: mask_fraction " + fmt::format("{:g}", opt.mask_fraction) +
+                    " and random_fraction " + fmt::format("{:g}", opt.random_fraction) +
                     " must be >= 0 with a sum <= 1");
   }
   if (opt.random_fraction > 0.0 && opt.vocab_size < 1) {
-    throw DataError("make_mlm_sampler: random_fraction " + std::to_string(opt.random_fraction) +
+    throw DataError("make_mlm_sampler: random_fraction " + fmt::format("{:g}", opt.random_fraction) +
                     " needs vocab_size >= 1, got " + std::to_string(opt.vocab_size));
   }
   return std::make_unique<MlmSampler>(set, batch_size, opt, order, seed);

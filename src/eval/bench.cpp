@@ -37,7 +37,8 @@ const std::vector<std::string> kBenchColumns = {
 
 const std::vector<std::string> kQualityColumns = {"variant",       "dataset",      "source",
                                                   "loss",          "perplexity",   "accuracy",
-                                                  "samples_per_s", "tokens_per_s", "seconds"};
+                                                  "samples_per_s", "tokens_per_s", "seconds",
+                                                  "weights"};
 
 std::optional<double> finite(double v) {
   return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
@@ -119,6 +120,7 @@ struct QualityRow {
   std::string variant, dataset, source;
   std::optional<double> loss, perplexity, accuracy, samples_per_s, tokens_per_s;
   double seconds = 0;
+  std::string weights;  // checkpoint | partly initial (...) | initial
 };
 
 QualityRow measure_quality(train::Task& task,
@@ -131,7 +133,7 @@ QualityRow measure_quality(train::Task& task,
   q.dataset = set.name;
   q.source = set.source;
   q.loss = finite(sums.mean_loss());
-  if (q.loss) q.perplexity = finite(std::exp(*q.loss));
+  if (q.loss && !task.reports_accuracy()) q.perplexity = finite(std::exp(*q.loss));
   if (task.reports_accuracy()) q.accuracy = finite(sums.accuracy());
   q.seconds = seconds;
   if (seconds > 0) {
@@ -144,7 +146,7 @@ QualityRow measure_quality(train::Task& task,
 void write_quality(output::CsvWriter& csv, const QualityRow& q) {
   csv.add(std::string_view(q.variant)).add(std::string_view(q.dataset));
   csv.add(std::string_view(q.source)).add(q.loss).add(q.perplexity).add(q.accuracy);
-  csv.add(q.samples_per_s).add(q.tokens_per_s).add(q.seconds);
+  csv.add(q.samples_per_s).add(q.tokens_per_s).add(q.seconds).add(std::string_view(q.weights));
   csv.end_row();
 }
 
@@ -191,7 +193,8 @@ nlohmann::json to_json(const QualityRow& q) {
           {"accuracy", json_or_null(q.accuracy)},
           {"samples_per_s", json_or_null(q.samples_per_s)},
           {"tokens_per_s", json_or_null(q.tokens_per_s)},
-          {"seconds", q.seconds}};
+          {"seconds", q.seconds},
+          {"weights", q.weights}};
 }
 
 std::string fmt_opt(const std::optional<double>& v, const char* spec) {
@@ -261,19 +264,20 @@ nlohmann::json notes(const config::Config& cfg, bool generation, int64_t prompt_
 
 }  // namespace
 
-BenchResult run_bench(const config::Config& cfg, const BenchOptions& opts) {
-  config::validate(cfg);
+BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
+  config::validate(given);
+  // -- set-up: data, model, eval sets and inputs (before the result directory exists) ---------
+  Prepared p = prepare(given, opts.checkpoint, opts.allow_init_weights);
+  const config::Config& cfg = p.cfg;  // with the checkpoint's model shape
   const std::vector<std::string> variants = config::split_list(cfg.bench.variants);
   const std::vector<int64_t> batch_sizes = config::bench_batch_sizes(cfg);
   const int64_t P = prompt_length(cfg);
 
-  // -- set-up: data, model, eval sets and inputs (before the result directory exists) ---------
-  Prepared p = prepare(cfg, opts.checkpoint);
   train::Task& task = *p.task;
   model::Gpt* gpt = task.gpt();
   const bool generation = gpt != nullptr && P > 0;
   const int64_t quality_batch = cfg.eval.batch_size > 0 ? cfg.eval.batch_size : batch_sizes.front();
-  const std::vector<train::EvalSet> sets = eval_sets(cfg, p, quality_batch);
+  const std::vector<train::EvalSet> sets = eval_sets(p, quality_batch);
   // Per batch size the first kTimedBatches validation batches, each (b, T), cycled by the timed
   // loop: fresh activations every call, as in real inference.
   constexpr int64_t kTimedBatches = 8;
@@ -297,6 +301,8 @@ BenchResult run_bench(const config::Config& cfg, const BenchOptions& opts) {
   output::CsvWriter bench_csv(dir + "/bench.csv", kBenchColumns);
   output::CsvWriter quality_csv(dir + "/bench_quality.csv", kQualityColumns);
   spdlog::info("bench directory {}", dir);
+  for (const std::string& note : cfg.notes) spdlog::warn("config: {}", note);
+  for (const std::string& note : p.notes) spdlog::info("model: {}", note);
   spdlog::info("model: {}, {} parameters; task {}; {} threads; variants {}; batch sizes {}",
                task.describe(), task.num_parameters(), task.name(), p.runtime.threads,
                cfg.bench.variants, cfg.bench.batch_sizes);
@@ -311,7 +317,8 @@ BenchResult run_bench(const config::Config& cfg, const BenchOptions& opts) {
     // Quality first: every row of this variant carries the validation set's figures.
     std::optional<QualityRow> val;
     for (const train::EvalSet& set : sets) {
-      const QualityRow q = measure_quality(task, set, variant);
+      QualityRow q = measure_quality(task, set, variant);
+      q.weights = weights_label(p);
       write_quality(quality_csv, q);
       quality_json.push_back(to_json(q));
       if (!val) val = q;  // sets[0] is the validation split
@@ -384,6 +391,9 @@ BenchResult run_bench(const config::Config& cfg, const BenchOptions& opts) {
        p.checkpoint ? fmt::format("{} task, step {}", p.checkpoint->task, p.checkpoint->step)
                     : "no --checkpoint and no model.init_from: untrained "
                       "initial weights (quality figures are a baseline)"},
+      {"weights", weights_label(p)},
+      {"init_tensors", p.init_tensors},
+      {"model_from_checkpoint", p.notes},
       {"threads", p.runtime.threads},
       {"quant_engine", cfg.bench.quant_engine},
       {"torch_version", TORCH_VERSION},

@@ -21,8 +21,11 @@ nlohmann::json to_json(const EvalSetResult& r) {
           {"batches", r.batches},
           {"sequences", r.sequences},
           {"targets", r.targets},
+          {"available_sequences", r.available_sequences},
+          {"sampling", r.sampling.empty() ? nlohmann::json("the whole set, in order")
+                                          : nlohmann::json(r.sampling)},
           {"loss", r.loss},
-          {"perplexity", r.perplexity},
+          {"perplexity", r.perplexity ? nlohmann::json(*r.perplexity) : nlohmann::json(nullptr)},
           {"accuracy", r.accuracy ? nlohmann::json(*r.accuracy) : nlohmann::json(nullptr)},
           {"seconds", r.seconds},
           {"samples_per_s", r.samples_per_s},
@@ -31,21 +34,28 @@ nlohmann::json to_json(const EvalSetResult& r) {
 
 }  // namespace
 
-EvalResult run_eval(const config::Config& cfg, const EvalOptions& opts) {
-  Prepared p = prepare(cfg, opts.checkpoint);
+EvalResult run_eval(const config::Config& given, const EvalOptions& opts) {
+  Prepared p = prepare(given, opts.checkpoint, opts.allow_init_weights);
+  const config::Config& cfg = p.cfg;  // with the checkpoint's model shape
   const int64_t batch = cfg.eval.batch_size > 0 ? cfg.eval.batch_size : cfg.train.batch_size;
-  const std::vector<train::EvalSet> sets = eval_sets(cfg, p, batch);
+  const std::vector<train::EvalSet> sets = eval_sets(p, batch);
   const bool bf16 = cfg.train.precision == "bf16";
 
   EvalResult result;
   result.task = p.task->name();
+  result.weights = weights_label(p);
+  result.init_tensors = p.init_tensors;
+  result.reports_perplexity = !p.task->reports_accuracy();
   if (p.checkpoint) result.checkpoint = p.checkpoint->path;
   const std::string parent = opts.output_dir.empty() ? cfg.output.dir : opts.output_dir;
   result.run_dir = output::create_run_dir(parent, cfg.output.name, opts.run_label);
   output::write_file_atomic(result.run_dir + "/config.yaml", config::to_yaml(cfg));
   output::CsvWriter csv(result.run_dir + "/eval_sets.csv",
-                        {"set", "source", "batches", "sequences", "targets", "loss", "perplexity",
-                         "accuracy", "seconds", "samples_per_s", "tokens_per_s"});
+                        {"set", "source", "batches", "sequences", "available_sequences",
+                         "sampling", "targets", "loss", "perplexity", "accuracy", "weights",
+                         "seconds", "samples_per_s", "tokens_per_s"});
+  for (const std::string& note : cfg.notes) spdlog::warn("config: {}", note);
+  for (const std::string& note : p.notes) spdlog::info("model: {}", note);
   spdlog::info("model: {}, {} parameters; {} threads; batch {}, {}", p.task->describe(),
                p.task->num_parameters(), p.runtime.threads, batch, cfg.train.precision);
   for (const train::EvalSet& set : sets) {
@@ -54,22 +64,23 @@ EvalResult run_eval(const config::Config& cfg, const EvalOptions& opts) {
     EvalSetResult r;
     r.name = set.name;
     r.source = set.source;
+    r.sampling = set.sampling;
+    r.available_sequences = set.available;
     r.batches = sums.batches;
     r.sequences = sums.rows;
     r.targets = sums.targets;
     r.loss = sums.mean_loss();
-    r.perplexity = std::exp(r.loss);
+    // Perplexity is a language-model figure; a classifier's is exp(cross-entropy) of nothing
+    // anyone reads, so it is null there.
+    if (result.reports_perplexity) r.perplexity = std::exp(r.loss);
     if (p.task->reports_accuracy()) r.accuracy = sums.accuracy();
     r.seconds = seconds;
     r.samples_per_s = seconds > 0 ? static_cast<double>(sums.rows) / seconds : NAN;
     r.tokens_per_s = seconds > 0 ? static_cast<double>(sums.tokens) / seconds : NAN;
     csv.add(std::string_view(r.name)).add(std::string_view(r.source)).add(r.batches);
-    csv.add(r.sequences).add(r.targets).add(r.loss).add(r.perplexity);
-    if (r.accuracy) {
-      csv.add(*r.accuracy);
-    } else {
-      csv.add_null();
-    }
+    csv.add(r.sequences).add(r.available_sequences).add(std::string_view(r.sampling));
+    csv.add(r.targets).add(r.loss).add(r.perplexity).add(r.accuracy);
+    csv.add(std::string_view(result.weights));
     csv.add(r.seconds).add(r.samples_per_s).add(r.tokens_per_s);
     csv.end_row();
     result.sets.push_back(r);
@@ -84,11 +95,22 @@ EvalResult run_eval(const config::Config& cfg, const EvalOptions& opts) {
       {"checkpoint", result.checkpoint.empty() ? nlohmann::json(nullptr)
                                                : nlohmann::json(result.checkpoint)},
       {"checkpoint_note", result.checkpoint.empty() ? "untrained: initial weights" : ""},
+      {"weights", result.weights},
+      {"init_tensors", result.init_tensors},
+      {"weights_note",
+       result.weights == "checkpoint"
+           ? nlohmann::json(nullptr)
+           : nlohmann::json("figures computed through randomly initialised weights (" +
+                            result.weights + "): not a measure of a trained model")},
+      {"model_from_checkpoint", p.notes},
+      {"config_notes", cfg.notes},
       {"precision", cfg.train.precision},
       {"threads", p.runtime.threads},
       {"batch_size", batch},
-      {"perplexity_note", "exp of the mean cross-entropy per scored target (mlm: masked tokens; "
-                          "lm: next tokens; classify: sequences)"},
+      {"perplexity_note", result.reports_perplexity
+                              ? "exp of the mean cross-entropy per scored target (mlm: masked "
+                                "tokens; lm: next tokens)"
+                              : "null: classification reports accuracy, not perplexity"},
       {"command_line", opts.command_line},
       {"sets", sets_json}};
   output::write_file_atomic(result.run_dir + "/eval.json", doc.dump(2) + "\n");

@@ -11,21 +11,42 @@
 
 namespace llmprof::eval {
 
-Prepared prepare(const config::Config& cfg, const std::string& checkpoint) {
+std::string weights_label(const Prepared& p) {
+  if (!p.checkpoint) return "initial";
+  if (p.init_tensors.empty()) return "checkpoint";
+  return fmt::format("partly initial ({} tensors at init)", p.init_tensors.size());
+}
+
+Prepared prepare(const config::Config& cfg_in, const std::string& checkpoint,
+                 bool allow_init_weights) {
+  Prepared p;
+  p.cfg = cfg_in;
+  const config::Config& cfg = p.cfg;
+  const std::string path = checkpoint.empty() ? cfg.model.init_from : checkpoint;
+  const std::string key = checkpoint.empty() ? "model.init_from" : "--checkpoint";
+  if (!path.empty()) p.notes = train::adopt_checkpoint_model(p.cfg, path, key);
   config::validate(cfg);
   train::check_device(cfg);
-  Prepared p;
   p.runtime = train::apply_runtime(cfg);
   p.data = train::load_run_data(cfg);
   p.task = train::make_task(cfg, p.data.tokenizer->vocab_size(), p.data.mlm_predictions);
-  const std::string path = checkpoint.empty() ? cfg.model.init_from : checkpoint;
-  const std::string key = checkpoint.empty() ? "model.init_from" : "--checkpoint";
   if (!path.empty()) {
     p.checkpoint = train::load_checkpoint(path, p.task->module(), cfg, key);
-    if (!p.checkpoint->missing.empty()) {
-      spdlog::warn("checkpoint {} lacks {} tensors of this model, left at init: {}",
-                   p.checkpoint->path, p.checkpoint->missing.size(),
-                   fmt::format("{}", fmt::join(p.checkpoint->missing, ", ")));
+    p.init_tensors = p.checkpoint->missing;
+    if (!p.init_tensors.empty() && !allow_init_weights) {
+      throw ConfigError(
+          fmt::format("{}: checkpoint {} ({} task) lacks {} tensors of this {} model ({}); their "
+                      "random initial values would make every figure meaningless. Evaluate a "
+                      "checkpoint trained for train.task={}, or pass --allow-init-weights to "
+                      "measure anyway (results are then marked)",
+                      key, p.checkpoint->path, p.checkpoint->task, p.init_tensors.size(),
+                      p.task->name(), fmt::join(p.init_tensors, ", "), p.task->name()),
+          cfg.source_file, key);
+    }
+    if (!p.init_tensors.empty()) {
+      spdlog::warn("checkpoint {} lacks {} tensors of this model, left at init: {}; every result "
+                   "is marked 'partly initial'",
+                   p.checkpoint->path, p.init_tensors.size(), fmt::join(p.init_tensors, ", "));
     }
   } else {
     spdlog::warn("no --checkpoint and no model.init_from: measuring the untrained (initial) model");
@@ -34,13 +55,16 @@ Prepared prepare(const config::Config& cfg, const std::string& checkpoint) {
   return p;
 }
 
-std::vector<train::EvalSet> eval_sets(const config::Config& cfg, const Prepared& p,
-                                      int64_t batch_size) {
+std::vector<train::EvalSet> eval_sets(const Prepared& p, int64_t batch_size) {
+  const config::Config& cfg = p.cfg;
   std::vector<train::EvalSet> sets;
   sets.push_back(train::make_validation_eval_set(cfg, p.data, batch_size, cfg.eval.max_batches));
   for (const auto& [name, path] : train::eval_paths(cfg)) {
     sets.push_back(
         train::make_file_eval_set(cfg, p.data, name, path, batch_size, cfg.eval.max_batches));
+  }
+  for (const train::EvalSet& set : sets) {
+    if (!set.sampling.empty()) spdlog::info("eval set {}: {}", set.name, set.sampling);
   }
   return sets;
 }

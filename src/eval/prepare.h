@@ -16,18 +16,28 @@
 namespace llmprof::eval {
 
 struct Prepared {
+  config::Config cfg;          // the given config with the checkpoint's model shape
+  std::vector<std::string> notes;  // what was taken from the checkpoint (logged)
   train::RuntimeInfo runtime;
   train::RunData data;
   std::unique_ptr<train::Task> task;
   std::optional<train::LoadReport> checkpoint;  // none: init weights (warned)
+  // Tensors the checkpoint lacks, left at their initial (random) values; with no checkpoint every
+  // tensor is (weights_label says "initial").
+  std::vector<std::string> init_tensors;
 };
 
-// checkpoint: a checkpoint/run directory, or empty for model.init_from (or none).
-Prepared prepare(const config::Config& cfg, const std::string& checkpoint);
+// The weights behind a result: "checkpoint", "partly initial (N tensors at init)" or "initial".
+std::string weights_label(const Prepared& p);
 
-// The validation split and every eval.paths file, batch_size each, eval.max_batches at most.
-std::vector<train::EvalSet> eval_sets(const config::Config& cfg, const Prepared& p,
-                                      int64_t batch_size);
+// checkpoint: a checkpoint/run directory, or empty for model.init_from (or none). A checkpoint
+// that lacks tensors of this model (a task head) is a ConfigError unless allow_init_weights:
+// metrics through freshly initialised weights are not results.
+Prepared prepare(const config::Config& cfg, const std::string& checkpoint, bool allow_init_weights);
+
+// The validation split and every eval.paths file, batch_size each, eval.max_batches at most
+// (a seeded random subset of the sequences when the set is larger).
+std::vector<train::EvalSet> eval_sets(const Prepared& p, int64_t batch_size);
 
 // Evaluates set with the model in eval mode and no grad; bf16 = CPU autocast. Returns the sums
 // and the wall time in seconds.

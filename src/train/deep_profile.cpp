@@ -24,7 +24,9 @@ DeepProfile::DeepProfile(const config::Config& cfg,
 
 DeepProfile::~DeepProfile() = default;
 
-DeepProfile::StepKind DeepProfile::kind_of(int64_t step) const {
+// Step numbers count from 1 (README "Step numbers"); the schedule counts from the first step.
+DeepProfile::StepKind DeepProfile::kind_of(int64_t step_number) const {
+  const int64_t step = step_number - 1;
   const int64_t cycle = cfg_.schedule_wait + cfg_.schedule_warmup + cfg_.schedule_active;
   if (cfg_.schedule_repeat > 0 && step / cycle >= cfg_.schedule_repeat) return StepKind::kSkip;
   const int64_t pos = step % cycle;
@@ -33,7 +35,8 @@ DeepProfile::StepKind DeepProfile::kind_of(int64_t step) const {
   return StepKind::kActive;
 }
 
-bool DeepProfile::last_of_window(int64_t step) const {
+bool DeepProfile::last_of_window(int64_t step_number) const {
+  const int64_t step = step_number - 1;
   const int64_t cycle = cfg_.schedule_wait + cfg_.schedule_warmup + cfg_.schedule_active;
   return step % cycle == cycle - 1;
 }

@@ -25,7 +25,8 @@ class DeepProfile {
               double peak_flops_per_s, std::string run_dir);
   ~DeepProfile();
 
-  // Between steps: opens the window when the schedule reaches a traced step.
+  // Between steps: opens the window when the schedule reaches a traced step. Steps are numbered
+  // from 1, as in every output.
   void before_step(int64_t step, profile::PhaseRecorder& recorder);
   // Between steps: closes the step; at the end of a window writes the tables and the trace.
   void after_step(const profile::StepRecord& record, int64_t max_rss_bytes,
@@ -38,8 +39,8 @@ class DeepProfile {
 
  private:
   enum class StepKind { kSkip, kWarmup, kActive };
-  StepKind kind_of(int64_t step) const;
-  bool last_of_window(int64_t step) const;
+  StepKind kind_of(int64_t step_number) const;
+  bool last_of_window(int64_t step_number) const;
   void process();
 
   config::ProfileConfig cfg_;

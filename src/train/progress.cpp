@@ -19,20 +19,20 @@ void Progress::step(int64_t step, double loss, double step_ms, double tokens_per
   if (quiet_) return;
   const int64_t now = profile::now_ns();
   const double elapsed_s = static_cast<double>(now - start_ns_) * 1e-9;
-  const double eta_s = elapsed_s / static_cast<double>(step + 1) * static_cast<double>(max_steps_ - step - 1);
+  const double eta_s = elapsed_s / static_cast<double>(step) * static_cast<double>(max_steps_ - step);
   if (tty_) {
-    if (now - last_draw_ns_ < 100'000'000 && step + 1 < max_steps_) return;  // 10 Hz at most
+    if (now - last_draw_ns_ < 100'000'000 && step < max_steps_) return;  // 10 Hz at most
     last_draw_ns_ = now;
     std::string line = fmt::format("\rstep {}/{} | loss {:.4f} | {:.1f} ms/step | {:.0f} tok/s | ETA {:.0f}s   ",
-                                   step + 1, max_steps_, loss, step_ms, tokens_per_s, eta_s);
+                                   step, max_steps_, loss, step_ms, tokens_per_s, eta_s);
     std::fputs(line.c_str(), stderr);
     std::fflush(stderr);
     line_open_ = true;
     return;
   }
   const int64_t every = std::max<int64_t>(1, max_steps_ / 20);
-  if ((step + 1) % every == 0 || step == 0 || step + 1 == max_steps_) {
-    spdlog::info("step {}/{} loss {:.4f} {:.2f} ms/step {:.0f} tok/s ETA {:.0f}s", step + 1,
+  if (step % every == 0 || step == 1 || step == max_steps_) {
+    spdlog::info("step {}/{} loss {:.4f} {:.2f} ms/step {:.0f} tok/s ETA {:.0f}s", step,
                  max_steps_, loss, step_ms, tokens_per_s, eta_s);
   }
 }
@@ -42,7 +42,7 @@ void Progress::eval(int64_t step, double train_loss, double val_loss, double eva
     std::fputs("\n", stderr);
     line_open_ = false;
   }
-  spdlog::info("eval at step {}: train loss {:.4f}, val loss {:.4f} ({:.0f} ms)", step + 1,
+  spdlog::info("eval at step {}: train loss {:.4f}, val loss {:.4f} ({:.0f} ms)", step,
                train_loss, val_loss, eval_ms);
 }
 

@@ -9,6 +9,7 @@ namespace llmprof::train {
 class Progress {
  public:
   Progress(int64_t max_steps, bool quiet);
+  // step counts from 1 (the step just completed), as in every output.
   void step(int64_t step, double loss, double step_ms, double tokens_per_s);
   void eval(int64_t step, double train_loss, double val_loss, double eval_ms);
   void finish();  // ends the TTY line

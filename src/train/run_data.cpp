@@ -30,12 +30,18 @@ class SequentialWindowSampler : public data::BatchSampler {
   SequentialWindowSampler(const std::vector<int32_t>& tokens, int64_t B, int64_t T)
       : tokens_(tokens), B_(B), T_(T),
         windows_((static_cast<int64_t>(tokens.size()) - 1) / T) {}
+  // Only the listed windows (ascending), in that order.
+  SequentialWindowSampler(const std::vector<int32_t>& tokens, int64_t B, int64_t T,
+                          std::vector<int64_t> windows)
+      : tokens_(tokens), B_(B), T_(T), windows_(static_cast<int64_t>(windows.size())),
+        chosen_(std::move(windows)) {}
   data::BatchLayout layout() const override { return {B_, T_, T_, false, 0}; }
   void fill(int64_t index, const data::BatchBuffers& out) const override {
     for (int64_t r = 0; r < B_; ++r) {
       const int64_t k = index * B_ + r;
       const bool real = k < windows_;
-      const int64_t start = (real ? k : 0) * T_;
+      const int64_t window = chosen_.empty() ? k : chosen_[static_cast<size_t>(real ? k : 0)];
+      const int64_t start = (real ? window : chosen_.empty() ? 0 : chosen_[0]) * T_;
       for (int64_t t = 0; t < T_; ++t) {
         out.x[r * T_ + t] = tokens_[static_cast<size_t>(start + t)];
         out.y[r * T_ + t] = real ? tokens_[static_cast<size_t>(start + t + 1)] : data::kIgnoreLabel;
@@ -48,7 +54,44 @@ class SequentialWindowSampler : public data::BatchSampler {
  private:
   const std::vector<int32_t>& tokens_;
   int64_t B_, T_, windows_;
+  std::vector<int64_t> chosen_;  // empty = every window
 };
+
+// n of the indices 0..available-1, drawn uniformly without replacement (a partial Fisher-Yates
+// on raw mt19937_64 output), returned ascending.
+std::vector<int64_t> random_subset(int64_t available, int64_t n, uint64_t seed) {
+  std::vector<int64_t> idx(static_cast<size_t>(available));
+  std::iota(idx.begin(), idx.end(), 0);
+  std::mt19937_64 rng(seed);
+  for (int64_t i = 0; i < n; ++i) {
+    const auto j = i + static_cast<int64_t>(rng() % static_cast<uint64_t>(available - i));
+    std::swap(idx[static_cast<size_t>(i)], idx[static_cast<size_t>(j)]);
+  }
+  idx.resize(static_cast<size_t>(n));
+  std::sort(idx.begin(), idx.end());
+  return idx;
+}
+
+// Seed of an eval set's subset: the run's seed and the set's name, so each set draws its own.
+uint64_t subset_seed(const config::Config& cfg, const std::string& name) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+  return static_cast<uint64_t>(cfg.train.seed) ^ h;
+}
+
+// How many sequences a limited set uses, and the note that says how they were drawn ("" when the
+// whole set is used).
+int64_t subset_size(int64_t available, int64_t batch_size, int64_t max_batches) {
+  if (max_batches <= 0) return available;
+  return std::min(available, max_batches * batch_size);
+}
+std::string subset_note(int64_t used, int64_t available, int64_t max_batches, int64_t batch_size,
+                        const char* unit) {
+  if (used >= available) return "";
+  return fmt::format("a seeded random {} of the {} {} (eval.max_batches={} x batch {}), in file "
+                     "order",
+                     used, available, unit, max_batches, batch_size);
+}
 
 // Batches 0..n-1 of a sampler, copied into owned tensors.
 std::vector<Batch> take_batches(const data::BatchSampler& sampler, int64_t n) {
@@ -56,10 +99,6 @@ std::vector<Batch> take_batches(const data::BatchSampler& sampler, int64_t n) {
   batches.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) batches.push_back(make_batch(sampler, i));
   return batches;
-}
-
-int64_t limit(int64_t available, int64_t max_batches) {
-  return max_batches > 0 ? std::min(available, max_batches) : available;
 }
 
 void load_lm_data(const config::Config& cfg, RunData& rd) {
@@ -227,6 +266,42 @@ void load_encoder_data(const config::Config& cfg, RunData& rd) {
                                    : "");
 }
 
+// The windows of an lm eval stream: all in order, or a seeded random subset of them.
+void fill_window_set(EvalSet& set, const config::Config& cfg, const std::vector<int32_t>& tokens,
+                     int64_t batch_size, int64_t max_batches) {
+  const int64_t T = cfg.model.block_size;
+  const int64_t available = (static_cast<int64_t>(tokens.size()) - 1) / T;
+  set.available = available;
+  set.used = subset_size(available, batch_size, max_batches);
+  set.sampling = subset_note(set.used, available, max_batches, batch_size, "windows");
+  if (set.sampling.empty()) {
+    SequentialWindowSampler sampler(tokens, batch_size, T);
+    set.batches = take_batches(sampler, sampler.batches());
+    return;
+  }
+  SequentialWindowSampler sampler(tokens, batch_size, T,
+                                  random_subset(available, set.used, subset_seed(cfg, set.name)));
+  set.batches = take_batches(sampler, sampler.batches());
+}
+
+// The sequences of an encoder eval set: all in order, or a seeded random subset of them.
+void fill_encoder_set(EvalSet& set, const config::Config& cfg, const RunData& rd,
+                      const data::EncodedSet& all, int64_t batch_size, int64_t max_batches) {
+  set.available = all.num_sequences;
+  set.used = subset_size(all.num_sequences, batch_size, max_batches);
+  set.sampling = subset_note(set.used, set.available, max_batches, batch_size, "sequences");
+  const auto seed = static_cast<uint64_t>(cfg.train.seed) + 2;  // MLM masks, as before
+  if (set.sampling.empty()) {
+    auto sampler = encoder_sampler(cfg, rd, all, batch_size, data::SampleOrder::kSequential, seed);
+    set.batches = take_batches(*sampler, data::sequential_batches(all, batch_size));
+    return;
+  }
+  const data::EncodedSet some =
+      take_rows(all, random_subset(all.num_sequences, set.used, subset_seed(cfg, set.name)));
+  auto sampler = encoder_sampler(cfg, rd, some, batch_size, data::SampleOrder::kSequential, seed);
+  set.batches = take_batches(*sampler, data::sequential_batches(some, batch_size));
+}
+
 }  // namespace
 
 RunData load_run_data(const config::Config& cfg) {
@@ -272,14 +347,10 @@ EvalSet make_validation_eval_set(const config::Config& cfg, const RunData& rd, i
                    ? fmt::format("{} (tail {})", rd.source, cfg.data.val_fraction)
                    : cfg.data.val_path;
   if (cfg.model.type == "gpt") {
-    SequentialWindowSampler sampler(rd.splits.val, batch_size, cfg.model.block_size);
-    set.batches = take_batches(sampler, limit(sampler.batches(), max_batches));
+    fill_window_set(set, cfg, rd.splits.val, batch_size, max_batches);
     return set;
   }
-  auto sampler = encoder_sampler(cfg, rd, rd.val_set, batch_size, data::SampleOrder::kSequential,
-                                 static_cast<uint64_t>(cfg.train.seed) + 2);
-  set.batches = take_batches(*sampler, limit(data::sequential_batches(rd.val_set, batch_size),
-                                             max_batches));
+  fill_encoder_set(set, cfg, rd, rd.val_set, batch_size, max_batches);
   return set;
 }
 
@@ -295,17 +366,14 @@ EvalSet make_file_eval_set(const config::Config& cfg, const RunData& rd, const s
       throw DataError(fmt::format("{}: {} tokens hold no window of model.block_size {} + 1", path,
                                   tokens.size(), cfg.model.block_size));
     }
-    SequentialWindowSampler sampler(tokens, batch_size, cfg.model.block_size);
-    set.batches = take_batches(sampler, limit(sampler.batches(), max_batches));
+    fill_window_set(set, cfg, tokens, batch_size, max_batches);
     return set;
   }
   const data::TextDataset ds =
       data::read_text_dataset(path, read_options(cfg, 0, static_cast<uint64_t>(cfg.train.seed)));
   warn_bad_rows(ds);
   const data::EncodedSet enc = encode(cfg, rd, ds);
-  auto sampler = encoder_sampler(cfg, rd, enc, batch_size, data::SampleOrder::kSequential,
-                                 static_cast<uint64_t>(cfg.train.seed) + 2);
-  set.batches = take_batches(*sampler, limit(data::sequential_batches(enc, batch_size), max_batches));
+  fill_encoder_set(set, cfg, rd, enc, batch_size, max_batches);
   return set;
 }
 

@@ -27,6 +27,9 @@ struct EvalSet {
   std::string name;    // train | val | a name from eval.paths
   std::string source;  // file path or description
   std::vector<Batch> batches;
+  int64_t available = 0;  // sequences (windows for lm) in the whole set
+  int64_t used = 0;       // sequences evaluated
+  std::string sampling;   // how a limited set was drawn; empty = the whole set, in order
 };
 
 struct RunData {
@@ -51,7 +54,9 @@ RunData load_run_data(const config::Config& cfg);
 EvalSet make_train_eval_set(const config::Config& cfg, const RunData& rd, const std::string& split);
 
 // A whole eval set for llmprof eval/bench: the validation split, or a file from eval.paths read
-// with the run's tokenizer, in order, at most max_batches batches (0 = all) of batch_size.
+// with the run's tokenizer, in order, in batches of batch_size. With max_batches > 0 and a larger
+// set, a seeded random subset of max_batches x batch_size sequences (windows for lm), kept in
+// file order: files are often sorted (IMDB by label), so their head is no sample.
 EvalSet make_validation_eval_set(const config::Config& cfg, const RunData& rd, int64_t batch_size,
                                  int64_t max_batches);
 EvalSet make_file_eval_set(const config::Config& cfg, const RunData& rd, const std::string& name,

@@ -139,6 +139,7 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   EvalCsv eval_csv(dir + "/eval.csv");
 
   spdlog::info("run directory {}", dir);
+  for (const std::string& note : cfg.notes) spdlog::warn("config: {}", note);
   spdlog::info("data: {} ({} bytes), {} tokenizer, vocab {}, {}", rd.source, rd.corpus_bytes,
                rd.tokenizer->name(), rd.tokenizer->vocab_size(), rd.description);
   spdlog::info("model: {}, {} parameters; task {}, {} {}, {} threads", task->describe(),
@@ -179,9 +180,11 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   const int64_t wall_start_ns = profile::now_ns();
 
   try {
-    for (int64_t step = 0; step < max_steps; ++step) {
+    data::BatchView held;  // the last micro-batch, handed back at the next data phase
+    bool holding = false;
+    for (int64_t step = 1; step <= max_steps; ++step) {  // step numbers count from 1 everywhere
       StepRow row;
-      row.lr = learning_rate(cfg, step);
+      row.lr = learning_rate(cfg, step - 1);
       set_learning_rate(*optimizer, row.lr);
       deep.before_step(step, recorder);
       const telemetry::RusageSnapshot ru_before = telemetry::read_rusage();
@@ -193,7 +196,10 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
         Batch b;
         torch::Tensor loss;
         {
+          // The previous batch's slot goes back here, so refilling it is data time and the data
+          // phase runs once per micro-batch, where the batch is taken.
           profile::ScopedPhase phase(recorder, profile::Phase::kData);
+          if (holding) loader.release(held);
           batch = loader.next();
           b = wrap_batch(batch);
         }
@@ -208,11 +214,8 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
           loss.backward();
         }
         micro_loss[static_cast<size_t>(micro)] = loss.detach();
-        {
-          // Handing the slot back wakes a worker: loader work, so it counts as data time.
-          profile::ScopedPhase phase(recorder, profile::Phase::kData);
-          loader.release(batch);  // backward is done with the batch (embedding, mask, loss)
-        }
+        held = batch;  // backward is done with it (embedding, mask, loss); released next phase
+        holding = true;
       }
       {
         profile::ScopedPhase phase(recorder, profile::Phase::kOptimizer);
@@ -251,9 +254,9 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
         break;
       }
 
-      const bool last = step + 1 == max_steps;
+      const bool last = step == max_steps;
       const bool do_eval = cfg.train.eval_interval > 0 &&
-                           ((step + 1) % cfg.train.eval_interval == 0 || last);
+                           (step % cfg.train.eval_interval == 0 || last);
       if (do_eval) {
         const int64_t t0 = profile::now_ns();
         const EvalSums tr = evaluate(*task, eval_train, bf16), va = evaluate(*task, eval_val, bf16);
@@ -269,9 +272,9 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
       rows.push_back(row);
       steps_csv.write(row);
       if (cfg.train.save_checkpoint && cfg.train.checkpoint_interval > 0 && !last &&
-          (step + 1) % cfg.train.checkpoint_interval == 0) {
-        save_checkpoint(fmt::format("{}/checkpoint-step{}", dir, step + 1), task->module(), cfg,
-                        task->name(), step + 1);
+          step % cfg.train.checkpoint_interval == 0) {
+        save_checkpoint(fmt::format("{}/checkpoint-step{}", dir, step), task->module(), cfg,
+                        task->name(), step);
       }
       progress.step(step, row.loss, step_ms(row), static_cast<double>(row.tokens) / (step_ms(row) * 1e-3));
 
@@ -317,6 +320,7 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   in.wall_s = static_cast<double>(wall_end_ns - wall_start_ns) * 1e-9;
   nlohmann::json summary = build_summary(in);
   summary["data"] = rd.report;
+  summary["config_notes"] = cfg.notes;
   if (init) {
     summary["init_from"] = {{"path", init->path}, {"task", init->task}, {"step", init->step},
                             {"loaded", init->loaded}, {"missing", init->missing},

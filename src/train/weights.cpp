@@ -70,6 +70,16 @@ void save_checkpoint(const std::string& dir, torch::nn::Module& model, const con
 std::string resolve_checkpoint_dir(const std::string& path, const config::Config& cfg,
                                    const std::string& key) {
   const fs::path p(path);
+  std::error_code ec;
+  if (!fs::exists(p, ec)) {
+    throw ConfigError(fmt::format("{}: '{}' does not exist", key, path), cfg.source_file, key);
+  }
+  if (!fs::is_directory(p, ec)) {
+    throw ConfigError(fmt::format("{}: '{}' is a file; give the checkpoint directory (the one "
+                                  "holding model.pt) or the run directory",
+                                  key, path),
+                      cfg.source_file, key);
+  }
   if (fs::exists(p / "model.pt")) return p.string();
   if (fs::exists(p / "checkpoint" / "model.pt")) return (p / "checkpoint").string();
   throw ConfigError(fmt::format("{}: '{}' holds no checkpoint (no model.pt there or in "
@@ -144,6 +154,60 @@ LoadReport load_checkpoint(const std::string& path, torch::nn::Module& model,
     if (!seen.count(name)) r.unexpected.push_back(name);
   }
   return r;
+}
+
+namespace {
+
+// The model.* keys that fix the shapes of a checkpoint's tensors. block_size is the position
+// table of the decoder only; the encoder's is max_positions (0 there = its block_size), and its
+// block_size is the sequence length of the data. num_labels is the classifier's width.
+std::vector<std::string> shape_keys(const config::Config& ckpt) {
+  std::vector<std::string> keys = {"model.n_layer", "model.n_head",  "model.n_embd",
+                                   "model.vocab_size", "model.bias", "model.ffn_dim"};
+  if (ckpt.model.type == "gpt") keys.push_back("model.block_size");
+  if (ckpt.model.type == "distilbert") keys.push_back("model.max_positions");
+  if (ckpt.train.task == "classify") keys.push_back("model.num_labels");
+  return keys;
+}
+
+}  // namespace
+
+std::vector<std::string> adopt_checkpoint_model(config::Config& cfg, const std::string& path,
+                                                const std::string& key) {
+  const std::string dir = resolve_checkpoint_dir(path, cfg, key);
+  const std::string ckpt_yaml = (fs::path(dir) / "config.yaml").string();
+  if (!fs::exists(ckpt_yaml)) {
+    throw ConfigError(fmt::format("{}: checkpoint {} has no config.yaml, so its model shape is "
+                                  "unknown; it was not written by llmprof train",
+                                  key, dir),
+                      cfg.source_file, key);
+  }
+  config::Config ckpt = config::load_config(ckpt_yaml);
+  if (ckpt.model.type == "distilbert" && ckpt.model.max_positions == 0) {
+    ckpt.model.max_positions = ckpt.model.block_size;  // what "0 = block_size" built
+  }
+  if (ckpt.model.type != cfg.model.type) {
+    throw ConfigError(fmt::format("{}: checkpoint {} is a model.type={} model, this config is {}",
+                                  key, dir, ckpt.model.type, cfg.model.type),
+                      cfg.source_file, "model.type");
+  }
+  std::vector<std::string> notes;
+  for (const std::string& k : shape_keys(ckpt)) {
+    const std::string theirs = config::get_value(ckpt, k), ours = config::get_value(cfg, k);
+    if (theirs == ours) continue;
+    for (const auto& [set_key, assignment] : cfg.set_keys) {
+      if (set_key != k) continue;
+      throw ConfigError(fmt::format("{}: --set {} conflicts with the checkpoint's {}={} ({}); the "
+                                    "model's shape comes from the checkpoint: drop the --set or "
+                                    "give another checkpoint",
+                                    k, assignment, k, theirs, ckpt_yaml),
+                        cfg.source_file, k);
+    }
+    config::apply_override(cfg, k + "=" + theirs);
+    notes.push_back(fmt::format("{} {} from the checkpoint ({} says {})", k, theirs,
+                                cfg.source_file.empty() ? "the config" : cfg.source_file, ours));
+  }
+  return notes;
 }
 
 }  // namespace llmprof::train

@@ -35,6 +35,14 @@ struct LoadReport {
 std::string resolve_checkpoint_dir(const std::string& path, const config::Config& cfg,
                                    const std::string& key);
 
+// The model shape of the checkpoint at path (a checkpoint or run directory), from its config.yaml:
+// every model.* key that fixes a tensor's shape is set in cfg from the checkpoint, so a config
+// file gives data and eval settings and the checkpoint the model. A shape key given with --set
+// (cfg.set_keys) that differs is a ConfigError naming both values. Returns one note per key
+// changed.
+std::vector<std::string> adopt_checkpoint_model(config::Config& cfg, const std::string& path,
+                                                const std::string& key);
+
 // Loads the checkpoint at path into model. Throws ConfigError (naming `key`, e.g. model.init_from)
 // for a missing/unreadable checkpoint, another model type, or a tensor whose shape differs.
 LoadReport load_checkpoint(const std::string& path, torch::nn::Module& model,

@@ -46,6 +46,39 @@ TEST(CliUsage, BadArgumentsExitTwoWithOneLine) {
   expect_contains(missing.output, "--config");
 }
 
+TEST(CliUsage, ConfigHelpShowsConfigExamplesNotTrainOnes) {
+  auto h = run_llmprof({"config", "--help"});
+  EXPECT_EQ(h.exit_code, 0);
+  expect_contains(h.output, "llmprof config show");
+  EXPECT_EQ(h.output.find("llmprof train"), std::string::npos) << h.output;
+}
+
+TEST(CliUsage, AnOptionGivenTwiceSaysSoInWords) {
+  ScratchDir dir;
+  auto r = run_llmprof({"train", "--config", kTiny, "--out", dir.path(), "--out", dir.path()});
+  EXPECT_EQ(r.exit_code, 2);
+  expect_contains(r.output, "--out was given 2 times; give it once");
+  EXPECT_EQ(r.output.find("At Most"), std::string::npos) << r.output;
+}
+
+TEST(CliTrain, WarmupLongerThanTheRunIsClampedWithAWarningNamingBothKeys) {
+  ScratchDir dir;
+  auto r = run_llmprof({"train", "--config", kTiny, "--out", dir.path(), "--set",
+                        "output.name=short", "--set", "schedule.warmup_steps=50", "--set",
+                        "schedule.max_steps=3", "--set", "train.eval_interval=0"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_contains(r.output, "schedule.warmup_steps 50 exceeds schedule.max_steps 3");
+  const auto summary = nlohmann::json::parse(test::read_file(dir.file("short/summary.json")));
+  EXPECT_EQ(summary["config_notes"].size(), 1u);
+  expect_contains(test::read_file(dir.file("short/config.yaml")), "warmup_steps: 3");
+}
+
+TEST(CliConfigErrors, NumberBeyondADoubleSaysOutOfRange) {
+  auto r = run_llmprof({"config", "show", kTiny, "--set", "optim.lr=1e400"});
+  EXPECT_EQ(r.exit_code, 2);
+  expect_contains(r.output, "optim.lr: 1e400 is out of range");
+}
+
 TEST(CliConfigErrors, EachClassExitsTwoNamingTheProblem) {
   ScratchDir dir;
   struct Case {
@@ -137,6 +170,11 @@ TEST(CliTrain, NanLossStopsTheRunAsDivergedWithExitOne) {
   ASSERT_GE(rows.size(), 2u);
   EXPECT_LT(rows.size() - 1, 200u) << "stopped early";
   EXPECT_EQ(rows.back()[1], "nan") << "the diverged step's loss is kept";
+  // One step convention: the step named in the message is the last steps.csv row's number, and
+  // the count of rows (steps numbered from 1).
+  const std::string last = rows.back()[0];
+  EXPECT_EQ(last, std::to_string(rows.size() - 1));
+  expect_contains(r.output, "loss became nan at step " + last + " ");
 }
 
 // Waits until path has at least n lines or the timeout passes.
@@ -162,7 +200,7 @@ TEST(CliTrain, SigkillMidRunLeavesReadableStepsCsv) {
   ASSERT_GE(rows.size(), 6u);
   for (size_t i = 1; i < rows.size(); ++i) {
     ASSERT_EQ(rows[i].size(), rows[0].size()) << "row " << i << " is torn";
-    EXPECT_EQ(std::stoll(rows[i][0]), static_cast<long long>(i - 1));
+    EXPECT_EQ(std::stoll(rows[i][0]), static_cast<long long>(i)) << "steps count from 1";
   }
   EXPECT_FALSE(fs::exists(dir.file("killed/summary.json")));
 }
@@ -179,6 +217,9 @@ TEST(CliTrain, SigintFinishesTheStepAndWritesInterrupted) {
   EXPECT_EQ(summary["status"], "interrupted");
   auto rows = output::parse_csv(test::read_file(dir.file("int/steps.csv")));
   EXPECT_EQ(summary["steps"]["completed"].get<size_t>(), rows.size() - 1);
+  // "stopped by signal 2 after step N" names the last step written, which is also the count.
+  EXPECT_EQ(rows.back()[0], std::to_string(rows.size() - 1));
+  expect_contains(summary["message"].get<std::string>(), "after step " + rows.back()[0]);
 }
 
 }  // namespace

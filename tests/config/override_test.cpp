@@ -46,6 +46,31 @@ TEST(ApplyOverride, ParsesEachTypeLikeTheFile) {
   EXPECT_EQ(c.threads, 8);
 }
 
+TEST(ApplyOverride, NumberBeyondADoubleIsOutOfRangeNotANonNumber) {
+  Config c;
+  ConfigError e = catch_config_error([&] { apply_override(c, "optim.lr=1e400"); });
+  const std::string what = e.what();
+  EXPECT_NE(what.find("optim.lr: 1e400 is out of range (0, 10]"), std::string::npos) << what;
+  EXPECT_EQ(what.find("expected a number"), std::string::npos) << what;
+  ConfigError tiny = catch_config_error([&] { apply_override(c, "optim.weight_decay=1e-400"); });
+  EXPECT_NE(std::string(tiny.what()).find("too small"), std::string::npos) << tiny.what();
+  ConfigError word = catch_config_error([&] { apply_override(c, "optim.lr=fast"); });
+  EXPECT_NE(std::string(word.what()).find("expected a number"), std::string::npos) << word.what();
+}
+
+TEST(LoadConfig, WarmupLongerThanTheRunIsClampedWithANoteNamingBothKeys) {
+  const std::string quick = std::string(LLMPROF_SOURCE_DIR) + "/configs/quickstart.yaml";
+  Config c = load_config(quick, {"schedule.max_steps=30"});
+  EXPECT_EQ(c.schedule.warmup_steps, 30);
+  ASSERT_EQ(c.notes.size(), 1u);
+  EXPECT_NE(c.notes[0].find("schedule.warmup_steps 50 exceeds schedule.max_steps 30"),
+            std::string::npos)
+      << c.notes[0];
+  EXPECT_EQ(c.set_keys.size(), 1u);
+  EXPECT_EQ(c.set_keys[0].first, "schedule.max_steps");
+  EXPECT_TRUE(load_config(quick).notes.empty());
+}
+
 TEST(ApplyOverride, EmptyValueClearsAString) {
   Config c;
   apply_override(c, "output.dir=");

@@ -36,6 +36,7 @@ TEST(SplitTokens, SaysHowManyTokensThereAreAndAreNeededWhenASplitIsTooSmall) {
     EXPECT_NE(msg.find("val split has 30 tokens"), std::string::npos) << msg;
     EXPECT_NE(msg.find("at least 65"), std::string::npos) << msg;
     EXPECT_NE(msg.find("300 tokens"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("val_fraction 0.1)"), std::string::npos) << "no 0.100000: " << msg;
   }
   try {
     split_tokens(iota_tokens(100), 0.5, 64);

@@ -66,16 +66,22 @@ TEST(RunEval, TrainedCheckpointBeatsInitialWeightsOnEverySet) {
     EXPECT_EQ(t.batches, 3);
     EXPECT_EQ(t.sequences, 12);        // 3 batches x batch_size 4, no padding rows
     EXPECT_EQ(t.targets, 12 * 32);     // every position of every window
-    EXPECT_NEAR(t.perplexity, std::exp(t.loss), 1e-9);
+    ASSERT_TRUE(t.perplexity);
+    EXPECT_NEAR(*t.perplexity, std::exp(t.loss), 1e-9);
+    EXPECT_EQ(t.available_sequences, t.name == "val" ? 62 : 156);
+    EXPECT_NE(t.sampling.find("seeded random 12 of the"), std::string::npos) << t.sampling;
     EXPECT_FALSE(t.accuracy);
     EXPECT_GT(t.samples_per_s, 0);
     EXPECT_LT(t.loss, init.sets[i].loss) << t.name;
   }
   const auto rows = output::parse_csv(test::read_file(trained.run_dir + "/eval_sets.csv"));
   ASSERT_EQ(rows.size(), 3u);
-  EXPECT_EQ(rows[0], (std::vector<std::string>{"set", "source", "batches", "sequences", "targets",
-                                               "loss", "perplexity", "accuracy", "seconds",
-                                               "samples_per_s", "tokens_per_s"}));
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"set", "source", "batches", "sequences",
+                                               "available_sequences", "sampling", "targets",
+                                               "loss", "perplexity", "accuracy", "weights",
+                                               "seconds", "samples_per_s", "tokens_per_s"}));
+  EXPECT_EQ(rows[1][10], "checkpoint");
+  EXPECT_EQ(init.weights, "initial");
   const auto doc = nlohmann::json::parse(test::read_file(trained.run_dir + "/eval.json"));
   EXPECT_EQ(doc["task"], "lm");
   EXPECT_TRUE(doc["checkpoint"].is_string());
@@ -101,9 +107,16 @@ TEST(EvalCommand, MissingCheckpointExitsTwoNamingTheFlag) {
                                     "/configs/tiny_test.yaml", "--checkpoint",
                                     dir.file("nope"), "--out", dir.path()});
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("--checkpoint: '" + dir.file("nope") + "' holds no checkpoint"),
+  EXPECT_NE(r.output.find("--checkpoint: '" + dir.file("nope") + "' does not exist"),
             std::string::npos)
       << r.output;
+  // A directory without model.pt is the other case, and says so.
+  fs::create_directories(dir.file("empty"));
+  const auto e = test::run_llmprof({"eval", "--config", std::string(LLMPROF_SOURCE_DIR) +
+                                    "/configs/tiny_test.yaml", "--checkpoint",
+                                    dir.file("empty"), "--out", dir.path()});
+  EXPECT_EQ(e.exit_code, 2) << e.output;
+  EXPECT_NE(e.output.find("holds no checkpoint"), std::string::npos) << e.output;
 }
 
 TEST(EvalCommand, MissingEvalPathsFileExitsTwoNamingItAndWritesNothing) {
@@ -138,7 +151,12 @@ TEST(EvalCommand, PrintsATableOfTheSets) {
                                     "/configs/tiny_test.yaml", "--set", "eval.max_batches=2",
                                     "--set", "energy.enabled=false", "--out", dir.path(), "-q"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("| val | 8 |"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("| val | 8 of 62 |"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("val: a seeded random 8 of the 62 windows"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("| perplexity |"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("accuracy"), std::string::npos) << "lm: no accuracy column\n"
+                                                           << r.output;
   EXPECT_NE(r.output.find("none (initial weights)"), std::string::npos) << r.output;
 }
 

@@ -22,6 +22,35 @@ ShapeRecord shapes(std::initializer_list<std::vector<int64_t>> inputs) {
   return s;
 }
 
+TEST(MemoryPerPhase, OneRowPerStepAndPhaseWithTheHighestPeakAndTheLastEnd) {
+  auto pm = [](int32_t step, Phase p, int64_t peak, int64_t end) {
+    PhaseMemory m;
+    m.step = step;
+    m.phase = static_cast<uint8_t>(p);
+    m.peak_allocated_bytes = peak;
+    m.end_allocated_bytes = end;
+    return m;
+  };
+  // Two micro-batches in step 1 (data, forward, backward twice), one in step 2.
+  std::vector<PhaseMemory> in = {
+      pm(1, Phase::kData, 8, 8),         pm(1, Phase::kForward, 900, 600),
+      pm(1, Phase::kBackward, 1000, 40), pm(1, Phase::kData, 50, 48),
+      pm(1, Phase::kForward, 700, 640),  pm(1, Phase::kBackward, 800, 80),
+      pm(1, Phase::kOptimizer, 90, 80),  pm(2, Phase::kData, 81, 80)};
+  std::vector<PhaseMemory> out = memory_per_phase(in);
+  ASSERT_EQ(out.size(), 5u);
+  EXPECT_EQ(out[0].phase, static_cast<uint8_t>(Phase::kData));
+  EXPECT_EQ(out[0].peak_allocated_bytes, 50);
+  EXPECT_EQ(out[0].end_allocated_bytes, 48);
+  EXPECT_EQ(out[1].peak_allocated_bytes, 900);
+  EXPECT_EQ(out[1].end_allocated_bytes, 640);
+  EXPECT_EQ(out[2].peak_allocated_bytes, 1000);
+  EXPECT_EQ(out[2].end_allocated_bytes, 80);
+  EXPECT_EQ(out[3].phase, static_cast<uint8_t>(Phase::kOptimizer));
+  EXPECT_EQ(out[4].step, 2);
+  EXPECT_EQ(out[4].end_allocated_bytes, 80);
+}
+
 TEST(OpFlops, MatmulFamilyMatchesTwoMkn) {
   EXPECT_DOUBLE_EQ(*op_flops("aten::mm", shapes({{64, 128}, {128, 32}})), 2.0 * 64 * 128 * 32);
   EXPECT_DOUBLE_EQ(*op_flops("aten::addmm", shapes({{32}, {64, 128}, {128, 32}})), 2.0 * 64 * 128 * 32);

@@ -105,7 +105,18 @@ TEST(DeepProfile, OpsLevelCountsMatmulFlopsLikeTheAnalyticModel) {
   EXPECT_EQ(per_phase["forward"], 3) << "one row per recorded step and phase";
   EXPECT_EQ(per_phase["backward"], 3);
   EXPECT_EQ(per_phase["optimizer"], 3);
-  EXPECT_GE(per_phase["data"], 3) << "batch wait and slot hand-back";
+  EXPECT_EQ(per_phase["data"], 3) << "one data row per step: the batch is taken once";
+  std::set<std::string> steps;
+  for (auto& row : mem) steps.insert(row["step"]);
+  EXPECT_EQ(steps, (std::set<std::string>{"4", "5", "6"})) << "steps 4-6 (wait 2, warmup 1)";
+  // Byte columns are whole numbers, means over the recorded steps.
+  for (const char* file : {"/activations.csv", "/ops.csv"}) {
+    for (auto& row : read_table(r.run_dir + file)) {
+      if (row["alloc_bytes"].empty()) continue;
+      EXPECT_EQ(row["alloc_bytes"].find_first_not_of("0123456789"), std::string::npos)
+          << file << " alloc_bytes " << row["alloc_bytes"];
+    }
+  }
 }
 
 TEST(DeepProfile, TraceIsValidChromeJsonWithMonotonicTimestamps) {

@@ -66,6 +66,26 @@ TEST(RunTraining, WritesEveryRunFileWithOneRowPerStep) {
   EXPECT_EQ(config::to_yaml(again), config::to_yaml(cfg));
 }
 
+TEST(RunTraining, StepNumbersCountFromOneInEveryFileAndTheLog) {
+  ScratchDir dir;
+  config::Config cfg = tiny_config(dir.path(), "steps");  // 20 steps, eval every 10
+  TrainResult r = run_training(cfg, quiet());
+  ASSERT_EQ(r.status, "completed") << r.message;
+  std::vector<double> steps = column(r.run_dir + "/steps.csv", "step");
+  ASSERT_EQ(steps.size(), 20u);
+  for (size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(steps[i], static_cast<double>(i + 1));
+  // eval.csv's step is the step the eval followed, as the log says it.
+  std::vector<double> evals = column(r.run_dir + "/eval.csv", "step");
+  EXPECT_EQ(evals, (std::vector<double>{10, 10, 20, 20}));
+  const std::string log = test::read_file(r.run_dir + "/log.txt");
+  EXPECT_NE(log.find("eval at step 10:"), std::string::npos) << log;
+  EXPECT_NE(log.find("eval at step 20:"), std::string::npos) << log;
+  EXPECT_EQ(log.find("eval at step 9:"), std::string::npos) << log;
+  auto summary = nlohmann::json::parse(test::read_file(r.run_dir + "/summary.json"));
+  EXPECT_EQ(summary["steps"]["completed"], 20);
+  EXPECT_EQ(summary["loss"]["eval_step"], 20);
+}
+
 TEST(RunTraining, PhasesAddUpToTheStep) {
   ScratchDir dir;
   TrainResult r = run_training(tiny_config(dir.path(), "run"), quiet());

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace llmprof::config {
@@ -144,6 +145,10 @@ struct Config {
   int64_t threads = 0;        // intra-op threads; 0 = all cores
   std::string device = "cpu";  // cpu | cuda
   std::string source_file;     // the file the config came from (not a key)
+  // Not keys: what loading adjusted (e.g. a warm-up clamped to a short run), for the run's log
+  // and summary; and the keys given with --set, each with its assignment.
+  std::vector<std::string> notes;
+  std::vector<std::pair<std::string, std::string>> set_keys;  // (key path, "key=value")
 };
 
 }  // namespace llmprof::config

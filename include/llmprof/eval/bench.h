@@ -20,6 +20,7 @@ struct BenchOptions {
   std::string output_dir;        // parent of the result directory; empty = output.dir
   std::string run_label = "bench";
   bool quiet = false;            // no table on stdout
+  bool allow_init_weights = false;  // bench a checkpoint that lacks tensors (marked so)
   std::vector<std::string> command_line;
 };
 

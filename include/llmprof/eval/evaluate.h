@@ -18,17 +18,20 @@ struct EvalOptions {
   std::string checkpoint;        // checkpoint or run directory; empty = model.init_from
   std::string output_dir;        // parent of the result directory; empty = output.dir
   std::string run_label = "eval";
+  bool allow_init_weights = false;  // evaluate a checkpoint that lacks tensors (marked so)
   std::vector<std::string> command_line;
 };
 
 struct EvalSetResult {
   std::string name;              // val | name from eval.paths
   std::string source;            // file
+  std::string sampling;          // how a limited set was drawn; empty = whole set, in order
+  int64_t available_sequences = 0;  // sequences (lm: windows) in the whole set
   int64_t batches = 0;
   int64_t sequences = 0;         // real sequences evaluated
   int64_t targets = 0;           // tokens (lm, mlm) or sequences (classify) scored
   double loss = 0;               // mean cross-entropy per target, nats
-  double perplexity = 0;         // exp(loss)
+  std::optional<double> perplexity;  // exp(loss); lm and mlm only
   std::optional<double> accuracy;  // classify
   double seconds = 0;
   double samples_per_s = 0;
@@ -39,6 +42,9 @@ struct EvalResult {
   std::string run_dir;
   std::string task;
   std::string checkpoint;        // the checkpoint read; empty = untrained (init) weights
+  std::string weights;           // checkpoint | partly initial (N tensors at init) | initial
+  std::vector<std::string> init_tensors;  // tensors the checkpoint lacked (left at init)
+  bool reports_perplexity = true;  // false for classify
   std::vector<EvalSetResult> sets;
 };
 

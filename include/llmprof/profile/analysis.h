@@ -86,6 +86,10 @@ Analysis analyze(const TraceData& data,
 void write_modules_csv(const std::string& path, const Analysis& a);
 void write_ops_csv(const std::string& path, const Analysis& a);
 void write_activations_csv(const std::string& path, const Analysis& a);
+// One row per (step, phase) from the per-interval records, in first-seen order: a phase that runs
+// several times in a step (data and forward/backward per micro-batch) keeps its highest peak and
+// the allocated bytes where its last interval ended.
+std::vector<PhaseMemory> memory_per_phase(const std::vector<PhaseMemory>& intervals);
 void write_memory_csv(const std::string& path,
                       const TraceData& data,
                       const std::vector<StepPhases>& phases);
