@@ -14,10 +14,10 @@ namespace {
 // MLP width F (multiply-add = 2); -1 for scopes not modelled (norms, act, embedding, loss):
 //   qkv 2*B*T*C*3C, scores and mix 2*B*T*T*C each (full T x T), proj 2*B*T*C*C,
 //   mlp.up and mlp.down 2*B*T*C*F each.
-std::array<double, profile::kNumScopes> block_scope_forward_flops(int64_t batch, int64_t seq,
+profile::ScopeFlops block_scope_forward_flops(int64_t batch, int64_t seq,
                                                                   int64_t width, int64_t ffn) {
   using profile::Scope;
-  std::array<double, profile::kNumScopes> f;
+  profile::ScopeFlops f;
   f.fill(-1);
   const double b = static_cast<double>(batch), T = static_cast<double>(seq);
   const double C = static_cast<double>(width), F = static_cast<double>(ffn);
@@ -57,7 +57,7 @@ double gpt_train_flops_per_step(const GptShape& s,
   return sequences * per_seq;
 }
 
-std::array<double, profile::kNumScopes> gpt_scope_forward_flops(const GptShape& s, int64_t B) {
+profile::ScopeFlops gpt_scope_forward_flops(const GptShape& s, int64_t B) {
   auto f = block_scope_forward_flops(B, s.block_size, s.n_embd, 4 * s.n_embd);
   const double b = static_cast<double>(B), T = static_cast<double>(s.block_size);
   f[static_cast<int>(profile::Scope::kLmHead)] =
@@ -104,7 +104,7 @@ double encoder_train_flops_per_step(const EncoderShape& s,
          encoder_forward_flops_per_sequence(s);
 }
 
-std::array<double, profile::kNumScopes> encoder_scope_forward_flops(const EncoderShape& s,
+profile::ScopeFlops encoder_scope_forward_flops(const EncoderShape& s,
                                                                     int64_t B) {
   auto f = block_scope_forward_flops(B, s.block_size, s.n_embd, s.ffn_dim);
   f[static_cast<int>(profile::Scope::kLmHead)] = static_cast<double>(B) * encoder_head_flops(s);

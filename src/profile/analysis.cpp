@@ -58,7 +58,7 @@ std::optional<double> op_flops(std::string_view op, const ShapeRecord& s) {
 
 Analysis analyze(const TraceData& data,
                  const std::vector<StepPhases>& phases,
-                 const std::array<double, kNumScopes>& fwd_flops_per_call,
+                 const ScopeFlops& fwd_flops_per_call,
                  double peak_flops_per_s) {
   Analysis a;
   a.n_steps = static_cast<int>(data.steps.size());

@@ -1,5 +1,13 @@
 #include "llmprof/profile/scope.h"
 
+#include <fmt/format.h>
+
+#include <deque>
+#include <mutex>
+#include <string>
+
+#include "llmprof/error.h"
+
 namespace llmprof::profile {
 
 namespace {
@@ -27,10 +35,50 @@ constexpr int kParents[kNumScopes] = {
     -1,                                   // lm_head
     -1};                                  // loss
 thread_local ScopeRecorder* t_recorder = nullptr;
+
+// User scopes: names by id - kNumScopes. Registration appends under the lock; a name's slot is
+// never moved or changed afterwards (std::deque keeps references stable).
+struct UserScopes {
+  std::mutex mu;
+  std::deque<std::string> names;
+};
+UserScopes& user_scopes() {
+  static UserScopes u;
+  return u;
+}
 }  // namespace
 
-std::string_view scope_name(Scope scope) { return kScopeNames[static_cast<int>(scope)]; }
-int parent_scope(Scope scope) { return kParents[static_cast<int>(scope)]; }
+Scope register_scope(std::string_view name) {
+  for (int i = 0; i < kNumScopes; ++i) {
+    if (kScopeNames[i] == name) return static_cast<Scope>(i);
+  }
+  UserScopes& u = user_scopes();
+  std::lock_guard<std::mutex> lock(u.mu);
+  for (size_t i = 0; i < u.names.size(); ++i) {
+    if (u.names[i] == name) return static_cast<Scope>(kNumScopes + static_cast<int>(i));
+  }
+  if (kNumScopes + static_cast<int>(u.names.size()) >= kMaxScopes) {
+    throw Error(fmt::format("llmprof: scope '{}' is one more than the {} user scopes llmprof holds",
+                            name, kMaxScopes - kNumScopes));
+  }
+  u.names.emplace_back(name);
+  return static_cast<Scope>(kNumScopes + static_cast<int>(u.names.size()) - 1);
+}
+
+std::string_view scope_name(Scope scope) {
+  const int id = static_cast<int>(scope);
+  if (id >= 0 && id < kNumScopes) return kScopeNames[id];
+  UserScopes& u = user_scopes();
+  std::lock_guard<std::mutex> lock(u.mu);
+  const int user = id - kNumScopes;
+  if (user >= 0 && user < static_cast<int>(u.names.size())) return u.names[static_cast<size_t>(user)];
+  return "(unknown scope)";
+}
+
+int parent_scope(Scope scope) {
+  const int id = static_cast<int>(scope);
+  return id >= 0 && id < kNumScopes ? kParents[id] : -1;  // user scopes nest as they run
+}
 
 ScopeRecorder::ScopeRecorder(size_t capacity, SeqPeekFn seq_peek) : seq_peek_(seq_peek) {
   events_.reserve(capacity);

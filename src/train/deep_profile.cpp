@@ -7,7 +7,7 @@ namespace llmprof::train {
 
 
 DeepProfile::DeepProfile(const config::Config& cfg,
-                         const std::array<double, profile::kNumScopes>& scope_flops,
+                         const profile::ScopeFlops& scope_flops,
                          double peak_flops_per_s, std::string run_dir)
     : cfg_(cfg.profile), level_(profile::parse_level(cfg.profile.level)),
       run_dir_(std::move(run_dir)), peak_flops_per_s_(peak_flops_per_s),

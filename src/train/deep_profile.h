@@ -21,7 +21,7 @@ class DeepProfile {
  public:
   // scope_flops: analytic forward FLOPs of one call of each scope for a micro-batch, -1 = not
   // modelled (model/flops.h gpt_/encoder_scope_forward_flops).
-  DeepProfile(const config::Config& cfg, const std::array<double, profile::kNumScopes>& scope_flops,
+  DeepProfile(const config::Config& cfg, const profile::ScopeFlops& scope_flops,
               double peak_flops_per_s, std::string run_dir);
   ~DeepProfile();
 
@@ -47,7 +47,7 @@ class DeepProfile {
   profile::Level level_;
   std::string run_dir_;
   double peak_flops_per_s_;
-  std::array<double, profile::kNumScopes> scope_flops_{};
+  profile::ScopeFlops scope_flops_{};
   std::unique_ptr<profile::Tracer> tracer_;
   bool in_step_ = false;
   std::vector<profile::StepRecord> recorded_;

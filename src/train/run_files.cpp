@@ -24,19 +24,27 @@ void StepsCsv::write(const StepRow& r) {
   const double seconds = ms * 1e-3;
   csv_.add(r.timing.step).add(r.loss).add(r.lr);
   csv_.add(std::isnan(r.grad_norm) ? std::optional<double>() : std::optional<double>(r.grad_norm));
-  csv_.add(r.tokens);
+  const bool tokens_known = r.tokens > 0, flops_known = r.flops > 0;  // 0 = not told: null
+  if (tokens_known) {
+    csv_.add(r.tokens);
+  } else {
+    csv_.add_null();
+  }
   for (int p = 0; p < 4; ++p) {  // data, forward, backward, optimizer
-    if (r.phases_timed) {
+    if (r.phases_timed && r.timing.phase_ns[p] > 0) {
       csv_.add(static_cast<double>(r.timing.phase_ns[p]) * 1e-6);
     } else {
-      csv_.add_null();  // profile.level=off: not measured
+      csv_.add_null();  // profile.level=off, or a loop without this phase: not measured
     }
   }
   csv_.add(ms).add(r.eval_ms);
-  csv_.add(static_cast<double>(r.tokens) / seconds);
-  csv_.add(r.flops).add(r.flops / seconds);
-  csv_.add(r.peak_flops_per_s > 0 ? std::optional<double>(r.flops / seconds / r.peak_flops_per_s)
-                                  : std::optional<double>());
+  csv_.add(tokens_known ? std::optional<double>(static_cast<double>(r.tokens) / seconds)
+                        : std::nullopt);
+  csv_.add(flops_known ? std::optional<double>(r.flops) : std::nullopt);
+  csv_.add(flops_known ? std::optional<double>(r.flops / seconds) : std::nullopt);
+  csv_.add(flops_known && r.peak_flops_per_s > 0
+               ? std::optional<double>(r.flops / seconds / r.peak_flops_per_s)
+               : std::optional<double>());
   csv_.add(r.rusage.minor_faults).add(r.rusage.major_faults);
   csv_.add(r.rusage.voluntary_switches).add(r.rusage.involuntary_switches);
   csv_.add(static_cast<double>(r.rusage.cpu_user_ns + r.rusage.cpu_system_ns) * 1e-6);

@@ -36,12 +36,21 @@ json build_summary(const SummaryInputs& in) {
     const double ms = step_ms(r);
     step.push_back(ms);
     if (r.phases_timed) {
-      for (int p = 0; p < 4; ++p) phase[p].push_back(static_cast<double>(r.timing.phase_ns[p]) * 1e-6);
+      for (int p = 0; p < 4; ++p) {
+        if (r.timing.phase_ns[p] > 0) {  // a loop without this phase leaves it unknown
+          phase[p].push_back(static_cast<double>(r.timing.phase_ns[p]) * 1e-6);
+        }
+      }
     }
-    tok_s.push_back(static_cast<double>(r.tokens) / (ms * 1e-3));
-    samples_s.push_back(static_cast<double>(in.samples_per_step) / (ms * 1e-3));
-    flops_s.push_back(r.flops / (ms * 1e-3));
-    if (in.peak.flops_per_s > 0) mfu.push_back(r.flops / (ms * 1e-3) / in.peak.flops_per_s);
+    // 0 tokens, samples or FLOPs = not told (a user's loop): null, never 0.
+    if (r.tokens > 0) tok_s.push_back(static_cast<double>(r.tokens) / (ms * 1e-3));
+    if (in.samples_per_step > 0) {
+      samples_s.push_back(static_cast<double>(in.samples_per_step) / (ms * 1e-3));
+    }
+    if (r.flops > 0) flops_s.push_back(r.flops / (ms * 1e-3));
+    if (r.flops > 0 && in.peak.flops_per_s > 0) {
+      mfu.push_back(r.flops / (ms * 1e-3) / in.peak.flops_per_s);
+    }
     faults.push_back(static_cast<double>(r.rusage.minor_faults));
     invol.push_back(static_cast<double>(r.rusage.involuntary_switches));
     cpu.push_back(static_cast<double>(r.rusage.cpu_user_ns + r.rusage.cpu_system_ns) * 1e-6);
@@ -55,7 +64,7 @@ json build_summary(const SummaryInputs& in) {
   s["steps"] = {{"completed", done}, {"max_steps", in.max_steps}, {"warmup_excluded", skip},
                 {"measured", done - skip}};
   s["wall_s"] = in.wall_s;
-  s["parameters"] = in.parameters;
+  s["parameters"] = in.parameters > 0 ? json(in.parameters) : json(nullptr);
 
   json timing;
   timing["step_ms"] = stats_json(step);
@@ -64,20 +73,21 @@ json build_summary(const SummaryInputs& in) {
   if (step.empty()) {
     timing["note"] = fmt::format("no measured steps: all {} completed steps were warm-up "
                                  "(profile.warmup_steps={})", done, in.warmup_steps);
-  } else if (phase[0].empty()) {
+  } else if (phase[0].empty() && phase[1].empty() && phase[2].empty() && phase[3].empty()) {
     timing["note"] = "phases not timed at profile.level=off";
   } else {
     // Reconciliation: phases should add up to the step; the rest is loop bookkeeping.
     double phase_sum = 0;
-    for (int p = 0; p < 4; ++p) phase_sum += median_of(phase[p]);
+    for (int p = 0; p < 4; ++p) phase_sum += phase[p].empty() ? 0.0 : median_of(phase[p]);
     timing["phase_sum_median_ms"] = phase_sum;
     timing["unattributed_median_ms"] = median_of(step) - phase_sum;
   }
   s["timing"] = timing;
 
   s["throughput"] = {{"tokens_per_s", stats_json(tok_s)}, {"samples_per_s", stats_json(samples_s)}};
-  s["flops"] = {{"analytic_per_step", in.flops_per_step},
-                {"formula", in.flops_formula},
+  s["flops"] = {{"analytic_per_step", in.flops_per_step > 0 ? json(in.flops_per_step) : json(nullptr)},
+                {"formula", in.flops_per_step > 0 ? json(in.flops_formula)
+                                                  : json("unknown: no analytic FLOPs given")},
                 {"achieved_flops_per_s", stats_json(flops_s)}};
   s["mfu"] = {{"value", stats_json(mfu)},
               {"peak_flops_per_s", in.peak.flops_per_s},

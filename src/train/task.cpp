@@ -36,7 +36,7 @@ class LmTask : public Task {
   double train_flops_per_step(int64_t B, int64_t A, bool ckpt) const override {
     return model::gpt_train_flops_per_step(shape_, B, A, ckpt);
   }
-  std::array<double, profile::kNumScopes> scope_forward_flops(int64_t B) const override {
+  profile::ScopeFlops scope_forward_flops(int64_t B) const override {
     return model::gpt_scope_forward_flops(shape_, B);
   }
   std::string flops_formula(bool ckpt) const override {
@@ -84,7 +84,7 @@ class EncoderTask : public Task {
   double train_flops_per_step(int64_t B, int64_t A, bool /*ckpt*/) const override {
     return model::encoder_train_flops_per_step(shape_, B, A);
   }
-  std::array<double, profile::kNumScopes> scope_forward_flops(int64_t B) const override {
+  profile::ScopeFlops scope_forward_flops(int64_t B) const override {
     return model::encoder_scope_forward_flops(shape_, B);
   }
   std::string flops_formula(bool /*ckpt*/) const override {

@@ -65,7 +65,7 @@ class Task {
   virtual double forward_flops_per_sequence() const = 0;
   virtual double train_flops_per_step(int64_t batch_size, int64_t grad_accum_steps,
                                       bool activation_checkpointing) const = 0;
-  virtual std::array<double, profile::kNumScopes> scope_forward_flops(int64_t batch_size) const = 0;
+  virtual profile::ScopeFlops scope_forward_flops(int64_t batch_size) const = 0;
   virtual std::string flops_formula(bool activation_checkpointing) const = 0;
   // One line for the log: "gpt L=4 H=4 C=128 T=64 V=65".
   virtual std::string describe() const = 0;

@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cmath>
 #include <csignal>
-#include <filesystem>
 #include <optional>
 
 #include "llmprof/config/schema.h"
@@ -16,18 +16,11 @@
 #include "llmprof/error.h"
 #include "llmprof/model/autocast.h"
 #include "llmprof/model/flops.h"
-#include "llmprof/output/log.h"
-#include "llmprof/output/run_dir.h"
 #include "llmprof/profile/phase.h"
-#include "llmprof/profile/stats.h"
-#include "llmprof/telemetry/energy_monitor.h"
 #include "llmprof/train/runtime.h"
-#include "train/deep_profile.h"
-#include "train/env.h"
-#include "train/progress.h"
+#include "llmprof/train/session.h"
 #include "train/run_data.h"
 #include "train/setup.h"
-#include "train/summary.h"
 #include "train/task.h"
 #include "train/weights.h"
 
@@ -91,10 +84,39 @@ int exit_code_for(const TrainResult& r) {
   return kExitRuntime;
 }
 
+namespace {
+
+// What the Session cannot know: this run's model and the work of one step.
+SessionOptions session_options(const config::Config& cfg, Task& task, const TrainOptions& opts) {
+  const int64_t B = cfg.train.batch_size, T = cfg.model.block_size, A = cfg.train.grad_accum_steps;
+  SessionOptions o;
+  o.output_dir = opts.output_dir;
+  o.run_label = opts.run_label;
+  o.quiet = opts.quiet;
+  o.command_line = opts.command_line;
+  o.model_description = task.describe();
+  o.task = task.name();
+  o.parameters = task.num_parameters();
+  o.tokens_per_step = B * T * A;
+  o.samples_per_step = B * A;
+  o.flops_per_step = task.train_flops_per_step(B, A, cfg.train.activation_checkpointing);
+  o.flops_formula = task.flops_formula(cfg.train.activation_checkpointing);
+  const profile::ScopeFlops scope_flops = task.scope_forward_flops(B);
+  for (int id = 0; id < profile::kNumScopes; ++id) {
+    const auto scope = static_cast<profile::Scope>(id);
+    if (scope_flops[static_cast<size_t>(id)] < 0) continue;  // not modelled
+    o.scope_forward_flops.emplace_back(profile::scope_name(scope),
+                                       scope_flops[static_cast<size_t>(id)]);
+  }
+  o.max_steps = cfg.schedule.max_steps;
+  return o;
+}
+
+}  // namespace
+
 TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   config::validate(cfg);
   check_device(cfg);
-  const profile::Level level = profile::parse_level(cfg.profile.level);
   const bool bf16 = cfg.train.precision == "bf16";
 
   // -- set-up (before anything touches the run directory, so bad input leaves no debris) ------
@@ -107,44 +129,16 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   }
   auto optimizer = build_optimizer(cfg, task->module());
   const std::vector<torch::Tensor> params = task->module().parameters();
-  const int64_t B = cfg.train.batch_size, T = cfg.model.block_size, A = cfg.train.grad_accum_steps;
-  const double flops_per_step =
-      task->train_flops_per_step(B, A, cfg.train.activation_checkpointing);
+  const int64_t A = cfg.train.grad_accum_steps, max_steps = cfg.schedule.max_steps;
+  const EvalSet eval_train = make_train_eval_set(cfg, rd, "train");
+  const EvalSet eval_val = make_train_eval_set(cfg, rd, "val");
 
-  // Energy sources are probed now; sampling runs on its own thread during the steps.
-  std::unique_ptr<telemetry::EnergyMonitor> energy;
-  if (cfg.energy.enabled) energy = std::make_unique<telemetry::EnergyMonitor>(cfg.energy, 0);
-
-  PeakFlops peak;
-  if (cfg.profile.peak_flops_per_s > 0) {
-    peak = {cfg.profile.peak_flops_per_s, "configured", "profile.peak_flops_per_s"};
-  } else {
-    peak = measure_matmul_peak(bf16 ? "bf16" : "fp32", 2048, 5);
-  }
-  const double clock_read_ns = profile::measure_clock_read_ns();
-
-  // -- run directory ---------------------------------------------------------------------------
-  const std::string parent = opts.output_dir.empty() ? cfg.output.dir : opts.output_dir;
-  TrainResult result;
-  result.run_dir = output::create_run_dir(parent, cfg.output.name, opts.run_label);
-  const std::string dir = result.run_dir;
-  output::add_log_file(dir + "/log.txt");
-  output::write_file_atomic(dir + "/config.yaml", config::to_yaml(cfg));
+  // -- the session: run directory, phase timers, modules/ops profiler, energy -----------------
+  Session session(cfg, session_options(cfg, *task, opts), &runtime);
+  const std::string& dir = session.run_dir();
   rd.tokenizer->save(dir);
-  nlohmann::json env = collect_env(cfg, runtime, peak, opts);
-  env["energy"] = energy ? energy->availability_json()
-                         : nlohmann::json{{"enabled", false}, {"reason", "energy.enabled=false"}};
-  output::write_file_atomic(dir + "/env.json", env.dump(2) + "\n");
-  StepsCsv steps_csv(dir + "/steps.csv");
-  EvalCsv eval_csv(dir + "/eval.csv");
-
-  spdlog::info("run directory {}", dir);
-  for (const std::string& note : cfg.notes) spdlog::warn("config: {}", note);
   spdlog::info("data: {} ({} bytes), {} tokenizer, vocab {}, {}", rd.source, rd.corpus_bytes,
                rd.tokenizer->name(), rd.tokenizer->vocab_size(), rd.description);
-  spdlog::info("model: {}, {} parameters; task {}, {} {}, {} threads", task->describe(),
-               task->num_parameters(), task->name(), cfg.optim.name, cfg.train.precision,
-               runtime.threads);
   if (init) {
     spdlog::info("init_from {} ({} task, step {}): {} tensors loaded, {} kept at init{}{}",
                  init->path, init->task, init->step, init->loaded, init->missing.size(),
@@ -154,43 +148,24 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
                      : fmt::format(", {} unused ({})", init->unexpected.size(),
                                    fmt::join(init->unexpected, ", ")));
   }
-  spdlog::info("blas: {} ({}); peak {:.1f} GFLOP/s ({}: {})", runtime.blas_config,
-               runtime.blas_parallel, peak.flops_per_s * 1e-9, peak.source, peak.method);
-  if (energy) {
-    for (const auto& line : energy->availability_lines()) spdlog::info("{}", line);
-  }
-
   data::BatchLoader loader(*rd.train_sampler, cfg.data.num_workers, cfg.data.prefetch);
-  const EvalSet eval_train = make_train_eval_set(cfg, rd, "train");
-  const EvalSet eval_val = make_train_eval_set(cfg, rd, "val");
 
   // -- preallocated loop state -----------------------------------------------------------------
-  const int64_t max_steps = cfg.schedule.max_steps;
-  std::vector<StepRow> rows;
-  rows.reserve(static_cast<size_t>(max_steps));
-  std::vector<EvalPoint> evals;
   std::vector<torch::Tensor> micro_loss(static_cast<size_t>(A));
   torch::Tensor grad_norm;
-  profile::PhaseRecorder recorder(level >= profile::Level::kPhases);
-  DeepProfile deep(cfg, task->scope_forward_flops(B), peak.flops_per_s, dir);  // modules/ops
-  Progress progress(max_steps, opts.quiet);
+  data::BatchView held;  // the last micro-batch, handed back at the next data phase
+  bool holding = false;
   StopSignals signals;
-  std::string status = "completed", message;
-  if (energy) energy->start();  // its first sample precedes the run's start
-  const int64_t wall_start_ns = profile::now_ns();
+  RunStatus status = RunStatus::kCompleted;
+  std::string message;
 
   try {
-    data::BatchView held;  // the last micro-batch, handed back at the next data phase
-    bool holding = false;
-    for (int64_t step = 1; step <= max_steps; ++step) {  // step numbers count from 1 everywhere
-      StepRow row;
-      row.lr = learning_rate(cfg, step - 1);
-      set_learning_rate(*optimizer, row.lr);
-      deep.before_step(step, recorder);
-      const telemetry::RusageSnapshot ru_before = telemetry::read_rusage();
+    for (int64_t n = 1; n <= max_steps; ++n) {  // step numbers count from 1 everywhere
+      const double lr = learning_rate(cfg, n - 1);
+      set_learning_rate(*optimizer, lr);
+      Step step = session.step();
 
       // ---- timed step: no allocation, I/O, formatting or host sync beyond training's own ----
-      recorder.begin_step(step);
       for (int64_t micro = 0; micro < A; ++micro) {
         data::BatchView batch;
         Batch b;
@@ -198,19 +173,19 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
         {
           // The previous batch's slot goes back here, so refilling it is data time and the data
           // phase runs once per micro-batch, where the batch is taken.
-          profile::ScopedPhase phase(recorder, profile::Phase::kData);
+          auto phase = step.phase(profile::Phase::kData);
           if (holding) loader.release(held);
           batch = loader.next();
           b = wrap_batch(batch);
         }
         {
-          profile::ScopedPhase phase(recorder, profile::Phase::kForward);
+          auto phase = step.phase(profile::Phase::kForward);
           model::CpuAutocastScope autocast(bf16);
           loss = task->loss(b);
           if (A > 1) loss = loss / static_cast<double>(A);
         }
         {
-          profile::ScopedPhase phase(recorder, profile::Phase::kBackward);
+          auto phase = step.phase(profile::Phase::kBackward);
           loss.backward();
         }
         micro_loss[static_cast<size_t>(micro)] = loss.detach();
@@ -218,162 +193,85 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
         holding = true;
       }
       {
-        profile::ScopedPhase phase(recorder, profile::Phase::kOptimizer);
+        auto phase = step.phase(profile::Phase::kOptimizer);
         if (cfg.optim.grad_clip > 0) grad_norm = clip_grad_norm(params, cfg.optim.grad_clip);
         optimizer->step();
         zero_grad_to_none(params);
       }
-      recorder.end_step();
+      step.end();
       // ---- end of timed step ----
 
-      row.rusage = telemetry::rusage_delta(ru_before, telemetry::read_rusage());
-      row.timing = recorder.record();
-      deep.after_step(row.timing, row.rusage.max_rss_bytes, recorder);
-      row.phases_timed = recorder.enabled();
-      row.tokens = B * T * A;
-      row.flops = flops_per_step;
-      row.peak_flops_per_s = peak.flops_per_s;
-      row.loss = 0;
-      for (const auto& l : micro_loss) row.loss += l.item<double>();  // sync: loss read once, after timing
-      row.grad_norm = cfg.optim.grad_clip > 0 ? grad_norm.item<double>() : NAN;
-      if (energy) {
-        const telemetry::IntervalEnergy e = energy->step_energy(row.timing.start_ns, row.timing.end_ns);
-        row.energy_j = e.joules;
-        row.avg_power_w = e.avg_power_w;
-        row.energy_estimated = e.estimated;
-      }
-
-      if (!std::isfinite(row.loss)) {
-        status = "diverged";
+      double step_loss = 0;
+      for (const auto& l : micro_loss) step_loss += l.item<double>();  // sync: loss read once, after timing
+      step.set_loss(step_loss);
+      step.set_lr(lr);
+      if (cfg.optim.grad_clip > 0) step.set_grad_norm(grad_norm.item<double>());
+      if (!std::isfinite(step_loss)) {
+        status = RunStatus::kDiverged;
         message = fmt::format("loss became {} at step {} (lr {:.3g}): lower optim.lr, raise "
                               "schedule.warmup_steps or set optim.grad_clip",
-                              std::isnan(row.loss) ? "nan" : (row.loss > 0 ? "inf" : "-inf"), step,
-                              row.lr);
-        rows.push_back(row);
-        steps_csv.write(row);
-        break;
+                              std::isnan(step_loss) ? "nan" : (step_loss > 0 ? "inf" : "-inf"), n,
+                              lr);
+        break;  // the step's row is written as it leaves scope
       }
 
-      const bool last = step == max_steps;
-      const bool do_eval = cfg.train.eval_interval > 0 &&
-                           (step % cfg.train.eval_interval == 0 || last);
-      if (do_eval) {
+      const bool last = n == max_steps;
+      if (cfg.train.eval_interval > 0 && (n % cfg.train.eval_interval == 0 || last)) {
         const int64_t t0 = profile::now_ns();
         const EvalSums tr = evaluate(*task, eval_train, bf16), va = evaluate(*task, eval_val, bf16);
-        EvalPoint e{step, tr.mean_loss(), va.mean_loss(), 0, accuracy_of(*task, tr),
-                    accuracy_of(*task, va)};
-        e.eval_ms = static_cast<double>(profile::now_ns() - t0) * 1e-6;
-        row.eval_ms = e.eval_ms;
-        eval_csv.write(step, "train", e.train_loss, e.train_accuracy, e.eval_ms);
-        eval_csv.write(step, "val", e.val_loss, e.val_accuracy, e.eval_ms);
-        evals.push_back(e);
-        progress.eval(step, e.train_loss, e.val_loss, e.eval_ms);
+        step.record_eval({{"train", tr.mean_loss(), accuracy_of(*task, tr)},
+                          {"val", va.mean_loss(), accuracy_of(*task, va)}},
+                         static_cast<double>(profile::now_ns() - t0) * 1e-6);
       }
-      rows.push_back(row);
-      steps_csv.write(row);
       if (cfg.train.save_checkpoint && cfg.train.checkpoint_interval > 0 && !last &&
-          step % cfg.train.checkpoint_interval == 0) {
-        save_checkpoint(fmt::format("{}/checkpoint-step{}", dir, step), task->module(), cfg,
-                        task->name(), step);
+          n % cfg.train.checkpoint_interval == 0) {
+        save_checkpoint(fmt::format("{}/checkpoint-step{}", dir, n), task->module(), cfg,
+                        task->name(), n);
       }
-      progress.step(step, row.loss, step_ms(row), static_cast<double>(row.tokens) / (step_ms(row) * 1e-3));
-
       if (signals.signal() != 0 && !last) {
-        status = "interrupted";
-        message = fmt::format("stopped by signal {} after step {}", signals.signal(), step);
+        status = RunStatus::kInterrupted;
+        message = fmt::format("stopped by signal {} after step {}", signals.signal(), n);
         break;
       }
     }
   } catch (const llmprof::Error&) {
     throw;
   } catch (const std::exception& e) {
-    status = "failed";
+    status = RunStatus::kFailed;
     message = e.what();
     // Keep only the first line of LibTorch's multi-line messages for the summary and the log.
     message = message.substr(0, message.find('\n'));
   }
-  progress.finish();
-  deep.finish();
-  if (cfg.train.save_checkpoint && !rows.empty() && status != "diverged") {
-    save_checkpoint(dir + "/checkpoint", task->module(), cfg, task->name(),
-                    static_cast<int64_t>(rows.size()));
-    spdlog::info("checkpoint {}/checkpoint (step {})", dir, rows.size());
-  }
-  const int64_t wall_end_ns = profile::now_ns();
-  if (energy) energy->stop();
 
-  SummaryInputs in;
-  in.status = status;
-  in.message = message;
-  in.level = std::string(profile::level_name(level));
-  in.max_steps = max_steps;
-  in.samples_per_step = B * A;
-  in.warmup_steps = cfg.profile.warmup_steps;
-  in.rows = &rows;
-  in.evals = &evals;
-  in.peak = peak;
-  in.clock_read_ns = clock_read_ns;
-  in.parameters = task->num_parameters();
-  in.flops_per_step = flops_per_step;
-  in.flops_formula = task->flops_formula(cfg.train.activation_checkpointing);
-  in.task = task->name();
-  in.wall_s = static_cast<double>(wall_end_ns - wall_start_ns) * 1e-9;
-  nlohmann::json summary = build_summary(in);
-  summary["data"] = rd.report;
-  summary["config_notes"] = cfg.notes;
+  // -- the end: checkpoint, summary ------------------------------------------------------------
+  const int64_t done = session.steps_completed();
+  if (cfg.train.save_checkpoint && done > 0 && status != RunStatus::kDiverged) {
+    save_checkpoint(dir + "/checkpoint", task->module(), cfg, task->name(), done);
+    spdlog::info("checkpoint {}/checkpoint (step {})", dir, done);
+  }
+  session.annotate("data", rd.report.dump());
   if (init) {
-    summary["init_from"] = {{"path", init->path}, {"task", init->task}, {"step", init->step},
-                            {"loaded", init->loaded}, {"missing", init->missing},
-                            {"unexpected", init->unexpected}};
+    session.annotate("init_from", nlohmann::json{{"path", init->path},
+                                                 {"task", init->task},
+                                                 {"step", init->step},
+                                                 {"loaded", init->loaded},
+                                                 {"missing", init->missing},
+                                                 {"unexpected", init->unexpected}}
+                                      .dump());
   }
-  if (energy) {
-    std::vector<telemetry::PhaseSpan> spans;
-    int64_t tokens = 0;
-    for (const StepRow& r : rows) {
-      tokens += r.tokens;
-      for (int i = 0; i < r.timing.num_intervals; ++i) {
-        const profile::PhaseInterval& iv = r.timing.intervals[i];
-        spans.push_back({std::string(profile::phase_name(iv.phase)), iv.start_ns, iv.end_ns});
-      }
-    }
-    summary["energy"] = energy->summary_json(tokens, flops_per_step * static_cast<double>(rows.size()),
-                                             wall_start_ns, wall_end_ns, spans);
-    energy->write_power_csv(dir + "/power.csv");
-  } else {
-    summary["energy"] = {{"total_j", nullptr}, {"reason", "energy.enabled=false"}};
-  }
-  deep.add_to_summary(summary, flops_per_step);
-  if (!summary["mfu"]["value"].is_null() && summary["mfu"]["value"]["median"].get<double>() > 1.0) {
-    // More than the peak is impossible: the calibration ran while the cores were busy.
-    const std::string warning = fmt::format(
-        "MFU {:.0f}% exceeds 100%: the peak ({:.1f} GFLOP/s, {}) was measured on a busy machine; "
-        "measure it when idle (llmprof peak) and pass --set profile.peak_flops_per_s=...",
-        summary["mfu"]["value"]["median"].get<double>() * 100, peak.flops_per_s * 1e-9, peak.source);
-    summary["mfu"]["warning"] = warning;
-    spdlog::warn("{}", warning);
-  }
-  result.top_ops = deep.top_ops_lines(15);
-  output::write_file_atomic(dir + "/summary.json", summary.dump(2) + "\n");
+  const RunSummary s = session.finish(status, message);
 
-  result.status = status;
-  result.message = message;
-  result.steps_completed = static_cast<int64_t>(rows.size());
-  result.final_train_loss = rows.empty() ? NAN : rows.back().loss;
-  if (!evals.empty()) result.final_val_loss = evals.back().val_loss;
-  const auto& st = summary["timing"]["step_ms"];
-  if (!st.is_null()) {
-    result.median_step_ms = st["median"].get<double>();
-    result.tokens_per_s = summary["throughput"]["tokens_per_s"]["median"].get<double>();
-    if (!summary["mfu"]["value"].is_null()) {
-      result.mfu = summary["mfu"]["value"]["median"].get<double>();
-    }
-  }
-  if (status == "completed") {
-    spdlog::info("completed {} steps", result.steps_completed);
-  } else {
-    spdlog::error("run {}: {}", status, message);
-  }
-  output::remove_log_file();
+  TrainResult result;
+  result.run_dir = s.run_dir;
+  result.status = run_status_name(s.status);
+  result.message = s.message;
+  result.steps_completed = s.steps_completed;
+  result.final_train_loss = s.final_train_loss.value_or(NAN);
+  result.final_val_loss = s.final_val_loss;
+  result.median_step_ms = s.median_step_ms;
+  result.tokens_per_s = s.tokens_per_s;
+  result.mfu = s.mfu;
+  result.top_ops = s.top_ops;
   return result;
 }
 

@@ -9,7 +9,7 @@ namespace {
 
 using profile::Scope;
 
-double at(const std::array<double, profile::kNumScopes>& f, Scope s) {
+double at(const profile::ScopeFlops& f, Scope s) {
   return f[static_cast<int>(s)];
 }
 

@@ -163,7 +163,7 @@ TEST(Analyze, AttributesBackwardNodesToTheCreatingScope) {
   };
   d.ops = {node(2, 1, 2000, 2300), node(0, 1, 2300, 2400), node(-1, 2, 2400, 2450)};
   d.parents = {-1, -1, -1};
-  std::array<double, kNumScopes> flops;
+  ScopeFlops flops;
   flops.fill(-1);
   Analysis a = analyze(d, {{0, 0.001, 0.0005, 0}}, flops, 0);
   auto find = [&](const std::string& scope, const std::string& pass) -> const ModuleRow* {

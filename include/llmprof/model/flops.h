@@ -36,7 +36,7 @@ double gpt_train_flops_per_step(const GptShape& s,
 // Forward matmul FLOPs of each module scope for a batch of B sequences of block_size tokens, per
 // layer for the block scopes (attn.qkv ... block), for the model for lm_head; -1 for scopes not
 // modelled (embedding, LayerNorms, softmax, GELU, loss). Indexed by profile::Scope.
-std::array<double, profile::kNumScopes> gpt_scope_forward_flops(const GptShape& s, int64_t B);
+profile::ScopeFlops gpt_scope_forward_flops(const GptShape& s, int64_t B);
 
 // ---------------------------------------------------------------------------------------------
 // DistilBERT encoder (model/distilbert.h)
@@ -68,7 +68,7 @@ double encoder_train_flops_per_step(const EncoderShape& s,
                                     int64_t grad_accum_steps);
 
 // As gpt_scope_forward_flops, for the encoder: lm_head is the MLM or classification head.
-std::array<double, profile::kNumScopes> encoder_scope_forward_flops(const EncoderShape& s,
+profile::ScopeFlops encoder_scope_forward_flops(const EncoderShape& s,
                                                                     int64_t B);
 
 }  // namespace llmprof::model

@@ -80,7 +80,7 @@ bool is_matmul_op(std::string_view op);
 // for block scopes; backward counts 2x); < 0 = not modelled (null in the table).
 Analysis analyze(const TraceData& data,
                  const std::vector<StepPhases>& phases,
-                 const std::array<double, kNumScopes>& fwd_flops_per_call,
+                 const ScopeFlops& fwd_flops_per_call,
                  double peak_flops_per_s);
 
 void write_modules_csv(const std::string& path, const Analysis& a);

@@ -7,6 +7,7 @@
 // back to the innermost forward scope that created it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -36,9 +37,20 @@ enum class Scope : int16_t {
   kLmHead,
   kLoss,
 };
-inline constexpr int kNumScopes = 18;
+inline constexpr int kNumScopes = 18;  // the built-in scopes above
 
-// "embedding", "block", "ln_1", "attn", "attn.qkv", ... "loss".
+// Scope ids from kNumScopes up name a user's own modules (register_scope): every table indexed
+// by scope id holds kMaxScopes entries.
+inline constexpr int kMaxScopes = 256;
+// Analytic forward FLOPs of one call of each scope, by scope id; -1 = not modelled.
+using ScopeFlops = std::array<double, kMaxScopes>;
+
+// The id of a user scope named `name` (e.g. "conv1", "encoder.layer"), registered on first use;
+// the same name gives the same id, and a built-in name its built-in id. Thread-safe; call it
+// outside the timed step (LLMPROF_NAMED_SCOPE caches it). Throws llmprof::Error past kMaxScopes.
+Scope register_scope(std::string_view name);
+
+// "embedding", "block", "ln_1", "attn", "attn.qkv", ... "loss", or a registered user name.
 std::string_view scope_name(Scope scope);
 // The scope that contains it in the model's structure (attn.qkv -> attn -> block), or -1.
 int parent_scope(Scope scope);
@@ -145,5 +157,14 @@ class ScopedModule {
 // Marks the rest of the enclosing C++ block as module scope `scope` of layer `block`.
 #define LLMPROF_SCOPE(scope, block) \
   ::llmprof::profile::ScopedModule LLMPROF_SCOPE_CAT(llmprof_scope_, __LINE__)(scope, block)
+
+// The same for a user's module named by a string literal: `LLMPROF_NAMED_SCOPE("conv1", -1);`.
+// The name is registered once (a function-local static), so the scope costs what LLMPROF_SCOPE
+// costs. block: the layer index, or -1.
+#define LLMPROF_NAMED_SCOPE(name, block)                                                     \
+  static const ::llmprof::profile::Scope LLMPROF_SCOPE_CAT(llmprof_scope_id_, __LINE__) =    \
+      ::llmprof::profile::register_scope(name);                                              \
+  ::llmprof::profile::ScopedModule LLMPROF_SCOPE_CAT(llmprof_scope_, __LINE__)(              \
+      LLMPROF_SCOPE_CAT(llmprof_scope_id_, __LINE__), static_cast<int16_t>(block))
 
 }  // namespace llmprof::profile

@@ -1,0 +1,169 @@
+// The instrumented step, for any training loop: a Session owns one run directory and everything
+// that measures into it (phase timers, the modules/ops profiler on its schedule, memory, energy,
+// getrusage, steps.csv, eval.csv, summary.json, trace.json); a Step is one optimizer step of the
+// caller's loop. `llmprof train` is one client of it; a user's own LibTorch loop is another:
+//
+//   llmprof::Session session(cfg, options);                 // opens runs/<name>/
+//   for (int64_t i = 0; i < steps; ++i) {
+//     llmprof::Step step = session.step();                  // the step's clock starts
+//     { auto p = step.phase(llmprof::Phase::kForward); loss = model(x); }
+//     { auto p = step.phase(llmprof::Phase::kBackward); loss.backward(); }
+//     { auto p = step.phase(llmprof::Phase::kOptimizer); opt.step(); opt.zero_grad(); }
+//     step.end();                                           // ... and stops: the timed step
+//     step.set_loss(loss.item<double>());                   // reads after timing
+//   }                                                       // the row is written here
+//   llmprof::RunSummary s = session.finish();               // summary.json
+//
+// Nothing between step() and end() allocates, locks, formats or does I/O on llmprof's side: each
+// phase is two clock reads into a preallocated record. The library never prints to stdout and
+// never exits; errors are llmprof::Error (llmprof/error.h). Torch-free header.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "llmprof/profile/phase.h"
+
+namespace llmprof::config {
+struct Config;
+}
+
+namespace llmprof::train {
+
+struct RuntimeInfo;
+class Session;
+
+// How a run ended. Values are stable (summary.json, sweep.csv name them through run_status_name).
+enum class RunStatus : int { kCompleted = 0, kDiverged = 1, kFailed = 2, kInterrupted = 3 };
+// "completed", "diverged", "failed", "interrupted".
+const char* run_status_name(RunStatus status);
+
+// What the run directory cannot know by itself: the model and the work of a step.
+struct SessionOptions {
+  std::string output_dir;              // parent of the run directory; empty = output.dir
+  std::string run_label = "run";       // stem of an auto-named run directory
+  bool quiet = false;                  // no progress lines
+  std::vector<std::string> command_line;  // recorded in env.json
+  std::string model_description;       // one log line, e.g. "mlp 784-256-10"
+  std::string task = "custom";         // lm | mlm | classify | custom (summary.json)
+  int64_t parameters = 0;              // model parameters; 0 = unknown (null)
+  int64_t tokens_per_step = 0;         // tokens (or samples) per optimizer step; 0 = unknown
+  int64_t samples_per_step = 0;        // sequences/examples per optimizer step; 0 = unknown
+  double flops_per_step = 0;           // analytic FLOPs of a training step; 0 = unknown (no MFU)
+  std::string flops_formula;           // how flops_per_step was computed (summary.json)
+  // Analytic forward FLOPs of one call of module scopes, by scope name ("conv1", "attn.qkv");
+  // scopes not listed are not modelled (their modules.csv flops and mfu stay null).
+  std::vector<std::pair<std::string, double>> scope_forward_flops;
+  int64_t max_steps = 0;               // for progress and the schedule; 0 = schedule.max_steps
+};
+
+// One eval of a step: written to eval.csv (perplexity = exp(loss)) and the progress log.
+struct EvalRecord {
+  std::string split;                   // train | val | a set's name
+  double loss = 0;
+  std::optional<double> accuracy;      // classify
+};
+
+// Typed results of a finished run (summary.json holds these and more).
+struct RunSummary {
+  std::string run_dir;
+  RunStatus status = RunStatus::kCompleted;
+  std::string message;
+  int64_t steps_completed = 0;
+  std::optional<double> final_train_loss;
+  std::optional<double> final_val_loss;
+  std::optional<double> median_step_ms;  // null when every step was warm-up
+  std::optional<double> tokens_per_s;
+  std::optional<double> mfu;
+  std::vector<std::string> top_ops;    // ops level: the top ops by self time, formatted
+};
+
+// RAII phase of a step: `auto p = step.phase(Phase::kForward);`. Non-copyable, non-movable
+// (C++17 returns it in place).
+class PhaseScope {
+ public:
+  PhaseScope(const PhaseScope&) = delete;
+  PhaseScope& operator=(const PhaseScope&) = delete;
+  PhaseScope(PhaseScope&&) = delete;
+  PhaseScope& operator=(PhaseScope&&) = delete;
+
+ private:
+  friend class Step;
+  PhaseScope(profile::PhaseRecorder& recorder, profile::Phase phase) : phase_(recorder, phase) {}
+  profile::ScopedPhase phase_;
+};
+
+// One optimizer step. Created by Session::step(), which starts its clock; end() stops it. The
+// setters fill the row afterwards; the row is written when the Step is destroyed (not when an
+// exception unwinds it: a step that failed has no row). One Step at a time per Session.
+class Step {
+ public:
+  Step(const Step&) = delete;
+  Step& operator=(const Step&) = delete;
+  Step(Step&&) = delete;
+  Step& operator=(Step&&) = delete;
+  ~Step();
+
+  // Times one phase (data, forward, backward, optimizer) until the returned scope ends. A phase
+  // may run several times in a step (grad accumulation): the times add up.
+  PhaseScope phase(profile::Phase phase);
+  // Ends the timed step (idempotent; the destructor calls it when the caller did not).
+  void end();
+
+  int64_t number() const { return number_; }  // counts from 1
+  void set_loss(double loss);                  // the step's training loss
+  void set_lr(double lr);
+  void set_grad_norm(double norm);             // pre-clip global norm
+  void set_tokens(int64_t tokens);             // overrides SessionOptions::tokens_per_step
+  // Records evals run after this step (eval.csv, eval_ms in steps.csv, the progress log).
+  void record_eval(const std::vector<EvalRecord>& evals, double eval_ms);
+
+ private:
+  friend class Session;
+  Step(Session& session, int64_t number);
+  Session& session_;
+  int64_t number_;
+  int exceptions_;  // std::uncaught_exceptions() at the start: unwinding drops the row
+  bool ended_ = false;
+};
+
+class Session {
+ public:
+  // Validates cfg, measures (or takes) the MFU peak, opens a new run directory (never overwrites
+  // one) and writes config.yaml and env.json. runtime: what llmprof::train::apply_runtime
+  // returned, or null to read the threads in force. Throws ConfigError / IoError.
+  Session(const config::Config& cfg, const SessionOptions& options,
+          const RuntimeInfo* runtime = nullptr);
+  ~Session();  // finishes as "interrupted" when finish() was not called
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const std::string& run_dir() const;
+  double peak_flops_per_s() const;
+
+  // Begins the next step (numbered from 1) and starts its clock.
+  Step step();
+  int64_t steps_completed() const;
+
+  // Adds a top-level section to summary.json; json_text is a JSON value.
+  void annotate(const std::string& key, const std::string& json_text);
+
+  // Ends the run: closes the profiler window, writes summary.json (the status, and why when not
+  // completed) and returns the typed results. Called once.
+  RunSummary finish(RunStatus status = RunStatus::kCompleted, const std::string& message = "");
+
+ private:
+  friend class Step;
+  struct Impl;
+  void begin_step(int64_t number);
+  void end_step();
+  void commit_step(int64_t number);
+  void abandon_step();
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace llmprof::train

@@ -1,0 +1,361 @@
+// Session and Step: the one instrumented step of llmprof (llmprof/train/session.h). The Session
+// owns the run directory and every source that measures into it; the caller's loop owns the
+// model, the data and the optimizer.
+#include "llmprof/train/session.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <map>
+
+#include "llmprof/config/config.h"
+#include "llmprof/config/schema.h"
+#include "llmprof/error.h"
+#include "llmprof/output/log.h"
+#include "llmprof/output/run_dir.h"
+#include "llmprof/profile/stats.h"
+#include "llmprof/telemetry/energy_monitor.h"
+#include "llmprof/train/runtime.h"
+#include "llmprof/train/trainer.h"
+#include "train/deep_profile.h"
+#include "train/env.h"
+#include "train/progress.h"
+#include "train/run_files.h"
+#include "train/summary.h"
+
+namespace llmprof::train {
+
+const char* run_status_name(RunStatus status) {
+  switch (status) {
+    case RunStatus::kCompleted:
+      return "completed";
+    case RunStatus::kDiverged:
+      return "diverged";
+    case RunStatus::kFailed:
+      return "failed";
+    case RunStatus::kInterrupted:
+      return "interrupted";
+  }
+  return "failed";
+}
+
+namespace {
+
+profile::ScopeFlops scope_flops_of(const SessionOptions& o) {
+  profile::ScopeFlops f;
+  f.fill(-1);
+  for (const auto& [name, flops] : o.scope_forward_flops) {
+    f[static_cast<size_t>(profile::register_scope(name))] = flops;
+  }
+  return f;
+}
+
+PeakFlops peak_of(const config::Config& cfg) {
+  if (cfg.profile.peak_flops_per_s > 0) {
+    return {cfg.profile.peak_flops_per_s, "configured", "profile.peak_flops_per_s"};
+  }
+  return measure_matmul_peak(cfg.train.precision == "bf16" ? "bf16" : "fp32", 2048, 5);
+}
+
+RuntimeInfo runtime_in_force() {
+  RuntimeInfo r;
+  r.threads = at::get_num_threads();
+  r.blas_libraries = mapped_blas_libraries();
+  return r;
+}
+
+}  // namespace
+
+struct Session::Impl {
+  Impl(const config::Config& c, const SessionOptions& o, const RuntimeInfo& rt)
+      : cfg(c), opts(o), runtime(rt),
+        max_steps(o.max_steps > 0 ? o.max_steps : c.schedule.max_steps), peak(peak_of(c)),
+        clock_read_ns(profile::measure_clock_read_ns()),
+        run_dir(output::create_run_dir(o.output_dir.empty() ? c.output.dir : o.output_dir,
+                                       c.output.name, o.run_label)),
+        log_file(run_dir + "/log.txt"), steps_csv(run_dir + "/steps.csv"),
+        eval_csv(run_dir + "/eval.csv"),
+        recorder(profile::parse_level(c.profile.level) >= profile::Level::kPhases),
+        deep(c, scope_flops_of(o), peak.flops_per_s, run_dir), progress(max_steps, o.quiet) {}
+
+  // Adds log.txt to the log for the Session's life.
+  struct LogFile {
+    explicit LogFile(const std::string& path) { output::add_log_file(path); }
+    ~LogFile() { output::remove_log_file(); }
+  };
+
+  config::Config cfg;
+  SessionOptions opts;
+  RuntimeInfo runtime;
+  int64_t max_steps;
+  PeakFlops peak;
+  double clock_read_ns;
+  std::string run_dir;
+  LogFile log_file;
+  StepsCsv steps_csv;
+  EvalCsv eval_csv;
+  std::unique_ptr<telemetry::EnergyMonitor> energy;
+  profile::PhaseRecorder recorder;
+  DeepProfile deep;  // modules/ops on the schedule
+  Progress progress;
+  std::vector<StepRow> rows;
+  std::vector<EvalPoint> evals;
+  StepRow row;       // the step in flight
+  telemetry::RusageSnapshot rusage_before;
+  bool in_step = false;
+  int64_t wall_start_ns = 0;
+  std::vector<std::pair<std::string, nlohmann::json>> annotations;
+  bool finished = false;
+};
+
+Session::Session(const config::Config& cfg, const SessionOptions& options,
+                 const RuntimeInfo* runtime) {
+  config::validate(cfg);
+  impl_ = std::make_unique<Impl>(cfg, options, runtime ? *runtime : runtime_in_force());
+  Impl& m = *impl_;
+  output::write_file_atomic(m.run_dir + "/config.yaml", config::to_yaml(cfg));
+  if (cfg.energy.enabled) m.energy = std::make_unique<telemetry::EnergyMonitor>(cfg.energy, 0);
+  TrainOptions env_opts;
+  env_opts.command_line = options.command_line;
+  nlohmann::json env = collect_env(cfg, m.runtime, m.peak, env_opts);
+  env["energy"] = m.energy ? m.energy->availability_json()
+                           : nlohmann::json{{"enabled", false}, {"reason", "energy.enabled=false"}};
+  output::write_file_atomic(m.run_dir + "/env.json", env.dump(2) + "\n");
+  m.rows.reserve(static_cast<size_t>(m.max_steps));
+
+  spdlog::info("run directory {}", m.run_dir);
+  for (const std::string& note : cfg.notes) spdlog::warn("config: {}", note);
+  if (!options.model_description.empty()) {
+    spdlog::info("model: {}, {} parameters; task {}, {}, {} threads", options.model_description,
+                 options.parameters, options.task, cfg.train.precision, m.runtime.threads);
+  }
+  spdlog::info("blas: {} ({}); peak {:.1f} GFLOP/s ({}: {})", m.runtime.blas_config,
+               m.runtime.blas_parallel, m.peak.flops_per_s * 1e-9, m.peak.source, m.peak.method);
+  if (m.energy) {
+    for (const auto& line : m.energy->availability_lines()) spdlog::info("{}", line);
+    m.energy->start();  // its first sample precedes the run's start
+  }
+  m.wall_start_ns = profile::now_ns();
+}
+
+Session::~Session() {
+  if (impl_ && !impl_->finished) {
+    try {
+      finish(RunStatus::kInterrupted, "the session ended without finish()");
+    } catch (...) {  // a destructor must not throw; the run directory keeps its rows
+    }
+  }
+}
+
+const std::string& Session::run_dir() const { return impl_->run_dir; }
+double Session::peak_flops_per_s() const { return impl_->peak.flops_per_s; }
+int64_t Session::steps_completed() const { return static_cast<int64_t>(impl_->rows.size()); }
+
+Step Session::step() {
+  if (impl_->in_step) throw Error("llmprof::Session::step: the previous Step is still open");
+  if (impl_->finished) throw Error("llmprof::Session::step: the session is finished");
+  const int64_t number = steps_completed() + 1;
+  return Step(*this, number);
+}
+
+void Session::annotate(const std::string& key, const std::string& json_text) {
+  try {
+    impl_->annotations.emplace_back(key, nlohmann::json::parse(json_text));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("llmprof::Session::annotate: '{}' is not JSON: {}", key, e.what()));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A step: begin (between steps), the caller's timed phases, end, then the row.
+
+void Session::begin_step(int64_t number) {
+  Impl& m = *impl_;
+  m.in_step = true;
+  m.row = StepRow{};
+  m.row.tokens = m.opts.tokens_per_step;
+  m.row.grad_norm = NAN;  // unknown until set_grad_norm
+  m.deep.before_step(number, m.recorder);
+  m.rusage_before = telemetry::read_rusage();
+  m.recorder.begin_step(number);  // the step's clock starts: nothing of ours runs until end
+}
+
+void Session::end_step() {
+  Impl& m = *impl_;
+  m.recorder.end_step();
+  // ---- end of the timed step ----
+  StepRow& row = m.row;
+  row.rusage = telemetry::rusage_delta(m.rusage_before, telemetry::read_rusage());
+  row.timing = m.recorder.record();
+  m.deep.after_step(row.timing, row.rusage.max_rss_bytes, m.recorder);
+  row.phases_timed = m.recorder.enabled();
+  row.flops = m.opts.flops_per_step;
+  row.peak_flops_per_s = m.peak.flops_per_s;
+}
+
+void Session::abandon_step() { impl_->in_step = false; }
+
+void Session::commit_step(int64_t number) {
+  Impl& m = *impl_;
+  StepRow& row = m.row;
+  if (m.energy) {
+    const telemetry::IntervalEnergy e = m.energy->step_energy(row.timing.start_ns, row.timing.end_ns);
+    row.energy_j = e.joules;
+    row.avg_power_w = e.avg_power_w;
+    row.energy_estimated = e.estimated;
+  }
+  m.steps_csv.write(row);
+  m.rows.push_back(row);
+  const double ms = step_ms(row);
+  m.progress.step(number, row.loss, ms, static_cast<double>(row.tokens) / (ms * 1e-3));
+  m.in_step = false;
+}
+
+Step::Step(Session& session, int64_t number)
+    : session_(session), number_(number), exceptions_(std::uncaught_exceptions()) {
+  session_.begin_step(number_);
+}
+
+Step::~Step() {
+  end();
+  if (std::uncaught_exceptions() > exceptions_) {
+    session_.abandon_step();
+    return;
+  }
+  session_.commit_step(number_);
+}
+
+PhaseScope Step::phase(profile::Phase phase) {
+  return PhaseScope(session_.impl_->recorder, phase);
+}
+
+void Step::end() {
+  if (ended_) return;
+  ended_ = true;
+  session_.end_step();
+}
+
+void Step::set_loss(double loss) { session_.impl_->row.loss = loss; }
+void Step::set_lr(double lr) { session_.impl_->row.lr = lr; }
+void Step::set_grad_norm(double norm) { session_.impl_->row.grad_norm = norm; }
+void Step::set_tokens(int64_t tokens) { session_.impl_->row.tokens = tokens; }
+
+void Step::record_eval(const std::vector<EvalRecord>& evals, double eval_ms) {
+  Session::Impl& m = *session_.impl_;
+  EvalPoint point{number_, NAN, NAN, eval_ms, std::nullopt, std::nullopt};
+  for (const EvalRecord& e : evals) {
+    m.eval_csv.write(number_, e.split, e.loss, e.accuracy, eval_ms);
+    if (e.split == "train") {
+      point.train_loss = e.loss;
+      point.train_accuracy = e.accuracy;
+    } else if (e.split == "val") {
+      point.val_loss = e.loss;
+      point.val_accuracy = e.accuracy;
+    }
+  }
+  m.row.eval_ms = eval_ms;
+  m.evals.push_back(point);
+  m.progress.eval(number_, point.train_loss, point.val_loss, eval_ms);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The end of the run.
+
+RunSummary Session::finish(RunStatus status, const std::string& message) {
+  Impl& m = *impl_;
+  if (m.finished) throw Error("llmprof::Session::finish: called twice");
+  m.finished = true;
+  m.progress.finish();
+  m.deep.finish();
+  const int64_t wall_end_ns = profile::now_ns();
+  if (m.energy) m.energy->stop();
+
+  SummaryInputs in;
+  in.status = run_status_name(status);
+  in.message = message;
+  in.level = std::string(profile::level_name(profile::parse_level(m.cfg.profile.level)));
+  in.max_steps = m.max_steps;
+  in.samples_per_step = m.opts.samples_per_step;
+  in.warmup_steps = m.cfg.profile.warmup_steps;
+  in.rows = &m.rows;
+  in.evals = &m.evals;
+  in.peak = m.peak;
+  in.clock_read_ns = m.clock_read_ns;
+  in.parameters = m.opts.parameters;
+  in.flops_per_step = m.opts.flops_per_step;
+  in.flops_formula = m.opts.flops_formula;
+  in.task = m.opts.task;
+  in.wall_s = static_cast<double>(wall_end_ns - m.wall_start_ns) * 1e-9;
+  nlohmann::json summary = build_summary(in);
+  summary["config_notes"] = m.cfg.notes;
+  for (const auto& [key, value] : m.annotations) summary[key] = value;
+  if (m.energy) {
+    std::vector<telemetry::PhaseSpan> spans;
+    int64_t tokens = 0;
+    for (const StepRow& r : m.rows) {
+      tokens += r.tokens;
+      for (int i = 0; i < r.timing.num_intervals; ++i) {
+        const profile::PhaseInterval& iv = r.timing.intervals[i];
+        spans.push_back({std::string(profile::phase_name(iv.phase)), iv.start_ns, iv.end_ns});
+      }
+    }
+    summary["energy"] = m.energy->summary_json(
+        tokens, m.opts.flops_per_step * static_cast<double>(m.rows.size()), m.wall_start_ns,
+        wall_end_ns, spans);
+    m.energy->write_power_csv(m.run_dir + "/power.csv");
+  } else {
+    summary["energy"] = {{"total_j", nullptr}, {"reason", "energy.enabled=false"}};
+  }
+  m.deep.add_to_summary(summary, m.opts.flops_per_step);
+
+  // The typed results, from the rows (the same statistics summary.json holds).
+  RunSummary r;
+  r.run_dir = m.run_dir;
+  r.status = status;
+  r.message = message;
+  r.steps_completed = static_cast<int64_t>(m.rows.size());
+  if (!m.rows.empty()) r.final_train_loss = m.rows.back().loss;
+  if (!m.evals.empty() && std::isfinite(m.evals.back().val_loss)) {
+    r.final_val_loss = m.evals.back().val_loss;
+  }
+  const size_t skip = std::min<size_t>(static_cast<size_t>(std::max<int64_t>(0, in.warmup_steps)),
+                                       m.rows.size());
+  std::vector<double> step_ms_values, tokens_per_s, mfu;
+  for (size_t i = skip; i < m.rows.size(); ++i) {
+    const double ms = step_ms(m.rows[i]);
+    step_ms_values.push_back(ms);
+    tokens_per_s.push_back(static_cast<double>(m.rows[i].tokens) / (ms * 1e-3));
+    if (m.peak.flops_per_s > 0 && m.rows[i].flops > 0) {
+      mfu.push_back(m.rows[i].flops / (ms * 1e-3) / m.peak.flops_per_s);
+    }
+  }
+  if (!step_ms_values.empty()) {
+    r.median_step_ms = profile::summarize(step_ms_values).median;
+    r.tokens_per_s = profile::summarize(tokens_per_s).median;
+    if (!mfu.empty()) r.mfu = profile::summarize(mfu).median;
+  }
+  if (r.mfu && *r.mfu > 1.0) {
+    // More than the peak is impossible: the calibration ran while the cores were busy.
+    const std::string warning = fmt::format(
+        "MFU {:.0f}% exceeds 100%: the peak ({:.1f} GFLOP/s, {}) was measured on a busy machine; "
+        "measure it when idle (llmprof peak) and pass --set profile.peak_flops_per_s=...",
+        *r.mfu * 100, m.peak.flops_per_s * 1e-9, m.peak.source);
+    summary["mfu"]["warning"] = warning;
+    spdlog::warn("{}", warning);
+  }
+  r.top_ops = m.deep.top_ops_lines(15);
+  output::write_file_atomic(m.run_dir + "/summary.json", summary.dump(2) + "\n");
+  if (status == RunStatus::kCompleted) {
+    spdlog::info("completed {} steps", r.steps_completed);
+  } else {
+    spdlog::error("run {}: {}", run_status_name(status), message);
+  }
+  return r;
+}
+
+}  // namespace llmprof::train

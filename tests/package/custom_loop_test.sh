@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The CMake package as a user meets it: installs llmprof into a scratch prefix, configures and
+# builds examples/custom_loop against it (find_package(llmprof), llmprof::llmprof), runs it at
+# profile.level=ops, and reads the run directory it wrote with llmprof report and llmprof plot.
+# Usage: custom_loop_test.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$(cd "$1" && pwd)
+src=$(cd "$2" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+step() { local log=$1; shift; "$@" > "$tmp/$log" 2>&1 || { cat "$tmp/$log"; fail "$*"; }; }
+
+step install.log cmake --install "$build" --prefix "$tmp/prefix"
+[ -f "$tmp/prefix/lib/cmake/llmprof/llmprofConfig.cmake" ] || fail "no llmprofConfig.cmake"
+[ -f "$tmp/prefix/lib/cmake/llmprof/llmprofConfigVersion.cmake" ] || fail "no version file"
+[ -f "$tmp/prefix/include/llmprof/llmprof.h" ] || fail "no llmprof/llmprof.h"
+generator=()
+command -v ninja > /dev/null && generator=(-G Ninja)
+step configure.log cmake -S "$src/examples/custom_loop" -B "$tmp/build" "${generator[@]}" \
+  -DCMAKE_PREFIX_PATH="$tmp/prefix"
+step build.log cmake --build "$tmp/build"
+
+cd "$tmp"
+step run.log ./build/custom_loop profile.level=ops profile.peak_flops_per_s=1e11 \
+  energy.enabled=false threads=1 output.dir="$tmp/runs"
+cat "$tmp/run.log"
+run="$tmp/runs/custom-loop"
+[ "$(wc -l < "$run/steps.csv")" -eq 61 ] || fail "steps.csv: want 60 rows"
+for pass in forward backward; do
+  for scope in conv1 conv2 head; do
+    grep -q "^$scope,,$pass," "$run/modules.csv" || fail "modules.csv lacks $scope $pass"
+  done
+done
+[ -s "$run/ops.csv" ] || fail "no ops.csv"
+grep -q '"status": "completed"' "$run/summary.json" || fail "summary.json status"
+
+step report.log "$tmp/prefix/bin/llmprof" report "$run"
+grep -q "conv1" "$tmp/report.log" || { cat "$tmp/report.log"; fail "report shows no conv1"; }
+step plot.log "$tmp/prefix/bin/llmprof" plot "$run" --out "$tmp/plots"
+cat "$tmp/plot.log"
+ls "$tmp"/plots/*04_phases*.png > /dev/null || fail "no phases chart"
+echo "custom_loop against the installed package: ok"

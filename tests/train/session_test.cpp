@@ -1,0 +1,188 @@
+// The public API on a loop llmprof does not ship: an MLP classifier on generated data, with its own
+// named scopes, through llmprof::Session and llmprof::Step (llmprof/llmprof.h).
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+
+#include "llmprof/llmprof.h"
+#include "llmprof/output/csv.h"
+#include "support/test_support.h"
+
+namespace llmprof {
+namespace {
+
+using Table = std::vector<std::map<std::string, std::string>>;
+Table read_table(const std::string& path) {
+  auto rows = output::parse_csv(test::read_file(path));
+  Table t;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    std::map<std::string, std::string> m;
+    for (size_t j = 0; j < rows[0].size(); ++j) m[rows[0][j]] = rows[i][j];
+    t.push_back(m);
+  }
+  return t;
+}
+
+struct MlpImpl : torch::nn::Module {
+  MlpImpl() : fc1(register_module("fc1", torch::nn::Linear(16, 32))),
+              fc2(register_module("fc2", torch::nn::Linear(32, 4))) {}
+  torch::Tensor forward(const torch::Tensor& x) {
+    torch::Tensor h;
+    {
+      LLMPROF_NAMED_SCOPE("mlp.fc1", -1);
+      h = torch::relu(fc1->forward(x));
+    }
+    LLMPROF_NAMED_SCOPE("mlp.fc2", -1);
+    return fc2->forward(h);
+  }
+  torch::nn::Linear fc1, fc2;
+};
+TORCH_MODULE(Mlp);
+
+Config profile_config(const test::ScratchDir& dir, const std::string& name,
+                      const std::string& level) {
+  Config c;
+  c.output.dir = dir.path();
+  c.output.name = name;
+  c.profile.level = level;
+  c.profile.peak_flops_per_s = 1e11;
+  c.profile.warmup_steps = 1;
+  c.profile.schedule_wait = 1;
+  c.profile.schedule_warmup = 1;
+  c.profile.schedule_active = 3;
+  c.schedule.max_steps = 8;
+  c.schedule.warmup_steps = 1;
+  c.energy.enabled = false;
+  c.threads = 1;
+  return c;
+}
+
+// Trains the MLP for cfg.schedule.max_steps steps through the API; returns the summary.
+RunSummary train_mlp(const Config& cfg, bool with_flops) {
+  torch::manual_seed(0);
+  Mlp model;
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  const torch::Tensor x = torch::randn({64, 16}), y = torch::randint(0, 4, {64});
+  SessionOptions o;
+  o.quiet = true;
+  o.model_description = "mlp 16-32-4";
+  o.parameters = 16 * 32 + 32 + 32 * 4 + 4;
+  o.samples_per_step = 64;
+  if (with_flops) o.flops_per_step = 3.0 * 2 * 64 * (16 * 32 + 32 * 4);
+  Session session(cfg, o);
+  for (int64_t i = 0; i < cfg.schedule.max_steps; ++i) {
+    Step step = session.step();
+    torch::Tensor loss;
+    {
+      auto p = step.phase(Phase::kForward);
+      loss = torch::nn::functional::cross_entropy(model->forward(x), y);
+    }
+    {
+      auto p = step.phase(Phase::kBackward);
+      loss.backward();
+    }
+    {
+      auto p = step.phase(Phase::kOptimizer);
+      opt.step();
+      opt.zero_grad();
+    }
+    step.end();
+    step.set_loss(loss.item<double>());
+    if (step.number() % 4 == 0) step.record_eval({{"val", loss.item<double>() + 0.1, 0.5}}, 1.0);
+  }
+  return session.finish();
+}
+
+TEST(Session, CustomLoopWritesTheRunDirectoryWithItsOwnScopesForwardAndBackward) {
+  test::ScratchDir dir;
+  const RunSummary s = train_mlp(profile_config(dir, "mlp", "ops"), /*with_flops=*/true);
+  EXPECT_EQ(s.status, RunStatus::kCompleted);
+  EXPECT_EQ(s.steps_completed, 8);
+  ASSERT_TRUE(s.median_step_ms);
+  ASSERT_TRUE(s.mfu);
+
+  const Table steps = read_table(s.run_dir + "/steps.csv");
+  ASSERT_EQ(steps.size(), 8u);
+  EXPECT_EQ(steps.front().at("step"), "1");
+  EXPECT_EQ(steps.back().at("step"), "8");
+  EXPECT_TRUE(steps.front().at("data_ms").empty()) << "no data phase in this loop: null";
+  EXPECT_FALSE(steps.front().at("forward_ms").empty());
+  EXPECT_TRUE(steps.front().at("tokens").empty()) << "tokens not told: null";
+  EXPECT_EQ(read_table(s.run_dir + "/eval.csv").size(), 2u);  // steps 4 and 8
+
+  std::set<std::pair<std::string, std::string>> scopes;
+  for (const auto& row : read_table(s.run_dir + "/modules.csv")) {
+    scopes.insert({row.at("scope"), row.at("pass")});
+  }
+  for (const char* name : {"mlp.fc1", "mlp.fc2"}) {
+    EXPECT_TRUE(scopes.count({name, "forward"})) << name;
+    EXPECT_TRUE(scopes.count({name, "backward"})) << name << " backward, by sequence number";
+  }
+  EXPECT_FALSE(read_table(s.run_dir + "/ops.csv").empty());
+  EXPECT_TRUE(std::filesystem::exists(s.run_dir + "/trace.json"));
+  const auto summary = nlohmann::json::parse(test::read_file(s.run_dir + "/summary.json"));
+  EXPECT_EQ(summary["status"], "completed");
+  EXPECT_EQ(summary["parameters"], 676);
+  EXPECT_TRUE(summary["throughput"]["tokens_per_s"].is_null());
+  EXPECT_FALSE(summary["throughput"]["samples_per_s"].is_null());
+}
+
+TEST(Session, UnknownFlopsGiveNullMfuNeverZero) {
+  test::ScratchDir dir;
+  const RunSummary s = train_mlp(profile_config(dir, "noflops", "phases"), /*with_flops=*/false);
+  EXPECT_FALSE(s.mfu);
+  const Table steps = read_table(s.run_dir + "/steps.csv");
+  EXPECT_TRUE(steps.front().at("mfu").empty());
+  EXPECT_TRUE(steps.front().at("flops").empty());
+  const auto summary = nlohmann::json::parse(test::read_file(s.run_dir + "/summary.json"));
+  EXPECT_TRUE(summary["mfu"]["value"].is_null());
+  EXPECT_TRUE(summary["flops"]["analytic_per_step"].is_null());
+}
+
+TEST(Session, AStepUnwoundByAnExceptionLeavesNoRowAndTheSessionGoesOn) {
+  test::ScratchDir dir;
+  Config cfg = profile_config(dir, "throw", "phases");
+  Session session(cfg, SessionOptions{});
+  {
+    Step ok = session.step();
+    ok.end();
+    ok.set_loss(1.0);
+  }
+  try {
+    Step bad = session.step();
+    throw std::runtime_error("boom");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_EQ(session.steps_completed(), 1);
+  {
+    Step again = session.step();
+    EXPECT_EQ(again.number(), 2);
+  }
+  EXPECT_THROW(
+      {
+        Step a = session.step();
+        Step b = session.step();  // one Step at a time
+      },
+      Error);
+  const RunSummary s = session.finish(RunStatus::kInterrupted, "test stop");
+  EXPECT_EQ(s.steps_completed, 2);
+  const auto summary = nlohmann::json::parse(test::read_file(s.run_dir + "/summary.json"));
+  EXPECT_EQ(summary["status"], "interrupted");
+  EXPECT_EQ(read_table(s.run_dir + "/steps.csv").size(), 2u);
+}
+
+TEST(Session, NamedScopesRegisterOnceAndBuiltInNamesKeepTheirIds) {
+  EXPECT_EQ(profile::register_scope("attn.qkv"), profile::Scope::kAttnQkv);
+  const profile::Scope a = profile::register_scope("my.module");
+  EXPECT_EQ(profile::register_scope("my.module"), a);
+  EXPECT_GE(static_cast<int>(a), profile::kNumScopes);
+  EXPECT_EQ(profile::scope_name(a), "my.module");
+}
+
+}  // namespace
+}  // namespace llmprof
