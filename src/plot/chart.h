@@ -28,6 +28,7 @@ struct PlotInputs {
   std::vector<std::vector<report::SweepConfig>> configs;  // per sweep
   std::vector<Variant> variants;  // sweep configurations, or the runs when no sweep is given
   std::string runs_note;          // why some runs are not drawn, empty when all are
+  std::vector<std::string> warnings;  // input left out: rows or files cut short, sweep points
 };
 
 // Loads runs and sweeps (sweep point runs that fail to load are left out with a warning).

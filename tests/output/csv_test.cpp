@@ -19,6 +19,16 @@ TEST(ParseCsvRecords, QuotesCrlfBlankLinesAndLineNumbers) {
   EXPECT_EQ(r.lines, (std::vector<int64_t>{1, 2, 4})) << "the blank line 3 is skipped";
   EXPECT_EQ(r.unterminated_quote_line, 0);
   EXPECT_EQ(parse_csv_records("a\n\"open,1\n").unterminated_quote_line, 2);
+  EXPECT_TRUE(r.last_terminated);
+}
+
+TEST(ParseCsvRecords, SaysWhenTheTextEndsInsideItsLastRecord) {
+  EXPECT_TRUE(parse_csv_records("a,b\n1,2\n").last_terminated);
+  EXPECT_TRUE(parse_csv_records("a,b\n1,2\r\n\n").last_terminated);
+  EXPECT_TRUE(parse_csv_records("").last_terminated);
+  EXPECT_FALSE(parse_csv_records("a,b\n1,2").last_terminated);
+  EXPECT_FALSE(parse_csv_records("a,b\n1,").last_terminated);
+  EXPECT_FALSE(parse_csv_records("a,b\n1,\"x\n").last_terminated);  // inside a quoted field
 }
 
 TEST(CsvWriter, WritesNullsAsEmptyQuotesTextAndRoundTrips) {

@@ -44,7 +44,7 @@ TEST(MakePlots, WritesPngChartsForTwoRunsWithModulesAndMemory) {
   PlotOptions opts;
   opts.inputs = {fixture("run_a"), fixture("run_b")};
   opts.out_dir = dir.file("plots");
-  auto charts = by_name(make_plots(opts));
+  auto charts = by_name(make_plots(opts).charts);
   for (const char* name :
        {"01_block_timing", "02_attention_breakdown", "03_mlp_breakdown", "04_phases",
         "05_loss_curves", "06_tokens_per_s_vs_batch", "06_mfu_vs_batch",
@@ -84,7 +84,7 @@ TEST(MakePlots, WritesSvgHeatmapsAndRadarForASweep) {
   opts.inputs = {fixture("sweep_2d")};
   opts.out_dir = dir.path();
   opts.format = ImageFormat::kSvg;
-  auto charts = by_name(make_plots(opts));
+  auto charts = by_name(make_plots(opts).charts);
   for (const char* name :
        {"07_heatmap_val_loss", "07_heatmap_tokens_per_s", "09_radar_best_configs",
         "06_tokens_per_s_vs_batch", "08_flops_per_joule_vs_batch", "05_loss_curves"}) {
@@ -108,7 +108,7 @@ TEST(MakePlots, SkipsChartsWhoseDataIsMissing) {
   PlotOptions opts;
   opts.inputs = {fixture("run_incomplete")};
   opts.out_dir = dir.path();
-  auto charts = by_name(make_plots(opts));
+  auto charts = by_name(make_plots(opts).charts);
   EXPECT_TRUE(charts.at("04_phases").skipped.empty());
   EXPECT_TRUE(is_png(charts.at("04_phases").image));
   EXPECT_TRUE(charts.at("10_step_time_distribution").skipped.empty());
@@ -118,6 +118,32 @@ TEST(MakePlots, SkipsChartsWhoseDataIsMissing) {
   EXPECT_NE(charts.at("08_flops_per_joule_vs_batch").skipped.find("no energy"), std::string::npos);
   EXPECT_NE(charts.at("09_radar_best_configs").skipped.find("2 or more"), std::string::npos);
   EXPECT_FALSE(fs::exists(dir.file("11_memory_per_phase.png")));
+}
+
+TEST(MakePlots, DrawsARunCutShortFromItsWholeRowsAndReturnsTheWarnings) {
+  SKIP_WITHOUT_GNUPLOT();
+  ScratchDir dir;
+  fs::copy(fixture("run_a"), dir.file("cut"), fs::copy_options::recursive);
+  std::string steps = test::read_file(dir.file("cut/steps.csv"));
+  test::write_file(dir.file("cut/steps.csv"), steps.substr(0, steps.size() - 40));
+  test::write_file(dir.file("cut/modules.csv"), "");
+  PlotOptions opts;
+  opts.inputs = {dir.file("cut")};
+  opts.out_dir = dir.file("plots");
+  PlotResult result = make_plots(opts);
+  ASSERT_EQ(result.warnings.size(), 2u);
+  EXPECT_NE(result.warnings[0].find("cut: " + dir.file("cut/steps.csv") + " line 12"),
+            std::string::npos)
+      << result.warnings[0];
+  EXPECT_NE(result.warnings[1].find(dir.file("cut/modules.csv") + ": empty file"),
+            std::string::npos)
+      << result.warnings[1];
+  auto charts = by_name(result.charts);
+  for (const char* name :
+       {"04_phases", "05_loss_curves", "10_step_time_distribution", "11_memory_per_phase"}) {
+    EXPECT_TRUE(is_png(charts.at(name).image)) << name << ": " << charts.at(name).skipped;
+  }
+  EXPECT_NE(charts.at("01_block_timing").skipped.find("no modules.csv"), std::string::npos);
 }
 
 TEST(MakePlots, MissingGnuplotIsARuntimeErrorNamingIt) {
