@@ -215,6 +215,9 @@ void read_summary(const std::string& path, Run& run) {
   if (auto w = detail::json_number(s, "steps.warmup_excluded")) {
     run.summary_warmup_steps = static_cast<int64_t>(*w);
   }
+  if (auto n = detail::json_number(s, "steps.max_steps")) {
+    run.summary_max_steps = static_cast<int64_t>(*n);
+  }
   run.summary_peak_rss_bytes = detail::json_number(s, "memory.peak_rss_bytes");
   if (s.contains("energy") && s["energy"].is_object()) {
     const auto& e = s["energy"];

@@ -86,6 +86,7 @@ struct Run {
   std::optional<double> host_cores;              // env.json host.cores
   std::optional<double> peak_flops_per_s;        // env.json peak_flops.flops_per_s
   std::optional<int64_t> summary_warmup_steps;   // summary.json steps.warmup_excluded
+  std::optional<int64_t> summary_max_steps;      // summary.json steps.max_steps
   std::optional<double> summary_peak_rss_bytes;  // summary.json memory.peak_rss_bytes
   std::optional<EnergySummary> energy;           // summary.json energy, when present
 
