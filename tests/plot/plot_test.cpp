@@ -146,6 +146,63 @@ TEST(MakePlots, DrawsARunCutShortFromItsWholeRowsAndReturnsTheWarnings) {
   EXPECT_NE(charts.at("01_block_timing").skipped.find("no modules.csv"), std::string::npos);
 }
 
+// The first line of a .dat file that starts with prefix, split into fields after it.
+std::vector<double> dat_row(const std::string& path, const std::string& prefix) {
+  std::istringstream in(test::read_file(path));
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    std::istringstream fields(line.substr(prefix.size()));
+    std::vector<double> out;
+    for (double v; fields >> v;) out.push_back(v);
+    return out;
+  }
+  ADD_FAILURE() << "no row '" << prefix << "' in " << path << ":\n" << test::read_file(path);
+  return {};
+}
+
+TEST(MakePlots, MemoryChartGivesRssAndAllocatedMemoryAPanelAndAnAxisEach) {
+  // Peak RSS (1 GiB) would flatten allocated memory (100-150 MiB) on one linear axis.
+  SKIP_WITHOUT_GNUPLOT();
+  ScratchDir dir;
+  PlotOptions opts;
+  opts.inputs = {fixture("run_a")};
+  opts.out_dir = dir.path();
+  auto charts = by_name(make_plots(opts).charts);
+  ASSERT_TRUE(is_png(charts.at("11_memory_per_phase").image));
+  std::string gp = test::read_file(dir.file("11_memory_per_phase.gp"));
+  EXPECT_NE(gp.find("set multiplot layout 1,2"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("set ylabel \"allocated by LibTorch (MiB)\""), std::string::npos) << gp;
+  EXPECT_NE(gp.find("set ylabel \"process RSS (GiB)\""), std::string::npos) << gp;
+  // Allocated panel: peak and end allocated, MiB; RSS panel: peak RSS, GiB (max over steps).
+  auto fwd = dat_row(dir.file("11_memory_per_phase_allocated.dat"), "\"forward\" ");
+  ASSERT_GE(fwd.size(), 2u);
+  EXPECT_NEAR(fwd[0], 100, 1e-9);
+  EXPECT_NEAR(fwd[1], 80, 1e-9);
+  auto rss = dat_row(dir.file("11_memory_per_phase_rss.dat"), "\"backward\" ");
+  ASSERT_GE(rss.size(), 1u);
+  EXPECT_NEAR(rss[0], 1.0, 1e-9);
+  EXPECT_EQ(test::read_file(dir.file("11_memory_per_phase_allocated.dat")).find("RSS"),
+            std::string::npos);
+}
+
+TEST(MakePlots, MemoryChartOfSeveralRunsShowsPeakRssBesidePeakAllocated) {
+  SKIP_WITHOUT_GNUPLOT();
+  ScratchDir dir;
+  PlotOptions opts;
+  opts.inputs = {fixture("run_a"), fixture("run_b")};
+  opts.out_dir = dir.path();
+  auto charts = by_name(make_plots(opts).charts);
+  ASSERT_TRUE(is_png(charts.at("11_memory_per_phase").image));
+  auto alloc = dat_row(dir.file("11_memory_per_phase_allocated.dat"), "\"backward\" ");
+  ASSERT_GE(alloc.size(), 2u);
+  EXPECT_NEAR(alloc[0], 150, 1e-9);  // run_a, MiB
+  EXPECT_NEAR(alloc[1], 420, 1e-9);  // run_b
+  auto rss = dat_row(dir.file("11_memory_per_phase_rss.dat"), "\"backward\" ");
+  ASSERT_GE(rss.size(), 2u);
+  EXPECT_NEAR(rss[0], 1.0, 1e-9);  // GiB
+  EXPECT_NEAR(rss[1], 12.0, 1e-9);
+}
+
 TEST(MakePlots, MissingGnuplotIsARuntimeErrorNamingIt) {
   ScratchDir dir;
   PlotOptions opts;
