@@ -62,6 +62,17 @@ bool is_final_status(const std::string& status) {
   return status == "completed" || status == "diverged";
 }
 
+PointCounts count_points(const std::vector<PointResult>& results) {
+  PointCounts c;
+  for (const PointResult& r : results) {
+    c.completed += r.status == "completed";
+    c.diverged += r.status == "diverged";
+    c.failed += r.status == "failed";
+    c.interrupted += r.status == "interrupted";
+  }
+  return c;
+}
+
 bool read_summary(const std::string& run_dir, PointResult& r) {
   std::ifstream in(run_dir + "/summary.json", std::ios::binary);
   if (!in) return false;
@@ -186,7 +197,7 @@ std::string sweep_json(const SweepInfo& info,
   j["jobs_requested"] = info.jobs_requested;
   j["jobs_policy"] = info.jobs_policy;
   j["threads_per_point"] = info.threads_per_point;
-  j["peak_flops_per_s"] = info.peak_flops_per_s > 0 ? nlohmann::json(info.peak_flops_per_s) : nlohmann::json(nullptr);
+  j["peak_flops_per_s"] = info.peak_flops_per_s > 0 ? ojson(info.peak_flops_per_s) : ojson(nullptr);
   j["peak_source"] = info.peak_source;
   j["cores"] = info.cores;
   j["command_line"] = info.command_line;

@@ -56,6 +56,18 @@ struct SweepInfo {
 // True for statuses a re-run keeps: completed, and diverged (an outcome of the config itself).
 bool is_final_status(const std::string& status);
 
+// Points by outcome; pending and running points are in none.
+struct PointCounts {
+  int64_t completed = 0, diverged = 0, failed = 0, interrupted = 0;
+  // Points with a final outcome (completed or diverged): what "done" counts.
+  int64_t done() const { return completed + diverged; }
+  // Points with any outcome: the ones nothing is left to wait for.
+  int64_t ended() const { return done() + failed + interrupted; }
+};
+
+// Counts the results by status.
+PointCounts count_points(const std::vector<PointResult>& results);
+
 // Fills status, message and metrics from <run_dir>/summary.json; false when absent or unreadable.
 bool read_summary(const std::string& run_dir, PointResult& result);
 

@@ -249,16 +249,15 @@ class Scheduler {
     for (size_t i = 0; i < results_.size(); ++i) {
       if (!results_[i].reused) queue_.push_back(i);
     }
-    done_ = static_cast<int64_t>(results_.size() - queue_.size());
   }
 
   // Runs the queue; returns the stop signal received (0 when every point ran).
   int run() {
     const SweepInfo& info = plan_.info;
-    progress_.event(
-        fmt::format("{} points ({} already done) in {}; {} at a time, {} threads each",
-                    results_.size(), done_, info.sweep_dir, info.jobs, info.threads_per_point),
-        Kind::kNote);
+    progress_.event(fmt::format("{} points ({} already done) in {}; {} at a time, {} threads each",
+                                results_.size(), count_points(results_).done(), info.sweep_dir,
+                                info.jobs, info.threads_per_point),
+                    Kind::kNote);
     write_sweep_files(info, plan_.points, results_);
     detail::StopSignals signals;
     bool forwarded = false;
@@ -276,7 +275,7 @@ class Scheduler {
       }
       if (running_.empty() && (stop != 0 || queue_.empty())) break;
       const bool reaped = reap_finished();
-      progress_.status(done_, running_ids(), eta(), reaped);
+      progress_.status(count_points(results_), running_ids(), eta(), reaped);
       if (!reaped) detail::sleep_ms(kPollMs);
     }
     progress_.finish();
@@ -296,7 +295,6 @@ class Scheduler {
     } catch (const IoError& e) {
       r.status = "failed";
       r.message = e.what();
-      ++done_;
       progress_.event(p.id + " failed: " + r.message, Kind::kWarning);
     }
     write_sweep_files(plan_.info, plan_.points, results_);
@@ -319,15 +317,14 @@ class Scheduler {
       r.duration_s = std::chrono::duration<double>(Clock::now() - it->start).count();
       durations_s_.push_back(*r.duration_s);
       it = running_.erase(it);
-      ++done_;
       reaped = true;
       write_sweep_files(plan_.info, plan_.points, results_);
-      progress_.event(
-          fmt::format("{} {} in {:.1f} s{} [{}]", p.id, r.status, *r.duration_s,
-                      r.message.empty() ? "" : " (" + r.message + ")",
-                      detail::progress_text(done_, static_cast<int64_t>(results_.size()),
-                                            running_ids(), eta())),
-          is_final_status(r.status) ? Kind::kPointEvent : Kind::kWarning);
+      progress_.event(fmt::format("{} {} in {:.1f} s{} [{}]", p.id, r.status, *r.duration_s,
+                                  r.message.empty() ? "" : " (" + r.message + ")",
+                                  detail::progress_text(count_points(results_),
+                                                        static_cast<int64_t>(results_.size()),
+                                                        running_ids(), eta())),
+                      is_final_status(r.status) ? Kind::kPointEvent : Kind::kWarning);
     }
     return reaped;
   }
@@ -357,7 +354,6 @@ class Scheduler {
   std::deque<size_t> queue_;  // indices into plan_.points, in run order
   std::vector<Running> running_;
   std::vector<double> durations_s_;  // of points run by this invocation
-  int64_t done_ = 0;
 };
 
 // The closing lines on stdout; returns the exit code: 130 when the sweep was stopped, 1 when a

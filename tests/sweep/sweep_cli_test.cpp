@@ -1,6 +1,7 @@
 // llmprof sweep as a user runs it, on the tiny config (~1 s a point): a 2x2 sweep end to end,
 // up-front errors (exit 2, nothing run), a failing point recorded while the sweep goes on,
 // resume after SIGINT and SIGKILL, re-running failed points only, and --jobs splitting threads.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -182,9 +183,16 @@ void check_resume_after(int sig, int expected_exit) {
   ::kill(pid, sig);
   EXPECT_EQ(test::wait_llmprof(pid), expected_exit) << test::read_file(dir.file("first.log"));
   std::map<std::string, fs::file_time_type> completed;
+  size_t interrupted = 0;
   for (auto& row : csv_rows(dir.file("s/sweep.csv"))) {
     if (row["status"] == "completed")
       completed[row["point_id"]] = fs::last_write_time(row["run_dir"] + "/summary.json");
+    interrupted += row["status"] == "interrupted";
+  }
+  if (interrupted > 0) {
+    // The point cut short is shown apart, not counted as done.
+    const std::string log = test::read_file(dir.file("first.log"));
+    expect_contains(log, fmt::format("[{}/4 done, {} interrupted", completed.size(), interrupted));
   }
   ASSERT_GE(completed.size(), 1u);
   ASSERT_LT(completed.size(), 4u) << "the sweep finished before it was killed";
