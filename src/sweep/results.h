@@ -48,6 +48,8 @@ struct SweepInfo {
   int64_t cores = 1;
   double peak_flops_per_s = 0;  // shared MFU peak passed to every point; 0 = none
   std::string peak_source;
+  std::string peak_measured_at;  // ISO 8601 time of the shared measurement; "" when none
+  bool peak_reused = false;      // true: taken from sweep.json of an earlier invocation
   std::vector<std::string> command_line;
   std::string start_time;          // ISO 8601, local time with offset
   std::string status = "running";  // running | finished | interrupted
@@ -89,6 +91,16 @@ std::string sweep_csv(const Grid& grid,
 std::string sweep_json(const SweepInfo& info,
                        const std::vector<Point>& points,
                        const std::vector<PointResult>& results);
+
+// The shared peak an earlier invocation stored in <sweep_dir>/sweep.json.
+struct StoredPeak {
+  double flops_per_s = 0;
+  std::string source;       // how it was measured (peak_source)
+  std::string measured_at;  // peak_measured_at
+};
+
+// The peak sweep.json holds, or nullopt when the file is absent, unreadable or holds none.
+std::optional<StoredPeak> read_stored_peak(const std::string& sweep_dir);
 
 // Writes sweep.csv and sweep.json into info.sweep_dir, each atomically. Throws IoError.
 void write_sweep_files(const SweepInfo& info,
