@@ -67,5 +67,19 @@ TEST(RunDir, ExplicitNameIsNeverReusedAndAutoNamesAreUnique) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("f.json.tmp")));
 }
 
+TEST(WriteFileAtomic, FailedRenameKeepsTheOldFileAndLeavesNoTempFile) {
+  test::ScratchDir dir;
+  // A non-empty directory at the path: the rename fails after the temp file was written.
+  test::write_file(dir.file("out/keep.txt"), "x");
+  try {
+    write_file_atomic(dir.file("out"), "new\n");
+    ADD_FAILURE() << "no IoError";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find(dir.file("out")), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(test::read_file(dir.file("out/keep.txt")), "x");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out.tmp"))) << "temp file left behind";
+}
+
 }  // namespace
 }  // namespace llmprof::output
