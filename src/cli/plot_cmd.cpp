@@ -52,7 +52,9 @@ void add_plot_command(CLI::App& app, int& exit_code) {
     opts.out_dir = args->out_dir.empty() ? default_out_dir(args->inputs) : args->out_dir;
     opts.gnuplot = args->gnuplot;
     size_t written = 0;
-    for (const auto& c : plot::make_plots(opts)) {
+    plot::PlotResult result = plot::make_plots(opts);
+    for (const auto& w : result.warnings) fmt::print(stderr, "warning: {}\n", w);
+    for (const auto& c : result.charts) {
       if (c.image.empty()) {
         fmt::print("skipped {}: {}\n", c.name, c.skipped);
       } else {

@@ -40,13 +40,18 @@ void add_report_command(CLI::App& app, int& exit_code) {
       "  llmprof report runs/a runs/b --format json --out report.json\n"
       "  llmprof report --compare runs/baseline runs/candidate\n"
       "  llmprof report sweeps/batch-lr\n"
-      "Exit codes: 0 ok, 2 missing directory or malformed file (named with its line).");
+      "A run cut short (a partial last row, an empty file) is reported from what is whole, with\n"
+      "a warning naming the file and line. Exit codes: 0 ok, 2 missing directory or malformed\n"
+      "file (named with its line).");
   sub->callback([args, &exit_code]() {
     report::Format format = report::parse_format(args->format);
     report::ReportOptions opts;
     opts.inputs = args->inputs;
     opts.compare = args->compare;
-    std::string text = report::render(report::build_report(opts), format);
+    report::Document doc = report::build_report(opts);
+    // Parts cut short were left out: say so on stderr too, where --out or a pipe still shows it.
+    for (const auto& w : doc.warnings) fmt::print(stderr, "warning: {}: {}\n", w.run, w.text());
+    std::string text = report::render(doc, format);
     if (args->out_path.empty()) {
       fmt::print("{}", text);
     } else {

@@ -124,7 +124,11 @@ CsvRecords parse_csv_records(std::string_view text) {
     }
   }
   if (in_quotes) out.unterminated_quote_line = record_line;
-  if (any) end_record();
+  if (any) {
+    // Text after the last newline is a record cut short, unless it is a lone \r.
+    out.last_terminated = in_quotes ? false : record.empty() && field.empty();
+    end_record();
+  }
   return out;
 }
 

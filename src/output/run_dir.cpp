@@ -1,5 +1,7 @@
 #include "llmprof/output/run_dir.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -58,11 +60,18 @@ void write_file_atomic(const std::string& path, const std::string& content) {
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) throw IoError("cannot write '" + tmp + "': " + std::strerror(errno));
   size_t written = std::fwrite(content.data(), 1, content.size(), f);
-  bool ok = written == content.size() && std::fflush(f) == 0;
+  // fsync before the rename: else a crash or power cut can leave `path` renamed but empty.
+  bool ok = written == content.size() && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
+  const int write_errno = errno;
   ok = (std::fclose(f) == 0) && ok;
-  if (!ok) throw IoError("short write to '" + tmp + "': " + std::strerror(errno));
+  if (!ok) {
+    std::remove(tmp.c_str());
+    throw IoError("short write to '" + tmp + "': " + std::strerror(write_errno));
+  }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw IoError("cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(errno));
+    const int rename_errno = errno;
+    std::remove(tmp.c_str());
+    throw IoError("cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(rename_errno));
   }
 }
 

@@ -1,8 +1,9 @@
-// Stacked and clustered bar charts through gnuplot's histogram style.
+// Stacked and clustered bar charts through gnuplot's histogram style, alone or as panels.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "plot/chart.h"
 
@@ -47,17 +48,24 @@ XticsLayout xtics_layout(const std::vector<std::string>& labels) {
   return layout;
 }
 
-ChartResult bar_chart(const ChartWriter& w,
-                      const std::string& name,
-                      const std::string& title,
-                      const std::string& xlabel,
-                      const std::string& ylabel,
-                      const BarTable& all_series,
-                      bool stacked) {
+namespace {
+
+// One bar plot: its .dat written as `file`, and the gnuplot commands that draw it (title, labels,
+// ranges, key, xtics, plot) with the canvas they want; nullopt when every value is zero or unknown.
+struct BarPlot {
+  std::string body;
+  XticsLayout layout;
+};
+
+std::optional<BarPlot> bar_plot(const ChartWriter& w,
+                                const std::string& file_name,
+                                const std::string& title,
+                                const std::string& xlabel,
+                                const std::string& ylabel,
+                                const BarTable& all_series,
+                                bool stacked) {
   BarTable bars = without_empty_series(all_series);
-  if (bars.series.empty() || bars.rows.empty()) {
-    return skipped(name, "every value is zero or unknown");
-  }
+  if (bars.series.empty() || bars.rows.empty()) return std::nullopt;
   std::string data = "# label";
   for (const auto& s : bars.series) data += " " + gp_quote(s);
   data += " total top_label\n";
@@ -77,7 +85,7 @@ ChartResult bar_chart(const ChartWriter& w,
     data += " " + dat(total) + " " + gp_quote(label) + "\n";
     max_total = std::max(max_total, stacked ? total : top);
   }
-  std::string file = w.data(name + ".dat", data);
+  std::string file = w.data(file_name, data);
   std::string body = fmt::format("set title {}\nset xlabel {}\nset ylabel {}\n", gp_quote(title),
                                  gp_quote(xlabel), gp_quote(ylabel));
   body += "set style data histograms\n";
@@ -111,7 +119,46 @@ ChartResult bar_chart(const ChartWriter& w,
                         total_col + 1);
   }
   body += "\n";
-  return w.render(name, body, layout.width_px, layout.height_px);
+  return BarPlot{body, layout};
+}
+
+}  // namespace
+
+ChartResult bar_chart(const ChartWriter& w,
+                      const std::string& name,
+                      const std::string& title,
+                      const std::string& xlabel,
+                      const std::string& ylabel,
+                      const BarTable& bars,
+                      bool stacked) {
+  auto plot = bar_plot(w, name + ".dat", title, xlabel, ylabel, bars, stacked);
+  if (!plot) return skipped(name, "every value is zero or unknown");
+  return w.render(name, plot->body, plot->layout.width_px, plot->layout.height_px);
+}
+
+ChartResult bar_panels(const ChartWriter& w,
+                       const std::string& name,
+                       const std::string& title,
+                       const std::string& xlabel,
+                       const std::vector<BarPanel>& panels) {
+  std::vector<BarPlot> plots;
+  for (const auto& p : panels) {
+    auto plot = bar_plot(w, name + "_" + p.file_suffix + ".dat", p.title, xlabel, p.ylabel, p.bars,
+                         /*stacked=*/false);
+    if (plot) plots.push_back(std::move(*plot));
+  }
+  if (plots.empty()) return skipped(name, "every value is zero or unknown");
+  // Side by side, each panel with its own y axis; a panel keeps about 700 px of width.
+  const int n = static_cast<int>(plots.size());
+  int width_px = 0, height_px = 0;
+  for (const auto& p : plots) {
+    width_px = std::max(width_px, p.layout.width_px);
+    height_px = std::max(height_px, p.layout.height_px);
+  }
+  std::string body = fmt::format("set multiplot layout 1,{} title {}\n", n, gp_quote(title));
+  for (const auto& p : plots) body += p.body;
+  body += "unset multiplot\n";
+  return w.render(name, body, std::max(width_px, 700 * n), height_px + 30);
 }
 
 }  // namespace llmprof::plot::detail

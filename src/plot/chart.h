@@ -28,6 +28,7 @@ struct PlotInputs {
   std::vector<std::vector<report::SweepConfig>> configs;  // per sweep
   std::vector<Variant> variants;  // sweep configurations, or the runs when no sweep is given
   std::string runs_note;          // why some runs are not drawn, empty when all are
+  std::vector<std::string> warnings;  // input left out: rows or files cut short, sweep points
 };
 
 // Loads runs and sweeps (sweep point runs that fail to load are left out with a warning).
@@ -79,6 +80,22 @@ ChartResult bar_chart(const ChartWriter& w,
                       const std::string& ylabel,
                       const BarTable& bars,
                       bool stacked);
+
+// One panel of bar_panels: its own title, y axis and clustered bars.
+struct BarPanel {
+  std::string file_suffix;  // its data file is <name>_<file_suffix>.dat
+  std::string title;
+  std::string ylabel;  // with its unit
+  BarTable bars;
+};
+
+// Clustered bar panels side by side under one title (gnuplot multiplot), each with its own y
+// axis, so a large quantity does not flatten a small one. Panels with no value are left out.
+ChartResult bar_panels(const ChartWriter& w,
+                       const std::string& name,
+                       const std::string& title,
+                       const std::string& xlabel,
+                       const std::vector<BarPanel>& panels);
 
 // How category labels on the x axis fit: the "set xtics" options and the canvas size in pixels.
 struct XticsLayout {

@@ -153,9 +153,33 @@ ChartResult step_time_chart(const PlotInputs& in, const ChartWriter& w) {
   return w.render(name, body, layout.width_px, layout.height_px);
 }
 
+// The unit a panel of byte figures reads best in: KiB, MiB or GiB by its largest value.
+std::pair<double, const char*> byte_unit(const std::vector<std::vector<double>>& rows) {
+  double top = 0;
+  for (const auto& row : rows) {
+    for (double v : row) {
+      if (std::isfinite(v)) top = std::max(top, v);
+    }
+  }
+  constexpr double kKiB = 1024.0, kMiB = kKiB * 1024, kGiB = kMiB * 1024;
+  if (top >= kGiB) return {kGiB, "GiB"};
+  if (top >= kMiB) return {kMiB, "MiB"};
+  return {kKiB, "KiB"};
+}
+
+// Scales a panel's byte values to its unit; returns the unit's name.
+const char* in_unit(BarTable& t) {
+  auto [div, unit] = byte_unit(t.values);
+  for (auto& row : t.values) {
+    for (double& v : row) v /= div;
+  }
+  return unit;
+}
+
+// Two panels, each on its own axis: allocated memory (LibTorch's allocator) beside process RSS,
+// which holds the libraries and data as well and is often 30x larger (265 MiB against 8 MiB).
 ChartResult memory_chart(const PlotInputs& in, const ChartWriter& w) {
   const char* name = "11_memory_per_phase";
-  constexpr double kMiB = 1024.0 * 1024.0;
   std::vector<size_t> with;
   std::vector<std::string> phases;
   for (size_t i = 0; i < in.runs.size(); ++i) {
@@ -166,32 +190,43 @@ ChartResult memory_chart(const PlotInputs& in, const ChartWriter& w) {
     }
   }
   if (with.empty()) return skipped(name, "no memory.csv in the runs");
-  BarTable t;
-  t.rows = phases;
-  auto mib = [&](const std::optional<double>& b) { return b ? *b / kMiB : std::nan(""); };
+  auto bytes = [](const std::optional<double>& b) { return b ? *b : std::nan(""); };
+  BarTable alloc, rss;
+  alloc.rows = rss.rows = phases;
   if (with.size() == 1) {
-    t.series = {"peak allocated", "end allocated (median)", "peak RSS"};
+    alloc.series = {"peak allocated", "end allocated (median)"};
+    rss.series = {"peak RSS"};
     const auto& m = in.metrics[with[0]];
     for (const auto& p : phases) {
       const auto& pm = m.memory.at(p);
-      t.values.push_back(
-          {mib(pm.peak_allocated_bytes), mib(pm.end_allocated_bytes), mib(pm.rss_bytes)});
+      alloc.values.push_back({bytes(pm.peak_allocated_bytes), bytes(pm.end_allocated_bytes)});
+      rss.values.push_back({bytes(pm.rss_bytes)});
     }
   } else {
-    for (size_t i : with) t.series.push_back(in.runs[i].label);
+    for (size_t i : with) alloc.series.push_back(in.runs[i].label);
+    rss.series = alloc.series;
     for (const auto& p : phases) {
-      std::vector<double> row;
+      std::vector<double> a, r;
       for (size_t i : with) {
         auto it = in.metrics[i].memory.find(p);
-        row.push_back(it == in.metrics[i].memory.end() ? std::nan("")
-                                                       : mib(it->second.peak_allocated_bytes));
+        const bool has = it != in.metrics[i].memory.end();
+        a.push_back(has ? bytes(it->second.peak_allocated_bytes) : std::nan(""));
+        r.push_back(has ? bytes(it->second.rss_bytes) : std::nan(""));
       }
-      t.values.push_back(row);
+      alloc.values.push_back(a);
+      rss.values.push_back(r);
     }
   }
-  std::string who = with.size() == 1 ? ": " + in.runs[with[0]].label : " (peak allocated, per run)";
-  return bar_chart(w, name, "Memory per phase" + who, "phase",
-                   with.size() == 1 ? "memory (MiB)" : "peak allocated memory (MiB)", t, false);
+  const bool one = with.size() == 1;
+  const char* alloc_unit = in_unit(alloc);
+  const char* rss_unit = in_unit(rss);
+  std::vector<BarPanel> panels = {
+      {"allocated", one ? "allocated by LibTorch: peak and end of phase" : "peak allocated",
+       fmt::format("allocated by LibTorch ({})", alloc_unit), alloc},
+      {"rss", one ? "process RSS: peak" : "peak process RSS",
+       fmt::format("process RSS ({})", rss_unit), rss}};
+  std::string who = one ? ": " + in.runs[with[0]].label : " (per run)";
+  return bar_panels(w, name, "Memory per phase" + who + labels_note(in), "phase", panels);
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 // `gnuplot NAME.gp` by fork/exec in the output directory, and report its message on failure.
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -153,16 +152,13 @@ ChartResult ChartWriter::render(const std::string& name,
         WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status)) : std::string("killed"),
         last_lines(log, 3)));
   }
-  if (log.empty()) {
-    fs::remove(log_path, ec);
-  } else {
-    spdlog::warn("plot: gnuplot said, for {}: {}", script_name, last_lines(log, 3));
-  }
-  return ChartResult{name, (fs::path(dir_) / image).string(), ""};
+  if (log.empty()) fs::remove(log_path, ec);
+  return ChartResult{name, (fs::path(dir_) / image).string(), "",
+                     log.empty() ? "" : script_name + ": " + last_lines(log, 3)};
 }
 
 ChartResult skipped(const std::string& name, const std::string& reason) {
-  return ChartResult{name, "", reason};
+  return ChartResult{name, "", reason, ""};
 }
 
 std::string gp_quote(const std::string& text) {

@@ -14,7 +14,7 @@ namespace fs = std::filesystem;
 
 namespace llmprof::plot {
 
-std::vector<ChartResult> make_plots(const PlotOptions& options) {
+PlotResult make_plots(const PlotOptions& options) {
   detail::PlotInputs in = detail::load_inputs(options);
   std::string gnuplot = find_program(options.gnuplot);
   if (gnuplot.empty()) {
@@ -36,7 +36,11 @@ std::vector<ChartResult> make_plots(const PlotOptions& options) {
   out.push_back(detail::radar_chart(in, w));
   std::stable_sort(out.begin(), out.end(),
                    [](const ChartResult& a, const ChartResult& b) { return a.name < b.name; });
-  return out;
+  PlotResult result{std::move(out), std::move(in.warnings)};
+  for (const auto& c : result.charts) {
+    if (!c.warning.empty()) result.warnings.push_back(c.name + ": gnuplot said: " + c.warning);
+  }
+  return result;
 }
 
 }  // namespace llmprof::plot

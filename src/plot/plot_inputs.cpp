@@ -1,7 +1,6 @@
 // Loading what the charts draw: runs (given, or a sweep's completed point runs) and the variants
 // of the cross-run charts (sweep configurations, or the given runs when there is no sweep).
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 
@@ -88,6 +87,11 @@ std::optional<double> config_value(const report::Sweep& s,
   return std::nullopt;
 }
 
+// The parts of a run left out because they were cut short, as warnings naming the run.
+void note_cut_parts(const Run& run, const std::string& who, std::vector<std::string>& warnings) {
+  for (const auto& w : run.warnings) warnings.push_back(who + ": " + w.text());
+}
+
 }  // namespace
 
 PlotInputs load_inputs(const PlotOptions& options) {
@@ -104,6 +108,7 @@ PlotInputs load_inputs(const PlotOptions& options) {
   std::vector<Run*> given_ptrs;
   for (auto& r : given) given_ptrs.push_back(&r);
   report::disambiguate_labels(given_ptrs);
+  for (const Run& r : given) note_cut_parts(r, r.label, in.warnings);
   // Point runs of every sweep, by index of the sweep point; failures are warnings.
   std::vector<std::vector<std::optional<Run>>> points(in.sweeps.size());
   std::vector<Run> point_runs;
@@ -114,8 +119,9 @@ PlotInputs load_inputs(const PlotOptions& options) {
       if (!pt.run_dir.empty() && (pt.status == "completed" || pt.status == "ok")) {
         try {
           run = report::load_run(pt.run_dir);
+          note_cut_parts(*run, "sweep point " + pt.point_id, in.warnings);
         } catch (const Error& e) {
-          spdlog::warn("plot: sweep point {} left out: {}", pt.point_id, e.what());
+          in.warnings.push_back(fmt::format("sweep point {} left out: {}", pt.point_id, e.what()));
         }
       }
       points[s].push_back(run);

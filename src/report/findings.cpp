@@ -3,17 +3,76 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+
+#include "llmprof/config/schema.h"
+#include "llmprof/error.h"
 
 namespace llmprof::report {
 
 namespace {
+
+// runtime.malloc_mmap_threshold_bytes reaches mallopt as an int: the largest power of two it takes.
+constexpr int64_t kMaxMmapThresholdBytes = int64_t{1} << 30;
 
 std::string pct(double fraction) { return fmt::format("{:.1f}%", fraction * 100); }
 
 int64_t config_int(const Run& run, const std::string& key, int64_t fallback) {
   auto v = run.config_number(key);
   return v ? static_cast<int64_t>(*v) : fallback;
+}
+
+// The steps the run was set to take: schedule.max_steps, else summary.json steps.max_steps, else
+// the rows of steps.csv.
+int64_t max_steps(const Run& run, const RunMetrics& m) {
+  if (auto v = run.config_number("schedule.max_steps")) return static_cast<int64_t>(*v);
+  if (run.summary_max_steps) return *run.summary_max_steps;
+  return m.steps_completed;
+}
+
+// "`--set key=value`" when the run's config with key=value passes the key's range and, when the
+// run's config passed them, the cross-key checks (the same as `llmprof train` applies); nullopt
+// when the value is not valid for the run. Keys this version does not know are left at defaults.
+std::optional<std::string> valid_set(const Run& run, const std::string& key, int64_t value) {
+  config::Config cfg;
+  for (const auto& [k, v] : run.config) {
+    try {
+      config::apply_override(cfg, k + "=" + v);
+    } catch (const Error&) {
+    }
+  }
+  bool checks_passed = true;
+  try {
+    config::validate(cfg);
+  } catch (const Error&) {
+    checks_passed = false;  // a hand-written subset: check the key's own range only
+  }
+  const std::string set = fmt::format("{}={}", key, value);
+  try {
+    config::apply_override(cfg, set);
+    if (checks_passed) config::validate(cfg);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  return "`--set " + set + "`";
+}
+
+// Of the values from wanted back towards current (excluded), the one nearest wanted that
+// valid_set accepts, as its --set; nullopt when none is. Validity is one interval of a key, so a
+// bisection finds the edge.
+std::optional<std::string> nearest_valid_set(const Run& run,
+                                             const std::string& key,
+                                             int64_t current,
+                                             int64_t wanted) {
+  if (auto set = valid_set(run, key, wanted)) return set;
+  int64_t bad = wanted, good = current;  // invariant: bad is rejected; good is current or accepted
+  while (bad - good > 1 || good - bad > 1) {
+    int64_t mid = good + (bad - good) / 2;
+    (valid_set(run, key, mid) ? good : bad) = mid;
+  }
+  if (good == current) return std::nullopt;
+  return valid_set(run, key, good);
 }
 
 Finding make(
@@ -27,11 +86,21 @@ Finding make(
   return f;
 }
 
-// "--set train.batch_size=2B" with the run's batch size doubled (unknown: "a larger").
-std::string double_batch(const Run& run) {
+// "--set train.batch_size=2B" with the run's batch size doubled (or the largest valid above B);
+// nullopt when the batch size is unknown or already at its maximum.
+std::optional<std::string> larger_batch(const Run& run) {
   auto b = run.config_number("train.batch_size");
-  if (!b) return "a larger train.batch_size";
-  return fmt::format("`--set train.batch_size={}`", static_cast<int64_t>(*b) * 2);
+  if (!b) return std::nullopt;
+  const auto batch = static_cast<int64_t>(*b);
+  return nearest_valid_set(run, "train.batch_size", batch, batch * 2);
+}
+
+// larger_batch, or what to change in words when there is no valid --set.
+std::string double_batch(const Run& run) {
+  if (auto set = larger_batch(run)) return *set;
+  if (!run.config_number("train.batch_size")) return "a larger train.batch_size";
+  return fmt::format("more tokens per step (train.batch_size = {} is at its maximum)",
+                     run.config.at("train.batch_size"));
 }
 
 }  // namespace
@@ -47,8 +116,14 @@ std::optional<Finding> rule_data_wait(const Run& run, const RunMetrics& m) {
       "data.num_workers = {}.",
       format_number(m.stat("data_ms")->median), format_number(m.stat("step_ms")->median),
       pct(*share), pct(kDataWaitMaxShare), workers);
-  f.suggestion = fmt::format("`--set data.num_workers={}` (batches prepared in the background)",
-                             workers == 0 ? 1 : workers * 2);
+  // Twice the workers, up to the key's maximum.
+  auto set = nearest_valid_set(run, "data.num_workers", workers, workers == 0 ? 1 : workers * 2);
+  f.suggestion = set ? *set + " (batches prepared in the background)"
+                     : fmt::format(
+                           "make batches cheaper to build (data.num_workers = {} is as many "
+                           "workers as it takes): pre-tokenize the data, or a larger "
+                           "data.prefetch if the wait comes in bursts",
+                           workers);
   return f;
 }
 
@@ -66,16 +141,37 @@ std::optional<Finding> rule_eval_share(const Run& run, const RunMetrics& m) {
       "(threshold {}); train.eval_interval = {}, train.eval_steps = {}.",
       format_number(m.eval_total_ms), format_number(m.step_total_ms), pct(*m.eval_share),
       pct(kEvalMaxShare), interval, steps);
+  // Evals run every `interval` steps and at the last: an interval at max_steps keeps only the
+  // last one, and a longer one changes nothing.
+  const int64_t last = max_steps(run, m);
   std::vector<std::string> options;
-  if (interval > 0) {
-    options.push_back(fmt::format("`--set train.eval_interval={}`",
-                                  static_cast<int64_t>(std::ceil(interval * k))));
+  if (interval > 0 && interval < last) {
+    int64_t wanted = std::min(last, static_cast<int64_t>(std::ceil(interval * k)));
+    if (auto set = nearest_valid_set(run, "train.eval_interval", interval, wanted)) {
+      options.push_back(*set + (wanted == last ? " (one eval, at the last step)" : ""));
+    }
   }
   if (steps > 1) {
-    options.push_back(fmt::format("`--set train.eval_steps={}`",
-                                  std::max<int64_t>(1, static_cast<int64_t>(steps / k))));
+    int64_t fewer = std::max<int64_t>(1, static_cast<int64_t>(steps / k));
+    if (auto set = nearest_valid_set(run, "train.eval_steps", steps, fewer)) {
+      options.push_back(*set);
+    }
   }
-  if (options.empty()) options.push_back("raise train.eval_interval or lower train.eval_steps");
+  if (options.empty() && (interval <= 0 || steps <= 0)) {  // the config does not say
+    f.suggestion = fmt::format(
+        "raise train.eval_interval (up to the {} steps of the run) or lower train.eval_steps",
+        last);
+    return f;
+  }
+  if (options.empty()) {
+    f.suggestion = fmt::format(
+        "evaluation is already at its least ({} of {} steps, {} batch(es) a split): a longer "
+        "run (schedule.max_steps) spreads it thinner, or train.eval_interval=0 skips it (no "
+        "val loss)",
+        interval >= last ? "one eval, at the last" : "an eval every " + std::to_string(interval),
+        last, steps);
+    return f;
+  }
   f.suggestion = fmt::format("{} (eval time / {:.1f} brings it to about {})",
                              fmt::join(options, " or "), k, pct(kEvalMaxShare));
   return f;
@@ -92,10 +188,17 @@ std::optional<Finding> rule_optimizer_share(const Run& run, const RunMetrics& m)
       format_number(m.stat("optimizer_ms")->median), format_number(m.stat("step_ms")->median),
       pct(*share), pct(kOptimizerMaxShare),
       run.config.count("optim.name") ? run.config.at("optim.name") : "?");
-  f.suggestion = fmt::format(
-      "a fused or foreach optimizer step (no config key yet), or amortise "
-      "it over more tokens per step: {} or `--set train.grad_accum_steps={}`",
-      double_batch(run), config_int(run, "train.grad_accum_steps", 1) * 2);
+  std::vector<std::string> sets;
+  if (auto set = larger_batch(run)) sets.push_back(*set);
+  const int64_t accum = config_int(run, "train.grad_accum_steps", 1);
+  if (auto set = nearest_valid_set(run, "train.grad_accum_steps", accum, accum * 2)) {
+    sets.push_back(*set);
+  }
+  f.suggestion = "a fused or foreach optimizer step (no config key yet)";
+  if (!sets.empty()) {
+    f.suggestion +=
+        fmt::format(", or amortise it over more tokens per step: {}", fmt::join(sets, " or "));
+  }
   return f;
 }
 
@@ -122,11 +225,17 @@ std::optional<Finding> rule_attention_core(const Run& run, const RunMetrics& m) 
       "attn.core {} ms of {} ms block time per step (fwd+bwd, all blocks) "
       "= {} (threshold {}); model.block_size = {}.",
       format_number(core), format_number(block), pct(share), pct(kAttentionCoreMaxShare), t);
-  f.suggestion = t >= 2 ? fmt::format(
-                              "`--set model.block_size={}` (attention core is O(T^2) per "
-                              "sequence; halving T quarters it)",
-                              t / 2)
-                        : "a shorter model.block_size (attention core is O(T^2))";
+  // Half the context, or as short as the model allows (an encoder needs [CLS] x [SEP]).
+  std::optional<std::string> set;
+  if (t >= 2) set = nearest_valid_set(run, "model.block_size", t, t / 2);
+  f.suggestion = set ? *set +
+                           " (attention core is O(T^2) per sequence; halving T quarters it), if "
+                           "the task allows a shorter context"
+                 : t > 0 ? fmt::format(
+                               "model.block_size = {} is as short as the model takes: fewer "
+                               "heads or a narrower model.n_embd shrink the attention core",
+                               t)
+                         : "a shorter model.block_size (attention core is O(T^2))";
   return f;
 }
 
@@ -179,10 +288,19 @@ std::optional<Finding> rule_page_faults(const Run& run, const RunMetrics& m) {
     f.suggestion = "`--set runtime.malloc_tuning=true` (keeps freed activations on the heap)";
   } else {
     int64_t mmap = config_int(run, "runtime.malloc_mmap_threshold_bytes", 33554432);
-    f.suggestion = fmt::format(
-        "`--set runtime.malloc_mmap_threshold_bytes={}` (larger blocks "
-        "stay on the heap instead of fresh mmaps)",
-        mmap * 4);
+    // Four times the threshold, at most what mallopt takes (an int).
+    std::optional<std::string> set;
+    if (mmap < kMaxMmapThresholdBytes) {
+      set = nearest_valid_set(run, "runtime.malloc_mmap_threshold_bytes", mmap,
+                              std::min(std::max<int64_t>(mmap, 1) * 4, kMaxMmapThresholdBytes));
+    }
+    f.suggestion =
+        set ? *set + " (larger blocks stay on the heap instead of fresh mmaps)"
+            : fmt::format(
+                  "runtime.malloc_mmap_threshold_bytes = {} is as high as mallopt takes: find the "
+                  "op that allocates blocks that large each step (profile.level=ops, then "
+                  "ops.csv alloc_bytes)",
+                  mmap);
   }
   return f;
 }
@@ -201,11 +319,12 @@ std::optional<Finding> rule_context_switches(const Run& run, const RunMetrics& m
       "threads = {} on {} cores.",
       format_number(sw->median), kMaxInvoluntarySwitchesPerStep, threads,
       cores > 0 ? std::to_string(cores) : std::string("?"));
-  f.suggestion = used > 1 ? fmt::format(
-                                "`--set threads={}` (leave a core to the loader and other "
-                                "processes) and check what else runs on the host",
-                                used - 1)
-                          : "check what else runs on the host (the run uses one thread)";
+  std::optional<std::string> set;
+  if (used > 1) set = valid_set(run, "threads", used - 1);
+  f.suggestion = set ? *set +
+                           " (leave a core to the loader and other processes) and check what "
+                           "else runs on the host"
+                     : "check what else runs on the host (the run uses one thread)";
   return f;
 }
 

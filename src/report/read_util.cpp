@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +11,15 @@
 
 #include "llmprof/error.h"
 #include "llmprof/output/csv.h"
+
+namespace llmprof::report {
+
+std::string InputWarning::text() const {
+  if (line <= 0) return fmt::format("{}: {}", file, message);
+  return fmt::format("{} line {}: {}", file, line, message);
+}
+
+}  // namespace llmprof::report
 
 namespace llmprof::report::detail {
 
@@ -72,11 +82,45 @@ std::optional<int64_t> CsvFile::integer(size_t row, int col) const {
   return static_cast<int64_t>(*v);
 }
 
-CsvFile read_csv(const std::string& path) {
-  std::string text = read_text(path);
+namespace {
+
+// Why the last record is a row cut short, or "" when it is whole. records includes the header.
+std::string cut_reason(const output::CsvRecords& parsed,
+                       size_t header_fields,
+                       const std::string& text) {
+  const size_t fields = parsed.rows.back().size();
+  if (parsed.unterminated_quote_line > 0) {
+    // A quote opened on the very last line is a write cut short; one that swallowed later lines
+    // is a malformed file.
+    int64_t last_line = 1 + std::count(text.begin(), text.end(), '\n');
+    return parsed.unterminated_quote_line == last_line ? "a quoted field left open at the end" : "";
+  }
+  if (fields < header_fields) {
+    return fmt::format("{} fields, the header has {}{}", fields, header_fields,
+                       parsed.last_terminated ? "" : ", no newline at its end");
+  }
+  if (!parsed.last_terminated) return "no newline at its end, so its last field may be cut";
+  return "";
+}
+
+// The records of path (text parsed) as a CsvFile; with warnings, a row cut short at the end is
+// left out and noted there.
+CsvFile to_csv_file(const std::string& path,
+                    const std::string& text,
+                    output::CsvRecords parsed,
+                    std::vector<InputWarning>* warnings) {
   CsvFile csv;
   csv.path = path;
-  output::CsvRecords parsed = output::parse_csv_records(text);
+  if (warnings != nullptr && parsed.rows.size() > 1) {
+    std::string why = cut_reason(parsed, parsed.rows.front().size(), text);
+    if (!why.empty()) {
+      warnings->push_back({"", path, parsed.lines.back(),
+                           why + ": a row cut short (killed run or full disk?); left out"});
+      parsed.rows.pop_back();
+      parsed.lines.pop_back();
+      parsed.unterminated_quote_line = 0;
+    }
+  }
   if (parsed.unterminated_quote_line > 0) {
     throw DataError(fmt::format("{} line {}: unterminated quoted field", path,
                                 parsed.unterminated_quote_line));
@@ -95,6 +139,31 @@ CsvFile read_csv(const std::string& path) {
     csv.lines.push_back(starts[r]);
   }
   return csv;
+}
+
+}  // namespace
+
+CsvFile read_csv(const std::string& path) {
+  std::string text = read_text(path);
+  return to_csv_file(path, text, output::parse_csv_records(text), nullptr);
+}
+
+std::optional<CsvFile> read_run_csv(const std::string& path,
+                                    std::vector<InputWarning>& warnings,
+                                    bool required) {
+  std::string text = read_text(path);
+  output::CsvRecords parsed = output::parse_csv_records(text);
+  // Nothing, or a header the write cut short: no row to read.
+  const bool empty = parsed.rows.empty();
+  const bool header_cut = parsed.rows.size() == 1 && !parsed.last_terminated;
+  if (empty || header_cut) {
+    std::string what = empty ? fmt::format("empty file ({} bytes)", text.size())
+                             : "the header has no newline at its end (cut short)";
+    if (required) throw DataError(fmt::format("{} line 1: {}; expected a header", path, what));
+    warnings.push_back({"", path, empty ? 0 : 1, what + ": killed run or full disk? Left out"});
+    return std::nullopt;
+  }
+  return to_csv_file(path, text, std::move(parsed), &warnings);
 }
 
 nlohmann::json read_json(const std::string& path) {

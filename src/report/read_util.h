@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "llmprof/report/warning.h"
+
 namespace llmprof::report::detail {
 
 // The whole file; a missing or unreadable file throws DataError naming it.
@@ -37,6 +39,14 @@ struct CsvFile {
 // Parses a CSV file (RFC 4180 quoting). Every record must have as many fields as the header;
 // a short or long row throws DataError naming the file and line. Blank lines are skipped.
 CsvFile read_csv(const std::string& path);
+
+// read_csv for a file of a run, which a killed run or a full disk may have cut short: the last
+// row when cut (fewer fields than the header, no newline at its end, or a quote left open on the
+// last line) is left out and noted in warnings. An empty file (or a header cut short) gives
+// nullopt and a warning, or throws DataError when required. Any other bad row still throws.
+std::optional<CsvFile> read_run_csv(const std::string& path,
+                                    std::vector<InputWarning>& warnings,
+                                    bool required);
 
 // Parses a JSON file; invalid JSON throws DataError naming the file, line and column.
 nlohmann::json read_json(const std::string& path);

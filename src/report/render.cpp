@@ -85,6 +85,13 @@ std::string render_markdown(const Document& doc) {
   std::string out = "# " + doc.title + "\n\n";
   for (const auto& line : doc.intro) out += line + "  \n";
   if (!doc.intro.empty()) out += "\n";
+  if (!doc.warnings.empty()) {
+    out += "## Warnings\n\n";
+    for (const auto& w : doc.warnings) out += "- " + w.run + ": " + escape_md(w.text()) + "\n";
+    out += fmt::format(
+        "\nIncomplete: {}. The figures come from the whole rows and files that are left.\n\n",
+        fmt::join(doc.incomplete_runs, ", "));
+  }
   for (const auto& t : doc.tables) render_table_md(t, out);
   if (doc.findings_ran) {
     out += "## Findings\n\n";
@@ -128,6 +135,11 @@ std::string render_csv(const Document& doc) {
       }
     }
   }
+  for (size_t i = 0; i < doc.warnings.size(); ++i) {
+    const InputWarning& w = doc.warnings[i];
+    out += fmt::format("warnings,{},run,{}\nwarnings,{},message,{}\n", i, csv_field(w.run), i,
+                       csv_field(w.text()));
+  }
   for (size_t i = 0; i < doc.findings.size(); ++i) {
     const Finding& f = doc.findings[i];
     std::vector<std::pair<std::string, std::string>> fields = {
@@ -148,6 +160,15 @@ std::string render_json(const Document& doc) {
   j["schema_version"] = 1;
   j["title"] = doc.title;
   j["intro"] = doc.intro;
+  j["warnings"] = nlohmann::json::array();
+  for (const auto& w : doc.warnings) {
+    j["warnings"].push_back({{"run", w.run},
+                             {"file", w.file},
+                             {"line", w.line > 0 ? nlohmann::json(w.line) : nlohmann::json()},
+                             {"message", w.message},
+                             {"text", w.text()}});
+  }
+  j["incomplete_runs"] = doc.incomplete_runs;
   j["tables"] = nlohmann::json::array();
   for (const auto& t : doc.tables) {
     nlohmann::json jt;

@@ -95,6 +95,13 @@ Document build_report(const ReportOptions& options) {
   for (auto& r : in.runs) all_runs.push_back(r.get());
   if (cmp_a) all_runs.insert(all_runs.end(), {cmp_a.get(), cmp_b.get()});
   disambiguate_labels(all_runs);
+  for (const Run* run : all_runs) {
+    for (InputWarning w : run->warnings) {
+      w.run = run->label;
+      doc.warnings.push_back(std::move(w));
+    }
+    if (run->incomplete) doc.incomplete_runs.push_back(run->label);
+  }
   if (!summary_runs.empty()) {
     doc.tables.push_back(detail::summary_table(summary_runs, summary_metrics));
   }

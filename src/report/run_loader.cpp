@@ -1,5 +1,7 @@
 // load_run: every file of a run directory into typed rows. Only steps.csv is required; each later
 // file (modules.csv, ops.csv, memory.csv, activations.csv, summary.json) is read when present.
+// Every file goes through one reader that leaves out what a killed run or full disk cut short
+// (a last row, an empty file) into Run::warnings.
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -17,6 +19,24 @@ namespace llmprof::report {
 namespace {
 
 using detail::CsvFile;
+using Warnings = std::vector<InputWarning>;
+
+// The CSV file at path when present and not empty.
+std::optional<CsvFile> read_side_csv(const std::string& path, Warnings& warnings) {
+  if (!fs::exists(path)) return std::nullopt;
+  return detail::read_run_csv(path, warnings, /*required=*/false);
+}
+
+// The JSON file at path when present and not empty; an empty one is left out with a warning.
+std::optional<nlohmann::json> read_side_json(const std::string& path, Warnings& warnings) {
+  if (!fs::exists(path)) return std::nullopt;
+  std::error_code ec;
+  if (fs::file_size(path, ec) == 0 && !ec) {
+    warnings.push_back({"", path, 0, "empty file (0 bytes): killed run or full disk? Left out"});
+    return std::nullopt;
+  }
+  return detail::read_json(path);
+}
 
 void flatten_yaml(const YAML::Node& node,
                   const std::string& prefix,
@@ -33,11 +53,16 @@ void flatten_yaml(const YAML::Node& node,
   }
 }
 
-std::map<std::string, std::string> read_config(const std::string& path) {
+std::map<std::string, std::string> read_config(const std::string& path, Warnings& warnings) {
   std::map<std::string, std::string> out;
   if (!fs::exists(path)) return out;
+  std::string text = detail::read_text(path);
+  if (text.empty()) {
+    warnings.push_back({"", path, 0, "empty file (0 bytes): killed run or full disk? Left out"});
+    return out;
+  }
   try {
-    flatten_yaml(YAML::Load(detail::read_text(path)), "", out);
+    flatten_yaml(YAML::Load(text), "", out);
   } catch (const YAML::Exception& e) {
     throw DataError(fmt::format("{} line {}, col {}: invalid YAML: {}", path, e.mark.line + 1,
                                 e.mark.column + 1, e.msg));
@@ -45,8 +70,8 @@ std::map<std::string, std::string> read_config(const std::string& path) {
   return out;
 }
 
-NumericTable read_steps(const std::string& path) {
-  CsvFile csv = detail::read_csv(path);
+NumericTable read_steps(const std::string& path, Warnings& warnings) {
+  CsvFile csv = *detail::read_run_csv(path, warnings, /*required=*/true);
   NumericTable t;
   t.names = csv.header;
   t.values.assign(csv.header.size(), {});
@@ -60,10 +85,11 @@ NumericTable read_steps(const std::string& path) {
   return t;
 }
 
-std::vector<EvalRow> read_evals(const std::string& path) {
+std::vector<EvalRow> read_evals(const std::string& path, Warnings& warnings) {
   std::vector<EvalRow> rows;
-  if (!fs::exists(path)) return rows;
-  CsvFile csv = detail::read_csv(path);
+  std::optional<CsvFile> file = read_side_csv(path, warnings);
+  if (!file) return rows;
+  const CsvFile& csv = *file;
   int step = csv.require("step"), split = csv.require("split"), loss = csv.require("loss");
   int ppl = csv.index("perplexity"), ms = csv.index("eval_ms");
   for (size_t r = 0; r < csv.rows.size(); ++r) {
@@ -78,10 +104,11 @@ std::vector<EvalRow> read_evals(const std::string& path) {
   return rows;
 }
 
-std::vector<ModuleRow> read_modules(const std::string& path) {
+std::vector<ModuleRow> read_modules(const std::string& path, Warnings& warnings) {
   std::vector<ModuleRow> rows;
-  if (!fs::exists(path)) return rows;
-  CsvFile csv = detail::read_csv(path);
+  std::optional<CsvFile> file = read_side_csv(path, warnings);
+  if (!file) return rows;
+  const CsvFile& csv = *file;
   int scope = csv.require("scope"), block = csv.index("block"), pass = csv.require("pass");
   int total = csv.require("total_ms");
   int calls = csv.index("calls"), mean = csv.index("mean_ms"), self = csv.index("self_ms");
@@ -107,10 +134,11 @@ std::vector<ModuleRow> read_modules(const std::string& path) {
   return rows;
 }
 
-std::vector<OpRow> read_ops(const std::string& path) {
+std::vector<OpRow> read_ops(const std::string& path, Warnings& warnings) {
   std::vector<OpRow> rows;
-  if (!fs::exists(path)) return rows;
-  CsvFile csv = detail::read_csv(path);
+  std::optional<CsvFile> file = read_side_csv(path, warnings);
+  if (!file) return rows;
+  const CsvFile& csv = *file;
   int op = csv.require("op"), self = csv.require("self_ms");
   int calls = csv.index("calls"), total = csv.index("total_ms"), share = csv.index("self_share");
   int flops = csv.index("flops"), gf = csv.index("gflops_per_s");
@@ -131,10 +159,11 @@ std::vector<OpRow> read_ops(const std::string& path) {
   return rows;
 }
 
-std::vector<MemoryRow> read_memory(const std::string& path) {
+std::vector<MemoryRow> read_memory(const std::string& path, Warnings& warnings) {
   std::vector<MemoryRow> rows;
-  if (!fs::exists(path)) return rows;
-  CsvFile csv = detail::read_csv(path);
+  std::optional<CsvFile> file = read_side_csv(path, warnings);
+  if (!file) return rows;
+  const CsvFile& csv = *file;
   int step = csv.require("step"), phase = csv.require("phase");
   int peak = csv.index("peak_allocated_bytes"), end = csv.index("end_allocated_bytes");
   int rss = csv.index("rss_bytes");
@@ -150,10 +179,11 @@ std::vector<MemoryRow> read_memory(const std::string& path) {
   return rows;
 }
 
-std::vector<ActivationRow> read_activations(const std::string& path) {
+std::vector<ActivationRow> read_activations(const std::string& path, Warnings& warnings) {
   std::vector<ActivationRow> rows;
-  if (!fs::exists(path)) return rows;
-  CsvFile csv = detail::read_csv(path);
+  std::optional<CsvFile> file = read_side_csv(path, warnings);
+  if (!file) return rows;
+  const CsvFile& csv = *file;
   int scope = csv.require("scope"), block = csv.index("block");
   int saved = csv.require("saved_bytes");
   for (size_t r = 0; r < csv.rows.size(); ++r) {
@@ -163,25 +193,30 @@ std::vector<ActivationRow> read_activations(const std::string& path) {
 }
 
 void read_env(const std::string& path, Run& run) {
-  if (!fs::exists(path)) return;
-  nlohmann::json env = detail::read_json(path);
+  std::optional<nlohmann::json> doc = read_side_json(path, run.warnings);
+  if (!doc) return;
+  const nlohmann::json& env = *doc;
   run.host_memory_bytes = detail::json_number(env, "host.memory_bytes");
   run.host_cores = detail::json_number(env, "host.cores");
   run.peak_flops_per_s = detail::json_number(env, "peak_flops.flops_per_s");
 }
 
 void read_summary(const std::string& path, Run& run) {
-  if (!fs::exists(path)) {
+  std::optional<nlohmann::json> doc = read_side_json(path, run.warnings);
+  if (!doc) {
     run.status = "incomplete";
     run.incomplete = true;
     return;
   }
-  nlohmann::json s = detail::read_json(path);
+  const nlohmann::json& s = *doc;
   run.status =
       s.contains("status") && s["status"].is_string() ? s["status"].get<std::string>() : "unknown";
   if (s.contains("message") && s["message"].is_string()) run.message = s["message"];
   if (auto w = detail::json_number(s, "steps.warmup_excluded")) {
     run.summary_warmup_steps = static_cast<int64_t>(*w);
+  }
+  if (auto n = detail::json_number(s, "steps.max_steps")) {
+    run.summary_max_steps = static_cast<int64_t>(*n);
   }
   run.summary_peak_rss_bytes = detail::json_number(s, "memory.peak_rss_bytes");
   if (s.contains("energy") && s["energy"].is_object()) {
@@ -255,15 +290,17 @@ Run load_run(const std::string& dir) {
   run.dir = dir;
   fs::path name = p.filename().empty() ? p.parent_path().filename() : p.filename();
   run.label = name.string();
-  run.config = read_config((p / "config.yaml").string());
+  Warnings& w = run.warnings;
+  run.config = read_config((p / "config.yaml").string(), w);
   read_env((p / "env.json").string(), run);
   read_summary((p / "summary.json").string(), run);
-  run.steps = read_steps((p / "steps.csv").string());
-  run.evals = read_evals((p / "eval.csv").string());
-  run.modules = read_modules((p / "modules.csv").string());
-  run.ops = read_ops((p / "ops.csv").string());
-  run.memory = read_memory((p / "memory.csv").string());
-  run.activations = read_activations((p / "activations.csv").string());
+  run.steps = read_steps((p / "steps.csv").string(), w);
+  run.evals = read_evals((p / "eval.csv").string(), w);
+  run.modules = read_modules((p / "modules.csv").string(), w);
+  run.ops = read_ops((p / "ops.csv").string(), w);
+  run.memory = read_memory((p / "memory.csv").string(), w);
+  run.activations = read_activations((p / "activations.csv").string(), w);
+  if (!run.warnings.empty()) run.incomplete = true;
   return run;
 }
 

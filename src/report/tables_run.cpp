@@ -44,27 +44,31 @@ Table summary_table(const std::vector<const Run*>& runs, const std::vector<RunMe
                {"val_perplexity", "val ppl"},
                {"peak_rss_bytes", "peak RSS"},
                {"energy_j", "energy J"}};
-  bool any_incomplete = false, any_estimated = false, any_step_loss = false;
+  bool any_incomplete = false, any_cut = false, any_estimated = false, any_step_loss = false;
   for (size_t i = 0; i < runs.size(); ++i) {
     const Run& r = *runs[i];
     const RunMetrics& m = metrics[i];
     const Stats* step = m.stat("step_ms");
-    any_incomplete |= r.incomplete;
+    any_incomplete |= r.status == "incomplete";
+    any_cut |= !r.warnings.empty();
+    std::string status = r.status + (r.message.empty() ? "" : " (" + r.message + ")");
+    if (!r.warnings.empty()) {
+      status += fmt::format("{}{} part(s) cut short",
+                            r.status == "incomplete" ? ": " : ", incomplete: ", r.warnings.size());
+    }
     any_estimated |= m.energy_estimated;
     any_step_loss |= m.final_train_loss && !m.train_loss_from_eval;
     Cell energy = number_cell(m.energy_j);
     if (m.energy_j && m.energy_estimated) energy.text += " (est.)";
-    t.rows.push_back({text_cell(r.label),
-                      text_cell(r.status + (r.message.empty() ? "" : " (" + r.message + ")")),
-                      count_cell(static_cast<double>(m.steps_completed)),
-                      count_cell(static_cast<double>(m.warmup_excluded)),
-                      ms_cell(step ? std::optional<double>(step->median) : std::nullopt),
-                      ms_cell(step ? std::optional<double>(step->p10) : std::nullopt),
-                      ms_cell(step ? std::optional<double>(step->p90) : std::nullopt),
-                      number_cell(median_of(m, "tokens_per_s"), 5),
-                      percent_cell(median_of(m, "mfu")), number_cell(m.final_train_loss),
-                      number_cell(m.final_val_loss), number_cell(m.final_val_perplexity),
-                      bytes_cell(m.peak_rss_bytes), energy});
+    t.rows.push_back(
+        {text_cell(r.label), text_cell(status), count_cell(static_cast<double>(m.steps_completed)),
+         count_cell(static_cast<double>(m.warmup_excluded)),
+         ms_cell(step ? std::optional<double>(step->median) : std::nullopt),
+         ms_cell(step ? std::optional<double>(step->p10) : std::nullopt),
+         ms_cell(step ? std::optional<double>(step->p90) : std::nullopt),
+         number_cell(median_of(m, "tokens_per_s"), 5), percent_cell(median_of(m, "mfu")),
+         number_cell(m.final_train_loss), number_cell(m.final_val_loss),
+         number_cell(m.final_val_perplexity), bytes_cell(m.peak_rss_bytes), energy});
   }
   t.notes.push_back(
       "Step time, tokens/s and MFU are medians over the steps after warm-up; "
@@ -76,6 +80,11 @@ Table summary_table(const std::vector<const Run*>& runs, const std::vector<RunMe
     t.notes.push_back(
         "`incomplete`: no summary.json (the run was killed); figures come from "
         "steps.csv alone.");
+  }
+  if (any_cut) {
+    t.notes.push_back(
+        "`cut short`: rows or files a killed run or a full disk left partial were left out (see "
+        "Warnings); the figures come from what was whole.");
   }
   if (any_estimated) t.notes.push_back("(est.): energy estimated, not measured.");
   return t;

@@ -17,13 +17,15 @@ std::string format_eta(std::optional<double> seconds) {
   return fmt::format("{}s", s);
 }
 
-std::string progress_text(int64_t done,
+std::string progress_text(const PointCounts& counts,
                           int64_t total,
                           const std::vector<std::string>& running,
                           std::optional<double> eta_s) {
-  std::string text = fmt::format("{}/{} done", done, total);
+  std::string text = fmt::format("{}/{} done", counts.done(), total);
+  if (counts.failed > 0) text += fmt::format(", {} failed", counts.failed);
+  if (counts.interrupted > 0) text += fmt::format(", {} interrupted", counts.interrupted);
   if (!running.empty()) text += fmt::format("; running {}", fmt::join(running, ", "));
-  if (done < total) text += "; ETA " + format_eta(eta_s);
+  if (counts.ended() < total) text += "; ETA " + format_eta(eta_s);
   return text;
 }
 
@@ -54,7 +56,7 @@ void SweepProgress::event(const std::string& line, Kind kind) {
   }
 }
 
-void SweepProgress::status(int64_t done,
+void SweepProgress::status(const PointCounts& counts,
                            const std::vector<std::string>& running,
                            std::optional<double> eta_s,
                            bool force) {
@@ -62,7 +64,7 @@ void SweepProgress::status(int64_t done,
   auto now = std::chrono::steady_clock::now();
   if (!force && now - last_draw_ < std::chrono::milliseconds(250)) return;
   last_draw_ = now;
-  last_line_ = "sweep " + progress_text(done, total_, running, eta_s);
+  last_line_ = "sweep " + progress_text(counts, total_, running, eta_s);
   const size_t kMaxWidth = 160;  // keep it on one terminal line
   if (last_line_.size() > kMaxWidth) last_line_ = last_line_.substr(0, kMaxWidth - 3) + "...";
   std::fputs("\r\033[K", stderr);

@@ -1,6 +1,7 @@
-// Sweep progress on stderr: points done/total, the running point ids and an ETA from the mean
-// point duration. On a TTY one status line is rewritten in place; otherwise each event is a plain
-// spdlog line. Quiet shows only warnings (failed points). Private to src/sweep.
+// Sweep progress on stderr: points done/total (failed and interrupted apart), the running point ids
+// and an ETA from the mean point duration. On a TTY one status line is rewritten in place;
+// otherwise each event is a plain spdlog line. Quiet shows only warnings (failed points). Private
+// to src/sweep.
 #pragma once
 
 #include <chrono>
@@ -8,6 +9,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "sweep/results.h"
 
 namespace llmprof::sweep::detail {
 
@@ -24,7 +27,7 @@ class SweepProgress {
   // Logs one event line, keeping the TTY status line below it.
   void event(const std::string& line, Kind kind);
   // Refreshes the TTY status line, at most every 250 ms unless forced; no-op elsewhere.
-  void status(int64_t done,
+  void status(const PointCounts& counts,
               const std::vector<std::string>& running,
               std::optional<double> eta_s,
               bool force = false);
@@ -44,8 +47,9 @@ class SweepProgress {
 // "1h02m", "3m05s", "12s", "?" for unknown.
 std::string format_eta(std::optional<double> seconds);
 
-// "4/9 done; running p004-..., p005-...; ETA 12s"
-std::string progress_text(int64_t done,
+// "4/9 done, 1 failed; running p004-..., p005-...; ETA 12s": done counts completed and diverged
+// points only; failed and interrupted ones are shown apart. No ETA once every point has ended.
+std::string progress_text(const PointCounts& counts,
                           int64_t total,
                           const std::vector<std::string>& running,
                           std::optional<double> eta_s);

@@ -62,6 +62,17 @@ bool is_final_status(const std::string& status) {
   return status == "completed" || status == "diverged";
 }
 
+PointCounts count_points(const std::vector<PointResult>& results) {
+  PointCounts c;
+  for (const PointResult& r : results) {
+    c.completed += r.status == "completed";
+    c.diverged += r.status == "diverged";
+    c.failed += r.status == "failed";
+    c.interrupted += r.status == "interrupted";
+  }
+  return c;
+}
+
 bool read_summary(const std::string& run_dir, PointResult& r) {
   std::ifstream in(run_dir + "/summary.json", std::ios::binary);
   if (!in) return false;
@@ -186,8 +197,11 @@ std::string sweep_json(const SweepInfo& info,
   j["jobs_requested"] = info.jobs_requested;
   j["jobs_policy"] = info.jobs_policy;
   j["threads_per_point"] = info.threads_per_point;
-  j["peak_flops_per_s"] = info.peak_flops_per_s > 0 ? nlohmann::json(info.peak_flops_per_s) : nlohmann::json(nullptr);
+  j["peak_flops_per_s"] = info.peak_flops_per_s > 0 ? ojson(info.peak_flops_per_s) : ojson(nullptr);
   j["peak_source"] = info.peak_source;
+  j["peak_measured_at"] =
+      info.peak_measured_at.empty() ? ojson(nullptr) : ojson(info.peak_measured_at);
+  j["peak_reused"] = info.peak_reused;
   j["cores"] = info.cores;
   j["command_line"] = info.command_line;
   j["start_time"] = info.start_time;
@@ -220,6 +234,21 @@ std::string sweep_json(const SweepInfo& info,
   j["counts"] = counts;
   j["points"] = pts;
   return j.dump(2) + "\n";
+}
+
+std::optional<StoredPeak> read_stored_peak(const std::string& sweep_dir) {
+  std::ifstream in(sweep_dir + "/sweep.json", std::ios::binary);
+  if (!in) return std::nullopt;
+  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  auto flops = number_at(j, {"peak_flops_per_s"});
+  if (!flops || *flops <= 0 || !j["peak_source"].is_string()) return std::nullopt;
+  StoredPeak p;
+  p.flops_per_s = *flops;
+  p.source = j["peak_source"].get<std::string>();
+  if (j.contains("peak_measured_at") && j["peak_measured_at"].is_string()) {
+    p.measured_at = j["peak_measured_at"].get<std::string>();
+  }
+  return p;
 }
 
 void write_sweep_files(const SweepInfo& info,

@@ -48,6 +48,8 @@ struct SweepInfo {
   int64_t cores = 1;
   double peak_flops_per_s = 0;  // shared MFU peak passed to every point; 0 = none
   std::string peak_source;
+  std::string peak_measured_at;  // ISO 8601 time of the shared measurement; "" when none
+  bool peak_reused = false;      // true: taken from sweep.json of an earlier invocation
   std::vector<std::string> command_line;
   std::string start_time;          // ISO 8601, local time with offset
   std::string status = "running";  // running | finished | interrupted
@@ -55,6 +57,18 @@ struct SweepInfo {
 
 // True for statuses a re-run keeps: completed, and diverged (an outcome of the config itself).
 bool is_final_status(const std::string& status);
+
+// Points by outcome; pending and running points are in none.
+struct PointCounts {
+  int64_t completed = 0, diverged = 0, failed = 0, interrupted = 0;
+  // Points with a final outcome (completed or diverged): what "done" counts.
+  int64_t done() const { return completed + diverged; }
+  // Points with any outcome: the ones nothing is left to wait for.
+  int64_t ended() const { return done() + failed + interrupted; }
+};
+
+// Counts the results by status.
+PointCounts count_points(const std::vector<PointResult>& results);
 
 // Fills status, message and metrics from <run_dir>/summary.json; false when absent or unreadable.
 bool read_summary(const std::string& run_dir, PointResult& result);
@@ -77,6 +91,16 @@ std::string sweep_csv(const Grid& grid,
 std::string sweep_json(const SweepInfo& info,
                        const std::vector<Point>& points,
                        const std::vector<PointResult>& results);
+
+// The shared peak an earlier invocation stored in <sweep_dir>/sweep.json.
+struct StoredPeak {
+  double flops_per_s = 0;
+  std::string source;       // how it was measured (peak_source)
+  std::string measured_at;  // peak_measured_at
+};
+
+// The peak sweep.json holds, or nullopt when the file is absent, unreadable or holds none.
+std::optional<StoredPeak> read_stored_peak(const std::string& sweep_dir);
 
 // Writes sweep.csv and sweep.json into info.sweep_dir, each atomically. Throws IoError.
 void write_sweep_files(const SweepInfo& info,

@@ -40,16 +40,19 @@ struct Plan {
   std::vector<Point> points;
   std::string runs_dir;    // <sweep>/runs: run directories and logs of the points
   std::string executable;  // the llmprof that runs each point
+  bool shared_peak = false;  // the sweep measures one MFU peak for every point (see below)
+  std::string precision;     // train.precision of every point, for that measurement
 };
 
 // The --set list a point's `llmprof train` gets, in order: the thread split, the user's --set,
-// the point's values, where its run goes.
+// the shared peak (after the user's profile.peak_flops_per_s=0, which asked for it), the point's
+// values, where its run goes.
 std::vector<std::string> point_sets(const Plan& plan, const Point& p) {
   std::vector<std::string> sets{fmt::format("threads={}", plan.info.threads_per_point)};
+  sets.insert(sets.end(), plan.info.overrides.begin(), plan.info.overrides.end());
   if (plan.info.peak_flops_per_s > 0) {
     sets.push_back(fmt::format("profile.peak_flops_per_s={}", plan.info.peak_flops_per_s));
   }
-  sets.insert(sets.end(), plan.info.overrides.begin(), plan.info.overrides.end());
   for (const auto& [key, value] : p.values) sets.push_back(key + "=" + value);
   sets.push_back("output.dir=" + plan.runs_dir);
   sets.push_back("output.name=" + p.id);
@@ -66,26 +69,49 @@ std::vector<std::string> point_argv(const Plan& plan, const Point& p) {
 // MFU compares points only if they share one peak: each run measuring its own under the load of
 // the other points (--jobs) or of the machine gave figures 2x apart. So the sweep measures the
 // peak once, with `llmprof peak` at the points' thread count, and passes it to every point, unless
-// the user set profile.peak_flops_per_s, or threads / precision vary across the grid.
-void measure_shared_peak(Plan& plan, const config::Config& base, bool threads_given) {
+// the user set profile.peak_flops_per_s, or threads / precision vary across the grid. Decided
+// here; measured (or reused) by share_peak once the sweep directory is locked.
+void decide_peak(Plan& plan, const config::Config& base, bool threads_given) {
   SweepInfo& info = plan.info;
-  auto given = [&](const std::string& key) {
-    return std::any_of(info.overrides.begin(), info.overrides.end(),
-                       [&](const std::string& s) { return s.rfind(key + "=", 0) == 0; }) ||
-           std::any_of(info.grid.begin(), info.grid.end(),
+  auto swept = [&](const std::string& key) {
+    return std::any_of(info.grid.begin(), info.grid.end(),
                        [&](const GridAxis& a) { return a.key == key; });
   };
-  if (base.profile.peak_flops_per_s > 0 || given("profile.peak_flops_per_s")) {
+  // base has the --set overrides applied: profile.peak_flops_per_s=0 asks for a measurement.
+  if (base.profile.peak_flops_per_s > 0 || swept("profile.peak_flops_per_s")) {
     info.peak_source = "configured";
     return;
   }
-  if (threads_given || given("train.precision")) {
+  if (threads_given || swept("train.precision")) {
     info.peak_source = "per point (threads or precision vary)";
     return;
   }
-  config::Config cfg = config::load_config(info.base_config, info.overrides);
+  plan.shared_peak = true;
+  plan.precision = base.train.precision;
+  info.peak_source =
+      fmt::format("measured once by the sweep: llmprof peak --threads {} --precision {}",
+                  info.threads_per_point, plan.precision);
+}
+
+// The shared peak: the one an earlier invocation of this sweep measured under the same settings
+// (sweep.json), so old and new points divide by one figure; else measured now. Called with the
+// sweep directory locked.
+void share_peak(Plan& plan) {
+  if (!plan.shared_peak) return;
+  SweepInfo& info = plan.info;
+  if (auto stored = read_stored_peak(info.sweep_dir);
+      stored && stored->source == info.peak_source) {
+    info.peak_flops_per_s = stored->flops_per_s;
+    info.peak_measured_at = stored->measured_at;
+    info.peak_reused = true;
+    spdlog::info("peak for MFU: {:.1f} GFLOP/s, reused from this sweep's measurement{} ({})",
+                 info.peak_flops_per_s * 1e-9,
+                 info.peak_measured_at.empty() ? "" : " of " + info.peak_measured_at,
+                 info.sweep_dir + "/sweep.json");
+    return;
+  }
   const std::string cmd = fmt::format("'{}' peak --threads {} --precision {} 2>/dev/null",
-                                      plan.executable, info.threads_per_point, cfg.train.precision);
+                                      plan.executable, info.threads_per_point, plan.precision);
   std::string out;
   if (FILE* f = popen(cmd.c_str(), "r")) {
     char buf[256];
@@ -93,14 +119,21 @@ void measure_shared_peak(Plan& plan, const config::Config& base, bool threads_gi
     pclose(f);
   }
   const size_t at = out.find("peak_flops_per_s: ");
-  if (at == std::string::npos) {
+  double flops = 0;
+  if (at != std::string::npos) {
+    try {
+      flops = std::stod(out.substr(at + 18));
+    } catch (const std::exception&) {
+      flops = 0;
+    }
+  }
+  if (!(flops > 0)) {
     spdlog::warn("could not measure a shared peak ({}): each point measures its own", cmd);
     info.peak_source = "per point (shared measurement failed)";
     return;
   }
-  info.peak_flops_per_s = std::stod(out.substr(at + 18));
-  info.peak_source = fmt::format("measured once by the sweep: llmprof peak --threads {} --precision {}",
-                                 info.threads_per_point, cfg.train.precision);
+  info.peak_flops_per_s = flops;
+  info.peak_measured_at = output::local_time_now("%Y-%m-%dT%H:%M:%S%z");  // sweep.json keeps it
   spdlog::info("peak for MFU: {:.1f} GFLOP/s ({})", info.peak_flops_per_s * 1e-9, info.peak_source);
 }
 
@@ -158,7 +191,7 @@ Plan make_plan(const SweepOptions& opts) {
   }
   info.command_line = opts.command_line;
   plan.executable = opts.executable.empty() ? detail::self_executable() : opts.executable;
-  measure_shared_peak(plan, base, threads_given);
+  decide_peak(plan, base, threads_given);
   return plan;
 }
 
@@ -249,16 +282,15 @@ class Scheduler {
     for (size_t i = 0; i < results_.size(); ++i) {
       if (!results_[i].reused) queue_.push_back(i);
     }
-    done_ = static_cast<int64_t>(results_.size() - queue_.size());
   }
 
   // Runs the queue; returns the stop signal received (0 when every point ran).
   int run() {
     const SweepInfo& info = plan_.info;
-    progress_.event(
-        fmt::format("{} points ({} already done) in {}; {} at a time, {} threads each",
-                    results_.size(), done_, info.sweep_dir, info.jobs, info.threads_per_point),
-        Kind::kNote);
+    progress_.event(fmt::format("{} points ({} already done) in {}; {} at a time, {} threads each",
+                                results_.size(), count_points(results_).done(), info.sweep_dir,
+                                info.jobs, info.threads_per_point),
+                    Kind::kNote);
     write_sweep_files(info, plan_.points, results_);
     detail::StopSignals signals;
     bool forwarded = false;
@@ -276,7 +308,7 @@ class Scheduler {
       }
       if (running_.empty() && (stop != 0 || queue_.empty())) break;
       const bool reaped = reap_finished();
-      progress_.status(done_, running_ids(), eta(), reaped);
+      progress_.status(count_points(results_), running_ids(), eta(), reaped);
       if (!reaped) detail::sleep_ms(kPollMs);
     }
     progress_.finish();
@@ -296,7 +328,6 @@ class Scheduler {
     } catch (const IoError& e) {
       r.status = "failed";
       r.message = e.what();
-      ++done_;
       progress_.event(p.id + " failed: " + r.message, Kind::kWarning);
     }
     write_sweep_files(plan_.info, plan_.points, results_);
@@ -319,15 +350,14 @@ class Scheduler {
       r.duration_s = std::chrono::duration<double>(Clock::now() - it->start).count();
       durations_s_.push_back(*r.duration_s);
       it = running_.erase(it);
-      ++done_;
       reaped = true;
       write_sweep_files(plan_.info, plan_.points, results_);
-      progress_.event(
-          fmt::format("{} {} in {:.1f} s{} [{}]", p.id, r.status, *r.duration_s,
-                      r.message.empty() ? "" : " (" + r.message + ")",
-                      detail::progress_text(done_, static_cast<int64_t>(results_.size()),
-                                            running_ids(), eta())),
-          is_final_status(r.status) ? Kind::kPointEvent : Kind::kWarning);
+      progress_.event(fmt::format("{} {} in {:.1f} s{} [{}]", p.id, r.status, *r.duration_s,
+                                  r.message.empty() ? "" : " (" + r.message + ")",
+                                  detail::progress_text(count_points(results_),
+                                                        static_cast<int64_t>(results_.size()),
+                                                        running_ids(), eta())),
+                      is_final_status(r.status) ? Kind::kPointEvent : Kind::kWarning);
     }
     return reaped;
   }
@@ -357,7 +387,6 @@ class Scheduler {
   std::deque<size_t> queue_;  // indices into plan_.points, in run order
   std::vector<Running> running_;
   std::vector<double> durations_s_;  // of points run by this invocation
-  int64_t done_ = 0;
 };
 
 // The closing lines on stdout; returns the exit code: 130 when the sweep was stopped, 1 when a
@@ -390,6 +419,7 @@ int run_sweep(const SweepOptions& opts) {
   if (ec) throw IoError("cannot create sweep directory '" + plan.runs_dir + "': " + ec.message());
   detail::DirLock lock(info.sweep_dir + "/.lock", kLockTimeout_s);
   info.start_time = output::local_time_now("%Y-%m-%dT%H:%M:%S%z");
+  share_peak(plan);
   std::vector<PointResult> results;
   for (const Point& p : plan.points) results.push_back(prepare_point(plan, p));
 

@@ -19,6 +19,16 @@ TEST(ParseCsvRecords, QuotesCrlfBlankLinesAndLineNumbers) {
   EXPECT_EQ(r.lines, (std::vector<int64_t>{1, 2, 4})) << "the blank line 3 is skipped";
   EXPECT_EQ(r.unterminated_quote_line, 0);
   EXPECT_EQ(parse_csv_records("a\n\"open,1\n").unterminated_quote_line, 2);
+  EXPECT_TRUE(r.last_terminated);
+}
+
+TEST(ParseCsvRecords, SaysWhenTheTextEndsInsideItsLastRecord) {
+  EXPECT_TRUE(parse_csv_records("a,b\n1,2\n").last_terminated);
+  EXPECT_TRUE(parse_csv_records("a,b\n1,2\r\n\n").last_terminated);
+  EXPECT_TRUE(parse_csv_records("").last_terminated);
+  EXPECT_FALSE(parse_csv_records("a,b\n1,2").last_terminated);
+  EXPECT_FALSE(parse_csv_records("a,b\n1,").last_terminated);
+  EXPECT_FALSE(parse_csv_records("a,b\n1,\"x\n").last_terminated);  // inside a quoted field
 }
 
 TEST(CsvWriter, WritesNullsAsEmptyQuotesTextAndRoundTrips) {
@@ -55,6 +65,20 @@ TEST(RunDir, ExplicitNameIsNeverReusedAndAutoNamesAreUnique) {
   write_file_atomic(dir.file("f.json"), "{}\n");
   EXPECT_EQ(test::read_file(dir.file("f.json")), "{}\n");
   EXPECT_FALSE(std::filesystem::exists(dir.file("f.json.tmp")));
+}
+
+TEST(WriteFileAtomic, FailedRenameKeepsTheOldFileAndLeavesNoTempFile) {
+  test::ScratchDir dir;
+  // A non-empty directory at the path: the rename fails after the temp file was written.
+  test::write_file(dir.file("out/keep.txt"), "x");
+  try {
+    write_file_atomic(dir.file("out"), "new\n");
+    ADD_FAILURE() << "no IoError";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find(dir.file("out")), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(test::read_file(dir.file("out/keep.txt")), "x");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out.tmp"))) << "temp file left behind";
 }
 
 }  // namespace

@@ -64,12 +64,52 @@ TEST(CliReport, CompareFlagsTheForwardChange) {
 
 TEST(CliReport, MalformedCsvExitsTwoNamingFileAndLine) {
   ScratchDir dir;
-  std::string run =
-      broken_run(dir, "eval.csv", "step,split,loss,perplexity,eval_ms\n5,val,3.7,40,10\n10,val\n");
+  std::string run = broken_run(
+      dir, "eval.csv",
+      "step,split,loss,perplexity,eval_ms\n5,val,3.7,40,10\n10,val\n10,train,3.6,37,10\n");
   auto r = run_llmprof({"report", run});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   expect_contains(r.output, run + "/eval.csv line 3");
   expect_contains(r.output, "2 fields, the header has 5");
+}
+
+// A killed run on a full disk: steps.csv ends inside a row (no newline), modules.csv is empty.
+std::string cut_run(const ScratchDir& dir) {
+  std::string steps = test::read_file(fixture("run_a") + "/steps.csv");
+  std::string run = broken_run(dir, "steps.csv", steps.substr(0, steps.size() - 40));
+  test::write_file(run + "/modules.csv", "");
+  std::filesystem::remove(run + "/summary.json");
+  return run;
+}
+
+TEST(CliReport, RunCutShortIsReportedIncompleteWithWarningsNamingFileAndLine) {
+  ScratchDir dir;
+  std::string run = cut_run(dir);
+  auto r = run_llmprof({"report", run});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_contains(r.output, "warning: run: " + run + "/steps.csv line 12: 14 fields");
+  expect_contains(r.output, "warning: run: " + run + "/modules.csv: empty file");
+  expect_contains(r.output, "## Warnings");
+  expect_contains(r.output, "## Phases: run");
+  expect_contains(r.output, "| incomplete: 2 part(s) cut short");
+  auto j = run_llmprof({"report", run, "--format", "json", "--out", dir.file("r.json")});
+  EXPECT_EQ(j.exit_code, 0) << j.output;
+  auto doc = nlohmann::json::parse(test::read_file(dir.file("r.json")));
+  EXPECT_EQ(doc["incomplete_runs"][0], "run");
+  EXPECT_EQ(doc["warnings"][0]["line"], 12);
+}
+
+TEST(CliPlot, RunCutShortDrawsTheChartsWithDataAndWarns) {
+  ScratchDir dir;
+  std::string run = cut_run(dir);
+  auto r = run_llmprof({"plot", run, "--out", dir.file("plots")});
+  if (r.output.find("not found on PATH") != std::string::npos) GTEST_SKIP() << "no gnuplot";
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_contains(r.output, "warning: run: " + run + "/steps.csv line 12");
+  expect_contains(r.output, "warning: run: " + run + "/modules.csv: empty file");
+  expect_contains(r.output, "wrote   " + dir.file("plots") + "/04_phases.png");
+  expect_contains(r.output, "wrote   " + dir.file("plots") + "/11_memory_per_phase.png");
+  expect_contains(r.output, "skipped 01_block_timing: no modules.csv");
 }
 
 TEST(CliReport, NonNumericFieldExitsTwoNamingFileAndLine) {

@@ -44,7 +44,7 @@ TEST(MakePlots, WritesPngChartsForTwoRunsWithModulesAndMemory) {
   PlotOptions opts;
   opts.inputs = {fixture("run_a"), fixture("run_b")};
   opts.out_dir = dir.file("plots");
-  auto charts = by_name(make_plots(opts));
+  auto charts = by_name(make_plots(opts).charts);
   for (const char* name :
        {"01_block_timing", "02_attention_breakdown", "03_mlp_breakdown", "04_phases",
         "05_loss_curves", "06_tokens_per_s_vs_batch", "06_mfu_vs_batch",
@@ -84,7 +84,7 @@ TEST(MakePlots, WritesSvgHeatmapsAndRadarForASweep) {
   opts.inputs = {fixture("sweep_2d")};
   opts.out_dir = dir.path();
   opts.format = ImageFormat::kSvg;
-  auto charts = by_name(make_plots(opts));
+  auto charts = by_name(make_plots(opts).charts);
   for (const char* name :
        {"07_heatmap_val_loss", "07_heatmap_tokens_per_s", "09_radar_best_configs",
         "06_tokens_per_s_vs_batch", "08_flops_per_joule_vs_batch", "05_loss_curves"}) {
@@ -108,7 +108,7 @@ TEST(MakePlots, SkipsChartsWhoseDataIsMissing) {
   PlotOptions opts;
   opts.inputs = {fixture("run_incomplete")};
   opts.out_dir = dir.path();
-  auto charts = by_name(make_plots(opts));
+  auto charts = by_name(make_plots(opts).charts);
   EXPECT_TRUE(charts.at("04_phases").skipped.empty());
   EXPECT_TRUE(is_png(charts.at("04_phases").image));
   EXPECT_TRUE(charts.at("10_step_time_distribution").skipped.empty());
@@ -118,6 +118,89 @@ TEST(MakePlots, SkipsChartsWhoseDataIsMissing) {
   EXPECT_NE(charts.at("08_flops_per_joule_vs_batch").skipped.find("no energy"), std::string::npos);
   EXPECT_NE(charts.at("09_radar_best_configs").skipped.find("2 or more"), std::string::npos);
   EXPECT_FALSE(fs::exists(dir.file("11_memory_per_phase.png")));
+}
+
+TEST(MakePlots, DrawsARunCutShortFromItsWholeRowsAndReturnsTheWarnings) {
+  SKIP_WITHOUT_GNUPLOT();
+  ScratchDir dir;
+  fs::copy(fixture("run_a"), dir.file("cut"), fs::copy_options::recursive);
+  std::string steps = test::read_file(dir.file("cut/steps.csv"));
+  test::write_file(dir.file("cut/steps.csv"), steps.substr(0, steps.size() - 40));
+  test::write_file(dir.file("cut/modules.csv"), "");
+  PlotOptions opts;
+  opts.inputs = {dir.file("cut")};
+  opts.out_dir = dir.file("plots");
+  PlotResult result = make_plots(opts);
+  ASSERT_EQ(result.warnings.size(), 2u);
+  EXPECT_NE(result.warnings[0].find("cut: " + dir.file("cut/steps.csv") + " line 12"),
+            std::string::npos)
+      << result.warnings[0];
+  EXPECT_NE(result.warnings[1].find(dir.file("cut/modules.csv") + ": empty file"),
+            std::string::npos)
+      << result.warnings[1];
+  auto charts = by_name(result.charts);
+  for (const char* name :
+       {"04_phases", "05_loss_curves", "10_step_time_distribution", "11_memory_per_phase"}) {
+    EXPECT_TRUE(is_png(charts.at(name).image)) << name << ": " << charts.at(name).skipped;
+  }
+  EXPECT_NE(charts.at("01_block_timing").skipped.find("no modules.csv"), std::string::npos);
+}
+
+// The first line of a .dat file that starts with prefix, split into fields after it.
+std::vector<double> dat_row(const std::string& path, const std::string& prefix) {
+  std::istringstream in(test::read_file(path));
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    std::istringstream fields(line.substr(prefix.size()));
+    std::vector<double> out;
+    for (double v; fields >> v;) out.push_back(v);
+    return out;
+  }
+  ADD_FAILURE() << "no row '" << prefix << "' in " << path << ":\n" << test::read_file(path);
+  return {};
+}
+
+TEST(MakePlots, MemoryChartGivesRssAndAllocatedMemoryAPanelAndAnAxisEach) {
+  // Peak RSS (1 GiB) would flatten allocated memory (100-150 MiB) on one linear axis.
+  SKIP_WITHOUT_GNUPLOT();
+  ScratchDir dir;
+  PlotOptions opts;
+  opts.inputs = {fixture("run_a")};
+  opts.out_dir = dir.path();
+  auto charts = by_name(make_plots(opts).charts);
+  ASSERT_TRUE(is_png(charts.at("11_memory_per_phase").image));
+  std::string gp = test::read_file(dir.file("11_memory_per_phase.gp"));
+  EXPECT_NE(gp.find("set multiplot layout 1,2"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("set ylabel \"allocated by LibTorch (MiB)\""), std::string::npos) << gp;
+  EXPECT_NE(gp.find("set ylabel \"process RSS (GiB)\""), std::string::npos) << gp;
+  // Allocated panel: peak and end allocated, MiB; RSS panel: peak RSS, GiB (max over steps).
+  auto fwd = dat_row(dir.file("11_memory_per_phase_allocated.dat"), "\"forward\" ");
+  ASSERT_GE(fwd.size(), 2u);
+  EXPECT_NEAR(fwd[0], 100, 1e-9);
+  EXPECT_NEAR(fwd[1], 80, 1e-9);
+  auto rss = dat_row(dir.file("11_memory_per_phase_rss.dat"), "\"backward\" ");
+  ASSERT_GE(rss.size(), 1u);
+  EXPECT_NEAR(rss[0], 1.0, 1e-9);
+  EXPECT_EQ(test::read_file(dir.file("11_memory_per_phase_allocated.dat")).find("RSS"),
+            std::string::npos);
+}
+
+TEST(MakePlots, MemoryChartOfSeveralRunsShowsPeakRssBesidePeakAllocated) {
+  SKIP_WITHOUT_GNUPLOT();
+  ScratchDir dir;
+  PlotOptions opts;
+  opts.inputs = {fixture("run_a"), fixture("run_b")};
+  opts.out_dir = dir.path();
+  auto charts = by_name(make_plots(opts).charts);
+  ASSERT_TRUE(is_png(charts.at("11_memory_per_phase").image));
+  auto alloc = dat_row(dir.file("11_memory_per_phase_allocated.dat"), "\"backward\" ");
+  ASSERT_GE(alloc.size(), 2u);
+  EXPECT_NEAR(alloc[0], 150, 1e-9);  // run_a, MiB
+  EXPECT_NEAR(alloc[1], 420, 1e-9);  // run_b
+  auto rss = dat_row(dir.file("11_memory_per_phase_rss.dat"), "\"backward\" ");
+  ASSERT_GE(rss.size(), 2u);
+  EXPECT_NEAR(rss[0], 1.0, 1e-9);  // GiB
+  EXPECT_NEAR(rss[1], 12.0, 1e-9);
 }
 
 TEST(MakePlots, MissingGnuplotIsARuntimeErrorNamingIt) {

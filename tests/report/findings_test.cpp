@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
+
+#include "llmprof/config/schema.h"
+#include "llmprof/error.h"
 #include "report/fixture_paths.h"
 
 namespace llmprof::report {
@@ -142,6 +146,146 @@ TEST(RuleContextSwitches, FiresAboveHundredPerStep) {
 
 TEST(RuleContextSwitches, SilentAtTwoPerStep) {
   EXPECT_FALSE(rule_context_switches(run_a().run, run_a().m).has_value());
+}
+
+// A fixture run with config keys replaced.
+Run with_config(const Fixture& f, const std::map<std::string, std::string>& keys) {
+  Run r = f.run;
+  for (const auto& [k, v] : keys) r.config[k] = v;
+  return r;
+}
+
+void expect_no_set(const Finding& f) {
+  EXPECT_EQ(f.suggestion.find("--set"), std::string::npos) << f.suggestion;
+}
+
+// Every `--set key=value` of a suggestion, applied to the run's config, passes the key's range
+// and the cross-key checks, and no eval_interval lies beyond the run's last step.
+void expect_valid_sets(const Run& run, const Finding& f) {
+  config::Config cfg;
+  for (const auto& [k, v] : run.config) {
+    try {
+      config::apply_override(cfg, k + "=" + v);
+    } catch (const Error&) {
+    }
+  }
+  std::regex set_re("--set ([a-z_.]+)=([^` ]+)");
+  for (std::sregex_iterator it(f.suggestion.begin(), f.suggestion.end(), set_re), end; it != end;
+       ++it) {
+    std::string key = (*it)[1], value = (*it)[2];
+    config::Config c = cfg;
+    EXPECT_NO_THROW({
+      config::apply_override(c, key + "=" + value);
+      config::validate(c);
+    }) << f.rule
+       << ": " << f.suggestion;
+    if (key == "train.eval_interval") EXPECT_LE(std::stoll(value), cfg.schedule.max_steps);
+    if (key == "runtime.malloc_mmap_threshold_bytes") EXPECT_LE(std::stoll(value), INT32_MAX);
+  }
+}
+
+TEST(RuleEvalShare, NeverSuggestsAnIntervalBeyondTheLastStep) {
+  // The case: a 30-step run evaluating every 30 steps (at the end only) was told
+  // eval_interval=57; raising it cannot evaluate less often.
+  auto r = with_config(run_b(), {{"schedule.max_steps", "30"}, {"train.eval_interval", "30"}});
+  auto f = rule_eval_share(r, run_b().m);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->suggestion.find("train.eval_interval="), std::string::npos) << f->suggestion;
+  expect_contains(f->suggestion, "--set train.eval_steps=5");
+  expect_valid_sets(r, *f);
+  // An 8-step run evaluating every 5: once at the end is as far as the interval goes.
+  auto eight = with_config(run_b(), {{"schedule.max_steps", "8"}, {"schedule.warmup_steps", "2"}});
+  auto f8 = rule_eval_share(eight, run_b().m);
+  ASSERT_TRUE(f8.has_value());
+  expect_contains(f8->suggestion, "--set train.eval_interval=8");
+  expect_valid_sets(eight, *f8);
+}
+
+TEST(RuleEvalShare, TakesMaxStepsFromTheSummaryWhenTheConfigLacksIt) {
+  // run_b's config.yaml has no schedule.max_steps; its summary.json says 11 steps.
+  auto r = with_config(run_b(), {{"train.eval_interval", "8"}});
+  auto f = rule_eval_share(r, run_b().m);
+  ASSERT_TRUE(f.has_value());
+  expect_contains(f->suggestion, "--set train.eval_interval=11");
+}
+
+TEST(RuleEvalShare, SaysWhatToChangeInWordsWhenNoSetIsValid) {
+  auto r = with_config(
+      run_b(),
+      {{"schedule.max_steps", "30"}, {"train.eval_interval", "30"}, {"train.eval_steps", "1"}});
+  auto f = rule_eval_share(r, run_b().m);
+  ASSERT_TRUE(f.has_value());
+  expect_no_set(*f);
+  expect_contains(f->suggestion, "schedule.max_steps");
+}
+
+TEST(RuleDataWait, NumWorkersStaysWithinItsRange) {
+  auto forty = with_config(run_a(), {{"data.num_workers", "40"}});
+  auto f = rule_data_wait(forty, run_a().m);
+  ASSERT_TRUE(f.has_value());
+  expect_contains(f->suggestion, "--set data.num_workers=64");
+  expect_valid_sets(forty, *f);
+  auto at_max = rule_data_wait(with_config(run_a(), {{"data.num_workers", "64"}}), run_a().m);
+  ASSERT_TRUE(at_max.has_value());
+  expect_no_set(*at_max);
+}
+
+TEST(RuleOptimizerShare, BatchAndAccumulationStayWithinTheirRanges) {
+  auto r =
+      with_config(run_b(), {{"train.batch_size", "1048576"}, {"train.grad_accum_steps", "65536"}});
+  auto f = rule_optimizer_share(r, run_b().m);
+  ASSERT_TRUE(f.has_value());
+  expect_no_set(*f);
+  auto accum = with_config(run_b(), {{"train.grad_accum_steps", "40000"}});
+  auto fa = rule_optimizer_share(accum, run_b().m);
+  ASSERT_TRUE(fa.has_value());
+  expect_contains(fa->suggestion, "--set train.grad_accum_steps=65536");
+  expect_valid_sets(accum, *fa);
+}
+
+TEST(RuleMemoryHeadroom, NoLargerBatchBeyondTheKeyRange) {
+  auto f = rule_memory_headroom(with_config(run_a(), {{"train.batch_size", "1048576"}}), run_a().m);
+  ASSERT_TRUE(f.has_value());
+  expect_no_set(*f);
+}
+
+TEST(RuleAttentionCore, KeepsTheEncodersMinimumBlockSize) {
+  // A distilbert block needs [CLS], a token and [SEP]: block_size 4 cannot halve to 2.
+  auto r = with_config(run_b(), {{"model.type", "distilbert"},
+                                 {"model.block_size", "4"},
+                                 {"data.tokenizer", "wordpiece"},
+                                 {"data.path", "corpus.txt"},
+                                 {"data.vocab_path", "vocab.txt"},
+                                 {"train.task", "mlm"}});
+  auto f = rule_attention_core(r, run_b().m);
+  ASSERT_TRUE(f.has_value());
+  expect_contains(f->suggestion, "--set model.block_size=3");
+  expect_valid_sets(r, *f);
+  r.config["model.block_size"] = "3";
+  auto at_min = rule_attention_core(r, run_b().m);
+  ASSERT_TRUE(at_min.has_value());
+  expect_no_set(*at_min);
+}
+
+TEST(RulePageFaults, MmapThresholdStaysWithinWhatMalloptTakes) {
+  // The runtime hands the threshold to mallopt as an int: 4 x 512 MiB would wrap negative.
+  RunMetrics m = run_a().m;
+  m.step["minor_faults"] = stats_of({500, 500, 500});
+  auto r = with_config(run_a(), {{"runtime.malloc_mmap_threshold_bytes", "536870912"}});
+  auto f = rule_page_faults(r, m);
+  ASSERT_TRUE(f.has_value());
+  expect_contains(f->suggestion, "--set runtime.malloc_mmap_threshold_bytes=1073741824");
+  expect_valid_sets(r, *f);
+  r.config["runtime.malloc_mmap_threshold_bytes"] = "1073741824";
+  auto at_max = rule_page_faults(r, m);
+  ASSERT_TRUE(at_max.has_value());
+  expect_no_set(*at_max);
+}
+
+TEST(RunFindings, EverySuggestedSetIsValidForTheFixtureRuns) {
+  for (const Fixture* fx : {&run_a(), &run_b()}) {
+    for (const auto& f : run_findings(fx->run, fx->m)) expect_valid_sets(fx->run, f);
+  }
 }
 
 TEST(RunFindings, AppliesEveryRuleInOrder) {

@@ -79,11 +79,89 @@ TEST(LoadRun, DirectoryWithoutStepsIsNotARun) {
   expect_data_error([&] { load_run(dir.path()); }, {dir.path(), "steps.csv"});
 }
 
-TEST(LoadRun, ShortCsvRowNamesFileAndLine) {
+TEST(LoadRun, ShortCsvRowBeforeTheLastNamesFileAndLine) {
   ScratchDir dir;
-  test::write_file(dir.file("steps.csv"), "step,step_ms,loss\n0,1.5,4\n1,1.5\n");
+  test::write_file(dir.file("steps.csv"), "step,step_ms,loss\n0,1.5,4\n1,1.5\n2,1.5,3.8\n");
   expect_data_error([&] { load_run(dir.path()); },
                     {dir.file("steps.csv"), "line 3", "2 fields, the header has 3"});
+}
+
+TEST(LoadRun, PartialLastStepsRowOfAKilledRunIsSkippedWithAWarning) {
+  ScratchDir dir;
+  test::write_file(dir.file("steps.csv"), "step,step_ms,loss\n0,1.5,4\n1,1.5,3.9\n2,1.");
+  auto run = load_run(dir.path());
+  EXPECT_EQ(run.steps.num_rows(), 2u);
+  EXPECT_TRUE(run.incomplete);
+  ASSERT_EQ(run.warnings.size(), 1u);
+  EXPECT_EQ(run.warnings[0].file, dir.file("steps.csv"));
+  EXPECT_EQ(run.warnings[0].line, 4);
+  std::string text = run.warnings[0].text();
+  EXPECT_NE(text.find(dir.file("steps.csv") + " line 4"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 fields, the header has 3"), std::string::npos) << text;
+}
+
+TEST(LoadRun, PartialLastRowEndingInANewlineIsSkippedToo) {
+  ScratchDir dir;
+  test::write_file(dir.file("steps.csv"), "step,step_ms\n0,1.5\n1,1.5\n");
+  test::write_file(dir.file("eval.csv"), "step,split,loss\n5,val,3.7\n10,val\n");
+  auto run = load_run(dir.path());
+  EXPECT_EQ(run.evals.size(), 1u);
+  ASSERT_EQ(run.warnings.size(), 1u);
+  EXPECT_EQ(run.warnings[0].file, dir.file("eval.csv"));
+  EXPECT_EQ(run.warnings[0].line, 3);
+}
+
+TEST(LoadRun, LastRowWithoutItsNewlineIsSkippedEvenWithEveryField) {
+  // Every writer ends a row with a newline: without it the last field may be cut ("1.5" -> "1.").
+  ScratchDir dir;
+  test::write_file(dir.file("steps.csv"), "step,step_ms\n0,1.5\n1,1.");
+  auto run = load_run(dir.path());
+  EXPECT_EQ(run.steps.num_rows(), 1u);
+  ASSERT_EQ(run.warnings.size(), 1u);
+  EXPECT_EQ(run.warnings[0].line, 3);
+  EXPECT_NE(run.warnings[0].text().find("no newline"), std::string::npos) << run.warnings[0].text();
+}
+
+TEST(LoadRun, UnterminatedQuoteOnTheLastLineIsAPartialRow) {
+  ScratchDir dir;
+  test::write_file(dir.file("steps.csv"), "step,step_ms\n0,1\n");
+  test::write_file(dir.file("ops.csv"),
+                   "op,self_ms,input_shapes\naten::mm,1,\"[[2]]\"\naten::add,2,\"[[2");
+  auto run = load_run(dir.path());
+  EXPECT_EQ(run.ops.size(), 1u);
+  ASSERT_EQ(run.warnings.size(), 1u);
+  EXPECT_EQ(run.warnings[0].line, 3);
+}
+
+TEST(LoadRun, EmptySideFilesOfAFullDiskAreSkippedWithAWarning) {
+  ScratchDir dir;
+  test::write_file(dir.file("steps.csv"), "step,step_ms\n0,1\n1,1\n");
+  for (const char* f : {"modules.csv", "memory.csv", "env.json", "summary.json"}) {
+    test::write_file(dir.file(f), "");
+  }
+  auto run = load_run(dir.path());
+  EXPECT_EQ(run.steps.num_rows(), 2u);
+  EXPECT_TRUE(run.modules.empty());
+  EXPECT_TRUE(run.incomplete);
+  EXPECT_EQ(run.status, "incomplete");  // an empty summary.json says no more than a missing one
+  ASSERT_EQ(run.warnings.size(), 4u);
+  std::string all;
+  for (const auto& w : run.warnings) all += w.text() + "\n";
+  for (const char* f : {"modules.csv", "memory.csv", "env.json", "summary.json"}) {
+    EXPECT_NE(all.find(dir.file(f) + ": empty file"), std::string::npos) << all;
+  }
+}
+
+TEST(LoadRun, EmptyStepsCsvStaysAnError) {
+  ScratchDir dir;
+  test::write_file(dir.file("steps.csv"), "");
+  expect_data_error([&] { load_run(dir.path()); }, {dir.file("steps.csv"), "empty file"});
+}
+
+TEST(LoadRun, AWholeRunHasNoWarnings) {
+  auto run = load_run(report_fixture("run_a"));
+  EXPECT_TRUE(run.warnings.empty());
+  EXPECT_FALSE(run.incomplete);
 }
 
 TEST(LoadRun, NonNumericFieldNamesFileLineAndColumn) {

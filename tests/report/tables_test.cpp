@@ -1,12 +1,14 @@
 // Report tables on fixture runs, in the three formats.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "llmprof/error.h"
 #include "llmprof/output/csv.h"
 #include "llmprof/report/report.h"
 #include "report/fixture_paths.h"
+#include "support/test_support.h"
 
 namespace llmprof::report {
 namespace {
@@ -128,6 +130,46 @@ TEST(RenderCsv, LongFormatOneLinePerCell) {
   EXPECT_EQ(rows[5], (std::vector<std::string>{"summary", "0", "step_ms_median", "10"}));
   for (const auto& r : rows) EXPECT_EQ(r.size(), 4u);
   expect_contains(csv, "findings,0,rule,data_wait");
+}
+
+// run_a as a killed run on a full disk leaves it: steps.csv cut inside its last row, modules.csv
+// empty, no summary.json.
+std::string cut_run(const test::ScratchDir& dir) {
+  std::filesystem::copy(report_fixture("run_a"), dir.file("cut"),
+                        std::filesystem::copy_options::recursive);
+  std::string steps = test::read_file(dir.file("cut/steps.csv"));
+  test::write_file(dir.file("cut/steps.csv"), steps.substr(0, steps.size() - 40));
+  test::write_file(dir.file("cut/modules.csv"), "");
+  std::filesystem::remove(dir.file("cut/summary.json"));
+  return dir.file("cut");
+}
+
+TEST(BuildReport, CutRunIsReportedIncompleteWithWarningsInEveryFormat) {
+  test::ScratchDir dir;
+  ReportOptions opts;
+  opts.inputs = {cut_run(dir)};
+  Document doc = build_report(opts);
+  ASSERT_EQ(doc.warnings.size(), 2u);
+  EXPECT_EQ(doc.warnings[0].run, "cut");
+  expect_contains(doc.warnings[0].text(), dir.file("cut/steps.csv") + " line 12");
+  expect_contains(doc.warnings[1].text(), dir.file("cut/modules.csv") + ": empty file");
+  const Table& t = find_table(doc, "summary");
+  EXPECT_EQ(*t.rows[0][2].value, 10);  // the 10 whole steps of 11
+  expect_contains(t.rows[0][1].text, "incomplete");
+  std::string md = render(doc, Format::kMarkdown);
+  expect_contains(md, "## Warnings");
+  expect_contains(md, "- cut: " + dir.file("cut/steps.csv") + " line 12");
+  EXPECT_LT(md.find("## Warnings"), md.find("## Summary")) << "warnings come first";
+  auto j = nlohmann::json::parse(render(doc, Format::kJson));
+  ASSERT_EQ(j["warnings"].size(), 2u);
+  EXPECT_EQ(j["warnings"][0]["run"], "cut");
+  EXPECT_EQ(j["warnings"][0]["file"], dir.file("cut/steps.csv"));
+  EXPECT_EQ(j["warnings"][0]["line"], 12);
+  EXPECT_TRUE(j["warnings"][1]["line"].is_null());
+  EXPECT_EQ(j["incomplete_runs"], std::vector<std::string>{"cut"});
+  expect_contains(render(doc, Format::kCsv), "warnings,0,message,");
+  EXPECT_TRUE(
+      nlohmann::json::parse(render(report_of({"run_a"}), Format::kJson))["warnings"].empty());
 }
 
 TEST(BuildReport, NoInputIsAUsageError) {

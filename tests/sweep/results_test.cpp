@@ -29,6 +29,19 @@ const char* kSummary = R"({
   "energy": {"total_j": 42.5}
 })";
 
+TEST(CountPoints, SortsOutcomesAndLeavesPendingAndRunningOut) {
+  std::vector<PointResult> results(7);
+  const char* statuses[] = {"completed",   "completed", "diverged", "failed",
+                            "interrupted", "pending",   "running"};
+  for (size_t i = 0; i < results.size(); ++i) results[i].status = statuses[i];
+  PointCounts c = count_points(results);
+  EXPECT_EQ(c.completed, 2);
+  EXPECT_EQ(c.diverged, 1);
+  EXPECT_EQ(c.failed, 1);
+  EXPECT_EQ(c.interrupted, 1);
+  EXPECT_EQ(c.done(), 3);
+}
+
 TEST(ReadSummary, ReadsMetricsAndLeavesNullsEmpty) {
   test::ScratchDir dir;
   test::write_file(dir.file("run/summary.json"), kSummary);

@@ -1,6 +1,7 @@
 // llmprof sweep as a user runs it, on the tiny config (~1 s a point): a 2x2 sweep end to end,
 // up-front errors (exit 2, nothing run), a failing point recorded while the sweep goes on,
 // resume after SIGINT and SIGKILL, re-running failed points only, and --jobs splitting threads.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -182,9 +183,16 @@ void check_resume_after(int sig, int expected_exit) {
   ::kill(pid, sig);
   EXPECT_EQ(test::wait_llmprof(pid), expected_exit) << test::read_file(dir.file("first.log"));
   std::map<std::string, fs::file_time_type> completed;
+  size_t interrupted = 0;
   for (auto& row : csv_rows(dir.file("s/sweep.csv"))) {
     if (row["status"] == "completed")
       completed[row["point_id"]] = fs::last_write_time(row["run_dir"] + "/summary.json");
+    interrupted += row["status"] == "interrupted";
+  }
+  if (interrupted > 0) {
+    // The point cut short is shown apart, not counted as done.
+    const std::string log = test::read_file(dir.file("first.log"));
+    expect_contains(log, fmt::format("[{}/4 done, {} interrupted", completed.size(), interrupted));
   }
   ASSERT_GE(completed.size(), 1u);
   ASSERT_LT(completed.size(), 4u) << "the sweep finished before it was killed";
@@ -248,6 +256,41 @@ TEST(SweepResume, RerunsFailedPointsAndKeepsDivergedOnes) {
   EXPECT_EQ(after[1]["exit_code"], "1");
   EXPECT_FALSE(fs::exists(dir.file("s/runs/" + rows[1]["point_id"] + ".attempt1")));
   EXPECT_EQ(fs::last_write_time(rows[2]["run_dir"] + "/summary.json"), before);
+}
+
+TEST(SweepResume, MeasuresTheMfuPeakOnceAndReusesItOnResume) {
+  ScratchDir dir;
+  // profile.peak_flops_per_s=0 means "measure" (tiny_test.yaml configures one): the sweep then
+  // measures a shared peak once for its points.
+  // Not --quiet: the resumed sweep says that it reused the peak.
+  std::vector<std::string> args{"sweep", "--config", kTiny, "--out", dir.path(), "--name", "s"};
+  args.insert(args.end(), {"--grid", "optim.lr=1e-3,2e-3", "--set", "profile.peak_flops_per_s=0"});
+  auto first = run_llmprof(args);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  auto j1 = read_json(dir.file("s/sweep.json"));
+  ASSERT_TRUE(j1["peak_flops_per_s"].is_number()) << j1.dump(2);
+  expect_contains(j1["peak_source"], "measured once by the sweep");
+  EXPECT_EQ(j1["peak_reused"], false);
+  // Resume after point 2 failed: it runs again, against the peak point 1 was divided by.
+  auto rows = csv_rows(dir.file("s/sweep.csv"));
+  ASSERT_EQ(rows.size(), 2u);
+  const std::string summary = rows[1]["run_dir"] + "/summary.json";
+  auto s = read_json(summary);
+  s["status"] = "failed";
+  test::write_file(summary, s.dump());
+  auto again = run_llmprof(args);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  expect_contains(again.output, "reused");
+  auto j2 = read_json(dir.file("s/sweep.json"));
+  EXPECT_EQ(j2["peak_flops_per_s"], j1["peak_flops_per_s"]);
+  EXPECT_EQ(j2["peak_reused"], true);
+  EXPECT_EQ(j2["peak_measured_at"], j1["peak_measured_at"]);
+  const std::string peak_line =
+      fmt::format("peak_flops_per_s: {}", j1["peak_flops_per_s"].get<double>());
+  for (auto& row : csv_rows(dir.file("s/sweep.csv"))) {
+    EXPECT_EQ(row["status"], "completed");
+    expect_contains(test::read_file(row["run_dir"] + "/config.yaml"), peak_line);
+  }
 }
 
 TEST(SweepResume, ChangedSetRunsPointsAgainWithoutOverwriting) {

@@ -45,6 +45,7 @@ struct CsvRecords {
   std::vector<std::vector<std::string>> rows;
   std::vector<int64_t> lines;
   int64_t unterminated_quote_line = 0;  // > 0: a quoted field opened on this line never closed
+  bool last_terminated = true;  // false: the text ends inside its last record (no final newline)
 };
 
 // Parses one CSV document (RFC 4180 quoting, CRLF or LF, blank lines skipped).

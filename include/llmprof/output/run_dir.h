@@ -16,7 +16,8 @@ std::string create_run_dir(const std::string& parent,
 // The local time now in strftime format, e.g. "%Y-%m-%dT%H:%M:%S%z" (ISO 8601 with offset).
 std::string local_time_now(const char* format);
 
-// Writes content to path + ".tmp", flushes, renames over path. Throws IoError.
+// Writes content to path + ".tmp", flushes and fsyncs it, renames it over path (a reader sees the
+// old file or the whole new one). Throws IoError, leaving no .tmp behind.
 void write_file_atomic(const std::string& path, const std::string& content);
 
 }  // namespace llmprof::output

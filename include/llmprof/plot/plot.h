@@ -30,11 +30,20 @@ struct ChartResult {
   std::string name;     // e.g. "04_phases"
   std::string image;    // path of the image; empty when skipped
   std::string skipped;  // why it was skipped; empty when written
+  std::string warning;  // what gnuplot said while drawing it; empty when nothing
 };
 
-// Reads every input, then writes every chart it has data for. Throws DataError for a missing
+// What make_plots did, for the caller to print (the library never prints).
+struct PlotResult {
+  std::vector<ChartResult> charts;    // by name
+  std::vector<std::string> warnings;  // input left out (rows or files cut short, sweep points
+                                      // that do not load) and gnuplot's messages
+};
+
+// Reads every input, then writes every chart it has data for. A run cut short (a partial last
+// row, an empty file) is drawn from what is whole, with a warning. Throws DataError for a missing
 // directory or malformed file (exit 2), Error (exit 1) when gnuplot is missing or fails.
-std::vector<ChartResult> make_plots(const PlotOptions& options);
+PlotResult make_plots(const PlotOptions& options);
 
 // The full path of program (a name searched on PATH, or a path); empty when not found.
 std::string find_program(const std::string& program);

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "llmprof/report/warning.h"
+
 namespace llmprof::report {
 
 // One table cell: text, or a number (nullopt = unknown: "n/a" in Markdown, empty in CSV, null in
@@ -46,6 +48,8 @@ struct Finding {
 struct Document {
   std::string title;
   std::vector<std::string> intro;  // lines under the title (inputs, how figures are taken)
+  std::vector<InputWarning> warnings;        // input left out because it was cut short
+  std::vector<std::string> incomplete_runs;  // labels of runs reported from partial files
   std::vector<Table> tables;
   std::vector<Finding> findings;
   bool findings_ran = false;        // print "no findings" rather than nothing

@@ -1,6 +1,8 @@
 // Findings: data-driven rules, one function each, that read a run's figures and, when a threshold
-// is crossed, return the measured figure, the threshold and a suggested change (as --set
-// key=value where a config key exists). A rule whose inputs are unknown stays silent.
+// is crossed, return the measured figure, the threshold and a suggested change: --set key=value
+// only when the value passes the key's range and the cross-key checks against the run's config
+// (and, for train.eval_interval, lies within the run's steps); otherwise what to change, in words.
+// A rule whose inputs are unknown stays silent.
 #pragma once
 
 #include <optional>

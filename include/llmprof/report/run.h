@@ -1,7 +1,9 @@
 // A run directory read back for reports and plots: the resolved config, host context, per-step
 // rows, evals and whatever later profiling files are present (modules, ops, memory, activations).
 // Files that are absent leave their fields empty; a malformed file throws DataError naming the
-// file and line (exit 2). Unknown values (empty CSV fields, JSON null) stay nullopt, never 0.
+// file and line (exit 2). What a killed run or a full disk cut short (the last row of a CSV file,
+// an empty file) is left out with a warning and the run marked incomplete. Unknown values (empty
+// CSV fields, JSON null) stay nullopt, never 0.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +11,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "llmprof/report/warning.h"
 
 namespace llmprof::report {
 
@@ -73,14 +77,16 @@ struct Run {
   std::string dir;          // as given
   std::string label;        // short name for tables and legends (the directory's name)
   std::string status;       // summary.json status, or "incomplete" without summary.json
-  bool incomplete = false;  // no summary.json: figures come from steps.csv alone
+  bool incomplete = false;  // no summary.json, or a file cut short (see warnings)
   std::string message;      // summary.json message (why a run stopped), may be empty
+  std::vector<InputWarning> warnings;  // rows and files left out because they were cut short
 
   std::map<std::string, std::string> config;     // config.yaml flattened: "train.batch_size" -> "4"
   std::optional<double> host_memory_bytes;       // env.json host.memory_bytes
   std::optional<double> host_cores;              // env.json host.cores
   std::optional<double> peak_flops_per_s;        // env.json peak_flops.flops_per_s
   std::optional<int64_t> summary_warmup_steps;   // summary.json steps.warmup_excluded
+  std::optional<int64_t> summary_max_steps;      // summary.json steps.max_steps
   std::optional<double> summary_peak_rss_bytes;  // summary.json memory.peak_rss_bytes
   std::optional<EnergySummary> energy;           // summary.json energy, when present
 
@@ -96,7 +102,8 @@ struct Run {
 };
 
 // Reads a run directory. Throws DataError (exit 2) for a missing directory, a directory without
-// steps.csv, or a malformed file (naming the file and line).
+// steps.csv (or an empty one), or a malformed file (naming the file and line); parts cut short
+// are left out into Run::warnings.
 Run load_run(const std::string& dir);
 
 // Gives runs that share a directory name a "parent/name" label so tables and legends tell them
