@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -22,6 +23,18 @@ std::string InputWarning::text() const {
 }  // namespace llmprof::report
 
 namespace llmprof::report::detail {
+
+std::string not_a_directory(const std::string& path) {
+  const std::filesystem::path p(path);
+  std::error_code ec;
+  if (!std::filesystem::exists(p, ec)) return fmt::format("'{}': no such directory", path);
+  const std::string parent = p.parent_path().empty() ? "." : p.parent_path().string();
+  return fmt::format("'{}' is a file; give the run or sweep directory{}", path,
+                     std::filesystem::exists(std::filesystem::path(parent) / "steps.csv") ||
+                             std::filesystem::exists(std::filesystem::path(parent) / "sweep.csv")
+                         ? fmt::format(" ({})", parent)
+                         : "");
+}
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

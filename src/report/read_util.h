@@ -15,6 +15,10 @@ namespace llmprof::report::detail {
 // The whole file; a missing or unreadable file throws DataError naming it.
 std::string read_text(const std::string& path);
 
+// Why `path`, given as a run or sweep directory, is not one: it does not exist, or it is a file
+// (say `runs/x/steps.csv` for `runs/x`), with what to give instead.
+std::string not_a_directory(const std::string& path);
+
 // A CSV file: the header and the records, each with the 1-based line it starts on.
 struct CsvFile {
   std::string path;

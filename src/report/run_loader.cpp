@@ -279,7 +279,7 @@ bool is_sweep_dir(const std::string& dir) { return fs::exists(fs::path(dir) / "s
 
 Run load_run(const std::string& dir) {
   fs::path p(dir);
-  if (!fs::is_directory(p)) throw DataError(fmt::format("'{}': no such directory", dir));
+  if (!fs::is_directory(p)) throw DataError(detail::not_a_directory(dir));
   if (!fs::exists(p / "steps.csv")) {
     throw DataError(
         fmt::format("'{}': not a run directory (no steps.csv) nor a sweep (no "

@@ -53,7 +53,7 @@ bool higher_is_better(const std::string& metric) {
 
 Sweep load_sweep(const std::string& dir) {
   fs::path p(dir);
-  if (!fs::is_directory(p)) throw DataError(fmt::format("'{}': no such directory", dir));
+  if (!fs::is_directory(p)) throw DataError(detail::not_a_directory(dir));
   if (fs::exists(p / "sweep.json")) detail::read_json((p / "sweep.json").string());
   detail::CsvFile csv = detail::read_csv((p / "sweep.csv").string());
   Sweep sweep;

@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "llmprof/profile/phase.h"
 
@@ -23,8 +25,9 @@ void Progress::step(int64_t step, double loss, double step_ms, double tokens_per
   if (tty_) {
     if (now - last_draw_ns_ < 100'000'000 && step < max_steps_) return;  // 10 Hz at most
     last_draw_ns_ = now;
-    std::string line = fmt::format("\rstep {}/{} | loss {:.4f} | {:.1f} ms/step | {:.0f} tok/s | ETA {:.0f}s   ",
-                                   step, max_steps_, loss, step_ms, tokens_per_s, eta_s);
+    const std::string tok = tokens_per_s > 0 ? fmt::format(" | {:.0f} tok/s", tokens_per_s) : "";
+    std::string line = fmt::format("\rstep {}/{} | loss {:.4f} | {:.1f} ms/step{} | ETA {:.0f}s   ",
+                                   step, max_steps_, loss, step_ms, tok, eta_s);
     std::fputs(line.c_str(), stderr);
     std::fflush(stderr);
     line_open_ = true;
@@ -32,8 +35,10 @@ void Progress::step(int64_t step, double loss, double step_ms, double tokens_per
   }
   const int64_t every = std::max<int64_t>(1, max_steps_ / 20);
   if (step % every == 0 || step == 1 || step == max_steps_) {
-    spdlog::info("step {}/{} loss {:.4f} {:.2f} ms/step {:.0f} tok/s ETA {:.0f}s", step,
-                 max_steps_, loss, step_ms, tokens_per_s, eta_s);
+    // tokens_per_s <= 0: a loop that did not say its tokens (no figure rather than 0).
+    const std::string tok = tokens_per_s > 0 ? fmt::format(" {:.0f} tok/s", tokens_per_s) : "";
+    spdlog::info("step {}/{} loss {:.4f} {:.2f} ms/step{} ETA {:.0f}s", step, max_steps_, loss,
+                 step_ms, tok, eta_s);
   }
 }
 
@@ -42,8 +47,12 @@ void Progress::eval(int64_t step, double train_loss, double val_loss, double eva
     std::fputs("\n", stderr);
     line_open_ = false;
   }
-  spdlog::info("eval at step {}: train loss {:.4f}, val loss {:.4f} ({:.0f} ms)", step,
-               train_loss, val_loss, eval_ms);
+  std::string losses;  // only the splits evaluated (a user's loop may eval val alone)
+  if (!std::isnan(train_loss)) losses += fmt::format("train loss {:.4f}", train_loss);
+  if (!std::isnan(val_loss)) {
+    losses += fmt::format("{}val loss {:.4f}", losses.empty() ? "" : ", ", val_loss);
+  }
+  spdlog::info("eval at step {}: {} ({:.0f} ms)", step, losses, eval_ms);
 }
 
 void Progress::finish() {

@@ -38,6 +38,17 @@ TEST(CliReport, PrintsMarkdownTablesAndFindings) {
   expect_contains(r.output, "`--set data.num_workers=1`");
 }
 
+TEST(CliReport, AFileGivenForTheRunDirectorySaysToGiveTheDirectory) {
+  auto r = run_llmprof({"report", fixture("run_a") + "/steps.csv"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  expect_contains(r.output, "steps.csv' is a file; give the run or sweep directory (" +
+                                fixture("run_a") + ")");
+  EXPECT_EQ(r.output.find("no such directory"), std::string::npos) << r.output;
+  auto missing = run_llmprof({"report", fixture("no_such_run")});
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  expect_contains(missing.output, "no such directory");
+}
+
 TEST(CliReport, JsonAndCsvFormatsAndOutFile) {
   ScratchDir dir;
   auto r =
