@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
-scripts/build.sh
+LLMPROF_BUILD_TARGET=llmprof scripts/build.sh  # the executable alone, not the tests
 build/llmprof train --config configs/quickstart.yaml "$@"
