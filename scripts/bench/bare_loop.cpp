@@ -19,7 +19,7 @@
 #include "llmprof/profile/phase.h"
 #include "llmprof/profile/stats.h"
 #include "llmprof/train/runtime.h"
-#include "train/setup.h"
+#include "llmprof/train/setup.h"
 
 int main(int argc, char** argv) {
   std::map<std::string, double> a = {{"n_layer", 4},     {"n_head", 4},     {"n_embd", 128},

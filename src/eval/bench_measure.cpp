@@ -1,4 +1,4 @@
-#include "eval/bench_measure.h"
+#include "bench_measure.h"
 
 #include <algorithm>
 #include <numeric>

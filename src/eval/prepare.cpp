@@ -1,4 +1,4 @@
-#include "eval/prepare.h"
+#include "prepare.h"
 
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -7,7 +7,7 @@
 #include "llmprof/error.h"
 #include "llmprof/model/autocast.h"
 #include "llmprof/profile/phase.h"
-#include "train/setup.h"
+#include "llmprof/train/setup.h"
 
 namespace llmprof::eval {
 

@@ -14,7 +14,7 @@
 #include <atomic>
 #include <vector>
 
-#include "gpu/cupti_convert.h"
+#include "cupti_convert.h"
 #include "llmprof/profile/phase.h"
 
 namespace llmprof::gpu {

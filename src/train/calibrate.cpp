@@ -1,4 +1,4 @@
-#include "train/calibrate.h"
+#include "llmprof/train/calibrate.h"
 
 #include <fmt/format.h>
 #include <torch/torch.h>

@@ -1,4 +1,4 @@
-#include "train/deep_profile.h"
+#include "deep_profile.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

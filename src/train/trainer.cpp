@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "deep_profile.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/data/loader.h"
 #include "llmprof/error.h"
@@ -21,15 +22,14 @@
 #include "llmprof/profile/phase.h"
 #include "llmprof/profile/stats.h"
 #include "llmprof/telemetry/energy_monitor.h"
+#include "llmprof/train/env.h"
+#include "llmprof/train/run_data.h"
 #include "llmprof/train/runtime.h"
-#include "train/deep_profile.h"
-#include "train/env.h"
-#include "train/progress.h"
-#include "train/run_data.h"
-#include "train/setup.h"
-#include "train/summary.h"
-#include "train/task.h"
-#include "train/weights.h"
+#include "llmprof/train/setup.h"
+#include "llmprof/train/task.h"
+#include "llmprof/train/weights.h"
+#include "progress.h"
+#include "summary.h"
 
 namespace llmprof::train {
 
