@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "deep_profile.h"
+#include "llmprof/base/clock.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/data/loader.h"
 #include "llmprof/error.h"
@@ -177,7 +178,7 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   StopSignals signals;
   std::string status = "completed", message;
   if (energy) energy->start();  // its first sample precedes the run's start
-  const int64_t wall_start_ns = profile::now_ns();
+  const int64_t wall_start_ns = now_ns();
 
   try {
     data::BatchView held;  // the last micro-batch, handed back at the next data phase
@@ -258,11 +259,11 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
       const bool do_eval = cfg.train.eval_interval > 0 &&
                            (step % cfg.train.eval_interval == 0 || last);
       if (do_eval) {
-        const int64_t t0 = profile::now_ns();
+        const int64_t t0 = now_ns();
         const EvalSums tr = evaluate(*task, eval_train, bf16), va = evaluate(*task, eval_val, bf16);
         EvalPoint e{step, tr.mean_loss(), va.mean_loss(), 0, accuracy_of(*task, tr),
                     accuracy_of(*task, va)};
-        e.eval_ms = static_cast<double>(profile::now_ns() - t0) * 1e-6;
+        e.eval_ms = static_cast<double>(now_ns() - t0) * 1e-6;
         row.eval_ms = e.eval_ms;
         eval_csv.write(step, "train", e.train_loss, e.train_accuracy, e.eval_ms);
         eval_csv.write(step, "val", e.val_loss, e.val_accuracy, e.eval_ms);
@@ -299,7 +300,7 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
                     static_cast<int64_t>(rows.size()));
     spdlog::info("checkpoint {}/checkpoint (step {})", dir, rows.size());
   }
-  const int64_t wall_end_ns = profile::now_ns();
+  const int64_t wall_end_ns = now_ns();
   if (energy) energy->stop();
 
   SummaryInputs in;
