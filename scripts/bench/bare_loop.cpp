@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "llmprof/base/clock.h"
 #include "llmprof/config/config.h"
 #include "llmprof/data/dataset.h"
 #include "llmprof/model/gpt.h"
-#include "llmprof/profile/phase.h"
 #include "llmprof/profile/stats.h"
 #include "llmprof/train/runtime.h"
-#include "train/setup.h"
+#include "llmprof/train/setup.h"
 
 int main(int argc, char** argv) {
   std::map<std::string, double> a = {{"n_layer", 4},     {"n_head", 4},     {"n_embd", 128},
@@ -66,14 +66,14 @@ int main(int argc, char** argv) {
   std::vector<double> ms;
   double loss_sum = 0;
   for (int64_t step = 0; step < steps; ++step) {
-    int64_t t0 = llmprof::profile::now_ns();
+    int64_t t0 = llmprof::now_ns();
     llmprof::data::sample_batch(tokens, B, T, rng, x.data_ptr<int64_t>(), y.data_ptr<int64_t>());
     torch::Tensor loss = model->loss(model->forward(x), y);
     loss.backward();
     llmprof::train::clip_grad_norm(params, 1.0);
     opt->step();
     llmprof::train::zero_grad_to_none(params);
-    int64_t t1 = llmprof::profile::now_ns();
+    int64_t t1 = llmprof::now_ns();
     loss_sum += loss.item<double>();
     if (step >= static_cast<int64_t>(a["warmup"])) ms.push_back(static_cast<double>(t1 - t0) * 1e-6);
   }

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.h"
+#include "commands.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/eval/bench.h"
 #include "llmprof/output/log.h"

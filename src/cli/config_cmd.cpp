@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.h"
+#include "commands.h"
 #include "llmprof/config/schema.h"
 
 namespace llmprof::cli {

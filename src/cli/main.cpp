@@ -6,7 +6,7 @@
 #include <exception>
 #include <string>
 
-#include "cli/commands.h"
+#include "commands.h"
 #include "llmprof/error.h"
 #include "llmprof/output/log.h"
 #include "llmprof/version.h"

@@ -1,10 +1,10 @@
 #include <fmt/format.h>
 
-#include "cli/commands.h"
+#include "commands.h"
 #include "llmprof/config/config.h"
 #include "llmprof/error.h"
+#include "llmprof/train/calibrate.h"
 #include "llmprof/train/runtime.h"
-#include "train/calibrate.h"
 
 namespace llmprof::cli {
 

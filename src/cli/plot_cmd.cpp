@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.h"
+#include "commands.h"
 #include "llmprof/plot/plot.h"
 
 namespace llmprof::cli {

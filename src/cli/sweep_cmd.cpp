@@ -2,7 +2,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.h"
+#include "commands.h"
 #include "llmprof/output/log.h"
 #include "llmprof/sweep/sweep.h"
 

@@ -1,7 +1,7 @@
 // YAML (yaml-cpp) and JSON (nlohmann SAX) readers into one DocNode tree with 1-based positions.
 // nlohmann's DOM keeps no positions, so JSON goes through SAX with an input iterator that records
 // how far the lexer has read: at each key event that is one past the key's closing quote.
-#include "config/doc_tree.h"
+#include "doc_tree.h"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>

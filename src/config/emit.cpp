@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "config/key_spec.h"
+#include "key_spec.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 

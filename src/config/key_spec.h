@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "config/doc_tree.h"
+#include "doc_tree.h"
 #include "llmprof/config/config.h"
 
 namespace llmprof::config::detail {

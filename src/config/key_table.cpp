@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "config/key_spec.h"
+#include "key_spec.h"
 
 namespace llmprof::config::detail {
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "config/key_spec.h"
+#include "key_spec.h"
 #include "llmprof/error.h"
 
 namespace llmprof::config::detail {

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "config/doc_tree.h"
-#include "config/key_spec.h"
+#include "doc_tree.h"
+#include "key_spec.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 

@@ -9,7 +9,7 @@
 #include <tuple>
 #include <vector>
 
-#include "config/key_spec.h"
+#include "key_spec.h"
 
 namespace llmprof::config::detail {
 namespace {

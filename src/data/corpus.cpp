@@ -7,9 +7,9 @@
 #include <random>
 #include <vector>
 
-#include "data/file_io.h"
-#include "data/rng.h"
+#include "file_io.h"
 #include "llmprof/error.h"
+#include "rng.h"
 
 namespace fs = std::filesystem;
 

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "data/rng.h"
 #include "llmprof/error.h"
+#include "rng.h"
 
 namespace llmprof::data {
 

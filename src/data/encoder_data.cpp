@@ -9,9 +9,9 @@
 #include <cmath>
 #include <string>
 
-#include "data/rng.h"
 #include "llmprof/data/text_dataset.h"
 #include "llmprof/error.h"
+#include "rng.h"
 
 namespace llmprof::data {
 

@@ -9,11 +9,11 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
-#include "data/file_io.h"
-#include "data/unicode.h"
+#include "file_io.h"
 #include "llmprof/data/corpus.h"
 #include "llmprof/data/tokenizer.h"
 #include "llmprof/error.h"
+#include "unicode.h"
 
 namespace fs = std::filesystem;
 

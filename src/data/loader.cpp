@@ -8,9 +8,9 @@
 #include <random>
 #include <string>
 
-#include "data/rng.h"
 #include "llmprof/data/dataset.h"
 #include "llmprof/error.h"
+#include "rng.h"
 
 namespace llmprof::data {
 

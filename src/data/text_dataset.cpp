@@ -11,9 +11,9 @@
 #include <numeric>
 #include <random>
 
-#include "data/rng.h"
-#include "data/unicode.h"
 #include "llmprof/error.h"
+#include "rng.h"
+#include "unicode.h"
 
 namespace llmprof::data {
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "data/file_io.h"
+#include "file_io.h"
 #include "llmprof/config/config.h"
 #include "llmprof/data/corpus.h"
 #include "llmprof/data/wordpiece.h"

@@ -1,11 +1,11 @@
-#include "data/unicode.h"
+#include "unicode.h"
 
 #include <algorithm>
 #include <array>
 #include <iterator>
 
-#include "data/bert_unicode_table.h"
-#include "data/unicode_table.h"
+#include "bert_unicode_table.h"
+#include "unicode_table.h"
 
 namespace llmprof::data::detail {
 

@@ -34,7 +34,7 @@
 //   open('table.inc', 'w').write('\n'.join(lines) + '\n')
 #pragma once
 
-#include "data/unicode.h"
+#include "unicode.h"
 
 namespace llmprof::data::detail::unicode_table {
 

@@ -15,11 +15,11 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
-#include "data/file_io.h"
-#include "data/unicode.h"
+#include "file_io.h"
 #include "llmprof/data/corpus.h"
 #include "llmprof/data/wordpiece.h"
 #include "llmprof/error.h"
+#include "unicode.h"
 
 namespace fs = std::filesystem;
 

@@ -11,8 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "eval/bench_measure.h"
-#include "eval/prepare.h"
+#include "bench_measure.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 #include "llmprof/model/linear.h"
@@ -20,7 +19,8 @@
 #include "llmprof/output/csv.h"
 #include "llmprof/output/log.h"
 #include "llmprof/output/run_dir.h"
-#include "train/env.h"
+#include "llmprof/train/env.h"
+#include "prepare.h"
 
 namespace llmprof::eval {
 

@@ -1,11 +1,11 @@
-#include "eval/bench_measure.h"
+#include "bench_measure.h"
 
 #include <algorithm>
 #include <numeric>
 
+#include "llmprof/base/clock.h"
 #include "llmprof/eval/bench.h"
 #include "llmprof/model/autocast.h"
-#include "llmprof/profile/phase.h"
 #include "llmprof/profile/stats.h"
 
 namespace llmprof::eval {
@@ -42,14 +42,14 @@ std::vector<double> time_forward(train::Task& task,
   torch::Tensor out;
   for (int64_t i = 0; i < warmup_iters + iters; ++i) {
     out = torch::Tensor();  // free the previous logits outside the timed region
-    const int64_t t0 = profile::now_ns();
+    const int64_t t0 = now_ns();
     {
       model::CpuAutocastScope autocast(bf16);  // its weight-cast cache is cleared per call
       out = task.logits(batches[static_cast<size_t>(i % n)]);
     }
     // CPU kernels have finished when logits() returns; a CUDA path would need a
     // torch::cuda::synchronize() here (sync:) before reading the clock.
-    const int64_t t1 = profile::now_ns();
+    const int64_t t1 = now_ns();
     if (i >= warmup_iters) ticks_ns[static_cast<size_t>(i - warmup_iters)] = t1 - t0;
   }
   std::vector<double> ms(ticks_ns.size());
@@ -79,24 +79,24 @@ GenerateTimes time_generate(model::GptImpl& gpt,
     next = torch::Tensor();
     // Prefill: the prompt's P positions in one call; the first new token is the argmax of the
     // last position's logits (B, V).
-    int64_t t0 = profile::now_ns();
+    int64_t t0 = now_ns();
     {
       model::CpuAutocastScope autocast(bf16);
       const torch::Tensor logits = gpt.forward_cached(prompt, cache);  // (B, P, V)
       next = logits.select(1, P - 1).argmax(-1, /*keepdim=*/true);     // (B, 1)
     }
     // CPU: synchronous, no sync needed before the clock read (CUDA would need one here).
-    int64_t t1 = profile::now_ns();
+    int64_t t1 = now_ns();
     if (timed) ttft_ns[static_cast<size_t>(rep)] = t1 - t0;
     // Decode: one token per call, attending over the cached keys/values.
     for (int64_t s = 0; s < steps; ++s) {
-      t0 = profile::now_ns();
+      t0 = now_ns();
       {
         model::CpuAutocastScope autocast(bf16);
         const torch::Tensor logits = gpt.forward_cached(next, cache);  // (B, 1, V)
         next = logits.select(1, 0).argmax(-1, /*keepdim=*/true);       // (B, 1)
       }
-      t1 = profile::now_ns();
+      t1 = now_ns();
       if (timed) step_ns[static_cast<size_t>(rep * steps + s)] = t1 - t0;
     }
   }

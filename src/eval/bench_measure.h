@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "llmprof/model/gpt.h"
-#include "train/task.h"
+#include "llmprof/train/task.h"
 
 namespace llmprof::eval {
 

@@ -6,10 +6,10 @@
 
 #include <cmath>
 
-#include "eval/prepare.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/output/csv.h"
 #include "llmprof/output/run_dir.h"
+#include "prepare.h"
 
 namespace llmprof::eval {
 

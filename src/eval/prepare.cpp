@@ -1,13 +1,13 @@
-#include "eval/prepare.h"
+#include "prepare.h"
 
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "llmprof/base/clock.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 #include "llmprof/model/autocast.h"
-#include "llmprof/profile/phase.h"
-#include "train/setup.h"
+#include "llmprof/train/setup.h"
 
 namespace llmprof::eval {
 
@@ -74,12 +74,12 @@ train::EvalSums evaluate_set(train::Task& task, const train::EvalSet& set, bool 
   torch::NoGradGuard no_grad;
   task.module().eval();
   train::EvalSums sums;
-  const int64_t t0 = profile::now_ns();
+  const int64_t t0 = now_ns();
   for (const train::Batch& b : set.batches) {
     model::CpuAutocastScope autocast(bf16);
     task.eval_batch(b, sums);
   }
-  if (seconds) *seconds = static_cast<double>(profile::now_ns() - t0) * 1e-9;
+  if (seconds) *seconds = static_cast<double>(now_ns() - t0) * 1e-9;
   return sums;
 }
 

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "llmprof/config/config.h"
+#include "llmprof/train/run_data.h"
 #include "llmprof/train/runtime.h"
-#include "train/run_data.h"
-#include "train/task.h"
-#include "train/weights.h"
+#include "llmprof/train/task.h"
+#include "llmprof/train/weights.h"
 
 namespace llmprof::eval {
 

@@ -1,6 +1,6 @@
 // CUPTI activity records -> plain records (see cupti_convert.h). Compiled to nothing where CMake
 // did not find CUDA 13's CUPTI headers (CI, CPU hosts without the toolkit).
-#include "gpu/cupti_convert.h"
+#include "cupti_convert.h"
 
 #if defined(LLMPROF_HAVE_CUPTI_HEADERS)
 

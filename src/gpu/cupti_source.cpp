@@ -14,8 +14,8 @@
 #include <atomic>
 #include <vector>
 
-#include "gpu/cupti_convert.h"
-#include "llmprof/profile/phase.h"
+#include "cupti_convert.h"
+#include "llmprof/base/clock.h"
 
 namespace llmprof::gpu {
 
@@ -47,7 +47,7 @@ void CUPTIAPI buffer_completed(
 }
 
 // GPU timestamps on the profiler's clock, so they compare with CPU records directly.
-uint64_t CUPTIAPI profiler_clock() { return static_cast<uint64_t>(profile::now_ns()); }
+uint64_t CUPTIAPI profiler_clock() { return static_cast<uint64_t>(now_ns()); }
 
 void check(CUptiResult result, const char* call) {
   if (result == CUPTI_SUCCESS) return;

@@ -1,4 +1,4 @@
-#include "model/checkpoint.h"
+#include "checkpoint.h"
 
 #include "llmprof/model/autocast.h"
 #include "llmprof/model/gpt.h"

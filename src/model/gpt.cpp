@@ -5,9 +5,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "checkpoint.h"
 #include "llmprof/model/autocast.h"
 #include "llmprof/profile/scope.h"
-#include "model/checkpoint.h"
 
 namespace llmprof::model {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <optional>
 
-#include "plot/chart.h"
+#include "chart.h"
 
 namespace llmprof::plot::detail {
 

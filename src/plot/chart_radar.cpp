@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "plot/chart.h"
+#include "chart.h"
 
 namespace llmprof::plot::detail {
 

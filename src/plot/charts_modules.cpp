@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <set>
 
-#include "plot/chart.h"
+#include "chart.h"
 
 namespace llmprof::plot::detail {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "plot/chart.h"
+#include "chart.h"
 
 namespace llmprof::plot::detail {
 

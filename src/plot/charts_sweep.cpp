@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "plot/chart.h"
+#include "chart.h"
 
 namespace llmprof::plot::detail {
 

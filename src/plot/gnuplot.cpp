@@ -14,9 +14,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "chart.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
-#include "plot/chart.h"
 
 namespace fs = std::filesystem;
 

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "chart.h"
 #include "llmprof/error.h"
-#include "plot/chart.h"
 
 namespace fs = std::filesystem;
 

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
+#include "chart.h"
 #include "llmprof/error.h"
-#include "plot/chart.h"
 
 namespace llmprof::plot::detail {
 

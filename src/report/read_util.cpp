@@ -1,4 +1,4 @@
-#include "report/read_util.h"
+#include "read_util.h"
 
 #include <fmt/format.h>
 

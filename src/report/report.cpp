@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "llmprof/error.h"
-#include "report/tables.h"
+#include "tables.h"
 
 namespace llmprof::report {
 

@@ -10,7 +10,7 @@
 
 #include "llmprof/error.h"
 #include "llmprof/report/run.h"
-#include "report/read_util.h"
+#include "read_util.h"
 
 namespace fs = std::filesystem;
 

@@ -8,7 +8,7 @@
 #include "llmprof/error.h"
 #include "llmprof/report/metrics.h"
 #include "llmprof/report/sweep.h"
-#include "report/read_util.h"
+#include "read_util.h"
 
 namespace fs = std::filesystem;
 

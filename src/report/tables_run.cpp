@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <set>
 
-#include "report/tables.h"
+#include "tables.h"
 
 namespace llmprof::report::detail {
 

@@ -1,7 +1,7 @@
 // The tables of a sweep: points, pivots over the first two keys, best per metric, Pareto front.
 #include <fmt/format.h>
 
-#include "report/tables.h"
+#include "tables.h"
 
 namespace llmprof::report::detail {
 

@@ -1,4 +1,4 @@
-#include "sweep/process.h"
+#include "process.h"
 
 #include <fcntl.h>
 #include <sched.h>

@@ -1,4 +1,4 @@
-#include "sweep/progress.h"
+#include "progress.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

@@ -1,4 +1,4 @@
-#include "sweep/results.h"
+#include "results.h"
 
 #include <fmt/format.h>
 #include <sys/wait.h>

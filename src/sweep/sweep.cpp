@@ -19,9 +19,9 @@
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/sweep/grid.h"
-#include "sweep/process.h"
-#include "sweep/progress.h"
-#include "sweep/results.h"
+#include "process.h"
+#include "progress.h"
+#include "results.h"
 
 namespace llmprof::sweep {
 namespace {

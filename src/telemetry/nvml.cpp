@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "telemetry/nvml_abi.h"
+#include "nvml_abi.h"
 
 namespace llmprof::telemetry {
 

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <utility>
 
-#include "llmprof/profile/phase.h"
+#include "llmprof/base/clock.h"
 
 namespace llmprof::telemetry {
 
@@ -55,7 +55,7 @@ bool PowerSampler::take_frame() {
   }
   // One stamp per frame, the one the sources are given (the estimate integrates with it); each
   // read lands within the reads' duration after it (RAPL ~10 us per file, NVML ~1 ms per GPU).
-  const int64_t t_ns = profile::now_ns();
+  const int64_t t_ns = now_ns();
   for (size_t i = 0; i < sources_.size(); ++i) sources_[i]->sample(t_ns, frame + offsets_[i]);
   ring_.commit_frame(t_ns);
   return true;
@@ -65,7 +65,7 @@ void PowerSampler::start() {
   if (started_) return;
   started_ = true;
   const int64_t cpu0 = thread_cpu_ns();
-  start_ns_ = profile::now_ns();
+  start_ns_ = now_ns();
   for (EnergySource* s : sources_) s->start(start_ns_);
   take_frame();
   cpu_ns_.fetch_add(thread_cpu_ns() - cpu0, std::memory_order_relaxed);
@@ -90,7 +90,7 @@ void PowerSampler::run() {
       if (wake_.wait_until(lock, deadline, stop_requested)) break;
     }
     recording = take_frame();
-    const int64_t now = profile::now_ns();
+    const int64_t now = now_ns();
     next_ns += period_ns_;
     if (next_ns <= now) {  // a slow read: skip the ticks already missed
       const int64_t missed = (now - next_ns) / period_ns_ + 1;
@@ -116,13 +116,13 @@ void PowerSampler::stop() {
   const int64_t cpu0 = thread_cpu_ns();
   take_frame();  // the final frame closes every interval that ended before stop()
   for (EnergySource* s : sources_) s->stop();
-  stop_ns_ = profile::now_ns();
+  stop_ns_ = now_ns();
   cpu_ns_.fetch_add(thread_cpu_ns() - cpu0, std::memory_order_relaxed);
 }
 
 int64_t PowerSampler::wall_ns() const {
   if (!started_) return 0;
-  return (stopped_ ? stop_ns_ : profile::now_ns()) - start_ns_;
+  return (stopped_ ? stop_ns_ : now_ns()) - start_ns_;
 }
 
 }  // namespace llmprof::telemetry

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <utility>
 
-#include "telemetry/read_text.h"
+#include "read_text.h"
 
 namespace llmprof::telemetry {
 

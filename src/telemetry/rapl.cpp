@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <utility>
 
-#include "telemetry/read_text.h"
+#include "read_text.h"
 
 namespace fs = std::filesystem;
 

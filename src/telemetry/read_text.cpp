@@ -1,4 +1,4 @@
-#include "telemetry/read_text.h"
+#include "read_text.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,11 +1,11 @@
-#include "train/calibrate.h"
+#include "llmprof/train/calibrate.h"
 
 #include <fmt/format.h>
 #include <torch/torch.h>
 
 #include <algorithm>
 
-#include "llmprof/profile/phase.h"
+#include "llmprof/base/clock.h"
 
 namespace llmprof::train {
 
@@ -18,9 +18,9 @@ PeakFlops measure_matmul_peak(const std::string& precision, int64_t n, int reps)
   for (int i = 0; i < 2; ++i) torch::mm_out(c, a, b);  // warm-up: threads, packing buffers
   int64_t best_ns = INT64_MAX;
   for (int i = 0; i < reps; ++i) {
-    int64_t t0 = profile::now_ns();
+    int64_t t0 = now_ns();
     torch::mm_out(c, a, b);
-    best_ns = std::min(best_ns, profile::now_ns() - t0);
+    best_ns = std::min(best_ns, now_ns() - t0);
   }
   PeakFlops peak;
   const double flops = 2.0 * static_cast<double>(n) * n * n;  // n^3 multiply-adds

@@ -1,7 +1,9 @@
-#include "train/deep_profile.h"
+#include "deep_profile.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include "llmprof/base/clock.h"
 
 namespace llmprof::train {
 
@@ -83,7 +85,7 @@ void DeepProfile::finish() {
 
 void DeepProfile::process() {
   if (recorded_.empty()) return;
-  const int64_t t0 = profile::now_ns();
+  const int64_t t0 = now_ns();
   profile::TraceData data = tracer_->take_data();
   calibration_ = data.calibration;
   dropped_events_ = data.dropped_events;
@@ -99,7 +101,7 @@ void DeepProfile::process() {
   profile::write_memory_csv(run_dir_ + "/memory.csv", data, phases_);
   if (level_ >= profile::Level::kOps) profile::write_ops_csv(run_dir_ + "/ops.csv", analysis_);
   if (cfg_.trace) trace_stats_ = profile::write_trace(run_dir_ + "/trace.json", data, recorded_);
-  post_processing_ms_ = static_cast<double>(profile::now_ns() - t0) * 1e-6;
+  post_processing_ms_ = static_cast<double>(now_ns() - t0) * 1e-6;
   processed_ = true;
   spdlog::info("profiled {} steps: {:.0f} events/step, forward scopes {:.2f} of {:.2f} ms, "
                "backward nodes {:.2f} of {:.2f} ms; written in {:.0f} ms",

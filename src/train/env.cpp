@@ -1,4 +1,4 @@
-#include "train/env.h"
+#include "llmprof/train/env.h"
 
 #include <sys/utsname.h>
 #include <unistd.h>

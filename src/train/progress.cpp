@@ -1,4 +1,4 @@
-#include "train/progress.h"
+#include "progress.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -9,17 +9,17 @@
 #include <cstdio>
 #include <string>
 
-#include "llmprof/profile/phase.h"
+#include "llmprof/base/clock.h"
 
 namespace llmprof::train {
 
 Progress::Progress(int64_t max_steps, bool quiet)
     : max_steps_(max_steps), quiet_(quiet), tty_(isatty(STDERR_FILENO) == 1),
-      start_ns_(profile::now_ns()) {}
+      start_ns_(now_ns()) {}
 
 void Progress::step(int64_t step, double loss, double step_ms, double tokens_per_s) {
   if (quiet_) return;
-  const int64_t now = profile::now_ns();
+  const int64_t now = now_ns();
   const double elapsed_s = static_cast<double>(now - start_ns_) * 1e-9;
   const double eta_s = elapsed_s / static_cast<double>(step) * static_cast<double>(max_steps_ - step);
   if (tty_) {

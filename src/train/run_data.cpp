@@ -1,4 +1,4 @@
-#include "train/run_data.h"
+#include "llmprof/train/run_data.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

@@ -1,4 +1,4 @@
-#include "train/run_files.h"
+#include "run_files.h"
 
 #include <cmath>
 

@@ -20,13 +20,14 @@
 #include "llmprof/output/run_dir.h"
 #include "llmprof/profile/stats.h"
 #include "llmprof/telemetry/energy_monitor.h"
+#include "deep_profile.h"
+#include "llmprof/base/clock.h"
+#include "llmprof/train/env.h"
 #include "llmprof/train/runtime.h"
 #include "llmprof/train/trainer.h"
-#include "train/deep_profile.h"
-#include "train/env.h"
-#include "train/progress.h"
-#include "train/run_files.h"
-#include "train/summary.h"
+#include "progress.h"
+#include "run_files.h"
+#include "summary.h"
 
 namespace llmprof::train {
 
@@ -140,7 +141,7 @@ Session::Session(const config::Config& cfg, const SessionOptions& options,
     for (const auto& line : m.energy->availability_lines()) spdlog::info("{}", line);
     m.energy->start();  // its first sample precedes the run's start
   }
-  m.wall_start_ns = profile::now_ns();
+  m.wall_start_ns = now_ns();
 }
 
 Session::~Session() {
@@ -272,7 +273,7 @@ RunSummary Session::finish(RunStatus status, const std::string& message) {
   m.finished = true;
   m.progress.finish();
   m.deep.finish();
-  const int64_t wall_end_ns = profile::now_ns();
+  const int64_t wall_end_ns = now_ns();
   if (m.energy) m.energy->stop();
 
   SummaryInputs in;

@@ -1,4 +1,4 @@
-#include "train/setup.h"
+#include "llmprof/train/setup.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "train/summary.h"
+#include "summary.h"
 
 #include <fmt/format.h>
 

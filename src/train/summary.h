@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "train/calibrate.h"
-#include "train/run_files.h"
+#include "llmprof/train/calibrate.h"
+#include "run_files.h"
 
 namespace llmprof::train {
 

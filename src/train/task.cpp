@@ -1,4 +1,4 @@
-#include "train/task.h"
+#include "llmprof/train/task.h"
 
 #include <fmt/format.h>
 

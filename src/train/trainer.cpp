@@ -11,18 +11,19 @@
 #include <csignal>
 #include <optional>
 
+#include "llmprof/base/clock.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/data/loader.h"
 #include "llmprof/error.h"
 #include "llmprof/model/autocast.h"
 #include "llmprof/model/flops.h"
 #include "llmprof/profile/phase.h"
+#include "llmprof/train/run_data.h"
 #include "llmprof/train/runtime.h"
 #include "llmprof/train/session.h"
-#include "train/run_data.h"
-#include "train/setup.h"
-#include "train/task.h"
-#include "train/weights.h"
+#include "llmprof/train/setup.h"
+#include "llmprof/train/task.h"
+#include "llmprof/train/weights.h"
 
 namespace llmprof::train {
 
@@ -217,11 +218,11 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
 
       const bool last = n == max_steps;
       if (cfg.train.eval_interval > 0 && (n % cfg.train.eval_interval == 0 || last)) {
-        const int64_t t0 = profile::now_ns();
+        const int64_t t0 = now_ns();
         const EvalSums tr = evaluate(*task, eval_train, bf16), va = evaluate(*task, eval_val, bf16);
         step.record_eval({{"train", tr.mean_loss(), accuracy_of(*task, tr)},
                           {"val", va.mean_loss(), accuracy_of(*task, va)}},
-                         static_cast<double>(profile::now_ns() - t0) * 1e-6);
+                         static_cast<double>(now_ns() - t0) * 1e-6);
       }
       if (cfg.train.save_checkpoint && cfg.train.checkpoint_interval > 0 && !last &&
           n % cfg.train.checkpoint_interval == 0) {

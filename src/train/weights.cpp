@@ -1,4 +1,4 @@
-#include "train/weights.h"
+#include "llmprof/train/weights.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -8,10 +8,10 @@
 #include <numeric>
 #include <thread>
 
-#include "data/rng.h"
 #include "llmprof/data/corpus.h"
 #include "llmprof/data/dataset.h"
 #include "llmprof/error.h"
+#include "rng.h"
 
 namespace llmprof::data {
 namespace {

@@ -1,10 +1,10 @@
-#include "data/unicode.h"
+#include "unicode.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "data/unicode_table.h"
+#include "unicode_table.h"
 
 namespace llmprof::data::detail {
 namespace {

@@ -5,10 +5,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "data/unicode.h"
 #include "llmprof/config/config.h"
 #include "llmprof/error.h"
 #include "support/test_support.h"
+#include "unicode.h"
 
 namespace llmprof::data {
 namespace {

@@ -14,9 +14,9 @@
 #include "llmprof/error.h"
 #include "llmprof/eval/evaluate.h"
 #include "llmprof/output/csv.h"
+#include "llmprof/train/run_data.h"
 #include "llmprof/train/trainer.h"
 #include "support/test_support.h"
-#include "train/run_data.h"
 
 namespace fs = std::filesystem;
 

@@ -1,6 +1,6 @@
 // CUPTI activity records filled by hand, converted without a GPU. Compiled where CMake found CUDA
 // 13's CUPTI headers (LLMPROF_HAVE_CUPTI_HEADERS); elsewhere one test says it was skipped.
-#include "gpu/cupti_convert.h"
+#include "cupti_convert.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The progress text: done/total, running point ids and the ETA, as the status line shows them.
-#include "sweep/progress.h"
+#include "progress.h"
 
 #include <gtest/gtest.h>
 

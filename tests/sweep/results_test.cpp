@@ -1,6 +1,6 @@
 // Point outcomes: metrics read from a hand-written summary.json (nulls stay empty), failures
 // without a summary described by exit code or signal and the log's last error line, sweep.csv.
-#include "sweep/results.h"
+#include "results.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "llmprof/profile/phase.h"
+#include "llmprof/base/clock.h"
 #include "support/test_support.h"
 #include "telemetry/scripted_sources.h"
 
@@ -20,7 +20,6 @@ namespace llmprof::telemetry {
 namespace {
 
 using nlohmann::json;
-using profile::now_ns;
 
 constexpr double kRelTol = 1e-9;
 

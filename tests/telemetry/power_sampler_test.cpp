@@ -7,7 +7,7 @@
 #include <chrono>
 #include <thread>
 
-#include "llmprof/profile/phase.h"
+#include "llmprof/base/clock.h"
 #include "telemetry/scripted_sources.h"
 
 namespace llmprof::telemetry {
@@ -25,14 +25,14 @@ TEST(PowerSampler, StartsStopsCleanlyAndMeasuresItsOwnCpuTime) {
   PowerSampler sampler({&gpu, &cpu}, 100, 10000);
   EXPECT_EQ(sampler.channel_offset(0), 0u);
   EXPECT_EQ(sampler.channel_offset(1), 1u);
-  const int64_t before_ns = profile::now_ns();
+  const int64_t before_ns = now_ns();
   sampler.start();
   EXPECT_TRUE(sampler.running());
   EXPECT_GE(sampler.ring().size(), 1u);  // the synchronous first frame
   sleep_ms(200);
   sampler.stop();
   sampler.stop();  // idempotent
-  const int64_t after_ns = profile::now_ns();
+  const int64_t after_ns = now_ns();
   EXPECT_FALSE(sampler.running());
 
   const SampleRing& ring = sampler.ring();

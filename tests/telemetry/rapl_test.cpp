@@ -11,8 +11,8 @@
 #include <fstream>
 #include <string>
 
+#include "read_text.h"
 #include "support/test_support.h"
-#include "telemetry/read_text.h"
 
 namespace llmprof::telemetry {
 namespace {

@@ -33,7 +33,7 @@ class CuptiActivitySource {
   CuptiActivitySource(const CuptiActivitySource&) = delete;
   CuptiActivitySource& operator=(const CuptiActivitySource&) = delete;
 
-  // Registers the buffer callbacks and profiler clock (profile::now_ns) and enables the activity
+  // Registers the buffer callbacks and profiler clock (llmprof::now_ns) and enables the activity
   // kinds. Between steps. Throws GpuError.
   void start();
   // Disables the kinds and flushes every buffer CUPTI still holds. Between steps.

@@ -1,6 +1,6 @@
 // Plain records of GPU activity, independent of CUPTI's headers: what cupti_convert.cpp makes of
 // CUPTI activity records, what fixtures hold (fixture.h), and what correlation, aggregation and
-// idle analysis read. Times are int64 nanoseconds on the profiler's clock (profile::now_ns, the
+// idle analysis read. Times are int64 nanoseconds on the profiler's clock (llmprof::now_ns, the
 // steady clock): the CUPTI source registers that clock as CUPTI's timestamp source, so GPU and CPU
 // records compare directly.
 #pragma once

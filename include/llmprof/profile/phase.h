@@ -2,9 +2,10 @@
 #pragma once
 
 #include <array>
-#include <chrono>
 #include <cstdint>
 #include <string_view>
+
+#include "llmprof/base/clock.h"
 
 namespace llmprof::profile {
 
@@ -22,12 +23,8 @@ enum class Level : int { kOff = 0, kPhases = 1, kModules = 2, kOps = 3 };
 Level parse_level(std::string_view name);
 std::string_view level_name(Level level);
 
-// Monotonic clock read as raw int64 nanoseconds: the only thing the hot path stores.
-inline int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+// The base clock (llmprof/base/clock.h), kept under its old name for code that says profile::.
+using llmprof::now_ns;
 
 // One timed phase interval of a step, on the now_ns() clock (energy attribution, trace).
 struct PhaseInterval {

@@ -4,7 +4,7 @@
 //                             a partial segment [u, v] contributes (v - u) * (P(u) + P(v)) / 2.
 //   counter trace (t_k, E_k): E = E(t1') - E(t0'), E(t) linearly interpolated between samples,
 //                             [t0', t1'] = [t0, t1] clipped to the trace.
-// NaN values are gaps: the neighbouring valid samples span them. Times are profile::now_ns().
+// NaN values are gaps: the neighbouring valid samples span them. Times are llmprof::now_ns().
 #pragma once
 
 #include <cstddef>

@@ -1,7 +1,7 @@
 // The energy facade the train loop uses: builds the sources from EnergyConfig (RAPL under
 // energy.sysfs_root, NVML from energy.nvml_library, /proc CPU utilisation and, when no sensor
 // measures the CPU, the energy.cpu_tdp_w x utilisation estimate), runs the PowerSampler thread
-// and answers energy questions about [t0_ns, t1_ns] intervals of profile::now_ns() time.
+// and answers energy questions about [t0_ns, t1_ns] intervals of llmprof::now_ns() time.
 //
 //   telemetry::EnergyMonitor energy(cfg.energy, /*max_duration_s=*/0);   // probes the sources
 //   for (auto& line : energy.availability_lines()) spdlog::info("{}", line);

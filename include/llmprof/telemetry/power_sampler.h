@@ -1,5 +1,5 @@
 // The sampling thread: every 1/sample_hz it reads every source into the next SampleRing frame,
-// stamped with profile::now_ns() taken just before the reads. Deadlines are absolute (no drift);
+// stamped with llmprof::now_ns() taken just before the reads. Deadlines are absolute (no drift);
 // a late sampler skips missed ticks rather than bursting. It measures its own CPU time with
 // CLOCK_THREAD_CPUTIME_ID, plus the two synchronous frames start() and stop() take on the
 // caller's thread. Nothing here runs on the training thread between start() and stop().

@@ -6,7 +6,7 @@
 // FAKE_NVML_NO_COUNT (no nvmlDeviceGetCount_v2: a library NvmlSource must refuse).
 #include <cstring>
 
-#include "telemetry/nvml_abi.h"
+#include "nvml_abi.h"
 
 namespace nvml = llmprof::telemetry::nvml;
 

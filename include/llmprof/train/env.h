@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "llmprof/train/calibrate.h"
 #include "llmprof/train/runtime.h"
 #include "llmprof/train/trainer.h"
-#include "train/calibrate.h"
 
 namespace llmprof::train {
 

@@ -14,7 +14,7 @@
 #include "llmprof/data/encoder_data.h"
 #include "llmprof/data/loader.h"
 #include "llmprof/data/tokenizer.h"
-#include "train/task.h"
+#include "llmprof/train/task.h"
 
 namespace llmprof::config {
 struct Config;
