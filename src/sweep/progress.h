@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sweep/results.h"
+#include "results.h"
 
 namespace llmprof::sweep::detail {
 
