@@ -79,12 +79,6 @@ std::optional<double> accuracy_of(const Task& task, const EvalSums& sums) {
 
 }  // namespace
 
-int exit_code_for(const TrainResult& r) {
-  if (r.status == "completed") return kExitOk;
-  if (r.status == "interrupted") return 130;
-  return kExitRuntime;
-}
-
 namespace {
 
 // What the Session cannot know: this run's model and the work of one step.
