@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,33 @@
 namespace llmprof::cli {
 
 namespace {
+
+std::string fmt_opt(const std::optional<double>& v, const char* spec) {
+  return v ? fmt::format(fmt::runtime(spec), *v) : std::string("-");
+}
+
+// The stdout table, markdown like llmprof eval's.
+void print_table(const eval::BenchResult& r) {
+  const bool accuracy = r.reports_accuracy, generation = r.generation;
+  fmt::print("results: {}\n\n", r.run_dir);
+  fmt::print(
+      "| variant | batch | samples/s | tokens/s | p50 ms | p99 ms | loss | {} | weight MiB |{}\n",
+      accuracy ? "acc" : "ppl", generation ? " ttft ms | ms/token | gen tokens/s |" : "");
+  fmt::print("|---|---|---|---|---|---|---|---|---|{}\n", generation ? "---|---|---|" : "");
+  for (const eval::BenchRow& row : r.rows) {
+    fmt::print("| {} | {} | {:.1f} | {:.0f} | {:.3f} | {:.3f} | {} | {} | {:.3f} |", row.variant,
+               row.batch, row.samples_per_s, row.tokens_per_s, row.latency.p50_ms,
+               row.latency.p99_ms, fmt_opt(row.loss, "{:.4f}"),
+               accuracy ? fmt_opt(row.accuracy, "{:.4f}") : fmt_opt(row.perplexity, "{:.2f}"),
+               static_cast<double>(row.weight_bytes) / (1024.0 * 1024.0));
+    if (generation) {
+      fmt::print(" {} | {} | {} |", fmt_opt(row.ttft_ms, "{:.3f}"),
+                 fmt_opt(row.per_token_p50_ms, "{:.3f}"),
+                 fmt_opt(row.generate_tokens_per_s, "{:.0f}"));
+    }
+    fmt::print("\n");
+  }
+}
 
 struct BenchArgs {
   std::string config_path;
@@ -30,11 +58,14 @@ int run_bench_command(const BenchArgs& args, const std::vector<std::string>& com
   opts.checkpoint = args.checkpoint;
   opts.output_dir = args.out_dir;
   opts.run_label = std::filesystem::path(args.config_path).stem().string() + "-bench";
-  opts.quiet = args.quiet;
   opts.command_line = command_line;
   opts.allow_init_weights = args.allow_init_weights;
-  const eval::BenchResult r = eval::run_bench(cfg, opts);  // prints the table unless quiet
-  if (args.quiet) fmt::print("results: {}\n", r.run_dir);
+  const eval::BenchResult r = eval::run_bench(cfg, opts);
+  if (args.quiet) {
+    fmt::print("results: {}\n", r.run_dir);
+  } else {
+    print_table(r);
+  }
   return 0;
 }
 

@@ -1,12 +1,33 @@
+#include <fmt/format.h>
+
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "commands.h"
+#include "llmprof/error.h"
 #include "llmprof/output/log.h"
 #include "llmprof/sweep/sweep.h"
 
 namespace llmprof::cli {
+
+namespace {
+
+// The closing lines on stdout; returns the exit code: 130 when the sweep was stopped, 1 when a
+// point failed (or was stopped by something else), else 0.
+int report(const sweep::SweepOutcome& o) {
+  std::string counts =
+      fmt::format("{} completed, {} diverged, {} failed", o.completed, o.diverged, o.failed);
+  if (o.interrupted > 0) counts += fmt::format(", {} interrupted", o.interrupted);
+  if (o.not_run > 0) counts += fmt::format(", {} not run", o.not_run);
+  fmt::print("sweep:   {}\n", o.sweep_dir);
+  fmt::print("points:  {} ({}; {} reused from earlier runs)\n", o.points, counts, o.reused);
+  fmt::print("results: {}/sweep.csv\n", o.sweep_dir);
+  if (o.stopped) return 130;
+  return o.failed + o.interrupted > 0 ? kExitRuntime : kExitOk;
+}
+
+}  // namespace
 
 void add_sweep_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<sweep::SweepOptions>();
@@ -45,7 +66,7 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
     if (!opts->name.empty()) cl.insert(cl.end(), {"--name", opts->name});
     if (opts->quiet) cl.push_back("--quiet");
     output::init_logging(opts->quiet);
-    exit_code = sweep::run_sweep(*opts);
+    exit_code = report(sweep::run_sweep(*opts));
   });
 }
 

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "llmprof/config/schema.h"
+#include "llmprof/error.h"
 #include "llmprof/output/log.h"
 #include "llmprof/train/trainer.h"
 
@@ -22,6 +23,13 @@ struct TrainArgs {
 
 std::string fmt_opt(const std::optional<double>& v, const char* spec) {
   return v ? fmt::format(fmt::runtime(spec), *v) : std::string("null");
+}
+
+// The exit code of a finished run: 0 completed, 1 diverged or failed, 130 interrupted.
+int exit_code_for(const train::TrainResult& r) {
+  if (r.status == "completed") return kExitOk;
+  if (r.status == "interrupted") return 130;
+  return kExitRuntime;
 }
 
 int run_train(const TrainArgs& args, const std::vector<std::string>& command_line) {
@@ -44,7 +52,7 @@ int run_train(const TrainArgs& args, const std::vector<std::string>& command_lin
              fmt_opt(r.final_val_loss, "{:.4f}"));
   if (!r.top_ops.empty()) fmt::print("top ops:\n");
   for (const auto& line : r.top_ops) fmt::print("  {}\n", line);
-  return train::exit_code_for(r);
+  return exit_code_for(r);
 }
 
 }  // namespace

@@ -201,28 +201,6 @@ std::string fmt_opt(const std::optional<double>& v, const char* spec) {
   return v ? fmt::format(fmt::runtime(spec), *v) : std::string("-");
 }
 
-// The stdout table, markdown like llmprof eval's.
-void print_table(const BenchResult& r, bool accuracy, bool generation) {
-  fmt::print("results: {}\n\n", r.run_dir);
-  fmt::print(
-      "| variant | batch | samples/s | tokens/s | p50 ms | p99 ms | loss | {} | weight MiB |{}\n",
-      accuracy ? "acc" : "ppl", generation ? " ttft ms | ms/token | gen tokens/s |" : "");
-  fmt::print("|---|---|---|---|---|---|---|---|---|{}\n", generation ? "---|---|---|" : "");
-  for (const BenchRow& row : r.rows) {
-    fmt::print("| {} | {} | {:.1f} | {:.0f} | {:.3f} | {:.3f} | {} | {} | {:.3f} |", row.variant,
-               row.batch, row.samples_per_s, row.tokens_per_s, row.latency.p50_ms,
-               row.latency.p99_ms, fmt_opt(row.loss, "{:.4f}"),
-               accuracy ? fmt_opt(row.accuracy, "{:.4f}") : fmt_opt(row.perplexity, "{:.2f}"),
-               static_cast<double>(row.weight_bytes) / (1024.0 * 1024.0));
-    if (generation) {
-      fmt::print(" {} | {} | {} |", fmt_opt(row.ttft_ms, "{:.3f}"),
-                 fmt_opt(row.per_token_p50_ms, "{:.3f}"),
-                 fmt_opt(row.generate_tokens_per_s, "{:.0f}"));
-    }
-    fmt::print("\n");
-  }
-}
-
 nlohmann::json notes(const config::Config& cfg, bool generation, int64_t prompt_tokens) {
   nlohmann::json n = {
       {"fp32", "the model as stored, float32 weights and activations"},
@@ -293,6 +271,8 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
 
   // -- result directory ----------------------------------------------------------------------
   BenchResult result;
+  result.reports_accuracy = task.reports_accuracy();
+  result.generation = generation;
   const std::string parent = opts.output_dir.empty() ? cfg.output.dir : opts.output_dir;
   result.run_dir = output::create_run_dir(parent, cfg.output.name, opts.run_label);
   const std::string& dir = result.run_dir;
@@ -414,7 +394,6 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
       {"rows", rows_json},
       {"quality", quality_json}};
   output::write_file_atomic(dir + "/bench.json", doc.dump(2) + "\n");
-  if (!opts.quiet) print_table(result, task.reports_accuracy(), generation);
   return result;
 }
 

@@ -11,7 +11,6 @@
 #include <chrono>
 #include <deque>
 #include <filesystem>
-#include <map>
 #include <numeric>
 #include <sstream>
 
@@ -360,29 +359,27 @@ class Scheduler {
   int64_t done_ = 0;
 };
 
-// The closing lines on stdout; returns the exit code: 130 when the sweep was stopped, 1 when a
-// point failed (or was stopped by something else), else 0.
-int report(const SweepInfo& info, const std::vector<PointResult>& results, bool interrupted) {
-  std::map<std::string, int64_t> count;
-  int64_t reused = 0;
+// What the sweep came to: points by final status, how many were reused.
+SweepOutcome outcome(const SweepInfo& info, const std::vector<PointResult>& results,
+                     bool stopped) {
+  SweepOutcome o;
+  o.sweep_dir = info.sweep_dir;
+  o.points = static_cast<int64_t>(results.size());
+  o.stopped = stopped;
   for (const PointResult& r : results) {
-    ++count[r.status];
-    reused += r.reused;
+    if (r.status == "completed") ++o.completed;
+    if (r.status == "diverged") ++o.diverged;
+    if (r.status == "failed") ++o.failed;
+    if (r.status == "interrupted") ++o.interrupted;
+    if (r.status == "pending") ++o.not_run;
+    o.reused += r.reused;
   }
-  std::string counts = fmt::format("{} completed, {} diverged, {} failed", count["completed"],
-                                   count["diverged"], count["failed"]);
-  if (count["interrupted"] > 0) counts += fmt::format(", {} interrupted", count["interrupted"]);
-  if (count["pending"] > 0) counts += fmt::format(", {} not run", count["pending"]);
-  fmt::print("sweep:   {}\n", info.sweep_dir);
-  fmt::print("points:  {} ({}; {} reused from earlier runs)\n", results.size(), counts, reused);
-  fmt::print("results: {}/sweep.csv\n", info.sweep_dir);
-  if (interrupted) return 130;
-  return count["failed"] + count["interrupted"] > 0 ? kExitRuntime : kExitOk;
+  return o;
 }
 
 }  // namespace
 
-int run_sweep(const SweepOptions& opts) {
+SweepOutcome run_sweep(const SweepOptions& opts) {
   Plan plan = make_plan(opts);
   SweepInfo& info = plan.info;
   std::error_code ec;
@@ -396,7 +393,7 @@ int run_sweep(const SweepOptions& opts) {
   const bool interrupted = Scheduler(plan, results, opts.quiet).run() != 0;
   info.status = interrupted ? "interrupted" : "finished";
   write_sweep_files(info, plan.points, results);
-  return report(info, results, interrupted);
+  return outcome(info, results, interrupted);
 }
 
 }  // namespace llmprof::sweep

@@ -86,12 +86,6 @@ std::optional<double> accuracy_of(const Task& task, const EvalSums& sums) {
 
 }  // namespace
 
-int exit_code_for(const TrainResult& r) {
-  if (r.status == "completed") return kExitOk;
-  if (r.status == "interrupted") return 130;
-  return kExitRuntime;
-}
-
 TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   config::validate(cfg);
   check_device(cfg);

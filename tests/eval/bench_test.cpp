@@ -89,8 +89,7 @@ config::Config tiny_bench(const std::string& out_dir, const std::string& name) {
 }
 
 BenchOptions quiet() {
-  BenchOptions o;
-  o.quiet = true;
+  BenchOptions o;  // run_bench prints nothing; `llmprof bench` prints the table
   return o;
 }
 

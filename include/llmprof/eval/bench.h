@@ -1,7 +1,8 @@
 // llmprof bench: forward-only inference speed of model variants (fp32, bf16 autocast, int8 dynamic
 // quantization) per batch size, with the quality of each variant on the same eval data beside
 // it, and for the decoder KV-cache generation latency. Writes <output.dir>/<name>/bench.csv,
-// bench_quality.csv and bench.json; prints a table. Torch-free header.
+// bench_quality.csv and bench.json; returns the rows (the CLI prints the table). Torch-free
+// header.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,6 @@ struct BenchOptions {
   std::string checkpoint;        // checkpoint or run directory; empty = model.init_from
   std::string output_dir;        // parent of the result directory; empty = output.dir
   std::string run_label = "bench";
-  bool quiet = false;            // no table on stdout
   bool allow_init_weights = false;  // bench a checkpoint that lacks tensors (marked so)
   std::vector<std::string> command_line;
 };
@@ -50,6 +50,8 @@ struct BenchRow {
 struct BenchResult {
   std::string run_dir;
   std::vector<BenchRow> rows;
+  bool reports_accuracy = false;  // classify: accuracy is the quality figure, else perplexity
+  bool generation = false;        // rows carry KV-cache generation figures (gpt, P > 0)
 };
 
 // Throws ConfigError/DataError for bad input (exit 2).

@@ -23,9 +23,22 @@ struct SweepOptions {
   std::string executable;                 // llmprof to run points with; empty = /proc/self/exe
 };
 
-// Runs or resumes the sweep; returns 0 when every point completed or diverged, 1 when any
-// failed, 130 when interrupted. Usage and config errors throw UsageError/ConfigError (exit 2)
-// before any point runs.
-int run_sweep(const SweepOptions& opts);
+// What a sweep came to, for the caller to report (`llmprof sweep` prints it and picks the exit
+// code: 130 when stopped, 1 when a point failed or was interrupted, else 0).
+struct SweepOutcome {
+  std::string sweep_dir;
+  int64_t points = 0;       // grid points x repeats
+  int64_t completed = 0;
+  int64_t diverged = 0;
+  int64_t failed = 0;
+  int64_t interrupted = 0;  // point runs stopped by a signal
+  int64_t not_run = 0;      // still pending when the sweep was stopped
+  int64_t reused = 0;       // completed or diverged runs kept from an earlier invocation
+  bool stopped = false;     // the sweep itself got SIGINT/SIGTERM and launched no more points
+};
+
+// Runs or resumes the sweep. Usage and config errors throw UsageError/ConfigError before any
+// point runs; a point's failure is in the outcome (and sweep.csv), not thrown.
+SweepOutcome run_sweep(const SweepOptions& opts);
 
 }  // namespace llmprof::sweep

@@ -38,7 +38,4 @@ struct TrainResult {
 // a failure during training is recorded in summary.json and returned with status "failed".
 TrainResult run_training(const config::Config& cfg, const TrainOptions& opts);
 
-// Exit code for a finished run: 0 completed, 1 diverged/failed, 130 interrupted.
-int exit_code_for(const TrainResult& result);
-
 }  // namespace llmprof::train
