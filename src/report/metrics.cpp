@@ -2,17 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+
+#include "llmprof/base/stats.h"
 
 namespace llmprof::report {
 
 namespace {
-
-double quantile_sorted(const std::vector<double>& sorted, double q) {
-  double pos = q * static_cast<double>(sorted.size() - 1);
-  size_t lo = static_cast<size_t>(std::floor(pos));
-  size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
-}
 
 int64_t warmup_rows(const Run& run, size_t rows) {
   int64_t w = 0;
@@ -52,18 +48,15 @@ void finish_scopes(std::map<std::string, ScopeTotal>& scopes) {
 }  // namespace
 
 Stats stats_of(std::vector<double> values) {
+  const Summary all = summarize(std::move(values));  // the run summary's statistics
   Stats s;
-  s.n = static_cast<int64_t>(values.size());
-  if (values.empty()) return s;
-  std::sort(values.begin(), values.end());
-  double sum = 0;
-  for (double v : values) sum += v;
-  s.mean = sum / static_cast<double>(values.size());
-  s.median = quantile_sorted(values, 0.5);
-  s.p10 = quantile_sorted(values, 0.1);
-  s.p90 = quantile_sorted(values, 0.9);
-  s.min = values.front();
-  s.max = values.back();
+  s.n = all.n;
+  s.median = all.median;
+  s.p10 = all.p10;
+  s.p90 = all.p90;
+  s.mean = all.mean;
+  s.min = all.min;
+  s.max = all.max;
   return s;
 }
 
