@@ -372,7 +372,7 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
                     : "no --checkpoint and no model.init_from: untrained "
                       "initial weights (quality figures are a baseline)"},
       {"weights", weights_label(p)},
-      {"init_tensors", p.init_tensors},
+      {"init_tensors", init_tensors(p)},
       {"model_from_checkpoint", p.notes},
       {"threads", p.runtime.threads},
       {"quant_engine", cfg.bench.quant_engine},

@@ -44,7 +44,7 @@ EvalResult run_eval(const config::Config& given, const EvalOptions& opts) {
   EvalResult result;
   result.task = p.task->name();
   result.weights = weights_label(p);
-  result.init_tensors = p.init_tensors;
+  result.init_tensors = init_tensors(p);
   result.reports_perplexity = !p.task->reports_accuracy();
   if (p.checkpoint) result.checkpoint = p.checkpoint->path;
   const std::string parent = opts.output_dir.empty() ? cfg.output.dir : opts.output_dir;

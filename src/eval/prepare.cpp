@@ -11,10 +11,14 @@
 
 namespace llmprof::eval {
 
+std::vector<std::string> init_tensors(const Prepared& p) {
+  return p.checkpoint ? p.checkpoint->missing : std::vector<std::string>{};
+}
+
 std::string weights_label(const Prepared& p) {
   if (!p.checkpoint) return "initial";
-  if (p.init_tensors.empty()) return "checkpoint";
-  return fmt::format("partly initial ({} tensors at init)", p.init_tensors.size());
+  if (p.checkpoint->missing.empty()) return "checkpoint";
+  return fmt::format("partly initial ({} tensors at init)", p.checkpoint->missing.size());
 }
 
 Prepared prepare(const config::Config& cfg_in, const std::string& checkpoint,
@@ -32,21 +36,21 @@ Prepared prepare(const config::Config& cfg_in, const std::string& checkpoint,
   p.task = train::make_task(cfg, p.data.tokenizer->vocab_size(), p.data.mlm_predictions);
   if (!path.empty()) {
     p.checkpoint = train::load_checkpoint(path, p.task->module(), cfg, key);
-    p.init_tensors = p.checkpoint->missing;
-    if (!p.init_tensors.empty() && !allow_init_weights) {
+    const std::vector<std::string>& missing = p.checkpoint->missing;
+    if (!missing.empty() && !allow_init_weights) {
       throw ConfigError(
           fmt::format("{}: checkpoint {} ({} task) lacks {} tensors of this {} model ({}); their "
                       "random initial values would make every figure meaningless. Evaluate a "
                       "checkpoint trained for train.task={}, or pass --allow-init-weights to "
                       "measure anyway (results are then marked)",
-                      key, p.checkpoint->path, p.checkpoint->task, p.init_tensors.size(),
-                      p.task->name(), fmt::join(p.init_tensors, ", "), p.task->name()),
+                      key, p.checkpoint->path, p.checkpoint->task, missing.size(),
+                      p.task->name(), fmt::join(missing, ", "), p.task->name()),
           cfg.source_file, key);
     }
-    if (!p.init_tensors.empty()) {
+    if (!missing.empty()) {
       spdlog::warn("checkpoint {} lacks {} tensors of this model, left at init: {}; every result "
                    "is marked 'partly initial'",
-                   p.checkpoint->path, p.init_tensors.size(), fmt::join(p.init_tensors, ", "));
+                   p.checkpoint->path, missing.size(), fmt::join(missing, ", "));
     }
   } else {
     spdlog::warn("no --checkpoint and no model.init_from: measuring the untrained (initial) model");

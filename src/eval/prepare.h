@@ -22,10 +22,11 @@ struct Prepared {
   train::RunData data;
   std::unique_ptr<train::Task> task;
   std::optional<train::LoadReport> checkpoint;  // none: init weights (warned)
-  // Tensors the checkpoint lacks, left at their initial (random) values; with no checkpoint every
-  // tensor is (weights_label says "initial").
-  std::vector<std::string> init_tensors;
 };
+
+// Tensors the checkpoint lacks, left at their initial (random) values; empty without a
+// checkpoint, where every tensor is (weights_label says "initial").
+std::vector<std::string> init_tensors(const Prepared& p);
 
 // The weights behind a result: "checkpoint", "partly initial (N tensors at init)" or "initial".
 std::string weights_label(const Prepared& p);

@@ -4,8 +4,6 @@
 #include <cmath>
 #include <utility>
 
-#include "llmprof/base/stats.h"
-
 namespace llmprof::report {
 
 namespace {
@@ -47,18 +45,7 @@ void finish_scopes(std::map<std::string, ScopeTotal>& scopes) {
 
 }  // namespace
 
-Stats stats_of(std::vector<double> values) {
-  const Summary all = summarize(std::move(values));  // the run summary's statistics
-  Stats s;
-  s.n = all.n;
-  s.median = all.median;
-  s.p10 = all.p10;
-  s.p90 = all.p90;
-  s.mean = all.mean;
-  s.min = all.min;
-  s.max = all.max;
-  return s;
-}
+Stats stats_of(std::vector<double> values) { return summarize(std::move(values)); }
 
 const std::vector<std::string>& phase_names() {
   static const std::vector<std::string> kPhases = {"data", "forward", "backward", "optimizer"};

@@ -174,6 +174,28 @@ TEST(RunEval, ModelShapeComesFromTheCheckpointAndAConflictingSetIsAnError) {
   }
 }
 
+TEST(RunEval, CheckpointWithoutItsConfigIsAConfigErrorNamingTheDirectory) {
+  ScratchDir dir;
+  config::Config cfg = config::load_config(kTiny, {"schedule.max_steps=2"});
+  cfg.output.dir = dir.path();
+  cfg.output.name = "noconfig";
+  const std::string run = train_run(cfg);
+  fs::remove(run + "/checkpoint/config.yaml");
+  EvalOptions opts;
+  opts.checkpoint = run;
+  cfg.output.name = "eval";
+  try {
+    run_eval(cfg, opts);
+    FAIL() << "no ConfigError";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(run + "/checkpoint has no config.yaml"), std::string::npos) << what;
+    EXPECT_EQ(e.key(), "--checkpoint");
+  }
+  EXPECT_FALSE(fs::exists(dir.file("eval"))) << "refused before any result directory";
+  EXPECT_TRUE(fs::exists(run + "/checkpoint/model.pt")) << "the checkpoint is left as it was";
+}
+
 TEST(EvalCommand, CheckpointOfAnotherShapeEvaluatesFromTheCommandLine) {
   ScratchDir dir;
   config::Config small = config::load_config(kTiny, {"model.n_embd=16"});

@@ -9,15 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "llmprof/base/stats.h"
 #include "llmprof/report/run.h"
 
 namespace llmprof::report {
 
-// Order statistics of per-step values; percentiles interpolate linearly (numpy's default).
-struct Stats {
-  int64_t n = 0;
-  double median = 0, p10 = 0, p90 = 0, mean = 0, min = 0, max = 0;
-};
+// Statistics of per-step values: the run summary's own (llmprof/base/stats.h).
+using Stats = llmprof::Summary;
 
 // Stats of values; n == 0 when empty (callers print it as unknown).
 Stats stats_of(std::vector<double> values);
