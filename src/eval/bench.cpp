@@ -19,6 +19,7 @@
 #include "llmprof/output/csv.h"
 #include "llmprof/output/log.h"
 #include "llmprof/output/run_dir.h"
+#include "llmprof/rundir/files.h"
 #include "llmprof/train/env.h"
 #include "prepare.h"
 
@@ -276,10 +277,10 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
   const std::string parent = opts.output_dir.empty() ? cfg.output.dir : opts.output_dir;
   result.run_dir = output::create_run_dir(parent, cfg.output.name, opts.run_label);
   const std::string& dir = result.run_dir;
-  LogFileScope log_file(dir + "/log.txt");
-  output::write_file_atomic(dir + "/config.yaml", config::to_yaml(cfg));
-  output::CsvWriter bench_csv(dir + "/bench.csv", kBenchColumns);
-  output::CsvWriter quality_csv(dir + "/bench_quality.csv", kQualityColumns);
+  LogFileScope log_file(rundir::path(dir, rundir::kLog));
+  output::write_file_atomic(rundir::path(dir, rundir::kConfig), config::to_yaml(cfg));
+  output::CsvWriter bench_csv(rundir::path(dir, rundir::kBench), kBenchColumns);
+  output::CsvWriter quality_csv(rundir::path(dir, rundir::kBenchQuality), kQualityColumns);
   spdlog::info("bench directory {}", dir);
   for (const std::string& note : cfg.notes) spdlog::warn("config: {}", note);
   for (const std::string& note : p.notes) spdlog::info("model: {}", note);
@@ -393,7 +394,7 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
       {"context", context},
       {"rows", rows_json},
       {"quality", quality_json}};
-  output::write_file_atomic(dir + "/bench.json", doc.dump(2) + "\n");
+  output::write_file_atomic(rundir::path(dir, rundir::kBenchJson), doc.dump(2) + "\n");
   return result;
 }
 

@@ -9,6 +9,7 @@
 #include "llmprof/config/schema.h"
 #include "llmprof/output/csv.h"
 #include "llmprof/output/run_dir.h"
+#include "llmprof/rundir/files.h"
 #include "prepare.h"
 
 namespace llmprof::eval {
@@ -49,8 +50,8 @@ EvalResult run_eval(const config::Config& given, const EvalOptions& opts) {
   if (p.checkpoint) result.checkpoint = p.checkpoint->path;
   const std::string parent = opts.output_dir.empty() ? cfg.output.dir : opts.output_dir;
   result.run_dir = output::create_run_dir(parent, cfg.output.name, opts.run_label);
-  output::write_file_atomic(result.run_dir + "/config.yaml", config::to_yaml(cfg));
-  output::CsvWriter csv(result.run_dir + "/eval_sets.csv",
+  output::write_file_atomic(rundir::path(result.run_dir, rundir::kConfig), config::to_yaml(cfg));
+  output::CsvWriter csv(rundir::path(result.run_dir, rundir::kEvalSets),
                         {"set", "source", "batches", "sequences", "available_sequences",
                          "sampling", "targets", "loss", "perplexity", "accuracy", "weights",
                          "seconds", "samples_per_s", "tokens_per_s"});
@@ -113,7 +114,7 @@ EvalResult run_eval(const config::Config& given, const EvalOptions& opts) {
                               : "null: classification reports accuracy, not perplexity"},
       {"command_line", opts.command_line},
       {"sets", sets_json}};
-  output::write_file_atomic(result.run_dir + "/eval.json", doc.dump(2) + "\n");
+  output::write_file_atomic(rundir::path(result.run_dir, rundir::kEvalJson), doc.dump(2) + "\n");
   return result;
 }
 

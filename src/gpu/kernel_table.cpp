@@ -8,7 +8,6 @@
 #include <map>
 #include <tuple>
 
-#include "llmprof/output/csv.h"
 
 namespace llmprof::gpu {
 
@@ -137,21 +136,6 @@ GpuTables aggregate_gpu(const GpuRecords& gpu,
   std::stable_sort(t.scopes.begin(), t.scopes.end(),
                    [](const ScopeGpuRow& a, const ScopeGpuRow& b) { return a.gpu_ms > b.gpu_ms; });
   return t;
-}
-
-void write_kernels_csv(const std::string& path, const GpuTables& t) {
-  output::CsvWriter csv(path, {"kernel", "calls", "total_us", "mean_us", "min_us", "max_us", "grid",
-                               "block", "registers", "shared_mem_bytes", "est_occupancy",
-                               "owning_op", "owning_scope", "owners", "steps"});
-  for (const KernelRow& r : t.kernels) {
-    csv.add(std::string_view(r.kernel)).add(r.calls).add(r.total_us).add(r.mean_us);
-    csv.add(r.min_us).add(r.max_us);
-    csv.add(std::string_view(format_dim3(r.grid))).add(std::string_view(format_dim3(r.block)));
-    csv.add(static_cast<int64_t>(r.registers)).add(r.shared_mem_bytes).add(r.est_occupancy);
-    csv.add(std::string_view(r.owning_op)).add(std::string_view(r.owning_scope));
-    csv.add(static_cast<int64_t>(r.owners)).add(static_cast<int64_t>(t.n_steps));
-    csv.end_row();
-  }
 }
 
 }  // namespace llmprof::gpu

@@ -8,7 +8,7 @@
 
 #include "llmprof/plot/plot.h"
 #include "llmprof/report/metrics.h"
-#include "llmprof/report/run.h"
+#include "llmprof/rundir/read.h"
 #include "llmprof/report/sweep.h"
 
 namespace llmprof::plot::detail {
@@ -22,9 +22,9 @@ struct Variant {
 };
 
 struct PlotInputs {
-  std::vector<report::Run> runs;  // drawn by per-run charts: the inputs, else sweep point runs
+  std::vector<rundir::Run> runs;  // drawn by per-run charts: the inputs, else sweep point runs
   std::vector<report::RunMetrics> metrics;
-  std::vector<report::Sweep> sweeps;
+  std::vector<rundir::Sweep> sweeps;
   std::vector<std::vector<report::SweepConfig>> configs;  // per sweep
   std::vector<Variant> variants;  // sweep configurations, or the runs when no sweep is given
   std::string runs_note;          // why some runs are not drawn, empty when all are

@@ -68,7 +68,7 @@ std::string subject(const PlotInputs& in) {
 std::vector<ChartResult> module_charts(const PlotInputs& in, const ChartWriter& w) {
   std::vector<ChartResult> out;
   bool any = std::any_of(in.runs.begin(), in.runs.end(),
-                         [](const report::Run& r) { return !r.modules.empty(); });
+                         [](const rundir::Run& r) { return !r.modules.empty(); });
   const char* kNames[] = {"01_block_timing", "02_attention_breakdown", "03_mlp_breakdown"};
   if (!any) {
     for (const char* n : kNames) {

@@ -65,13 +65,11 @@ ChartResult loss_chart(const PlotInputs& in, const ChartWriter& w) {
   double max_step = 0;
   for (size_t i = 0; i < in.runs.size(); ++i) {
     const auto& run = in.runs[i];
-    const auto* step = run.steps.column("step");
-    const auto* loss = run.steps.column("loss");
-    if (step == nullptr || loss == nullptr) continue;
+    if (rundir::present(run.steps, "loss").empty()) continue;
     std::string train = "# step train_loss\n";
-    for (size_t r = 0; r < step->size(); ++r) {
-      train += dat((*step)[r]) + " " + dat((*loss)[r]) + "\n";
-      if ((*step)[r]) max_step = std::max(max_step, *(*step)[r]);
+    for (const rundir::StepRow& r : run.steps) {
+      train += dat(static_cast<double>(r.step)) + " " + dat(r.loss) + "\n";
+      max_step = std::max(max_step, static_cast<double>(r.step));
     }
     std::string train_file = w.data(fmt::format("{}_run{}_train.dat", name, i), train);
     // One run: "train" and "val" entries; several: one entry per run, val shares its colour.
@@ -121,7 +119,7 @@ ChartResult step_time_chart(const PlotInputs& in, const ChartWriter& w) {
   double lo = 1e300, hi = 0;
   for (size_t i = 0; i < in.runs.size(); ++i) {
     auto values =
-        in.runs[i].steps.present("step_ms", static_cast<size_t>(in.metrics[i].warmup_excluded));
+        rundir::present(in.runs[i].steps, "step_ms", static_cast<size_t>(in.metrics[i].warmup_excluded));
     if (values.size() < 2) continue;
     std::string data = "# step_ms after warm-up\n";
     for (double v : values) {

@@ -94,7 +94,7 @@ std::optional<double> cell(const std::vector<report::SweepConfig>& configs,
   return best;
 }
 
-ChartResult heatmap(const report::Sweep& s,
+ChartResult heatmap(const rundir::Sweep& s,
                     const std::vector<report::SweepConfig>& configs,
                     const ChartWriter& w,
                     const std::string& name,

@@ -11,11 +11,11 @@ namespace llmprof::plot::detail {
 
 namespace {
 
-using report::Run;
+using rundir::Run;
 using report::RunMetrics;
 
 std::optional<double> sum_of(const Run& run, const std::string& column) {
-  auto values = run.steps.present(column);
+  auto values = rundir::present(run.steps, column);
   if (values.empty()) return std::nullopt;
   double s = 0;
   for (double v : values) s += v;
@@ -69,7 +69,7 @@ Variant variant_of_run(const Run& run, const RunMetrics& m) {
 }
 
 // A key's value for a config: swept key, else the first point run's config.
-std::optional<double> config_value(const report::Sweep& s,
+std::optional<double> config_value(const rundir::Sweep& s,
                                    const report::SweepConfig& c,
                                    const std::vector<const Run*>& point_runs,
                                    const std::string& key) {
@@ -99,15 +99,15 @@ PlotInputs load_inputs(const PlotOptions& options) {
   PlotInputs in;
   std::vector<Run> given;
   for (const auto& dir : options.inputs) {
-    if (report::is_sweep_dir(dir)) {
-      in.sweeps.push_back(report::load_sweep(dir));
+    if (rundir::is_sweep_dir(dir)) {
+      in.sweeps.push_back(rundir::load_sweep(dir));
     } else {
-      given.push_back(report::load_run(dir));
+      given.push_back(rundir::load_run(dir));
     }
   }
   std::vector<Run*> given_ptrs;
   for (auto& r : given) given_ptrs.push_back(&r);
-  report::disambiguate_labels(given_ptrs);
+  rundir::disambiguate_labels(given_ptrs);
   for (const Run& r : given) note_cut_parts(r, r.label, in.warnings);
   // Point runs of every sweep, by index of the sweep point; failures are warnings.
   std::vector<std::vector<std::optional<Run>>> points(in.sweeps.size());
@@ -118,7 +118,7 @@ PlotInputs load_inputs(const PlotOptions& options) {
       std::optional<Run> run;
       if (!pt.run_dir.empty() && (pt.status == "completed" || pt.status == "ok")) {
         try {
-          run = report::load_run(pt.run_dir);
+          run = rundir::load_run(pt.run_dir);
           note_cut_parts(*run, "sweep point " + pt.point_id, in.warnings);
         } catch (const Error& e) {
           in.warnings.push_back(fmt::format("sweep point {} left out: {}", pt.point_id, e.what()));

@@ -74,15 +74,15 @@ std::optional<double> RunMetrics::phase_share(const std::string& phase) const {
 
 RunMetrics compute_metrics(const Run& run) {
   RunMetrics m;
-  size_t rows = run.steps.num_rows();
+  size_t rows = run.steps.size();
   m.steps_completed = static_cast<int64_t>(rows);
   m.warmup_excluded = warmup_rows(run, rows);
-  for (const auto& name : run.steps.names) {
-    if (name == "step") continue;
-    m.step[name] = stats_of(run.steps.present(name, static_cast<size_t>(m.warmup_excluded)));
+  for (const rundir::StepColumn& c : rundir::step_columns()) {
+    const std::string name(c.name);
+    m.step[name] = stats_of(present(run.steps, name, static_cast<size_t>(m.warmup_excluded)));
   }
-  for (double v : run.steps.present("step_ms")) m.step_total_ms += v;
-  auto evals = run.steps.present("eval_ms");
+  for (double v : present(run.steps, "step_ms")) m.step_total_ms += v;
+  auto evals = present(run.steps, "eval_ms");
   for (double v : evals) m.eval_total_ms += v;
   if (!evals.empty() && m.step_total_ms + m.eval_total_ms > 0) {
     m.eval_share = m.eval_total_ms / (m.step_total_ms + m.eval_total_ms);
@@ -98,11 +98,11 @@ RunMetrics compute_metrics(const Run& run) {
     }
   }
   if (!m.final_train_loss) {
-    auto losses = run.steps.present("loss");
+    auto losses = present(run.steps, "loss");
     if (!losses.empty()) m.final_train_loss = losses.back();
   }
 
-  auto rss = run.steps.present("max_rss_bytes");
+  auto rss = present(run.steps, "max_rss_bytes");
   if (!rss.empty()) {
     m.peak_rss_bytes = *std::max_element(rss.begin(), rss.end());
   } else {
@@ -112,7 +112,7 @@ RunMetrics compute_metrics(const Run& run) {
     m.energy_j = run.energy->total_j;
     m.energy_estimated = run.energy->estimated;
   } else {
-    auto joules = run.steps.present("energy_j");
+    auto joules = present(run.steps, "energy_j");
     if (!joules.empty()) {
       double sum = 0;
       for (double j : joules) sum += j;

@@ -52,10 +52,10 @@ Document build_report(const ReportOptions& options) {
   }
   Loaded in;
   for (const auto& dir : options.inputs) {
-    if (is_sweep_dir(dir)) {
-      in.sweeps.push_back(load_sweep(dir));
+    if (rundir::is_sweep_dir(dir)) {
+      in.sweeps.push_back(rundir::load_sweep(dir));
     } else {
-      in.runs.push_back(std::make_unique<Run>(load_run(dir)));
+      in.runs.push_back(std::make_unique<Run>(rundir::load_run(dir)));
       in.run_metrics.push_back(compute_metrics(*in.runs.back()));
     }
   }
@@ -63,10 +63,10 @@ Document build_report(const ReportOptions& options) {
   RunMetrics cmp_ma, cmp_mb;
   for (size_t i = 0; i < options.compare.size(); ++i) {
     const std::string& dir = options.compare[i];
-    if (is_sweep_dir(dir)) {
+    if (rundir::is_sweep_dir(dir)) {
       throw UsageError(fmt::format("report --compare: '{}' is a sweep; compare two runs", dir));
     }
-    auto run = std::make_unique<Run>(load_run(dir));
+    auto run = std::make_unique<Run>(rundir::load_run(dir));
     (i == 0 ? cmp_ma : cmp_mb) = compute_metrics(*run);
     (i == 0 ? cmp_a : cmp_b) = std::move(run);
   }
@@ -94,7 +94,7 @@ Document build_report(const ReportOptions& options) {
   std::vector<Run*> all_runs;
   for (auto& r : in.runs) all_runs.push_back(r.get());
   if (cmp_a) all_runs.insert(all_runs.end(), {cmp_a.get(), cmp_b.get()});
-  disambiguate_labels(all_runs);
+  rundir::disambiguate_labels(all_runs);
   for (const Run* run : all_runs) {
     for (InputWarning w : run->warnings) {
       w.run = run->label;

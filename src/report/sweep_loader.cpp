@@ -1,4 +1,4 @@
-// load_sweep, aggregation over repeats, Pareto front.
+// A sweep read back (rundir::load_sweep): aggregation over repeats, the Pareto front.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,30 +8,12 @@
 #include "llmprof/error.h"
 #include "llmprof/report/metrics.h"
 #include "llmprof/report/sweep.h"
-#include "read_util.h"
 
 namespace fs = std::filesystem;
 
 namespace llmprof::report {
 
 namespace {
-
-std::string resolve_run_dir(const fs::path& sweep_dir,
-                            const std::string& written,
-                            const std::string& point_id) {
-  std::vector<fs::path> candidates;
-  if (!written.empty()) {
-    fs::path w(written);
-    candidates.push_back(w);
-    if (w.is_relative()) candidates.push_back(sweep_dir / w);
-    candidates.push_back(sweep_dir / "runs" / w.filename());
-  }
-  if (!point_id.empty()) candidates.push_back(sweep_dir / "runs" / point_id);
-  for (const auto& c : candidates) {
-    if (fs::exists(c / "steps.csv")) return c.string();
-  }
-  return {};
-}
 
 // Metrics of failed, diverged or interrupted points are not comparable: only these count.
 bool usable_status(const std::string& status) {
@@ -40,59 +22,8 @@ bool usable_status(const std::string& status) {
 
 }  // namespace
 
-const std::vector<std::string>& sweep_metric_names() {
-  static const std::vector<std::string> kMetrics = {
-      "step_ms",        "tokens_per_s",   "mfu",     "train_loss", "val_loss",
-      "val_perplexity", "peak_rss_bytes", "energy_j"};
-  return kMetrics;
-}
-
 bool higher_is_better(const std::string& metric) {
   return metric == "tokens_per_s" || metric == "mfu";
-}
-
-Sweep load_sweep(const std::string& dir) {
-  fs::path p(dir);
-  if (!fs::is_directory(p)) throw DataError(detail::not_a_directory(dir));
-  if (fs::exists(p / "sweep.json")) detail::read_json((p / "sweep.json").string());
-  detail::CsvFile csv = detail::read_csv((p / "sweep.csv").string());
-  Sweep sweep;
-  sweep.dir = dir;
-  fs::path name = p.filename().empty() ? p.parent_path().filename() : p.filename();
-  sweep.label = name.string();
-  int repeat = csv.require("repeat");
-  for (int c = 0; c < repeat; ++c) sweep.keys.push_back(csv.header[static_cast<size_t>(c)]);
-  int point_id = csv.index("point_id"), status = csv.index("status");
-  int exit_code = csv.index("exit_code"), run_dir = csv.index("run_dir");
-  // `llmprof sweep` writes median_step_ms and final_* names; the contract's short names win.
-  static const std::map<std::string, std::string> kAliases = {
-      {"step_ms", "median_step_ms"},
-      {"train_loss", "final_train_loss"},
-      {"val_loss", "final_val_loss"},
-      {"val_perplexity", "final_val_perplexity"}};
-  std::vector<int> metric_cols;
-  for (const auto& m : sweep_metric_names()) {
-    int col = csv.index(m);
-    auto alias = kAliases.find(m);
-    if (col < 0 && alias != kAliases.end()) col = csv.index(alias->second);
-    metric_cols.push_back(col);
-  }
-  const int estimated = csv.index("energy_estimated");
-  for (size_t r = 0; r < csv.rows.size(); ++r) {
-    if (estimated >= 0 && csv.text(r, estimated) == "1") sweep.energy_estimated = true;
-    SweepPoint pt;
-    for (int c = 0; c < repeat; ++c) pt.key_values.push_back(csv.text(r, c));
-    pt.repeat = static_cast<int64_t>(csv.number(r, repeat).value_or(0));
-    pt.point_id = csv.text(r, point_id);
-    pt.status = csv.text(r, status);
-    pt.exit_code = csv.number(r, exit_code);
-    for (size_t m = 0; m < metric_cols.size(); ++m) {
-      pt.metrics[sweep_metric_names()[m]] = csv.number(r, metric_cols[m]);
-    }
-    pt.run_dir = resolve_run_dir(p, csv.text(r, run_dir), pt.point_id);
-    sweep.points.push_back(std::move(pt));
-  }
-  return sweep;
 }
 
 std::vector<std::string> short_key_names(const std::vector<std::string>& keys) {
@@ -192,11 +123,11 @@ std::vector<std::string> key_levels(const std::vector<SweepConfig>& configs, siz
     }
   }
   bool numeric = std::all_of(levels.begin(), levels.end(), [](const std::string& s) {
-    return detail::parse_number(s).has_value();
+    return rundir::parse_number(s).has_value();
   });
   if (numeric) {
     std::stable_sort(levels.begin(), levels.end(), [](const std::string& a, const std::string& b) {
-      return *detail::parse_number(a) < *detail::parse_number(b);
+      return *rundir::parse_number(a) < *rundir::parse_number(b);
     });
   }
   return levels;

@@ -120,7 +120,7 @@ Table phase_table(const Run& run, const RunMetrics& m) {
        ms_cell(step ? std::optional<double>(step->p10) : std::nullopt),
        ms_cell(step ? std::optional<double>(step->p90) : std::nullopt),
        percent_cell(step ? std::optional<double>(1.0) : std::nullopt), text_cell("step")});
-  std::vector<double> evals = run.steps.present("eval_ms");
+  std::vector<double> evals = present(run.steps, "eval_ms");
   Stats e = stats_of(evals);
   t.rows.push_back({text_cell("eval"),
                     ms_cell(e.n ? std::optional<double>(e.median) : std::nullopt),

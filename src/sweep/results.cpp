@@ -12,7 +12,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
+#include "llmprof/rundir/files.h"
+#include "llmprof/rundir/read.h"
 
 namespace llmprof::sweep {
 namespace {
@@ -74,24 +77,25 @@ PointCounts count_points(const std::vector<PointResult>& results) {
 }
 
 bool read_summary(const std::string& run_dir, PointResult& r) {
-  std::ifstream in(run_dir + "/summary.json", std::ios::binary);
-  if (!in) return false;
-  json s = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!s.is_object() || !s.contains("status") || !s["status"].is_string()) return false;
-  r.status = s["status"].get<std::string>();
-  r.message = s.value("message", json()).is_string() ? s["message"].get<std::string>() : "";
-  r.median_step_ms = number_at(s, {"timing", "step_ms", "median"});
-  r.tokens_per_s = number_at(s, {"throughput", "tokens_per_s", "median"});
-  r.mfu = number_at(s, {"mfu", "value", "median"});
-  r.final_train_loss = number_at(s, {"loss", "final_train_loss"});
-  r.final_val_loss = number_at(s, {"loss", "final_val_loss"});
-  r.final_val_perplexity = number_at(s, {"loss", "final_val_perplexity"});
-  if (auto rss = number_at(s, {"memory", "peak_rss_bytes"})) {
-    r.peak_rss_bytes = static_cast<int64_t>(*rss);
+  std::vector<rundir::InputWarning> warnings;  // an empty summary.json: no outcome
+  std::optional<rundir::Summary> s;
+  try {
+    s = rundir::read_summary(rundir::path(run_dir, rundir::kSummary), warnings);
+  } catch (const DataError&) {  // half-written or damaged: the point runs again
+    return false;
   }
-  r.energy_j = number_at(s, {"energy", "total_j"});
-  r.energy_estimated = s.contains("energy") && s["energy"].is_object() &&
-                       s["energy"].value("estimated", false);
+  if (!s || s->status == "unknown") return false;
+  r.status = s->status;
+  r.message = s->message;
+  r.median_step_ms = s->median_step_ms;
+  r.tokens_per_s = s->tokens_per_s;
+  r.mfu = s->mfu;
+  r.final_train_loss = s->final_train_loss;
+  r.final_val_loss = s->final_val_loss;
+  r.final_val_perplexity = s->final_val_perplexity;
+  if (s->peak_rss_bytes) r.peak_rss_bytes = static_cast<int64_t>(*s->peak_rss_bytes);
+  r.energy_j = s->energy ? s->energy->total_j : std::nullopt;
+  r.energy_estimated = s->energy && s->energy->estimated;
   return true;
 }
 
@@ -145,12 +149,7 @@ std::string sweep_csv(const Grid& grid,
                       const std::vector<PointResult>& results) {
   std::vector<std::string> header;
   for (const GridAxis& axis : grid) header.push_back(axis.key);
-  for (const char* c : {"repeat", "point_id", "status", "exit_code", "median_step_ms",
-                        "tokens_per_s", "mfu", "final_train_loss", "final_val_loss",
-                        "final_val_perplexity", "peak_rss_bytes", "energy_j", "energy_estimated",
-                        "run_dir"}) {
-    header.push_back(c);
-  }
+  for (const std::string& c : rundir::sweep_columns()) header.push_back(c);
   std::string text;
   auto add_row = [&text](const std::vector<std::string>& fields) {
     for (size_t i = 0; i < fields.size(); ++i) text += (i ? "," : "") + csv_field(fields[i]);
@@ -182,7 +181,7 @@ std::string sweep_json(const SweepInfo& info,
                        const std::vector<PointResult>& results) {
   using ojson = nlohmann::ordered_json;  // keys in the order written: schema_version first
   ojson j;
-  j["schema_version"] = kSweepSchemaVersion;
+  j["schema_version"] = rundir::kSweepSchemaVersion;
   j["status"] = info.status;
   j["base_config"] = info.base_config;
   j["sweep_dir"] = info.sweep_dir;
@@ -237,7 +236,7 @@ std::string sweep_json(const SweepInfo& info,
 }
 
 std::optional<StoredPeak> read_stored_peak(const std::string& sweep_dir) {
-  std::ifstream in(sweep_dir + "/sweep.json", std::ios::binary);
+  std::ifstream in(rundir::path(sweep_dir, rundir::kSweepJson), std::ios::binary);
   if (!in) return std::nullopt;
   json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
   auto flops = number_at(j, {"peak_flops_per_s"});
@@ -254,8 +253,10 @@ std::optional<StoredPeak> read_stored_peak(const std::string& sweep_dir) {
 void write_sweep_files(const SweepInfo& info,
                        const std::vector<Point>& points,
                        const std::vector<PointResult>& results) {
-  output::write_file_atomic(info.sweep_dir + "/sweep.csv", sweep_csv(info.grid, points, results));
-  output::write_file_atomic(info.sweep_dir + "/sweep.json", sweep_json(info, points, results));
+  output::write_file_atomic(rundir::path(info.sweep_dir, rundir::kSweepCsv),
+                            sweep_csv(info.grid, points, results));
+  output::write_file_atomic(rundir::path(info.sweep_dir, rundir::kSweepJson),
+                            sweep_json(info, points, results));
 }
 
 }  // namespace llmprof::sweep

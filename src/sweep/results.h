@@ -12,8 +12,6 @@
 
 namespace llmprof::sweep {
 
-inline constexpr int kSweepSchemaVersion = 1;
-
 // The outcome of one point, as far as it is known.
 struct PointResult {
   std::string status =

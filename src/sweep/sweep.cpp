@@ -17,6 +17,7 @@
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
+#include "llmprof/rundir/files.h"
 #include "llmprof/sweep/grid.h"
 #include "process.h"
 #include "progress.h"
@@ -106,7 +107,7 @@ void share_peak(Plan& plan) {
     spdlog::info("peak for MFU: {:.1f} GFLOP/s, reused from this sweep's measurement{} ({})",
                  info.peak_flops_per_s * 1e-9,
                  info.peak_measured_at.empty() ? "" : " of " + info.peak_measured_at,
-                 info.sweep_dir + "/sweep.json");
+                 rundir::path(info.sweep_dir, rundir::kSweepJson));
     return;
   }
   const std::string cmd = fmt::format("'{}' peak --threads {} --precision {} 2>/dev/null",
@@ -164,7 +165,7 @@ Plan make_plan(const SweepOptions& opts) {
   }
   info.sweep_dir =
       (fs::path(opts.out_dir.empty() ? base.output.dir : opts.out_dir) / name).string();
-  plan.runs_dir = info.sweep_dir + "/runs";
+  plan.runs_dir = rundir::path(info.sweep_dir, rundir::kSweepRuns);
   info.base_config = opts.config_path;
   info.overrides = opts.overrides;
   info.repeat = opts.repeat;

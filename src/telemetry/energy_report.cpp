@@ -41,17 +41,6 @@ struct FieldStats {
   double mean() const { return n > 0 ? sum / static_cast<double>(n) : kNoValue; }
 };
 
-// A CSV field: quoted when it holds a comma, quote or newline.
-std::string csv_text(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
-// Shortest round-trip text of v; empty when unknown.
-std::string csv_number(double v) { return std::isnan(v) ? std::string() : fmt::format("{}", v); }
-
 }  // namespace
 
 json EnergyMonitor::summary_json(int64_t tokens,
@@ -196,47 +185,36 @@ json EnergyMonitor::availability_json() const {
   return j;
 }
 
-void EnergyMonitor::write_power_csv(const std::string& path) const {
-  std::string out = "t_s,source,domain,watts,joules_cum,utilisation,estimated\n";
-  if (sampler_) {
-    const SampleRing& ring = sampler_->ring();
-    const size_t frames = ring.size();
-    std::vector<double> cum_j(channels_.size(), 0.0);  // power channels: running trapezoid
-    std::vector<size_t> prev(channels_.size(), static_cast<size_t>(-1));
-    for (size_t k = 0; k < frames; ++k) {
-      const double t_s = static_cast<double>(ring.t_ns(k) - ring.t_ns(0)) * 1e-9;
-      for (size_t c = 0; c < channels_.size(); ++c) {
-        const Channel& ch = channels_[c];
-        const Reading& r = ring.at(k, ch.ring_index);
-        double watts = std::isnan(r.power_w) ? frame_power_w(ch, k) : r.power_w;
-        double joules = kNoValue;
-        if (ch.info.kind == ChannelKind::kCounter) {
-          joules = r.energy_j;
-        } else if (ch.info.kind == ChannelKind::kPower && !std::isnan(r.power_w)) {
-          if (prev[c] != static_cast<size_t>(-1)) {
-            const double dt_s = static_cast<double>(ring.t_ns(k) - ring.t_ns(prev[c])) * 1e-9;
-            cum_j[c] += 0.5 * (ring.at(prev[c], ch.ring_index).power_w + r.power_w) * dt_s;
-          }
-          prev[c] = k;
-          joules = cum_j[c];
+std::vector<PowerRow> EnergyMonitor::power_rows() const {
+  std::vector<PowerRow> rows;
+  if (!sampler_) return rows;
+  const SampleRing& ring = sampler_->ring();
+  const size_t frames = ring.size();
+  std::vector<double> cum_j(channels_.size(), 0.0);  // power channels: running trapezoid
+  std::vector<size_t> prev(channels_.size(), static_cast<size_t>(-1));
+  for (size_t k = 0; k < frames; ++k) {
+    const double t_s = static_cast<double>(ring.t_ns(k) - ring.t_ns(0)) * 1e-9;
+    for (size_t c = 0; c < channels_.size(); ++c) {
+      const Channel& ch = channels_[c];
+      const Reading& r = ring.at(k, ch.ring_index);
+      double watts = std::isnan(r.power_w) ? frame_power_w(ch, k) : r.power_w;
+      double joules = kNoValue;
+      if (ch.info.kind == ChannelKind::kCounter) {
+        joules = r.energy_j;
+      } else if (ch.info.kind == ChannelKind::kPower && !std::isnan(r.power_w)) {
+        if (prev[c] != static_cast<size_t>(-1)) {
+          const double dt_s = static_cast<double>(ring.t_ns(k) - ring.t_ns(prev[c])) * 1e-9;
+          cum_j[c] += 0.5 * (ring.at(prev[c], ch.ring_index).power_w + r.power_w) * dt_s;
         }
-        if (std::isnan(watts) && std::isnan(joules) && std::isnan(r.utilisation)) continue;
-        fmt::format_to(std::back_inserter(out), "{:.6f},{},{},{},{},{},{}\n", t_s,
-                       csv_text(ch.info.source), csv_text(ch.info.domain), csv_number(watts),
-                       csv_number(joules), csv_number(r.utilisation), ch.info.estimated ? 1 : 0);
+        prev[c] = k;
+        joules = cum_j[c];
       }
+      if (std::isnan(watts) && std::isnan(joules) && std::isnan(r.utilisation)) continue;
+      rows.push_back({t_s, ch.info.source, ch.info.domain, watts, joules, r.utilisation,
+                      ch.info.estimated});
     }
   }
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) throw IoError("power.csv: cannot create " + tmp + ": " + std::strerror(errno));
-  const bool written = std::fwrite(out.data(), 1, out.size(), f) == out.size();
-  if (std::fclose(f) != 0 || !written) {
-    throw IoError("power.csv: cannot write " + tmp + ": " + std::strerror(errno));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw IoError("power.csv: cannot rename " + tmp + " to " + path + ": " + std::strerror(errno));
-  }
+  return rows;
 }
 
 }  // namespace llmprof::telemetry

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "llmprof/base/clock.h"
+#include "llmprof/rundir/files.h"
 
 namespace llmprof::train {
 
@@ -96,11 +97,15 @@ void DeepProfile::process() {
                  dropped_events_, dropped_scopes_);
   }
   analysis_ = profile::analyze(data, phases_, scope_flops_, peak_flops_per_s_);
-  profile::write_modules_csv(run_dir_ + "/modules.csv", analysis_);
-  profile::write_activations_csv(run_dir_ + "/activations.csv", analysis_);
-  profile::write_memory_csv(run_dir_ + "/memory.csv", data, phases_);
-  if (level_ >= profile::Level::kOps) profile::write_ops_csv(run_dir_ + "/ops.csv", analysis_);
-  if (cfg_.trace) trace_stats_ = profile::write_trace(run_dir_ + "/trace.json", data, recorded_);
+  rundir::write_modules(rundir::path(run_dir_, rundir::kModules), analysis_);
+  rundir::write_activations(rundir::path(run_dir_, rundir::kActivations), analysis_);
+  rundir::write_memory(rundir::path(run_dir_, rundir::kMemory), data, phases_);
+  if (level_ >= profile::Level::kOps) {
+    rundir::write_ops(rundir::path(run_dir_, rundir::kOps), analysis_);
+  }
+  if (cfg_.trace) {
+    trace_stats_ = rundir::write_trace(rundir::path(run_dir_, rundir::kTrace), data, recorded_);
+  }
   post_processing_ms_ = static_cast<double>(now_ns() - t0) * 1e-6;
   processed_ = true;
   spdlog::info("profiled {} steps: {:.0f} events/step, forward scopes {:.2f} of {:.2f} ms, "

@@ -1,6 +1,7 @@
 // The train loop's side of profile.level=modules|ops: the recording schedule (wait, warmup,
 // active, repeat), starting and stopping the tracer between steps, and turning each recorded
-// window into modules.csv, ops.csv, activations.csv, memory.csv and trace.json.
+// window into modules.csv, ops.csv, activations.csv, memory.csv and trace.json (rundir writes
+// them).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include "llmprof/model/flops.h"
 #include "llmprof/profile/analysis.h"
 #include "llmprof/profile/tracer.h"
+#include "llmprof/rundir/tables.h"
 
 namespace llmprof::train {
 
@@ -53,7 +55,7 @@ class DeepProfile {
   std::vector<profile::StepRecord> recorded_;
   std::vector<profile::StepPhases> phases_;
   profile::Analysis analysis_;
-  profile::TraceStats trace_stats_;
+  rundir::TraceStats trace_stats_;
   profile::TracerCalibration calibration_;
   int64_t dropped_events_ = 0, dropped_scopes_ = 0;
   double post_processing_ms_ = 0;

@@ -19,6 +19,8 @@
 #include "llmprof/output/log.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/profile/stats.h"
+#include "llmprof/rundir/files.h"
+#include "llmprof/rundir/tables.h"
 #include "llmprof/telemetry/energy_monitor.h"
 #include "deep_profile.h"
 #include "llmprof/base/clock.h"
@@ -26,7 +28,7 @@
 #include "llmprof/train/runtime.h"
 #include "llmprof/train/trainer.h"
 #include "progress.h"
-#include "run_files.h"
+#include "step_row.h"
 #include "summary.h"
 
 namespace llmprof::train {
@@ -79,8 +81,9 @@ struct Session::Impl {
         clock_read_ns(profile::measure_clock_read_ns()),
         run_dir(output::create_run_dir(o.output_dir.empty() ? c.output.dir : o.output_dir,
                                        c.output.name, o.run_label)),
-        log_file(run_dir + "/log.txt"), steps_csv(run_dir + "/steps.csv"),
-        eval_csv(run_dir + "/eval.csv"),
+        log_file(rundir::path(run_dir, rundir::kLog)),
+        steps_csv(rundir::path(run_dir, rundir::kSteps)),
+        eval_csv(rundir::path(run_dir, rundir::kEval)),
         recorder(profile::parse_level(c.profile.level) >= profile::Level::kPhases),
         deep(c, scope_flops_of(o), peak.flops_per_s, run_dir), progress(max_steps, o.quiet) {}
 
@@ -98,8 +101,8 @@ struct Session::Impl {
   double clock_read_ns;
   std::string run_dir;
   LogFile log_file;
-  StepsCsv steps_csv;
-  EvalCsv eval_csv;
+  rundir::StepsWriter steps_csv;
+  rundir::EvalWriter eval_csv;
   std::unique_ptr<telemetry::EnergyMonitor> energy;
   profile::PhaseRecorder recorder;
   DeepProfile deep;  // modules/ops on the schedule
@@ -119,14 +122,14 @@ Session::Session(const config::Config& cfg, const SessionOptions& options,
   config::validate(cfg);
   impl_ = std::make_unique<Impl>(cfg, options, runtime ? *runtime : runtime_in_force());
   Impl& m = *impl_;
-  output::write_file_atomic(m.run_dir + "/config.yaml", config::to_yaml(cfg));
+  output::write_file_atomic(rundir::path(m.run_dir, rundir::kConfig), config::to_yaml(cfg));
   if (cfg.energy.enabled) m.energy = std::make_unique<telemetry::EnergyMonitor>(cfg.energy, 0);
   TrainOptions env_opts;
   env_opts.command_line = options.command_line;
   nlohmann::json env = collect_env(cfg, m.runtime, m.peak, env_opts);
   env["energy"] = m.energy ? m.energy->availability_json()
                            : nlohmann::json{{"enabled", false}, {"reason", "energy.enabled=false"}};
-  output::write_file_atomic(m.run_dir + "/env.json", env.dump(2) + "\n");
+  output::write_file_atomic(rundir::path(m.run_dir, rundir::kEnv), env.dump(2) + "\n");
   m.rows.reserve(static_cast<size_t>(m.max_steps));
 
   spdlog::info("run directory {}", m.run_dir);
@@ -210,7 +213,7 @@ void Session::commit_step(int64_t number) {
     row.avg_power_w = e.avg_power_w;
     row.energy_estimated = e.estimated;
   }
-  m.steps_csv.write(row);
+  m.steps_csv.write(file_row(row));
   m.rows.push_back(row);
   const double ms = step_ms(row);
   m.progress.step(number, row.loss, ms, static_cast<double>(row.tokens) / (ms * 1e-3));
@@ -250,7 +253,7 @@ void Step::record_eval(const std::vector<EvalRecord>& evals, double eval_ms) {
   Session::Impl& m = *session_.impl_;
   EvalPoint point{number_, NAN, NAN, eval_ms, std::nullopt, std::nullopt};
   for (const EvalRecord& e : evals) {
-    m.eval_csv.write(number_, e.split, e.loss, e.accuracy, eval_ms);
+    m.eval_csv.write({number_, e.split, e.loss, std::exp(e.loss), e.accuracy, eval_ms});
     if (e.split == "train") {
       point.train_loss = e.loss;
       point.train_accuracy = e.accuracy;
@@ -308,7 +311,7 @@ RunSummary Session::finish(RunStatus status, const std::string& message) {
     summary["energy"] = m.energy->summary_json(
         tokens, m.opts.flops_per_step * static_cast<double>(m.rows.size()), m.wall_start_ns,
         wall_end_ns, spans);
-    m.energy->write_power_csv(m.run_dir + "/power.csv");
+    rundir::write_power(rundir::path(m.run_dir, rundir::kPower), m.energy->power_rows());
   } else {
     summary["energy"] = {{"total_j", nullptr}, {"reason", "energy.enabled=false"}};
   }
@@ -350,7 +353,7 @@ RunSummary Session::finish(RunStatus status, const std::string& message) {
     spdlog::warn("{}", warning);
   }
   r.top_ops = m.deep.top_ops_lines(15);
-  output::write_file_atomic(m.run_dir + "/summary.json", summary.dump(2) + "\n");
+  output::write_file_atomic(rundir::path(m.run_dir, rundir::kSummary), summary.dump(2) + "\n");
   if (status == RunStatus::kCompleted) {
     spdlog::info("completed {} steps", r.steps_completed);
   } else {

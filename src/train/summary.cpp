@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "llmprof/profile/stats.h"
+#include "llmprof/rundir/files.h"
 
 namespace llmprof::train {
 
@@ -57,7 +58,7 @@ json build_summary(const SummaryInputs& in) {
   }
 
   json s;
-  s["schema_version"] = kSummarySchemaVersion;
+  s["schema_version"] = rundir::kSummarySchemaVersion;
   s["status"] = in.status;
   s["message"] = in.message.empty() ? json(nullptr) : json(in.message);
   s["profile_level"] = in.level;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "llmprof/train/calibrate.h"
-#include "run_files.h"
+#include "step_row.h"
 
 namespace llmprof::train {
 

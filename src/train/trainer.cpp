@@ -18,6 +18,7 @@
 #include "llmprof/model/autocast.h"
 #include "llmprof/model/flops.h"
 #include "llmprof/profile/phase.h"
+#include "llmprof/rundir/files.h"
 #include "llmprof/train/run_data.h"
 #include "llmprof/train/runtime.h"
 #include "llmprof/train/session.h"
@@ -109,153 +110,151 @@ SessionOptions session_options(const config::Config& cfg, Task& task, const Trai
 
 }  // namespace
 
-TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
-  config::validate(cfg);
-  check_device(cfg);
-  const bool bf16 = cfg.train.precision == "bf16";
+namespace {
 
-  // -- set-up (before anything touches the run directory, so bad input leaves no debris) ------
-  RuntimeInfo runtime = apply_runtime(cfg);
-  RunData rd = load_run_data(cfg);
-  std::unique_ptr<Task> task = make_task(cfg, rd.tokenizer->vocab_size(), rd.mlm_predictions);
-  std::optional<LoadReport> init;
-  if (!cfg.model.init_from.empty()) {
-    init = load_checkpoint(cfg.model.init_from, task->module(), cfg, "model.init_from");
+// Everything the loop trains with, built from a validated config before the run directory
+// exists, so bad input fails here and leaves no debris. Built in place and never moved: the
+// samplers refer to the token vectors inside `data`.
+struct Training {
+  explicit Training(const config::Config& cfg)
+      : bf16(cfg.train.precision == "bf16"),
+        runtime(apply_runtime(cfg)),
+        data(load_run_data(cfg)),
+        task(make_task(cfg, data.tokenizer->vocab_size(), data.mlm_predictions)) {
+    if (!cfg.model.init_from.empty()) {
+      init = load_checkpoint(cfg.model.init_from, task->module(), cfg, "model.init_from");
+    }
+    optimizer = build_optimizer(cfg, task->module());
+    params = task->module().parameters();
+    eval_train = make_train_eval_set(cfg, data, "train");
+    eval_val = make_train_eval_set(cfg, data, "val");
   }
-  auto optimizer = build_optimizer(cfg, task->module());
-  const std::vector<torch::Tensor> params = task->module().parameters();
-  const int64_t A = cfg.train.grad_accum_steps, max_steps = cfg.schedule.max_steps;
-  const EvalSet eval_train = make_train_eval_set(cfg, rd, "train");
-  const EvalSet eval_val = make_train_eval_set(cfg, rd, "val");
+  Training(const Training&) = delete;
+  Training& operator=(const Training&) = delete;
 
-  // -- the session: run directory, phase timers, modules/ops profiler, energy -----------------
-  Session session(cfg, session_options(cfg, *task, opts), &runtime);
-  const std::string& dir = session.run_dir();
-  rd.tokenizer->save(dir);
+  bool bf16;
+  RuntimeInfo runtime;
+  RunData data;
+  std::unique_ptr<Task> task;
+  std::optional<LoadReport> init;  // model.init_from
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::vector<torch::Tensor> params;
+  EvalSet eval_train, eval_val;
+};
+
+void log_inputs(const Training& t) {
+  const RunData& rd = t.data;
   spdlog::info("data: {} ({} bytes), {} tokenizer, vocab {}, {}", rd.source, rd.corpus_bytes,
                rd.tokenizer->name(), rd.tokenizer->vocab_size(), rd.description);
-  if (init) {
-    spdlog::info("init_from {} ({} task, step {}): {} tensors loaded, {} kept at init{}{}",
-                 init->path, init->task, init->step, init->loaded, init->missing.size(),
-                 init->missing.empty() ? "" : fmt::format(" ({})", fmt::join(init->missing, ", ")),
-                 init->unexpected.empty()
-                     ? ""
-                     : fmt::format(", {} unused ({})", init->unexpected.size(),
-                                   fmt::join(init->unexpected, ", ")));
-  }
-  data::BatchLoader loader(*rd.train_sampler, cfg.data.num_workers, cfg.data.prefetch);
+  if (!t.init) return;
+  const LoadReport& i = *t.init;
+  spdlog::info("init_from {} ({} task, step {}): {} tensors loaded, {} kept at init{}{}", i.path,
+               i.task, i.step, i.loaded, i.missing.size(),
+               i.missing.empty() ? "" : fmt::format(" ({})", fmt::join(i.missing, ", ")),
+               i.unexpected.empty() ? ""
+                                    : fmt::format(", {} unused ({})", i.unexpected.size(),
+                                                  fmt::join(i.unexpected, ", ")));
+}
 
-  // -- preallocated loop state -----------------------------------------------------------------
-  std::vector<torch::Tensor> micro_loss(static_cast<size_t>(A));
+// Loop state, allocated once.
+struct LoopState {
+  explicit LoopState(int64_t accum) : micro_loss(static_cast<size_t>(accum)) {}
+  std::vector<torch::Tensor> micro_loss;
   torch::Tensor grad_norm;
   data::BatchView held;  // the last micro-batch, handed back at the next data phase
   bool holding = false;
-  StopSignals signals;
+};
+
+// The timed step: no allocation, I/O, formatting or host sync beyond training's own.
+void timed_step(const config::Config& cfg, Training& t, Step& step, data::BatchLoader& loader,
+                LoopState& s) {
+  const int64_t A = cfg.train.grad_accum_steps;
+  for (int64_t micro = 0; micro < A; ++micro) {
+    data::BatchView batch;
+    Batch b;
+    torch::Tensor loss;
+    {
+      // The previous batch's slot goes back here, so refilling it is data time and the data
+      // phase runs once per micro-batch, where the batch is taken.
+      auto phase = step.phase(profile::Phase::kData);
+      if (s.holding) loader.release(s.held);
+      batch = loader.next();
+      b = wrap_batch(batch);
+    }
+    {
+      auto phase = step.phase(profile::Phase::kForward);
+      model::CpuAutocastScope autocast(t.bf16);
+      loss = t.task->loss(b);
+      if (A > 1) loss = loss / static_cast<double>(A);
+    }
+    {
+      auto phase = step.phase(profile::Phase::kBackward);
+      loss.backward();
+    }
+    s.micro_loss[static_cast<size_t>(micro)] = loss.detach();
+    s.held = batch;  // backward is done with it (embedding, mask, loss); released next phase
+    s.holding = true;
+  }
+  {
+    auto phase = step.phase(profile::Phase::kOptimizer);
+    if (cfg.optim.grad_clip > 0) s.grad_norm = clip_grad_norm(t.params, cfg.optim.grad_clip);
+    t.optimizer->step();
+    zero_grad_to_none(t.params);
+  }
+  step.end();
+}
+
+struct Outcome {
   RunStatus status = RunStatus::kCompleted;
   std::string message;
+};
 
-  try {
-    for (int64_t n = 1; n <= max_steps; ++n) {  // step numbers count from 1 everywhere
-      const double lr = learning_rate(cfg, n - 1);
-      set_learning_rate(*optimizer, lr);
-      Step step = session.step();
+// After the clock: the step's loss (read once, the step's one host sync), the divergence check.
+std::optional<Outcome> record_loss(const config::Config& cfg, Step& step, const LoopState& s,
+                                   double lr) {
+  double loss = 0;
+  for (const auto& l : s.micro_loss) loss += l.item<double>();
+  step.set_loss(loss);
+  step.set_lr(lr);
+  if (cfg.optim.grad_clip > 0) step.set_grad_norm(s.grad_norm.item<double>());
+  if (std::isfinite(loss)) return std::nullopt;
+  return Outcome{RunStatus::kDiverged,
+                 fmt::format("loss became {} at step {} (lr {:.3g}): lower optim.lr, raise "
+                             "schedule.warmup_steps or set optim.grad_clip",
+                             std::isnan(loss) ? "nan" : (loss > 0 ? "inf" : "-inf"),
+                             step.number(), lr)};
+}
 
-      // ---- timed step: no allocation, I/O, formatting or host sync beyond training's own ----
-      for (int64_t micro = 0; micro < A; ++micro) {
-        data::BatchView batch;
-        Batch b;
-        torch::Tensor loss;
-        {
-          // The previous batch's slot goes back here, so refilling it is data time and the data
-          // phase runs once per micro-batch, where the batch is taken.
-          auto phase = step.phase(profile::Phase::kData);
-          if (holding) loader.release(held);
-          batch = loader.next();
-          b = wrap_batch(batch);
-        }
-        {
-          auto phase = step.phase(profile::Phase::kForward);
-          model::CpuAutocastScope autocast(bf16);
-          loss = task->loss(b);
-          if (A > 1) loss = loss / static_cast<double>(A);
-        }
-        {
-          auto phase = step.phase(profile::Phase::kBackward);
-          loss.backward();
-        }
-        micro_loss[static_cast<size_t>(micro)] = loss.detach();
-        held = batch;  // backward is done with it (embedding, mask, loss); released next phase
-        holding = true;
-      }
-      {
-        auto phase = step.phase(profile::Phase::kOptimizer);
-        if (cfg.optim.grad_clip > 0) grad_norm = clip_grad_norm(params, cfg.optim.grad_clip);
-        optimizer->step();
-        zero_grad_to_none(params);
-      }
-      step.end();
-      // ---- end of timed step ----
+void evaluate_step(Training& t, Step& step) {
+  const int64_t t0 = now_ns();
+  const EvalSums tr = evaluate(*t.task, t.eval_train, t.bf16);
+  const EvalSums va = evaluate(*t.task, t.eval_val, t.bf16);
+  step.record_eval({{"train", tr.mean_loss(), accuracy_of(*t.task, tr)},
+                    {"val", va.mean_loss(), accuracy_of(*t.task, va)}},
+                   static_cast<double>(now_ns() - t0) * 1e-6);
+}
 
-      double step_loss = 0;
-      for (const auto& l : micro_loss) step_loss += l.item<double>();  // sync: loss read once, after timing
-      step.set_loss(step_loss);
-      step.set_lr(lr);
-      if (cfg.optim.grad_clip > 0) step.set_grad_norm(grad_norm.item<double>());
-      if (!std::isfinite(step_loss)) {
-        status = RunStatus::kDiverged;
-        message = fmt::format("loss became {} at step {} (lr {:.3g}): lower optim.lr, raise "
-                              "schedule.warmup_steps or set optim.grad_clip",
-                              std::isnan(step_loss) ? "nan" : (step_loss > 0 ? "inf" : "-inf"), n,
-                              lr);
-        break;  // the step's row is written as it leaves scope
-      }
-
-      const bool last = n == max_steps;
-      if (cfg.train.eval_interval > 0 && (n % cfg.train.eval_interval == 0 || last)) {
-        const int64_t t0 = now_ns();
-        const EvalSums tr = evaluate(*task, eval_train, bf16), va = evaluate(*task, eval_val, bf16);
-        step.record_eval({{"train", tr.mean_loss(), accuracy_of(*task, tr)},
-                          {"val", va.mean_loss(), accuracy_of(*task, va)}},
-                         static_cast<double>(now_ns() - t0) * 1e-6);
-      }
-      if (cfg.train.save_checkpoint && cfg.train.checkpoint_interval > 0 && !last &&
-          n % cfg.train.checkpoint_interval == 0) {
-        save_checkpoint(fmt::format("{}/checkpoint-step{}", dir, n), task->module(), cfg,
-                        task->name(), n);
-      }
-      if (signals.signal() != 0 && !last) {
-        status = RunStatus::kInterrupted;
-        message = fmt::format("stopped by signal {} after step {}", signals.signal(), n);
-        break;
-      }
-    }
-  } catch (const llmprof::Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    status = RunStatus::kFailed;
-    message = e.what();
-    // Keep only the first line of LibTorch's multi-line messages for the summary and the log.
-    message = message.substr(0, message.find('\n'));
-  }
-
-  // -- the end: checkpoint, summary ------------------------------------------------------------
+// The end: the last checkpoint, the data and init_from notes, summary.json.
+TrainResult finish(const config::Config& cfg, Training& t, Session& session,
+                   const Outcome& outcome) {
+  const std::string& dir = session.run_dir();
   const int64_t done = session.steps_completed();
-  if (cfg.train.save_checkpoint && done > 0 && status != RunStatus::kDiverged) {
-    save_checkpoint(dir + "/checkpoint", task->module(), cfg, task->name(), done);
-    spdlog::info("checkpoint {}/checkpoint (step {})", dir, done);
+  if (cfg.train.save_checkpoint && done > 0 && outcome.status != RunStatus::kDiverged) {
+    save_checkpoint(rundir::path(dir, rundir::kCheckpoint), t.task->module(), cfg,
+                    t.task->name(), done);
+    spdlog::info("checkpoint {} (step {})", rundir::path(dir, rundir::kCheckpoint), done);
   }
-  session.annotate("data", rd.report.dump());
-  if (init) {
-    session.annotate("init_from", nlohmann::json{{"path", init->path},
-                                                 {"task", init->task},
-                                                 {"step", init->step},
-                                                 {"loaded", init->loaded},
-                                                 {"missing", init->missing},
-                                                 {"unexpected", init->unexpected}}
+  session.annotate("data", t.data.report.dump());
+  if (t.init) {
+    session.annotate("init_from", nlohmann::json{{"path", t.init->path},
+                                                 {"task", t.init->task},
+                                                 {"step", t.init->step},
+                                                 {"loaded", t.init->loaded},
+                                                 {"missing", t.init->missing},
+                                                 {"unexpected", t.init->unexpected}}
                                       .dump());
   }
-  const RunSummary s = session.finish(status, message);
-
+  const RunSummary s = session.finish(outcome.status, outcome.message);
   TrainResult result;
   result.run_dir = s.run_dir;
   result.status = run_status_name(s.status);
@@ -268,6 +267,53 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   result.mfu = s.mfu;
   result.top_ops = s.top_ops;
   return result;
+}
+
+}  // namespace
+
+TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
+  config::validate(cfg);
+  check_device(cfg);
+  Training t(cfg);  // set-up: model, data, optimizer, eval batches
+  Session session(cfg, session_options(cfg, *t.task, opts), &t.runtime);  // the run directory
+  t.data.tokenizer->save(session.run_dir());
+  log_inputs(t);
+  data::BatchLoader loader(*t.data.train_sampler, cfg.data.num_workers, cfg.data.prefetch);
+  LoopState state(cfg.train.grad_accum_steps);
+  StopSignals signals;
+  Outcome outcome;
+  const int64_t max_steps = cfg.schedule.max_steps;
+  const int64_t eval_every = cfg.train.eval_interval, ckpt_every = cfg.train.checkpoint_interval;
+  try {
+    for (int64_t n = 1; n <= max_steps; ++n) {  // step numbers count from 1 everywhere
+      const bool last = n == max_steps;
+      const double lr = learning_rate(cfg, n - 1);
+      set_learning_rate(*t.optimizer, lr);
+      Step step = session.step();  // its row is written as it leaves scope, even on break
+      timed_step(cfg, t, step, loader, state);
+      if (auto stop = record_loss(cfg, step, state, lr)) {
+        outcome = *stop;
+        break;
+      }
+      if (eval_every > 0 && (n % eval_every == 0 || last)) evaluate_step(t, step);
+      if (cfg.train.save_checkpoint && ckpt_every > 0 && !last && n % ckpt_every == 0) {
+        save_checkpoint(fmt::format("{}/checkpoint-step{}", session.run_dir(), n),
+                        t.task->module(), cfg, t.task->name(), n);
+      }
+      if (signals.signal() != 0 && !last) {
+        outcome = {RunStatus::kInterrupted,
+                   fmt::format("stopped by signal {} after step {}", signals.signal(), n)};
+        break;
+      }
+    }
+  } catch (const llmprof::Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    // Keep only the first line of LibTorch's multi-line messages for the summary and the log.
+    const std::string what = e.what();
+    outcome = {RunStatus::kFailed, what.substr(0, what.find('\n'))};
+  }
+  return finish(cfg, t, session, outcome);
 }
 
 }  // namespace llmprof::train

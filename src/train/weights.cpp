@@ -12,6 +12,7 @@
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
+#include "llmprof/rundir/files.h"
 
 namespace llmprof::train {
 
@@ -61,8 +62,8 @@ void save_checkpoint(const std::string& dir, torch::nn::Module& model, const con
                  {"max_positions", m.max_positions}, {"num_labels", m.num_labels}}},
       {"tokenizer", {{"type", cfg.data.tokenizer}, {"vocab_path", cfg.data.vocab_path}}},
       {"tensors", names}};
-  output::write_file_atomic((tmp_dir / "checkpoint.json").string(), meta.dump(2) + "\n");
-  output::write_file_atomic((tmp_dir / "config.yaml").string(), config::to_yaml(cfg));
+  output::write_file_atomic(rundir::path(tmp_dir.string(), rundir::kCheckpointMeta), meta.dump(2) + "\n");
+  output::write_file_atomic(rundir::path(tmp_dir.string(), rundir::kConfig), config::to_yaml(cfg));
   fs::remove_all(final_dir, ec);
   fs::rename(tmp_dir, final_dir);
 }
@@ -81,7 +82,7 @@ std::string resolve_checkpoint_dir(const std::string& path, const config::Config
                       cfg.source_file, key);
   }
   if (fs::exists(p / "model.pt")) return p.string();
-  if (fs::exists(p / "checkpoint" / "model.pt")) return (p / "checkpoint").string();
+  if (fs::exists(p / rundir::kCheckpoint / "model.pt")) return (p / rundir::kCheckpoint).string();
   throw ConfigError(fmt::format("{}: '{}' holds no checkpoint (no model.pt there or in "
                                 "checkpoint/); train with train.save_checkpoint=true first",
                                 key, path),
@@ -94,7 +95,7 @@ LoadReport load_checkpoint(const std::string& path, torch::nn::Module& model,
   r.path = resolve_checkpoint_dir(path, cfg, key);
   nlohmann::json meta;
   {
-    std::ifstream in(fs::path(r.path) / "checkpoint.json");
+    std::ifstream in(rundir::path(r.path, rundir::kCheckpointMeta));
     if (!in) {
       throw ConfigError(fmt::format("{}: cannot read {}/checkpoint.json", key, r.path),
                         cfg.source_file, key);
@@ -175,7 +176,7 @@ std::vector<std::string> shape_keys(const config::Config& ckpt) {
 std::vector<std::string> adopt_checkpoint_model(config::Config& cfg, const std::string& path,
                                                 const std::string& key) {
   const std::string dir = resolve_checkpoint_dir(path, cfg, key);
-  const std::string ckpt_yaml = (fs::path(dir) / "config.yaml").string();
+  const std::string ckpt_yaml = rundir::path(dir, rundir::kConfig);
   if (!fs::exists(ckpt_yaml)) {
     throw ConfigError(fmt::format("{}: checkpoint {} has no config.yaml, so its model shape is "
                                   "unknown; it was not written by llmprof train",

@@ -126,20 +126,25 @@ TEST(AggregateGpu, PerStepFiguresDivideByTheRecordedSteps) {
   EXPECT_NEAR(t.kernel_ms, 0.010, kTol);
 }
 
-TEST(AggregateGpu, KernelsCsvHasTheDocumentedColumns) {
-  test::ScratchDir dir("gpu_kernels");
+TEST(AggregateGpu, KernelRowsCarryTheLaunchConfigurationAndTheOwner) {
   const GpuFixture fx = correlation_fixture();
-  write_kernels_csv(dir.file("kernels.csv"),
-                    aggregate_gpu(fx.gpu, fx.cpu_ops, correlate(fx.gpu, fx.cpu_ops), 1));
-  const auto rows = output::parse_csv(test::read_file(dir.file("kernels.csv")));
-  ASSERT_EQ(rows.size(), 5u);
-  EXPECT_EQ(rows[0], (std::vector<std::string>{"kernel", "calls", "total_us", "mean_us", "min_us",
-                                               "max_us", "grid", "block", "registers",
-                                               "shared_mem_bytes", "est_occupancy", "owning_op",
-                                               "owning_scope", "owners", "steps"}));
-  EXPECT_EQ(rows[2], (std::vector<std::string>{"softmax", "2", "7", "3.5", "3", "4", "128x1x1",
-                                               "128x1x1", "64", "60000", "0.1875", "aten::softmax",
-                                               "attn.softmax", "1", "1"}));
+  const GpuTables t = aggregate_gpu(fx.gpu, fx.cpu_ops, correlate(fx.gpu, fx.cpu_ops), 1);
+  ASSERT_EQ(t.kernels.size(), 4u);
+  const KernelRow& r = t.kernels[1];  // kernels.csv's rows[2] (rundir::write_kernels)
+  EXPECT_EQ(r.kernel, "softmax");
+  EXPECT_EQ(r.calls, 2);
+  EXPECT_EQ(r.total_us, 7);
+  EXPECT_EQ(r.mean_us, 3.5);
+  EXPECT_EQ(r.min_us, 3);
+  EXPECT_EQ(r.max_us, 4);
+  EXPECT_EQ(format_dim3(r.grid), "128x1x1");
+  EXPECT_EQ(format_dim3(r.block), "128x1x1");
+  EXPECT_EQ(r.registers, 64);
+  EXPECT_EQ(r.shared_mem_bytes, 60000);
+  EXPECT_EQ(r.est_occupancy.value_or(-1), 0.1875);
+  EXPECT_EQ(r.owning_op, "aten::softmax");
+  EXPECT_EQ(r.owning_scope, "attn.softmax");
+  EXPECT_EQ(r.owners, 1);
 }
 
 }  // namespace

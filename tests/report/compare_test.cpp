@@ -53,8 +53,8 @@ TEST(SignificantChange, IgnoresAShiftWithinNoise) {
 }
 
 TEST(CompareTables, FlagsForwardDoublingButNotBackwardNoise) {
-  auto a = load_run(report_fixture("run_a"));
-  auto b = load_run(report_fixture("run_b"));
+  auto a = rundir::load_run(report_fixture("run_a"));
+  auto b = rundir::load_run(report_fixture("run_b"));
   auto tables = compare_tables(a, compute_metrics(a), b, compute_metrics(b));
   const Table& phases = find_table(tables, "compare.phases");
   const auto& fwd = find_row(phases, "forward ms");
@@ -72,8 +72,8 @@ TEST(CompareTables, FlagsForwardDoublingButNotBackwardNoise) {
 }
 
 TEST(CompareTables, RatiosPerScopeAndOp) {
-  auto a = load_run(report_fixture("run_a"));
-  auto b = load_run(report_fixture("run_b"));
+  auto a = rundir::load_run(report_fixture("run_a"));
+  auto b = rundir::load_run(report_fixture("run_b"));
   auto tables = compare_tables(a, compute_metrics(a), b, compute_metrics(b));
   const auto& core = find_row(find_table(tables, "compare.modules"), "attn.core fwd");
   EXPECT_NEAR(*core[3].value, 1.6 / 0.4, 1e-9);

@@ -22,7 +22,7 @@ struct Fixture {
 
 const Fixture& run_a() {
   static const Fixture f = [] {
-    Run r = load_run(report_fixture("run_a"));
+    Run r = rundir::load_run(report_fixture("run_a"));
     RunMetrics m = compute_metrics(r);
     return Fixture{std::move(r), std::move(m)};
   }();
@@ -31,7 +31,7 @@ const Fixture& run_a() {
 
 const Fixture& run_b() {
   static const Fixture f = [] {
-    Run r = load_run(report_fixture("run_b"));
+    Run r = rundir::load_run(report_fixture("run_b"));
     RunMetrics m = compute_metrics(r);
     return Fixture{std::move(r), std::move(m)};
   }();
@@ -90,7 +90,7 @@ TEST(RuleAttentionCore, FiresWhenCoreDominatesBlocks) {
 
 TEST(RuleAttentionCore, SilentAtFifteenPercentAndWithoutModules) {
   EXPECT_FALSE(rule_attention_core(run_a().run, run_a().m).has_value());  // 0.8 / 5.2
-  auto bare = load_run(report_fixture("run_incomplete"));
+  auto bare = rundir::load_run(report_fixture("run_incomplete"));
   EXPECT_FALSE(rule_attention_core(bare, compute_metrics(bare)).has_value());
 }
 

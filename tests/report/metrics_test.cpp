@@ -27,7 +27,7 @@ TEST(StatsOf, InterpolatesPercentilesLinearly) {
 }
 
 TEST(ComputeMetrics, ExcludesWarmupAndTakesMedians) {
-  RunMetrics m = compute_metrics(load_run(report_fixture("run_a")));
+  RunMetrics m = compute_metrics(rundir::load_run(report_fixture("run_a")));
   EXPECT_EQ(m.steps_completed, 11);
   EXPECT_EQ(m.warmup_excluded, 1);
   ASSERT_NE(m.stat("step_ms"), nullptr);
@@ -43,14 +43,14 @@ TEST(ComputeMetrics, ExcludesWarmupAndTakesMedians) {
 }
 
 TEST(ComputeMetrics, EvalShareIsOfStepsPlusEvals) {
-  RunMetrics m = compute_metrics(load_run(report_fixture("run_a")));
+  RunMetrics m = compute_metrics(rundir::load_run(report_fixture("run_a")));
   EXPECT_NEAR(m.step_total_ms, 150, kTol);  // 50 + 100
   EXPECT_NEAR(m.eval_total_ms, 20, kTol);   // 2 evals x 10 ms
   EXPECT_NEAR(*m.eval_share, 20.0 / 170.0, kTol);
 }
 
 TEST(ComputeMetrics, FinalLossesComeFromTheLastEval) {
-  RunMetrics m = compute_metrics(load_run(report_fixture("run_a")));
+  RunMetrics m = compute_metrics(rundir::load_run(report_fixture("run_a")));
   EXPECT_DOUBLE_EQ(*m.final_train_loss, 3.1);
   EXPECT_TRUE(m.train_loss_from_eval);
   EXPECT_DOUBLE_EQ(*m.final_val_loss, 3.2);
@@ -59,7 +59,7 @@ TEST(ComputeMetrics, FinalLossesComeFromTheLastEval) {
 }
 
 TEST(ComputeMetrics, SumsModulesOverBlocks) {
-  RunMetrics m = compute_metrics(load_run(report_fixture("run_a")));
+  RunMetrics m = compute_metrics(rundir::load_run(report_fixture("run_a")));
   const ScopeTotal& core = m.forward_scopes.at("attn.core");
   EXPECT_NEAR(core.total_ms, 0.4, kTol);  // 0.2 ms in each of 2 blocks
   EXPECT_NEAR(*core.share_of_pass, 0.4 / 3.0, 1e-8);
@@ -72,7 +72,7 @@ TEST(ComputeMetrics, SumsModulesOverBlocks) {
 }
 
 TEST(ComputeMetrics, MemoryByPhase) {
-  RunMetrics m = compute_metrics(load_run(report_fixture("run_a")));
+  RunMetrics m = compute_metrics(rundir::load_run(report_fixture("run_a")));
   ASSERT_EQ(m.memory_phases, (std::vector<std::string>{"forward", "backward", "optimizer"}));
   EXPECT_EQ(*m.memory.at("backward").peak_allocated_bytes, 150 * kMiB);
   EXPECT_EQ(*m.memory.at("backward").end_allocated_bytes, 40 * kMiB);
@@ -80,7 +80,7 @@ TEST(ComputeMetrics, MemoryByPhase) {
 }
 
 TEST(ComputeMetrics, IncompleteRunUsesStepsAndConfigWarmup) {
-  auto run = load_run(report_fixture("run_incomplete"));
+  auto run = rundir::load_run(report_fixture("run_incomplete"));
   RunMetrics m = compute_metrics(run);
   EXPECT_EQ(m.warmup_excluded, 1);                     // profile.warmup_steps in config.yaml
   EXPECT_NEAR(m.stat("step_ms")->median, 11.0, kTol);  // of 12, 10, 11
@@ -91,7 +91,7 @@ TEST(ComputeMetrics, IncompleteRunUsesStepsAndConfigWarmup) {
 }
 
 TEST(ComputeMetrics, EnergyPrefersSummaryOverStepColumn) {
-  RunMetrics m = compute_metrics(load_run(report_fixture("run_b")));
+  RunMetrics m = compute_metrics(rundir::load_run(report_fixture("run_b")));
   EXPECT_EQ(*m.energy_j, 6.0);  // summary.json energy.total_j, not 11 x 0.4 from steps.csv
   EXPECT_NEAR(m.stat("energy_j")->median, 0.4, kTol);
 }

@@ -22,14 +22,14 @@ const Table& find_table(const Document& doc, const std::string& id) {
 }
 
 TEST(LoadSweep, KeysAreTheColumnsBeforeRepeat) {
-  Sweep s = load_sweep(report_fixture("sweep_2d"));
+  Sweep s = rundir::load_sweep(report_fixture("sweep_2d"));
   EXPECT_EQ(s.keys, (std::vector<std::string>{"train.batch_size", "optim.lr"}));
   ASSERT_EQ(s.points.size(), 5u);
   EXPECT_EQ(s.points[3].status, "diverged");
   EXPECT_FALSE(s.points[3].metrics.at("val_loss").has_value());
   EXPECT_NE(s.points[0].run_dir.find("runs/p0"), std::string::npos);
-  EXPECT_TRUE(is_sweep_dir(report_fixture("sweep_2d")));
-  EXPECT_FALSE(is_sweep_dir(report_fixture("run_a")));
+  EXPECT_TRUE(rundir::is_sweep_dir(report_fixture("sweep_2d")));
+  EXPECT_FALSE(rundir::is_sweep_dir(report_fixture("run_a")));
 }
 
 TEST(LoadSweep, ReadsTheNamesLlmprofSweepWrites) {
@@ -39,7 +39,7 @@ TEST(LoadSweep, ReadsTheNamesLlmprofSweepWrites) {
                    "mfu,final_train_loss,final_val_loss,final_val_perplexity,peak_rss_bytes,"
                    "energy_j,run_dir\n"
                    "8,1,p001,completed,0,12.5,4096,0.2,2.5,2.6,13.46,1000,,runs/p001\n");
-  Sweep s = load_sweep(dir.path());
+  Sweep s = rundir::load_sweep(dir.path());
   ASSERT_EQ(s.points.size(), 1u);
   EXPECT_EQ(*s.points[0].metrics.at("step_ms"), 12.5);
   EXPECT_EQ(*s.points[0].metrics.at("train_loss"), 2.5);
@@ -55,7 +55,7 @@ TEST(LoadSweep, MalformedRowNamesFileAndLine) {
                    "train.batch_size,repeat,point_id,status,val_loss\n"
                    "8,1,p001,completed,2.6\n16,1,p002,completed,low\n");
   try {
-    load_sweep(dir.path());
+    rundir::load_sweep(dir.path());
     FAIL() << "no error";
   } catch (const DataError& e) {
     EXPECT_NE(std::string(e.what()).find("sweep.csv line 3"), std::string::npos) << e.what();
@@ -63,7 +63,7 @@ TEST(LoadSweep, MalformedRowNamesFileAndLine) {
 }
 
 TEST(AggregateSweep, MediansOverCompletedRepeatsOnly) {
-  auto configs = aggregate_sweep(load_sweep(report_fixture("sweep_2d")));
+  auto configs = aggregate_sweep(rundir::load_sweep(report_fixture("sweep_2d")));
   ASSERT_EQ(configs.size(), 4u);
   const SweepConfig& c = configs[3];  // batch 8, lr 0.003: p3 diverged, p4 completed
   EXPECT_EQ(c.label, "batch_size=8, lr=0.003");
@@ -75,7 +75,7 @@ TEST(AggregateSweep, MediansOverCompletedRepeatsOnly) {
 }
 
 TEST(ParetoFront, KeepsUndominatedConfigsSortedByThroughput) {
-  auto configs = aggregate_sweep(load_sweep(report_fixture("sweep_2d")));
+  auto configs = aggregate_sweep(rundir::load_sweep(report_fixture("sweep_2d")));
   // (4, 1e-3) loses to (4, 3e-3): worse loss, same tokens/s and energy.
   EXPECT_EQ(pareto_front(configs, true), (std::vector<size_t>{1, 3, 2}));
   EXPECT_EQ(pareto_front(configs, false), (std::vector<size_t>{1, 3, 2}));

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -30,21 +31,6 @@ void spin_ms(int ms) {
   const int64_t end = now_ns() + static_cast<int64_t>(ms) * 1000000;
   volatile double x = 0;
   while (now_ns() < end) x = x + 1;
-}
-
-// Splits power.csv into rows of fields (its fields hold no commas or quotes).
-std::vector<std::vector<std::string>> read_csv(const std::string& path) {
-  std::vector<std::vector<std::string>> rows;
-  std::istringstream in(test::read_file(path));
-  for (std::string line; std::getline(in, line);) {
-    std::vector<std::string> fields;
-    std::string field;
-    std::istringstream ls(line);
-    while (std::getline(ls, field, ',')) fields.push_back(field);
-    if (!line.empty() && line.back() == ',') fields.emplace_back();
-    rows.push_back(fields);
-  }
-  return rows;
 }
 
 // Scripted sources: 100 W constant power ("gpu-fake") + a 50 W linear counter ("cpu-fake").
@@ -199,17 +185,14 @@ TEST(EnergyMonitor, NoSensorAndNoTdpReportsNullEnergyWithReason) {
   EXPECT_TRUE(energy.availability_json()["total_source"].is_null());
 
   // power.csv still carries the process utilisation, with no watts and estimated 0.
-  energy.write_power_csv(dir.file("power.csv"));
-  auto rows = read_csv(dir.file("power.csv"));
-  ASSERT_GE(rows.size(), 2u);
-  EXPECT_EQ(rows[0], (std::vector<std::string>{"t_s", "source", "domain", "watts", "joules_cum",
-                                               "utilisation", "estimated"}));
-  for (size_t i = 1; i < rows.size(); ++i) {
-    ASSERT_EQ(rows[i].size(), 7u);
-    EXPECT_EQ(rows[i][1], "proc");
-    EXPECT_EQ(rows[i][3], "");
-    EXPECT_EQ(rows[i][4], "");
-    EXPECT_EQ(rows[i][6], "0");
+  const std::vector<PowerRow> rows = energy.power_rows();
+  ASSERT_GE(rows.size(), 1u);
+  for (const PowerRow& r : rows) {
+    EXPECT_EQ(r.source, "proc");
+    EXPECT_TRUE(std::isnan(r.watts));
+    EXPECT_TRUE(std::isnan(r.joules_cum));
+    EXPECT_FALSE(std::isnan(r.utilisation));
+    EXPECT_FALSE(r.estimated);
   }
 }
 
@@ -243,13 +226,11 @@ TEST(EnergyMonitor, TdpEstimateIsLabelledEstimatedEverywhere) {
   std::vector<std::string> lines = energy.availability_lines();
   EXPECT_NE(lines.back().find("(estimated, not measured)"), std::string::npos) << lines.back();
 
-  energy.write_power_csv(dir.file("power.csv"));
-  auto rows = read_csv(dir.file("power.csv"));
-  ASSERT_GE(rows.size(), 3u);
-  for (size_t i = 1; i < rows.size(); ++i) {
-    ASSERT_EQ(rows[i].size(), 7u);
-    EXPECT_EQ(rows[i][1], "estimate");
-    EXPECT_EQ(rows[i][6], "1") << "row " << i;
+  const std::vector<PowerRow> rows = energy.power_rows();
+  ASSERT_GE(rows.size(), 2u);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].source, "estimate");
+    EXPECT_TRUE(rows[i].estimated) << "row " << i;
   }
 }
 

@@ -1,6 +1,6 @@
-// GPU time tables of a recorded window: kernels.csv (one row per kernel and launch
-// configuration), and GPU milliseconds per CPU op and per module scope, for the lead's join into
-// ops.csv and modules.csv. Like those tables, counts and totals are per step, averaged over the
+// GPU time tables of a recorded window: kernels.csv's rows (rundir::write_kernels; one per
+// kernel and launch configuration), and GPU milliseconds per CPU op and per module scope, for the
+// join into ops.csv and modules.csv. Like those tables, counts and totals are per step, averaged over the
 // recorded steps; mean/min/max are per call.
 #pragma once
 
@@ -64,9 +64,5 @@ GpuTables aggregate_gpu(const GpuRecords& gpu,
 
 // "128x1x1".
 std::string format_dim3(const Dim3& d);
-
-// kernels.csv: kernel, calls, total_us, mean_us, min_us, max_us, grid, block, registers,
-// shared_mem_bytes, est_occupancy, owning_op, owning_scope, owners, steps. Throws IoError.
-void write_kernels_csv(const std::string& path, const GpuTables& tables);
 
 }  // namespace llmprof::gpu

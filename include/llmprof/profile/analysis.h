@@ -1,4 +1,4 @@
-// Turning a recorded window (TraceData) into the deep-profiling tables: per-module forward and
+// Turning a recorded window (TraceData) into the deep-profiling tables (written by rundir): per-module forward and
 // backward time (modules.csv), per-op self/total time with counted FLOPs (ops.csv), activation
 // bytes kept for backward per scope (activations.csv), memory per phase (memory.csv), and the
 // reconciliation of scopes against phases and of counted against analytic FLOPs.
@@ -83,27 +83,9 @@ Analysis analyze(const TraceData& data,
                  const ScopeFlops& fwd_flops_per_call,
                  double peak_flops_per_s);
 
-void write_modules_csv(const std::string& path, const Analysis& a);
-void write_ops_csv(const std::string& path, const Analysis& a);
-void write_activations_csv(const std::string& path, const Analysis& a);
-// One row per (step, phase) from the per-interval records, in first-seen order: a phase that runs
-// several times in a step (data and forward/backward per micro-batch) keeps its highest peak and
-// the allocated bytes where its last interval ended.
+// memory.csv's rows: one per (step, phase) from the per-interval records, in first-seen order; a
+// phase that runs several times in a step (data and forward/backward per micro-batch) keeps its
+// highest peak and the allocated bytes where its last interval ended.
 std::vector<PhaseMemory> memory_per_phase(const std::vector<PhaseMemory>& intervals);
-void write_memory_csv(const std::string& path,
-                      const TraceData& data,
-                      const std::vector<StepPhases>& phases);
-
-// Chrome trace event format (Perfetto, chrome://tracing): phases, steps, scopes, ops and
-// backward nodes as slices, memory counters, flows from forward ops to their backward nodes.
-// Written to path.tmp and renamed. Returns {events, bytes}.
-struct TraceStats {
-  int64_t events = 0;
-  int64_t bytes = 0;
-  double write_ms = 0;
-};
-TraceStats write_trace(const std::string& path,
-                       const TraceData& data,
-                       const std::vector<StepRecord>& steps);
 
 }  // namespace llmprof::profile

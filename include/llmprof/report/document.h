@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "llmprof/report/warning.h"
+#include "llmprof/report/run.h"
 
 namespace llmprof::report {
 

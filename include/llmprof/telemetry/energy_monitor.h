@@ -11,7 +11,7 @@
 //   ... at the end:
 //   energy.stop();
 //   summary["energy"] = energy.summary_json(tokens, flops, run_t0_ns, run_t1_ns, phase_spans);
-//   energy.write_power_csv(dir + "/power.csv");
+//   rundir::write_power(path, energy.power_rows());
 //
 // Unknown energy is null (std::nullopt / JSON null) with a reason, never 0. Anything derived from
 // the cpu_tdp_w estimate is flagged estimated everywhere.
@@ -57,6 +57,14 @@ struct PhaseSpan {
 };
 
 // A phase's energy summed over its intervals.
+// One energy sample of one channel, as power.csv holds it. NaN = not measured.
+struct PowerRow {
+  double t_s = 0;  // since the first sample
+  std::string source, domain;
+  double watts = 0, joules_cum = 0, utilisation = 0;
+  bool estimated = false;
+};
+
 struct PhaseEnergy {
   std::string phase;
   std::optional<double> joules;  // null if any of its intervals is not covered
@@ -114,9 +122,8 @@ class EnergyMonitor {
                               int64_t t0_ns,
                               int64_t t1_ns,
                               const std::vector<PhaseSpan>& phases = {}) const;
-  // Writes power.csv (t_s, source, domain, watts, joules_cum, utilisation, estimated) via
-  // <path>.tmp and rename; call after stop(). Throws IoError.
-  void write_power_csv(const std::string& path) const;
+  // power.csv's rows (rundir::write_power writes them); call after stop().
+  std::vector<PowerRow> power_rows() const;
 
   // One line per source and a verdict, for the log ("energy: nvml unavailable: ...").
   std::vector<std::string> availability_lines() const;

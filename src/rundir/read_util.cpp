@@ -12,17 +12,18 @@
 
 #include "llmprof/error.h"
 #include "llmprof/output/csv.h"
+#include "llmprof/rundir/files.h"
 
-namespace llmprof::report {
+namespace llmprof::rundir {
 
 std::string InputWarning::text() const {
   if (line <= 0) return fmt::format("{}: {}", file, message);
   return fmt::format("{} line {}: {}", file, line, message);
 }
 
-}  // namespace llmprof::report
+}  // namespace llmprof::rundir
 
-namespace llmprof::report::detail {
+namespace llmprof::rundir::detail {
 
 std::string not_a_directory(const std::string& path) {
   const std::filesystem::path p(path);
@@ -30,8 +31,8 @@ std::string not_a_directory(const std::string& path) {
   if (!std::filesystem::exists(p, ec)) return fmt::format("'{}': no such directory", path);
   const std::string parent = p.parent_path().empty() ? "." : p.parent_path().string();
   return fmt::format("'{}' is a file; give the run or sweep directory{}", path,
-                     std::filesystem::exists(std::filesystem::path(parent) / "steps.csv") ||
-                             std::filesystem::exists(std::filesystem::path(parent) / "sweep.csv")
+                     std::filesystem::exists(rundir::path(parent, kSteps)) ||
+                             std::filesystem::exists(rundir::path(parent, kSweepCsv))
                          ? fmt::format(" ({})", parent)
                          : "");
 }
@@ -219,6 +220,10 @@ std::optional<double> json_number(const nlohmann::json& doc, const std::string& 
   return node->get<double>();
 }
 
+}  // namespace llmprof::rundir::detail
+
+namespace llmprof::rundir {
+
 std::optional<double> parse_number(const std::string& text) {
   if (text.empty()) return std::nullopt;
   const char* begin = text.c_str();
@@ -229,4 +234,4 @@ std::optional<double> parse_number(const std::string& text) {
   return v;
 }
 
-}  // namespace llmprof::report::detail
+}  // namespace llmprof::rundir

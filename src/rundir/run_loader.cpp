@@ -1,6 +1,7 @@
-// load_run: every file of a run directory into typed rows. Only steps.csv is required; each later
-// file (modules.csv, ops.csv, memory.csv, activations.csv, summary.json) is read when present.
-// Every file goes through one reader that leaves out what a killed run or full disk cut short
+// load_run: every file of a run directory into typed rows, by the column names the writers print
+// (tables_columns.h; tests/rundir writes every table and reads it back). Only steps.csv is
+// required; each later file (modules.csv, ops.csv, memory.csv, activations.csv, summary.json) is
+// read when present. Every file goes through one reader that leaves out what a killed run or full disk cut short
 // (a last row, an empty file) into Run::warnings.
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -9,12 +10,13 @@
 #include <filesystem>
 
 #include "llmprof/error.h"
-#include "llmprof/report/run.h"
+#include "llmprof/rundir/files.h"
+#include "llmprof/rundir/read.h"
 #include "read_util.h"
 
 namespace fs = std::filesystem;
 
-namespace llmprof::report {
+namespace llmprof::rundir {
 
 namespace {
 
@@ -70,19 +72,20 @@ std::map<std::string, std::string> read_config(const std::string& path, Warnings
   return out;
 }
 
-NumericTable read_steps(const std::string& path, Warnings& warnings) {
+std::vector<StepRow> read_steps(const std::string& path, Warnings& warnings) {
   CsvFile csv = *detail::read_run_csv(path, warnings, /*required=*/true);
-  NumericTable t;
-  t.names = csv.header;
-  t.values.assign(csv.header.size(), {});
-  for (size_t c = 0; c < csv.header.size(); ++c) {
-    t.values[c].reserve(csv.rows.size());
-    for (size_t r = 0; r < csv.rows.size(); ++r) {
-      t.values[c].push_back(csv.number(r, static_cast<int>(c)));
-    }
+  const int step = csv.require("step");
+  csv.require("step_ms");
+  std::vector<std::pair<int, std::optional<double> StepRow::*>> fields;
+  for (const StepColumn& c : step_columns()) {
+    fields.emplace_back(csv.index(std::string(c.name)), c.field);  // -1: an older file lacks it
   }
-  if (t.column("step_ms") == nullptr) csv.require("step_ms");
-  return t;
+  std::vector<StepRow> rows(csv.rows.size());
+  for (size_t r = 0; r < csv.rows.size(); ++r) {
+    rows[r].step = static_cast<int64_t>(csv.required_number(r, step));
+    for (const auto& [col, field] : fields) rows[r].*field = csv.number(r, col);
+  }
+  return rows;
 }
 
 std::vector<EvalRow> read_evals(const std::string& path, Warnings& warnings) {
@@ -91,13 +94,14 @@ std::vector<EvalRow> read_evals(const std::string& path, Warnings& warnings) {
   if (!file) return rows;
   const CsvFile& csv = *file;
   int step = csv.require("step"), split = csv.require("split"), loss = csv.require("loss");
-  int ppl = csv.index("perplexity"), ms = csv.index("eval_ms");
+  int ppl = csv.index("perplexity"), acc = csv.index("accuracy"), ms = csv.index("eval_ms");
   for (size_t r = 0; r < csv.rows.size(); ++r) {
     EvalRow e;
     e.step = static_cast<int64_t>(csv.required_number(r, step));
     e.split = csv.text(r, split);
     e.loss = csv.required_number(r, loss);
     e.perplexity = csv.number(r, ppl);
+    e.accuracy = csv.number(r, acc);
     e.eval_ms = csv.number(r, ms);
     rows.push_back(e);
   }
@@ -113,6 +117,7 @@ std::vector<ModuleRow> read_modules(const std::string& path, Warnings& warnings)
   int total = csv.require("total_ms");
   int calls = csv.index("calls"), mean = csv.index("mean_ms"), self = csv.index("self_ms");
   int share = csv.index("share_of_pass"), flops = csv.index("flops"), mfu = csv.index("mfu");
+  int steps = csv.index("steps");
   for (size_t r = 0; r < csv.rows.size(); ++r) {
     ModuleRow m;
     m.scope = csv.text(r, scope);
@@ -125,6 +130,7 @@ std::vector<ModuleRow> read_modules(const std::string& path, Warnings& warnings)
     m.share_of_pass = csv.number(r, share);
     m.flops = csv.number(r, flops);
     m.mfu = csv.number(r, mfu);
+    m.steps = csv.number(r, steps);
     if (m.pass != "forward" && m.pass != "backward") {
       throw DataError(fmt::format("{} line {}: column 'pass': '{}' (expected forward|backward)",
                                   path, csv.lines[r], m.pass));
@@ -143,6 +149,7 @@ std::vector<OpRow> read_ops(const std::string& path, Warnings& warnings) {
   int calls = csv.index("calls"), total = csv.index("total_ms"), share = csv.index("self_share");
   int flops = csv.index("flops"), gf = csv.index("gflops_per_s");
   int alloc = csv.index("alloc_bytes"), shapes = csv.index("input_shapes");
+  int steps = csv.index("steps");
   for (size_t r = 0; r < csv.rows.size(); ++r) {
     OpRow o;
     o.op = csv.text(r, op);
@@ -154,6 +161,7 @@ std::vector<OpRow> read_ops(const std::string& path, Warnings& warnings) {
     o.gflops_per_s = csv.number(r, gf);
     o.alloc_bytes = csv.number(r, alloc);
     o.input_shapes = csv.text(r, shapes);
+    o.steps = csv.number(r, steps);
     rows.push_back(o);
   }
   return rows;
@@ -185,9 +193,11 @@ std::vector<ActivationRow> read_activations(const std::string& path, Warnings& w
   if (!file) return rows;
   const CsvFile& csv = *file;
   int scope = csv.require("scope"), block = csv.index("block");
-  int saved = csv.require("saved_bytes");
+  int saved = csv.require("saved_bytes"), alloc = csv.index("alloc_bytes");
+  int steps = csv.index("steps");
   for (size_t r = 0; r < csv.rows.size(); ++r) {
-    rows.push_back({csv.text(r, scope), csv.integer(r, block), csv.number(r, saved)});
+    rows.push_back({csv.text(r, scope), csv.integer(r, block), csv.number(r, saved),
+                    csv.number(r, alloc), csv.number(r, steps)});
   }
   return rows;
 }
@@ -201,56 +211,57 @@ void read_env(const std::string& path, Run& run) {
   run.peak_flops_per_s = detail::json_number(env, "peak_flops.flops_per_s");
 }
 
-void read_summary(const std::string& path, Run& run) {
-  std::optional<nlohmann::json> doc = read_side_json(path, run.warnings);
-  if (!doc) {
+void fill_from_summary(const std::string& path, Run& run) {
+  std::optional<Summary> summary = read_summary(path, run.warnings);
+  if (!summary) {
     run.status = "incomplete";
     run.incomplete = true;
     return;
   }
-  const nlohmann::json& s = *doc;
-  run.status =
-      s.contains("status") && s["status"].is_string() ? s["status"].get<std::string>() : "unknown";
-  if (s.contains("message") && s["message"].is_string()) run.message = s["message"];
-  if (auto w = detail::json_number(s, "steps.warmup_excluded")) {
-    run.summary_warmup_steps = static_cast<int64_t>(*w);
-  }
-  if (auto n = detail::json_number(s, "steps.max_steps")) {
-    run.summary_max_steps = static_cast<int64_t>(*n);
-  }
-  run.summary_peak_rss_bytes = detail::json_number(s, "memory.peak_rss_bytes");
-  if (s.contains("energy") && s["energy"].is_object()) {
-    const auto& e = s["energy"];
-    EnergySummary en;
-    en.total_j = detail::json_number(e, "total_j");
-    en.kwh = detail::json_number(e, "kwh");
-    en.tokens_per_j = detail::json_number(e, "tokens_per_j");
-    en.flops_per_j = detail::json_number(e, "flops_per_j");
-    en.mean_power_w = detail::json_number(e, "mean_power_w");
-    en.peak_power_w = detail::json_number(e, "peak_power_w");
-    en.co2_g = detail::json_number(e, "co2_g");
-    if (e.contains("source") && e["source"].is_string()) en.source = e["source"];
-    en.estimated =
-        e.contains("estimated") && e["estimated"].is_boolean() && e["estimated"].get<bool>();
-    run.energy = en;
-  }
+  run.status = summary->status;
+  run.message = summary->message;
+  run.summary_warmup_steps = summary->warmup_excluded;
+  run.summary_max_steps = summary->max_steps;
+  run.summary_peak_rss_bytes = summary->peak_rss_bytes;
+  run.energy = summary->energy;
 }
 
 }  // namespace
 
-const std::vector<std::optional<double>>* NumericTable::column(const std::string& name) const {
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (names[i] == name) return &values[i];
+std::optional<Summary> read_summary(const std::string& path, Warnings& warnings) {
+  std::optional<nlohmann::json> doc = read_side_json(path, warnings);
+  if (!doc) return std::nullopt;
+  const nlohmann::json& s = *doc;
+  using detail::json_number;
+  Summary out;
+  out.status =
+      s.contains("status") && s["status"].is_string() ? s["status"].get<std::string>() : "unknown";
+  if (s.contains("message") && s["message"].is_string()) out.message = s["message"];
+  if (auto w = json_number(s, "steps.warmup_excluded")) {
+    out.warmup_excluded = static_cast<int64_t>(*w);
   }
-  return nullptr;
-}
-
-std::vector<double> NumericTable::present(const std::string& name, size_t from) const {
-  std::vector<double> out;
-  const auto* col = column(name);
-  if (col == nullptr) return out;
-  for (size_t r = from; r < col->size(); ++r) {
-    if ((*col)[r]) out.push_back(*(*col)[r]);
+  if (auto n = json_number(s, "steps.max_steps")) out.max_steps = static_cast<int64_t>(*n);
+  out.median_step_ms = json_number(s, "timing.step_ms.median");
+  out.tokens_per_s = json_number(s, "throughput.tokens_per_s.median");
+  out.mfu = json_number(s, "mfu.value.median");
+  out.final_train_loss = json_number(s, "loss.final_train_loss");
+  out.final_val_loss = json_number(s, "loss.final_val_loss");
+  out.final_val_perplexity = json_number(s, "loss.final_val_perplexity");
+  out.peak_rss_bytes = json_number(s, "memory.peak_rss_bytes");
+  if (s.contains("energy") && s["energy"].is_object()) {
+    const auto& e = s["energy"];
+    EnergySummary en;
+    en.total_j = json_number(e, "total_j");
+    en.kwh = json_number(e, "kwh");
+    en.tokens_per_j = json_number(e, "tokens_per_j");
+    en.flops_per_j = json_number(e, "flops_per_j");
+    en.mean_power_w = json_number(e, "mean_power_w");
+    en.peak_power_w = json_number(e, "peak_power_w");
+    en.co2_g = json_number(e, "co2_g");
+    if (e.contains("source") && e["source"].is_string()) en.source = e["source"];
+    en.estimated =
+        e.contains("estimated") && e["estimated"].is_boolean() && e["estimated"].get<bool>();
+    out.energy = en;
   }
   return out;
 }
@@ -258,7 +269,7 @@ std::vector<double> NumericTable::present(const std::string& name, size_t from) 
 std::optional<double> Run::config_number(const std::string& key) const {
   auto it = config.find(key);
   if (it == config.end()) return std::nullopt;
-  return detail::parse_number(it->second);
+  return parse_number(it->second);
 }
 
 void disambiguate_labels(const std::vector<Run*>& runs) {
@@ -275,12 +286,12 @@ void disambiguate_labels(const std::vector<Run*>& runs) {
   }
 }
 
-bool is_sweep_dir(const std::string& dir) { return fs::exists(fs::path(dir) / "sweep.csv"); }
+bool is_sweep_dir(const std::string& dir) { return fs::exists(path(dir, kSweepCsv)); }
 
 Run load_run(const std::string& dir) {
   fs::path p(dir);
   if (!fs::is_directory(p)) throw DataError(detail::not_a_directory(dir));
-  if (!fs::exists(p / "steps.csv")) {
+  if (!fs::exists(path(dir, kSteps))) {
     throw DataError(
         fmt::format("'{}': not a run directory (no steps.csv) nor a sweep (no "
                     "sweep.csv)",
@@ -291,17 +302,17 @@ Run load_run(const std::string& dir) {
   fs::path name = p.filename().empty() ? p.parent_path().filename() : p.filename();
   run.label = name.string();
   Warnings& w = run.warnings;
-  run.config = read_config((p / "config.yaml").string(), w);
-  read_env((p / "env.json").string(), run);
-  read_summary((p / "summary.json").string(), run);
-  run.steps = read_steps((p / "steps.csv").string(), w);
-  run.evals = read_evals((p / "eval.csv").string(), w);
-  run.modules = read_modules((p / "modules.csv").string(), w);
-  run.ops = read_ops((p / "ops.csv").string(), w);
-  run.memory = read_memory((p / "memory.csv").string(), w);
-  run.activations = read_activations((p / "activations.csv").string(), w);
+  run.config = read_config(path(dir, kConfig), w);
+  read_env(path(dir, kEnv), run);
+  fill_from_summary(path(dir, kSummary), run);
+  run.steps = read_steps(path(dir, kSteps), w);
+  run.evals = read_evals(path(dir, kEval), w);
+  run.modules = read_modules(path(dir, kModules), w);
+  run.ops = read_ops(path(dir, kOps), w);
+  run.memory = read_memory(path(dir, kMemory), w);
+  run.activations = read_activations(path(dir, kActivations), w);
   if (!run.warnings.empty()) run.incomplete = true;
   return run;
 }
 
-}  // namespace llmprof::report
+}  // namespace llmprof::rundir

@@ -5,10 +5,14 @@
 
 #include <unordered_map>
 
+#include "llmprof/base/clock.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/profile/analysis.h"
+#include "llmprof/rundir/tables.h"
 
-namespace llmprof::profile {
+namespace llmprof::rundir {
+
+using namespace llmprof::profile;  // the records this file formats
 
 namespace {
 
@@ -174,4 +178,4 @@ TraceStats write_trace(const std::string& path,
   return stats;
 }
 
-}  // namespace llmprof::profile
+}  // namespace llmprof::rundir

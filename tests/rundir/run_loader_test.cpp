@@ -3,11 +3,11 @@
 #include <gtest/gtest.h>
 
 #include "llmprof/error.h"
-#include "llmprof/report/run.h"
+#include "llmprof/rundir/read.h"
 #include "report/fixture_paths.h"
 #include "support/test_support.h"
 
-namespace llmprof::report {
+namespace llmprof::rundir {
 namespace {
 
 using test::report_fixture;
@@ -32,7 +32,7 @@ TEST(LoadRun, ReadsEveryFileOfACompleteRun) {
   EXPECT_EQ(run.label, "run_a");
   EXPECT_EQ(run.status, "completed");
   EXPECT_FALSE(run.incomplete);
-  EXPECT_EQ(run.steps.num_rows(), 11u);
+  EXPECT_EQ(run.steps.size(), 11u);
   EXPECT_EQ(run.config.at("train.batch_size"), "4");
   EXPECT_EQ(run.config.at("optim.name"), "adamw");
   EXPECT_EQ(*run.config_number("model.block_size"), 128);
@@ -64,7 +64,7 @@ TEST(LoadRun, MarksARunWithoutSummaryIncomplete) {
   auto run = load_run(report_fixture("run_incomplete"));
   EXPECT_EQ(run.status, "incomplete");
   EXPECT_TRUE(run.incomplete);
-  EXPECT_EQ(run.steps.num_rows(), 4u);
+  EXPECT_EQ(run.steps.size(), 4u);
   EXPECT_TRUE(run.evals.empty());
   EXPECT_TRUE(run.modules.empty());
 }
@@ -90,7 +90,7 @@ TEST(LoadRun, PartialLastStepsRowOfAKilledRunIsSkippedWithAWarning) {
   ScratchDir dir;
   test::write_file(dir.file("steps.csv"), "step,step_ms,loss\n0,1.5,4\n1,1.5,3.9\n2,1.");
   auto run = load_run(dir.path());
-  EXPECT_EQ(run.steps.num_rows(), 2u);
+  EXPECT_EQ(run.steps.size(), 2u);
   EXPECT_TRUE(run.incomplete);
   ASSERT_EQ(run.warnings.size(), 1u);
   EXPECT_EQ(run.warnings[0].file, dir.file("steps.csv"));
@@ -116,7 +116,7 @@ TEST(LoadRun, LastRowWithoutItsNewlineIsSkippedEvenWithEveryField) {
   ScratchDir dir;
   test::write_file(dir.file("steps.csv"), "step,step_ms\n0,1.5\n1,1.");
   auto run = load_run(dir.path());
-  EXPECT_EQ(run.steps.num_rows(), 1u);
+  EXPECT_EQ(run.steps.size(), 1u);
   ASSERT_EQ(run.warnings.size(), 1u);
   EXPECT_EQ(run.warnings[0].line, 3);
   EXPECT_NE(run.warnings[0].text().find("no newline"), std::string::npos) << run.warnings[0].text();
@@ -140,7 +140,7 @@ TEST(LoadRun, EmptySideFilesOfAFullDiskAreSkippedWithAWarning) {
     test::write_file(dir.file(f), "");
   }
   auto run = load_run(dir.path());
-  EXPECT_EQ(run.steps.num_rows(), 2u);
+  EXPECT_EQ(run.steps.size(), 2u);
   EXPECT_TRUE(run.modules.empty());
   EXPECT_TRUE(run.incomplete);
   EXPECT_EQ(run.status, "incomplete");  // an empty summary.json says no more than a missing one
@@ -196,7 +196,7 @@ TEST(LoadRun, BadModulePassNamesTheValue) {
 }
 
 TEST(DisambiguateLabels, SharedDirectoryNamesGetTheirParent) {
-  llmprof::report::Run a, b, c;
+  rundir::Run a, b, c;
   a.dir = "/tmp/sweep1/b8";
   b.dir = "/tmp/sweep2/b8/";
   c.dir = "/tmp/runs/quick";
@@ -209,4 +209,4 @@ TEST(DisambiguateLabels, SharedDirectoryNamesGetTheirParent) {
 }
 
 }  // namespace
-}  // namespace llmprof::report
+}  // namespace llmprof::rundir

@@ -1,5 +1,5 @@
 // Reading run files with positions: CSV records keep their line numbers and JSON errors their
-// line and column, so every malformed-input error names the file and line. Private to src/report.
+// line and column, so every malformed-input error names the file and line. Private to src/rundir.
 #pragma once
 
 #include <cstdint>
@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "llmprof/report/warning.h"
+#include "llmprof/rundir/read.h"
 
-namespace llmprof::report::detail {
+namespace llmprof::rundir::detail {
 
 // The whole file; a missing or unreadable file throws DataError naming it.
 std::string read_text(const std::string& path);
@@ -59,7 +59,4 @@ nlohmann::json read_json(const std::string& path);
 // step is missing, null or not a number.
 std::optional<double> json_number(const nlohmann::json& doc, const std::string& dotted);
 
-// Parses a decimal number (also nan/inf); nullopt when the text is not entirely a number.
-std::optional<double> parse_number(const std::string& text);
-
-}  // namespace llmprof::report::detail
+}  // namespace llmprof::rundir::detail

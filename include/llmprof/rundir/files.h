@@ -1,0 +1,52 @@
+// The names of every file llmprof writes, and their schema versions: one list, used by the
+// writers and the readers alike (docs/ARCHITECTURE.md, "The run directory"). Columns and units
+// of each table are in rundir/tables.h.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace llmprof::rundir {
+
+// A training run (llmprof train, or a user's loop through llmprof::Session).
+inline constexpr std::string_view kConfig = "config.yaml";    // the resolved config
+inline constexpr std::string_view kEnv = "env.json";          // host, build, threads, peak
+inline constexpr std::string_view kSummary = "summary.json";  // written whole at the end
+inline constexpr std::string_view kLog = "log.txt";
+inline constexpr std::string_view kSteps = "steps.csv";  // one row per step, flushed as it ends
+inline constexpr std::string_view kEval = "eval.csv";    // one row per split per eval
+inline constexpr std::string_view kModules = "modules.csv";  // profile.level >= modules
+inline constexpr std::string_view kActivations = "activations.csv";
+inline constexpr std::string_view kMemory = "memory.csv";
+inline constexpr std::string_view kOps = "ops.csv";        // profile.level = ops
+inline constexpr std::string_view kTrace = "trace.json";   // Chrome trace event format
+inline constexpr std::string_view kPower = "power.csv";    // energy samples
+inline constexpr std::string_view kKernels = "kernels.csv";  // GPU kernels (CUDA runs)
+inline constexpr std::string_view kCheckpoint = "checkpoint";  // directory: weights + config
+inline constexpr std::string_view kCheckpointMeta = "checkpoint.json";
+
+// llmprof eval and llmprof bench directories.
+inline constexpr std::string_view kEvalSets = "eval_sets.csv";
+inline constexpr std::string_view kEvalJson = "eval.json";
+inline constexpr std::string_view kBench = "bench.csv";
+inline constexpr std::string_view kBenchQuality = "bench_quality.csv";
+inline constexpr std::string_view kBenchJson = "bench.json";
+
+// A sweep directory: sweep.csv/sweep.json, and one run directory per point under runs/.
+inline constexpr std::string_view kSweepCsv = "sweep.csv";
+inline constexpr std::string_view kSweepJson = "sweep.json";
+inline constexpr std::string_view kSweepRuns = "runs";
+
+// Bumped when a key changes meaning or goes away (new keys do not bump it).
+inline constexpr int kSummarySchemaVersion = 1;
+inline constexpr int kSweepSchemaVersion = 1;
+
+// dir + "/" + file.
+inline std::string path(std::string_view dir, std::string_view file) {
+  std::string p(dir);
+  if (!p.empty() && p.back() != '/') p += '/';
+  p += file;
+  return p;
+}
+
+}  // namespace llmprof::rundir

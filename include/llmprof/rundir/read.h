@@ -1,0 +1,132 @@
+// Reading run and sweep directories back: the one reader of every file llmprof writes, for
+// report, plot and the sweep's resume. Files that are absent leave their fields empty; a
+// malformed file throws DataError naming the file and line (exit 2). What a killed run or a
+// full disk cut short (the last row of a CSV file, an empty file) is left out with a warning and
+// the run marked incomplete. Unknown values (empty CSV fields, JSON null) stay nullopt, never 0.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llmprof/rundir/tables.h"
+
+namespace llmprof::rundir {
+
+// A part of an input left out because it was cut short (a row of a killed run, a file a full disk
+// left empty). Readers carry these as data; only the CLI prints them.
+struct InputWarning {
+  std::string run;      // label of the run it belongs to; empty until the report names it
+  std::string file;     // path of the file
+  int64_t line = 0;     // 1-based line of the left-out row; 0 = the whole file
+  std::string message;  // what was wrong and what was done about it
+
+  // "<file> line <n>: <message>", or "<file>: <message>" for a whole file.
+  std::string text() const;
+};
+
+// summary.json "energy": measured or estimated energy of the run.
+struct EnergySummary {
+  std::optional<double> total_j, kwh, tokens_per_j, flops_per_j, mean_power_w, peak_power_w, co2_g;
+  std::string source;
+  bool estimated = false;
+};
+
+// What readers take from summary.json (train/summary.cpp writes it; schema kSummarySchemaVersion).
+struct Summary {
+  std::string status;   // completed | diverged | failed | interrupted; "unknown" when missing
+  std::string message;  // why a run stopped; may be empty
+  std::optional<int64_t> warmup_excluded, max_steps;   // steps.*
+  std::optional<double> median_step_ms, tokens_per_s;  // timing.step_ms / throughput medians
+  std::optional<double> mfu;                           // mfu.value.median
+  std::optional<double> final_train_loss, final_val_loss, final_val_perplexity;  // loss.*
+  std::optional<double> peak_rss_bytes;                // memory.peak_rss_bytes
+  std::optional<EnergySummary> energy;
+};
+
+// summary.json at path: nullopt when absent, or empty (with a warning). Invalid JSON throws
+// DataError naming the file, line and column.
+std::optional<Summary> read_summary(const std::string& path, std::vector<InputWarning>& warnings);
+
+// Everything a report or plot needs from one run directory.
+struct Run {
+  std::string dir;          // as given
+  std::string label;        // short name for tables and legends (the directory's name)
+  std::string status;       // summary.json status, or "incomplete" without summary.json
+  bool incomplete = false;  // no summary.json, or a file cut short (see warnings)
+  std::string message;      // summary.json message (why a run stopped), may be empty
+  std::vector<InputWarning> warnings;  // rows and files left out because they were cut short
+
+  std::map<std::string, std::string> config;     // config.yaml flattened: "train.batch_size" -> "4"
+  std::optional<double> host_memory_bytes;       // env.json host.memory_bytes
+  std::optional<double> host_cores;              // env.json host.cores
+  std::optional<double> peak_flops_per_s;        // env.json peak_flops.flops_per_s
+  std::optional<int64_t> summary_warmup_steps;   // summary.json steps.warmup_excluded
+  std::optional<int64_t> summary_max_steps;      // summary.json steps.max_steps
+  std::optional<double> summary_peak_rss_bytes;  // summary.json memory.peak_rss_bytes
+  std::optional<EnergySummary> energy;           // summary.json energy, when present
+
+  std::vector<StepRow> steps;  // steps.csv
+  std::vector<EvalRow> evals;
+  std::vector<ModuleRow> modules;
+  std::vector<OpRow> ops;
+  std::vector<MemoryRow> memory;
+  std::vector<ActivationRow> activations;
+
+  // A config value as a number, or nullopt when absent or not numeric.
+  std::optional<double> config_number(const std::string& key) const;
+};
+
+// Reads a run directory. Throws DataError (exit 2) for a missing directory, a directory without
+// steps.csv (or an empty one), or a malformed file (naming the file and line); parts cut short
+// are left out into Run::warnings.
+Run load_run(const std::string& dir);
+
+// Gives runs that share a directory name a "parent/name" label so tables and legends tell them
+// apart.
+void disambiguate_labels(const std::vector<Run*>& runs);
+
+// True when dir holds a sweep (sweep.csv) rather than a single run.
+bool is_sweep_dir(const std::string& dir);
+
+// ---------------------------------------------------------------------------------------------
+// Sweeps: sweep.csv has one row per point and repeat; the swept keys are the columns before
+// `repeat`, then sweep_columns(). Point runs live under <sweep>/runs/<point_id>/.
+
+// sweep.csv's columns after the swept keys, in file order.
+const std::vector<std::string>& sweep_columns();
+
+// The metric columns as report names them, in table order (sweep.csv's median_step_ms and
+// final_train_loss, final_val_loss, final_val_perplexity are read as step_ms, train_loss,
+// val_loss, val_perplexity).
+const std::vector<std::string>& sweep_metric_names();
+
+// One sweep.csv row.
+struct SweepPoint {
+  std::vector<std::string> key_values;  // parallel to Sweep::keys, as written
+  int64_t repeat = 0;
+  std::string point_id;
+  std::string status;
+  std::optional<double> exit_code;
+  std::map<std::string, std::optional<double>> metrics;  // sweep_metric_names() -> value
+  std::string run_dir;  // resolved point run directory; empty when it does not exist
+};
+
+struct Sweep {
+  std::string dir;
+  std::string label;
+  std::vector<std::string> keys;  // swept keys, dotted ("train.batch_size")
+  std::vector<SweepPoint> points;
+  bool energy_estimated = false;  // sweep.csv energy_estimated: some energy is a TDP estimate
+};
+
+// Reads a sweep directory. Throws DataError for a missing directory or malformed sweep.csv
+// (naming the file and line); sweep.json is checked for validity when present.
+Sweep load_sweep(const std::string& dir);
+
+// Parses a decimal number (also nan/inf); nullopt when the text is not entirely a number.
+std::optional<double> parse_number(const std::string& text);
+
+}  // namespace llmprof::rundir

@@ -1,0 +1,151 @@
+// The tables of a run directory, as typed rows: one column list per file, one writer and one
+// reader per file (src/rundir/). Sources (profile, telemetry, gpu, the train loop) hand their
+// records to the writers and never format files themselves; report and plot read through the
+// readers in rundir/read.h. Unknown values are nullopt, written as empty fields, never 0.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmprof/output/csv.h"
+
+namespace llmprof::profile {
+struct Analysis;
+struct StepPhases;
+struct TraceData;
+struct StepRecord;
+}  // namespace llmprof::profile
+namespace llmprof::gpu {
+struct GpuTables;
+}  // namespace llmprof::gpu
+namespace llmprof::telemetry {
+struct PowerRow;
+}  // namespace llmprof::telemetry
+
+namespace llmprof::rundir {
+
+// ---------------------------------------------------------------------------------------------
+// steps.csv: one row per step. Times in ms, memory in bytes, energy in J, rates per second.
+
+struct StepRow {
+  int64_t step = 0;  // from 1
+  std::optional<double> loss, lr, grad_norm;  // grad_norm: pre-clip global norm; null if not told
+  std::optional<double> tokens;               // null: the loop did not say
+  std::optional<double> data_ms, forward_ms, backward_ms, optimizer_ms;  // null: not timed
+  std::optional<double> step_ms, eval_ms;     // eval_ms: only on steps that ran an eval
+  std::optional<double> tokens_per_s, flops, flops_per_s, mfu;  // flops: analytic, per step
+  std::optional<double> minor_faults, major_faults, voluntary_switches, involuntary_switches;
+  std::optional<double> cpu_ms, max_rss_bytes;  // getrusage deltas over the step; max RSS
+  std::optional<double> energy_j, avg_power_w;  // null: no sensor and no estimate
+  std::optional<double> energy_estimated;       // 1: a TDP estimate, 0: measured
+};
+
+// The columns after "step", in file order, each with its field: the writer's header and the
+// reader's lookup are this one table.
+struct StepColumn {
+  std::string_view name;
+  std::optional<double> StepRow::*field;
+};
+const std::vector<StepColumn>& step_columns();
+
+// The present values of one steps.csv column from row `from` on; an unknown column name gives
+// none.
+std::vector<double> present(const std::vector<StepRow>& rows,
+                            std::string_view column,
+                            size_t from = 0);
+
+// Appends rows to steps.csv, each flushed as written (a killed run keeps every finished step).
+class StepsWriter {
+ public:
+  explicit StepsWriter(const std::string& path);
+  void write(const StepRow& row);
+
+ private:
+  output::CsvWriter csv_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// eval.csv: the loss of one split at one step. perplexity = exp(loss); accuracy null for lm, mlm.
+
+struct EvalRow {
+  int64_t step = 0;
+  std::string split;  // train | val
+  double loss = 0;
+  std::optional<double> perplexity, accuracy, eval_ms;
+};
+
+class EvalWriter {
+ public:
+  explicit EvalWriter(const std::string& path);
+  void write(const EvalRow& row);
+
+ private:
+  output::CsvWriter csv_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The deep-profiling tables (profile.level modules and ops), per step, averaged over the
+// recorded steps (the `steps` column says how many).
+
+// modules.csv: one scope of one block in one pass.
+struct ModuleRow {
+  std::string scope;             // embedding, block, attn, attn.core, mlp.up, ... or user names
+  std::optional<int64_t> block;  // layer index; null for scopes outside the blocks
+  std::string pass;              // forward | backward
+  std::optional<double> calls, total_ms, mean_ms, self_ms, share_of_pass, flops, mfu, steps;
+};
+
+// ops.csv: one ATen op.
+struct OpRow {
+  std::string op;
+  std::optional<double> calls, self_ms, total_ms, self_share, flops, gflops_per_s, alloc_bytes;
+  std::string input_shapes;  // the most frequent, e.g. "[768, 128], [128, 384]"
+  std::optional<double> steps;
+};
+
+// memory.csv: allocator and RSS figures of one phase of one step.
+struct MemoryRow {
+  int64_t step = 0;
+  std::string phase;
+  std::optional<double> peak_allocated_bytes, end_allocated_bytes, rss_bytes;
+};
+
+// activations.csv: bytes saved for backward by one scope of one block.
+struct ActivationRow {
+  std::string scope;
+  std::optional<int64_t> block;
+  std::optional<double> saved_bytes, alloc_bytes, steps;
+};
+
+// Whole files, written at the end of the recorded window. Throw IoError.
+void write_modules(const std::string& path, const profile::Analysis& analysis);
+void write_ops(const std::string& path, const profile::Analysis& analysis);
+void write_activations(const std::string& path, const profile::Analysis& analysis);
+// One row per (step, phase) (profile::memory_per_phase), with the step's RSS.
+void write_memory(const std::string& path,
+                  const profile::TraceData& data,
+                  const std::vector<profile::StepPhases>& phases);
+
+// trace.json in Chrome trace event format (Perfetto, chrome://tracing): phases, steps, scopes,
+// ops and backward nodes as slices, memory counters, flows from forward ops to their backward
+// nodes. Written whole (tmp + rename). Returns what it wrote.
+struct TraceStats {
+  int64_t events = 0;
+  int64_t bytes = 0;
+  double write_ms = 0;
+};
+TraceStats write_trace(const std::string& path,
+                       const profile::TraceData& data,
+                       const std::vector<profile::StepRecord>& steps);
+
+// power.csv: one row per energy sample and channel (t_s from the first sample).
+void write_power(const std::string& path, const std::vector<telemetry::PowerRow>& rows);
+
+// kernels.csv: kernel, calls, total_us, mean_us, min_us, max_us, grid, block, registers,
+// shared_mem_bytes, est_occupancy, owning_op, owning_scope, owners, steps.
+void write_kernels(const std::string& path, const gpu::GpuTables& tables);
+
+}  // namespace llmprof::rundir

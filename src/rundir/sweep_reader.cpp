@@ -1,0 +1,97 @@
+// load_sweep: sweep.csv into typed points, each point's run directory resolved.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <map>
+
+#include "llmprof/error.h"
+#include "llmprof/rundir/files.h"
+#include "llmprof/rundir/read.h"
+#include "read_util.h"
+
+namespace fs = std::filesystem;
+
+namespace llmprof::rundir {
+
+namespace {
+
+std::string resolve_run_dir(const fs::path& sweep_dir,
+                            const std::string& written,
+                            const std::string& point_id) {
+  std::vector<fs::path> candidates;
+  if (!written.empty()) {
+    fs::path w(written);
+    candidates.push_back(w);
+    if (w.is_relative()) candidates.push_back(sweep_dir / w);
+    candidates.push_back(sweep_dir / kSweepRuns / w.filename());
+  }
+  if (!point_id.empty()) candidates.push_back(sweep_dir / kSweepRuns / point_id);
+  for (const auto& c : candidates) {
+    if (fs::exists(c / kSteps)) return c.string();
+  }
+  return {};
+}
+
+}  // namespace
+
+const std::vector<std::string>& sweep_columns() {
+  static const std::vector<std::string> kColumns = {
+      "repeat",         "point_id",        "status",          "exit_code",
+      "median_step_ms", "tokens_per_s",    "mfu",             "final_train_loss",
+      "final_val_loss", "final_val_perplexity", "peak_rss_bytes", "energy_j",
+      "energy_estimated", "run_dir"};
+  return kColumns;
+}
+
+const std::vector<std::string>& sweep_metric_names() {
+  static const std::vector<std::string> kMetrics = {
+      "step_ms",        "tokens_per_s",   "mfu",     "train_loss", "val_loss",
+      "val_perplexity", "peak_rss_bytes", "energy_j"};
+  return kMetrics;
+}
+
+Sweep load_sweep(const std::string& dir) {
+  fs::path p(dir);
+  if (!fs::is_directory(p)) throw DataError(detail::not_a_directory(dir));
+  if (fs::exists(path(dir, kSweepJson))) detail::read_json(path(dir, kSweepJson));
+  detail::CsvFile csv = detail::read_csv(path(dir, kSweepCsv));
+  Sweep sweep;
+  sweep.dir = dir;
+  fs::path name = p.filename().empty() ? p.parent_path().filename() : p.filename();
+  sweep.label = name.string();
+  int repeat = csv.require("repeat");
+  for (int c = 0; c < repeat; ++c) sweep.keys.push_back(csv.header[static_cast<size_t>(c)]);
+  int point_id = csv.index("point_id"), status = csv.index("status");
+  int exit_code = csv.index("exit_code"), run_dir = csv.index("run_dir");
+  // `llmprof sweep` writes median_step_ms and final_* names; the contract's short names win.
+  static const std::map<std::string, std::string> kAliases = {
+      {"step_ms", "median_step_ms"},
+      {"train_loss", "final_train_loss"},
+      {"val_loss", "final_val_loss"},
+      {"val_perplexity", "final_val_perplexity"}};
+  std::vector<int> metric_cols;
+  for (const auto& m : sweep_metric_names()) {
+    int col = csv.index(m);
+    auto alias = kAliases.find(m);
+    if (col < 0 && alias != kAliases.end()) col = csv.index(alias->second);
+    metric_cols.push_back(col);
+  }
+  const int estimated = csv.index("energy_estimated");
+  for (size_t r = 0; r < csv.rows.size(); ++r) {
+    if (estimated >= 0 && csv.text(r, estimated) == "1") sweep.energy_estimated = true;
+    SweepPoint pt;
+    for (int c = 0; c < repeat; ++c) pt.key_values.push_back(csv.text(r, c));
+    pt.repeat = static_cast<int64_t>(csv.number(r, repeat).value_or(0));
+    pt.point_id = csv.text(r, point_id);
+    pt.status = csv.text(r, status);
+    pt.exit_code = csv.number(r, exit_code);
+    for (size_t m = 0; m < metric_cols.size(); ++m) {
+      pt.metrics[sweep_metric_names()[m]] = csv.number(r, metric_cols[m]);
+    }
+    pt.run_dir = resolve_run_dir(p, csv.text(r, run_dir), pt.point_id);
+    sweep.points.push_back(std::move(pt));
+  }
+  return sweep;
+}
+
+}  // namespace llmprof::rundir

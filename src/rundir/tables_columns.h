@@ -1,0 +1,28 @@
+// The column lists of the run directory's tables (steps.csv's is step_columns()): the writers
+// print them as headers, the readers look the same names up. Private to src/rundir.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace llmprof::rundir::columns {
+
+inline const std::vector<std::string_view> kEval = {"step",     "split",    "loss",
+                                                    "perplexity", "accuracy", "eval_ms"};
+inline const std::vector<std::string_view> kModules = {
+    "scope", "block", "pass", "calls", "total_ms", "mean_ms", "self_ms",
+    "share_of_pass", "flops", "mfu", "steps"};
+inline const std::vector<std::string_view> kOps = {
+    "op", "calls", "self_ms", "total_ms", "self_share", "flops",
+    "gflops_per_s", "alloc_bytes", "input_shapes", "steps"};
+inline const std::vector<std::string_view> kActivations = {"scope", "block", "saved_bytes",
+                                                           "alloc_bytes", "steps"};
+inline const std::vector<std::string_view> kMemory = {
+    "step", "phase", "peak_allocated_bytes", "end_allocated_bytes", "rss_bytes"};
+inline const std::vector<std::string_view> kPower = {
+    "t_s", "source", "domain", "watts", "joules_cum", "utilisation", "estimated"};
+inline const std::vector<std::string_view> kKernels = {
+    "kernel", "calls", "total_us", "mean_us", "min_us", "max_us", "grid", "block", "registers",
+    "shared_mem_bytes", "est_occupancy", "owning_op", "owning_scope", "owners", "steps"};
+
+}  // namespace llmprof::rundir::columns
