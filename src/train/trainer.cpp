@@ -90,7 +90,7 @@ SessionOptions session_options(const config::Config& cfg, Task& task, const Trai
   o.quiet = opts.quiet;
   o.command_line = opts.command_line;
   o.model_description = task.describe();
-  o.task = task.name();
+  o.task = task.kind();
   o.parameters = task.num_parameters();
   o.tokens_per_step = B * T * A;
   o.samples_per_step = B * A;
@@ -112,7 +112,7 @@ SessionOptions session_options(const config::Config& cfg, Task& task, const Trai
 TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   config::validate(cfg);
   check_device(cfg);
-  const bool bf16 = cfg.train.precision == "bf16";
+  const bool bf16 = cfg.train.precision == config::Precision::kBf16;
 
   // -- set-up (before anything touches the run directory, so bad input leaves no debris) ------
   RuntimeInfo runtime = apply_runtime(cfg);
@@ -221,7 +221,7 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
       if (cfg.train.save_checkpoint && cfg.train.checkpoint_interval > 0 && !last &&
           n % cfg.train.checkpoint_interval == 0) {
         save_checkpoint(fmt::format("{}/checkpoint-step{}", dir, n), task->module(), cfg,
-                        task->name(), n);
+                        task->kind(), n);
       }
       if (signals.signal() != 0 && !last) {
         status = RunStatus::kInterrupted;
@@ -241,7 +241,7 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
   // -- the end: checkpoint, summary ------------------------------------------------------------
   const int64_t done = session.steps_completed();
   if (cfg.train.save_checkpoint && done > 0 && status != RunStatus::kDiverged) {
-    save_checkpoint(dir + "/checkpoint", task->module(), cfg, task->name(), done);
+    save_checkpoint(dir + "/checkpoint", task->module(), cfg, task->kind(), done);
     spdlog::info("checkpoint {}/checkpoint (step {})", dir, done);
   }
   session.annotate("data", rd.report.dump());
