@@ -88,7 +88,7 @@ int main(int argc, char** argv) try {
                head = 2.0 * kBatch * 256 * 2;
   llmprof::SessionOptions options;
   options.model_description = "conv 1-8-16, linear 256-2";
-  options.task = "classify";
+  options.task = llmprof::TaskKind::kClassify;
   options.parameters = 0;
   for (const auto& p : net->parameters()) options.parameters += p.numel();
   options.samples_per_step = kBatch;

@@ -20,6 +20,7 @@
 #pragma once
 
 #include "llmprof/config/config.h"
+#include "llmprof/config/enums.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 #include "llmprof/profile/phase.h"
@@ -31,6 +32,7 @@ namespace llmprof {
 
 using config::Config;
 using config::load_config;
+using config::TaskKind;
 using profile::Phase;
 using train::apply_runtime;
 using train::EvalRecord;

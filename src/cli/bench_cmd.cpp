@@ -28,9 +28,9 @@ void print_table(const eval::BenchResult& r) {
       accuracy ? "acc" : "ppl", generation ? " ttft ms | ms/token | gen tokens/s |" : "");
   fmt::print("|---|---|---|---|---|---|---|---|---|{}\n", generation ? "---|---|---|" : "");
   for (const eval::BenchRow& row : r.rows) {
-    fmt::print("| {} | {} | {:.1f} | {:.0f} | {:.3f} | {:.3f} | {} | {} | {:.3f} |", row.variant,
-               row.batch, row.samples_per_s, row.tokens_per_s, row.latency.p50_ms,
-               row.latency.p99_ms, fmt_opt(row.loss, "{:.4f}"),
+    fmt::print("| {} | {} | {:.1f} | {:.0f} | {:.3f} | {:.3f} | {} | {} | {:.3f} |",
+               config::name(row.variant), row.batch, row.samples_per_s, row.tokens_per_s,
+               row.latency.p50_ms, row.latency.p99_ms, fmt_opt(row.loss, "{:.4f}"),
                accuracy ? fmt_opt(row.accuracy, "{:.4f}") : fmt_opt(row.perplexity, "{:.2f}"),
                static_cast<double>(row.weight_bytes) / (1024.0 * 1024.0));
     if (generation) {

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "commands.h"
 #include "llmprof/config/config.h"
 #include "llmprof/error.h"
@@ -21,14 +23,16 @@ void add_peak_command(CLI::App& app, int& exit_code) {
   sub->footer("Prints `peak_flops_per_s: X`: pass it as --set profile.peak_flops_per_s=X so runs\n"
               "on a busy machine share one figure (llmprof sweep does this for its points).");
   sub->callback([args, &exit_code]() {
-    if (args->precision != "fp32" && args->precision != "bf16") {
+    const std::optional<config::Precision> precision =
+        config::find_enum<config::Precision>(args->precision);
+    if (precision != config::Precision::kFp32 && precision != config::Precision::kBf16) {
       throw UsageError("--precision '" + args->precision + "': expected fp32 or bf16");
     }
     if (args->threads < 0) throw UsageError("--threads must be >= 0");
     config::Config cfg;
     cfg.threads = args->threads;
     train::apply_runtime(cfg);
-    train::PeakFlops peak = train::measure_matmul_peak(args->precision, 2048, 5);
+    train::PeakFlops peak = train::measure_matmul_peak(*precision, 2048, 5);
     fmt::print("peak_flops_per_s: {}\nmethod: {}\n", peak.flops_per_s, peak.method);
     exit_code = 0;
   });

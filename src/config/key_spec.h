@@ -19,6 +19,9 @@ using IntRef = int64_t& (*)(Config&);
 using FloatRef = double& (*)(Config&);
 using BoolRef = bool& (*)(Config&);
 using StringRef = std::string& (*)(Config&);
+// An enum key's value as its index in the key's name table (see enum_key in key_table.cpp).
+using EnumGet = int (*)(const Config&);
+using EnumSet = void (*)(Config&, int);
 
 // Largest int64: an int range with this upper bound is open-ended ("[0, inf)").
 inline constexpr int64_t kNoIntMax = INT64_MAX;
@@ -34,12 +37,14 @@ struct KeySpec {
   double float_max = 0;
   bool min_open = false;  // kFloat: (min, ... rather than [min, ...
   bool max_open = false;
-  std::vector<std::string> choices;  // kEnum
+  std::vector<std::string> choices;  // kEnum: the enum's name table, indexed by value
 
-  IntRef int_ref = nullptr;  // exactly one is set, by type (kEnum uses string_ref)
+  IntRef int_ref = nullptr;  // exactly one accessor is set, by type (kEnum: the get/set pair)
   FloatRef float_ref = nullptr;
   BoolRef bool_ref = nullptr;
   StringRef string_ref = nullptr;
+  EnumGet enum_get = nullptr;
+  EnumSet enum_set = nullptr;
 };
 
 // All keys in schema order (struct order of config.h).
@@ -68,6 +73,9 @@ void assign_value(const KeySpec& spec, Config& cfg, const DocNode& value, const 
 
 // Why the key's current value is out of its range or choices, or nullopt when it is fine.
 std::optional<std::string> range_problem(const KeySpec& spec, const Config& cfg);
+
+// "'text' is not one of a|b|c", with "; did you mean 'x'?" for a close name of 4+ characters.
+std::string unknown_name(const std::string& text, const std::vector<std::string>& names);
 
 // A string as a YAML scalar: bare when that reads back as the same string, else double-quoted.
 std::string yaml_string(const std::string& s);

@@ -4,7 +4,9 @@
 
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "key_spec.h"
@@ -30,6 +32,21 @@ auto& top_member(Config& cfg) {
 #define LLMPROF_KEY(group, field) \
 #group "." #field, &member < &Config::group, &decltype(Config::group)::field>
 #define LLMPROF_TOP_KEY(field) #field, &top_member < &Config::field>
+// The accessor alone, for enum keys: their path is the one in the enum's name table.
+#define LLMPROF_REF(group, field) &member<&Config::group, &decltype(Config::group)::field>
+#define LLMPROF_TOP_REF(field) &top_member<&Config::field>
+
+// The enum behind Ref (an accessor E& (*)(Config&)) read and written as its table index.
+template <auto Ref>
+using EnumOf = std::remove_reference_t<decltype(Ref(std::declval<Config&>()))>;
+template <auto Ref>
+int enum_get(const Config& cfg) {
+  return static_cast<int>(Ref(const_cast<Config&>(cfg)));  // Ref only reads here
+}
+template <auto Ref>
+void enum_set(Config& cfg, int index) {
+  Ref(cfg) = static_cast<EnumOf<Ref>>(index);
+}
 
 // A float interval; open ends are excluded.
 struct Interval {
@@ -92,14 +109,17 @@ KeySpec string_key(const char* path, StringRef ref, const char* doc) {
   return s;
 }
 
-// A string key restricted to choices.
-KeySpec enum_key(const char* path,
-                 StringRef ref,
-                 std::vector<std::string> choices,
-                 const char* doc) {
-  KeySpec s = string_key(path, ref, doc);
+// An enum key: path and choices come from the enum's one name table (config/enums.h).
+template <auto Ref>
+KeySpec enum_key(const char* doc) {
+  using Table = EnumTable<EnumOf<Ref>>;
+  KeySpec s;
+  s.path = std::string(Table::key);
   s.type = KeyType::kEnum;
-  s.choices = std::move(choices);
+  s.doc = doc;
+  s.choices.assign(Table::names.begin(), Table::names.end());
+  s.enum_get = &enum_get<Ref>;
+  s.enum_set = &enum_set<Ref>;
   return s;
 }
 
@@ -107,8 +127,8 @@ KeySpec enum_key(const char* path,
 std::vector<KeySpec> build_table() {
   return {
       // model
-      enum_key(LLMPROF_KEY(model, type), {"gpt", "distilbert"},
-               "gpt (nanoGPT decoder) | distilbert (DistilBERT-style encoder)"),
+      enum_key<LLMPROF_REF(model, type)>(
+          "gpt (nanoGPT decoder) | distilbert (DistilBERT-style encoder)"),
       int_key(LLMPROF_KEY(model, n_layer), 1, 256, "transformer blocks"),
       int_key(LLMPROF_KEY(model, n_head), 1, 256, "attention heads; must divide model.n_embd"),
       int_key(LLMPROF_KEY(model, n_embd), 1, 65536, "residual stream width C"),
@@ -128,8 +148,8 @@ std::vector<KeySpec> build_table() {
       // data
       string_key(LLMPROF_KEY(data, path),
                  "training text file (.gz read directly); empty = the built-in generated corpus"),
-      enum_key(LLMPROF_KEY(data, tokenizer), {"char", "gpt2", "wordpiece"},
-               "tokenizer: char (byte-level vocab of the corpus), gpt2 (BPE) or wordpiece (BERT)"),
+      enum_key<LLMPROF_REF(data, tokenizer)>(
+          "tokenizer: char (byte-level vocab of the corpus), gpt2 (BPE) or wordpiece (BERT)"),
       string_key(LLMPROF_KEY(data, vocab_path),
                  "gpt2 tokenizer: path of encoder.json; wordpiece: path of vocab.txt"),
       string_key(LLMPROF_KEY(data, merges_path), "gpt2 tokenizer: path of vocab.bpe"),
@@ -140,8 +160,8 @@ std::vector<KeySpec> build_table() {
       int_key(LLMPROF_KEY(data, prefetch), 1, 1024, "bounded batch queue depth, in batches"),
       int_key(LLMPROF_KEY(data, generated_chars), 1000, 1000000000,
               "characters in the generated corpus when data.path is empty"),
-      enum_key(LLMPROF_KEY(data, format), {"auto", "text", "jsonl", "csv", "tsv"},
-               "encoder data format; auto = by extension (.jsonl, .csv, .tsv, else text; .gz ok)"),
+      enum_key<LLMPROF_REF(data, format)>(
+          "encoder data format; auto = by extension (.jsonl, .csv, .tsv, else text; .gz ok)"),
       string_key(LLMPROF_KEY(data, val_path),
                  "encoder validation file; empty = the tail data.val_fraction of data.path"),
       string_key(LLMPROF_KEY(data, jsonl_fields),
@@ -156,7 +176,7 @@ std::vector<KeySpec> build_table() {
       float_key(LLMPROF_KEY(data, mlm_probability), open(0, 1),
                 "masked LM: fraction of tokens selected (80% [MASK], 10% random, 10% kept)"),
       // optim
-      enum_key(LLMPROF_KEY(optim, name), {"sgd", "adam", "adamw"}, "optimizer: sgd | adam | adamw"),
+      enum_key<LLMPROF_REF(optim, name)>("optimizer: sgd | adam | adamw"),
       float_key(LLMPROF_KEY(optim, lr), open_closed(0, 10), "peak learning rate, after warmup"),
       float_key(LLMPROF_KEY(optim, weight_decay), closed(0, 10),
                 "weight decay: decoupled for adamw, L2 for adam and sgd"),
@@ -181,19 +201,19 @@ std::vector<KeySpec> build_table() {
               "evaluate every N optimizer steps and at the last; 0 = never"),
       int_key(LLMPROF_KEY(train, eval_steps), 1, kNoIntMax, "batches per split per evaluation"),
       int_key(LLMPROF_KEY(train, seed), 0, kNoIntMax, "random seed for init, data and dropout"),
-      enum_key(LLMPROF_KEY(train, precision), {"fp32", "bf16", "fp16"},
-               "fp32, or bf16/fp16 autocast; fp16 needs device=cuda"),
+      enum_key<LLMPROF_REF(train, precision)>(
+          "fp32, or bf16/fp16 autocast; fp16 needs device=cuda"),
       bool_key(LLMPROF_KEY(train, activation_checkpointing),
                "recompute each block's forward in backward to save memory"),
-      enum_key(LLMPROF_KEY(train, task), {"lm", "mlm", "classify"},
-               "lm (gpt next-token) | mlm (distilbert masked LM) | classify (distilbert)"),
+      enum_key<LLMPROF_REF(train, task)>(
+          "lm (gpt next-token) | mlm (distilbert masked LM) | classify (distilbert)"),
       bool_key(LLMPROF_KEY(train, save_checkpoint),
                "write <run>/checkpoint (weights + config) at the end of the run"),
       int_key(LLMPROF_KEY(train, checkpoint_interval), 0, kNoIntMax,
               "with save_checkpoint: also every N steps (<run>/checkpoint-step<N>); 0 = end only"),
       // profile
-      enum_key(LLMPROF_KEY(profile, level), {"off", "phases", "modules", "ops"},
-               "off | phases | modules (+ per-module times) | ops (+ per-op times)"),
+      enum_key<LLMPROF_REF(profile, level)>(
+          "off | phases | modules (+ per-module times) | ops (+ per-op times)"),
       float_key(LLMPROF_KEY(profile, peak_flops_per_s), at_least(0),
                 "peak FLOP/s for MFU; 0 = measure with an sgemm calibration"),
       int_key(LLMPROF_KEY(profile, warmup_steps), 0, kNoIntMax,
@@ -247,8 +267,8 @@ std::vector<KeySpec> build_table() {
               "untimed forward passes per variant and batch size"),
       int_key(LLMPROF_KEY(bench, iters), 1, kNoIntMax,
               "timed forward passes per variant and batch size"),
-      enum_key(LLMPROF_KEY(bench, quant_engine), {"onednn", "qnnpack", "fbgemm", "x86"},
-               "int8 quantized engine (LibTorch 1.13 CPU here: onednn, qnnpack)"),
+      enum_key<LLMPROF_REF(bench, quant_engine)>(
+          "int8 quantized engine (LibTorch 1.13 CPU here: onednn, qnnpack)"),
       int_key(LLMPROF_KEY(bench, generate_tokens), 0, 1 << 20,
               "gpt: tokens generated with the KV cache after the prompt; 0 = no generation"),
       int_key(LLMPROF_KEY(bench, prompt_tokens), 0, 1 << 20,
@@ -259,12 +279,14 @@ std::vector<KeySpec> build_table() {
                  "run directory name; empty = <config stem>-<timestamp>"),
       // top level
       int_key(LLMPROF_TOP_KEY(threads), 0, 1024, "intra-op threads; 0 = all cores"),
-      enum_key(LLMPROF_TOP_KEY(device), {"cpu", "cuda"}, "device to train on: cpu | cuda"),
+      enum_key<LLMPROF_TOP_REF(device)>("device to train on: cpu | cuda"),
   };
 }
 
 #undef LLMPROF_KEY
 #undef LLMPROF_TOP_KEY
+#undef LLMPROF_REF
+#undef LLMPROF_TOP_REF
 
 // An int bound as printed in a range: the number, or "inf".
 std::string int_bound(int64_t v) { return v == kNoIntMax ? "inf" : std::to_string(v); }

@@ -188,8 +188,11 @@ std::string format_value(const KeySpec& spec, const Config& cfg) {
     case KeyType::kBool:
       return spec.bool_ref(c) ? "true" : "false";
     case KeyType::kString:
-    case KeyType::kEnum:
       return yaml_string(spec.string_ref(c));
+    case KeyType::kEnum: {
+      const auto i = static_cast<size_t>(spec.enum_get(cfg));
+      return yaml_string(i < spec.choices.size() ? spec.choices[i] : "?");
+    }
   }
   return "";
 }
@@ -212,13 +215,10 @@ std::optional<std::string> range_problem(const KeySpec& spec, const Config& cfg)
       return std::nullopt;
     }
     case KeyType::kEnum: {
-      const std::string& v = spec.string_ref(c);
-      if (std::find(spec.choices.begin(), spec.choices.end(), v) != spec.choices.end()) {
-        return std::nullopt;
-      }
-      // Short values get no guess: "gpu" is one edit from "cpu" but meant "cuda".
-      std::string hint = v.size() >= 4 ? did_you_mean(v, spec.choices) : std::string();
-      return fmt::format("'{}' is not one of {}{}", v, range_text(spec), hint);
+      // Names are checked when parsed; only a value cast from an int in code gets here.
+      const int v = spec.enum_get(cfg);
+      if (v >= 0 && static_cast<size_t>(v) < spec.choices.size()) return std::nullopt;
+      return fmt::format("value {} is not one of {}", v, range_text(spec));
     }
     case KeyType::kBool:
     case KeyType::kString:
@@ -276,7 +276,14 @@ void assign_value(const KeySpec& spec, Config& cfg, const DocNode& value, const 
     case KeyType::kEnum: {
       // An empty value (`name:` or null) is the empty string; numbers and bools keep their text.
       if (value.kind != Kind::kNull && !is_text) fail_type(spec, value, origin);
-      spec.string_ref(next) = is_text ? value.text : std::string();
+      const std::string text = is_text ? value.text : std::string();
+      if (spec.type == KeyType::kString) {
+        spec.string_ref(next) = text;
+        break;
+      }
+      const auto it = std::find(spec.choices.begin(), spec.choices.end(), text);
+      if (it == spec.choices.end()) fail(spec, unknown_name(text, spec.choices), origin);
+      spec.enum_set(next, static_cast<int>(it - spec.choices.begin()));
       break;
     }
   }

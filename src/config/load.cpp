@@ -181,30 +181,31 @@ std::optional<Problem> find_problem(const Config& cfg) {
       return Problem{{spec.path}, spec.path + ": " + *why};
   }
   const ModelConfig& m = cfg.model;
-  const std::string& task = cfg.train.task;
-  if (m.type == "gpt" && task != "lm") {
+  const TaskKind task = cfg.train.task;
+  const bool gpt = m.type == ModelType::kGpt, distilbert = m.type == ModelType::kDistilbert;
+  if (gpt && task != TaskKind::kLm) {
     return Problem{{"train.task", "model.type"},
                    fmt::format("train.task: {} needs model.type=distilbert (model.type=gpt trains "
                                "with train.task=lm)",
-                               task)};
+                               name(task))};
   }
-  if (m.type == "distilbert" && task == "lm") {
+  if (distilbert && task == TaskKind::kLm) {
     return Problem{{"train.task", "model.type"},
                    "train.task: lm is the gpt objective; model.type=distilbert trains with "
                    "train.task=mlm or classify"};
   }
-  if (m.type == "distilbert" && cfg.data.tokenizer != "wordpiece") {
+  if (distilbert && cfg.data.tokenizer != TokenizerKind::kWordpiece) {
     return Problem{{"data.tokenizer", "model.type"},
                    fmt::format("data.tokenizer: {} cannot feed model.type=distilbert, which needs "
                                "the [CLS]/[SEP]/[MASK] tokens of data.tokenizer=wordpiece",
-                               cfg.data.tokenizer)};
+                               name(cfg.data.tokenizer))};
   }
-  if (m.type == "distilbert" && cfg.data.path.empty()) {
+  if (distilbert && cfg.data.path.empty()) {
     return Problem{{"data.path", "model.type"},
                    "data.path: model.type=distilbert needs a dataset file (text, jsonl, csv or "
                    "tsv); the generated corpus is for gpt"};
   }
-  if (m.type == "gpt" && m.ffn_dim != 0 && m.ffn_dim != 4 * m.n_embd) {
+  if (gpt && m.ffn_dim != 0 && m.ffn_dim != 4 * m.n_embd) {
     return Problem{{"model.ffn_dim", "model.type"},
                    fmt::format("model.ffn_dim: {} is not used by model.type=gpt, whose MLP is "
                                "4 * n_embd = {}; leave it 0",
@@ -215,13 +216,13 @@ std::optional<Problem> find_problem(const Config& cfg) {
                    fmt::format("model.max_positions: {} is smaller than model.block_size={}",
                                m.max_positions, m.block_size)};
   }
-  if (m.type == "distilbert" && m.block_size < 3) {
+  if (distilbert && m.block_size < 3) {
     return Problem{{"model.block_size"},
                    fmt::format("model.block_size: {} leaves no room for a token between [CLS] "
                                "and [SEP]; use at least 3",
                                m.block_size)};
   }
-  if (task == "classify" && cfg.data.label_column.empty()) {
+  if (task == TaskKind::kClassify && cfg.data.label_column.empty()) {
     return Problem{{"data.label_column", "train.task"},
                    "data.label_column: train.task=classify needs the label column's header"};
   }
@@ -230,9 +231,10 @@ std::optional<Problem> find_problem(const Config& cfg) {
                    "train.checkpoint_interval: set train.save_checkpoint=true to write checkpoints"};
   }
   for (const std::string& v : split_list(cfg.bench.variants)) {
-    if (v != "fp32" && v != "bf16" && v != "int8") {
+    if (!find_enum<BenchVariant>(v)) {
       return Problem{{"bench.variants"},
-                     fmt::format("bench.variants: '{}' is not one of fp32|bf16|int8", v)};
+                     fmt::format("bench.variants: '{}' is not one of {}", v,
+                                 fmt::join(EnumTable<BenchVariant>::names, "|"))};
     }
   }
   if (split_list(cfg.bench.variants).empty()) {
@@ -255,12 +257,12 @@ std::optional<Problem> find_problem(const Config& cfg) {
         fmt::format("model.n_head: {} does not divide model.n_embd={}", m.n_head, m.n_embd)};
   }
   const DataConfig& d = cfg.data;
-  if (d.tokenizer == "wordpiece" && d.vocab_path.empty()) {
+  if (d.tokenizer == TokenizerKind::kWordpiece && d.vocab_path.empty()) {
     return Problem{{"data.tokenizer", "data.vocab_path"},
                    "data.tokenizer: wordpiece needs data.vocab_path (a BERT vocab.txt, e.g. "
                    "bert-base-uncased-vocab.txt)"};
   }
-  if (d.tokenizer == "gpt2" && (d.vocab_path.empty() || d.merges_path.empty())) {
+  if (d.tokenizer == TokenizerKind::kGpt2 && (d.vocab_path.empty() || d.merges_path.empty())) {
     const char* missing = d.vocab_path.empty() ? "data.vocab_path" : "data.merges_path";
     return Problem{{"data.tokenizer", missing},
                    fmt::format("data.tokenizer: gpt2 needs data.vocab_path (encoder.json) and "
@@ -277,11 +279,11 @@ std::optional<Problem> find_problem(const Config& cfg) {
     return Problem{{"schedule.min_lr", "optim.lr"},
                    fmt::format("schedule.min_lr: {} exceeds optim.lr={}", s.min_lr, cfg.optim.lr)};
   }
-  if (cfg.train.precision == "fp16" && cfg.device != "cuda") {
+  if (cfg.train.precision == Precision::kFp16 && cfg.device != Device::kCuda) {
     return Problem{
         {"train.precision", "device"},
         fmt::format("train.precision: fp16 needs device=cuda (device={}); on CPU use bf16",
-                    cfg.device)};
+                    name(cfg.device))};
   }
   return std::nullopt;
 }
@@ -353,6 +355,15 @@ std::vector<int64_t> bench_batch_sizes(const Config& cfg) {
   std::vector<int64_t> sizes;
   for (const std::string& b : split_list(cfg.bench.batch_sizes)) sizes.push_back(std::stoll(b));
   return sizes;
+}
+
+std::vector<BenchVariant> bench_variants(const Config& cfg) {
+  validate(cfg);
+  std::vector<BenchVariant> variants;
+  for (const std::string& v : split_list(cfg.bench.variants)) {
+    variants.push_back(parse_enum<BenchVariant>(v));
+  }
+  return variants;
 }
 
 void validate(const Config& cfg) {

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "file_io.h"
+#include "llmprof/config/enums.h"
 #include "llmprof/data/corpus.h"
 #include "llmprof/data/tokenizer.h"
 #include "llmprof/error.h"
@@ -56,7 +57,9 @@ class Gpt2Tokenizer final : public Tokenizer {
     load_merges(bpe_path, ids);
   }
 
-  std::string name() const override { return "gpt2"; }
+  std::string name() const override {
+    return std::string(config::name(config::TokenizerKind::kGpt2));
+  }
   int64_t vocab_size() const override { return static_cast<int64_t>(token_bytes_.size()); }
 
   std::vector<int32_t> encode(std::string_view text) const override {
@@ -91,7 +94,7 @@ class Gpt2Tokenizer final : public Tokenizer {
   void save(const std::string& dir) const override {
     nlohmann::json j;
     j["schema_version"] = kGpt2TokenizerSchemaVersion;
-    j["type"] = "gpt2";
+    j["type"] = name();
     j["encoder_json"] = encoder_path_;
     j["vocab_bpe"] = bpe_path_;
     j["vocab_size"] = vocab_size();

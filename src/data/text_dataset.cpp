@@ -19,6 +19,8 @@ namespace llmprof::data {
 
 namespace {
 
+using config::DataFormat;
+
 constexpr size_t kMaxQuotedChars = 200;  // longest header/value quoted in a message
 
 std::string lower(std::string s) {
@@ -40,19 +42,15 @@ bool is_blank(std::string_view line) {
   return line.find_first_not_of(" \t\r\v\f") == std::string_view::npos;
 }
 
-// The format "auto" resolves to: by extension, after stripping .gz.
-std::string resolve_format(const std::string& path, const std::string& format) {
-  if (format == "text" || format == "jsonl" || format == "csv" || format == "tsv") return format;
-  if (format != "auto") {
-    throw DataError(path + ": unknown text format '" + format +
-                    "' (expected auto|text|jsonl|csv|tsv)");
-  }
+// The format kAuto resolves to: by extension, after stripping .gz.
+DataFormat resolve_format(const std::string& path, DataFormat format) {
+  if (format != DataFormat::kAuto) return format;
   std::string name = lower(path);
   if (ends_with(name, ".gz")) name.resize(name.size() - 3);
-  if (ends_with(name, ".jsonl") || ends_with(name, ".json")) return "jsonl";
-  if (ends_with(name, ".csv")) return "csv";
-  if (ends_with(name, ".tsv")) return "tsv";
-  return "text";
+  if (ends_with(name, ".jsonl") || ends_with(name, ".json")) return DataFormat::kJsonl;
+  if (ends_with(name, ".csv")) return DataFormat::kCsv;
+  if (ends_with(name, ".tsv")) return DataFormat::kTsv;
+  return DataFormat::kText;
 }
 
 // Builds the dataset: rows go in through good() / bad().
@@ -319,9 +317,10 @@ TextDataset read_text_dataset(const std::string& path, const TextReadOptions& op
   TextDataset ds;
   ds.path = path;
   ds.format = resolve_format(path, opt.format);
-  const bool delimited = ds.format == "csv" || ds.format == "tsv";
+  const std::string format_name(config::name(ds.format));
+  const bool delimited = ds.format == DataFormat::kCsv || ds.format == DataFormat::kTsv;
   if (!opt.label_column.empty() && !delimited) {
-    throw DataError(path + ": label column '" + opt.label_column + "' given for a " + ds.format +
+    throw DataError(path + ": label column '" + opt.label_column + "' given for a " + format_name +
                     " file; labels are read from csv/tsv files only");
   }
   if (!opt.label_column.empty() && opt.num_labels < 1) {
@@ -329,7 +328,7 @@ TextDataset read_text_dataset(const std::string& path, const TextReadOptions& op
                     std::to_string(opt.num_labels));
   }
   if (delimited && opt.text_column.empty()) throw DataError(path + ": text_column is empty");
-  if (ds.format == "jsonl" && opt.jsonl_fields.empty()) {
+  if (ds.format == DataFormat::kJsonl && opt.jsonl_fields.empty()) {
     throw DataError(path + ": no jsonl_fields to read");
   }
   if (opt.max_records < 0) {
@@ -340,15 +339,27 @@ TextDataset read_text_dataset(const std::string& path, const TextReadOptions& op
   std::string_view text = bytes;
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a UTF-8 byte order mark
   Reader reader(&ds, opt);
-  if (ds.format == "text") reader.read_text(text);
-  if (ds.format == "jsonl") reader.read_jsonl(text);
-  if (ds.format == "csv") reader.read_delimited(path, text, ',', true);
-  if (ds.format == "tsv") reader.read_delimited(path, text, '\t', false);
+  switch (ds.format) {
+    case DataFormat::kText:
+      reader.read_text(text);
+      break;
+    case DataFormat::kJsonl:
+      reader.read_jsonl(text);
+      break;
+    case DataFormat::kCsv:
+      reader.read_delimited(path, text, ',', true);
+      break;
+    case DataFormat::kTsv:
+      reader.read_delimited(path, text, '\t', false);
+      break;
+    case DataFormat::kAuto:  // resolved above
+      break;
+  }
   if (ds.records.empty()) {
-    if (ds.rows_read == 0) throw DataError(path + ": no data rows (" + ds.format + " format)");
+    if (ds.rows_read == 0) throw DataError(path + ": no data rows (" + format_name + " format)");
     const BadRow& first = ds.bad_row_examples.front();
     throw DataError(path + ": no usable rows: all " + std::to_string(ds.bad_rows) + " " +
-                    ds.format + " rows are bad; the first, line " + std::to_string(first.line) +
+                    format_name + " rows are bad; the first, line " + std::to_string(first.line) +
                     ": " + first.reason);
   }
   keep_subset(&ds, opt.max_records, opt.seed);

@@ -36,7 +36,9 @@ class CharTokenizer final : public Tokenizer {
     for (size_t i = 0; i < chars_.size(); ++i) id_of_[chars_[i]] = static_cast<int32_t>(i);
   }
 
-  std::string name() const override { return "char"; }
+  std::string name() const override {
+    return std::string(config::name(config::TokenizerKind::kChar));
+  }
   int64_t vocab_size() const override { return static_cast<int64_t>(chars_.size()); }
 
   std::vector<int32_t> encode(std::string_view text) const override {
@@ -70,7 +72,7 @@ class CharTokenizer final : public Tokenizer {
   void save(const std::string& dir) const override {
     nlohmann::json j;
     j["schema_version"] = kCharVocabSchemaVersion;
-    j["type"] = "char";
+    j["type"] = name();
     auto& chars = j["chars"] = nlohmann::json::array();
     for (unsigned char c : chars_) chars.push_back(static_cast<int>(c));
     detail::write_text_atomic(dir + "/vocab.json", j.dump() + "\n");
@@ -104,7 +106,8 @@ std::unique_ptr<Tokenizer> load_char_tokenizer(const std::string& dir) {
   } catch (const nlohmann::json::parse_error& e) {
     throw DataError(path + ": not valid JSON: " + e.what());
   }
-  if (!j.is_object() || j.value("type", std::string()) != "char") {
+  if (!j.is_object() || config::find_enum<config::TokenizerKind>(j.value("type", std::string())) !=
+                            config::TokenizerKind::kChar) {
     throw DataError(path + ": expected an object with \"type\": \"char\"");
   }
   const auto it = j.find("chars");
@@ -130,23 +133,26 @@ std::unique_ptr<Tokenizer> load_char_tokenizer(const std::string& dir) {
 }
 
 std::unique_ptr<Tokenizer> make_tokenizer(const config::DataConfig& cfg, std::string_view corpus) {
-  if (cfg.tokenizer == "char") return make_char_tokenizer(corpus);
-  if (cfg.tokenizer == "gpt2") {
-    if (cfg.vocab_path.empty() || cfg.merges_path.empty()) {
-      throw DataError(
-          "data.tokenizer gpt2 needs data.vocab_path (encoder.json) and data.merges_path "
-          "(vocab.bpe)");
-    }
-    return make_gpt2_tokenizer(cfg.vocab_path, cfg.merges_path);
+  switch (cfg.tokenizer) {
+    case config::TokenizerKind::kChar:
+      return make_char_tokenizer(corpus);
+    case config::TokenizerKind::kGpt2:
+      if (cfg.vocab_path.empty() || cfg.merges_path.empty()) {
+        throw DataError(
+            "data.tokenizer gpt2 needs data.vocab_path (encoder.json) and data.merges_path "
+            "(vocab.bpe)");
+      }
+      return make_gpt2_tokenizer(cfg.vocab_path, cfg.merges_path);
+    case config::TokenizerKind::kWordpiece:
+      if (cfg.vocab_path.empty()) {
+        throw DataError("data.tokenizer wordpiece needs data.vocab_path (BERT's vocab.txt)");
+      }
+      return make_wordpiece_tokenizer(cfg.vocab_path);
   }
-  if (cfg.tokenizer == "wordpiece") {
-    if (cfg.vocab_path.empty()) {
-      throw DataError("data.tokenizer wordpiece needs data.vocab_path (BERT's vocab.txt)");
-    }
-    return make_wordpiece_tokenizer(cfg.vocab_path);
-  }
-  throw DataError("data.tokenizer: unknown tokenizer '" + cfg.tokenizer +
-                  "' (expected char|gpt2|wordpiece)");
+  // Only a value cast from an int in code gets here.
+  throw DataError("data.tokenizer: unknown tokenizer value " +
+                  std::to_string(static_cast<int>(cfg.tokenizer)) +
+                  " (expected char|gpt2|wordpiece)");
 }
 
 }  // namespace llmprof::data

@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "file_io.h"
+#include "llmprof/config/enums.h"
 #include "llmprof/data/corpus.h"
 #include "llmprof/data/wordpiece.h"
 #include "llmprof/error.h"
@@ -50,7 +51,9 @@ class WordPieceTokenizerImpl final : public WordPieceTokenizer {
     load_vocab(vocab_path);
   }
 
-  std::string name() const override { return "wordpiece"; }
+  std::string name() const override {
+    return std::string(config::name(config::TokenizerKind::kWordpiece));
+  }
   int64_t vocab_size() const override { return static_cast<int64_t>(tokens_.size()); }
   SpecialTokens special() const override { return special_; }
 
@@ -94,7 +97,7 @@ class WordPieceTokenizerImpl final : public WordPieceTokenizer {
   void save(const std::string& dir) const override {
     nlohmann::json j;
     j["schema_version"] = kWordPieceTokenizerSchemaVersion;
-    j["type"] = "wordpiece";
+    j["type"] = name();
     j["vocab_path"] = vocab_path_;
     j["vocab_size"] = vocab_size();
     j["lower_case"] = true;

@@ -27,6 +27,8 @@ namespace llmprof::eval {
 
 namespace {
 
+using config::BenchVariant;
+
 constexpr int kBenchSchemaVersion = 1;
 
 // bench.csv: the first 14 columns are the stable contract; later ones are extras.
@@ -52,7 +54,7 @@ nlohmann::json json_or_null(const std::optional<double>& v) {
 // The prompt length P for decoder generation, 0 when none is measured. Checked before anything
 // is loaded or written: P + generate_tokens must fit in the model's context.
 int64_t prompt_length(const config::Config& cfg) {
-  if (cfg.model.type != "gpt" || cfg.bench.generate_tokens == 0) return 0;
+  if (cfg.model.type != config::ModelType::kGpt || cfg.bench.generate_tokens == 0) return 0;
   const int64_t T = cfg.model.block_size, n = cfg.bench.generate_tokens;
   const int64_t P = cfg.bench.prompt_tokens > 0 ? cfg.bench.prompt_tokens : T / 2;
   if (P < 1 || P + n > T) {
@@ -70,8 +72,8 @@ int64_t prompt_length(const config::Config& cfg) {
 // weights stay beside the packed ones) and drops the packed weights again on exit.
 class VariantScope {
  public:
-  VariantScope(const config::Config& cfg, torch::nn::Module& module, const std::string& variant)
-      : module_(module), int8_(variant == "int8") {
+  VariantScope(const config::Config& cfg, torch::nn::Module& module, BenchVariant variant)
+      : module_(module), int8_(variant == BenchVariant::kInt8) {
     const int64_t fp32_bytes = model::parameter_bytes(module);
     weight_bytes_ = fp32_bytes;
     if (!int8_) return;
@@ -118,17 +120,16 @@ class LogFileScope {
 };
 
 struct QualityRow {
-  std::string variant, dataset, source;
+  BenchVariant variant = BenchVariant::kFp32;
+  std::string dataset, source;
   std::optional<double> loss, perplexity, accuracy, samples_per_s, tokens_per_s;
   double seconds = 0;
   std::string weights;  // checkpoint | partly initial (...) | initial
 };
 
-QualityRow measure_quality(train::Task& task,
-                           const train::EvalSet& set,
-                           const std::string& variant) {
+QualityRow measure_quality(train::Task& task, const train::EvalSet& set, BenchVariant variant) {
   double seconds = 0;
-  const train::EvalSums sums = evaluate_set(task, set, variant == "bf16", &seconds);
+  const train::EvalSums sums = evaluate_set(task, set, variant == BenchVariant::kBf16, &seconds);
   QualityRow q;
   q.variant = variant;
   q.dataset = set.name;
@@ -145,7 +146,7 @@ QualityRow measure_quality(train::Task& task,
 }
 
 void write_quality(output::CsvWriter& csv, const QualityRow& q) {
-  csv.add(std::string_view(q.variant)).add(std::string_view(q.dataset));
+  csv.add(config::name(q.variant)).add(std::string_view(q.dataset));
   csv.add(std::string_view(q.source)).add(q.loss).add(q.perplexity).add(q.accuracy);
   csv.add(q.samples_per_s).add(q.tokens_per_s).add(q.seconds).add(std::string_view(q.weights));
   csv.end_row();
@@ -153,7 +154,7 @@ void write_quality(output::CsvWriter& csv, const QualityRow& q) {
 
 void write_row(output::CsvWriter& csv, const BenchRow& r) {
   const LatencyStats& l = r.latency;
-  csv.add(std::string_view(r.variant)).add(r.batch).add(r.seq_len);
+  csv.add(config::name(r.variant)).add(r.batch).add(r.seq_len);
   csv.add(r.samples_per_s).add(r.tokens_per_s);
   csv.add(l.p50_ms).add(l.p90_ms).add(l.p95_ms).add(l.p99_ms).add(l.max_ms);
   csv.add(r.loss).add(r.perplexity).add(r.accuracy).add(r.weight_bytes);
@@ -163,7 +164,7 @@ void write_row(output::CsvWriter& csv, const BenchRow& r) {
 
 nlohmann::json to_json(const BenchRow& r) {
   const LatencyStats& l = r.latency;
-  return {{"variant", r.variant},
+  return {{"variant", config::name(r.variant)},
           {"batch", r.batch},
           {"seq_len", r.seq_len},
           {"samples_per_s", r.samples_per_s},
@@ -186,7 +187,7 @@ nlohmann::json to_json(const BenchRow& r) {
 }
 
 nlohmann::json to_json(const QualityRow& q) {
-  return {{"variant", q.variant},
+  return {{"variant", config::name(q.variant)},
           {"dataset", q.dataset},
           {"source", q.source},
           {"loss", json_or_null(q.loss)},
@@ -217,7 +218,7 @@ nlohmann::json notes(const config::Config& cfg, bool generation, int64_t prompt_
                    "the tied output projection stay fp32. weight_bytes = fp32 parameters and "
                    "buffers with each Linear's weight and bias replaced by int8 weights + fp32 "
                    "scale + int32 zero point + fp32 bias",
-                   cfg.bench.quant_engine)},
+                   config::name(cfg.bench.quant_engine))},
       {"latency",
        fmt::format("wall time of each forward (task logits of one fixed validation batch) on the "
                    "steady clock, {} untimed warm-up calls then {} timed; percentiles interpolate "
@@ -248,7 +249,7 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
   // -- set-up: data, model, eval sets and inputs (before the result directory exists) ---------
   Prepared p = prepare(given, opts.checkpoint, opts.allow_init_weights);
   const config::Config& cfg = p.cfg;  // with the checkpoint's model shape
-  const std::vector<std::string> variants = config::split_list(cfg.bench.variants);
+  const std::vector<BenchVariant> variants = config::bench_variants(cfg);
   const std::vector<int64_t> batch_sizes = config::bench_batch_sizes(cfg);
   const int64_t P = prompt_length(cfg);
 
@@ -289,11 +290,12 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
                cfg.bench.variants, cfg.bench.batch_sizes);
 
   nlohmann::json quality_json = nlohmann::json::array();
-  for (const std::string& variant : variants) {
+  for (const BenchVariant variant : variants) {
+    const bool bf16 = variant == BenchVariant::kBf16;
     VariantScope scope(cfg, task.module(), variant);
-    if (variant == "int8") {
+    if (variant == BenchVariant::kInt8) {
       spdlog::info("int8: {} Linear layers quantized on {}", scope.stats().linears,
-                   scope.stats().engine);
+                   config::name(scope.stats().engine));
     }
     // Quality first: every row of this variant carries the validation set's figures.
     std::optional<QualityRow> val;
@@ -303,7 +305,8 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
       write_quality(quality_csv, q);
       quality_json.push_back(to_json(q));
       if (!val) val = q;  // sets[0] is the validation split
-      spdlog::info("{} on {}: loss {}, {}", variant, q.dataset, fmt_opt(q.loss, "{:.4f}"),
+      spdlog::info("{} on {}: loss {}, {}", config::name(variant), q.dataset,
+                   fmt_opt(q.loss, "{:.4f}"),
                    task.reports_accuracy() ? "accuracy " + fmt_opt(q.accuracy, "{:.4f}")
                                            : "perplexity " + fmt_opt(q.perplexity, "{:.3f}"));
     }
@@ -315,8 +318,7 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
       row.batch = batch_sizes[i];
       row.seq_len = input.x.size(1);
       row.latency = latency_stats(
-          time_forward(task, input_batches, variant == "bf16", cfg.bench.warmup_iters,
-                       cfg.bench.iters));
+          time_forward(task, input_batches, bf16, cfg.bench.warmup_iters, cfg.bench.iters));
       const double mean_s = row.latency.mean_ms * 1e-3;
       row.samples_per_s = static_cast<double>(row.batch) / mean_s;
       row.tokens_per_s = static_cast<double>(row.batch * row.seq_len) / mean_s;
@@ -329,9 +331,8 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
       if (generation) {
         // The prompt: the first P tokens of each row of the input batch, (b, P).
         const torch::Tensor prompt = input.x.slice(1, 0, P).contiguous();
-        const GenerateTimes g =
-            time_generate(**gpt, prompt, cfg.bench.generate_tokens, variant == "bf16",
-                          cfg.bench.warmup_iters > 0 ? 1 : 0, cfg.bench.iters);
+        const GenerateTimes g = time_generate(**gpt, prompt, cfg.bench.generate_tokens, bf16,
+                                              cfg.bench.warmup_iters > 0 ? 1 : 0, cfg.bench.iters);
         row.ttft_ms = latency_stats(g.ttft_ms).p50_ms;
         if (!g.step_ms.empty()) {
           row.per_token_p50_ms = latency_stats(g.step_ms).p50_ms;
@@ -345,8 +346,9 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
         }
       }
       write_row(bench_csv, row);
-      spdlog::info("{} batch {}: {:.1f} samples/s, p50 {:.3f} ms, p99 {:.3f} ms{}", variant,
-                   row.batch, row.samples_per_s, row.latency.p50_ms, row.latency.p99_ms,
+      spdlog::info("{} batch {}: {:.1f} samples/s, p50 {:.3f} ms, p99 {:.3f} ms{}",
+                   config::name(variant), row.batch, row.samples_per_s, row.latency.p50_ms,
+                   row.latency.p99_ms,
                    row.ttft_ms ? fmt::format(", ttft {:.3f} ms, {} ms/token", *row.ttft_ms,
                                              fmt_opt(row.per_token_p50_ms, "{:.3f}"))
                                : "");
@@ -362,6 +364,8 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
   context.erase("schema_version");
   nlohmann::json rows_json = nlohmann::json::array();
   for (const BenchRow& r : result.rows) rows_json.push_back(to_json(r));
+  nlohmann::json variant_names = nlohmann::json::array();
+  for (const BenchVariant v : variants) variant_names.push_back(config::name(v));
   nlohmann::json doc = {
       {"schema_version", kBenchSchemaVersion},
       {"task", task.name()},
@@ -376,9 +380,9 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
       {"init_tensors", init_tensors(p)},
       {"model_from_checkpoint", p.notes},
       {"threads", p.runtime.threads},
-      {"quant_engine", cfg.bench.quant_engine},
+      {"quant_engine", config::name(cfg.bench.quant_engine)},
       {"torch_version", TORCH_VERSION},
-      {"variants", variants},
+      {"variants", variant_names},
       {"batch_sizes", batch_sizes},
       {"warmup_iters", cfg.bench.warmup_iters},
       {"iters", cfg.bench.iters},

@@ -40,10 +40,10 @@ EvalResult run_eval(const config::Config& given, const EvalOptions& opts) {
   const config::Config& cfg = p.cfg;  // with the checkpoint's model shape
   const int64_t batch = cfg.eval.batch_size > 0 ? cfg.eval.batch_size : cfg.train.batch_size;
   const std::vector<train::EvalSet> sets = eval_sets(p, batch);
-  const bool bf16 = cfg.train.precision == "bf16";
+  const bool bf16 = cfg.train.precision == config::Precision::kBf16;
 
   EvalResult result;
-  result.task = p.task->name();
+  result.task = p.task->kind();
   result.weights = weights_label(p);
   result.init_tensors = init_tensors(p);
   result.reports_perplexity = !p.task->reports_accuracy();
@@ -58,7 +58,8 @@ EvalResult run_eval(const config::Config& given, const EvalOptions& opts) {
   for (const std::string& note : cfg.notes) spdlog::warn("config: {}", note);
   for (const std::string& note : p.notes) spdlog::info("model: {}", note);
   spdlog::info("model: {}, {} parameters; {} threads; batch {}, {}", p.task->describe(),
-               p.task->num_parameters(), p.runtime.threads, batch, cfg.train.precision);
+               p.task->num_parameters(), p.runtime.threads, batch,
+               config::name(cfg.train.precision));
   for (const train::EvalSet& set : sets) {
     double seconds = 0;
     const train::EvalSums sums = evaluate_set(*p.task, set, bf16, &seconds);
@@ -90,7 +91,7 @@ EvalResult run_eval(const config::Config& given, const EvalOptions& opts) {
   for (const auto& r : result.sets) sets_json.push_back(to_json(r));
   nlohmann::json doc = {
       {"schema_version", 1},
-      {"task", result.task},
+      {"task", config::name(result.task)},
       {"model", p.task->describe()},
       {"parameters", p.task->num_parameters()},
       {"checkpoint", result.checkpoint.empty() ? nlohmann::json(nullptr)
@@ -105,7 +106,7 @@ EvalResult run_eval(const config::Config& given, const EvalOptions& opts) {
                             result.weights + "): not a measure of a trained model")},
       {"model_from_checkpoint", p.notes},
       {"config_notes", cfg.notes},
-      {"precision", cfg.train.precision},
+      {"precision", config::name(cfg.train.precision)},
       {"threads", p.runtime.threads},
       {"batch_size", batch},
       {"perplexity_note", result.reports_perplexity

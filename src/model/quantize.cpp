@@ -12,49 +12,54 @@ namespace llmprof::model {
 
 namespace {
 
-// Stable names, as torch.backends.quantized.engine spells them.
-struct EngineName {
-  at::QEngine engine;
-  const char* name;
+using config::QuantEngine;
+
+// LibTorch's engine for each of ours (the names are config's, config/enums.h).
+struct EnginePair {
+  QuantEngine ours;
+  at::QEngine torch;
 };
-constexpr EngineName kEngineNames[] = {
-    {at::QEngine::FBGEMM, "fbgemm"},
-    {at::QEngine::QNNPACK, "qnnpack"},
-    {at::QEngine::ONEDNN, "onednn"},
-    {at::QEngine::X86, "x86"},
+constexpr EnginePair kEngines[] = {
+    {QuantEngine::kFbgemm, at::QEngine::FBGEMM},
+    {QuantEngine::kQnnpack, at::QEngine::QNNPACK},
+    {QuantEngine::kOnednn, at::QEngine::ONEDNN},
+    {QuantEngine::kX86, at::QEngine::X86},
 };
 
-std::string join(const std::vector<std::string>& names) {
+at::QEngine torch_engine(QuantEngine engine) {
+  for (const EnginePair& e : kEngines) {
+    if (e.ours == engine) return e.torch;
+  }
+  return at::QEngine::NoQEngine;
+}
+
+std::string join(const std::vector<QuantEngine>& engines) {
   std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  for (QuantEngine e : engines) out += (out.empty() ? "" : ", ") + std::string(config::name(e));
   return out.empty() ? "none" : out;
 }
 
 }  // namespace
 
-std::vector<std::string> quantized_engines() {
-  std::vector<std::string> names;
+std::vector<QuantEngine> quantized_engines() {
+  std::vector<QuantEngine> engines;
   for (at::QEngine e : at::globalContext().supportedQEngines()) {
-    for (const auto& en : kEngineNames) {
-      if (en.engine == e) names.emplace_back(en.name);
+    for (const EnginePair& en : kEngines) {
+      if (en.torch == e) engines.push_back(en.ours);
     }
   }
-  return names;
+  return engines;
 }
 
-QuantizeStats quantize_dynamic_int8(torch::nn::Module& root, const std::string& engine) {
-  const std::vector<std::string> supported = quantized_engines();
-  const EngineName* chosen = nullptr;
-  for (const auto& en : kEngineNames) {
-    if (engine == en.name) chosen = &en;
-  }
-  if (chosen == nullptr ||
-      std::find(supported.begin(), supported.end(), engine) == supported.end()) {
-    throw ConfigError("[quantize] int8 engine '" + engine +
+QuantizeStats quantize_dynamic_int8(torch::nn::Module& root, QuantEngine engine) {
+  const std::vector<QuantEngine> supported = quantized_engines();
+  if (std::find(supported.begin(), supported.end(), engine) == supported.end()) {
+    throw ConfigError("[quantize] int8 engine '" + std::string(config::name(engine)) +
                       "' is not supported by this LibTorch build; supported: " + join(supported));
   }
+  const at::QEngine chosen = torch_engine(engine);
   // Process-wide: linear_prepack builds the packed format of the current engine.
-  at::globalContext().setQEngine(chosen->engine);
+  at::globalContext().setQEngine(chosen);
   static const c10::OperatorHandle prepack =
       c10::Dispatcher::singleton().findSchemaOrThrow("quantized::linear_prepack", "");
 
@@ -78,7 +83,7 @@ QuantizeStats quantize_dynamic_int8(torch::nn::Module& root, const std::string& 
     lin->packed = std::move(stack[0]);
     // fbgemm/x86 multiply uint8 x int8 pairs into int16 (vpmaddubsw) and saturate with full-range
     // activations; torch.ao's dynamic Linear asks for 7-bit activations there.
-    lin->reduce_range = chosen->engine == at::QEngine::FBGEMM || chosen->engine == at::QEngine::X86;
+    lin->reduce_range = chosen == at::QEngine::FBGEMM || chosen == at::QEngine::X86;
     ++stats.linears;
     stats.weight_bytes += w.numel() + 8;  // int8 weights + fp32 scale + int32 zero point
     if (lin->bias.defined()) stats.weight_bytes += lin->bias.numel() * 4;

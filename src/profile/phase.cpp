@@ -1,30 +1,16 @@
 #include "llmprof/profile/phase.h"
 
 #include <algorithm>
-#include <string>
 #include <vector>
-
-#include "llmprof/error.h"
 
 namespace llmprof::profile {
 
 namespace {
 constexpr std::string_view kPhaseNames[kNumPhases] = {"data", "forward", "backward", "optimizer",
                                                       "eval"};
-constexpr std::string_view kLevelNames[] = {"off", "phases", "modules", "ops"};
 }  // namespace
 
 std::string_view phase_name(Phase phase) { return kPhaseNames[static_cast<int>(phase)]; }
-
-std::string_view level_name(Level level) { return kLevelNames[static_cast<int>(level)]; }
-
-Level parse_level(std::string_view name) {
-  for (int i = 0; i < 4; ++i) {
-    if (kLevelNames[i] == name) return static_cast<Level>(i);
-  }
-  throw ConfigError("profile.level: '" + std::string(name) + "' is not one of off|phases|modules|ops",
-                    "", "profile.level");
-}
 
 double measure_clock_read_ns() {
   constexpr int kReads = 20000;

@@ -41,7 +41,7 @@ struct Plan {
   std::string runs_dir;    // <sweep>/runs: run directories and logs of the points
   std::string executable;  // the llmprof that runs each point
   bool shared_peak = false;  // the sweep measures one MFU peak for every point (see below)
-  std::string precision;     // train.precision of every point, for that measurement
+  config::Precision precision = config::Precision::kFp32;  // of every point, for that measurement
 };
 
 // The --set list a point's `llmprof train` gets, in order: the thread split, the user's --set,
@@ -90,7 +90,7 @@ void decide_peak(Plan& plan, const config::Config& base, bool threads_given) {
   plan.precision = base.train.precision;
   info.peak_source =
       fmt::format("measured once by the sweep: llmprof peak --threads {} --precision {}",
-                  info.threads_per_point, plan.precision);
+                  info.threads_per_point, config::name(plan.precision));
 }
 
 // The shared peak: the one an earlier invocation of this sweep measured under the same settings
@@ -110,8 +110,9 @@ void share_peak(Plan& plan) {
                  rundir::path(info.sweep_dir, rundir::kSweepJson));
     return;
   }
-  const std::string cmd = fmt::format("'{}' peak --threads {} --precision {} 2>/dev/null",
-                                      plan.executable, info.threads_per_point, plan.precision);
+  const std::string cmd =
+      fmt::format("'{}' peak --threads {} --precision {} 2>/dev/null", plan.executable,
+                  info.threads_per_point, config::name(plan.precision));
   std::string out;
   if (FILE* f = popen(cmd.c_str(), "r")) {
     char buf[256];

@@ -9,9 +9,9 @@
 
 namespace llmprof::train {
 
-PeakFlops measure_matmul_peak(const std::string& precision, int64_t n, int reps) {
+PeakFlops measure_matmul_peak(config::Precision precision, int64_t n, int reps) {
   torch::NoGradGuard no_grad;
-  auto dtype = precision == "bf16" ? torch::kBFloat16 : torch::kFloat;
+  auto dtype = precision == config::Precision::kBf16 ? torch::kBFloat16 : torch::kFloat;
   torch::Tensor a = torch::randn({n, n}).to(dtype);
   torch::Tensor b = torch::randn({n, n}).to(dtype);
   torch::Tensor c = torch::empty({n, n}, dtype);
@@ -26,8 +26,8 @@ PeakFlops measure_matmul_peak(const std::string& precision, int64_t n, int reps)
   const double flops = 2.0 * static_cast<double>(n) * n * n;  // n^3 multiply-adds
   peak.flops_per_s = flops / (static_cast<double>(best_ns) * 1e-9);
   peak.source = "measured";
-  peak.method = fmt::format("best of {} {} {}x{} matmuls, {} threads", reps, precision, n, n,
-                            at::get_num_threads());
+  peak.method = fmt::format("best of {} {} {}x{} matmuls, {} threads", reps,
+                            config::name(precision), n, n, at::get_num_threads());
   return peak;
 }
 

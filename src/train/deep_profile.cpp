@@ -12,7 +12,7 @@ namespace llmprof::train {
 DeepProfile::DeepProfile(const config::Config& cfg,
                          const profile::ScopeFlops& scope_flops,
                          double peak_flops_per_s, std::string run_dir)
-    : cfg_(cfg.profile), level_(profile::parse_level(cfg.profile.level)),
+    : cfg_(cfg.profile), level_(cfg.profile.level),
       run_dir_(std::move(run_dir)), peak_flops_per_s_(peak_flops_per_s),
       scope_flops_(scope_flops) {
   if (level_ < profile::Level::kModules) return;

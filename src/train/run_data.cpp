@@ -133,7 +133,7 @@ data::TextReadOptions read_options(const config::Config& cfg, int64_t max_record
   o.format = cfg.data.format;
   o.jsonl_fields = config::split_list(cfg.data.jsonl_fields);
   o.text_column = cfg.data.text_column;
-  if (cfg.train.task == "classify") {
+  if (cfg.train.task == config::TaskKind::kClassify) {
     o.label_column = cfg.data.label_column;
     o.num_labels = cfg.model.num_labels;
   }
@@ -158,13 +158,13 @@ nlohmann::json dataset_report(const data::TextDataset& ds) {
   warn_bad_rows(ds);
   nlohmann::json bad = nlohmann::json::array();
   for (const data::BadRow& b : ds.bad_row_examples) bad.push_back({{"line", b.line}, {"reason", b.reason}});
-  return {{"path", ds.path},       {"format", ds.format},
+  return {{"path", ds.path},       {"format", config::name(ds.format)},
           {"rows_read", ds.rows_read}, {"records_used", ds.records.size()},
           {"bad_rows", ds.bad_rows}, {"bad_row_examples", bad}};
 }
 
 data::EncodedSet encode(const config::Config& cfg, const RunData& rd, const data::TextDataset& ds) {
-  return cfg.train.task == "mlm"
+  return cfg.train.task == config::TaskKind::kMlm
              ? data::encode_mlm_stream(ds, *rd.tokenizer, rd.special, cfg.model.block_size)
              : data::encode_classification(ds, *rd.tokenizer, rd.special, cfg.model.block_size);
 }
@@ -190,7 +190,7 @@ void split_validation(const config::Config& cfg, RunData& rd) {
   const data::EncodedSet all = std::move(rd.train_set);
   std::vector<int64_t> order(static_cast<size_t>(all.num_sequences));
   std::iota(order.begin(), order.end(), 0);
-  if (cfg.train.task == "classify") {
+  if (cfg.train.task == config::TaskKind::kClassify) {
     std::mt19937_64 rng(static_cast<uint64_t>(cfg.train.seed) + 3);
     std::shuffle(order.begin(), order.end(), rng);
   }
@@ -219,7 +219,9 @@ data::MlmOptions mlm_options(const config::Config& cfg, const RunData& rd) {
 std::unique_ptr<data::BatchSampler> encoder_sampler(const config::Config& cfg, const RunData& rd,
                                                     const data::EncodedSet& set, int64_t B,
                                                     data::SampleOrder order, uint64_t seed) {
-  if (cfg.train.task == "mlm") return data::make_mlm_sampler(set, B, mlm_options(cfg, rd), order, seed);
+  if (cfg.train.task == config::TaskKind::kMlm) {
+    return data::make_mlm_sampler(set, B, mlm_options(cfg, rd), order, seed);
+  }
   return data::make_classify_sampler(set, B, order, seed);
 }
 
@@ -237,8 +239,9 @@ void load_encoder_data(const config::Config& cfg, RunData& rd) {
   if (cfg.data.val_path.empty()) {
     split_validation(cfg, rd);
     rd.report["val_file"] = nullptr;
+    const bool shuffled = cfg.train.task == config::TaskKind::kClassify;
     rd.report["val_split"] = fmt::format("tail {} of the sequences{}", cfg.data.val_fraction,
-                                         cfg.train.task == "classify" ? " after a seeded shuffle" : "");
+                                         shuffled ? " after a seeded shuffle" : "");
   } else {
     const data::TextDataset val = data::read_text_dataset(
         cfg.data.val_path, read_options(cfg, cfg.data.val_max_examples, seed + 1));
@@ -251,7 +254,7 @@ void load_encoder_data(const config::Config& cfg, RunData& rd) {
     rd.report[std::string(split) + "_tokens"] = s.tokens;
     rd.report[std::string(split) + "_truncated"] = s.truncated;
   }
-  if (cfg.train.task == "mlm") {
+  if (cfg.train.task == config::TaskKind::kMlm) {
     rd.mlm_predictions = data::mlm_predictions_per_sequence(cfg.model.block_size,
                                                             cfg.data.mlm_probability);
     rd.report["mlm_predictions_per_sequence"] = rd.mlm_predictions;
@@ -261,7 +264,7 @@ void load_encoder_data(const config::Config& cfg, RunData& rd) {
   rd.description = fmt::format("{} train / {} val sequences of {} tokens ({} / {} real tokens{})",
                                rd.train_set.num_sequences, rd.val_set.num_sequences,
                                cfg.model.block_size, rd.train_set.tokens, rd.val_set.tokens,
-                               cfg.train.task == "classify"
+                               cfg.train.task == config::TaskKind::kClassify
                                    ? fmt::format(", {} train records truncated", rd.train_set.truncated)
                                    : "");
 }
@@ -306,7 +309,7 @@ void fill_encoder_set(EvalSet& set, const config::Config& cfg, const RunData& rd
 
 RunData load_run_data(const config::Config& cfg) {
   RunData rd;
-  if (cfg.model.type == "gpt") {
+  if (cfg.model.type == config::ModelType::kGpt) {
     load_lm_data(cfg, rd);
   } else {
     load_encoder_data(cfg, rd);
@@ -320,7 +323,7 @@ EvalSet make_train_eval_set(const config::Config& cfg, const RunData& rd, const 
   set.source = rd.source;
   const int64_t B = cfg.train.batch_size, T = cfg.model.block_size;
   const uint64_t seed = static_cast<uint64_t>(cfg.train.seed) + (split == "train" ? 1 : 2);
-  if (cfg.model.type == "gpt") {
+  if (cfg.model.type == config::ModelType::kGpt) {
     // The stream sampled with one rng across batches, as nanoGPT's estimate_loss.
     const std::vector<int32_t>& tokens = split == "train" ? rd.splits.train : rd.splits.val;
     std::mt19937_64 rng(seed);
@@ -346,7 +349,7 @@ EvalSet make_validation_eval_set(const config::Config& cfg, const RunData& rd, i
   set.source = cfg.data.val_path.empty()
                    ? fmt::format("{} (tail {})", rd.source, cfg.data.val_fraction)
                    : cfg.data.val_path;
-  if (cfg.model.type == "gpt") {
+  if (cfg.model.type == config::ModelType::kGpt) {
     fill_window_set(set, cfg, rd.splits.val, batch_size, max_batches);
     return set;
   }
@@ -359,7 +362,7 @@ EvalSet make_file_eval_set(const config::Config& cfg, const RunData& rd, const s
   EvalSet set;
   set.name = name;
   set.source = path;
-  if (cfg.model.type == "gpt") {
+  if (cfg.model.type == config::ModelType::kGpt) {
     const std::string text = data::read_file_maybe_gzip(path);
     const std::vector<int32_t> tokens = rd.tokenizer->encode(text);
     if (static_cast<int64_t>(tokens.size()) < cfg.model.block_size + 1) {

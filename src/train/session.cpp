@@ -62,7 +62,9 @@ PeakFlops peak_of(const config::Config& cfg) {
   if (cfg.profile.peak_flops_per_s > 0) {
     return {cfg.profile.peak_flops_per_s, "configured", "profile.peak_flops_per_s"};
   }
-  return measure_matmul_peak(cfg.train.precision == "bf16" ? "bf16" : "fp32", 2048, 5);
+  // fp16 runs only on cuda, which has no measured peak yet: fp32 stands in, as before.
+  const bool bf16 = cfg.train.precision == config::Precision::kBf16;
+  return measure_matmul_peak(bf16 ? config::Precision::kBf16 : config::Precision::kFp32, 2048, 5);
 }
 
 RuntimeInfo runtime_in_force() {
@@ -84,7 +86,7 @@ struct Session::Impl {
         log_file(rundir::path(run_dir, rundir::kLog)),
         steps_csv(rundir::path(run_dir, rundir::kSteps)),
         eval_csv(rundir::path(run_dir, rundir::kEval)),
-        recorder(profile::parse_level(c.profile.level) >= profile::Level::kPhases),
+        recorder(c.profile.level >= profile::Level::kPhases),
         deep(c, scope_flops_of(o), peak.flops_per_s, run_dir), progress(max_steps, o.quiet) {}
 
   // Adds log.txt to the log for the Session's life.
@@ -136,7 +138,8 @@ Session::Session(const config::Config& cfg, const SessionOptions& options,
   for (const std::string& note : cfg.notes) spdlog::warn("config: {}", note);
   if (!options.model_description.empty()) {
     spdlog::info("model: {}, {} parameters; task {}, {}, {} threads", options.model_description,
-                 options.parameters, options.task, cfg.train.precision, m.runtime.threads);
+                 options.parameters, task_label(options.task), config::name(cfg.train.precision),
+                 m.runtime.threads);
   }
   spdlog::info("blas: {} ({}); peak {:.1f} GFLOP/s ({}: {})", m.runtime.blas_config,
                m.runtime.blas_parallel, m.peak.flops_per_s * 1e-9, m.peak.source, m.peak.method);
@@ -282,7 +285,7 @@ RunSummary Session::finish(RunStatus status, const std::string& message) {
   SummaryInputs in;
   in.status = run_status_name(status);
   in.message = message;
-  in.level = std::string(profile::level_name(profile::parse_level(m.cfg.profile.level)));
+  in.level = m.cfg.profile.level;
   in.max_steps = m.max_steps;
   in.samples_per_step = m.opts.samples_per_step;
   in.warmup_steps = m.cfg.profile.warmup_steps;

@@ -10,7 +10,7 @@
 namespace llmprof::train {
 
 void check_device(const config::Config& cfg) {
-  if (cfg.device == "cpu") return;
+  if (cfg.device == config::Device::kCpu) return;
   const gpu::CudaAvailability cuda = gpu::cuda_availability();
   throw ConfigError(cuda.available
                         ? "device: 'cuda': the CUDA train loop is not built yet; use device=cpu"
@@ -18,40 +18,47 @@ void check_device(const config::Config& cfg) {
                     cfg.source_file, "device");
 }
 
+namespace {
+
+// Optim over two groups with base's options: weight decay on `decay` only (as nanoGPT).
+template <typename Optim, typename Options>
+std::unique_ptr<torch::optim::Optimizer> two_groups(const std::vector<torch::Tensor>& decay,
+                                                    const std::vector<torch::Tensor>& no_decay,
+                                                    const Options& base, double weight_decay) {
+  Options wd = base, nwd = base;
+  wd.weight_decay(weight_decay);
+  nwd.weight_decay(0.0);
+  std::vector<torch::optim::OptimizerParamGroup> g;
+  g.emplace_back(decay, std::make_unique<Options>(wd));
+  g.emplace_back(no_decay, std::make_unique<Options>(nwd));
+  return std::make_unique<Optim>(std::move(g), base);
+}
+
+}  // namespace
+
 std::unique_ptr<torch::optim::Optimizer> build_optimizer(const config::Config& cfg,
                                                          torch::nn::Module& model) {
   std::vector<torch::Tensor> decay, no_decay;
   for (const auto& p : model.parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
   const auto& o = cfg.optim;
-  auto groups = [&](auto options_with_decay, auto options_no_decay) {
-    std::vector<torch::optim::OptimizerParamGroup> g;
-    g.emplace_back(decay, std::make_unique<decltype(options_with_decay)>(options_with_decay));
-    g.emplace_back(no_decay, std::make_unique<decltype(options_no_decay)>(options_no_decay));
-    return g;
-  };
-  if (o.name == "adamw") {
-    auto base = torch::optim::AdamWOptions(o.lr).betas({o.beta1, o.beta2}).eps(o.eps);
-    auto wd = base, nwd = base;
-    wd.weight_decay(o.weight_decay);
-    nwd.weight_decay(0.0);
-    return std::make_unique<torch::optim::AdamW>(groups(wd, nwd), base);
+  namespace optim = torch::optim;
+  switch (o.name) {
+    case config::Optimizer::kAdamw:
+      return two_groups<optim::AdamW>(
+          decay, no_decay, optim::AdamWOptions(o.lr).betas({o.beta1, o.beta2}).eps(o.eps),
+          o.weight_decay);
+    case config::Optimizer::kAdam:
+      return two_groups<optim::Adam>(
+          decay, no_decay, optim::AdamOptions(o.lr).betas({o.beta1, o.beta2}).eps(o.eps),
+          o.weight_decay);
+    case config::Optimizer::kSgd:
+      return two_groups<optim::SGD>(decay, no_decay, optim::SGDOptions(o.lr).momentum(o.momentum),
+                                    o.weight_decay);
   }
-  if (o.name == "adam") {
-    auto base = torch::optim::AdamOptions(o.lr).betas({o.beta1, o.beta2}).eps(o.eps);
-    auto wd = base, nwd = base;
-    wd.weight_decay(o.weight_decay);
-    nwd.weight_decay(0.0);
-    return std::make_unique<torch::optim::Adam>(groups(wd, nwd), base);
-  }
-  if (o.name == "sgd") {
-    auto base = torch::optim::SGDOptions(o.lr).momentum(o.momentum);
-    auto wd = base, nwd = base;
-    wd.weight_decay(o.weight_decay);
-    nwd.weight_decay(0.0);
-    return std::make_unique<torch::optim::SGD>(groups(wd, nwd), base);
-  }
-  throw ConfigError("optim.name: '" + o.name + "' is not one of sgd|adam|adamw", cfg.source_file,
-                    "optim.name");
+  // Only a value cast from an int in code gets here; validate() names it first.
+  throw ConfigError(
+      fmt::format("optim.name: value {} is not one of sgd|adam|adamw", static_cast<int>(o.name)),
+      cfg.source_file, "optim.name");
 }
 
 double learning_rate(const config::Config& cfg, int64_t step) {

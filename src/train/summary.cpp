@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
+#include <string>
 
 #include "llmprof/profile/stats.h"
 #include "llmprof/rundir/files.h"
@@ -25,7 +27,18 @@ json stats_json(const std::vector<double>& values) {
 
 double median_of(const std::vector<double>& v) { return profile::summarize(v).median; }
 
+// What summary.json's perplexities are the exp of; a custom loop's loss is read as classification.
+const char* perplexity_note(const std::optional<config::TaskKind>& task) {
+  if (task == config::TaskKind::kMlm) return "exp of the mean cross-entropy of the masked tokens";
+  if (task == config::TaskKind::kLm) return "exp of the mean next-token cross-entropy";
+  return "exp of the mean classification cross-entropy";
+}
+
 }  // namespace
+
+std::string task_label(const std::optional<config::TaskKind>& task) {
+  return task ? std::string(config::name(*task)) : "custom";
+}
 
 json build_summary(const SummaryInputs& in) {
   const auto& rows = *in.rows;
@@ -61,7 +74,7 @@ json build_summary(const SummaryInputs& in) {
   s["schema_version"] = rundir::kSummarySchemaVersion;
   s["status"] = in.status;
   s["message"] = in.message.empty() ? json(nullptr) : json(in.message);
-  s["profile_level"] = in.level;
+  s["profile_level"] = config::name(in.level);
   s["steps"] = {{"completed", done}, {"max_steps", in.max_steps}, {"warmup_excluded", skip},
                 {"measured", done - skip}};
   s["wall_s"] = in.wall_s;
@@ -96,10 +109,8 @@ json build_summary(const SummaryInputs& in) {
               {"peak_method", in.peak.method}};
 
   json loss;
-  loss["task"] = in.task;
-  loss["perplexity_note"] = in.task == "mlm" ? "exp of the mean cross-entropy of the masked tokens"
-                            : in.task == "lm" ? "exp of the mean next-token cross-entropy"
-                                              : "exp of the mean classification cross-entropy";
+  loss["task"] = task_label(in.task);
+  loss["perplexity_note"] = perplexity_note(in.task);
   loss["final_train_step_loss"] = done > 0 ? json(rows.back().loss) : json(nullptr);
   const auto& evals = *in.evals;
   if (!evals.empty()) {
@@ -127,7 +138,7 @@ json build_summary(const SummaryInputs& in) {
 
   // The profiler's own cost at this level: clock reads per step x measured cost of one read.
   json overhead;
-  overhead["level"] = in.level;
+  overhead["level"] = config::name(in.level);
   overhead["clock_read_ns"] = in.clock_read_ns;
   if (done > 0) {
     const double reads = static_cast<double>(rows.back().timing.clock_reads);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "llmprof/config/enums.h"
 #include "llmprof/train/calibrate.h"
 #include "step_row.h"
 
@@ -25,7 +26,7 @@ struct EvalPoint {
 struct SummaryInputs {
   std::string status;   // completed | diverged | failed | interrupted
   std::string message;
-  std::string level;    // profile.level
+  config::ProfileLevel level = config::ProfileLevel::kPhases;
   int64_t max_steps = 0;
   int64_t samples_per_step = 0;  // sequences per optimizer step (batch x grad accumulation)
   int64_t warmup_steps = 0;
@@ -37,8 +38,11 @@ struct SummaryInputs {
   double flops_per_step = 0;
   std::string flops_formula;
   double wall_s = 0;
-  std::string task;  // lm | mlm | classify
+  std::optional<config::TaskKind> task;  // unset: a custom loop
 };
+
+// The task as summary.json and the log name it: lm | mlm | classify, or custom when unset.
+std::string task_label(const std::optional<config::TaskKind>& task);
 
 nlohmann::json build_summary(const SummaryInputs& in);
 

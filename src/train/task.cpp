@@ -25,7 +25,7 @@ class LmTask : public Task {
     const auto& o = model_->options();
     shape_ = {o.n_layer, o.n_head, o.n_embd, o.block_size, o.vocab_size, o.bias};
   }
-  std::string name() const override { return "lm"; }
+  config::TaskKind kind() const override { return config::TaskKind::kLm; }
   torch::nn::Module& module() override { return *model_; }
   int64_t num_parameters() override { return model_->num_parameters(); }
   torch::Tensor loss(const Batch& b) override { return model_->loss(model_->forward(b.x), b.y); }
@@ -62,8 +62,9 @@ class EncoderTask : public Task {
  public:
   EncoderTask(model::DistilBert m, model::EncoderShape shape)
       : model_(std::move(m)), shape_(shape) {}
-  std::string name() const override {
-    return model_->options().head == model::EncoderHead::kMaskedLm ? "mlm" : "classify";
+  config::TaskKind kind() const override {
+    return model_->options().head == model::EncoderHead::kMaskedLm ? config::TaskKind::kMlm
+                                                                   : config::TaskKind::kClassify;
   }
   torch::nn::Module& module() override { return *model_; }
   int64_t num_parameters() override { return model_->num_parameters(); }
@@ -114,9 +115,10 @@ int64_t resolve_vocab(const config::Config& cfg, int64_t tokenizer_vocab_size) {
   const int64_t vocab = cfg.model.vocab_size;
   if (vocab == 0) return tokenizer_vocab_size;
   if (vocab < tokenizer_vocab_size) {
-    throw ConfigError(fmt::format("model.vocab_size: {} is smaller than the {} tokenizer's {} tokens",
-                                  vocab, cfg.data.tokenizer, tokenizer_vocab_size),
-                      cfg.source_file, "model.vocab_size");
+    throw ConfigError(
+        fmt::format("model.vocab_size: {} is smaller than the {} tokenizer's {} tokens", vocab,
+                    config::name(cfg.data.tokenizer), tokenizer_vocab_size),
+        cfg.source_file, "model.vocab_size");
   }
   return vocab;
 }
@@ -178,7 +180,7 @@ std::unique_ptr<Task> make_task(const config::Config& cfg, int64_t tokenizer_voc
   const config::ModelConfig& m = cfg.model;
   const int64_t vocab = resolve_vocab(cfg, tokenizer_vocab_size);
   torch::manual_seed(static_cast<uint64_t>(cfg.train.seed));
-  if (m.type == "gpt") {
+  if (m.type == config::ModelType::kGpt) {
     model::GptOptions opt;
     opt.n_layer = m.n_layer;
     opt.n_head = m.n_head;
@@ -206,7 +208,7 @@ std::unique_ptr<Task> make_task(const config::Config& cfg, int64_t tokenizer_voc
   opt.attention_dropout = m.dropout;
   opt.classifier_dropout = m.dropout;
   opt.num_labels = m.num_labels;
-  const bool mlm = cfg.train.task == "mlm";
+  const bool mlm = cfg.train.task == config::TaskKind::kMlm;
   opt.head = mlm ? model::EncoderHead::kMaskedLm : model::EncoderHead::kClassify;
   model::EncoderShape shape{};
   shape.n_layer = opt.n_layer;

@@ -91,7 +91,7 @@ SessionOptions session_options(const config::Config& cfg, Task& task, const Trai
   o.quiet = opts.quiet;
   o.command_line = opts.command_line;
   o.model_description = task.describe();
-  o.task = task.name();
+  o.task = task.kind();
   o.parameters = task.num_parameters();
   o.tokens_per_step = B * T * A;
   o.samples_per_step = B * A;
@@ -117,7 +117,7 @@ namespace {
 // samplers refer to the token vectors inside `data`.
 struct Training {
   explicit Training(const config::Config& cfg)
-      : bf16(cfg.train.precision == "bf16"),
+      : bf16(cfg.train.precision == config::Precision::kBf16),
         runtime(apply_runtime(cfg)),
         data(load_run_data(cfg)),
         task(make_task(cfg, data.tokenizer->vocab_size(), data.mlm_predictions)) {
@@ -241,7 +241,7 @@ TrainResult finish(const config::Config& cfg, Training& t, Session& session,
   const int64_t done = session.steps_completed();
   if (cfg.train.save_checkpoint && done > 0 && outcome.status != RunStatus::kDiverged) {
     save_checkpoint(rundir::path(dir, rundir::kCheckpoint), t.task->module(), cfg,
-                    t.task->name(), done);
+                    t.task->kind(), done);
     spdlog::info("checkpoint {} (step {})", rundir::path(dir, rundir::kCheckpoint), done);
   }
   session.annotate("data", t.data.report.dump());
@@ -298,7 +298,7 @@ TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
       if (eval_every > 0 && (n % eval_every == 0 || last)) evaluate_step(t, step);
       if (cfg.train.save_checkpoint && ckpt_every > 0 && !last && n % ckpt_every == 0) {
         save_checkpoint(fmt::format("{}/checkpoint-step{}", session.run_dir(), n),
-                        t.task->module(), cfg, t.task->name(), n);
+                        t.task->module(), cfg, t.task->kind(), n);
       }
       if (signals.signal() != 0 && !last) {
         outcome = {RunStatus::kInterrupted,

@@ -39,7 +39,7 @@ std::vector<std::pair<std::string, torch::Tensor>> named_tensors(torch::nn::Modu
 }  // namespace
 
 void save_checkpoint(const std::string& dir, torch::nn::Module& model, const config::Config& cfg,
-                     const std::string& task, int64_t step) {
+                     config::TaskKind task, int64_t step) {
   const fs::path final_dir(dir), tmp_dir(dir + ".tmp");
   std::error_code ec;
   fs::remove_all(tmp_dir, ec);
@@ -54,13 +54,14 @@ void save_checkpoint(const std::string& dir, torch::nn::Module& model, const con
   const config::ModelConfig& m = cfg.model;
   nlohmann::json meta = {
       {"schema_version", kCheckpointSchemaVersion},
-      {"model_type", m.type},
-      {"task", task},
+      {"model_type", config::name(m.type)},
+      {"task", config::name(task)},
       {"step", step},
       {"model", {{"n_layer", m.n_layer}, {"n_head", m.n_head}, {"n_embd", m.n_embd},
                  {"block_size", m.block_size}, {"ffn_dim", m.ffn_dim},
                  {"max_positions", m.max_positions}, {"num_labels", m.num_labels}}},
-      {"tokenizer", {{"type", cfg.data.tokenizer}, {"vocab_path", cfg.data.vocab_path}}},
+      {"tokenizer",
+       {{"type", config::name(cfg.data.tokenizer)}, {"vocab_path", cfg.data.vocab_path}}},
       {"tensors", names}};
   output::write_file_atomic(rundir::path(tmp_dir.string(), rundir::kCheckpointMeta), meta.dump(2) + "\n");
   output::write_file_atomic(rundir::path(tmp_dir.string(), rundir::kConfig), config::to_yaml(cfg));
@@ -109,9 +110,9 @@ LoadReport load_checkpoint(const std::string& path, torch::nn::Module& model,
     }
   }
   const std::string type = meta.value("model_type", "");
-  if (type != cfg.model.type) {
+  if (config::find_enum<config::ModelType>(type) != cfg.model.type) {
     throw ConfigError(fmt::format("{}: checkpoint {} is a model.type={} model, this run is {}", key,
-                                  r.path, type, cfg.model.type),
+                                  r.path, type, config::name(cfg.model.type)),
                       cfg.source_file, key);
   }
   r.task = meta.value("task", "");
@@ -165,9 +166,9 @@ namespace {
 std::vector<std::string> shape_keys(const config::Config& ckpt) {
   std::vector<std::string> keys = {"model.n_layer", "model.n_head",  "model.n_embd",
                                    "model.vocab_size", "model.bias", "model.ffn_dim"};
-  if (ckpt.model.type == "gpt") keys.push_back("model.block_size");
-  if (ckpt.model.type == "distilbert") keys.push_back("model.max_positions");
-  if (ckpt.train.task == "classify") keys.push_back("model.num_labels");
+  if (ckpt.model.type == config::ModelType::kGpt) keys.push_back("model.block_size");
+  if (ckpt.model.type == config::ModelType::kDistilbert) keys.push_back("model.max_positions");
+  if (ckpt.train.task == config::TaskKind::kClassify) keys.push_back("model.num_labels");
   return keys;
 }
 
@@ -184,12 +185,13 @@ std::vector<std::string> adopt_checkpoint_model(config::Config& cfg, const std::
                       cfg.source_file, key);
   }
   config::Config ckpt = config::load_config(ckpt_yaml);
-  if (ckpt.model.type == "distilbert" && ckpt.model.max_positions == 0) {
+  if (ckpt.model.type == config::ModelType::kDistilbert && ckpt.model.max_positions == 0) {
     ckpt.model.max_positions = ckpt.model.block_size;  // what "0 = block_size" built
   }
   if (ckpt.model.type != cfg.model.type) {
     throw ConfigError(fmt::format("{}: checkpoint {} is a model.type={} model, this config is {}",
-                                  key, dir, ckpt.model.type, cfg.model.type),
+                                  key, dir, config::name(ckpt.model.type),
+                                  config::name(cfg.model.type)),
                       cfg.source_file, "model.type");
   }
   std::vector<std::string> notes;

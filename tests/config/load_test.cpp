@@ -64,10 +64,10 @@ TEST_F(LoadConfigTest, EmptyFileGivesDefaults) {
   std::string path = write("empty.yaml", "# nothing set\n");
   Config c = load_config(path);
   EXPECT_EQ(c.model.n_layer, 4);
-  EXPECT_EQ(c.optim.name, "adamw");
+  EXPECT_EQ(name(c.optim.name), "adamw");
   EXPECT_EQ(c.optim.lr, 1e-3);
   EXPECT_EQ(c.train.batch_size, 12);
-  EXPECT_EQ(c.device, "cpu");
+  EXPECT_EQ(name(c.device), "cpu");
   EXPECT_EQ(c.source_file, path);
 }
 

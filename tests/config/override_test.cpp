@@ -40,7 +40,7 @@ TEST(ApplyOverride, ParsesEachTypeLikeTheFile) {
   EXPECT_TRUE(c.train.activation_checkpointing);
   EXPECT_EQ(c.model.n_layer, 6);
   EXPECT_EQ(c.model.n_embd, 1000);
-  EXPECT_EQ(c.optim.name, "sgd");
+  EXPECT_EQ(name(c.optim.name), "sgd");
   EXPECT_EQ(c.output.name, "my run #2");
   EXPECT_EQ(c.data.path, "quoted: path");
   EXPECT_EQ(c.threads, 8);

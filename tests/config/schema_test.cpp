@@ -67,21 +67,21 @@ void expect_same_config(const Config& a, const Config& b) {
 // A config with every key away from its default, including awkward floats and strings.
 Config unusual_config() {
   Config c;
-  c.model = {"gpt", 3, 6, 96, 48, 1000, 0.1 + 0.2, false, 384, 96, 5, "runs/mlm: #1/checkpoint"};
-  c.data = {"data/my corpus: v2 #1.txt", "gpt2", "enc\"oder\".json", "vocab\\bpe\ttab", 1.0 / 3,
-            0, 7, 12345, "jsonl", "val \"x\".csv", "question, answer", "review", "stars",
+  c.model = {ModelType::kGpt, 3, 6, 96, 48, 1000, 0.1 + 0.2, false, 384, 96, 5, "runs/mlm: #1/checkpoint"};
+  c.data = {"data/my corpus: v2 #1.txt", TokenizerKind::kGpt2, "enc\"oder\".json", "vocab\\bpe\ttab",
+            1.0 / 3, 0, 7, 12345, DataFormat::kJsonl, "val \"x\".csv", "question, answer", "review", "stars",
             100, 50, 0.2};
-  c.optim = {"sgd", 3e-4, 0.0, 0.85, 0.999, 1e-10, 0.5, 0.0};
+  c.optim = {Optimizer::kSgd, 3e-4, 0.0, 0.85, 0.999, 1e-10, 0.5, 0.0};
   c.schedule = {0, false, 1.5e-5, 123456};
-  c.train = {3, 2, 0, 1, 0, "fp16", true, "lm", true, 10};
-  c.profile = {"ops", 1.23456789e14, 0, 3, 0, 7, 0, true, 12345, false};
+  c.train = {3, 2, 0, 1, 0, Precision::kFp16, true, TaskKind::kLm, true, 10};
+  c.profile = {ProfileLevel::kOps, 1.23456789e14, 0, 3, 0, 7, 0, true, 12345, false};
   c.energy = {false, 250, 95.5, 0.1 + 0.7, "/tmp/fake sys: #1", "/opt/nvidia/libnvidia-ml.so.1"};
   c.runtime = {false, 0, 9007199254740993};  // 2^53 + 1: an int that no double holds
   c.eval = {"wiki=a.txt,gsm8k=b.jsonl", 7, 3};
-  c.bench = {"int8", "2, 4", 0, 3, "qnnpack", 0, 17};
+  c.bench = {"int8", "2, 4", 0, 3, QuantEngine::kQnnpack, 0, 17};
   c.output = {"", "null"};
   c.threads = 1024;
-  c.device = "cuda";
+  c.device = Device::kCuda;
   return c;
 }
 // clang-format on
@@ -170,7 +170,7 @@ TEST(Validate, NamesTheSourceFileWhenTheConfigCameFromOne) {
 
 TEST(Validate, RejectsGpt2TokenizerWithoutVocabFiles) {
   Config c;
-  c.data.tokenizer = "gpt2";
+  c.data.tokenizer = TokenizerKind::kGpt2;
   c.data.vocab_path = "encoder.json";
   ConfigError e = catch_config_error([&] { validate(c); });
   EXPECT_NE(std::string(e.what()).find("data.tokenizer: gpt2 needs"), std::string::npos);
@@ -196,21 +196,21 @@ TEST(Validate, RejectsMinLrAbovePeakLr) {
 
 TEST(Validate, RejectsFp16OnCpuAndAcceptsItOnCuda) {
   Config c;
-  c.train.precision = "fp16";
+  c.train.precision = Precision::kFp16;
   ConfigError e = catch_config_error([&] { validate(c); });
   EXPECT_NE(std::string(e.what()).find("train.precision: fp16 needs device=cuda"),
             std::string::npos);
   EXPECT_NE(std::string(e.what()).find("on CPU use bf16"), std::string::npos);
-  c.device = "cuda";
+  c.device = Device::kCuda;
   EXPECT_NO_THROW(validate(c));
 }
 
 // A valid distilbert MLM config for the cross-key tests.
 Config distilbert_config() {
   Config c;
-  c.model.type = "distilbert";
-  c.train.task = "mlm";
-  c.data.tokenizer = "wordpiece";
+  c.model.type = ModelType::kDistilbert;
+  c.train.task = TaskKind::kMlm;
+  c.data.tokenizer = TokenizerKind::kWordpiece;
   c.data.vocab_path = "vocab.txt";
   c.data.path = "wiki.train.tokens";
   return c;
@@ -219,18 +219,18 @@ Config distilbert_config() {
 TEST(Validate, AcceptsDistilbertWithMlmOrClassify) {
   Config c = distilbert_config();
   EXPECT_NO_THROW(validate(c));
-  c.train.task = "classify";
+  c.train.task = TaskKind::kClassify;
   EXPECT_NO_THROW(validate(c));
 }
 
 TEST(Validate, RejectsTaskThatDoesNotFitTheModelType) {
   Config c = distilbert_config();
-  c.train.task = "lm";
+  c.train.task = TaskKind::kLm;
   ConfigError e = catch_config_error([&] { validate(c); });
   EXPECT_NE(std::string(e.what()).find("train.task=mlm or classify"), std::string::npos) << e.what();
   EXPECT_EQ(e.key(), "train.task");
   Config g;
-  g.train.task = "classify";
+  g.train.task = TaskKind::kClassify;
   e = catch_config_error([&] { validate(g); });
   EXPECT_EQ(std::string(e.what()),
             "train.task: classify needs model.type=distilbert (model.type=gpt trains with "
@@ -239,7 +239,7 @@ TEST(Validate, RejectsTaskThatDoesNotFitTheModelType) {
 
 TEST(Validate, RejectsDistilbertWithoutWordpieceOrData) {
   Config c = distilbert_config();
-  c.data.tokenizer = "char";
+  c.data.tokenizer = TokenizerKind::kChar;
   ConfigError e = catch_config_error([&] { validate(c); });
   EXPECT_EQ(e.key(), "data.tokenizer");
   EXPECT_NE(std::string(e.what()).find("wordpiece"), std::string::npos);
@@ -285,15 +285,19 @@ TEST(Validate, RejectsCheckpointIntervalWithoutSaving) {
   EXPECT_NO_THROW(validate(c));
 }
 
+// An unknown enum name can no longer be set in code (the fields are enums); the name parser
+// gives the message validate() gave for one.
 TEST(Validate, RejectsOutOfRangeAndUnknownEnumValuesSetInCode) {
   Config c;
   c.train.batch_size = 0;
   EXPECT_EQ(std::string(catch_config_error([&] { validate(c); }).what()),
             "train.batch_size: 0 is out of range [1, 1048576]");
-  c = Config{};
-  c.optim.name = "adamx";
-  EXPECT_EQ(std::string(catch_config_error([&] { validate(c); }).what()),
+  EXPECT_EQ(std::string(catch_config_error([&] { parse_enum<Optimizer>("adamx"); }).what()),
             "optim.name: 'adamx' is not one of sgd|adam|adamw; did you mean 'adamw'?");
+  c = Config{};
+  c.optim.name = static_cast<Optimizer>(7);  // only a cast makes a value outside the table
+  EXPECT_EQ(std::string(catch_config_error([&] { validate(c); }).what()),
+            "optim.name: value 7 is not one of sgd|adam|adamw");
 }
 
 TEST(ToYaml, WritesEveryKeyGroupedWithDocComments) {

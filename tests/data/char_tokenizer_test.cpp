@@ -91,12 +91,12 @@ TEST(CharTokenizer, ThrowsNamingTheFileWhenVocabIsMalformed) {
 
 TEST(MakeTokenizer, BuildsCharAndRejectsUnknownNames) {
   config::DataConfig cfg;
-  cfg.tokenizer = "char";
+  cfg.tokenizer = config::TokenizerKind::kChar;
   EXPECT_EQ(make_tokenizer(cfg, "abcabc")->vocab_size(), 3);
-  cfg.tokenizer = "wordpiece";
+  cfg.tokenizer = config::TokenizerKind::kWordpiece;
   std::string msg = data_error_of([&] { make_tokenizer(cfg, "abc"); });
   EXPECT_NE(msg.find("wordpiece"), std::string::npos) << msg;
-  cfg.tokenizer = "gpt2";  // no paths
+  cfg.tokenizer = config::TokenizerKind::kGpt2;  // no paths
   msg = data_error_of([&] { make_tokenizer(cfg, "abc"); });
   EXPECT_NE(msg.find("data.vocab_path"), std::string::npos) << msg;
 }

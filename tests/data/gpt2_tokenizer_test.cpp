@@ -122,7 +122,7 @@ TEST(Gpt2Tokenizer, SavesAbsolutePathsWhenSaved) {
 TEST(MakeTokenizer, BuildsGpt2WhenConfigNamesIt) {
   LLMPROF_SKIP_WITHOUT_SHARED_DATA();
   config::DataConfig cfg;
-  cfg.tokenizer = "gpt2";
+  cfg.tokenizer = config::TokenizerKind::kGpt2;
   cfg.vocab_path = test::shared_data("vocab/gpt2-encoder.json");
   cfg.merges_path = test::shared_data("vocab/gpt2-vocab.bpe");
   auto tok = make_tokenizer(cfg, "");

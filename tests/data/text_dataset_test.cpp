@@ -73,7 +73,7 @@ TEST(ReadTextDataset, ReadsNonBlankLinesWhenFormatIsText) {
   test::ScratchDir dir("textds");
   test::write_file(dir.file("a.txt"), "first line\n\n   \nsecond line\r\n\tthird \n \xFF bad\n");
   const TextDataset ds = read_text_dataset(dir.file("a.txt"), {});
-  EXPECT_EQ(ds.format, "text");
+  EXPECT_EQ(config::name(ds.format), "text");
   ASSERT_EQ(ds.records.size(), 3u);
   EXPECT_EQ(ds.records[0].text, "first line");
   EXPECT_EQ(ds.records[0].line, 1);
@@ -100,7 +100,7 @@ TEST(ReadTextDataset, JoinsFieldsAndReportsBadRowsWhenFormatIsJsonl) {
   TextReadOptions opt;
   opt.jsonl_fields = {"question", "answer"};
   const TextDataset ds = read_text_dataset(dir.file("gsm.jsonl"), opt);
-  EXPECT_EQ(ds.format, "jsonl");
+  EXPECT_EQ(config::name(ds.format), "jsonl");
   ASSERT_EQ(ds.records.size(), 2u);
   EXPECT_EQ(ds.records[0].text, "q1\na1");
   EXPECT_EQ(ds.records[0].line, 1);
@@ -119,7 +119,7 @@ TEST(ReadTextDataset, ParsesRfc4180AndReportsBadRowsWhenFormatIsCsv) {
   test::ScratchDir dir("textds");
   test::write_file(dir.file("reviews.csv"), kCsv);
   const TextDataset ds = read_text_dataset(dir.file("reviews.csv"), csv_options());
-  EXPECT_EQ(ds.format, "csv");
+  EXPECT_EQ(config::name(ds.format), "csv");
   ASSERT_EQ(ds.records.size(), 4u);
   EXPECT_EQ(ds.records[0].text, "plain");
   EXPECT_EQ(ds.records[0].label, 0);
@@ -172,7 +172,7 @@ TEST(ReadTextDataset, SplitsOnTabsWithoutQuotingWhenFormatIsTsv) {
   test::write_file(dir.file("d.tsv"), "text\tlabel\nsay \"hi\"\t1\nthree\tfields\t0\nok\t0\n");
   TextReadOptions opt = csv_options();
   const TextDataset ds = read_text_dataset(dir.file("d.tsv"), opt);
-  EXPECT_EQ(ds.format, "tsv");
+  EXPECT_EQ(config::name(ds.format), "tsv");
   ASSERT_EQ(ds.records.size(), 2u);
   EXPECT_EQ(ds.records[0].text, "say \"hi\"");  // quotes are literal in TSV
   EXPECT_EQ(ds.records[0].label, 1);
@@ -187,7 +187,7 @@ TEST(ReadTextDataset, ReadsGzipLikeThePlainFile) {
   EXPECT_EQ(read_file_maybe_gzip(dir.file("reviews.csv.gz")), kCsv);
   const TextDataset plain = read_text_dataset(dir.file("reviews.csv"), csv_options());
   const TextDataset gz = read_text_dataset(dir.file("reviews.csv.gz"), csv_options());
-  EXPECT_EQ(gz.format, "csv");  // .gz stripped before the extension decides
+  EXPECT_EQ(config::name(gz.format), "csv");  // .gz stripped before the extension decides
   ASSERT_EQ(gz.records.size(), plain.records.size());
   for (size_t i = 0; i < gz.records.size(); ++i) {
     EXPECT_EQ(gz.records[i].text, plain.records[i].text);
@@ -229,18 +229,22 @@ TEST(ReadTextDataset, ThrowsWithTheFirstReasonWhenEveryRowIsBad) {
 TEST(ReadTextDataset, ThrowsWhenOptionsDoNotFit) {
   test::ScratchDir dir("textds");
   test::write_file(dir.file("a.txt"), "x\n");
-  TextReadOptions opt;
-  opt.format = "parquet";
-  EXPECT_NE(data_error_of([&] {
-              read_text_dataset(dir.file("a.txt"), opt);
-            }).find("unknown text format 'parquet'"),
-            std::string::npos);
-  opt = csv_options();
+  // The format is an enum: an unknown name stops at the config boundary, naming the key.
+  try {
+    config::parse_enum<config::DataFormat>("parquet");
+    ADD_FAILURE() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("'parquet' is not one of auto|text|jsonl|csv|tsv"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(e.key(), "data.format");
+  }
+  TextReadOptions opt = csv_options();
   EXPECT_NE(data_error_of([&] {
               read_text_dataset(dir.file("a.txt"), opt);
             }).find("labels are read from csv/tsv files only"),
             std::string::npos);
-  opt.format = "csv";
+  opt.format = config::DataFormat::kCsv;
   opt.num_labels = 0;
   EXPECT_NE(data_error_of([&] {
               read_text_dataset(dir.file("a.txt"), opt);
@@ -289,7 +293,7 @@ TEST(ReadTextDataset, KeepsASeededSubsetInFileOrderWhenMaxRecordsIsSet) {
 TEST(ReadTextDataset, ReadsWikiText2ValidOneParagraphPerLine) {
   LLMPROF_SKIP_WITHOUT_SHARED_DATA();
   const TextDataset ds = read_text_dataset(test::shared_data("wikitext-2/wiki.valid.tokens"), {});
-  EXPECT_EQ(ds.format, "text");
+  EXPECT_EQ(config::name(ds.format), "text");
   // grep -cv '^[[:space:]]*$' wiki.valid.tokens: 2461 of its 3760 lines are not blank.
   EXPECT_EQ(ds.records.size(), 2461u);
   EXPECT_EQ(ds.bad_rows, 0);
@@ -316,7 +320,7 @@ TEST(ReadTextDataset, ReadsImdbTestCsvGzWithBalancedLabels) {
   const TextDataset ds =
       read_text_dataset(test::shared_data("sentiment/imdb_test.csv.gz"), csv_options());
   const double read_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  EXPECT_EQ(ds.format, "csv");
+  EXPECT_EQ(config::name(ds.format), "csv");
   ASSERT_EQ(ds.records.size(), 25000u);
   EXPECT_EQ(ds.bad_rows, 0);
   int64_t positives = 0;

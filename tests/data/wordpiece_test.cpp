@@ -191,7 +191,7 @@ TEST(MakeTokenizer, BuildsWordPieceFromVocabPath) {
   test::ScratchDir dir("wordpiece");
   test::write_file(dir.file("vocab.txt"), kTinyVocab);
   config::DataConfig cfg;
-  cfg.tokenizer = "wordpiece";
+  cfg.tokenizer = config::TokenizerKind::kWordpiece;
   cfg.vocab_path = dir.file("vocab.txt");
   const auto tok = make_tokenizer(cfg, "");
   EXPECT_EQ(tok->name(), "wordpiece");

@@ -198,16 +198,17 @@ TEST(RunBench, GenerationLongerThanTheContextIsAConfigErrorNamingTheKey) {
 }
 
 TEST(RunBench, UnsupportedQuantEngineIsAConfigErrorNamingTheKey) {
-  const std::vector<std::string> supported = model::quantized_engines();
+  const std::vector<config::QuantEngine> supported = model::quantized_engines();
   std::string missing;
   for (const char* e : {"fbgemm", "x86", "qnnpack", "onednn"}) {
-    if (std::find(supported.begin(), supported.end(), e) == supported.end()) missing = e;
+    const config::QuantEngine engine = config::parse_enum<config::QuantEngine>(e);
+    if (std::find(supported.begin(), supported.end(), engine) == supported.end()) missing = e;
   }
   if (missing.empty()) GTEST_SKIP() << "every int8 engine is supported by this LibTorch";
   ScratchDir dir;
   config::Config cfg = tiny_bench(dir.path(), "engine");
   cfg.bench.variants = "int8";
-  cfg.bench.quant_engine = missing;
+  cfg.bench.quant_engine = config::parse_enum<config::QuantEngine>(missing);
   try {
     run_bench(cfg, quiet());
     FAIL() << "expected ConfigError for engine " << missing;

@@ -66,15 +66,15 @@ std::string write_sorted_reviews(const ScratchDir& dir, const std::string& name,
 config::Config tiny_encoder(const ScratchDir& dir, const std::string& task,
                             const std::string& name) {
   config::Config c = config::load_config(kTiny);
-  c.model.type = "distilbert";
+  c.model.type = config::ModelType::kDistilbert;
   c.model.n_embd = 16;
   c.model.ffn_dim = 32;
   c.model.block_size = 16;
-  c.data.tokenizer = "wordpiece";
+  c.data.tokenizer = config::TokenizerKind::kWordpiece;
   c.data.vocab_path = write_vocab(dir);
   c.data.path = write_sorted_reviews(dir, "train.csv", 200);
   c.data.val_path = write_sorted_reviews(dir, "val.csv", 100);
-  c.train.task = task;
+  c.train.task = config::parse_enum<config::TaskKind>(task);
   c.train.batch_size = 4;
   c.schedule.max_steps = 4;
   c.train.eval_interval = 0;

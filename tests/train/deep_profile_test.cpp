@@ -19,7 +19,7 @@ config::Config tiny(const std::string& out, const std::string& name, const std::
   config::Config c = config::load_config(std::string(LLMPROF_SOURCE_DIR) + "/configs/tiny_test.yaml");
   c.output.dir = out;
   c.output.name = name;
-  c.profile.level = level;
+  c.profile.level = config::parse_enum<config::ProfileLevel>(level);
   c.profile.schedule_wait = 2;
   c.profile.schedule_warmup = 1;
   c.profile.schedule_active = 3;

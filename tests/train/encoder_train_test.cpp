@@ -31,18 +31,18 @@ TrainOptions quiet() {
 // A tiny encoder on a slice of WikiText-2 valid: 2 layers, C=32, T=32.
 config::Config tiny_mlm(const std::string& out_dir, const std::string& name) {
   config::Config c;
-  c.model.type = "distilbert";
+  c.model.type = config::ModelType::kDistilbert;
   c.model.n_layer = 2;
   c.model.n_head = 2;
   c.model.n_embd = 32;
   c.model.ffn_dim = 64;
   c.model.block_size = 32;
   c.model.dropout = 0.0;
-  c.data.tokenizer = "wordpiece";
+  c.data.tokenizer = config::TokenizerKind::kWordpiece;
   c.data.vocab_path = test::shared_data("vocab/bert-base-uncased-vocab.txt");
   c.data.path = test::shared_data("wikitext-2/wiki.valid.tokens");
   c.data.max_examples = 300;
-  c.train.task = "mlm";
+  c.train.task = config::TaskKind::kMlm;
   c.train.batch_size = 4;
   c.train.eval_interval = 5;
   c.train.eval_steps = 2;
@@ -100,7 +100,7 @@ TEST(EncoderTraining, ModulesLevelTimesTheSameScopesAsTheDecoderAndReconcilesFlo
   LLMPROF_SKIP_WITHOUT_SHARED_DATA();
   ScratchDir dir;
   config::Config cfg = tiny_mlm(dir.path(), "mlm-ops");
-  cfg.profile.level = "ops";
+  cfg.profile.level = config::ProfileLevel::kOps;
   cfg.profile.schedule_wait = 2;
   cfg.profile.schedule_warmup = 1;
   cfg.profile.schedule_active = 2;
@@ -128,7 +128,7 @@ TEST(EncoderTraining, ModulesLevelTimesTheSameScopesAsTheDecoderAndReconcilesFlo
 // IMDB is sorted by label; data.max_examples takes a seeded subset with both labels.
 config::Config tiny_sentiment(const std::string& out_dir, const std::string& name) {
   config::Config c = tiny_mlm(out_dir, name);
-  c.train.task = "classify";
+  c.train.task = config::TaskKind::kClassify;
   c.data.path = test::shared_data("sentiment/imdb_train.csv.gz");
   c.data.val_path = test::shared_data("sentiment/imdb_test.csv.gz");
   c.data.max_examples = 3000;
@@ -220,11 +220,11 @@ TEST(EncoderTraining, DatasetWithNoUsableRowIsADataErrorNamingTheFile) {
 TEST(DeviceCheck, CudaOnThisCpuBuildIsAConfigErrorSayingWhy) {
   ScratchDir dir;
   config::Config cfg = tiny_mlm(dir.path(), "cuda");
-  cfg.model.type = "gpt";
-  cfg.train.task = "lm";
+  cfg.model.type = config::ModelType::kGpt;
+  cfg.train.task = config::TaskKind::kLm;
   cfg.data = config::DataConfig{};
   cfg.model.ffn_dim = 0;
-  cfg.device = "cuda";
+  cfg.device = config::Device::kCuda;
   try {
     run_training(cfg, quiet());
     FAIL() << "expected a ConfigError";

@@ -49,7 +49,7 @@ Config profile_config(const test::ScratchDir& dir, const std::string& name,
   Config c;
   c.output.dir = dir.path();
   c.output.name = name;
-  c.profile.level = level;
+  c.profile.level = config::parse_enum<config::ProfileLevel>(level);
   c.profile.peak_flops_per_s = 1e11;
   c.profile.warmup_steps = 1;
   c.profile.schedule_wait = 1;

@@ -111,7 +111,7 @@ TEST(RunTraining, ProfilingLevelAndWorkersDoNotChangeTheLossTrajectory) {
   ScratchDir dir;
   config::Config a = tiny_config(dir.path(), "phases");
   config::Config b = tiny_config(dir.path(), "off_workers0");
-  b.profile.level = "off";
+  b.profile.level = config::ProfileLevel::kOff;
   b.data.num_workers = 0;
   config::Config c = tiny_config(dir.path(), "workers3");
   c.data.num_workers = 3;
@@ -134,7 +134,7 @@ TEST(RunTraining, GradAccumulationCheckpointingAndBf16Run) {
   config::Config cfg = tiny_config(dir.path(), "accum");
   cfg.train.grad_accum_steps = 2;
   cfg.train.activation_checkpointing = true;
-  cfg.train.precision = "bf16";
+  cfg.train.precision = config::Precision::kBf16;
   cfg.schedule.max_steps = 6;
   TrainResult r = run_training(cfg, quiet());
   ASSERT_EQ(r.status, "completed") << r.message;

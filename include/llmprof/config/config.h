@@ -8,10 +8,12 @@
 #include <utility>
 #include <vector>
 
+#include "llmprof/config/enums.h"
+
 namespace llmprof::config {
 
 struct ModelConfig {
-  std::string type = "gpt";  // gpt (nanoGPT decoder) | distilbert (encoder)
+  ModelType type = ModelType::kGpt;  // gpt (nanoGPT decoder) | distilbert (encoder)
   int64_t n_layer = 4;       // transformer blocks
   int64_t n_head = 4;        // attention heads; must divide n_embd
   int64_t n_embd = 128;      // residual stream width C
@@ -27,7 +29,7 @@ struct ModelConfig {
 
 struct DataConfig {
   std::string path;                 // text file; empty = the built-in generated corpus
-  std::string tokenizer = "char";   // char | gpt2 | wordpiece
+  TokenizerKind tokenizer = TokenizerKind::kChar;  // char | gpt2 | wordpiece
   std::string vocab_path;           // gpt2: encoder.json; wordpiece: vocab.txt
   std::string merges_path;          // gpt2: vocab.bpe
   double val_fraction = 0.1;        // tail of the token stream held out for eval
@@ -35,7 +37,7 @@ struct DataConfig {
   int64_t prefetch = 4;             // bounded queue depth (batches)
   int64_t generated_chars = 1000000;  // size of the generated corpus when path is empty
   // Encoder datasets (model.type=distilbert); .gz files are read directly.
-  std::string format = "auto";      // auto (by extension) | text | jsonl | csv | tsv
+  DataFormat format = DataFormat::kAuto;  // auto (by extension) | text | jsonl | csv | tsv
   std::string val_path;             // validation file; empty = the tail val_fraction of data.path
   std::string jsonl_fields = "text";  // jsonl: comma-separated string fields, joined by newlines
   std::string text_column = "text";   // csv/tsv: text column header
@@ -46,7 +48,7 @@ struct DataConfig {
 };
 
 struct OptimConfig {
-  std::string name = "adamw";  // sgd | adam | adamw
+  Optimizer name = Optimizer::kAdamw;  // sgd | adam | adamw
   double lr = 1e-3;            // peak learning rate (after warmup)
   double weight_decay = 0.1;   // adamw: decoupled; adam/sgd: L2
   double beta1 = 0.9;
@@ -69,15 +71,15 @@ struct TrainConfig {
   int64_t eval_interval = 50;       // eval every N steps (and at the last step); 0 = never
   int64_t eval_steps = 10;          // batches per split per eval
   int64_t seed = 1337;
-  std::string precision = "fp32";   // fp32 | bf16 (autocast)
+  Precision precision = Precision::kFp32;  // fp32 | bf16 (autocast) | fp16 (autocast, cuda)
   bool activation_checkpointing = false;  // recompute each block's forward in backward
-  std::string task = "lm";          // lm (gpt next token) | mlm | classify (distilbert)
+  TaskKind task = TaskKind::kLm;          // lm (gpt next token) | mlm | classify (distilbert)
   bool save_checkpoint = false;     // write <run>/checkpoint (weights + config) at the end
   int64_t checkpoint_interval = 0;  // also every N steps (<run>/checkpoint-step<N>); 0 = end only
 };
 
 struct ProfileConfig {
-  std::string level = "phases";     // off | phases | modules | ops
+  ProfileLevel level = ProfileLevel::kPhases;  // off | phases | modules | ops
   double peak_flops_per_s = 0;      // MFU denominator; 0 = measure with an sgemm calibration
   int64_t warmup_steps = 5;         // first steps left out of summary statistics
   // Which steps the modules/ops levels record, as torch.profiler's schedule: skip `wait`, trace
@@ -116,11 +118,12 @@ struct EvalConfig {
 
 // llmprof bench: forward-only inference speed and quality of model variants.
 struct BenchConfig {
-  std::string variants = "fp32,bf16,int8";  // fp32 | bf16 (autocast) | int8 (dynamic quant)
+  // Comma-separated fp32 | bf16 (autocast) | int8 (dynamic quant); typed by bench_variants().
+  std::string variants = "fp32,bf16,int8";
   std::string batch_sizes = "1,8";          // comma-separated batch sizes
   int64_t warmup_iters = 5;                 // untimed forward passes per (variant, batch)
   int64_t iters = 30;                       // timed forward passes per (variant, batch)
-  std::string quant_engine = "onednn";      // int8 engine: onednn | qnnpack | fbgemm | x86
+  QuantEngine quant_engine = QuantEngine::kOnednn;  // int8 engine: onednn | qnnpack | fbgemm | x86
   int64_t generate_tokens = 32;             // gpt: tokens generated with the KV cache; 0 = none
   int64_t prompt_tokens = 0;                // gpt: prompt length; 0 = block_size / 2
 };
@@ -143,7 +146,7 @@ struct Config {
   BenchConfig bench;
   OutputConfig output;
   int64_t threads = 0;        // intra-op threads; 0 = all cores
-  std::string device = "cpu";  // cpu | cuda
+  Device device = Device::kCpu;  // cpu | cuda
   std::string source_file;     // the file the config came from (not a key)
   // Not keys: what loading adjusted (e.g. a warm-up clamped to a short run), for the run's log
   // and summary; and the keys given with --set, each with its assignment.

@@ -44,4 +44,7 @@ std::vector<std::string> split_list(const std::string& value);
 // bench.batch_sizes as integers. Throws ConfigError naming the key and the bad item.
 std::vector<int64_t> bench_batch_sizes(const Config& cfg);
 
+// bench.variants as enums, in the order listed. Throws ConfigError naming the key and the bad item.
+std::vector<BenchVariant> bench_variants(const Config& cfg);
+
 }  // namespace llmprof::config

@@ -10,10 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "llmprof/config/enums.h"
+
 namespace llmprof::data {
 
 struct TextReadOptions {
-  std::string format = "auto";                       // auto (by extension, .gz stripped) | text | jsonl | csv | tsv
+  config::DataFormat format = config::DataFormat::kAuto;  // kAuto: by extension, .gz stripped
   std::vector<std::string> jsonl_fields = {"text"};  // jsonl: string fields joined with "\n"
   std::string text_column = "text";                  // csv/tsv: header name of the text column
   std::string label_column;                          // csv/tsv: label header; empty = no labels
@@ -37,7 +39,7 @@ inline constexpr size_t kMaxBadRowExamples = 20;
 
 struct TextDataset {
   std::string path;
-  std::string format;              // resolved: text | jsonl | csv | tsv
+  config::DataFormat format = config::DataFormat::kText;  // resolved: never kAuto
   std::vector<TextRecord> records;
   int64_t rows_read = 0;           // data rows seen (blank text lines and the CSV header excluded)
   int64_t bad_rows = 0;            // rows rejected

@@ -17,7 +17,8 @@ namespace llmprof::data {
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
-  // "char", "gpt2" or "wordpiece": the data.tokenizer value that builds it.
+  // The built-in ones: config::name of the data.tokenizer value that builds them ("char", "gpt2",
+  // "wordpiece"). A label, not a closed set: other tokenizers (a test's fake) name themselves.
   virtual std::string name() const = 0;
   virtual int64_t vocab_size() const = 0;
   // Text to ids. Throws DataError for text the tokenizer cannot represent (char: unseen char).

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "llmprof/config/enums.h"
+
 namespace llmprof::config {
 struct Config;
 }
@@ -33,7 +35,7 @@ struct LatencyStats {
 LatencyStats latency_stats(std::vector<double> times_ms);
 
 struct BenchRow {
-  std::string variant;           // fp32 | bf16 | int8
+  config::BenchVariant variant = config::BenchVariant::kFp32;
   int64_t batch = 0;
   int64_t seq_len = 0;
   double samples_per_s = 0;

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "llmprof/config/enums.h"
+
 namespace llmprof::config {
 struct Config;
 }
@@ -40,7 +42,7 @@ struct EvalSetResult {
 
 struct EvalResult {
   std::string run_dir;
-  std::string task;
+  config::TaskKind task = config::TaskKind::kLm;
   std::string checkpoint;        // the checkpoint read; empty = untrained (init) weights
   std::string weights;           // checkpoint | partly initial (N tensors at init) | initial
   std::vector<std::string> init_tensors;  // tensors the checkpoint lacked (left at init)

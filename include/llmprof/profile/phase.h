@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "llmprof/base/clock.h"
+#include "llmprof/config/enums.h"
 
 namespace llmprof::profile {
 
@@ -16,12 +17,9 @@ inline constexpr int kNumPhases = 5;
 // "data", "forward", "backward", "optimizer", "eval".
 std::string_view phase_name(Phase phase);
 
-// Profiling depth (profile.level). Each level includes the previous.
-enum class Level : int { kOff = 0, kPhases = 1, kModules = 2, kOps = 3 };
-
-// Parses "off" | "phases" | "modules" | "ops"; throws ConfigError on anything else.
-Level parse_level(std::string_view name);
-std::string_view level_name(Level level);
+// Profiling depth (profile.level), ordered: each level includes the previous. The config's enum,
+// so its one name table serves both (config::name, config::parse_enum).
+using Level = config::ProfileLevel;
 
 // The base clock (llmprof/base/clock.h), kept under its old name for code that says profile::.
 using llmprof::now_ns;

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "llmprof/config/enums.h"
+
 namespace llmprof::train {
 
 struct PeakFlops {
@@ -13,7 +15,7 @@ struct PeakFlops {
   std::string method;  // e.g. "best of 5 fp32 2048x2048 matmuls, 2 threads"
 };
 
-// Best-of-reps throughput of an n x n x n matmul in dtype "fp32" or "bf16".
-PeakFlops measure_matmul_peak(const std::string& precision, int64_t n, int reps);
+// Best-of-reps throughput of an n x n x n matmul: bf16 for kBf16, else fp32.
+PeakFlops measure_matmul_peak(config::Precision precision, int64_t n, int reps);
 
 }  // namespace llmprof::train

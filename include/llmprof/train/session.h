@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "llmprof/config/enums.h"
 #include "llmprof/profile/phase.h"
 
 namespace llmprof::config {
@@ -49,7 +50,7 @@ struct SessionOptions {
   bool quiet = false;                  // no progress lines
   std::vector<std::string> command_line;  // recorded in env.json
   std::string model_description;       // one log line, e.g. "mlp 784-256-10"
-  std::string task = "custom";         // lm | mlm | classify | custom (summary.json)
+  std::optional<config::TaskKind> task;  // lm | mlm | classify; unset = "custom" (summary.json)
   int64_t parameters = 0;              // model parameters; 0 = unknown (null)
   int64_t tokens_per_step = 0;         // tokens (or samples) per optimizer step; 0 = unknown
   int64_t samples_per_step = 0;        // sequences/examples per optimizer step; 0 = unknown

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "llmprof/config/enums.h"
 #include "llmprof/data/loader.h"
 #include "llmprof/model/gpt.h"
 #include "llmprof/profile/scope.h"
@@ -49,7 +50,8 @@ struct EvalSums {
 class Task {
  public:
   virtual ~Task() = default;
-  virtual std::string name() const = 0;  // lm | mlm | classify
+  virtual config::TaskKind kind() const = 0;
+  std::string name() const { return std::string(config::name(kind())); }  // lm | mlm | classify
   virtual torch::nn::Module& module() = 0;
   virtual int64_t num_parameters() = 0;
   // Training forward: the mean loss of the batch (a 0-dim tensor).
@@ -59,7 +61,7 @@ class Task {
   // Adds one batch to sums (loss, targets, correct). The caller sets no-grad and eval mode.
   void eval_batch(const Batch& b, EvalSums& sums);
   // classify reports accuracy; lm and mlm report perplexity.
-  bool reports_accuracy() const { return name() == "classify"; }
+  bool reports_accuracy() const { return kind() == config::TaskKind::kClassify; }
 
   // Analytic FLOPs (model/flops.h): forward of one sequence, one optimizer step, per scope call.
   virtual double forward_flops_per_sequence() const = 0;

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "llmprof/config/enums.h"
+
 namespace llmprof::config {
 struct Config;
 }
@@ -19,11 +21,11 @@ namespace llmprof::train {
 
 // Writes dir (created; replaced atomically via dir.tmp) for the model after `step` steps.
 void save_checkpoint(const std::string& dir, torch::nn::Module& model, const config::Config& cfg,
-                     const std::string& task, int64_t step);
+                     config::TaskKind task, int64_t step);
 
 struct LoadReport {
   std::string path;                       // the checkpoint directory actually read
-  std::string task;                       // the task it was trained on
+  std::string task;                       // the task it was trained on, as checkpoint.json says
   int64_t step = 0;
   int64_t loaded = 0;                     // tensors copied
   std::vector<std::string> missing;       // in the model, not in the checkpoint (kept at init)

@@ -1,0 +1,107 @@
+// The closed sets of config values as types. Each enum has one name table (EnumTable) that the
+// loader parses files and --set with, that config.yaml is printed from, and that output files
+// (summary.json, CSV columns, logs) write names through; past the config boundary code compares
+// enums, never names. Values index the tables: keep them dense and in table order.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace llmprof::config {
+
+// The name table of an enum: the config key it is read from and its names, indexed by value.
+// The order of names is the order `llmprof config keys` prints the choices in.
+template <typename E>
+struct EnumTable {};
+
+namespace detail {
+// The names as an array of string_views (CTAD alone would make const char*).
+template <typename... Names>
+constexpr std::array<std::string_view, sizeof...(Names)> name_array(Names... names) {
+  return {names...};
+}
+}  // namespace detail
+
+// Specialises EnumTable for Enum: its config key, then its names in value order.
+#define LLMPROF_ENUM_NAMES(Enum, config_key, ...)                  \
+  template <>                                                      \
+  struct EnumTable<Enum> {                                         \
+    static constexpr std::string_view key = config_key;            \
+    static constexpr auto names = detail::name_array(__VA_ARGS__); \
+  }
+
+enum class ModelType : int { kGpt = 0, kDistilbert = 1 };
+LLMPROF_ENUM_NAMES(ModelType, "model.type", "gpt", "distilbert");
+
+enum class TokenizerKind : int { kChar = 0, kGpt2 = 1, kWordpiece = 2 };
+LLMPROF_ENUM_NAMES(TokenizerKind, "data.tokenizer", "char", "gpt2", "wordpiece");
+
+// kAuto picks by file extension; a dataset read back always holds one of the others.
+enum class DataFormat : int { kAuto = 0, kText = 1, kJsonl = 2, kCsv = 3, kTsv = 4 };
+LLMPROF_ENUM_NAMES(DataFormat, "data.format", "auto", "text", "jsonl", "csv", "tsv");
+
+enum class Optimizer : int { kSgd = 0, kAdam = 1, kAdamw = 2 };
+LLMPROF_ENUM_NAMES(Optimizer, "optim.name", "sgd", "adam", "adamw");
+
+enum class Precision : int { kFp32 = 0, kBf16 = 1, kFp16 = 2 };
+LLMPROF_ENUM_NAMES(Precision, "train.precision", "fp32", "bf16", "fp16");
+
+enum class TaskKind : int { kLm = 0, kMlm = 1, kClassify = 2 };
+LLMPROF_ENUM_NAMES(TaskKind, "train.task", "lm", "mlm", "classify");
+
+// Profiling depth; ordered, each level includes the previous (profile::Level is this type).
+enum class ProfileLevel : int { kOff = 0, kPhases = 1, kModules = 2, kOps = 3 };
+LLMPROF_ENUM_NAMES(ProfileLevel, "profile.level", "off", "phases", "modules", "ops");
+
+// The int8 engine, as torch.backends.quantized.engine spells it.
+enum class QuantEngine : int { kOnednn = 0, kQnnpack = 1, kFbgemm = 2, kX86 = 3 };
+LLMPROF_ENUM_NAMES(QuantEngine, "bench.quant_engine", "onednn", "qnnpack", "fbgemm", "x86");
+
+enum class Device : int { kCpu = 0, kCuda = 1 };
+LLMPROF_ENUM_NAMES(Device, "device", "cpu", "cuda");
+
+// One item of the bench.variants list (a list key: config::bench_variants parses it).
+enum class BenchVariant : int { kFp32 = 0, kBf16 = 1, kInt8 = 2 };
+LLMPROF_ENUM_NAMES(BenchVariant, "bench.variants", "fp32", "bf16", "int8");
+
+#undef LLMPROF_ENUM_NAMES
+
+// The name of a value ("bf16"), as config files and output files spell it; "?" for a value
+// outside the table (only a cast can make one).
+template <typename E, typename Table = EnumTable<E>, size_t N = Table::names.size()>
+constexpr std::string_view name(E value) {
+  const auto i = static_cast<size_t>(value);
+  return i < N ? Table::names[i] : std::string_view("?");
+}
+
+// The value called `text`, or nullopt. For names read back from files, where an unknown one is
+// reported by the reader; config input goes through parse_enum.
+template <typename E>
+constexpr std::optional<E> find_enum(std::string_view text) {
+  for (size_t i = 0; i < EnumTable<E>::names.size(); ++i) {
+    if (EnumTable<E>::names[i] == text) return static_cast<E>(i);
+  }
+  return std::nullopt;
+}
+
+namespace detail {
+// Throws the loader's ConfigError for a name not in names: "<key>: '<text>' is not one of a|b|c",
+// with "; did you mean 'x'?" when one is close.
+[[noreturn]] void throw_unknown_name(std::string_view key,
+                                     std::string_view text,
+                                     const std::string_view* names,
+                                     size_t count);
+}  // namespace detail
+
+// The value called `text`; anything else is a ConfigError (exit 2) naming the key, the value and
+// the allowed names, worded as the loader words it.
+template <typename E>
+E parse_enum(std::string_view text) {
+  if (std::optional<E> value = find_enum<E>(text)) return *value;
+  detail::throw_unknown_name(EnumTable<E>::key, text, EnumTable<E>::names.data(),
+                             EnumTable<E>::names.size());
+}
+
+}  // namespace llmprof::config
