@@ -56,12 +56,19 @@ std::string create_run_dir(const std::string& parent,
 }
 
 void write_file_atomic(const std::string& path, const std::string& content) {
+  write_file_atomic_parts(path, {std::string_view(content)});
+}
+
+void write_file_atomic_parts(const std::string& path, const std::vector<std::string_view>& parts) {
   std::string tmp = path + ".tmp";
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) throw IoError("cannot write '" + tmp + "': " + std::strerror(errno));
-  size_t written = std::fwrite(content.data(), 1, content.size(), f);
+  bool ok = true;
+  for (size_t i = 0; ok && i < parts.size(); ++i) {
+    ok = parts[i].empty() || std::fwrite(parts[i].data(), 1, parts[i].size(), f) == parts[i].size();
+  }
   // fsync before the rename: else a crash or power cut can leave `path` renamed but empty.
-  bool ok = written == content.size() && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
+  ok = ok && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
   const int write_errno = errno;
   ok = (std::fclose(f) == 0) && ok;
   if (!ok) {

@@ -11,17 +11,7 @@
 namespace llmprof::data {
 namespace {
 
-// The message of the DataError fn throws; fails the test when none is thrown.
-template <typename Fn>
-std::string data_error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no DataError thrown";
-  return {};
-}
+using test::data_error_of;
 
 TEST(CharTokenizer, HasSortedDistinctBytesAsVocabulary) {
   auto tok = make_char_tokenizer("hello world");

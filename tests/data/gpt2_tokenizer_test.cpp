@@ -20,17 +20,7 @@ const Tokenizer& gpt2() {
   return *tok;
 }
 
-// The message of the DataError fn throws; fails the test when none is thrown.
-template <typename Fn>
-std::string data_error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no DataError thrown";
-  return {};
-}
+using test::data_error_of;
 
 TEST(Gpt2Tokenizer, HasVocab50257WhenFilesAreGpt2s) {
   LLMPROF_SKIP_WITHOUT_SHARED_DATA();

@@ -7,6 +7,7 @@
 #include "llmprof/data/encoder_data.h"
 #include "llmprof/data/text_dataset.h"
 #include "llmprof/error.h"
+#include "support/test_support.h"
 
 namespace llmprof::data {
 namespace {
@@ -44,17 +45,7 @@ TextDataset dataset(const std::vector<std::pair<std::string, int32_t>>& rows) {
   return ds;
 }
 
-// The message of the DataError fn throws; fails the test when none is thrown.
-template <typename Fn>
-std::string data_error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no DataError thrown";
-  return {};
-}
+using test::data_error_of;
 
 // Buffers for one batch of a layout, and fill() into them.
 struct Batch {

@@ -16,17 +16,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The message of the DataError fn throws; fails the test when none is thrown.
-template <typename Fn>
-std::string data_error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no DataError thrown";
-  return {};
-}
+using test::data_error_of;
 
 // Writes text gzip-compressed (zlib's gzwrite, as gzip(1) would).
 void write_gzip(const std::string& path, const std::string& text) {

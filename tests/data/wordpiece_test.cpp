@@ -23,17 +23,7 @@ const WordPieceTokenizer& bert() {
   return *tok;
 }
 
-// The message of the DataError fn throws; fails the test when none is thrown.
-template <typename Fn>
-std::string data_error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no DataError thrown";
-  return {};
-}
+using test::data_error_of;
 
 // A tiny vocabulary: the five specials, then pieces for the greedy-match tests.
 constexpr const char* kTinyVocab =

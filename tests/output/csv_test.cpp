@@ -81,5 +81,17 @@ TEST(WriteFileAtomic, FailedRenameKeepsTheOldFileAndLeavesNoTempFile) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("out.tmp"))) << "temp file left behind";
 }
 
+TEST(WriteFileAtomicParts, WritesThePiecesInOrderEmptyOnesIncluded) {
+  test::ScratchDir dir;
+  const std::string big(100000, 'b');
+  const std::string_view tail("\0tail", 5);
+  write_file_atomic_parts(dir.file("p.bin"), {"head", std::string_view(), big, tail});
+  const std::string got = test::read_file(dir.file("p.bin"));
+  ASSERT_EQ(got.size(), 4 + big.size() + 5);
+  EXPECT_TRUE(got == "head" + big + std::string(tail)) << "bytes differ";
+  EXPECT_FALSE(std::filesystem::exists(dir.file("p.bin.tmp")));
+  EXPECT_THROW(write_file_atomic_parts(dir.file("no/dir/p.bin"), {"x"}), IoError);
+}
+
 }  // namespace
 }  // namespace llmprof::output

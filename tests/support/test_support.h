@@ -2,8 +2,12 @@
 // the llmprof executable as a user would.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
+
+#include "llmprof/error.h"
 
 namespace llmprof::test {
 
@@ -50,10 +54,22 @@ int wait_llmprof(int pid);
 // Path of the built llmprof executable.
 std::string llmprof_binary();
 
+// The message of the DataError fn throws; fails the test (and gives "") when none is thrown.
+template <typename Fn>
+std::string data_error_of(Fn fn) {
+  try {
+    fn();
+  } catch (const DataError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no DataError thrown";
+  return {};
+}
+
 }  // namespace llmprof::test
 
-#define LLMPROF_SKIP_WITHOUT_SHARED_DATA()                                                  \
-  do {                                                                                      \
-    if (::llmprof::test::shared_data_dir().empty())                                         \
+#define LLMPROF_SKIP_WITHOUT_SHARED_DATA()                                                    \
+  do {                                                                                        \
+    if (::llmprof::test::shared_data_dir().empty())                                           \
       GTEST_SKIP() << "../shared/data is absent beside the checkout: real-data test skipped"; \
   } while (0)

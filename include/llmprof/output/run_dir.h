@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace llmprof::output {
 
@@ -19,5 +21,9 @@ std::string local_time_now(const char* format);
 // Writes content to path + ".tmp", flushes and fsyncs it, renames it over path (a reader sees the
 // old file or the whole new one). Throws IoError, leaving no .tmp behind.
 void write_file_atomic(const std::string& path, const std::string& content);
+
+// write_file_atomic for content in pieces, written one after another without joining them (a
+// file header, then large buffers owned elsewhere, such as tensor data). Same guarantees.
+void write_file_atomic_parts(const std::string& path, const std::vector<std::string_view>& parts);
 
 }  // namespace llmprof::output

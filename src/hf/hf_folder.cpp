@@ -1,0 +1,119 @@
+// Which tokenizer and weights files a checkpoint folder holds.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "json_fields.h"
+#include "llmprof/error.h"
+#include "llmprof/hf/hf_config.h"
+
+namespace fs = std::filesystem;
+
+namespace llmprof::hf {
+
+namespace {
+
+// "holds a.txt, b.json" or "is empty", for messages; folders end in '/'. At most 20 names.
+std::string folder_listing(const std::string& folder) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    names.push_back(it->path().filename().string() + (it->is_directory(ec) ? "/" : ""));
+  }
+  if (names.empty()) return "is empty";
+  std::sort(names.begin(), names.end());
+  const size_t shown = std::min<size_t>(names.size(), 20);
+  std::string more = names.size() > shown ? fmt::format(" and {} more", names.size() - shown) : "";
+  return fmt::format("holds {}{}", fmt::join(names.begin(), names.begin() + shown, ", "), more);
+}
+
+void require_folder(const std::string& folder) {
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) {
+    throw DataError(fmt::format("'{}' is not a checkpoint folder: {}", folder,
+                                fs::exists(folder, ec) ? "it is a file" : "no such directory"));
+  }
+}
+
+bool is_file(const std::string& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec);
+}
+
+}  // namespace
+
+HfTokenizerFiles find_tokenizer_files(const std::string& folder,
+                                      std::optional<HfModelType> expected) {
+  require_folder(folder);
+  HfTokenizerFiles files;
+  const std::string vocab_json = folder + "/vocab.json", merges = folder + "/merges.txt";
+  const std::string vocab_txt = folder + "/vocab.txt";
+  const bool has_bpe = is_file(vocab_json) || is_file(merges);
+  const bool has_wordpiece = is_file(vocab_txt);
+  if (!expected && has_bpe && has_wordpiece) {
+    throw DataError(
+        fmt::format("'{}' holds both GPT-2 (vocab.json, merges.txt) and BERT "
+                    "(vocab.txt) tokenizer files: say which model it is",
+                    folder));
+  }
+  const bool bpe = expected ? *expected == HfModelType::kGpt2 : !has_wordpiece;
+  if (bpe) {
+    for (const std::string& f : {vocab_json, merges}) {
+      if (!is_file(f)) {
+        throw DataError(
+            fmt::format("'{}' has no GPT-2 tokenizer file {} (it {}; a GPT-2 folder "
+                        "needs vocab.json and merges.txt)",
+                        folder, fs::path(f).filename().string(), folder_listing(folder)));
+      }
+    }
+    files.kind = HfTokenizerKind::kGpt2Bpe;
+    files.vocab_json = vocab_json;
+    files.merges_txt = merges;
+  } else {
+    if (!is_file(vocab_txt)) {
+      throw DataError(fmt::format("'{}' has no BERT tokenizer file vocab.txt (it {})", folder,
+                                  folder_listing(folder)));
+    }
+    files.kind = HfTokenizerKind::kWordPiece;
+    files.vocab_txt = vocab_txt;
+  }
+  if (is_file(folder + "/tokenizer.json")) files.tokenizer_json = folder + "/tokenizer.json";
+  const std::string config = folder + "/tokenizer_config.json";
+  // Without a do_lower_case in tokenizer_config.json (or without the file), lower-casing is on:
+  // the default of transformers' BertTokenizer and DistilBertTokenizer, and what the uncased
+  // checkpoints (distilbert-base-uncased, bert-base-uncased) need. A cased folder says false.
+  if (is_file(config)) {
+    files.tokenizer_config_json = config;
+    const nlohmann::json doc = detail::read_json_object(config);
+    const detail::JsonFields keys(doc, config);
+    files.do_lower_case_from_file = keys.has("do_lower_case");
+    files.do_lower_case = keys.boolean("do_lower_case", true);
+  }
+  return files;
+}
+
+HfWeightsFile find_weights(const std::string& folder) {
+  require_folder(folder);
+  if (is_file(folder + "/model.safetensors")) {
+    return {HfWeightsFormat::kSafetensors, folder + "/model.safetensors"};
+  }
+  if (is_file(folder + "/pytorch_model.bin")) {
+    return {HfWeightsFormat::kPytorchBin, folder + "/pytorch_model.bin"};
+  }
+  for (const char* index : {"model.safetensors.index.json", "pytorch_model.bin.index.json"}) {
+    if (is_file(folder + "/" + index)) {
+      throw DataError(
+          fmt::format("'{}' holds a sharded checkpoint ({}): only a single "
+                      "model.safetensors or pytorch_model.bin is read",
+                      folder, index));
+    }
+  }
+  throw DataError(
+      fmt::format("'{}' has no weights file, model.safetensors or pytorch_model.bin "
+                  "(it {})",
+                  folder, folder_listing(folder)));
+}
+
+}  // namespace llmprof::hf
