@@ -27,6 +27,9 @@ void add_peak_command(CLI::App& app, int& exit_code);
 // llmprof report RUN_OR_SWEEP_DIR... [--format md|csv|json] [--compare A B] [--out FILE]
 void add_report_command(CLI::App& app, int& exit_code);
 
+// llmprof export CHECKPOINT --format hf --out DIR
+void add_export_command(CLI::App& app, int& exit_code);
+
 // llmprof plot RUN_OR_SWEEP_DIR... [--out DIR] [--format png|svg]
 void add_plot_command(CLI::App& app, int& exit_code);
 

@@ -141,10 +141,13 @@ std::vector<KeySpec> build_table() {
       int_key(LLMPROF_KEY(model, ffn_dim), 0, 1 << 20,
               "distilbert FFN width; 0 = 4 * model.n_embd (gpt always uses 4 * n_embd)"),
       int_key(LLMPROF_KEY(model, max_positions), 0, 1 << 20,
-              "distilbert position embeddings (>= block_size); 0 = model.block_size"),
+              "position embeddings (>= block_size); 0 = model.block_size"),
+      enum_key<LLMPROF_REF(model, activation)>(
+          "gpt MLP GELU: gelu (exact, nanoGPT) | gelu_tanh (GPT-2's gelu_new)"),
       int_key(LLMPROF_KEY(model, num_labels), 2, 1 << 16, "classes for train.task=classify"),
       string_key(LLMPROF_KEY(model, init_from),
-                 "checkpoint directory (or run directory) whose weights start the run"),
+                 "weights to start from: an llmprof checkpoint or run directory, or a Hugging Face "
+                 "GPT-2/DistilBERT folder (which also gives the model shape and tokenizer)"),
       // data
       string_key(LLMPROF_KEY(data, path),
                  "training text file (.gz read directly); empty = the built-in generated corpus"),
@@ -153,6 +156,8 @@ std::vector<KeySpec> build_table() {
       string_key(LLMPROF_KEY(data, vocab_path),
                  "gpt2 tokenizer: path of encoder.json; wordpiece: path of vocab.txt"),
       string_key(LLMPROF_KEY(data, merges_path), "gpt2 tokenizer: path of vocab.bpe"),
+      bool_key(LLMPROF_KEY(data, lower_case),
+               "wordpiece: lower-case and strip accents (uncased vocabulary); false for cased"),
       float_key(LLMPROF_KEY(data, val_fraction), open(0, 1),
                 "fraction of the token stream (its tail) held out for eval"),
       int_key(LLMPROF_KEY(data, num_workers), 0, 64,

@@ -326,6 +326,10 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   for (const std::string& assignment : overrides) apply_override_impl(cfg, assignment, &origins);
   for (const auto& [key, origin] : origins) {
     if (!origin.set_arg.empty()) cfg.set_keys.emplace_back(key, origin.set_arg);
+    cfg.given_keys.emplace_back(
+        key, !origin.set_arg.empty() ? "--set " + origin.set_arg
+             : origin.mark.line > 0  ? fmt::format("{} line {}", origin.file, origin.mark.line)
+                                     : origin.file);
   }
   clamp_warmup(cfg);
   if (auto problem = find_problem(cfg)) throw_problem(*problem, cfg, origins);

@@ -147,7 +147,7 @@ std::unique_ptr<Tokenizer> make_tokenizer(const config::DataConfig& cfg, std::st
       if (cfg.vocab_path.empty()) {
         throw DataError("data.tokenizer wordpiece needs data.vocab_path (BERT's vocab.txt)");
       }
-      return make_wordpiece_tokenizer(cfg.vocab_path);
+      return make_wordpiece_tokenizer(cfg.vocab_path, cfg.lower_case);
   }
   // Only a value cast from an int in code gets here.
   throw DataError("data.tokenizer: unknown tokenizer value " +

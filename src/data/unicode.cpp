@@ -105,13 +105,16 @@ uint32_t lower_capital_sigma(const std::vector<uint32_t>& word, size_t i) {
 // One white-space word of cleaned text: lower-case, strip accents, split on punctuation
 // (_run_split_on_punc), appending the pieces to buf/ends.
 void fold_and_split(const std::vector<uint32_t>& word,
+                    bool lower_case,
                     std::string* buf,
                     std::vector<size_t>* ends) {
   bool open = false;  // a piece is being appended to buf
   for (size_t i = 0; i < word.size(); ++i) {
-    uint32_t out[3];
+    uint32_t out[3] = {word[i], 0, 0};
     int n = 1;
-    if (word[i] == kCapitalSigma) {
+    if (!lower_case) {
+      // cased vocabularies (do_lower_case=False) keep case and accents
+    } else if (word[i] == kCapitalSigma) {
       out[0] = lower_capital_sigma(word, i);
     } else {
       n = bert_fold(word[i], out);
@@ -245,11 +248,12 @@ int bert_fold(uint32_t cp, uint32_t out[3]) {
   return n;
 }
 
-void bert_pretokenize(std::string_view text, std::string* buf, std::vector<size_t>* ends) {
+void bert_pretokenize(std::string_view text, std::string* buf, std::vector<size_t>* ends,
+                      bool lower_case) {
   std::vector<uint32_t> word;  // code points of the current white-space word, controls dropped
   word.reserve(64);
   auto flush = [&] {
-    if (!word.empty()) fold_and_split(word, buf, ends);
+    if (!word.empty()) fold_and_split(word, lower_case, buf, ends);
     word.clear();
   };
   for (size_t pos = 0; pos < text.size();) {

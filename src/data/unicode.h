@@ -58,7 +58,9 @@ int bert_fold(uint32_t cp, uint32_t out[3]);
 // BasicTokenizer; Hugging Face BertTokenizer): drop controls, U+0000 and U+FFFD (so invalid UTF-8
 // bytes vanish, as Python's decode("utf-8", "ignore")), split on white space, make each CJK
 // ideograph a word, lower-case (Greek final sigma included), strip accents, split off each
-// punctuation character. Appends the words, UTF-8, to *buf, word k ending at (*ends)[k].
-void bert_pretokenize(std::string_view text, std::string* buf, std::vector<size_t>* ends);
+// punctuation character. Appends the words, UTF-8, to *buf, word k ending at (*ends)[k]. With
+// lower_case false (do_lower_case=False, a cased vocabulary) case and accents are kept.
+void bert_pretokenize(std::string_view text, std::string* buf, std::vector<size_t>* ends,
+                      bool lower_case = true);
 
 }  // namespace llmprof::data::detail

@@ -46,8 +46,8 @@ std::string quote(const std::string& token) {
 
 class WordPieceTokenizerImpl final : public WordPieceTokenizer {
  public:
-  explicit WordPieceTokenizerImpl(const std::string& vocab_path)
-      : vocab_path_(fs::absolute(vocab_path).string()) {
+  WordPieceTokenizerImpl(const std::string& vocab_path, bool lower_case)
+      : vocab_path_(fs::absolute(vocab_path).string()), lower_case_(lower_case) {
     load_vocab(vocab_path);
   }
 
@@ -60,7 +60,7 @@ class WordPieceTokenizerImpl final : public WordPieceTokenizer {
   std::vector<int32_t> encode(std::string_view text) const override {
     std::string words;         // the basic tokenizer's words, back to back
     std::vector<size_t> ends;  // word k is words[ends[k-1], ends[k])
-    detail::bert_pretokenize(text, &words, &ends);
+    detail::bert_pretokenize(text, &words, &ends, lower_case_);
     std::vector<int32_t> ids;
     ids.reserve(ends.size() + ends.size() / 4);
     std::string key;              // lookup buffer, reused
@@ -100,7 +100,7 @@ class WordPieceTokenizerImpl final : public WordPieceTokenizer {
     j["type"] = name();
     j["vocab_path"] = vocab_path_;
     j["vocab_size"] = vocab_size();
-    j["lower_case"] = true;
+    j["lower_case"] = lower_case_;
     detail::write_text_atomic(dir + "/tokenizer.json", j.dump(2) + "\n");
   }
 
@@ -190,6 +190,7 @@ class WordPieceTokenizerImpl final : public WordPieceTokenizer {
   }
 
   std::string vocab_path_;                        // absolute
+  bool lower_case_;                               // uncased vocabulary (do_lower_case)
   std::vector<std::string> tokens_;               // id -> token
   std::unordered_map<std::string, int32_t> ids_;  // token -> id
   size_t max_token_chars_ = 0;                    // longest token, in characters
@@ -198,8 +199,9 @@ class WordPieceTokenizerImpl final : public WordPieceTokenizer {
 
 }  // namespace
 
-std::unique_ptr<WordPieceTokenizer> make_wordpiece_tokenizer(const std::string& vocab_path) {
-  return std::make_unique<WordPieceTokenizerImpl>(vocab_path);
+std::unique_ptr<WordPieceTokenizer> make_wordpiece_tokenizer(const std::string& vocab_path,
+                                                             bool lower_case) {
+  return std::make_unique<WordPieceTokenizerImpl>(vocab_path, lower_case);
 }
 
 }  // namespace llmprof::data

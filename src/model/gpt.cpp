@@ -114,7 +114,8 @@ torch::Tensor CausalSelfAttentionImpl::forward_cached(const torch::Tensor& x,
 // ---------------------------------------------------------------------------------------------
 // MLP
 
-MlpImpl::MlpImpl(const GptOptions& opt, int16_t layer) : dropout_(opt.dropout), layer_(layer) {
+MlpImpl::MlpImpl(const GptOptions& opt, int16_t layer)
+    : dropout_(opt.dropout), gelu_tanh_(opt.gelu_tanh), layer_(layer) {
   c_fc = register_module("c_fc", Linear(opt.n_embd, 4 * opt.n_embd, opt.bias));
   c_proj = register_module("c_proj", Linear(4 * opt.n_embd, opt.n_embd, opt.bias));
 }
@@ -125,7 +126,7 @@ torch::Tensor MlpImpl::up(const torch::Tensor& x) {
 }
 torch::Tensor MlpImpl::act(const torch::Tensor& h) {
   LLMPROF_SCOPE(Scope::kMlpAct, layer_);
-  return torch::gelu(h);
+  return gelu_tanh_ ? torch::gelu(h, "tanh") : torch::gelu(h);
 }
 torch::Tensor MlpImpl::down(const torch::Tensor& h) {
   LLMPROF_SCOPE(Scope::kMlpDown, layer_);
@@ -188,7 +189,12 @@ torch::Tensor BlockImpl::forward_cached(const torch::Tensor& x,
 
 GptImpl::GptImpl(const GptOptions& opt) : opt_(opt) {
   wte = register_module("wte", torch::nn::Embedding(opt.vocab_size, opt.n_embd));
-  wpe = register_module("wpe", torch::nn::Embedding(opt.block_size, opt.n_embd));
+  const int64_t n_positions = opt.max_positions > 0 ? opt.max_positions : opt.block_size;
+  if (n_positions < opt.block_size) {
+    throw std::invalid_argument("[gpt] max_positions " + std::to_string(n_positions) +
+                                " is less than block_size " + std::to_string(opt.block_size));
+  }
+  wpe = register_module("wpe", torch::nn::Embedding(n_positions, opt.n_embd));
   for (int64_t i = 0; i < opt.n_layer; ++i) {
     blocks.push_back(register_module("h" + std::to_string(i), Block(opt, static_cast<int16_t>(i))));
   }

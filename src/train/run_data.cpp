@@ -226,7 +226,7 @@ std::unique_ptr<data::BatchSampler> encoder_sampler(const config::Config& cfg, c
 }
 
 void load_encoder_data(const config::Config& cfg, RunData& rd) {
-  auto wp = data::make_wordpiece_tokenizer(cfg.data.vocab_path);
+  auto wp = data::make_wordpiece_tokenizer(cfg.data.vocab_path, cfg.data.lower_case);
   rd.special = wp->special();
   rd.tokenizer = std::move(wp);
   const auto seed = static_cast<uint64_t>(cfg.train.seed);

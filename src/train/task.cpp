@@ -186,7 +186,9 @@ std::unique_ptr<Task> make_task(const config::Config& cfg, int64_t tokenizer_voc
     opt.n_head = m.n_head;
     opt.n_embd = m.n_embd;
     opt.block_size = m.block_size;
+    opt.max_positions = m.max_positions;
     opt.vocab_size = vocab;
+    opt.gelu_tanh = m.activation == config::Activation::kGeluTanh;
     opt.dropout = m.dropout;
     opt.bias = m.bias;
     opt.activation_checkpointing = cfg.train.activation_checkpointing;

@@ -19,6 +19,7 @@
 #include "llmprof/model/flops.h"
 #include "llmprof/profile/phase.h"
 #include "llmprof/rundir/files.h"
+#include "llmprof/train/hf_checkpoint.h"
 #include "llmprof/train/run_data.h"
 #include "llmprof/train/runtime.h"
 #include "llmprof/train/session.h"
@@ -271,7 +272,13 @@ TrainResult finish(const config::Config& cfg, Training& t, Session& session,
 
 }  // namespace
 
-TrainResult run_training(const config::Config& cfg, const TrainOptions& opts) {
+TrainResult run_training(const config::Config& given, const TrainOptions& opts) {
+  config::Config cfg = given;
+  if (is_hf_folder(cfg.model.init_from)) {  // a Hugging Face folder gives model and tokenizer
+    for (std::string& note : adopt_hf_model(cfg, cfg.model.init_from, "model.init_from")) {
+      cfg.notes.push_back(std::move(note));
+    }
+  }
   config::validate(cfg);
   check_device(cfg);
   Training t(cfg);  // set-up: model, data, optimizer, eval batches

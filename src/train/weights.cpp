@@ -13,6 +13,7 @@
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/files.h"
+#include "llmprof/train/hf_checkpoint.h"
 
 namespace llmprof::train {
 
@@ -92,6 +93,7 @@ std::string resolve_checkpoint_dir(const std::string& path, const config::Config
 
 LoadReport load_checkpoint(const std::string& path, torch::nn::Module& model,
                            const config::Config& cfg, const std::string& key) {
+  if (is_hf_folder(path)) return load_hf_checkpoint(path, model, cfg, key);
   LoadReport r;
   r.path = resolve_checkpoint_dir(path, cfg, key);
   nlohmann::json meta;
@@ -166,7 +168,10 @@ namespace {
 std::vector<std::string> shape_keys(const config::Config& ckpt) {
   std::vector<std::string> keys = {"model.n_layer", "model.n_head",  "model.n_embd",
                                    "model.vocab_size", "model.bias", "model.ffn_dim"};
-  if (ckpt.model.type == config::ModelType::kGpt) keys.push_back("model.block_size");
+  if (ckpt.model.type == config::ModelType::kGpt) {
+    // wpe has max_positions rows (0: block_size); the MLP's GELU is part of the model.
+    keys.insert(keys.end(), {"model.block_size", "model.max_positions", "model.activation"});
+  }
   if (ckpt.model.type == config::ModelType::kDistilbert) keys.push_back("model.max_positions");
   if (ckpt.train.task == config::TaskKind::kClassify) keys.push_back("model.num_labels");
   return keys;
@@ -176,6 +181,7 @@ std::vector<std::string> shape_keys(const config::Config& ckpt) {
 
 std::vector<std::string> adopt_checkpoint_model(config::Config& cfg, const std::string& path,
                                                 const std::string& key) {
+  if (is_hf_folder(path)) return adopt_hf_model(cfg, path, key);
   const std::string dir = resolve_checkpoint_dir(path, cfg, key);
   const std::string ckpt_yaml = rundir::path(dir, rundir::kConfig);
   if (!fs::exists(ckpt_yaml)) {

@@ -31,8 +31,10 @@ ConfigError catch_config_error(F&& f) {
 const std::vector<std::string> kAllKeys = {
     "model.type", "model.n_layer", "model.n_head", "model.n_embd", "model.block_size",
     "model.vocab_size", "model.dropout", "model.bias", "model.ffn_dim", "model.max_positions",
+    "model.activation",
     "model.num_labels", "model.init_from",
-    "data.path", "data.tokenizer", "data.vocab_path", "data.merges_path", "data.val_fraction",
+    "data.path", "data.tokenizer", "data.vocab_path", "data.merges_path", "data.lower_case",
+    "data.val_fraction",
     "data.num_workers", "data.prefetch", "data.generated_chars", "data.format", "data.val_path",
     "data.jsonl_fields", "data.text_column", "data.label_column", "data.max_examples",
     "data.val_max_examples", "data.mlm_probability",
@@ -67,9 +69,10 @@ void expect_same_config(const Config& a, const Config& b) {
 // A config with every key away from its default, including awkward floats and strings.
 Config unusual_config() {
   Config c;
-  c.model = {ModelType::kGpt, 3, 6, 96, 48, 1000, 0.1 + 0.2, false, 384, 96, 5, "runs/mlm: #1/checkpoint"};
+  c.model = {ModelType::kGpt, 3, 6, 96, 48, 1000, 0.1 + 0.2, false, 384, 96, Activation::kGeluTanh, 5,
+             "runs/mlm: #1/checkpoint"};
   c.data = {"data/my corpus: v2 #1.txt", TokenizerKind::kGpt2, "enc\"oder\".json", "vocab\\bpe\ttab",
-            1.0 / 3, 0, 7, 12345, DataFormat::kJsonl, "val \"x\".csv", "question, answer", "review", "stars",
+            false, 1.0 / 3, 0, 7, 12345, DataFormat::kJsonl, "val \"x\".csv", "question, answer", "review", "stars",
             100, 50, 0.2};
   c.optim = {Optimizer::kSgd, 3e-4, 0.0, 0.85, 0.999, 1e-10, 0.5, 0.0};
   c.schedule = {0, false, 1.5e-5, 123456};

@@ -22,9 +22,10 @@ struct ModelConfig {
   double dropout = 0.0;      // 0 for speed and determinism; 0.2 as nanoGPT shakespeare-char
   bool bias = true;          // bias in Linear and LayerNorm, as GPT-2
   int64_t ffn_dim = 0;       // distilbert FFN width F; 0 = 4 * n_embd (3072 in distilbert-base)
-  int64_t max_positions = 0;  // distilbert position-embedding rows; 0 = block_size (base: 512)
+  int64_t max_positions = 0;  // position-embedding rows; 0 = block_size (gpt2: 1024, distilbert: 512)
+  Activation activation = Activation::kGelu;  // gpt MLP: gelu (exact) | gelu_tanh (GPT-2)
   int64_t num_labels = 2;    // train.task=classify: classes
-  std::string init_from;     // checkpoint directory to start from (e.g. a finished MLM run's)
+  std::string init_from;     // llmprof checkpoint or run directory, or a Hugging Face folder
 };
 
 struct DataConfig {
@@ -32,6 +33,7 @@ struct DataConfig {
   TokenizerKind tokenizer = TokenizerKind::kChar;  // char | gpt2 | wordpiece
   std::string vocab_path;           // gpt2: encoder.json; wordpiece: vocab.txt
   std::string merges_path;          // gpt2: vocab.bpe
+  bool lower_case = true;           // wordpiece: uncased vocabulary (do_lower_case)
   double val_fraction = 0.1;        // tail of the token stream held out for eval
   int64_t num_workers = 1;          // background batch-producing threads; 0 = in the step
   int64_t prefetch = 4;             // bounded queue depth (batches)
@@ -152,6 +154,9 @@ struct Config {
   // and summary; and the keys given with --set, each with its assignment.
   std::vector<std::string> notes;
   std::vector<std::pair<std::string, std::string>> set_keys;  // (key path, "key=value")
+  // Every key the user gave, in the config file or with --set, with where: ("model.n_layer",
+  // "configs/x.yaml line 3" or "--set model.n_layer=6").
+  std::vector<std::pair<std::string, std::string>> given_keys;
 };
 
 }  // namespace llmprof::config

@@ -35,6 +35,10 @@ constexpr std::array<std::string_view, sizeof...(Names)> name_array(Names... nam
 enum class ModelType : int { kGpt = 0, kDistilbert = 1 };
 LLMPROF_ENUM_NAMES(ModelType, "model.type", "gpt", "distilbert");
 
+// The GELU of the gpt MLP: exact (erf, nanoGPT's nn.GELU) or tanh (GPT-2's gelu_new).
+enum class Activation : int { kGelu = 0, kGeluTanh = 1 };
+LLMPROF_ENUM_NAMES(Activation, "model.activation", "gelu", "gelu_tanh");
+
 enum class TokenizerKind : int { kChar = 0, kGpt2 = 1, kWordpiece = 2 };
 LLMPROF_ENUM_NAMES(TokenizerKind, "data.tokenizer", "char", "gpt2", "wordpiece");
 

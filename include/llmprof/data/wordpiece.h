@@ -30,7 +30,9 @@ class WordPieceTokenizer : public Tokenizer {
 };
 
 // Loads vocab.txt. Throws DataError naming the file (missing, empty, duplicate token with its line,
-// or a special token absent).
-std::unique_ptr<WordPieceTokenizer> make_wordpiece_tokenizer(const std::string& vocab_path);
+// or a special token absent). lower_case false: a cased vocabulary (tokenizer_config.json
+// do_lower_case=false), whose words keep their case and accents.
+std::unique_ptr<WordPieceTokenizer> make_wordpiece_tokenizer(const std::string& vocab_path,
+                                                             bool lower_case = true);
 
 }  // namespace llmprof::data

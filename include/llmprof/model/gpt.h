@@ -22,10 +22,12 @@ struct GptOptions {
   int64_t n_head = 4;
   int64_t n_embd = 128;
   int64_t block_size = 64;
+  int64_t max_positions = 0;  // wpe rows; 0 = block_size (GPT-2: 1024, trained on shorter blocks)
   int64_t vocab_size = 65;
   double dropout = 0.0;
   bool bias = true;
   bool activation_checkpointing = false;  // recompute each block in backward
+  bool gelu_tanh = false;  // GPT-2's gelu_new (tanh approximation); false: exact erf GELU
 };
 
 // LayerNorm with an optional bias (LibTorch 1.13's nn::LayerNorm has no bias=false).
@@ -73,11 +75,12 @@ class MlpImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
 
   torch::Tensor up(const torch::Tensor& x);    // (B,T,C) -> (B,T,4C)
-  torch::Tensor act(const torch::Tensor& h);   // exact GELU, as nanoGPT's nn.GELU()
+  torch::Tensor act(const torch::Tensor& h);   // GELU: exact (nanoGPT) or tanh (GPT-2)
   torch::Tensor down(const torch::Tensor& h);  // (B,T,4C) -> (B,T,C), then dropout
 
   Linear c_fc{nullptr}, c_proj{nullptr};
   double dropout_;
+  bool gelu_tanh_;
   int16_t layer_;
 };
 TORCH_MODULE(Mlp);

@@ -1,0 +1,54 @@
+// Hugging Face checkpoint folders (config.json, model.safetensors or pytorch_model.bin, tokenizer
+// files) for GPT-2 and DistilBERT: model.init_from takes one as it is (the model's shape and the
+// tokenizer come from the folder), and `llmprof export --format hf` writes one back that
+// transformers' from_pretrained loads. One name table maps llmprof's tensors to Hugging Face's
+// both ways: GPT-2's Conv1D weights are stored transposed; DistilBERT's q_lin, k_lin and v_lin are
+// llmprof's fused qkv_lin, in that order.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <string>
+#include <vector>
+
+#include "llmprof/train/weights.h"
+
+namespace llmprof::config {
+struct Config;
+}
+
+namespace llmprof::train {
+
+// True when path is a folder with a config.json naming a model_type (a Hugging Face checkpoint).
+bool is_hf_folder(const std::string& path);
+
+// Sets cfg's model (type, every shape key, the activation, bias) and tokenizer (data.tokenizer,
+// data.vocab_path, data.merges_path, data.lower_case) from the folder's config.json and
+// tokenizer files. A key the user set (config file or --set) that disagrees is a ConfigError
+// naming both values; a folder llmprof cannot build (an MLP width other than 4 x n_embd, a ReLU
+// DistilBERT, sinusoidal positions, untied embeddings) is a ConfigError saying why. Returns one
+// note per key it set.
+std::vector<std::string> adopt_hf_model(config::Config& cfg, const std::string& folder,
+                                        const std::string& key);
+
+// Loads the folder's weights into model (built from cfg after adopt_hf_model): loaded, missing
+// (kept at init, e.g. the classifier a fine-tuning run adds) and unused tensors are reported.
+// A tensor whose shape differs, or a file llmprof cannot read, is a ConfigError naming `key`,
+// the file and the tensor.
+LoadReport load_hf_checkpoint(const std::string& folder, torch::nn::Module& model,
+                              const config::Config& cfg, const std::string& key);
+
+struct HfExport {
+  std::string folder;                 // written
+  std::string architecture;           // GPT2LMHeadModel, DistilBertForMaskedLM, ...
+  int64_t tensors = 0;                // in model.safetensors
+  std::vector<std::string> files;     // written, in order
+  std::vector<std::string> notes;     // e.g. a tokenizer transformers has no class for
+};
+
+// Writes a Hugging Face folder for the llmprof checkpoint at path (a checkpoint or run
+// directory): model.safetensors (F32), config.json and the tokenizer files. out must not exist
+// (results are never overwritten); it is written as out.tmp and renamed. Bad input: ConfigError.
+HfExport export_hf(const std::string& path, const std::string& out);
+
+}  // namespace llmprof::train
