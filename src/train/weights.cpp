@@ -85,6 +85,13 @@ std::string resolve_checkpoint_dir(const std::string& path, const config::Config
   }
   if (fs::exists(p / "model.pt")) return p.string();
   if (fs::exists(p / rundir::kCheckpoint / "model.pt")) return (p / rundir::kCheckpoint).string();
+  if (fs::exists(p / "model.safetensors") || fs::exists(p / "pytorch_model.bin")) {
+    throw ConfigError(fmt::format("{}: '{}' holds Hugging Face weights but no config.json naming "
+                                  "its model_type (gpt2 or distilbert); copy the checkpoint's "
+                                  "config.json beside them",
+                                  key, path),
+                      cfg.source_file, key);
+  }
   throw ConfigError(fmt::format("{}: '{}' holds no checkpoint (no model.pt there or in "
                                 "checkpoint/); train with train.save_checkpoint=true first",
                                 key, path),

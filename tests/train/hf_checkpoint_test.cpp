@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "llmprof/config/config.h"
@@ -156,6 +157,89 @@ TEST(HfCheckpoint, ABrokenWeightsFileIsAnErrorNamingTheFile) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("model.safetensors"), std::string::npos) << e.what();
   }
+}
+
+// A folder holding the fixture's files, with config.json edited by edit.
+std::string copy_gpt2(const test::ScratchDir& dir, const std::function<void(nlohmann::json&)>& edit,
+                      bool weights = true) {
+  for (const char* f : {"vocab.json", "merges.txt", "model.safetensors"}) {
+    if (!weights && std::string(f) == "model.safetensors") continue;
+    test::write_file(dir.file(f), test::read_file(fixture("gpt2_tiny") + "/" + f));
+  }
+  nlohmann::json config = nlohmann::json::parse(test::read_file(fixture("gpt2_tiny") + "/config.json"));
+  edit(config);
+  test::write_file(dir.file("config.json"), config.dump(2));
+  return dir.path();
+}
+
+TEST(HfCheckpoint, AMisShapedTensorNamesItWithBothShapes) {
+  test::ScratchDir dir("hf_misshaped");
+  const std::string folder = copy_gpt2(dir, [](nlohmann::json& c) { c["n_positions"] = 32; });
+  config::Config cfg = adopted(folder, config::TaskKind::kLm, 8);
+  const auto task = make_task(cfg, cfg.model.vocab_size, 0);
+  try {
+    load_hf_checkpoint(folder, task->module(), cfg, "model.init_from");
+    ADD_FAILURE() << "no ConfigError";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'wpe.weight'"), std::string::npos) << what;
+    EXPECT_NE(what.find("(16, 8)"), std::string::npos) << what;
+    EXPECT_NE(what.find("(32, 8)"), std::string::npos) << what;
+    EXPECT_NE(what.find("model.safetensors"), std::string::npos) << what;
+  }
+}
+
+TEST(HfCheckpoint, AnUnknownModelTypeNamesTheValue) {
+  test::ScratchDir dir("hf_llama");
+  const std::string folder = copy_gpt2(dir, [](nlohmann::json& c) { c["model_type"] = "llama"; });
+  config::Config cfg;
+  try {
+    adopt_hf_model(cfg, folder, "model.init_from");
+    ADD_FAILURE() << "no ConfigError";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("llama"), std::string::npos) << what;
+    EXPECT_NE(what.find("config.json"), std::string::npos) << what;
+  }
+}
+
+TEST(HfCheckpoint, WeightsWithoutConfigJsonSayWhatIsMissing) {
+  test::ScratchDir dir("hf_noconfig");
+  test::write_file(dir.file("model.safetensors"),
+                   test::read_file(fixture("gpt2_tiny") + "/model.safetensors"));
+  config::Config cfg;
+  try {
+    resolve_checkpoint_dir(dir.path(), cfg, "model.init_from");
+    ADD_FAILURE() << "no ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("no config.json"), std::string::npos) << e.what();
+  }
+}
+
+TEST(HfCheckpoint, PytorchModelBinIsReadWhenThereIsNoSafetensors) {
+  // A state dict in torch.save's zip format (LibTorch's pickle_save writes what torch.load reads).
+  test::ScratchDir dir("hf_bin");
+  const std::string folder = copy_gpt2(dir, [](nlohmann::json&) {}, /*weights=*/false);
+  const hf::SafetensorsFile st =
+      hf::SafetensorsFile::open(fixture("gpt2_tiny") + "/model.safetensors");
+  c10::Dict<std::string, torch::Tensor> state;
+  for (const hf::TensorView& t : st.tensors()) {
+    std::vector<float> v = hf::to_float(t);
+    state.insert(t.name, torch::from_blob(v.data(), t.shape, torch::kFloat).clone());
+  }
+  const std::vector<char> bytes = torch::pickle_save(state);
+  test::write_file(dir.file("pytorch_model.bin"), std::string(bytes.begin(), bytes.end()));
+  config::Config cfg = adopted(folder, config::TaskKind::kLm, 8);
+  const auto task = make_task(cfg, cfg.model.vocab_size, 0);
+  const LoadReport r = load_hf_checkpoint(folder, task->module(), cfg, "model.init_from");
+  EXPECT_EQ(r.loaded, 28);
+  EXPECT_TRUE(r.unexpected.empty());
+  auto& gpt = dynamic_cast<model::GptImpl&>(task->module());
+  gpt.eval();
+  torch::NoGradGuard no_grad;
+  const nlohmann::json e = expected("gpt2_tiny");
+  const torch::Tensor ids = torch::tensor(e["ids"].get<std::vector<int64_t>>()).view({1, -1});
+  EXPECT_LT((gpt.forward(ids)[0] - to_tensor(e["logits"])).abs().max().item<double>(), 1e-4);
 }
 
 TEST(HfCheckpoint, ExportWritesBackTheSameTensorsUnderHuggingFaceNames) {
