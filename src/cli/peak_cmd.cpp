@@ -34,6 +34,11 @@ void add_peak_command(CLI::App& app, int& exit_code) {
     train::apply_runtime(cfg);
     train::PeakFlops peak = train::measure_matmul_peak(*precision, 2048, 5);
     fmt::print("peak_flops_per_s: {}\nmethod: {}\n", peak.flops_per_s, peak.method);
+    const train::PeakBandwidth bw = train::measure_memory_bandwidth(0, 5);
+    fmt::print("peak_bytes_per_s: {}\ncopy_bytes_per_s: {}\nbandwidth_method: {} (triad; {})\n",
+               bw.triad_bytes_per_s, bw.copy_bytes_per_s, bw.method,
+               bw.llc_bytes > 0 ? fmt::format("last-level cache {} MiB", bw.llc_bytes >> 20)
+                                : std::string("last-level cache size not in sysfs"));
     exit_code = 0;
   });
 }

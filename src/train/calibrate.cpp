@@ -4,6 +4,9 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <string>
 
 #include "llmprof/base/clock.h"
 
@@ -29,6 +32,57 @@ PeakFlops measure_matmul_peak(config::Precision precision, int64_t n, int reps) 
   peak.method = fmt::format("best of {} {} {}x{} matmuls, {} threads", reps,
                             config::name(precision), n, n, at::get_num_threads());
   return peak;
+}
+
+namespace {
+
+// The largest cache of cpu0 in bytes (sysfs "32768K" / "8M"), 0 when sysfs says nothing.
+int64_t last_level_cache_bytes() {
+  int64_t best = 0;
+  for (int i = 0; i < 8; ++i) {
+    std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
+    std::string text;
+    if (!(in >> text) || text.empty()) continue;
+    int64_t v = 0;
+    size_t pos = 0;
+    while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
+      v = v * 10 + (text[pos++] - '0');
+    }
+    const char unit = pos < text.size() ? text[pos] : ' ';
+    v *= unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1;
+    best = std::max(best, v);
+  }
+  return best;
+}
+
+}  // namespace
+
+PeakBandwidth measure_memory_bandwidth(int64_t array_bytes, int reps) {
+  torch::NoGradGuard no_grad;
+  PeakBandwidth bw;
+  bw.llc_bytes = last_level_cache_bytes();
+  // Server parts hide hundreds of MiB of L3 (and VMs often hide its size): at least 1 GiB.
+  if (array_bytes <= 0) array_bytes = std::max<int64_t>(4 * bw.llc_bytes, int64_t{1} << 30);
+  const int64_t n = array_bytes / 4;
+  bw.array_bytes = n * 4;
+  torch::Tensor a = torch::ones({n}), b = torch::ones({n}), c = torch::ones({n});
+  const double bytes = static_cast<double>(bw.array_bytes);
+  int64_t copy_ns = INT64_MAX, triad_ns = INT64_MAX;
+  for (int i = 0; i <= reps; ++i) {  // pass 0 is untimed: page faults, thread start
+    int64_t t0 = now_ns();
+    b.copy_(a);
+    const int64_t t1 = now_ns();
+    torch::add_out(a, b, c, /*alpha=*/3.0);  // a = b + 3 c
+    const int64_t t2 = now_ns();
+    if (i == 0) continue;
+    copy_ns = std::min(copy_ns, t1 - t0);
+    triad_ns = std::min(triad_ns, t2 - t1);
+  }
+  bw.copy_bytes_per_s = 2 * bytes / (static_cast<double>(copy_ns) * 1e-9);
+  bw.triad_bytes_per_s = 3 * bytes / (static_cast<double>(triad_ns) * 1e-9);
+  bw.method = fmt::format("best of {} fp32 copy/triad over 3 x {} MiB arrays, {} threads", reps,
+                          bw.array_bytes >> 20, at::get_num_threads());
+  return bw;
 }
 
 }  // namespace llmprof::train

@@ -124,6 +124,19 @@ TEST(CliPeak, PrintsAPeakAndRejectsBadArguments) {
   auto ok = run_llmprof({"peak", "--threads", "1"});
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
   expect_contains(ok.output, "peak_flops_per_s: ");
+  // The triad bandwidth: a figure within what any machine llmprof runs on can reach (1 GB/s to
+  // 10 TB/s), and copy moves at a similar rate (STREAM's copy and triad differ by well under 4x).
+  const auto value_of = [&](const std::string& key) {
+    const size_t at = ok.output.find(key + ": ");
+    EXPECT_NE(at, std::string::npos) << key << " missing in " << ok.output;
+    return at == std::string::npos ? 0.0 : std::stod(ok.output.substr(at + key.size() + 2));
+  };
+  const double triad = value_of("peak_bytes_per_s"), copy = value_of("copy_bytes_per_s");
+  EXPECT_GT(triad, 1e9);
+  EXPECT_LT(triad, 1e13);
+  EXPECT_GT(copy / triad, 0.25);
+  EXPECT_LT(copy / triad, 4.0);
+  expect_contains(ok.output, "bandwidth_method: best of 5 fp32 copy/triad");
   auto bad = run_llmprof({"peak", "--precision", "fp16"});
   EXPECT_EQ(bad.exit_code, 2);
   expect_contains(bad.output, "--precision 'fp16'");

@@ -18,4 +18,20 @@ struct PeakFlops {
 // Best-of-reps throughput of an n x n x n matmul: bf16 for kBf16, else fp32.
 PeakFlops measure_matmul_peak(config::Precision precision, int64_t n, int reps);
 
+// Memory bandwidth the run can reach, STREAM-style (McCalpin): fp32 copy (b = a, 2 x 4 bytes per
+// element) and triad (a = b + s * c, 3 x 4 bytes per element) over three arrays of
+// array_bytes each, well beyond the last-level cache, at the run's thread count through
+// LibTorch's own kernels (what ops see). Best of reps, after one untimed pass.
+struct PeakBandwidth {
+  double copy_bytes_per_s = 0;
+  double triad_bytes_per_s = 0;
+  int64_t array_bytes = 0;
+  int64_t llc_bytes = 0;  // the last-level cache found in sysfs; 0 when unknown
+  std::string method;     // e.g. "best of 5 fp32 copy/triad over 3 x 256 MiB arrays, 2 threads"
+};
+
+// array_bytes 0: 4 x the last-level cache (sysfs), at least 1 GiB (server L3s reach hundreds of
+// MiB and VMs often do not show their size).
+PeakBandwidth measure_memory_bandwidth(int64_t array_bytes, int reps);
+
 }  // namespace llmprof::train
