@@ -23,6 +23,25 @@ CsvWriter::~CsvWriter() {
   if (file_ != nullptr) std::fclose(file_);
 }
 
+void append_csv_field(std::string& out, std::string_view value) {
+  if (value.find_first_of(",\"\n\r") == std::string_view::npos) {
+    out.append(value);
+    return;
+  }
+  out.push_back('"');
+  for (char c : value) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+}
+
+std::string csv_field(std::string_view value) {
+  std::string out;
+  append_csv_field(out, value);
+  return out;
+}
+
 void CsvWriter::separator() {
   if (fields_in_row_++ > 0) row_.push_back(',');
 }
@@ -50,16 +69,7 @@ CsvWriter& CsvWriter::add(std::optional<double> value) {
 
 CsvWriter& CsvWriter::add(std::string_view value) {
   separator();
-  if (value.find_first_of(",\"\n\r") == std::string_view::npos) {
-    row_.append(value);
-    return *this;
-  }
-  row_.push_back('"');
-  for (char c : value) {
-    if (c == '"') row_.push_back('"');
-    row_.push_back(c);
-  }
-  row_.push_back('"');
+  append_csv_field(row_, value);
   return *this;
 }
 

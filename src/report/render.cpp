@@ -7,9 +7,12 @@
 #include <nlohmann/json.hpp>
 
 #include "llmprof/error.h"
+#include "llmprof/output/csv.h"
 #include "llmprof/report/document.h"
 
 namespace llmprof::report {
+
+using output::csv_field;
 
 namespace {
 
@@ -107,16 +110,6 @@ std::string render_markdown(const Document& doc) {
     for (const auto& line : doc.footer) out += line + "  \n";
   }
   return out;
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out.push_back('"');
-    out.push_back(c);
-  }
-  return out + "\"";
 }
 
 std::string raw_value(const Cell& c) {

@@ -163,21 +163,15 @@ void write_memory(const std::string& path,
 
 void write_power(const std::string& path, const std::vector<telemetry::PowerRow>& rows) {
   auto number = [](double v) { return std::isnan(v) ? std::string() : fmt::format("{}", v); };
-  auto text = [](const std::string& s) {
-    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-    std::string out = "\"";
-    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return out + "\"";
-  };
   std::string out;
   for (size_t i = 0; i < columns::kPower.size(); ++i) {
     out += (i ? "," : "") + std::string(columns::kPower[i]);
   }
   out += '\n';
   for (const telemetry::PowerRow& r : rows) {
-    fmt::format_to(std::back_inserter(out), "{:.6f},{},{},{},{},{},{}\n", r.t_s, text(r.source),
-                   text(r.domain), number(r.watts), number(r.joules_cum), number(r.utilisation),
-                   r.estimated ? 1 : 0);
+    fmt::format_to(std::back_inserter(out), "{:.6f},{},{},{},{},{},{}\n", r.t_s,
+                   output::csv_field(r.source), output::csv_field(r.domain), number(r.watts),
+                   number(r.joules_cum), number(r.utilisation), r.estimated ? 1 : 0);
   }
   output::write_file_atomic(path, out);
 }

@@ -13,11 +13,14 @@
 #include <sstream>
 
 #include "llmprof/error.h"
+#include "llmprof/output/csv.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
 
 namespace llmprof::sweep {
+
+using output::csv_field;
 namespace {
 
 using nlohmann::json;
@@ -35,14 +38,6 @@ std::optional<double> number_at(const json& j, std::initializer_list<const char*
 template <typename T>
 nlohmann::ordered_json or_null(const std::optional<T>& v) {
   return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
-}
-
-// One CSV field, quoted when it holds , " or a newline (RFC 4180, as output::CsvWriter).
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 template <typename T>

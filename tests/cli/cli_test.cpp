@@ -145,6 +145,20 @@ TEST(CliPeak, PrintsAPeakAndRejectsBadArguments) {
   expect_contains(neg.output, "--threads");
 }
 
+TEST(CliExport, BadInputIsExit2NamingWhatIsWrong) {
+  test::ScratchDir dir("cli_export");
+  auto format = run_llmprof({"export", dir.path(), "--format", "onnx", "--out", dir.file("o")});
+  EXPECT_EQ(format.exit_code, 2) << format.output;
+  expect_contains(format.output, "--format 'onnx'");
+  auto missing = run_llmprof({"export", dir.file("no-such-run"), "--out", dir.file("o")});
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  expect_contains(missing.output, dir.file("no-such-run"));
+  auto no_out = run_llmprof({"export", dir.path()});
+  EXPECT_EQ(no_out.exit_code, 2) << no_out.output;
+  expect_contains(no_out.output, "--out");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("o")));  // nothing half-written
+}
+
 TEST(CliConfig, ShowPrintsResolvedYamlAndKeysListsDocs) {
   auto show = run_llmprof({"config", "show", kTiny, "--set", "model.n_layer=3"});
   EXPECT_EQ(show.exit_code, 0) << show.output;

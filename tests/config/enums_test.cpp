@@ -36,7 +36,8 @@ using AllEnums = ::testing::Types<ModelType,
                                   ProfileLevel,
                                   QuantEngine,
                                   Device,
-                                  BenchVariant>;
+                                  BenchVariant,
+                                  Activation>;
 TYPED_TEST_SUITE(EnumTableTest, AllEnums);
 
 TYPED_TEST(EnumTableTest, EveryValueRoundTripsThroughItsName) {

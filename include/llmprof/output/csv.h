@@ -12,6 +12,10 @@
 
 namespace llmprof::output {
 
+// One CSV field: as is, or quoted (RFC 4180, quotes doubled) when it holds , " CR or LF.
+std::string csv_field(std::string_view value);
+void append_csv_field(std::string& out, std::string_view value);
+
 class CsvWriter {
  public:
   // Creates (truncates) path and writes the header row. Throws IoError.
