@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Profiler overhead: ms/step of the same config at each profile.level (off, phases, modules, ops),
+# Profiler overhead: ms/step of the same config at each profile.level (off, phases, modules, ops,
+# and ops with profile.record_view_ops=true: view/metadata ops timed rather than counted),
 # every step recorded (schedule wait 0, active = all steps), interleaved over repetitions in one
 # run; medians and ratios to `off`, plus the trace's size per event and the post-processing time.
 #
@@ -20,15 +21,17 @@ bin=build/llmprof
 [ -x $bin ] || { echo "overhead.sh: build first (scripts/build.sh)" >&2; exit 2; }
 out=$(mktemp -d /tmp/llmprof-overhead.XXXXXX)
 trap 'rm -rf "$out"' EXIT
-levels="off phases modules ops"
+levels="off phases modules ops ops_views"
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 json_num() {  # json_num FILE KEY: the first number after "KEY": in a pretty-printed JSON file
   grep -m1 "\"$2\":" "$1" | sed 's/.*: *\([-0-9.e+]*\).*/\1/'
 }
 for r in $(seq 1 "$reps"); do
   for level in $levels; do
+    views=false profile_level=$level
+    [ "$level" = ops_views ] && views=true profile_level=ops
     res=$($bin train --config "$config" --quiet --out "$out" --set output.name=$level-$r \
-      --set profile.level=$level --set threads=$threads --set schedule.max_steps=$steps \
+      --set profile.level=$profile_level --set profile.record_view_ops=$views --set threads=$threads --set schedule.max_steps=$steps \
       --set schedule.warmup_steps=5 --set train.eval_interval=0 --set profile.warmup_steps=5 \
       --set profile.schedule_wait=0 --set profile.schedule_warmup=2 \
       --set profile.schedule_active=$steps --set data.generated_chars=200000)
@@ -41,14 +44,16 @@ for level in $levels; do
   m=$(median <"$out/$level.ms")
   awk -v l=$level -v m="$m" -v o="$off" 'BEGIN {printf "  %-8s %9.3f ms/step   x%.3f of off\n", l, m, m / o}'
 done
-for level in modules ops; do
+for level in modules ops ops_views; do
   s="$out/$level-1/summary.json"
   est=$(json_num "$s" estimated_fraction_of_recorded_step)
   ev=$(json_num "$s" events_per_step)
   ns=$(json_num "$s" ns_per_event)
+  uev=$(json_num "$s" untimed_events_per_step)
+  uns=$(json_num "$s" ns_per_untimed_event)
   pp=$(json_num "$s" post_processing_ms)
-  printf '  %-8s self-estimate: %s of a step (%s events/step x %s ns/event), post-processing %s ms\n' \
-    "$level" "$est" "$ev" "$ns" "$pp"
+  printf '  %-9s self-estimate: %s of a step (%s events/step x %s ns + %s counted view calls x %s ns), post-processing %s ms\n' \
+    "$level" "$est" "$ev" "$ns" "$uev" "$uns" "$pp"
 done
 s="$out/ops-1/summary.json"
 printf '  ops trace: %s events, %s bytes, %s bytes/event\n' "$(json_num "$s" events | tail -1)" \

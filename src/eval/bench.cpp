@@ -359,7 +359,9 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
   // -- bench.json ----------------------------------------------------------------------------
   train::TrainOptions env_opts;
   env_opts.command_line = opts.command_line;
-  nlohmann::json context = train::collect_env(cfg, p.runtime, train::PeakFlops{}, env_opts);
+  nlohmann::json context = train::collect_env(cfg, p.runtime, train::PeakFlops{},
+                                                 train::PeakBytes{0, 0, "none", "not used by bench"},
+                                                 env_opts);
   context.erase("peak_flops");  // bench measures no matmul peak
   context.erase("schema_version");
   nlohmann::json rows_json = nlohmann::json::array();

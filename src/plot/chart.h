@@ -117,6 +117,10 @@ std::vector<ChartResult> run_charts(const PlotInputs& in, const ChartWriter& w);
 // Cross-run charts: 6 tokens/s and MFU vs batch size, 7 sweep heatmaps, 8 FLOPs per joule.
 std::vector<ChartResult> sweep_charts(const PlotInputs& in, const ChartWriter& w);
 
+// 12: the roofline of each run with ops.csv and both roofs in env.json ("12_roofline", or
+// "12_roofline_<n>" when several runs have one).
+std::vector<ChartResult> roofline_charts(const PlotInputs& in, const ChartWriter& w);
+
 // 9: radar chart of the best configurations.
 ChartResult radar_chart(const PlotInputs& in, const ChartWriter& w);
 

@@ -1,5 +1,7 @@
 #include "llmprof/profile/analysis.h"
 
+#include "llmprof/profile/bytes.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -40,6 +42,19 @@ std::optional<double> op_flops(std::string_view op, const ShapeRecord& s) {
   if (op == "aten::baddbmm" && has(s, 1, 3) && has(s, 2, 3)) {
     return 2.0 * s.dims[1][0] * s.dims[1][1] * s.dims[1][2] * s.dims[2][2];
   }
+  // add and mul: one FLOP per output element, torch.profiler's convention for them.
+  if ((op == "aten::add" || op == "aten::add_" || op == "aten::mul" || op == "aten::mul_") &&
+      s.ndim[0] >= 0) {
+    if (s.ndim[1] < 0) return numel(s, 0);
+    const int nd = std::max<int>(s.ndim[0], s.ndim[1]);
+    double out = 1;
+    for (int k = 1; k <= nd; ++k) {
+      const int64_t a = k <= s.ndim[0] ? s.dims[0][s.ndim[0] - k] : 1;
+      const int64_t b = k <= s.ndim[1] ? s.dims[1][s.ndim[1] - k] : 1;
+      out *= static_cast<double>(std::max(a, b));
+    }
+    return out;
+  }
   double per_element = 0, factor = 1;
   std::string_view base = op;
   if (base.size() > 9 && base.substr(base.size() - 9) == "_backward") {
@@ -59,8 +74,10 @@ std::optional<double> op_flops(std::string_view op, const ShapeRecord& s) {
 Analysis analyze(const TraceData& data,
                  const std::vector<StepPhases>& phases,
                  const ScopeFlops& fwd_flops_per_call,
-                 double peak_flops_per_s) {
+                 double peak_flops_per_s,
+                 double peak_bytes_per_s) {
   Analysis a;
+  const Roofs roofs{peak_flops_per_s, peak_bytes_per_s};
   a.n_steps = static_cast<int>(data.steps.size());
   if (a.n_steps == 0) return a;
   const double per_step = 1.0 / a.n_steps;
@@ -72,6 +89,7 @@ Analysis analyze(const TraceData& data,
   // ---- forward (and recompute) scopes: total and self time per (scope, block, pass) ----------
   struct Acc {
     double calls = 0, total_ns = 0, self_ns = 0;
+    RooflineSums roof;
   };
   std::map<std::tuple<int, int, int>, Acc> acc;  // (pass index, scope, block)
   std::vector<double> child_ns(data.scopes.size(), 0);
@@ -114,6 +132,9 @@ Analysis analyze(const TraceData& data,
     }
   }
   std::map<std::pair<std::string, int>, Acc> bwd_other;
+  // Per backward node: the scope event it is attributed to, or its bwd_other row.
+  std::vector<int32_t> node_scope(n, -1);
+  std::vector<Acc*> node_other(n, nullptr);
   for (size_t i = 0; i < n; ++i) {
     const OpEvent& e = data.ops[i];
     if (e.kind != OpEvent::kBackwardNode) continue;
@@ -129,11 +150,13 @@ Analysis analyze(const TraceData& data,
       const std::string_view name = data.names[e.name_id];
       const bool accumulate = name.find("AccumulateGrad") != std::string_view::npos;
       Acc& x = bwd_other[{accumulate ? "accumulate_grad" : "(unattributed)", -1}];
+      node_other[i] = &x;
       x.calls += 1;
       x.total_ns += self;
       x.self_ns += self;
       continue;
     }
+    node_scope[i] = scope_event;
     // Self to the innermost scope; total and calls (nodes) to it and every enclosing scope.
     bool first = true;
     for (int32_t s = scope_event; s >= 0; s = data.scopes[s].parent) {
@@ -146,6 +169,48 @@ Analysis analyze(const TraceData& data,
     }
   }
   a.events_per_step = static_cast<double>(n) * per_step;
+
+  // ---- counted FLOPs and bytes per op event; the outermost modelled ops go to their module ---
+  std::vector<std::optional<double>> event_flops(n), event_bytes(n);
+  std::vector<uint8_t> covered(n, 0);  // inside a modelled op (or is one)
+  for (size_t i = 0; i < n; ++i) {
+    const OpEvent& e = data.ops[i];
+    const int32_t parent = data.parents[i];
+    const bool inside = parent >= 0 && covered[static_cast<size_t>(parent)] != 0;
+    if (e.kind != OpEvent::kOp || e.shape_id < 0) {
+      covered[i] = inside;
+      continue;
+    }
+    const ShapeRecord& s = data.shapes[static_cast<size_t>(e.shape_id)];
+    const std::string_view name = data.names[e.name_id];
+    event_flops[i] = op_flops(name, s);
+    event_bytes[i] = op_bytes(name, s);
+    const bool modelled = event_flops[i] || event_bytes[i];
+    covered[i] = inside || modelled;
+    if (!modelled || inside) continue;
+    // Forward (and recompute) ops: the scope open when they started; backward ops (no scope is
+    // open in backward but a recompute's): the autograd node around them.
+    int32_t scope_event = -1;
+    Acc* other = nullptr;
+    int pass = 2;
+    if (e.scope_event >= 0 && static_cast<size_t>(e.scope_event) < data.scopes.size()) {
+      scope_event = e.scope_event;
+      pass = data.scopes[static_cast<size_t>(scope_event)].pass;
+    } else {
+      for (int32_t p = parent; p >= 0; p = data.parents[static_cast<size_t>(p)]) {
+        if (data.ops[static_cast<size_t>(p)].kind != OpEvent::kBackwardNode) continue;
+        scope_event = node_scope[static_cast<size_t>(p)];
+        other = node_other[static_cast<size_t>(p)];
+        break;
+      }
+    }
+    if (other != nullptr) other->roof.add(event_flops[i], event_bytes[i], roofs);
+    if (scope_event >= 0) {  // the innermost scope only: rows add up, as self times do
+      const ScopeEvent& se = data.scopes[static_cast<size_t>(scope_event)];
+      auto row = acc.find({pass, se.scope, se.block});
+      if (row != acc.end()) row->second.roof.add(event_flops[i], event_bytes[i], roofs);
+    }
+  }
 
   for (const auto& [key, x] : acc) {
     const auto [pass, scope, block] = key;
@@ -168,6 +233,7 @@ Analysis analyze(const TraceData& data,
         r.mfu = *r.flops / (r.total_ms * 1e-3) / peak_flops_per_s;
       }
     }
+    r.roofline = x.roof.point(r.self_ms, per_step, roofs);
     a.modules.push_back(r);
   }
   for (const auto& [key, x] : bwd_other) {
@@ -178,6 +244,7 @@ Analysis analyze(const TraceData& data,
     r.total_ms = r.self_ms = x.total_ns * 1e-6 * per_step;
     r.mean_ms = r.calls > 0 ? r.total_ms / r.calls : 0;
     if (a.backward_phase_ms > 0) r.share_of_pass = r.total_ms / a.backward_phase_ms;
+    r.roofline = x.roof.point(r.total_ms, per_step, roofs);
     a.modules.push_back(r);
   }
 
@@ -185,6 +252,7 @@ Analysis analyze(const TraceData& data,
   struct OpAcc {
     double calls = 0, self_ns = 0, total_ns = 0, alloc = 0, flops = 0;
     bool has_flops = false;
+    RooflineSums roof;
     std::unordered_map<std::string, int> shapes;
   };
   std::vector<OpAcc> ops(data.names.size());
@@ -203,11 +271,12 @@ Analysis analyze(const TraceData& data,
     if (e.shape_id >= 0) {
       const ShapeRecord& s = data.shapes[static_cast<size_t>(e.shape_id)];
       const std::string_view name = data.names[e.name_id];
-      if (auto f = op_flops(name, s)) {
+      if (const std::optional<double>& f = event_flops[i]) {
         o.flops += *f;
         o.has_flops = true;
         (is_matmul_op(name) ? matmul : other) += *f;
       }
+      o.roof.add(event_flops[i], event_bytes[i], roofs);
       if (o.shapes.size() < 64) {
         std::string key;
         for (int k = 0; k < ShapeRecord::kMaxInputs; ++k) {
@@ -225,20 +294,30 @@ Analysis analyze(const TraceData& data,
     a.counted_matmul_flops = matmul * per_step;
     a.counted_other_flops = other * per_step;
   }
+  const auto count_of = [](const std::vector<int64_t>& v, size_t id) {
+    return id < v.size() ? static_cast<double>(v[id]) : 0.0;
+  };
   for (size_t id = 0; id < ops.size(); ++id) {
     const OpAcc& o = ops[id];
-    if (o.calls == 0) continue;
+    const double untimed = count_of(data.untimed_calls, id);
+    a.untimed_events_per_step += untimed * per_step;
+    if (o.calls == 0 && untimed == 0) continue;
     OpRow r;
     r.op = data.names[id];
-    r.calls = o.calls * per_step;
+    r.view_calls = count_of(data.views_inside, id) * per_step;
+    if (o.calls == 0) {  // only counted
+      r.calls = untimed * per_step;
+      r.timed = false;
+      a.ops.push_back(std::move(r));
+      continue;
+    }
+    r.calls = (o.calls + untimed) * per_step;
     r.self_ms = o.self_ns * 1e-6 * per_step;
     r.total_ms = o.total_ns * 1e-6 * per_step;
     r.self_share = all_self > 0 ? o.self_ns / all_self : 0;
     r.alloc_bytes = o.alloc * per_step;
-    if (o.has_flops) {
-      r.flops = o.flops * per_step;
-      if (o.total_ns > 0) r.gflops_per_s = o.flops / o.total_ns;  // FLOP/ns = GFLOP/s
-    }
+    if (o.has_flops) r.flops = o.flops * per_step;
+    r.roofline = o.roof.point(r.total_ms, per_step, roofs);
     int best = 0;
     for (const auto& [k, c] : o.shapes) {
       if (c > best || (c == best && k < r.input_shapes)) {

@@ -32,6 +32,30 @@ double broadcast_numel(const ShapeRecord& s, int a, int b) {
 
 }  // namespace
 
+bool is_binary_elementwise(std::string_view op) {
+  return op == "aten::add" || op == "aten::add_" || op == "aten::sub" || op == "aten::sub_" ||
+         op == "aten::mul" || op == "aten::mul_" || op == "aten::div" || op == "aten::div_" ||
+         op == "aten::threshold_backward" || op == "aten::tanh_backward";
+}
+
+bool is_view_op(std::string_view op) {
+  static constexpr std::string_view kViews[] = {
+      "aten::select",   "aten::as_strided",  "aten::view",        "aten::_unsafe_view",
+      "aten::reshape",  "aten::_reshape_alias", "aten::expand",  "aten::expand_as",
+      "aten::slice",    "aten::narrow",      "aten::t",           "aten::transpose",
+      "aten::permute",  "aten::unsqueeze",   "aten::squeeze",     "aten::detach",
+      "aten::alias",    "aten::split",       "aten::split_with_sizes", "aten::chunk",
+      "aten::unbind",   "aten::view_as",     "aten::numpy_T",     "aten::resolve_conj",
+      "aten::resolve_neg"};
+  return std::find(std::begin(kViews), std::end(kViews), op) != std::end(kViews);
+}
+
+bool is_unary_elementwise(std::string_view op) {
+  return op == "aten::sqrt" || op == "aten::sqrt_" || op == "aten::rsqrt" || op == "aten::exp" ||
+         op == "aten::neg" || op == "aten::tanh" || op == "aten::relu" || op == "aten::relu_" ||
+         op == "aten::sigmoid" || op == "aten::clone";
+}
+
 int element_bytes(int scalar_type) {
   switch (scalar_type) {  // c10::ScalarType values
     case 0:   // Byte
@@ -92,17 +116,41 @@ std::optional<double> op_bytes(std::string_view op, const ShapeRecord& s) {
     if (tensor(s, 3)) b += bytes(s, 3);
     return b;
   }
-  if ((op == "aten::add" || op == "aten::mul" || op == "aten::add_" || op == "aten::mul_") &&
-      tensor(s, 0)) {
+  if (is_binary_elementwise(op) && tensor(s, 0)) {
     if (!tensor(s, 1)) return 2 * bytes(s, 0);  // a scalar other
     return bytes(s, 0) + bytes(s, 1) + broadcast_numel(s, 0, 1) * e0;
   }
+  if (is_unary_elementwise(op) && tensor(s, 0)) return 2 * bytes(s, 0);
+  if ((op == "aten::addcmul_" || op == "aten::addcdiv_" || op == "aten::lerp_") && tensor(s, 0) &&
+      tensor(s, 1)) {
+    return 2 * bytes(s, 0) + bytes(s, 1) + (tensor(s, 2) ? bytes(s, 2) : 0);  // self read + written
+  }
+  if ((op == "aten::fill_" || op == "aten::zero_") && tensor(s, 0)) return bytes(s, 0);
+  if ((op == "aten::sum" || op == "aten::mean") && tensor(s, 0)) return bytes(s, 0);  // + a small output
   if (op == "aten::copy_" && tensor(s, 0) && tensor(s, 1)) return bytes(s, 0) + bytes(s, 1);
   if (op == "aten::embedding" && has(s, 0, 2) && tensor(s, 1)) {
     const double rows = numel(s, 1), row_bytes = static_cast<double>(s.dims[0][1]) * e0;
     return bytes(s, 1) + 2 * rows * row_bytes;  // indices; rows read, then written
   }
+  if (op == "aten::native_layer_norm_backward" && tensor(s, 0) && tensor(s, 1)) {
+    // grad_out, input read, grad_input written; input 2 is normalized_shape, 3 the mean; rstd
+    // and weight come after the four recorded inputs (left out: a lower bound).
+    double b = 3 * bytes(s, 0);
+    for (int i = 2; i < ShapeRecord::kMaxInputs; ++i) b += tensor(s, i) ? bytes(s, i) : 0;
+    return b;
+  }
   return std::nullopt;
+}
+
+bool has_cost_model(std::string_view op) {
+  return op == "aten::mm" || op == "aten::addmm" || op == "aten::bmm" || op == "aten::baddbmm" ||
+         op == "aten::_softmax" || op == "aten::_log_softmax" || op == "aten::gelu" ||
+         op == "aten::_softmax_backward_data" || op == "aten::_log_softmax_backward_data" ||
+         op == "aten::gelu_backward" || op == "aten::native_layer_norm" ||
+         op == "aten::native_layer_norm_backward" || is_binary_elementwise(op) ||
+         is_unary_elementwise(op) || op == "aten::addcmul_" || op == "aten::addcdiv_" ||
+         op == "aten::lerp_" || op == "aten::fill_" || op == "aten::zero_" || op == "aten::sum" ||
+         op == "aten::mean" || op == "aten::copy_" || op == "aten::embedding";
 }
 
 }  // namespace llmprof::profile

@@ -10,10 +10,12 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <optional>
 
+#include "llmprof/profile/bytes.h"
 #include "llmprof/profile/tracer.h"
 
 namespace llmprof::profile {
@@ -22,16 +24,10 @@ namespace {
 
 constexpr int kMaxThreads = 16;
 constexpr int kMaxDepth = 64;
+constexpr size_t kNameSlots = 4096;  // NameTable slots: per-name tables have one entry each
 
-// Ops whose FLOPs we count from input shapes: their shapes are kept at the ops level.
-bool is_flop_op(std::string_view name) {
-  return name == "aten::mm" || name == "aten::addmm" || name == "aten::bmm" ||
-         name == "aten::baddbmm" || name == "aten::_softmax" ||
-         name == "aten::native_layer_norm" || name == "aten::gelu" ||
-         name == "aten::_log_softmax" || name == "aten::_softmax_backward_data" ||
-         name == "aten::native_layer_norm_backward" || name == "aten::gelu_backward" ||
-         name == "aten::_log_softmax_backward_data";
-}
+// Per op name, classified on its first call: what the callback does with it.
+enum NameClass : uint8_t { kUnclassified = 0, kPlain, kModelled, kView };
 
 struct ThreadBuffer {
   // Op names (FUNCTION scope) are static schema strings: cache id by pointer, skipping the hash.
@@ -41,7 +37,11 @@ struct ThreadBuffer {
   std::vector<OpEvent> ops;
   std::vector<ShapeRecord> shapes;
   std::vector<int32_t> parents;
-  std::vector<uint8_t> flop_op;  // per name id: keep shapes
+  std::vector<uint8_t> name_class;  // per name id: NameClass
+  // Untimed view/metadata calls, per name id: in the step in flight and in kept steps; and per
+  // name id of the op they ran directly inside.
+  std::vector<int64_t> step_untimed, untimed, step_views_inside, views_inside;
+  std::array<bool, kMaxDepth> untimed_at{};  // stack entry of an untimed call
   NameTable names;
   std::array<int32_t, kMaxDepth> stack{};  // event index, -1 = dropped
   int depth = 0;
@@ -58,6 +58,7 @@ struct Global {
   std::atomic<bool> active{false};
   std::atomic<int> generation{0};  // bumped per window: thread-local pointers of old ones expire
   bool record_shapes = false;
+  bool record_view_ops = false;
   ScopeRecorder* scopes = nullptr;
 };
 Global g;
@@ -75,6 +76,16 @@ ThreadBuffer* claim_buffer() {
   return t_buffer;
 }
 
+// The name id of an op (FUNCTION scope: a static schema string, cached by pointer).
+uint32_t op_name_id(ThreadBuffer* tb, const char* name) {
+  const size_t slot = (reinterpret_cast<uintptr_t>(name) >> 3) & (ThreadBuffer::kPtrCache - 1);
+  if (tb->ptr_key[slot] != name) {
+    tb->ptr_key[slot] = name;
+    tb->ptr_id[slot] = tb->names.intern(name);
+  }
+  return tb->ptr_id[slot];
+}
+
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   ThreadBuffer* tb = claim_buffer();
   if (tb == nullptr || !g.active.load(std::memory_order_relaxed)) return nullptr;
@@ -83,6 +94,26 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     ++tb->dropped;
     return nullptr;
   }
+  const char* name = fn.name();
+  const bool node = fn.scope() == at::RecordScope::BACKWARD_FUNCTION;
+  // Autograd node names are built per call: hash them.
+  const uint32_t name_id = node ? tb->names.intern(name) : op_name_id(tb, name);
+  uint8_t& cls = tb->name_class[name_id];
+  if (cls == kUnclassified) {
+    const std::string_view n = tb->names.name(name_id);
+    cls = !g.record_view_ops && !node && is_view_op(n) ? kView
+          : has_cost_model(n)                          ? kModelled
+                                                       : kPlain;
+  }
+  if (cls == kView) {  // counted, not timed: children see the enclosing op as their parent
+    ++tb->step_untimed[name_id];
+    const int32_t parent = tb->depth > 0 ? tb->stack[tb->depth - 1] : -1;
+    if (parent >= 0) ++tb->step_views_inside[tb->ops[static_cast<size_t>(parent)].name_id];
+    tb->untimed_at[tb->depth] = true;
+    tb->stack[tb->depth++] = parent;
+    return nullptr;
+  }
+  tb->untimed_at[tb->depth] = false;
   if (tb->ops.size() == tb->ops.capacity()) {
     tb->stack[tb->depth++] = -1;
     ++tb->dropped;
@@ -91,20 +122,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   const auto index = static_cast<int32_t>(tb->ops.size());
   tb->ops.emplace_back();
   OpEvent& e = tb->ops.back();
-  const char* name = fn.name();
-  const bool node = fn.scope() == at::RecordScope::BACKWARD_FUNCTION;
-  if (node) {
-    e.name_id = tb->names.intern(name);  // autograd node names are built per call: hash them
-  } else {
-    const size_t slot = (reinterpret_cast<uintptr_t>(name) >> 3) & (ThreadBuffer::kPtrCache - 1);
-    if (tb->ptr_key[slot] != name) {
-      tb->ptr_key[slot] = name;
-      tb->ptr_id[slot] = tb->names.intern(name);
-    }
-    e.name_id = tb->ptr_id[slot];
-  }
-  uint8_t& flop = tb->flop_op[e.name_id];  // 2 = not classified yet
-  if (flop == 2) flop = is_flop_op(tb->names.name(e.name_id)) ? 1 : 0;
+  e.name_id = name_id;
   e.seq = fn.seqNr();
   e.kind = node ? OpEvent::kBackwardNode : OpEvent::kOp;
   e.step = g.step.load(std::memory_order_relaxed);
@@ -113,7 +131,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   e.depth = static_cast<uint8_t>(tb->depth);
   if (tb->index == 0 && g.scopes != nullptr) e.scope_event = g.scopes->current();
   tb->parents.push_back(tb->depth > 0 ? tb->stack[tb->depth - 1] : -1);
-  if (fn.needsInputs() && (g.record_shapes || tb->flop_op[e.name_id] != 0) &&
+  if (fn.needsInputs() && (g.record_shapes || cls == kModelled) &&
       tb->shapes.size() < tb->shapes.capacity()) {
     ShapeRecord& s = tb->shapes.emplace_back();
     auto inputs = fn.inputs();
@@ -134,11 +152,11 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
 }
 
 void on_end(const at::RecordFunction&, at::ObserverContext*) {
-  const int64_t end = now_ns();
   ThreadBuffer* tb = t_generation == g.generation.load(std::memory_order_relaxed) ? t_buffer : nullptr;
   if (tb == nullptr || tb->depth == 0) return;
   --tb->depth;
-  if (tb->depth >= kMaxDepth) return;
+  if (tb->depth >= kMaxDepth || tb->untimed_at[tb->depth]) return;
+  const int64_t end = now_ns();
   const int32_t index = tb->stack[tb->depth];
   if (index < 0) return;
   OpEvent& e = tb->ops[static_cast<size_t>(index)];
@@ -330,7 +348,10 @@ void Tracer::start_window() {
     tb->ops.reserve(m.options.max_events);
     tb->parents.reserve(m.options.max_events);
     tb->shapes.reserve(ops ? m.options.max_events / 4 : 0);
-    tb->flop_op.assign(4096, 2);  // one per NameTable slot
+    tb->name_class.assign(kNameSlots, kUnclassified);
+    for (auto* v : {&tb->step_untimed, &tb->untimed, &tb->step_views_inside, &tb->views_inside}) {
+      v->assign(kNameSlots, 0);
+    }
     g.buffers[i] = tb.get();
     m.buffers.push_back(std::move(tb));
   }
@@ -338,6 +359,7 @@ void Tracer::start_window() {
   g.num_buffers.store(0);
   claim_buffer();  // slot 0: the training loop's thread
   g.record_shapes = m.options.record_shapes;
+  g.record_view_ops = m.options.record_view_ops;
   g.scopes = &m.scopes;
   m.phase_memory.reserve(1 << 16);
 
@@ -361,6 +383,28 @@ void Tracer::start_window() {
   at::removeCallback(probe);
   g.active.store(false);
   m.calibration.events_per_probe_op = static_cast<double>(events) / kProbeOps;
+  // The same for an untimed view op (counted only), when views are not recorded.
+  if (ops && !m.options.record_view_ops) {
+    at::Tensor v = torch::ones({4});
+    const auto time_views = [&] {
+      const int64_t t0 = now_ns();
+      for (int i = 0; i < kProbeOps; ++i) (void)v.select(0, 1);
+      return now_ns() - t0;
+    };
+    time_views();
+    const int64_t view_off = time_views();
+    probe = at::addGlobalCallback(probe_cb);
+    g.active.store(true);
+    const int64_t view_on = time_views();
+    at::removeCallback(probe);
+    g.active.store(false);
+    int64_t counted = 0;
+    for (int64_t c : g.buffers[0]->step_untimed) counted += c;
+    std::fill(g.buffers[0]->step_untimed.begin(), g.buffers[0]->step_untimed.end(), 0);
+    m.calibration.ns_per_untimed_event =
+        counted > 0 ? std::max(0.0, static_cast<double>(view_on - view_off) / static_cast<double>(counted))
+                    : 0.0;
+  }
   m.calibration.ns_per_event =
       events > 0 ? std::max(0.0, static_cast<double>(on_ns - off_ns) / static_cast<double>(events))
                  : 0.0;
@@ -415,6 +459,10 @@ void Tracer::begin_step(int32_t step, bool keep) {
   m.step_first_scope = m.scopes.events().size();
   m.step_first_shape = m.buffers.empty() ? 0 : m.buffers[0]->shapes.size();
   m.step_first_mem = m.phase_memory.size();
+  for (auto& tb : m.buffers) {
+    std::fill(tb->step_untimed.begin(), tb->step_untimed.end(), 0);
+    std::fill(tb->step_views_inside.begin(), tb->step_views_inside.end(), 0);
+  }
   set_active_scope_recorder(&m.scopes);
 }
 
@@ -444,6 +492,12 @@ void Tracer::end_step() {
     m.scopes.truncate(m.step_first_scope);
     m.phase_memory.resize(m.step_first_mem);
     return;
+  }
+  for (auto& tb : m.buffers) {
+    for (size_t i = 0; i < kNameSlots; ++i) {
+      tb->untimed[i] += tb->step_untimed[i];
+      tb->views_inside[i] += tb->step_views_inside[i];
+    }
   }
   m.steps.push_back(m.step);
 }
@@ -489,7 +543,10 @@ TraceData Tracer::take_data() {
   // Merge threads: names re-interned into one global list, shape and parent indices offset.
   NameTable global_names;
   for (auto& tb : m.buffers) {
-    if (tb->ops.empty()) continue;
+    if (tb->ops.empty() && std::all_of(tb->untimed.begin(), tb->untimed.end(),
+                                       [](int64_t c) { return c == 0; })) {
+      continue;
+    }
     ++d.num_threads;
     d.dropped_events += tb->dropped;
     const auto op_offset = static_cast<int32_t>(d.ops.size());
@@ -507,7 +564,18 @@ TraceData Tracer::take_data() {
       d.parents.push_back(p >= 0 ? p + op_offset : -1);
     }
     d.shapes.insert(d.shapes.end(), tb->shapes.begin(), tb->shapes.end());
+    for (uint32_t id = 0; id < to_global.size(); ++id) {
+      const uint32_t global = to_global[id];
+      if (global >= d.untimed_calls.size()) {
+        d.untimed_calls.resize(global + 1, 0);
+        d.views_inside.resize(global + 1, 0);
+      }
+      d.untimed_calls[global] += tb->untimed[id];
+      d.views_inside[global] += tb->views_inside[id];
+    }
   }
+  d.untimed_calls.resize(global_names.size(), 0);
+  d.views_inside.resize(global_names.size(), 0);
   for (uint32_t i = 0; i < global_names.size(); ++i) d.names.emplace_back(global_names.name(i));
   return d;
 }

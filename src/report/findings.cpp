@@ -34,7 +34,8 @@ int64_t max_steps(const Run& run, const RunMetrics& m) {
 // "`--set key=value`" when the run's config with key=value passes the key's range and, when the
 // run's config passed them, the cross-key checks (the same as `llmprof train` applies); nullopt
 // when the value is not valid for the run. Keys this version does not know are left at defaults.
-std::optional<std::string> valid_set(const Run& run, const std::string& key, int64_t value) {
+std::optional<std::string> valid_set(const Run& run, const std::string& key,
+                                     const std::string& value) {
   config::Config cfg;
   for (const auto& [k, v] : run.config) {
     try {
@@ -48,7 +49,7 @@ std::optional<std::string> valid_set(const Run& run, const std::string& key, int
   } catch (const Error&) {
     checks_passed = false;  // a hand-written subset: check the key's own range only
   }
-  const std::string set = fmt::format("{}={}", key, value);
+  const std::string set = key + "=" + value;
   try {
     config::apply_override(cfg, set);
     if (checks_passed) config::validate(cfg);
@@ -56,6 +57,10 @@ std::optional<std::string> valid_set(const Run& run, const std::string& key, int
     return std::nullopt;
   }
   return "`--set " + set + "`";
+}
+
+std::optional<std::string> valid_set(const Run& run, const std::string& key, int64_t value) {
+  return valid_set(run, key, std::to_string(value));
 }
 
 // Of the values from wanted back towards current (excluded), the one nearest wanted that
@@ -328,11 +333,84 @@ std::optional<Finding> rule_context_switches(const Run& run, const RunMetrics& m
   return f;
 }
 
+std::optional<Finding> rule_roofline(const Run& run, const RunMetrics& m) {
+  const OpRow* top = nullptr;
+  for (const auto& o : run.ops) {
+    if (o.roofline.lost_ms && (!top || *o.roofline.lost_ms > *top->roofline.lost_ms)) top = &o;
+  }
+  const Stats* step = m.stat("step_ms");
+  if (!top || !step || step->median <= 0) return std::nullopt;
+  const double share = *top->roofline.lost_ms / step->median;
+  if (share <= kRooflineLostMinShare) return std::nullopt;
+  Finding f = make(run, "roofline", share, kRooflineLostMinShare, "fraction of step");
+  const std::string& bound = top->roofline.bound;
+  f.title = fmt::format("{} spends {} ms per step above the roofline ({}-bound)", top->op,
+                        format_number(*top->roofline.lost_ms), bound.empty() ? "?" : bound);
+  const double calls = top->calls.value_or(0);
+  f.evidence = fmt::format(
+      "ops.csv: {} ms in {} calls against {} ms at the roofline; {} GB/s and {} GFLOP/s achieved "
+      "at {} FLOP/B; the lost time is {} of the {} ms median step (threshold {}).",
+      format_number(top->total_ms.value_or(0)), format_number(calls),
+      format_number(top->roofline.roofline_ms.value_or(0)),
+      top->roofline.achieved_gb_per_s ? format_number(*top->roofline.achieved_gb_per_s) : "n/a",
+      top->roofline.achieved_gflops_per_s ? format_number(*top->roofline.achieved_gflops_per_s)
+                                          : "n/a",
+      top->roofline.arithmetic_intensity ? format_number(*top->roofline.arithmetic_intensity)
+                                         : "n/a",
+      pct(share), format_number(step->median), pct(kRooflineLostMinShare));
+  const bool fp32 = run.config.count("train.precision") == 0 ||
+                    run.config.at("train.precision") == "fp32";
+  const std::optional<std::string> bf16 =
+      fp32 ? valid_set(run, "train.precision", std::string("bf16")) : std::nullopt;
+  if (bound == "overhead") {
+    f.suggestion = fmt::format(
+        "fewer, larger calls: each of the {} calls takes {} us where the roofs allow {} us, so "
+        "per-call overhead dominates; {} gives each call more work",
+        format_number(calls), format_number(top->total_ms.value_or(0) / std::max(calls, 1.0) * 1e3),
+        format_number(top->roofline.roofline_ms.value_or(0) / std::max(calls, 1.0) * 1e3),
+        double_batch(run));
+  } else if (bound == "memory") {
+    f.suggestion =
+        "it moves more bytes than it computes on: fuse it with the elementwise ops around it "
+        "(one pass over the data instead of several)" +
+        (bf16 ? ", and halve its bytes with " + *bf16 : std::string());
+  } else {
+    f.suggestion = "it sits under the compute roof" +
+                   (bf16 ? ": a higher roof with " + *bf16 : std::string(": fewer FLOPs"));
+  }
+  return f;
+}
+
+std::optional<Finding> rule_precision(const Run& run, const RunMetrics&) {
+  const bool fp32 = run.config.count("train.precision") == 0 ||
+                    run.config.at("train.precision") == "fp32";
+  if (!fp32 || !run.native_bf16 || !run.peak_bf16_flops_per_s || !run.peak_flops_per_s ||
+      *run.peak_flops_per_s <= 0) {
+    return std::nullopt;
+  }
+  const double ratio = *run.peak_bf16_flops_per_s / *run.peak_flops_per_s;
+  if (ratio <= kBf16MinPeakRatio) return std::nullopt;
+  Finding f = make(run, "precision", ratio, kBf16MinPeakRatio, "bf16 / fp32 matmul peak");
+  f.title = "the run is fp32 on a CPU that computes bf16 natively";
+  f.evidence = fmt::format(
+      "env.json: the CPU has avx512_bf16 or amx_bf16; bf16 matmul peak {} GFLOP/s vs fp32 {} "
+      "GFLOP/s = {}x, measured at the run's start (llmprof peak --precision bf16 measures it "
+      "again).",
+      format_number(*run.peak_bf16_flops_per_s * 1e-9), format_number(*run.peak_flops_per_s * 1e-9),
+      format_number(ratio, 3));
+  const std::optional<std::string> set = valid_set(run, "train.precision", std::string("bf16"));
+  f.suggestion = (set ? *set : std::string("train.precision: bf16")) +
+                 " (autocast: matmuls in bf16, weights and optimizer state stay fp32); compare "
+                 "loss and step time of both runs with `llmprof report --compare A B`";
+  return f;
+}
+
 std::vector<Finding> run_findings(const Run& run, const RunMetrics& m) {
   using Rule = std::optional<Finding> (*)(const Run&, const RunMetrics&);
   static const Rule kRules[] = {rule_data_wait,      rule_eval_share,          rule_optimizer_share,
                                 rule_attention_core, rule_low_mfu_small_batch, rule_memory_headroom,
-                                rule_page_faults,    rule_context_switches};
+                                rule_page_faults,    rule_context_switches,
+                                rule_roofline,       rule_precision};
   std::vector<Finding> out;
   for (Rule rule : kRules) {
     if (auto f = rule(run, m)) out.push_back(std::move(*f));

@@ -23,6 +23,8 @@ void add_run_sections(const Run& run, const RunMetrics& m, size_t top_ops, Docum
   doc.tables.push_back(detail::phase_table(run, m));
   if (auto t = detail::module_table(run, m)) doc.tables.push_back(std::move(*t));
   if (auto t = detail::ops_table(run, top_ops)) doc.tables.push_back(std::move(*t));
+  if (auto t = detail::roofline_ops_table(run, top_ops)) doc.tables.push_back(std::move(*t));
+  if (auto t = detail::roofline_modules_table(run, top_ops)) doc.tables.push_back(std::move(*t));
   if (auto t = detail::memory_table(run, m)) doc.tables.push_back(std::move(*t));
   if (auto t = detail::activations_table(run)) doc.tables.push_back(std::move(*t));
   for (auto& f : run_findings(run, m)) doc.findings.push_back(std::move(f));
@@ -123,10 +125,11 @@ Document build_report(const ReportOptions& options) {
         "Findings thresholds: data wait > {:.0f}% of step; eval > {:.0f}% of wall time; optimizer "
         "> {:.0f}% of step; attn.core > {:.0f}% of block time; MFU < {:.0f}% with batch <= {:.0f}; "
         "peak RSS < {:.0f}% of host memory; > {:.0f} minor faults or involuntary switches per "
-        "step (medians).",
+        "step (medians); top op above the roofline > {:.0f}% of step; bf16/fp32 matmul peak > "
+        "{}x on an fp32 run.",
         kDataWaitMaxShare * 100, kEvalMaxShare * 100, kOptimizerMaxShare * 100,
         kAttentionCoreMaxShare * 100, kLowMfu * 100, kSmallBatch, kMemoryHeadroomShare * 100,
-        kMaxMinorFaultsPerStep));
+        kMaxMinorFaultsPerStep, kRooflineLostMinShare * 100, kBf16MinPeakRatio));
   }
   if (cmp_a) {
     for (auto& line : compare_method_notes()) doc.footer.push_back(std::move(line));

@@ -24,6 +24,11 @@ std::optional<Table> module_table(const Run& run, const RunMetrics& m);
 // The top_n ops of ops.csv by self time; nullopt without ops.csv.
 std::optional<Table> ops_table(const Run& run, size_t top_n);
 
+// Ops (ops.csv) and modules (modules.csv, summed over blocks) ranked by the time they spend
+// above the roofline (lost_ms), top_n rows; nullopt without roofline columns or both roofs.
+std::optional<Table> roofline_ops_table(const Run& run, size_t top_n);
+std::optional<Table> roofline_modules_table(const Run& run, size_t top_n);
+
 // memory.csv by phase, plus peak RSS against host memory; nullopt without memory figures.
 std::optional<Table> memory_table(const Run& run, const RunMetrics& m);
 

@@ -207,14 +207,20 @@ std::optional<Table> ops_table(const Run& run, size_t top_n) {
                {"self_ms", "self ms"},
                {"self_share", "self share"},
                {"total_ms", "total ms"},
-               {"gflops_per_s", "GFLOP/s"},
+               {"achieved_gflops_per_s", "GFLOP/s"},
+               {"achieved_gb_per_s", "GB/s"},
+               {"bound", "bound"},
+               {"lost_ms", "lost ms"},
                {"alloc_bytes", "alloc"},
                {"input_shapes", "input shapes"}};
+  t.source = "ops.csv";
   for (size_t i = 0; i < ops.size() && i < top_n; ++i) {
     const OpRow& o = *ops[i];
     t.rows.push_back({count_cell(static_cast<double>(i + 1)), text_cell(o.op), count_cell(o.calls),
                       ms_cell(o.self_ms), percent_cell(o.self_share), ms_cell(o.total_ms),
-                      number_cell(o.gflops_per_s), bytes_cell(o.alloc_bytes),
+                      number_cell(o.roofline.achieved_gflops_per_s),
+                      number_cell(o.roofline.achieved_gb_per_s), text_cell(o.roofline.bound),
+                      ms_cell(o.roofline.lost_ms), bytes_cell(o.alloc_bytes),
                       text_cell(truncate(o.input_shapes, 48))});
   }
   t.notes.push_back(fmt::format("Per step; {} ops recorded in all.", ops.size()));

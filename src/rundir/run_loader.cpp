@@ -108,6 +108,32 @@ std::vector<EvalRow> read_evals(const std::string& path, Warnings& warnings) {
   return rows;
 }
 
+// The roofline columns of ops.csv or modules.csv (absent in runs written before them).
+struct RooflineIndex {
+  int bytes, intensity, gflops, gbps, bound, roofline, lost;
+  explicit RooflineIndex(const CsvFile& csv)
+      : bytes(csv.index("bytes")), intensity(csv.index("arithmetic_intensity")),
+        gflops(csv.index("achieved_gflops_per_s")), gbps(csv.index("achieved_gb_per_s")),
+        bound(csv.index("bound")), roofline(csv.index("roofline_ms")), lost(csv.index("lost_ms")) {
+    if (gflops < 0) gflops = csv.index("gflops_per_s");  // its name before the roofline
+  }
+  RooflineColumns read(const CsvFile& csv, size_t r) const {
+    RooflineColumns c;
+    c.bytes = csv.number(r, bytes);
+    c.arithmetic_intensity = csv.number(r, intensity);
+    c.achieved_gflops_per_s = csv.number(r, gflops);
+    c.achieved_gb_per_s = csv.number(r, gbps);
+    c.bound = csv.text(r, bound);
+    if (!c.bound.empty() && c.bound != "compute" && c.bound != "memory" && c.bound != "overhead") {
+      throw DataError(fmt::format("{} line {}: column 'bound': '{}' (expected compute|memory|overhead)",
+                                  csv.path, csv.lines[r], c.bound));
+    }
+    c.roofline_ms = csv.number(r, roofline);
+    c.lost_ms = csv.number(r, lost);
+    return c;
+  }
+};
+
 std::vector<ModuleRow> read_modules(const std::string& path, Warnings& warnings) {
   std::vector<ModuleRow> rows;
   std::optional<CsvFile> file = read_side_csv(path, warnings);
@@ -118,8 +144,10 @@ std::vector<ModuleRow> read_modules(const std::string& path, Warnings& warnings)
   int calls = csv.index("calls"), mean = csv.index("mean_ms"), self = csv.index("self_ms");
   int share = csv.index("share_of_pass"), flops = csv.index("flops"), mfu = csv.index("mfu");
   int steps = csv.index("steps");
+  const RooflineIndex roofline(csv);
   for (size_t r = 0; r < csv.rows.size(); ++r) {
     ModuleRow m;
+    m.roofline = roofline.read(csv, r);
     m.scope = csv.text(r, scope);
     m.block = csv.integer(r, block);
     m.pass = csv.text(r, pass);
@@ -145,20 +173,22 @@ std::vector<OpRow> read_ops(const std::string& path, Warnings& warnings) {
   std::optional<CsvFile> file = read_side_csv(path, warnings);
   if (!file) return rows;
   const CsvFile& csv = *file;
-  int op = csv.require("op"), self = csv.require("self_ms");
+  int op = csv.require("op"), self = csv.require("self_ms"), views = csv.index("view_calls");
   int calls = csv.index("calls"), total = csv.index("total_ms"), share = csv.index("self_share");
-  int flops = csv.index("flops"), gf = csv.index("gflops_per_s");
+  int flops = csv.index("flops");
+  const RooflineIndex roofline(csv);
   int alloc = csv.index("alloc_bytes"), shapes = csv.index("input_shapes");
   int steps = csv.index("steps");
   for (size_t r = 0; r < csv.rows.size(); ++r) {
     OpRow o;
     o.op = csv.text(r, op);
     o.calls = csv.number(r, calls);
-    o.self_ms = csv.required_number(r, self);
+    o.self_ms = csv.number(r, self);  // empty for a view op counted without times
+    o.view_calls = csv.number(r, views);
     o.total_ms = csv.number(r, total);
     o.self_share = csv.number(r, share);
     o.flops = csv.number(r, flops);
-    o.gflops_per_s = csv.number(r, gf);
+    o.roofline = roofline.read(csv, r);
     o.alloc_bytes = csv.number(r, alloc);
     o.input_shapes = csv.text(r, shapes);
     o.steps = csv.number(r, steps);
@@ -209,6 +239,15 @@ void read_env(const std::string& path, Run& run) {
   run.host_memory_bytes = detail::json_number(env, "host.memory_bytes");
   run.host_cores = detail::json_number(env, "host.cores");
   run.peak_flops_per_s = detail::json_number(env, "peak_flops.flops_per_s");
+  run.peak_bytes_per_s = detail::json_number(env, "peak_bandwidth.bytes_per_s");
+  run.peak_bf16_flops_per_s = detail::json_number(env, "peak_flops.bf16_flops_per_s");
+  const nlohmann::json* host = env.contains("host") ? &env["host"] : nullptr;
+  for (const char* flag : {"avx512_bf16", "amx_bf16"}) {
+    if (host != nullptr && host->is_object() && host->contains(flag) && (*host)[flag].is_boolean() &&
+        (*host)[flag].get<bool>()) {
+      run.native_bf16 = true;
+    }
+  }
 }
 
 void fill_from_summary(const std::string& path, Run& run) {

@@ -25,6 +25,18 @@ std::optional<double> block_or_null(int block) {
 // Means over the recorded steps, rounded: bytes are whole (the steps column says how many).
 int64_t whole_bytes(double bytes) { return std::llround(bytes); }
 
+// The roofline columns (tables_columns.h order); unknown fields are empty.
+void add_roofline(output::CsvWriter& csv, const profile::RooflinePoint& p) {
+  csv.add(p.bytes ? std::optional<double>(std::round(*p.bytes)) : std::nullopt);
+  csv.add(p.arithmetic_intensity).add(p.achieved_gflops_per_s).add(p.achieved_gb_per_s);
+  if (p.bound) {
+    csv.add(profile::bound_name(*p.bound));
+  } else {
+    csv.add_null();
+  }
+  csv.add(p.roofline_ms).add(p.lost_ms);
+}
+
 std::vector<std::string> header(const std::vector<std::string_view>& names) {
   return {names.begin(), names.end()};
 }
@@ -113,7 +125,9 @@ void write_modules(const std::string& path, const profile::Analysis& a) {
   for (const profile::ModuleRow& r : a.modules) {
     csv.add(std::string_view(r.scope)).add(block_or_null(r.block)).add(std::string_view(r.pass));
     csv.add(r.calls).add(r.total_ms).add(r.mean_ms).add(r.self_ms).add(r.share_of_pass);
-    csv.add(r.flops).add(r.mfu).add(static_cast<int64_t>(a.n_steps));
+    csv.add(r.flops).add(r.mfu);
+    add_roofline(csv, r.roofline);
+    csv.add(static_cast<int64_t>(a.n_steps));
     csv.end_row();
   }
 }
@@ -121,9 +135,17 @@ void write_modules(const std::string& path, const profile::Analysis& a) {
 void write_ops(const std::string& path, const profile::Analysis& a) {
   output::CsvWriter csv(path, header(columns::kOps));
   for (const profile::OpRow& r : a.ops) {
-    csv.add(std::string_view(r.op)).add(r.calls).add(r.self_ms).add(r.total_ms).add(r.self_share);
-    csv.add(r.flops).add(r.gflops_per_s).add(whole_bytes(r.alloc_bytes));
+    csv.add(std::string_view(r.op)).add(r.calls);
+    if (r.timed) {
+      csv.add(r.self_ms).add(r.total_ms).add(r.self_share);
+    } else {  // counted only: its times are unknown
+      csv.add_null().add_null().add_null();
+    }
+    csv.add(r.flops);
+    add_roofline(csv, r.roofline);
+    csv.add(whole_bytes(r.alloc_bytes));
     csv.add(std::string_view(r.input_shapes));
+    csv.add(r.view_calls);
     csv.add(static_cast<int64_t>(a.n_steps));
     csv.end_row();
   }

@@ -50,3 +50,14 @@ int64_t current_rss_bytes() {
 }
 
 }  // namespace llmprof::telemetry
+
+namespace llmprof::telemetry {
+
+bool reset_peak_rss() {
+  std::FILE* f = std::fopen("/proc/self/clear_refs", "w");
+  if (f == nullptr) return false;
+  const bool written = std::fputs("5", f) >= 0;  // 5: reset the peak RSS to the current RSS
+  return std::fclose(f) == 0 && written;
+}
+
+}  // namespace llmprof::telemetry

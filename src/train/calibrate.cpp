@@ -12,6 +12,15 @@
 
 namespace llmprof::train {
 
+bool cpu_has_flag(const std::string& flag) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) == 0) return (line + " ").find(" " + flag + " ") != std::string::npos;
+  }
+  return false;
+}
+
 PeakFlops measure_matmul_peak(config::Precision precision, int64_t n, int reps) {
   torch::NoGradGuard no_grad;
   auto dtype = precision == config::Precision::kBf16 ? torch::kBFloat16 : torch::kFloat;

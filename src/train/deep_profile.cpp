@@ -11,14 +11,15 @@ namespace llmprof::train {
 
 DeepProfile::DeepProfile(const config::Config& cfg,
                          const profile::ScopeFlops& scope_flops,
-                         double peak_flops_per_s, std::string run_dir)
+                         const profile::Roofs& roofs, std::string run_dir)
     : cfg_(cfg.profile), level_(cfg.profile.level),
-      run_dir_(std::move(run_dir)), peak_flops_per_s_(peak_flops_per_s),
+      run_dir_(std::move(run_dir)), roofs_(roofs),
       scope_flops_(scope_flops) {
   if (level_ < profile::Level::kModules) return;
   profile::TracerOptions o;
   o.level = level_;
   o.record_shapes = cfg.profile.record_shapes;
+  o.record_view_ops = cfg.profile.record_view_ops;
   o.max_events = static_cast<size_t>(cfg.profile.max_events);
   o.max_scope_events = static_cast<size_t>(cfg.profile.max_events / 4 + 1024);
   o.active_steps = static_cast<size_t>(cfg.profile.schedule_active);
@@ -96,7 +97,8 @@ void DeepProfile::process() {
                  "profile.max_events or shorten profile.schedule_active",
                  dropped_events_, dropped_scopes_);
   }
-  analysis_ = profile::analyze(data, phases_, scope_flops_, peak_flops_per_s_);
+  analysis_ = profile::analyze(data, phases_, scope_flops_, roofs_.flops_per_s,
+                               roofs_.bytes_per_s);
   rundir::write_modules(rundir::path(run_dir_, rundir::kModules), analysis_);
   rundir::write_activations(rundir::path(run_dir_, rundir::kActivations), analysis_);
   rundir::write_memory(rundir::path(run_dir_, rundir::kMemory), data, phases_);
@@ -139,11 +141,14 @@ void DeepProfile::add_to_summary(nlohmann::json& s, double analytic_flops_per_st
   }
   // Own cost: events x calibrated cost per event + scopes x cost per scope (estimates).
   const double est_ms = (a.events_per_step * calibration_.ns_per_event +
+                         a.untimed_events_per_step * calibration_.ns_per_untimed_event +
                          a.scopes_per_step * calibration_.ns_per_scope) * 1e-6;
   json& o = s["profiler_overhead"];
   o["deep"] = {{"events_per_step", a.events_per_step},
                {"scopes_per_step", a.scopes_per_step},
                {"ns_per_event", calibration_.ns_per_event},
+               {"untimed_events_per_step", a.untimed_events_per_step},
+               {"ns_per_untimed_event", calibration_.ns_per_untimed_event},
                {"ns_per_scope", calibration_.ns_per_scope},
                {"estimated_ms_per_recorded_step", est_ms},
                {"estimated_fraction_of_recorded_step",
@@ -169,7 +174,9 @@ std::vector<std::string> DeepProfile::top_ops_lines(size_t n) const {
     const auto& r = analysis_.ops[i];
     lines.push_back(fmt::format("{:<44} {:>8.1f} {:>10.3f} {:>10.3f} {:>6.1f}% {:>10}", r.op,
                                 r.calls, r.self_ms, r.total_ms, r.self_share * 100,
-                                r.gflops_per_s ? fmt::format("{:.1f}", *r.gflops_per_s) : "-"));
+                                r.roofline.achieved_gflops_per_s
+                                    ? fmt::format("{:.1f}", *r.roofline.achieved_gflops_per_s)
+                                    : "-"));
   }
   return lines;
 }

@@ -24,7 +24,7 @@ class DeepProfile {
   // scope_flops: analytic forward FLOPs of one call of each scope for a micro-batch, -1 = not
   // modelled (model/flops.h gpt_/encoder_scope_forward_flops).
   DeepProfile(const config::Config& cfg, const profile::ScopeFlops& scope_flops,
-              double peak_flops_per_s, std::string run_dir);
+              const profile::Roofs& roofs, std::string run_dir);
   ~DeepProfile();
 
   // Between steps: opens the window when the schedule reaches a traced step. Steps are numbered
@@ -48,7 +48,7 @@ class DeepProfile {
   config::ProfileConfig cfg_;
   profile::Level level_;
   std::string run_dir_;
-  double peak_flops_per_s_;
+  profile::Roofs roofs_;
   profile::ScopeFlops scope_flops_{};
   std::unique_ptr<profile::Tracer> tracer_;
   bool in_step_ = false;

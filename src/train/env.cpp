@@ -29,14 +29,6 @@ std::string cpu_model() {
   return "unknown";
 }
 
-bool cpu_has_flag(const std::string& flag) {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("flags", 0) == 0) return (line + " ").find(" " + flag + " ") != std::string::npos;
-  }
-  return false;
-}
 
 int64_t total_memory_bytes() {
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
@@ -48,6 +40,7 @@ int64_t total_memory_bytes() {
 nlohmann::json collect_env(const config::Config& cfg,
                            const RuntimeInfo& runtime,
                            const PeakFlops& peak,
+                           const PeakBytes& bandwidth,
                            const TrainOptions& opts) {
   using nlohmann::json;
   utsname u{};
@@ -65,6 +58,7 @@ nlohmann::json collect_env(const config::Config& cfg,
                  {"cpu_model", cpu_model()},
                  {"cores", runtime.cores},
                  {"avx512_bf16", cpu_has_flag("avx512_bf16")},
+                 {"amx_bf16", cpu_has_flag("amx_bf16")},
                  {"memory_bytes", total_memory_bytes()}};
   env["torch"] = {{"version", TORCH_VERSION},
                   {"cuda_available", torch::cuda::is_available()},
@@ -87,7 +81,15 @@ nlohmann::json collect_env(const config::Config& cfg,
       {"OMP_NUM_THREADS", runtime.omp_num_threads.empty() ? json(nullptr) : json(runtime.omp_num_threads)}};
   env["peak_flops"] = {{"flops_per_s", peak.flops_per_s},
                        {"source", peak.source},
-                       {"method", peak.method}};
+                       {"method", peak.method},
+                       {"bf16_flops_per_s",
+                        peak.bf16_flops_per_s > 0 ? json(peak.bf16_flops_per_s) : json(nullptr)}};
+  env["peak_bandwidth"] = {
+      {"bytes_per_s", bandwidth.bytes_per_s > 0 ? json(bandwidth.bytes_per_s) : json(nullptr)},
+      {"copy_bytes_per_s",
+       bandwidth.copy_bytes_per_s > 0 ? json(bandwidth.copy_bytes_per_s) : json(nullptr)},
+      {"source", bandwidth.source},
+      {"method", bandwidth.method}};
   return env;
 }
 

@@ -22,6 +22,7 @@
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/tables.h"
 #include "llmprof/telemetry/energy_monitor.h"
+#include "llmprof/telemetry/rusage.h"
 #include "deep_profile.h"
 #include "llmprof/base/clock.h"
 #include "llmprof/train/env.h"
@@ -64,7 +65,32 @@ PeakFlops peak_of(const config::Config& cfg) {
   }
   // fp16 runs only on cuda, which has no measured peak yet: fp32 stands in, as before.
   const bool bf16 = cfg.train.precision == config::Precision::kBf16;
-  return measure_matmul_peak(bf16 ? config::Precision::kBf16 : config::Precision::kFp32, 2048, 5);
+  PeakFlops peak =
+      measure_matmul_peak(bf16 ? config::Precision::kBf16 : config::Precision::kFp32, 2048, 5);
+  // fp32 on a CPU that computes bf16 natively: what bf16 would reach (~0.4 s), for the report.
+  if (!bf16 && cfg.device == config::Device::kCpu &&
+      (cpu_has_flag("avx512_bf16") || cpu_has_flag("amx_bf16"))) {
+    peak.bf16_flops_per_s = measure_matmul_peak(config::Precision::kBf16, 2048, 5).flops_per_s;
+  }
+  return peak;
+}
+
+// Measured only where the roofline needs it (ops level): 3 GiB of arrays and ~2 s.
+PeakBytes peak_bytes_of(const config::Config& cfg) {
+  if (cfg.profile.peak_bytes_per_s > 0) {
+    return {cfg.profile.peak_bytes_per_s, 0, "configured", "profile.peak_bytes_per_s"};
+  }
+  if (cfg.profile.level < profile::Level::kOps) {
+    return {0, 0, "none",
+            "measured at profile.level=ops (the roofline); or set profile.peak_bytes_per_s"};
+  }
+  const PeakBandwidth bw = measure_memory_bandwidth(0, 3);
+  // Its arrays are freed: they must not count as the run's peak RSS.
+  const bool reset = telemetry::reset_peak_rss();
+  return {bw.triad_bytes_per_s, bw.copy_bytes_per_s, "measured",
+          bw.method + (reset ? " (triad; peak RSS reset after it)"
+                             : " (triad; its arrays stay in the peak RSS: /proc/self/clear_refs "
+                               "refused)")};
 }
 
 RuntimeInfo runtime_in_force() {
@@ -80,6 +106,7 @@ struct Session::Impl {
   Impl(const config::Config& c, const SessionOptions& o, const RuntimeInfo& rt)
       : cfg(c), opts(o), runtime(rt),
         max_steps(o.max_steps > 0 ? o.max_steps : c.schedule.max_steps), peak(peak_of(c)),
+        bandwidth(peak_bytes_of(c)),
         clock_read_ns(profile::measure_clock_read_ns()),
         run_dir(output::create_run_dir(o.output_dir.empty() ? c.output.dir : o.output_dir,
                                        c.output.name, o.run_label)),
@@ -87,7 +114,7 @@ struct Session::Impl {
         steps_csv(rundir::path(run_dir, rundir::kSteps)),
         eval_csv(rundir::path(run_dir, rundir::kEval)),
         recorder(c.profile.level >= profile::Level::kPhases),
-        deep(c, scope_flops_of(o), peak.flops_per_s, run_dir), progress(max_steps, o.quiet) {}
+        deep(c, scope_flops_of(o), {peak.flops_per_s, bandwidth.bytes_per_s}, run_dir), progress(max_steps, o.quiet) {}
 
   // Adds log.txt to the log for the Session's life.
   struct LogFile {
@@ -100,6 +127,7 @@ struct Session::Impl {
   RuntimeInfo runtime;
   int64_t max_steps;
   PeakFlops peak;
+  PeakBytes bandwidth;
   double clock_read_ns;
   std::string run_dir;
   LogFile log_file;
@@ -128,7 +156,7 @@ Session::Session(const config::Config& cfg, const SessionOptions& options,
   if (cfg.energy.enabled) m.energy = std::make_unique<telemetry::EnergyMonitor>(cfg.energy, 0);
   TrainOptions env_opts;
   env_opts.command_line = options.command_line;
-  nlohmann::json env = collect_env(cfg, m.runtime, m.peak, env_opts);
+  nlohmann::json env = collect_env(cfg, m.runtime, m.peak, m.bandwidth, env_opts);
   env["energy"] = m.energy ? m.energy->availability_json()
                            : nlohmann::json{{"enabled", false}, {"reason", "energy.enabled=false"}};
   output::write_file_atomic(rundir::path(m.run_dir, rundir::kEnv), env.dump(2) + "\n");
@@ -143,6 +171,10 @@ Session::Session(const config::Config& cfg, const SessionOptions& options,
   }
   spdlog::info("blas: {} ({}); peak {:.1f} GFLOP/s ({}: {})", m.runtime.blas_config,
                m.runtime.blas_parallel, m.peak.flops_per_s * 1e-9, m.peak.source, m.peak.method);
+  if (m.bandwidth.bytes_per_s > 0) {
+    spdlog::info("memory bandwidth {:.1f} GB/s ({}: {})", m.bandwidth.bytes_per_s * 1e-9,
+                 m.bandwidth.source, m.bandwidth.method);
+  }
   if (m.energy) {
     for (const auto& line : m.energy->availability_lines()) spdlog::info("{}", line);
     m.energy->start();  // its first sample precedes the run's start

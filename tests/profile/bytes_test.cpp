@@ -70,6 +70,25 @@ TEST(OpBytes, EmbeddingReadsOnlyTheRowsItPicks) {
             3149824);
 }
 
+TEST(OpBytes, OptimizerAndBackwardOps) {
+  const ShapeRecord p = shapes({{0, kFloat, {128, 64}}, {1, kFloat, {128, 64}}, {2, kFloat, {128, 64}}});
+  // addcdiv_(exp_avg, denom): self read + written, two others read: 4 x 32,768.
+  EXPECT_EQ(op_bytes("aten::addcdiv_", p), 131072);
+  EXPECT_EQ(op_bytes("aten::sqrt", shapes({{0, kFloat, {128, 64}}})), 65536);
+  EXPECT_EQ(op_bytes("aten::zero_", shapes({{0, kFloat, {128, 64}}})), 32768);
+  EXPECT_EQ(op_bytes("aten::sum", shapes({{0, kBf16, {128, 64}}})), 16384);  // output left out
+  // layer_norm backward [2, 16, 64]: grad_out, x read, grad_in written (3 x 8,192); input 2 is
+  // normalized_shape (not a tensor), 3 the mean [2, 16, 1] fp32 (128); rstd and weight come
+  // after the four recorded inputs and are left out (a lower bound).
+  EXPECT_EQ(op_bytes("aten::native_layer_norm_backward",
+                     shapes({{0, kFloat, {2, 16, 64}}, {1, kFloat, {2, 16, 64}},
+                             {3, kFloat, {2, 16, 1}}})),
+            24576 + 128);
+  EXPECT_TRUE(has_cost_model("aten::addcdiv_"));
+  EXPECT_TRUE(has_cost_model("aten::mm"));
+  EXPECT_FALSE(has_cost_model("aten::view"));
+}
+
 TEST(OpBytes, UnknownOpsAndMissingShapesAreNull) {
   EXPECT_FALSE(op_bytes("aten::conv2d", shapes({{0, kFloat, {1, 3, 8, 8}}})).has_value());
   EXPECT_FALSE(op_bytes("aten::mm", ShapeRecord{}).has_value());

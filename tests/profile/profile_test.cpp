@@ -64,7 +64,9 @@ TEST(OpFlops, ElementwiseOpsAndBackwardsCountPerElement) {
   EXPECT_DOUBLE_EQ(*op_flops("aten::gelu", shapes({{3, 7}})), 8.0 * 21);
   EXPECT_DOUBLE_EQ(*op_flops("aten::gelu_backward", shapes({{3, 7}, {3, 7}})), 16.0 * 21);
   EXPECT_DOUBLE_EQ(*op_flops("aten::_softmax_backward_data", shapes({{4, 10}, {4, 10}})), 10.0 * 40);
-  EXPECT_FALSE(op_flops("aten::add", shapes({{4, 10}})).has_value());
+  EXPECT_DOUBLE_EQ(*op_flops("aten::add", shapes({{4, 10}})), 40) << "scalar other";
+  EXPECT_DOUBLE_EQ(*op_flops("aten::mul", shapes({{4, 10}, {10}})), 40) << "broadcast";
+  EXPECT_FALSE(op_flops("aten::div", shapes({{4, 10}})).has_value()) << "not modelled";
   EXPECT_FALSE(op_flops("aten::mm", shapes({{4, 10, 3}, {3, 3}})).has_value()) << "wrong rank";
 }
 
@@ -180,6 +182,71 @@ TEST(Analyze, AttributesBackwardNodesToTheCreatingScope) {
   ASSERT_NE(find("accumulate_grad", "backward"), nullptr);
   EXPECT_NEAR(a.backward_nodes_ms, 0.00045, 1e-12);
   EXPECT_NEAR(a.forward_scopes_ms, 0.001, 1e-12);
+}
+
+TEST(Analyze, RooflineOfOpsAndTheirModulesAndViewOpsCountedOnly) {
+  // Forward: aten::mm [64,128]x[128,32] fp32 inside attn.qkv (1 ms). Backward: MmBackward0 (of
+  // qkv's sequence number) around an aten::mm of the same shape (2 ms). aten::view: 3 calls
+  // counted (not timed) inside the forward mm.
+  TraceData d;
+  d.steps = {0};
+  d.names = {"(other)", "aten::mm", "MmBackward0", "aten::view"};
+  ScopeEvent qkv;
+  qkv.scope = static_cast<int16_t>(Scope::kAttnQkv);
+  qkv.block = 0;
+  qkv.start_ns = 0;
+  qkv.end_ns = 1'100'000;
+  qkv.seq_begin = 5;
+  qkv.seq_end = 6;
+  d.scopes = {qkv};
+  ShapeRecord mm;
+  mm.ndim[0] = mm.ndim[1] = 2;
+  mm.scalar_type[0] = mm.scalar_type[1] = 6;  // fp32
+  mm.dims[0][0] = 64, mm.dims[0][1] = 128, mm.dims[1][0] = 128, mm.dims[1][1] = 32;
+  d.shapes = {mm};
+  OpEvent fwd;
+  fwd.name_id = 1, fwd.shape_id = 0, fwd.scope_event = 0, fwd.seq = 5;
+  fwd.start_ns = 50'000, fwd.end_ns = 1'050'000;
+  OpEvent node;
+  node.kind = OpEvent::kBackwardNode, node.name_id = 2, node.seq = 5;
+  node.start_ns = 2'000'000, node.end_ns = 4'100'000;
+  OpEvent bwd = fwd;
+  bwd.scope_event = -1, bwd.phase = static_cast<uint8_t>(Phase::kBackward);
+  bwd.start_ns = 2'050'000, bwd.end_ns = 4'050'000;
+  d.ops = {fwd, node, bwd};
+  d.parents = {-1, -1, 1};
+  d.untimed_calls = {0, 0, 0, 3};
+  d.views_inside = {0, 3, 0, 0};
+  ScopeFlops flops;
+  flops.fill(-1);
+  // Roofs 1 GFLOP/s and 1 GB/s: the mm's 524,288 FLOPs take 0.524 ms, its 57,344 bytes 0.057 ms.
+  Analysis a = analyze(d, {{0, 1.1, 2.1, 0}}, flops, 1e9, 1e9);
+  ASSERT_EQ(a.ops.size(), 3u);
+  const OpRow& op = a.ops[0];
+  EXPECT_EQ(op.op, "aten::mm");
+  EXPECT_DOUBLE_EQ(*op.flops, 2 * 524288.0);
+  EXPECT_DOUBLE_EQ(*op.roofline.bytes, 2 * 57344.0);
+  EXPECT_NEAR(*op.roofline.roofline_ms, 2 * 0.524288, 1e-9);
+  EXPECT_NEAR(*op.roofline.lost_ms, 3 - 2 * 0.524288, 1e-9);
+  EXPECT_EQ(op.roofline.bound, Bound::kCompute);
+  EXPECT_DOUBLE_EQ(op.view_calls, 3);
+  const OpRow& view = a.ops.back();
+  EXPECT_EQ(view.op, "aten::view");
+  EXPECT_FALSE(view.timed);
+  EXPECT_DOUBLE_EQ(view.calls, 3);
+  EXPECT_DOUBLE_EQ(a.untimed_events_per_step, 3);
+  const ModuleRow* fwd_row = nullptr;
+  const ModuleRow* bwd_row = nullptr;
+  for (const auto& r : a.modules) {
+    if (r.scope == "attn.qkv") (r.pass == "forward" ? fwd_row : bwd_row) = &r;
+  }
+  ASSERT_NE(fwd_row, nullptr);
+  ASSERT_NE(bwd_row, nullptr);
+  EXPECT_NEAR(*fwd_row->roofline.roofline_ms, 0.524288, 1e-9);
+  EXPECT_NEAR(*fwd_row->roofline.lost_ms, 1.1 - 0.524288, 1e-9);  // against the scope's self time
+  EXPECT_NEAR(*bwd_row->roofline.roofline_ms, 0.524288, 1e-9) << "the mm inside the node";
+  EXPECT_NEAR(*bwd_row->roofline.lost_ms, 2.1 - 0.524288, 1e-9);
+  EXPECT_NEAR(*bwd_row->roofline.arithmetic_intensity, 524288.0 / 57344, 1e-9);
 }
 
 }  // namespace

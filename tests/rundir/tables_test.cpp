@@ -100,7 +100,13 @@ TEST(RundirTables, DeepProfilingTablesRoundTrip) {
   op.total_ms = 3.5;
   op.self_share = 0.5;
   op.flops = 1e9;
-  op.gflops_per_s = 285.7;
+  op.roofline.achieved_gflops_per_s = 285.7;
+  op.roofline.bytes = 4096.4;  // written whole
+  op.roofline.arithmetic_intensity = 244.1;
+  op.roofline.achieved_gb_per_s = 1.17;
+  op.roofline.bound = profile::Bound::kOverhead;
+  op.roofline.roofline_ms = 0.2;
+  op.roofline.lost_ms = 3.3;
   op.alloc_bytes = 1024.4;  // written whole
   op.input_shapes = "[768, 128], [128, 384]";  // commas: quoted
   a.ops.push_back(op);
@@ -124,6 +130,15 @@ TEST(RundirTables, DeepProfilingTablesRoundTrip) {
   EXPECT_EQ(run.ops[0].op, "aten::mm");
   EXPECT_EQ(run.ops[0].flops, 1e9);
   EXPECT_EQ(run.ops[0].alloc_bytes, 1024);
+  EXPECT_EQ(run.ops[0].roofline.bytes, 4096);
+  EXPECT_EQ(run.ops[0].roofline.arithmetic_intensity, 244.1);
+  EXPECT_EQ(run.ops[0].roofline.achieved_gflops_per_s, 285.7);
+  EXPECT_EQ(run.ops[0].roofline.achieved_gb_per_s, 1.17);
+  EXPECT_EQ(run.ops[0].roofline.bound, "overhead");
+  EXPECT_EQ(run.ops[0].roofline.roofline_ms, 0.2);
+  EXPECT_EQ(run.ops[0].roofline.lost_ms, 3.3);
+  EXPECT_EQ(run.modules[0].roofline.bound, "");  // unknown: empty field
+  EXPECT_FALSE(run.modules[0].roofline.lost_ms.has_value());
   EXPECT_EQ(run.ops[0].input_shapes, "[768, 128], [128, 384]");
   EXPECT_EQ(run.ops[0].steps, 3);
   ASSERT_EQ(run.activations.size(), 1u);

@@ -92,9 +92,34 @@ TEST(DeepProfile, OpsLevelCountsMatmulFlopsLikeTheAnalyticModel) {
   bool mm = false;
   for (auto& row : ops) mm = mm || (row["op"] == "aten::mm" && !row["flops"].empty());
   EXPECT_TRUE(mm) << "aten::mm with counted flops";
-  for (size_t i = 1; i < ops.size(); ++i) {
+  // Timed ops sorted by self time, then view/metadata ops: counted, with empty times.
+  size_t timed = 0;
+  while (timed < ops.size() && !ops[timed]["self_ms"].empty()) ++timed;
+  for (size_t i = 1; i < timed; ++i) {
     EXPECT_GE(std::stod(ops[i - 1]["self_ms"]), std::stod(ops[i]["self_ms"])) << "sorted by self";
   }
+  std::set<std::string> counted;
+  for (size_t i = timed; i < ops.size(); ++i) {
+    EXPECT_TRUE(ops[i]["total_ms"].empty()) << ops[i]["op"];
+    EXPECT_GT(std::stod(ops[i]["calls"]), 0) << ops[i]["op"];
+    counted.insert(ops[i]["op"]);
+  }
+  EXPECT_TRUE(counted.count("aten::view") || counted.count("aten::select") || counted.count("aten::t"))
+      << "view ops are counted, not timed";
+  // The roofline: env.json's measured bandwidth, and the matmuls placed under it.
+  auto env = nlohmann::json::parse(test::read_file(r.run_dir + "/env.json"));
+  EXPECT_EQ(env["peak_bandwidth"]["source"], "measured") << env["peak_bandwidth"].dump();
+  EXPECT_GT(env["peak_bandwidth"]["bytes_per_s"].get<double>(), 1e8);
+  for (auto& row : ops) {
+    if (row["op"] != "aten::mm") continue;
+    EXPECT_GT(std::stod(row["bytes"]), 0);
+    EXPECT_NE(row["bound"], "");
+    EXPECT_GE(std::stod(row["lost_ms"]), 0);
+    EXPECT_NEAR(std::stod(row["arithmetic_intensity"]),
+                std::stod(row["flops"]) / std::stod(row["bytes"]), 1e-6 * std::stod(row["arithmetic_intensity"]));
+  }
+  // The peak RSS does not hold the bandwidth measurement's 3 GiB of arrays.
+  EXPECT_LT(s["memory"]["peak_rss_bytes"].get<double>(), 2.5e9) << s["memory"].dump();
   EXPECT_FALSE(r.top_ops.empty());
   Table mem = read_table(r.run_dir + "/memory.csv");
   std::map<std::string, int> per_phase;

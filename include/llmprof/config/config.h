@@ -83,6 +83,7 @@ struct TrainConfig {
 struct ProfileConfig {
   ProfileLevel level = ProfileLevel::kPhases;  // off | phases | modules | ops
   double peak_flops_per_s = 0;      // MFU denominator; 0 = measure with an sgemm calibration
+  double peak_bytes_per_s = 0;      // roofline memory roof; 0 = measure (STREAM triad) at ops
   int64_t warmup_steps = 5;         // first steps left out of summary statistics
   // Which steps the modules/ops levels record, as torch.profiler's schedule: skip `wait`, trace
   // `warmup` (discarded), record `active`; `repeat` cycles (0 = until the end). Phases: every step.
@@ -91,6 +92,7 @@ struct ProfileConfig {
   int64_t schedule_active = 5;
   int64_t schedule_repeat = 1;
   bool record_shapes = false;       // ops: shapes of every op, not only the FLOP-counted ones
+  bool record_view_ops = false;     // ops: time view/metadata ops too (else counted only)
   int64_t max_events = 2000000;     // per-thread event buffer capacity
   bool trace = true;                // write trace.json
 };

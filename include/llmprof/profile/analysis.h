@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "llmprof/profile/events.h"
+#include "llmprof/profile/roofline.h"
 #include "llmprof/profile/scope.h"
 #include "llmprof/profile/tracer.h"
 
@@ -34,16 +35,20 @@ struct ModuleRow {
   std::optional<double> share_of_pass;             // total / the pass's phase time
   std::optional<double> flops;                     // analytic, per step; null when not modelled
   std::optional<double> mfu;
+  RooflinePoint roofline;  // ops level: from the modelled ops whose innermost scope this is,
+                           // against self_ms (rows add up, as self times do)
 };
 
 struct OpRow {
   std::string op;
   double calls = 0;  // per step
+  bool timed = true;  // false: a view/metadata op only counted (its times are unknown)
   double self_ms = 0, total_ms = 0, self_share = 0;
+  double view_calls = 0;  // untimed view/metadata calls made directly inside it, per step
   std::optional<double> flops;         // counted from shapes, per step
-  std::optional<double> gflops_per_s;  // flops / total time
   double alloc_bytes = 0;              // per step
   std::string input_shapes;            // most frequent, e.g. "[768, 128], [128, 384]"
+  RooflinePoint roofline;              // against total_ms; null for ops without a model
 };
 
 struct ActivationRow {
@@ -66,22 +71,28 @@ struct Analysis {
   std::optional<double> counted_matmul_flops;
   std::optional<double> counted_other_flops;
   double events_per_step = 0, scopes_per_step = 0;
+  double untimed_events_per_step = 0;  // view/metadata calls counted without a timed event
 };
 
 // FLOPs of one op from its input shapes; nullopt for ops not modelled. Formulas:
 //   mm [M,K]x[K,N]: 2MKN; addmm (bias, [M,K], [K,N]): 2MKN; bmm [b,M,K]x[b,K,N]: 2bMKN;
 //   baddbmm (C, A, B): 2bMKN; softmax / log_softmax: 5 per element (max, sub, exp, sum, div);
 //   layer_norm: 5 per element (mean, var, sub, mul, add); gelu: 8 per element (erf form);
-//   their *_backward: 2x the forward count.
+//   their *_backward: 2x the forward count; add and mul (and in place): 1 per output element
+//   (torch.profiler's convention).
 std::optional<double> op_flops(std::string_view op, const ShapeRecord& shapes);
 bool is_matmul_op(std::string_view op);
 
 // fwd_flops_per_call[s]: analytic forward FLOPs of one call of scope s in one step (per block
-// for block scopes; backward counts 2x); < 0 = not modelled (null in the table).
+// for block scopes; backward counts 2x); < 0 = not modelled (null in the table). The roofline
+// columns of ops and modules need both peaks (peak_bytes_per_s 0 = unknown: they stay null but
+// bytes); a module's come from the modelled ops whose innermost scope it is (a backward op
+// belongs to the autograd node around it), leaving out ops nested in another modelled op.
 Analysis analyze(const TraceData& data,
                  const std::vector<StepPhases>& phases,
                  const ScopeFlops& fwd_flops_per_call,
-                 double peak_flops_per_s);
+                 double peak_flops_per_s,
+                 double peak_bytes_per_s = 0);
 
 // memory.csv's rows: one per (step, phase) from the per-interval records, in first-seen order; a
 // phase that runs several times in a step (data and forward/backward per micro-batch) keeps its

@@ -18,7 +18,22 @@ int element_bytes(int scalar_type);
 //   _softmax, gelu: read x, write y; their backward: read two inputs, write one;
 //   native_layer_norm: read x, weight, bias; write y and fp32 mean and rstd per row;
 //   add, mul (tensor or scalar other, broadcast): read both, write the broadcast shape;
+//   add, sub, mul, div (and in place), threshold/tanh_backward: read both, write the broadcast;
+//   sqrt, rsqrt, exp, neg, tanh, relu, sigmoid, clone: read x, write y;
+//   addcmul_, addcdiv_, lerp_: read self and the others, write self; fill_, zero_: write self;
+//   sum, mean: read the input (the reduced output is left out);
+//   native_layer_norm_backward: read grad_out, x and the mean, write grad_in (rstd and weight are
+//   past the four recorded inputs);
 //   copy_: read src, write self; embedding: read the indices and the rows they pick, write them.
 std::optional<double> op_bytes(std::string_view op, const ShapeRecord& shapes);
+
+// Ops op_bytes or op_flops model: the tracer keeps their input shapes at profile.level=ops.
+bool has_cost_model(std::string_view op);
+bool is_binary_elementwise(std::string_view op);
+// View and metadata ops (select, as_strided, view, reshape, expand, slice, t, transpose,
+// permute, (un)squeeze, detach, alias, split, chunk, unbind, narrow): they move no bytes, and
+// the ops level counts them without a timed record unless profile.record_view_ops is set.
+bool is_view_op(std::string_view op);
+bool is_unary_elementwise(std::string_view op);
 
 }  // namespace llmprof::profile

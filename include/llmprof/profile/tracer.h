@@ -20,6 +20,7 @@ namespace llmprof::profile {
 struct TracerOptions {
   Level level = Level::kModules;
   bool record_shapes = false;   // shapes of every op (matmul-family shapes are always kept)
+  bool record_view_ops = false; // time view/metadata ops too (else counted, not timed)
   size_t max_events = 2000000;  // op/node events per thread over the whole window
   size_t max_scope_events = 500000;
   size_t active_steps = 1;      // steps the window records: sizes the pre-touched buffer
@@ -28,6 +29,7 @@ struct TracerOptions {
 // Cost of the profiler's own instrumentation, measured by calibration.
 struct TracerCalibration {
   double ns_per_event = 0;        // RecordFunction callback pair + recording
+  double ns_per_untimed_event = 0;  // the same for a view op only counted
   double events_per_probe_op = 0;
   double ns_per_scope = 0;        // one scope enter + exit
 };
@@ -38,6 +40,10 @@ struct TraceData {
   std::vector<ShapeRecord> shapes;  // OpEvent::shape_id indexes these
   std::vector<std::string> names;   // OpEvent::name_id indexes these
   std::vector<int32_t> parents;     // per op event: index of the enclosing event, -1 at top
+  // Per name id, over the recorded steps: calls of view/metadata ops counted without a timed
+  // event (TracerOptions::record_view_ops false), and such calls made directly inside the op.
+  std::vector<int64_t> untimed_calls;
+  std::vector<int64_t> views_inside;
   std::vector<ScopeEvent> scopes;
   std::vector<int64_t> scope_alloc_bytes;  // per scope event: bytes allocated inside it
   std::vector<int64_t> scope_saved_bytes;  // per scope event: of those, live at forward end

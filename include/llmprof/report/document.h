@@ -31,6 +31,7 @@ struct Table {
   std::vector<Column> columns;
   std::vector<std::vector<Cell>> rows;
   std::vector<std::string> notes;  // printed under the table
+  std::string source;              // the run files its figures come from, e.g. "ops.csv, env.json"
 };
 
 // One suggestion of the findings rules, with its evidence.

@@ -25,6 +25,8 @@ inline constexpr double kSmallBatch = 8;                       // ... with batch
 inline constexpr double kMemoryHeadroomShare = 0.50;           // peak RSS / host memory below this
 inline constexpr double kMaxMinorFaultsPerStep = 100;          // median minor faults per step
 inline constexpr double kMaxInvoluntarySwitchesPerStep = 100;  // median per step
+inline constexpr double kRooflineLostMinShare = 0.05;          // top op's lost_ms / step
+inline constexpr double kBf16MinPeakRatio = 1.2;               // bf16 / fp32 matmul peak
 
 // Data wait above 10% of the step: more loader workers.
 std::optional<Finding> rule_data_wait(const Run& run, const RunMetrics& m);
@@ -49,6 +51,14 @@ std::optional<Finding> rule_page_faults(const Run& run, const RunMetrics& m);
 
 // Median involuntary context switches per step above 100: fewer threads than busy cores.
 std::optional<Finding> rule_context_switches(const Run& run, const RunMetrics& m);
+
+// The op with the most time above the roofline (ops.csv lost_ms) losing more than 5% of the
+// step: what its bound suggests (overhead: larger calls; memory: fusion, bf16; compute: bf16).
+std::optional<Finding> rule_roofline(const Run& run, const RunMetrics& m);
+
+// An fp32 run on a CPU with native bf16 (avx512_bf16 / amx_bf16) whose measured bf16 matmul
+// peak is more than 1.2x the fp32 one: train.precision=bf16.
+std::optional<Finding> rule_precision(const Run& run, const RunMetrics& m);
 
 // Every rule, in report order, applied to one run.
 std::vector<Finding> run_findings(const Run& run, const RunMetrics& m);

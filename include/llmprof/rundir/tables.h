@@ -90,19 +90,34 @@ class EvalWriter {
 // The deep-profiling tables (profile.level modules and ops), per step, averaged over the
 // recorded steps (the `steps` column says how many).
 
+// The roofline columns of ops.csv and modules.csv (profile/roofline.h): counted bytes (a lower
+// bound), FLOP/byte, achieved rates against the row's total time, the roof it sits under
+// (compute | memory | overhead; empty = unknown), the time at that roof and the time above it.
+struct RooflineColumns {
+  std::optional<double> bytes, arithmetic_intensity, achieved_gflops_per_s, achieved_gb_per_s;
+  std::string bound;
+  std::optional<double> roofline_ms, lost_ms;
+};
+
 // modules.csv: one scope of one block in one pass.
 struct ModuleRow {
   std::string scope;             // embedding, block, attn, attn.core, mlp.up, ... or user names
   std::optional<int64_t> block;  // layer index; null for scopes outside the blocks
   std::string pass;              // forward | backward
   std::optional<double> calls, total_ms, mean_ms, self_ms, share_of_pass, flops, mfu, steps;
+  RooflineColumns roofline;      // ops level: of the counted ops whose innermost scope this is,
+                                 // against self_ms; flops is analytic
 };
 
 // ops.csv: one ATen op.
 struct OpRow {
   std::string op;
-  std::optional<double> calls, self_ms, total_ms, self_share, flops, gflops_per_s, alloc_bytes;
+  std::optional<double> calls, self_ms, total_ms, self_share, flops, alloc_bytes;
+  RooflineColumns roofline;  // achieved_gflops_per_s was gflops_per_s before (still read)
   std::string input_shapes;  // the most frequent, e.g. "[768, 128], [128, 384]"
+  // View/metadata calls made directly inside this op, counted without a timed record (an op
+  // counted that way has calls but no times: self_ms, total_ms and self_share are empty).
+  std::optional<double> view_calls;
   std::optional<double> steps;
 };
 

@@ -26,4 +26,9 @@ RusageSnapshot rusage_delta(const RusageSnapshot& before, const RusageSnapshot& 
 // Current resident set size in bytes from /proc/self/statm; 0 if unreadable.
 int64_t current_rss_bytes();
 
+// Lowers the peak RSS (max_rss_bytes, VmHWM) to the current RSS through /proc/self/clear_refs
+// (Linux >= 4.0), so a calibration's temporary buffers do not count as the run's peak. False when
+// the kernel refuses.
+bool reset_peak_rss();
+
 }  // namespace llmprof::telemetry

@@ -13,6 +13,22 @@ struct PeakFlops {
   double flops_per_s = 0;
   std::string source;  // "configured" | "measured"
   std::string method;  // e.g. "best of 5 fp32 2048x2048 matmuls, 2 threads"
+  // An fp32 run on a CPU with native bf16 whose peak was measured: the bf16 peak beside it, for
+  // the report's precision finding; 0 otherwise.
+  double bf16_flops_per_s = 0;
+};
+
+// /proc/cpuinfo lists the flag (e.g. "avx512_bf16", "amx_bf16") for this CPU.
+bool cpu_has_flag(const std::string& flag);
+
+// The memory roof of a run (the roofline's other side): configured (profile.peak_bytes_per_s),
+// measured (STREAM triad, at profile.level=ops where the roofline needs it), or unknown
+// (bytes_per_s 0, source "none", with why in method).
+struct PeakBytes {
+  double bytes_per_s = 0;
+  double copy_bytes_per_s = 0;  // measured only
+  std::string source;           // "configured" | "measured" | "none"
+  std::string method;
 };
 
 // Best-of-reps throughput of an n x n x n matmul: bf16 for kBf16, else fp32.

@@ -15,6 +15,7 @@ inline constexpr int kEnvSchemaVersion = 1;
 nlohmann::json collect_env(const config::Config& cfg,
                            const RuntimeInfo& runtime,
                            const PeakFlops& peak,
+                           const PeakBytes& bandwidth,
                            const TrainOptions& opts);
 
 }  // namespace llmprof::train
