@@ -37,7 +37,8 @@ using AllEnums = ::testing::Types<ModelType,
                                   QuantEngine,
                                   Device,
                                   BenchVariant,
-                                  Activation>;
+                                  Activation,
+                                  Launcher>;
 TYPED_TEST_SUITE(EnumTableTest, AllEnums);
 
 TYPED_TEST(EnumTableTest, EveryValueRoundTripsThroughItsName) {
