@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "llmprof/config/schema.h"
+#include "llmprof/sweep/slurm.h"
 
 namespace llmprof::cli {
 
@@ -35,6 +36,8 @@ void add_config_command(CLI::App& app, int& exit_code) {
   auto* keys = cfg_cmd->add_subcommand("keys", "List every key with its type, default and doc");
   keys->callback([&exit_code]() {
     std::vector<config::KeyInfo> all = config::list_keys();
+    // The sweep section: read by `llmprof sweep` only, listed after the run's keys.
+    for (config::KeyInfo& k : sweep::sweep_section_keys()) all.push_back(std::move(k));
     size_t w_path = 4, w_type = 4, w_def = 7, w_range = 5;
     for (const auto& k : all) {
       w_path = std::max(w_path, k.path.size());

@@ -5,8 +5,10 @@
 #include <vector>
 
 #include "commands.h"
+#include "llmprof/config/enums.h"
 #include "llmprof/error.h"
 #include "llmprof/output/log.h"
+#include "llmprof/sweep/slurm.h"
 #include "llmprof/sweep/sweep.h"
 
 namespace llmprof::cli {
@@ -27,35 +29,133 @@ int report(const sweep::SweepOutcome& o) {
   return o.failed + o.interrupted > 0 ? kExitRuntime : kExitOk;
 }
 
+// What was submitted and how to follow it.
+int report(const sweep::SlurmSubmission& s) {
+  for (const std::string& w : s.warnings) fmt::print(stderr, "llmprof: warning: {}\n", w);
+  fmt::print("sweep:   {}\n", s.sweep_dir);
+  fmt::print("points:  {} ({} done, {} running in an earlier submission, {} to run)\n", s.points,
+             s.done, s.running, s.to_run.size());
+  if (s.array_job_id.empty()) {
+    fmt::print("nothing to submit: every point is done or running\n");
+    fmt::print("watch:   llmprof sweep status {}\n", s.sweep_dir);
+    return kExitOk;
+  }
+  fmt::print("array:   job {} (--array={}; {})\n", s.array_job_id, s.array_spec, s.array_script);
+  fmt::print("report:  job {} after the array (llmprof report and plot into {}/report.md, plots/)\n",
+             s.report_job_id, s.sweep_dir);
+  fmt::print("logs:    {}/%A_%a.out\n", s.logs);
+  fmt::print("watch:   llmprof sweep status {}   (or: squeue --jobs={},{})\n", s.sweep_dir,
+             s.array_job_id, s.report_job_id);
+  return kExitOk;
+}
+
+void add_run_point_command(CLI::App& sweep_cmd, int& exit_code) {
+  struct Args {
+    std::string dir;
+    int64_t index = -1;
+    bool quiet = false;
+  };
+  auto args = std::make_shared<Args>();
+  auto* sub = sweep_cmd.add_subcommand(
+      "run-point", "Run one point of a planned sweep (what each launcher runs per point)");
+  sub->add_option("sweep_dir", args->dir, "The sweep directory (holds plan.json)")->required();
+  sub->add_option("--index", args->index, "0-based point index, e.g. $SLURM_ARRAY_TASK_ID")
+      ->required();
+  sub->add_flag("--quiet,-q", args->quiet, "Warnings and errors only");
+  sub->footer(
+      "Claims the point (runs/<id>.lock), skips it when a run of the same config finished or\n"
+      "another task holds it, else runs llmprof train and records the outcome in\n"
+      "runs/<id>.point.json and sweep.csv. Threads: SLURM_CPUS_PER_TASK when set.\n"
+      "Exit: 0 completed, diverged or skipped; 1 failed; 130 interrupted; 2 bad sweep dir/index.");
+  sub->callback([args, &exit_code]() {
+    output::init_logging(args->quiet);
+    const sweep::PointRunOutcome o = sweep::run_point(args->dir, args->index);
+    if (!args->quiet || o.status == "failed") {
+      fmt::print("{}: {}{}{}\n", o.point_id, o.status,
+                 o.status == "skipped" ? "" : fmt::format(" in {:.1f} s", o.duration_s),
+                 o.message.empty() ? "" : " (" + o.message + ")");
+    }
+    exit_code = o.status == "failed" ? kExitRuntime : o.status == "interrupted" ? 130 : kExitOk;
+  });
+}
+
+void add_status_command(CLI::App& sweep_cmd, int& exit_code) {
+  auto dir = std::make_shared<std::string>();
+  auto* sub = sweep_cmd.add_subcommand(
+      "status", "Show a sweep's points pending / running / completed / failed / diverged");
+  sub->add_option("sweep_dir", *dir, "The sweep directory")->required();
+  sub->footer("Reads the sweep directory alone (and squeue/sacct for a Slurm sweep, where\n"
+              "available); brings sweep.csv and sweep.json up to date.");
+  sub->callback([dir, &exit_code]() {
+    output::init_logging(false);
+    const sweep::SweepStatus st = sweep::sweep_status(*dir);
+    fmt::print("sweep:    {} (launcher {})\n", st.sweep_dir, st.launcher);
+    fmt::print(
+        "points:   {}: {} pending, {} running, {} completed, {} diverged, {} failed, "
+        "{} interrupted\n",
+        st.points, st.pending, st.running, st.completed, st.diverged, st.failed, st.interrupted);
+    fmt::print("progress: {}\n", st.progress);
+    for (const sweep::PointState& p : st.states) {
+      if (p.status == "completed" || p.status == "diverged" || p.status == "pending") continue;
+      std::string where = p.host.empty() ? "" : " on " + p.host;
+      if (!p.slurm_job_id.empty()) {
+        where += fmt::format(", job {}{}", p.slurm_job_id,
+                             p.slurm_task_id.empty() ? "" : "_" + p.slurm_task_id);
+      }
+      fmt::print("  {:<11} {}{}, since {}{}\n", p.status, p.id, where, p.start_time,
+                 p.message.empty() ? "" : ": " + p.message);
+    }
+    for (const std::string& line : sweep::slurm_queue_lines(st.sweep_dir)) {
+      fmt::print("{}\n", line);
+    }
+    exit_code = kExitOk;
+  });
+}
+
 }  // namespace
 
 void add_sweep_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<sweep::SweepOptions>();
+  auto launcher = std::make_shared<std::string>();
   auto* sub = app.add_subcommand(
       "sweep", "Train once per grid point (each its own process) and tabulate the summaries");
   sub->add_option("--config,-c", opts->config_path,
-                  "Base config (YAML or JSON); its `sweep: {grid: ...}` section gives a grid")
-      ->required();
+                  "Base config (YAML or JSON); its `sweep: {grid: ...}` section gives a grid");
   sub->add_option("--grid", opts->grid_args,
                   "Swept key and values: --grid optim.lr=1e-4,3e-4 (repeatable; replaces the "
                   "file's grid key of the same name). Default grid when none: "
                   "train.batch_size=8,16,32 x optim.lr=1e-4,3e-4,1e-3");
   sub->add_option("--set", opts->overrides, "Override a key for every point (repeatable)");
   sub->add_option("--repeat", opts->repeat, "Runs per grid point (default 1)");
-  sub->add_option("--jobs,-j", opts->jobs,
-                  "Points run at once (default 1); threads per point = max(1, cores / jobs); "
-                  "clamped to the core count");
+  auto* jobs = sub->add_option("--jobs,-j", opts->jobs,
+                               "Points run at once (default 1); threads per point = max(1, cores "
+                               "/ jobs); clamped to the core count. Slurm: the array's %K");
   sub->add_option("--out", opts->out_dir, "Parent of the sweep directory (default output.dir)");
   sub->add_option("--name", opts->name, "Sweep directory name (default sweep-<config stem>)");
+  sub->add_option("--launcher", *launcher,
+                  "local (default) or slurm: one sbatch job array, a task per point, and a "
+                  "report job after it (default: the file's sweep.launcher)");
+  sub->add_option("--slurm-arg", opts->slurm_args,
+                  "Another sbatch argument for both jobs, e.g. --slurm-arg=--account=proj "
+                  "(repeatable; after sweep.slurm.extra_args)");
   sub->add_flag("--quiet,-q", opts->quiet, "No progress; warnings and errors only");
   sub->footer(
       "Writes <out>/<name>/sweep.csv (one row per finished point) and sweep.json; each point's\n"
       "run goes to <out>/<name>/runs/<point id>/ and its output to runs/<point id>.log.\n"
       "Re-running the same command resumes: completed and diverged points are kept, failed and\n"
       "interrupted ones run again (the earlier attempt is renamed <point id>.attempt<N>).\n"
+      "--launcher slurm submits and returns; follow it with `llmprof sweep status <dir>`.\n"
       "Exit: 0 all completed or diverged, 1 any failed, 2 bad usage/config, 130 interrupted.\n"
-      "Example: llmprof sweep --config configs/sweep_quick.yaml --jobs 2");
-  sub->callback([opts, &exit_code]() {
+      "Example: llmprof sweep --config configs/sweep_quick.yaml --jobs 2\n"
+      "         llmprof sweep --config configs/sweep_quick.yaml --launcher slurm "
+      "--slurm-arg=--partition=debug");
+  add_run_point_command(*sub, exit_code);
+  add_status_command(*sub, exit_code);
+  sub->callback([sub, opts, launcher, jobs, &exit_code]() {
+    if (!sub->get_subcommands().empty()) return;  // run-point or status did the work
+    if (opts->config_path.empty()) {
+      throw UsageError("sweep: --config is required (or a subcommand: run-point, status)");
+    }
     std::vector<std::string>& cl = opts->command_line;
     cl = {"llmprof", "sweep", "--config", opts->config_path};
     for (const auto& g : opts->grid_args) cl.insert(cl.end(), {"--grid", g});
@@ -64,8 +164,24 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
               {"--repeat", std::to_string(opts->repeat), "--jobs", std::to_string(opts->jobs)});
     if (!opts->out_dir.empty()) cl.insert(cl.end(), {"--out", opts->out_dir});
     if (!opts->name.empty()) cl.insert(cl.end(), {"--name", opts->name});
+    if (!launcher->empty()) cl.insert(cl.end(), {"--launcher", *launcher});
+    for (const auto& a : opts->slurm_args) cl.push_back("--slurm-arg=" + a);
     if (opts->quiet) cl.push_back("--quiet");
     output::init_logging(opts->quiet);
+    opts->jobs_given = jobs->count() > 0;
+    sweep::LaunchSettings launch = sweep::read_launch_section(opts->config_path);
+    if (!launcher->empty()) {
+      std::optional<config::Launcher> l = config::find_enum<config::Launcher>(*launcher);
+      if (!l) throw UsageError("--launcher '" + *launcher + "': expected local or slurm");
+      launch.launcher = *l;
+    }
+    if (launch.launcher == config::Launcher::kSlurm) {
+      exit_code = report(sweep::submit_sweep(*opts, launch.slurm));
+      return;
+    }
+    if (!opts->slurm_args.empty()) {
+      throw UsageError("--slurm-arg is for --launcher slurm (this sweep runs locally)");
+    }
     exit_code = report(sweep::run_sweep(*opts));
   });
 }

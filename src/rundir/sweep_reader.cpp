@@ -39,7 +39,10 @@ const std::vector<std::string>& sweep_columns() {
       "repeat",         "point_id",        "status",          "exit_code",
       "median_step_ms", "tokens_per_s",    "mfu",             "final_train_loss",
       "final_val_loss", "final_val_perplexity", "peak_rss_bytes", "energy_j",
-      "energy_estimated", "run_dir"};
+      "energy_estimated", "run_dir",
+      // Where and when the point ran: the host, the Slurm job and array task id (empty under the
+      // local launcher), ISO 8601 start and end.
+      "host", "slurm_job_id", "slurm_task_id", "start_time", "end_time"};
   return kColumns;
 }
 

@@ -1,5 +1,6 @@
-// The `sweep:` section of a config file, read with yaml-cpp (which reads JSON too), and the value
-// generators it offers: lists, {range: [start, stop, step]} and {log: [start, stop, count]}.
+// The `sweep:` section of a config file, read with yaml-cpp (which reads JSON too): the grid with
+// the value generators it offers (lists, {range: [start, stop, step]}, {log: [start, stop, count]})
+// and the launcher keys (sweep.launcher, sweep.slurm.*).
 // load_config skips this section, so one file serves both `llmprof train` and `llmprof sweep`.
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -13,6 +14,7 @@
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 #include "llmprof/sweep/grid.h"
+#include "llmprof/sweep/slurm.h"
 
 namespace llmprof::sweep {
 namespace {
@@ -42,6 +44,16 @@ std::string where(const std::string& file, const YAML::Node& node) {
   const YAML::Mark m = node.Mark();
   if (m.is_null()) return file;
   return fmt::format("{} line {}, col {}", file, m.line + 1, m.column + 1);
+}
+
+// The whole file (YAML or JSON); throws ConfigError naming it.
+YAML::Node load_file(const std::string& config_path) {
+  try {
+    return YAML::LoadFile(config_path);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(fmt::format("{}: cannot read the sweep section: {}", config_path, e.what()),
+                      config_path);
+  }
 }
 
 // True when the schema types key as an integer (log values are then rounded to whole numbers).
@@ -147,13 +159,7 @@ std::vector<std::string> expand_log(double start, double stop, int64_t count, bo
 }
 
 Grid read_sweep_section(const std::string& config_path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(config_path);
-  } catch (const YAML::Exception& e) {
-    throw ConfigError(fmt::format("{}: cannot read the sweep section: {}", config_path, e.what()),
-                      config_path);
-  }
+  const YAML::Node root = load_file(config_path);
   if (!root.IsMap()) return {};
   const YAML::Node sweep = root["sweep"];
   if (!sweep || sweep.IsNull()) return {};
@@ -164,9 +170,9 @@ Grid read_sweep_section(const std::string& config_path) {
   }
   for (const auto& entry : sweep) {
     const std::string key = entry.first.Scalar();
-    if (key != "grid") {
+    if (key != "grid" && key != "launcher" && key != "slurm") {
       throw ConfigError("unknown key 'sweep." + key + "' (" + where(config_path, entry.first) +
-                            "); the sweep section holds 'grid'",
+                            "); the sweep section holds 'grid', 'launcher' and 'slurm'",
                         config_path, "sweep." + key);
     }
   }
@@ -194,6 +200,116 @@ Grid read_sweep_section(const std::string& config_path) {
     out.push_back(std::move(axis));
   }
   return out;
+}
+
+namespace {
+
+// The sweep section's map, or an undefined node when the file has none.
+YAML::Node sweep_map(const std::string& config_path) {
+  const YAML::Node root = load_file(config_path);
+  if (!root.IsMap() || !root["sweep"] || !root["sweep"].IsMap()) return YAML::Node();
+  return root["sweep"];
+}
+
+// The scalar of node as text; throws ConfigError naming key and place when it is not one.
+std::string scalar(const std::string& file, const std::string& key, const YAML::Node& node) {
+  if (!node.IsScalar()) {
+    throw ConfigError(fmt::format("{}: expected a value ({})", key, where(file, node)), file, key,
+                      node.Mark().line + 1, node.Mark().column + 1);
+  }
+  return node.Scalar();
+}
+
+int64_t int_in(const std::string& file, const std::string& key, const YAML::Node& node,
+               int64_t lo, int64_t hi) {
+  const std::string text = scalar(file, key, node);
+  int64_t v = 0;
+  if (!parse_int(text, v) || v < lo || v > hi) {
+    throw ConfigError(fmt::format("{}: '{}' is not an integer in [{}, {}] ({})", key, text, lo, hi,
+                                  where(file, node)),
+                      file, key, node.Mark().line + 1, node.Mark().column + 1);
+  }
+  return v;
+}
+
+}  // namespace
+
+LaunchSettings read_launch_section(const std::string& config_path) {
+  LaunchSettings out;
+  const YAML::Node sweep = sweep_map(config_path);
+  if (!sweep) return out;
+  if (const YAML::Node l = sweep["launcher"]; l && !l.IsNull()) {
+    const std::string text = scalar(config_path, "sweep.launcher", l);
+    try {
+      out.launcher = config::parse_enum<config::Launcher>(text);
+    } catch (const ConfigError& e) {
+      throw ConfigError(std::string(e.what()) + " (" + where(config_path, l) + ")", config_path,
+                        "sweep.launcher", l.Mark().line + 1, l.Mark().column + 1);
+    }
+  }
+  const YAML::Node slurm = sweep["slurm"];
+  if (!slurm || slurm.IsNull()) return out;
+  if (!slurm.IsMap()) {
+    throw ConfigError("sweep.slurm: expected a mapping like {partition: debug, time: 00:30:00} (" +
+                          where(config_path, slurm) + ")",
+                      config_path, "sweep.slurm");
+  }
+  SlurmSettings& s = out.slurm;
+  for (const auto& entry : slurm) {
+    const std::string name = entry.first.Scalar();
+    const std::string key = "sweep.slurm." + name;
+    const YAML::Node& v = entry.second;
+    if (name == "partition") {
+      s.partition = scalar(config_path, key, v);
+    } else if (name == "time") {
+      s.time = scalar(config_path, key, v);
+    } else if (name == "mem") {
+      s.mem = scalar(config_path, key, v);
+    } else if (name == "gres") {
+      s.gres = scalar(config_path, key, v);
+    } else if (name == "cpus_per_task") {
+      s.cpus_per_task = int_in(config_path, key, v, 1, 4096);
+    } else if (name == "max_concurrent_tasks") {
+      s.max_concurrent_tasks = int_in(config_path, key, v, 0, 1000000);
+    } else if (name == "extra_args") {
+      if (!v.IsSequence()) {
+        throw ConfigError(key + ": expected a list of sbatch arguments, e.g. [--account=proj] (" +
+                              where(config_path, v) + ")",
+                          config_path, key);
+      }
+      for (const YAML::Node& item : v) s.extra_args.push_back(scalar(config_path, key, item));
+    } else {
+      throw ConfigError("unknown key '" + key + "' (" + where(config_path, entry.first) +
+                            "); sweep.slurm holds partition, time, cpus_per_task, mem, gres, "
+                            "max_concurrent_tasks and extra_args",
+                        config_path, key);
+    }
+  }
+  return out;
+}
+
+std::vector<config::KeyInfo> sweep_section_keys() {
+  const LaunchSettings d;
+  std::string launchers;
+  for (std::string_view n : config::EnumTable<config::Launcher>::names) {
+    launchers += (launchers.empty() ? "" : "|") + std::string(n);
+  }
+  return {
+      {"sweep.grid", "map", "{}", "",
+       "swept keys and values: lists, {range: [start, stop, step]}, {log: [start, stop, count]}"},
+      {"sweep.launcher", "enum", std::string(config::name(d.launcher)), launchers,
+       "where points run: here (local) or as one Slurm job array (slurm); --launcher overrides"},
+      {"sweep.slurm.partition", "string", "", "", "sbatch --partition; empty: the default one"},
+      {"sweep.slurm.time", "string", "", "", "sbatch --time per task, e.g. 00:30:00"},
+      {"sweep.slurm.cpus_per_task", "int", std::to_string(d.slurm.cpus_per_task), "[1, 4096]",
+       "sbatch --cpus-per-task: the threads of each point"},
+      {"sweep.slurm.mem", "string", "", "", "sbatch --mem per task, e.g. 4G"},
+      {"sweep.slurm.gres", "string", "", "", "sbatch --gres per task, e.g. gpu:1"},
+      {"sweep.slurm.max_concurrent_tasks", "int", std::to_string(d.slurm.max_concurrent_tasks),
+       "[0, 1000000]", "the array's %K: tasks running at once; 0: no limit; --jobs overrides"},
+      {"sweep.slurm.extra_args", "list", "[]", "",
+       "more sbatch arguments for both jobs, e.g. [--account=proj]; --slurm-arg adds to them"},
+  };
 }
 
 }  // namespace llmprof::sweep

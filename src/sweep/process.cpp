@@ -1,6 +1,7 @@
 #include "process.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -36,13 +38,17 @@ void child_fail(const char* what, const char* path) {
 
 }  // namespace
 
-pid_t spawn_point(const std::vector<std::string>& argv, const std::string& log_path) {
+pid_t spawn_point(const std::vector<std::string>& argv,
+                  const std::string& log_path,
+                  bool own_group) {
   // Everything the child needs is prepared here: after fork it may only make system calls.
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (log_fd < 0)
+  int log_fd = log_path.empty()
+                   ? -2
+                   : ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (log_fd == -1)
     throw IoError("cannot create point log '" + log_path + "': " + std::strerror(errno));
   // SIGINT/SIGTERM are blocked across fork: one arriving before the child has dropped the
   // sweep's handlers stays pending and reaches the child with the default action, never lost.
@@ -55,27 +61,37 @@ pid_t spawn_point(const std::vector<std::string>& argv, const std::string& log_p
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::sigprocmask(SIG_SETMASK, &old_set, nullptr);
-    ::close(log_fd);
+    if (log_fd >= 0) ::close(log_fd);
     throw IoError(std::string("cannot start a point process (fork): ") + std::strerror(errno));
   }
   if (pid == 0) {
     ::signal(SIGINT, SIG_DFL);  // the sweep's handlers stay in the sweep
     ::signal(SIGTERM, SIG_DFL);
     ::sigprocmask(SIG_SETMASK, &old_set, nullptr);
-    ::setpgid(0, 0);
+    if (own_group) ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != parent) ::_exit(128 + SIGTERM);  // the sweep died before prctl
     int null_fd = ::open("/dev/null", O_RDONLY);
     if (null_fd >= 0) ::dup2(null_fd, 0);
-    ::dup2(log_fd, 1);
-    ::dup2(log_fd, 2);
+    if (log_fd >= 0) {
+      ::dup2(log_fd, 1);
+      ::dup2(log_fd, 2);
+    }
     ::execv(args[0], args.data());
     child_fail("cannot run", args[0]);
   }
-  ::setpgid(pid, pid);  // also here, so it holds before the parent sends any signal
+  if (own_group) ::setpgid(pid, pid);  // also here, so it holds before the parent sends a signal
   ::sigprocmask(SIG_SETMASK, &old_set, nullptr);
-  ::close(log_fd);
+  if (log_fd >= 0) ::close(log_fd);
   return pid;
+}
+
+int wait_exit(pid_t pid) {
+  int wait_status = 0;
+  while (::waitpid(pid, &wait_status, 0) < 0) {
+    if (errno != EINTR) return 127 << 8;  // not our child: report it as failed
+  }
+  return wait_status;
 }
 
 bool try_reap(pid_t pid, int& wait_status) {
@@ -90,7 +106,13 @@ bool try_reap(pid_t pid, int& wait_status) {
   }
 }
 
-void send_signal(pid_t pid, int sig) { ::kill(pid, sig); }
+void send_signal(pid_t pid, int sig) {
+  if (::getpgid(pid) == pid) {
+    ::kill(-pid, sig);  // the point's run-point and its train: each gets the signal once
+  } else {
+    ::kill(pid, sig);
+  }
+}
 
 StopSignals::StopSignals() {
   g_sweep_stop_signal = 0;
@@ -136,6 +158,108 @@ DirLock::DirLock(const std::string& path, double timeout_s) {
 
 DirLock::~DirLock() {
   if (fd_ >= 0) ::close(fd_);  // children may still hold it; the lock goes with the last one
+}
+
+FileLock::FileLock(const std::string& path, double wait_s, bool inherit) {
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | (inherit ? 0 : O_CLOEXEC), 0644);
+  if (fd_ < 0) throw IoError("cannot open lock file '" + path + "': " + std::strerror(errno));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+  while (!(locked_ = ::flock(fd_, LOCK_EX | (wait_s < 0 ? 0 : LOCK_NB)) == 0)) {
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      throw IoError("cannot lock '" + path + "': " + std::strerror(errno));
+    }
+    if (wait_s >= 0 && std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) ::close(fd_);  // an inheriting child keeps the lock until it exits too
+}
+
+bool is_locked(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);  // a shared probe: it never keeps a claimer out for longer than this call
+  return held;
+}
+
+Captured run_capture(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  int out_pipe[2], err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) throw IoError(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    ::close(out_pipe[0]);
+    ::close(out_pipe[1]);
+    throw IoError(std::string("pipe: ") + std::strerror(errno));
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) ::close(fd);
+    throw IoError("cannot run '" + argv[0] + "' (fork): " + std::strerror(errno));
+  }
+  if (pid == 0) {
+    int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) ::dup2(null_fd, 0);
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    ::execv(args[0], args.data());
+    child_fail("cannot run", args[0]);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  Captured c;
+  // Both pipes are read as they fill (poll), so a chatty stderr cannot block the child.
+  struct pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  std::string* sinks[2] = {&c.out, &c.err};
+  int open_fds = 2;
+  while (open_fds > 0) {
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      char buf[4096];
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        sinks[i]->append(buf, static_cast<size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (const pollfd& f : fds) {
+    if (f.fd >= 0) ::close(f.fd);
+  }
+  c.wait_status = wait_exit(pid);
+  return c;
+}
+
+std::string find_program(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string dir = dirs.substr(start, end - start);
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "";
+  return buf;
 }
 
 int64_t available_cores() {

@@ -17,13 +17,19 @@
 namespace llmprof::sweep::detail {
 
 // Starts argv (argv[0] the executable's path), stdin from /dev/null, stdout and stderr to
-// log_path (created or truncated). Throws IoError naming the log or the executable.
-pid_t spawn_point(const std::vector<std::string>& argv, const std::string& log_path);
+// log_path (created or truncated; "" keeps this process's), in a process group of its own when
+// own_group. Throws IoError naming the log or the executable.
+pid_t spawn_point(const std::vector<std::string>& argv,
+                  const std::string& log_path,
+                  bool own_group = true);
+
+// Blocks until pid exits (signals do not cut it short); its wait status.
+int wait_exit(pid_t pid);
 
 // Non-blocking: true, with the wait status, once pid has exited.
 bool try_reap(pid_t pid, int& wait_status);
 
-// Sends sig to pid (a point process); no-op if it has gone.
+// Sends sig to pid (a point process; its whole group when it leads one); no-op if it has gone.
 void send_signal(pid_t pid, int sig);
 
 // SIGINT/SIGTERM while alive: recorded, not fatal; a second signal kills as usual.
@@ -53,6 +59,45 @@ class DirLock {
  private:
   int fd_ = -1;
 };
+
+// An exclusive flock on path (created if absent). Held by a run-point for its point while the
+// point runs: it goes with the last process holding it, so a killed task frees its point, and
+// Slurm's re-queue of a task still running elsewhere finds it taken. inherit: child processes
+// (the point's train) hold it too.
+class FileLock {
+ public:
+  // Tries for up to wait_s seconds (0: once; < 0: waits as long as it takes).
+  FileLock(const std::string& path, double wait_s, bool inherit);
+  ~FileLock();
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  // Whether this process got the lock.
+  bool locked() const { return locked_; }
+
+ private:
+  int fd_ = -1;
+  bool locked_ = false;
+};
+
+// True while some process holds an flock on path (a running point's); false when absent.
+bool is_locked(const std::string& path);
+
+// A finished command: its wait status and what it wrote.
+struct Captured {
+  int wait_status = 0;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// Runs argv (argv[0] a path) to its end, stdin from /dev/null, stdout and stderr captured.
+// Throws IoError when it cannot be started.
+Captured run_capture(const std::vector<std::string>& argv);
+
+// The path of program on $PATH, "" when it is not there.
+std::string find_program(const std::string& name);
+
+// This host's name, "" if unknown.
+std::string host_name();
 
 // Cores this process may run on (sched_getaffinity), at least 1.
 int64_t available_cores();

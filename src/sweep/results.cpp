@@ -163,7 +163,8 @@ std::string sweep_csv(const Grid& grid,
                                  csv_number(r.final_val_loss), csv_number(r.final_val_perplexity),
                                  csv_number(r.peak_rss_bytes), csv_number(r.energy_j),
                                  std::string(r.energy_j ? (r.energy_estimated ? "1" : "0") : ""),
-                                 r.run_dir}) {
+                                 r.run_dir, r.host, r.slurm_job_id, r.slurm_task_id, r.start_time,
+                                 r.end_time}) {
       row.push_back(f);
     }
     add_row(row);
@@ -171,15 +172,15 @@ std::string sweep_csv(const Grid& grid,
   return text;
 }
 
-std::string sweep_json(const SweepInfo& info,
-                       const std::vector<Point>& points,
-                       const std::vector<PointResult>& results) {
+nlohmann::ordered_json info_json(const SweepInfo& info) {
   using ojson = nlohmann::ordered_json;  // keys in the order written: schema_version first
   ojson j;
   j["schema_version"] = rundir::kSweepSchemaVersion;
   j["status"] = info.status;
+  j["launcher"] = info.launcher;
   j["base_config"] = info.base_config;
   j["sweep_dir"] = info.sweep_dir;
+  j["workdir"] = info.workdir;
   ojson grid = ojson::array();
   for (const GridAxis& axis : info.grid) {
     grid.push_back({{"key", axis.key}, {"values", axis.values}, {"origin", axis.origin}});
@@ -199,10 +200,63 @@ std::string sweep_json(const SweepInfo& info,
   j["cores"] = info.cores;
   j["command_line"] = info.command_line;
   j["start_time"] = info.start_time;
+  j["invocation"] = info.invocation;
   j["resume_policy"] =
-      "a re-run skips points whose summary.json says completed or diverged (diverged is an "
-      "outcome of the config); failed, interrupted and unfinished points run again, their earlier "
-      "run directory and log renamed to <id>.attempt<N>";
+      "a re-run or re-submission skips points whose summary.json says completed or diverged "
+      "(diverged is an outcome of the config); failed, interrupted and unfinished points run "
+      "again, their earlier run directory and log renamed to <id>.attempt<N>; a point runs only "
+      "under its lock runs/<id>.lock, so no two tasks ever run it at once";
+  return j;
+}
+
+SweepInfo info_from_json(const json& j, const std::string& file) {
+  auto need = [&](const char* key) -> const json& {
+    if (!j.is_object() || !j.contains(key)) {
+      throw DataError(fmt::format("{}: no '{}' (not written by this llmprof sweep?)", file, key));
+    }
+    return j[key];
+  };
+  SweepInfo info;
+  try {
+    info.status = need("status").get<std::string>();
+    info.launcher = need("launcher").get<std::string>();
+    info.base_config = need("base_config").get<std::string>();
+    info.sweep_dir = need("sweep_dir").get<std::string>();
+    info.workdir = need("workdir").get<std::string>();
+    for (const json& axis : need("grid")) {
+      info.grid.push_back({axis.at("key").get<std::string>(),
+                           axis.at("values").get<std::vector<std::string>>(),
+                           axis.at("origin").get<std::string>()});
+    }
+    info.overrides = need("overrides").get<std::vector<std::string>>();
+    info.repeat = need("repeat").get<int64_t>();
+    info.jobs = need("jobs").get<int64_t>();
+    info.jobs_requested = need("jobs_requested").get<int64_t>();
+    info.jobs_policy = need("jobs_policy").get<std::string>();
+    info.threads_per_point = need("threads_per_point").get<int64_t>();
+    info.peak_flops_per_s = need("peak_flops_per_s").is_number()
+                                ? need("peak_flops_per_s").get<double>()
+                                : 0.0;
+    info.peak_source = need("peak_source").get<std::string>();
+    info.peak_measured_at = need("peak_measured_at").is_string()
+                                ? need("peak_measured_at").get<std::string>()
+                                : std::string();
+    info.peak_reused = need("peak_reused").get<bool>();
+    info.cores = need("cores").get<int64_t>();
+    info.command_line = need("command_line").get<std::vector<std::string>>();
+    info.start_time = need("start_time").get<std::string>();
+    info.invocation = need("invocation").get<std::string>();
+  } catch (const json::exception& e) {
+    throw DataError(fmt::format("{}: malformed sweep context: {}", file, e.what()));
+  }
+  return info;
+}
+
+std::string sweep_json(const SweepInfo& info,
+                       const std::vector<Point>& points,
+                       const std::vector<PointResult>& results) {
+  using ojson = nlohmann::ordered_json;
+  ojson j = info_json(info);
   ojson counts = ojson::object();
   ojson pts = ojson::array();
   for (size_t i = 0; i < points.size(); ++i) {
@@ -223,7 +277,13 @@ std::string sweep_json(const SweepInfo& info,
                    {"log", r.log_path},
                    {"duration_s", or_null(r.duration_s)},
                    {"reused", r.reused},
-                   {"moved_aside", r.moved_aside}});
+                   {"moved_aside", r.moved_aside},
+                   {"host", r.host.empty() ? ojson(nullptr) : ojson(r.host)},
+                   {"slurm_job_id", r.slurm_job_id.empty() ? ojson(nullptr) : ojson(r.slurm_job_id)},
+                   {"slurm_task_id",
+                    r.slurm_task_id.empty() ? ojson(nullptr) : ojson(r.slurm_task_id)},
+                   {"start_time", r.start_time.empty() ? ojson(nullptr) : ojson(r.start_time)},
+                   {"end_time", r.end_time.empty() ? ojson(nullptr) : ojson(r.end_time)}});
   }
   j["counts"] = counts;
   j["points"] = pts;

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "llmprof/sweep/grid.h"
 
 namespace llmprof::sweep {
@@ -21,9 +23,16 @@ struct PointResult {
   std::string message;           // why, when not completed
   std::string run_dir;           // <sweep>/runs/<id>, "" when the run left no directory
   std::string log_path;          // <sweep>/runs/<id>.log
-  std::optional<double> duration_s;      // wall time of the process, this invocation only
+  std::optional<double> duration_s;      // wall time of the train process
   bool reused = false;                   // completed/diverged by an earlier invocation: not re-run
   std::vector<std::string> moved_aside;  // earlier attempts renamed to <id>.attempt<N>[.log]
+  // Where and when it ran, from the point record `llmprof sweep run-point` keeps.
+  std::string host;
+  std::string slurm_job_id;   // SLURM_ARRAY_JOB_ID (else SLURM_JOB_ID); "" outside Slurm
+  std::string slurm_task_id;  // SLURM_ARRAY_TASK_ID; "" outside a job array
+  std::string start_time;     // ISO 8601, local time with offset
+  std::string end_time;       // "" while running
+  std::string invocation;     // the launcher invocation that ran it (plan.json's invocation)
   // From summary.json; nullopt where it holds null or nothing.
   std::optional<double> median_step_ms, tokens_per_s, mfu;  // medians over the measured steps
   std::optional<double> final_train_loss, final_val_loss, final_val_perplexity;
@@ -50,8 +59,17 @@ struct SweepInfo {
   bool peak_reused = false;      // true: taken from sweep.json of an earlier invocation
   std::vector<std::string> command_line;
   std::string start_time;          // ISO 8601, local time with offset
-  std::string status = "running";  // running | finished | interrupted
+  std::string status = "running";  // running | submitted | finished | interrupted
+  std::string launcher = "local";  // config::name(Launcher)
+  std::string invocation;          // this launcher invocation: start time and pid
+  std::string workdir;             // where points resolve relative paths (the launcher's cwd)
 };
+
+// The context half of sweep.json (and of plan.json), from schema_version to resume_policy.
+nlohmann::ordered_json info_json(const SweepInfo& info);
+
+// The context read back from plan.json; throws DataError naming the file and the field.
+SweepInfo info_from_json(const nlohmann::json& j, const std::string& file);
 
 // True for statuses a re-run keeps: completed, and diverged (an outcome of the config itself).
 bool is_final_status(const std::string& status);
@@ -80,7 +98,8 @@ PointResult finished_result(const std::string& run_dir,
                             const std::string& log_path,
                             int wait_status);
 
-// sweep.csv: the swept keys, repeat, point_id, status, exit_code, metrics, run_dir.
+// sweep.csv: the swept keys, repeat, point_id, status, exit_code, metrics, run_dir, then where and
+// when it ran (host, slurm_job_id, slurm_task_id, start_time, end_time).
 std::string sweep_csv(const Grid& grid,
                       const std::vector<Point>& points,
                       const std::vector<PointResult>& results);

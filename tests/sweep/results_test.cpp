@@ -108,11 +108,13 @@ TEST(SweepCsv, OneRowPerFinishedPointWithEmptyUnknowns) {
             (std::vector<std::string>{"train.batch_size", "repeat", "point_id", "status",
                                       "exit_code", "median_step_ms", "tokens_per_s", "mfu",
                                       "final_train_loss", "final_val_loss", "final_val_perplexity",
-                                      "peak_rss_bytes", "energy_j", "energy_estimated", "run_dir"}));
+                                      "peak_rss_bytes", "energy_j", "energy_estimated", "run_dir",
+                                      "host", "slurm_job_id", "slurm_task_id", "start_time",
+                                      "end_time"}));
   EXPECT_EQ(rows[1], (std::vector<std::string>{
                          "8", "1", "p001-train.batch_size=8-r1", "completed", "0", "12.5", "10240",
                          "", "2.5", "2.75", "15.642631884188171", "123456789", "42.5", "0",
-                         "runs/x"}));
+                         "runs/x", "", "", "", "", ""}));
 }
 
 }  // namespace

@@ -3,7 +3,10 @@
 // resume after SIGINT and SIGKILL, re-running failed points only, and --jobs splitting threads.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -12,6 +15,7 @@
 #include <thread>
 
 #include "llmprof/output/csv.h"
+#include "support/csv_rows.h"
 #include "support/test_support.h"
 
 namespace fs = std::filesystem;
@@ -21,7 +25,8 @@ namespace {
 
 using test::run_llmprof;
 using test::ScratchDir;
-using Row = std::map<std::string, std::string>;
+using Row = test::CsvRow;
+using test::csv_rows;
 
 const std::string kTiny = std::string(LLMPROF_SOURCE_DIR) + "/configs/tiny_test.yaml";
 
@@ -35,18 +40,6 @@ std::vector<std::string> sweep_args(const ScratchDir& dir, std::vector<std::stri
                                 dir.path(), "--name",   "s",   "--quiet"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
-}
-
-// sweep.csv's data rows as header -> field maps.
-std::vector<Row> csv_rows(const std::string& path) {
-  auto rows = output::parse_csv(test::read_file(path));
-  std::vector<Row> out;
-  for (size_t i = 1; i < rows.size(); ++i) {
-    Row r;
-    for (size_t c = 0; c < rows[0].size() && c < rows[i].size(); ++c) r[rows[0][c]] = rows[i][c];
-    out.push_back(r);
-  }
-  return out;
 }
 
 nlohmann::json read_json(const std::string& path) {
@@ -326,6 +319,133 @@ TEST(SweepJobs, TwoJobsSplitTheCoresAndComplete) {
   EXPECT_EQ(jc["jobs_requested"], 4096);
   EXPECT_EQ(jc["jobs"], jc["cores"]);
   expect_contains(clamped.output, "exceeds");
+}
+
+}  // namespace
+}  // namespace llmprof
+
+// ---------------------------------------------------------------------------------------------
+// run-point and status: the entry point of every point (local launcher and Slurm tasks) and the
+// view of a sweep from its directory alone.
+
+namespace llmprof {
+namespace {
+
+// Holds an exclusive flock on path while alive, as a run-point holds its point's.
+class HeldLock {
+ public:
+  explicit HeldLock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT, 0644)) {
+    EXPECT_EQ(::flock(fd_, LOCK_EX | LOCK_NB), 0) << path;
+  }
+  ~HeldLock() { ::close(fd_); }
+
+ private:
+  int fd_;
+};
+
+TEST(SweepRunPoint, SkipsAFinishedPointAndRejectsABadIndexOrDirectory) {
+  ScratchDir dir;
+  ASSERT_EQ(run_llmprof(sweep_args(dir, {"--grid", "optim.lr=1e-3"})).exit_code, 0);
+  const std::string s = dir.file("s");
+  const std::string summary = s + "/runs/p001-optim.lr=0.001-r1/summary.json";
+  const auto before = fs::last_write_time(summary);
+  auto again = run_llmprof({"sweep", "run-point", s, "--index", "0"});
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  expect_contains(again.output, "skipped (already completed");
+  EXPECT_EQ(fs::last_write_time(summary), before);
+  auto record = read_json(s + "/runs/p001-optim.lr=0.001-r1.point.json");
+  EXPECT_EQ(record["status"], "completed");
+  EXPECT_FALSE(record["host"].get<std::string>().empty());
+  EXPECT_FALSE(record["end_time"].get<std::string>().empty());
+  auto bad_index = run_llmprof({"sweep", "run-point", s, "--index", "1"});
+  EXPECT_EQ(bad_index.exit_code, 2) << bad_index.output;
+  expect_contains(bad_index.output, "--index 1: the sweep in");
+  auto not_a_sweep = run_llmprof({"sweep", "run-point", dir.path(), "--index", "0"});
+  EXPECT_EQ(not_a_sweep.exit_code, 2) << not_a_sweep.output;
+  expect_contains(not_a_sweep.output, "plan.json: not found");
+}
+
+TEST(SweepRunPoint, APointClaimedByAnotherTaskIsNotRunTwice) {
+  ScratchDir dir;
+  ASSERT_EQ(run_llmprof(sweep_args(dir, {"--grid", "optim.lr=1e-3"})).exit_code, 0);
+  const std::string s = dir.file("s"), id = "p001-optim.lr=0.001-r1";
+  // Failed points run again, unless another task holds the point.
+  auto sum = read_json(s + "/runs/" + id + "/summary.json");
+  sum["status"] = "failed";
+  test::write_file(s + "/runs/" + id + "/summary.json", sum.dump());
+  {
+    HeldLock held(s + "/runs/" + id + ".lock");
+    auto r = run_llmprof({"sweep", "run-point", s, "--index", "0"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    expect_contains(r.output, "skipped (another task runs it");
+    EXPECT_FALSE(fs::exists(s + "/runs/" + id + ".attempt1"));
+    auto st = run_llmprof({"sweep", "status", s});
+    expect_contains(st.output, "1 failed");
+  }
+  auto r = run_llmprof({"sweep", "run-point", s, "--index", "0", "--quiet"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(s + "/runs/" + id + ".attempt1/summary.json"));
+  EXPECT_TRUE(fs::exists(s + "/runs/" + id + ".attempt1.point.json"));
+  EXPECT_EQ(csv_rows(s + "/sweep.csv")[0]["status"], "completed");
+}
+
+TEST(SweepStatus, ShowsRunningPointsByTheirLockAndDeadOnesAsInterrupted) {
+  ScratchDir dir;
+  ASSERT_EQ(run_llmprof(sweep_args(dir, {"--grid", "optim.lr=1e-3,2e-3"})).exit_code, 0);
+  const std::string s = dir.file("s"), id = "p002-optim.lr=0.002-r1";
+  auto done = run_llmprof({"sweep", "status", s});
+  EXPECT_EQ(done.exit_code, 0) << done.output;
+  expect_contains(done.output, "2 completed");
+  expect_contains(done.output, "progress: 2/2 done");
+  // Point 2 as a task that started it left it: a record that says running, no summary yet.
+  fs::rename(s + "/runs/" + id, s + "/runs/elsewhere");
+  auto record = read_json(s + "/runs/" + id + ".point.json");
+  record["status"] = "running";
+  record["slurm_job_id"] = "77";
+  record["slurm_task_id"] = "1";
+  test::write_file(s + "/runs/" + id + ".point.json", record.dump());
+  {
+    HeldLock held(s + "/runs/" + id + ".lock");
+    auto running = run_llmprof({"sweep", "status", s});
+    expect_contains(running.output, "1 running");
+    expect_contains(running.output, "job 77_1");
+  }
+  auto dead = run_llmprof({"sweep", "status", s});  // nobody holds it: the task died
+  expect_contains(dead.output, "1 interrupted");
+  expect_contains(dead.output, "without recording an outcome");
+  auto rows = csv_rows(s + "/sweep.csv");  // status brought sweep.csv up to date
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1]["status"], "interrupted");
+  EXPECT_EQ(rows[1]["slurm_job_id"], "77");
+}
+
+TEST(SweepSlurm, MissingSbatchAndBadLauncherKeysAreClearErrors) {
+  ScratchDir dir;
+  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  ::setenv("PATH", "/nonexistent", 1);
+  auto r = run_llmprof(sweep_args(dir, {"--grid", "optim.lr=1e-3", "--launcher", "slurm"}));
+  ::setenv("PATH", path.c_str(), 1);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  expect_contains(r.output, "sbatch not found on PATH");
+  auto bad = run_llmprof(sweep_args(dir, {"--launcher", "slurmm"}));
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  expect_contains(bad.output, "--launcher 'slurmm'");
+  test::write_file(dir.file("l.yaml"), test::read_file(kTiny) + "sweep:\n  launcher: slurmm\n");
+  auto file = run_llmprof({"sweep", "--config", dir.file("l.yaml"), "--out", dir.path()});
+  EXPECT_EQ(file.exit_code, 2) << file.output;
+  expect_contains(file.output, "sweep.launcher: 'slurmm' is not one of local|slurm");
+  expect_contains(file.output, "l.yaml line 25");
+  test::write_file(dir.file("k.yaml"),
+                   test::read_file(kTiny) + "sweep:\n  slurm:\n    cpus_per_tsk: 2\n");
+  auto key = run_llmprof({"sweep", "--config", dir.file("k.yaml"), "--out", dir.path()});
+  EXPECT_EQ(key.exit_code, 2) << key.output;
+  expect_contains(key.output, "unknown key 'sweep.slurm.cpus_per_tsk'");
+  auto local = run_llmprof(sweep_args(dir, {"--slurm-arg=--account=x"}));
+  EXPECT_EQ(local.exit_code, 2) << local.output;
+  auto keys = run_llmprof({"config", "keys"});
+  expect_contains(keys.output, "sweep.launcher");
+  expect_contains(keys.output, "local|slurm");
+  expect_contains(keys.output, "sweep.slurm.max_concurrent_tasks");
 }
 
 }  // namespace

@@ -70,6 +70,11 @@ LLMPROF_ENUM_NAMES(Device, "device", "cpu", "cuda");
 enum class BenchVariant : int { kFp32 = 0, kBf16 = 1, kInt8 = 2 };
 LLMPROF_ENUM_NAMES(BenchVariant, "bench.variants", "fp32", "bf16", "int8");
 
+// Where `llmprof sweep` runs its points: here, as child processes, or as one Slurm job array.
+// Read from the sweep section (sweep.launcher) or --launcher; not a key of a run's config.
+enum class Launcher : int { kLocal = 0, kSlurm = 1 };
+LLMPROF_ENUM_NAMES(Launcher, "sweep.launcher", "local", "slurm");
+
 #undef LLMPROF_ENUM_NAMES
 
 // The name of a value ("bf16"), as config files and output files spell it; "?" for a value

@@ -36,6 +36,12 @@ inline constexpr std::string_view kBenchJson = "bench.json";
 inline constexpr std::string_view kSweepCsv = "sweep.csv";
 inline constexpr std::string_view kSweepJson = "sweep.json";
 inline constexpr std::string_view kSweepRuns = "runs";
+// What every launcher and `llmprof sweep run-point` read the sweep from: context, points, --sets.
+inline constexpr std::string_view kSweepPlan = "plan.json";
+// runs/<point id> + this: the point's record (status, host, Slurm job and task, times).
+inline constexpr std::string_view kPointRecordSuffix = ".point.json";
+// The Slurm launcher's folder: its sbatch scripts, submissions.csv and logs/%A_%a.out.
+inline constexpr std::string_view kSweepSlurm = "slurm";
 
 // Bumped when a key changes meaning or goes away (new keys do not bump it).
 inline constexpr int kSummarySchemaVersion = 1;

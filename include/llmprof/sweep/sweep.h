@@ -1,9 +1,11 @@
 // llmprof sweep: runs `llmprof train` once per grid point, each as its own process, and gathers
 // their summaries into <sweep dir>/sweep.csv and sweep.json. Resumable: a re-run of the same
-// command skips points already completed (or diverged) and runs the rest again.
+// command skips points already completed (or diverged) and runs the rest again. Both launchers,
+// local (run_sweep) and Slurm (llmprof/sweep/slurm.h), run each point through run_point.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,8 @@ struct SweepOptions {
   bool quiet = false;                     // no progress; warnings and errors only
   std::vector<std::string> command_line;  // recorded in sweep.json
   std::string executable;                 // llmprof to run points with; empty = /proc/self/exe
+  bool jobs_given = false;                // --jobs on the command line (the Slurm array's %K)
+  std::vector<std::string> slurm_args;    // --slurm-arg: more sbatch arguments (both jobs)
 };
 
 // What a sweep came to, for the caller to report (`llmprof sweep` prints it and picks the exit
@@ -37,8 +41,47 @@ struct SweepOutcome {
   bool stopped = false;     // the sweep itself got SIGINT/SIGTERM and launched no more points
 };
 
+// What `llmprof sweep run-point` did with its point.
+struct PointRunOutcome {
+  std::string point_id;
+  std::string status;     // completed | diverged | failed | interrupted | skipped
+  std::string message;    // why skipped, failed or interrupted
+  std::optional<int> exit_code;  // of the point's train process; none when skipped
+  double duration_s = 0;
+  std::string log_path;   // runs/<id>.log
+};
+
+// Runs point `index` (0-based, plan order: a Slurm array task id) of the sweep in sweep_dir: claims
+// it (runs/<id>.lock; "skipped" when another task holds it or a run of the same config finished),
+// moves an unfinished earlier attempt aside, records status, host, Slurm job and task, start and
+// end in runs/<id>.point.json, and refreshes sweep.csv/sweep.json. Throws DataError when
+// sweep_dir holds no plan.json, UsageError for an index out of range.
+PointRunOutcome run_point(const std::string& sweep_dir, int64_t index);
+
+// One point as `llmprof sweep status` shows it.
+struct PointState {
+  std::string id;
+  std::string status;  // pending | running | completed | diverged | failed | interrupted
+  std::string host, slurm_job_id, slurm_task_id, start_time, end_time, message;
+};
+
+// Where a sweep stands, from its directory alone (plan.json and the point records).
+struct SweepStatus {
+  std::string sweep_dir;
+  std::string launcher;  // local | slurm
+  int64_t points = 0, pending = 0, running = 0, completed = 0, diverged = 0, failed = 0,
+          interrupted = 0;
+  std::vector<PointState> states;  // plan order
+  std::string progress;            // "3/4 done, 1 failed; running p004-..."
+};
+
+// Reads the sweep's state and brings sweep.csv/sweep.json up to date with it (a point whose task
+// died without a word shows as interrupted). Throws DataError when sweep_dir holds no plan.json.
+SweepStatus sweep_status(const std::string& sweep_dir);
+
 // Runs or resumes the sweep. Usage and config errors throw UsageError/ConfigError before any
 // point runs; a point's failure is in the outcome (and sweep.csv), not thrown.
+// Each point runs as `llmprof sweep run-point` (opts.executable).
 SweepOutcome run_sweep(const SweepOptions& opts);
 
 }  // namespace llmprof::sweep

@@ -1,0 +1,299 @@
+// The plan of a sweep, decided once per launcher invocation (make_plan), and plan.json, from which
+// run-point and status read it back.
+#include "plan.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "llmprof/config/schema.h"
+#include "llmprof/error.h"
+#include "llmprof/output/run_dir.h"
+#include "llmprof/rundir/files.h"
+#include "llmprof/sweep/sweep.h"
+#include "process.h"
+
+namespace llmprof::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+
+// MFU compares points only if they share one peak: each run measuring its own under the load of
+// the other points (--jobs) or of the machine gave figures 2x apart. So the sweep measures the
+// peak once, with `llmprof peak` at the points' thread count, and passes it to every point, unless
+// the user set profile.peak_flops_per_s, or threads / precision vary across the grid. Decided
+// here; measured (or reused) by share_peak once the sweep directory is locked.
+void decide_peak(Plan& plan, const config::Config& base, bool threads_given) {
+  SweepInfo& info = plan.info;
+  auto swept = [&](const std::string& key) {
+    return std::any_of(info.grid.begin(), info.grid.end(),
+                       [&](const GridAxis& a) { return a.key == key; });
+  };
+  // base has the --set overrides applied: profile.peak_flops_per_s=0 asks for a measurement.
+  if (base.profile.peak_flops_per_s > 0 || swept("profile.peak_flops_per_s")) {
+    info.peak_source = "configured";
+    return;
+  }
+  if (threads_given || swept("train.precision")) {
+    info.peak_source = "per point (threads or precision vary)";
+    return;
+  }
+  plan.shared_peak = true;
+  plan.precision = base.train.precision;
+  info.peak_source =
+      fmt::format("measured once by the sweep: llmprof peak --threads {} --precision {}",
+                  info.threads_per_point, config::name(plan.precision));
+}
+
+// The key lines of a to_yaml document: comments (the header names the source file) cut off.
+std::vector<std::string> value_lines(const std::string& yaml) {
+  std::vector<std::string> out;
+  std::istringstream in(yaml);
+  std::string line;
+  while (std::getline(in, line)) {
+    line = line.substr(0, line.find(" #"));
+    line.erase(line.find_last_not_of(' ') + 1);  // comment alignment depends on the widest value
+    // The shared peak is measured again on every sweep command: not a config difference.
+    if (line.find("peak_flops_per_s:") != std::string::npos) continue;
+    if (line.find_first_not_of(' ') == std::string::npos ||
+        line[line.find_first_not_of(' ')] == '#')
+      continue;
+    out.push_back(line);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> point_sets(const Plan& plan, const Point& p) {
+  int64_t threads = plan.info.threads_per_point;
+  // A Slurm task runs with the CPUs it was given; none given (or a user's threads=) keeps the plan.
+  if (const char* env = std::getenv("SLURM_CPUS_PER_TASK"); env != nullptr && plan.threads_from_env) {
+    char* end = nullptr;
+    const long n = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && n > 0) threads = n;
+  }
+  std::vector<std::string> sets{fmt::format("threads={}", threads)};
+  sets.insert(sets.end(), plan.info.overrides.begin(), plan.info.overrides.end());
+  if (plan.info.peak_flops_per_s > 0) {
+    sets.push_back(fmt::format("profile.peak_flops_per_s={}", plan.info.peak_flops_per_s));
+  }
+  for (const auto& [key, value] : p.values) sets.push_back(key + "=" + value);
+  sets.push_back("output.dir=" + plan.runs_dir);
+  sets.push_back("output.name=" + p.id);
+  return sets;
+}
+
+Plan make_plan(const SweepOptions& opts,
+               config::Launcher launcher,
+               int64_t slurm_cpus_per_task,
+               int64_t slurm_max_tasks) {
+  if (opts.repeat < 1)
+    throw UsageError(fmt::format("--repeat {}: expected 1 or more", opts.repeat));
+  if (opts.jobs < 1) throw UsageError(fmt::format("--jobs {}: expected 1 or more", opts.jobs));
+  for (const std::string& set : opts.overrides) {
+    const std::string key = set.substr(0, set.find('='));
+    if (key == "output.dir" || key == "output.name") {
+      throw UsageError("--set " + set + ": " + key +
+                       " is set by llmprof sweep (each point runs "
+                       "in <sweep dir>/runs/<point id>); use --out or --name instead");
+    }
+  }
+  Plan plan;
+  SweepInfo& info = plan.info;
+  const config::Config base = config::load_config(opts.config_path, opts.overrides);
+  Grid cli;
+  for (const std::string& arg : opts.grid_args) cli.push_back(parse_grid_arg(arg));
+  info.grid = resolve_grid(base, merge_grids(read_sweep_section(opts.config_path), cli));
+  plan.points = expand_points(info.grid, opts.repeat);
+  validate_points(base, plan.points);
+
+  const std::string name =
+      opts.name.empty() ? "sweep-" + fs::path(opts.config_path).stem().string() : opts.name;
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
+    throw UsageError("--name '" + name + "': expected a plain directory name");
+  }
+  // Absolute: run-point, the Slurm tasks and the report job find the sweep from anywhere.
+  info.sweep_dir =
+      fs::absolute(fs::path(opts.out_dir.empty() ? base.output.dir : opts.out_dir) / name)
+          .lexically_normal()
+          .string();
+  plan.runs_dir = rundir::path(info.sweep_dir, rundir::kSweepRuns);
+  info.base_config = fs::absolute(opts.config_path).lexically_normal().string();
+  info.workdir = fs::current_path().string();
+  info.launcher = std::string(config::name(launcher));
+  info.overrides = opts.overrides;
+  info.repeat = opts.repeat;
+  info.cores = detail::available_cores();
+  if (launcher == config::Launcher::kSlurm) {
+    // The cluster schedules: each task gets cpus_per_task CPUs and runs one point with them.
+    info.jobs_requested = slurm_max_tasks;
+    info.jobs = slurm_max_tasks;
+    info.jobs_policy =
+        "Slurm job array: at most jobs tasks at once (sbatch --array=...%jobs; 0 = no limit)";
+    info.threads_per_point = slurm_cpus_per_task;
+  } else {
+    info.jobs_requested = opts.jobs;
+    info.jobs = std::min(opts.jobs, info.cores);
+    info.jobs_policy = "--jobs above the core count is clamped to it, with a warning";
+    if (info.jobs < opts.jobs) {
+      spdlog::warn("--jobs {} exceeds the {} available cores: running {} points at a time",
+                   opts.jobs, info.cores, info.jobs);
+    }
+    info.threads_per_point = std::max<int64_t>(1, info.cores / info.jobs);
+  }
+  const bool threads_given =
+      std::any_of(opts.overrides.begin(), opts.overrides.end(),
+                  [](const std::string& set) { return set.rfind("threads=", 0) == 0; }) ||
+      std::any_of(info.grid.begin(), info.grid.end(),
+                  [](const GridAxis& axis) { return axis.key == "threads"; });
+  plan.threads_from_env = !threads_given;
+  if (threads_given) {
+    spdlog::warn(
+        "threads is given by --set or --grid: it overrides the sweep's split of {} "
+        "threads per point (threads_per_point in sweep.json)",
+        info.threads_per_point);
+  }
+  info.command_line = opts.command_line;
+  info.start_time = output::local_time_now("%Y-%m-%dT%H:%M:%S%z");
+  info.invocation = fmt::format("{} pid {}", info.start_time, ::getpid());
+  plan.executable = opts.executable.empty() ? detail::self_executable() : opts.executable;
+  decide_peak(plan, base, threads_given);
+  return plan;
+}
+
+// The shared peak: the one an earlier invocation of this sweep measured under the same settings
+// (sweep.json), so old and new points divide by one figure; else measured now. Called with the
+// sweep directory locked.
+void share_peak(Plan& plan) {
+  if (!plan.shared_peak) return;
+  SweepInfo& info = plan.info;
+  if (auto stored = read_stored_peak(info.sweep_dir);
+      stored && stored->source == info.peak_source) {
+    info.peak_flops_per_s = stored->flops_per_s;
+    info.peak_measured_at = stored->measured_at;
+    info.peak_reused = true;
+    spdlog::info("peak for MFU: {:.1f} GFLOP/s, reused from this sweep's measurement{} ({})",
+                 info.peak_flops_per_s * 1e-9,
+                 info.peak_measured_at.empty() ? "" : " of " + info.peak_measured_at,
+                 rundir::path(info.sweep_dir, rundir::kSweepJson));
+    return;
+  }
+  const std::string cmd =
+      fmt::format("'{}' peak --threads {} --precision {} 2>/dev/null", plan.executable,
+                  info.threads_per_point, config::name(plan.precision));
+  std::string out;
+  if (FILE* f = popen(cmd.c_str(), "r")) {
+    char buf[256];
+    while (fgets(buf, sizeof buf, f) != nullptr) out += buf;
+    pclose(f);
+  }
+  const size_t at = out.find("peak_flops_per_s: ");
+  double flops = 0;
+  if (at != std::string::npos) {
+    try {
+      flops = std::stod(out.substr(at + 18));
+    } catch (const std::exception&) {
+      flops = 0;
+    }
+  }
+  if (!(flops > 0)) {
+    spdlog::warn("could not measure a shared peak ({}): each point measures its own", cmd);
+    info.peak_source = "per point (shared measurement failed)";
+    return;
+  }
+  info.peak_flops_per_s = flops;
+  info.peak_measured_at = output::local_time_now("%Y-%m-%dT%H:%M:%S%z");  // sweep.json keeps it
+  spdlog::info("peak for MFU: {:.1f} GFLOP/s ({})", info.peak_flops_per_s * 1e-9, info.peak_source);
+}
+
+std::string config_difference(const Plan& plan, const Point& p, const std::string& run_dir) {
+  auto expected =
+      value_lines(config::to_yaml(config::load_config(plan.info.base_config, point_sets(plan, p))));
+  std::vector<std::string> found;
+  try {
+    found = value_lines(config::to_yaml(config::load_config(run_dir + "/config.yaml")));
+  } catch (const Error& e) {
+    return std::string("its config.yaml does not load: ") + e.what();
+  }
+  for (size_t i = 0; i < std::max(expected.size(), found.size()); ++i) {
+    std::string now = i < expected.size() ? expected[i] : "",
+                then = i < found.size() ? found[i] : "";
+    if (now != then) return "'" + then + "' now '" + now + "'";
+  }
+  return "";
+}
+
+
+void write_plan(const Plan& plan) {
+  nlohmann::ordered_json j = info_json(plan.info);
+  j["threads_from_env"] = plan.threads_from_env;
+  nlohmann::ordered_json points = nlohmann::ordered_json::array();
+  for (const Point& p : plan.points) {
+    nlohmann::ordered_json values = nlohmann::ordered_json::array();
+    for (const auto& [key, value] : p.values) values.push_back({key, value});
+    points.push_back({{"id", p.id}, {"index", p.index}, {"repeat", p.repeat}, {"values", values}});
+  }
+  j["points"] = points;
+  output::write_file_atomic(rundir::path(plan.info.sweep_dir, rundir::kSweepPlan),
+                            j.dump(2) + "\n");
+}
+
+Plan read_plan(const std::string& sweep_dir) {
+  const std::string file = rundir::path(sweep_dir, rundir::kSweepPlan);
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    throw DataError(fmt::format(
+        "{}: not found; '{}' is not a sweep directory made by llmprof sweep (or one made before "
+        "plan.json existed: run the sweep command again to write it)",
+        file, sweep_dir));
+  }
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw DataError(file + ": not valid JSON");
+  Plan plan;
+  plan.info = info_from_json(j, file);
+  plan.runs_dir = rundir::path(plan.info.sweep_dir, rundir::kSweepRuns);
+  plan.threads_from_env = j.value("threads_from_env", true);
+  try {
+    for (const nlohmann::json& p : j.at("points")) {
+      Point point;
+      point.id = p.at("id").get<std::string>();
+      point.index = p.at("index").get<int64_t>();
+      point.repeat = p.at("repeat").get<int64_t>();
+      for (const nlohmann::json& kv : p.at("values")) {
+        point.values.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
+      }
+      plan.points.push_back(std::move(point));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError(fmt::format("{}: malformed points: {}", file, e.what()));
+  }
+  plan.executable = detail::self_executable();
+  return plan;
+}
+
+std::optional<PointResult> finished_run(const Plan& plan, const Point& p, bool warn_if_changed) {
+  const std::string run_dir = plan.runs_dir + "/" + p.id;
+  std::error_code ec;
+  if (!fs::is_directory(run_dir, ec)) return std::nullopt;
+  PointResult prior;
+  prior.run_dir = run_dir;
+  prior.log_path = run_dir + ".log";
+  if (!read_summary(run_dir, prior) || !is_final_status(prior.status)) return std::nullopt;
+  if (std::string diff = config_difference(plan, p, run_dir); !diff.empty()) {
+    if (warn_if_changed) {
+      spdlog::warn("sweep: {} ran before with another config ({}): running it again", p.id, diff);
+    }
+    return std::nullopt;
+  }
+  prior.exit_code = prior.status == "completed" ? kExitOk : kExitRuntime;
+  return prior;
+}
+
+}  // namespace llmprof::sweep

@@ -1,0 +1,261 @@
+// submit_sweep: plan as the local launcher does, write <sweep>/slurm/{array,report}.sbatch, submit
+// the array (a task per point still to run, at most K at once) and the report job after it, and
+// log the submission in slurm/submissions.csv. Nothing here waits for the cluster.
+#include "llmprof/sweep/slurm.h"
+
+#include <fmt/format.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "llmprof/error.h"
+#include "llmprof/output/csv.h"
+#include "llmprof/output/run_dir.h"
+#include "llmprof/rundir/files.h"
+#include "llmprof/sweep/sweep.h"
+#include "plan.h"
+#include "process.h"
+#include "record.h"
+
+namespace llmprof::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+
+// How long a submission waits for a local sweep (or its points) that holds the directory.
+constexpr double kLockTimeout_s = 120;
+
+// s as one bash word: '...' with each ' written '\''.
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// "0-3,5,7-8": ascending indices as sbatch --array ranges.
+std::string index_ranges(const std::vector<int64_t>& indices) {
+  std::string out;
+  for (size_t i = 0; i < indices.size();) {
+    size_t j = i;
+    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") + (j == i ? std::to_string(indices[i])
+                                              : fmt::format("{}-{}", indices[i], indices[j]));
+    i = j + 1;
+  }
+  return out;
+}
+
+// Where compute nodes usually cannot see what this host wrote.
+bool is_node_local(const std::string& path) {
+  for (const char* prefix : {"/tmp/", "/var/tmp/", "/dev/shm/"}) {
+    if (path.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+// The #SBATCH lines every job of the sweep shares.
+std::string common_lines(const SlurmSettings& s, const std::string& workdir) {
+  std::string out = fmt::format("#SBATCH --chdir={}\n", workdir);
+  if (!s.partition.empty()) out += fmt::format("#SBATCH --partition={}\n", s.partition);
+  if (!s.time.empty()) out += fmt::format("#SBATCH --time={}\n", s.time);
+  return out;
+}
+
+std::string array_script(const Plan& plan, const SlurmSettings& s, const std::string& logs) {
+  std::string out = fmt::format(
+      "#!/bin/bash\n"
+      "# llmprof sweep {}: one array task per point (written by llmprof sweep --launcher slurm).\n"
+      "# Task i runs point i of plan.json; `llmprof sweep status {}` shows where it stands.\n"
+      "#SBATCH --job-name={}\n"
+      "#SBATCH --output={}/%A_%a.out\n"
+      "#SBATCH --ntasks=1\n"
+      "#SBATCH --cpus-per-task={}\n",
+      plan.info.sweep_dir, plan.info.sweep_dir, fs::path(plan.info.sweep_dir).filename().string(),
+      logs, s.cpus_per_task);
+  out += common_lines(s, plan.info.workdir);
+  if (!s.mem.empty()) out += fmt::format("#SBATCH --mem={}\n", s.mem);
+  if (!s.gres.empty()) out += fmt::format("#SBATCH --gres={}\n", s.gres);
+  // exec: the task's exit code is run-point's, so a failed point is a FAILED task.
+  out += fmt::format("exec {} sweep run-point {} --index \"$SLURM_ARRAY_TASK_ID\"\n",
+                     shell_quote(plan.executable), shell_quote(plan.info.sweep_dir));
+  return out;
+}
+
+std::string report_script(const Plan& plan, const SlurmSettings& s, const std::string& logs) {
+  const std::string exe = shell_quote(plan.executable), dir = shell_quote(plan.info.sweep_dir);
+  std::string out = fmt::format(
+      "#!/bin/bash\n"
+      "# llmprof sweep {}: the report and charts, once every array task has ended.\n"
+      "#SBATCH --job-name={}-report\n"
+      "#SBATCH --output={}/report_%j.out\n"
+      "#SBATCH --ntasks=1\n"
+      "#SBATCH --cpus-per-task=1\n",
+      plan.info.sweep_dir, fs::path(plan.info.sweep_dir).filename().string(), logs);
+  out += common_lines(s, plan.info.workdir);
+  out += fmt::format(
+      "set -e\n"
+      "# status first: a task killed before it could record its end shows as interrupted.\n"
+      "{} sweep status {}\n"
+      "{} report {} --out {}/report.md\n"
+      "{} plot {} --out {}/plots\n",
+      exe, dir, exe, dir, dir, exe, dir, dir);
+  return out;
+}
+
+// Runs sbatch --parsable with args; the job id. Throws Error with sbatch's own message.
+std::string sbatch(const std::string& program, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{program, "--parsable"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const detail::Captured c = detail::run_capture(argv);
+  auto trim = [](std::string t) {
+    while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
+    return t;
+  };
+  const bool ok = WIFEXITED(c.wait_status) && WEXITSTATUS(c.wait_status) == 0;
+  std::string id = trim(c.out);
+  id = id.substr(0, id.find(';'));  // "<id>;<cluster>" on a multi-cluster setup
+  if (!ok || id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
+    std::string shown;
+    for (const std::string& a : argv) shown += (shown.empty() ? "" : " ") + a;
+    throw Error(fmt::format("sbatch refused the job ({}): {}", shown,
+                            trim(c.err.empty() ? c.out : c.err)));
+  }
+  return id;
+}
+
+// Appends one row to <sweep>/slurm/submissions.csv (header first), flushed.
+void log_submission(const std::string& path, const std::vector<std::string>& row) {
+  std::error_code ec;
+  const bool fresh = !fs::exists(path, ec);
+  std::ofstream out(path, std::ios::app | std::ios::binary);
+  if (!out) throw IoError("cannot append to '" + path + "'");
+  auto line = [&out](const std::vector<std::string>& fields) {
+    for (size_t i = 0; i < fields.size(); ++i) out << (i ? "," : "") << output::csv_field(fields[i]);
+    out << '\n';
+  };
+  if (fresh) line({"submitted_at", "array_job_id", "report_job_id", "array", "points"});
+  line(row);
+  out.flush();
+}
+
+}  // namespace
+
+SlurmSubmission submit_sweep(const SweepOptions& opts, const SlurmSettings& settings) {
+  SlurmSettings s = settings;
+  s.extra_args.insert(s.extra_args.end(), opts.slurm_args.begin(), opts.slurm_args.end());
+  if (opts.jobs_given) {
+    if (opts.jobs < 1) throw UsageError(fmt::format("--jobs {}: expected 1 or more", opts.jobs));
+    s.max_concurrent_tasks = opts.jobs;
+  }
+  Plan plan = make_plan(opts, config::Launcher::kSlurm, s.cpus_per_task, s.max_concurrent_tasks);
+  const std::string program = detail::find_program("sbatch");
+  if (program.empty()) {
+    throw Error(
+        "sbatch not found on PATH: --launcher slurm submits with Slurm's sbatch; run it on a "
+        "host with the Slurm client tools (a login node), or use --launcher local");
+  }
+  SlurmSubmission sub;
+  const SweepInfo& info = plan.info;
+  sub.sweep_dir = info.sweep_dir;
+  sub.points = static_cast<int64_t>(plan.points.size());
+  for (const std::string& path : {info.sweep_dir, plan.executable, info.base_config}) {
+    if (is_node_local(path)) {
+      sub.warnings.push_back(fmt::format(
+          "'{}' is under a node-local directory: compute nodes other than this host cannot see "
+          "it; use a shared filesystem (home, project or scratch) for --out, the config and "
+          "llmprof",
+          path));
+    }
+  }
+  const std::string slurm_dir = rundir::path(info.sweep_dir, rundir::kSweepSlurm);
+  sub.logs = slurm_dir + "/logs";
+  std::error_code ec;
+  for (const std::string& d : {plan.runs_dir, sub.logs}) {
+    fs::create_directories(d, ec);
+    if (ec) throw IoError("cannot create '" + d + "': " + ec.message());
+  }
+  detail::DirLock lock(info.sweep_dir + "/.lock", kLockTimeout_s);
+  share_peak(plan);
+  plan.info.status = "submitted";
+  write_plan(plan);
+  for (size_t i = 0; i < plan.points.size(); ++i) {
+    const Point& p = plan.points[i];
+    if (finished_run(plan, p, /*warn_if_changed=*/false)) {
+      ++sub.done;
+    } else if (detail::is_locked(point_lock_path(plan, p))) {
+      ++sub.running;
+    } else {
+      sub.to_run.push_back(static_cast<int64_t>(i));
+    }
+  }
+  refresh_tables(plan);
+  if (sub.to_run.empty()) return sub;
+
+  sub.array_script = slurm_dir + "/array.sbatch";
+  sub.report_script = slurm_dir + "/report.sbatch";
+  output::write_file_atomic(sub.array_script, array_script(plan, s, sub.logs));
+  output::write_file_atomic(sub.report_script, report_script(plan, s, sub.logs));
+  sub.array_spec = index_ranges(sub.to_run);
+  if (s.max_concurrent_tasks > 0) sub.array_spec += fmt::format("%{}", s.max_concurrent_tasks);
+  std::vector<std::string> args{"--array=" + sub.array_spec};
+  args.insert(args.end(), s.extra_args.begin(), s.extra_args.end());
+  args.push_back(sub.array_script);
+  sub.array_job_id = sbatch(program, args);
+  args = {"--dependency=afterany:" + sub.array_job_id};
+  args.insert(args.end(), s.extra_args.begin(), s.extra_args.end());
+  args.push_back(sub.report_script);
+  sub.report_job_id = sbatch(program, args);
+  log_submission(slurm_dir + "/submissions.csv",
+                 {output::local_time_now("%Y-%m-%dT%H:%M:%S%z"), sub.array_job_id,
+                  sub.report_job_id, sub.array_spec, std::to_string(sub.to_run.size())});
+  return sub;
+}
+
+std::vector<std::string> slurm_queue_lines(const std::string& sweep_dir) {
+  const std::string path =
+      rundir::path(rundir::path(sweep_dir, rundir::kSweepSlurm), "submissions.csv");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string ids;
+  const auto rows = output::parse_csv(text);
+  for (size_t r = 1; r < rows.size(); ++r) {
+    for (size_t c : {size_t{1}, size_t{2}}) {
+      if (c < rows[r].size() && !rows[r][c].empty()) ids += (ids.empty() ? "" : ",") + rows[r][c];
+    }
+  }
+  if (ids.empty()) return {};
+  const std::string squeue = detail::find_program("squeue");
+  if (squeue.empty()) return {"squeue: not on PATH (jobs " + ids + ")"};
+  const detail::Captured c =
+      detail::run_capture({squeue, "--noheader", "--jobs=" + ids, "--format=%i %T %M %R"});
+  if (!WIFEXITED(c.wait_status) || WEXITSTATUS(c.wait_status) != 0) {
+    return {"squeue --jobs=" + ids + ": " + (c.err.empty() ? "failed" : c.err)};
+  }
+  std::vector<std::string> lines;
+  std::string line;
+  std::istringstream lines_in(c.out);
+  while (std::getline(lines_in, line)) {
+    if (!line.empty()) lines.push_back("squeue: " + line);
+  }
+  if (lines.empty()) {
+    lines.push_back("squeue: no job of this sweep is queued or running (" + ids + ")");
+  }
+  // sacct knows ended jobs too, where the cluster keeps accounting (not on every cluster).
+  if (const std::string sacct = detail::find_program("sacct"); !sacct.empty()) {
+    const detail::Captured a = detail::run_capture(
+        {sacct, "--noheader", "--allocations", "--parsable2", "--jobs=" + ids,
+         "--format=JobID,State,ExitCode,Elapsed,NodeList"});
+    std::istringstream acct(a.out);
+    if (WIFEXITED(a.wait_status) && WEXITSTATUS(a.wait_status) == 0) {
+      while (std::getline(acct, line)) {
+        if (!line.empty()) lines.push_back("sacct: " + line);
+      }
+    }
+  }
+  return lines;
+}
+
+}  // namespace llmprof::sweep
