@@ -201,6 +201,12 @@ void render_chart(const HtmlChart& chart, size_t index, std::string& out) {
   if (svg.svg.empty()) {
     out += "<p class=\"note\">chart left out: " + html_escape(svg.refused) + "</p>\n";
   } else {
+    // gnuplot titles every chart "Gnuplot" (the tooltip over it): name the chart instead.
+    const std::string kGnuplotTitle = "<title>Gnuplot</title>";
+    size_t at = svg.svg.find(kGnuplotTitle);
+    if (at != std::string::npos) {
+      svg.svg.replace(at, kGnuplotTitle.size(), "<title>" + html_escape(chart.name) + "</title>");
+    }
     out += svg.svg + "\n";
   }
   std::string caption = chart.name + " (gnuplot, as `llmprof plot` draws it)";

@@ -140,6 +140,7 @@ TEST(RenderHtml, ChartsGoBesideTheirTableOthersUnderCharts) {
   EXPECT_EQ(page.find("DOCTYPE svg"), std::string::npos);
   test::expect_in_page(page, "id='c0-gpPt7'");
   test::expect_in_page(page, "id='c2-gpPt7'");
+  test::expect_in_page(page, "<title>04_phases</title>");
   EXPECT_TRUE(external_references(page).empty()) << external_references(page)[0];
 }
 
