@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs llmprof's build and run dependencies from Debian 12 packages (skips what is present).
+# Extra package names given as arguments are installed too (scripts/test.sh adds chromium for the
+# browser test of the HTML report; the quick start does not need it).
 set -euo pipefail
 pkgs=(cmake ninja-build g++ git libtorch-dev libopenblas0-openmp libcli11-dev nlohmann-json3-dev
       libfmt-dev libspdlog-dev libyaml-cpp-dev libgtest-dev gnuplot-nox zlib1g-dev)
+pkgs+=("$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

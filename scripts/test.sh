@@ -13,6 +13,8 @@ if ! command -v slurmctld >/dev/null 2>&1; then
     echo "test.sh: no Slurm and no root apt-get: the slurm test will be skipped" >&2
   fi
 fi
+# Chromium only for the tests (the HTML report in a browser); without it that test is skipped.
+scripts/install_deps.sh chromium || echo "test.sh: chromium not installed: the browser test will be skipped"
 scripts/build.sh
 cd build
 ctest --output-on-failure -j "$(nproc)" --timeout 600

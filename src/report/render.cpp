@@ -9,6 +9,7 @@
 #include "llmprof/error.h"
 #include "llmprof/output/csv.h"
 #include "llmprof/report/document.h"
+#include "llmprof/report/html.h"
 
 namespace llmprof::report {
 
@@ -184,6 +185,7 @@ std::string render_json(const Document& doc) {
       jt["rows"].push_back(jr);
     }
     jt["notes"] = t.notes;
+    if (!t.source.empty()) jt["source"] = t.source;
     j["tables"].push_back(jt);
   }
   j["findings"] = nlohmann::json::array();
@@ -207,7 +209,8 @@ Format parse_format(const std::string& name) {
   if (name == "md" || name == "markdown") return Format::kMarkdown;
   if (name == "csv") return Format::kCsv;
   if (name == "json") return Format::kJson;
-  throw UsageError("--format: '" + name + "' (expected md, csv or json)");
+  if (name == "html") return Format::kHtml;
+  throw UsageError("--format: '" + name + "' (expected md, csv, json or html)");
 }
 
 std::string render(const Document& doc, Format format) {
@@ -218,6 +221,8 @@ std::string render(const Document& doc, Format format) {
       return render_csv(doc);
     case Format::kJson:
       return render_json(doc);
+    case Format::kHtml:
+      return render_html(doc, HtmlExtras{});
   }
   return {};
 }

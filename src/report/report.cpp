@@ -4,9 +4,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <initializer_list>
 #include <memory>
+#include <string_view>
 
 #include "llmprof/error.h"
+#include "llmprof/rundir/files.h"
 #include "tables.h"
 
 namespace llmprof::report {
@@ -19,27 +23,74 @@ struct Loaded {
   std::vector<Sweep> sweeps;
 };
 
+// Where a table's figures come from: "d/f1, d/f2" for one directory; "f1, f2 in d1, d2" for more.
+std::string files_in(std::vector<std::string> dirs, std::initializer_list<std::string_view> files) {
+  std::vector<std::string> unique;
+  for (auto& d : dirs) {
+    if (std::find(unique.begin(), unique.end(), d) == unique.end()) unique.push_back(std::move(d));
+  }
+  dirs = std::move(unique);
+  if (dirs.size() == 1) {
+    std::vector<std::string> paths;
+    for (auto f : files) paths.push_back(rundir::path(dirs[0], f));
+    return fmt::format("{}", fmt::join(paths, ", "));
+  }
+  return fmt::format("{} in {}", fmt::join(files, ", "), fmt::join(dirs, ", "));
+}
+
+// The table with its source files (Table::source) set.
+Table with_source(Table t, std::string source) {
+  t.source = std::move(source);
+  return t;
+}
+
+// The files each compare table reads, of runs A and B.
+std::string compare_source(const std::string& id, const Run& a, const Run& b) {
+  std::vector<std::string> dirs = {a.dir, b.dir};
+  if (id == "compare.modules") return files_in(dirs, {rundir::kModules});
+  if (id == "compare.ops") return files_in(dirs, {rundir::kOps});
+  if (id == "compare.outcome") return files_in(dirs, {rundir::kSummary, rundir::kEval});
+  return files_in(dirs, {rundir::kSteps});
+}
+
 void add_run_sections(const Run& run, const RunMetrics& m, size_t top_ops, Document& doc) {
-  doc.tables.push_back(detail::phase_table(run, m));
-  if (auto t = detail::module_table(run, m)) doc.tables.push_back(std::move(*t));
-  if (auto t = detail::ops_table(run, top_ops)) doc.tables.push_back(std::move(*t));
-  if (auto t = detail::roofline_ops_table(run, top_ops)) doc.tables.push_back(std::move(*t));
-  if (auto t = detail::roofline_modules_table(run, top_ops)) doc.tables.push_back(std::move(*t));
-  if (auto t = detail::memory_table(run, m)) doc.tables.push_back(std::move(*t));
-  if (auto t = detail::activations_table(run)) doc.tables.push_back(std::move(*t));
+  const std::vector<std::string> dir = {run.dir};
+  doc.tables.push_back(with_source(detail::phase_table(run, m), files_in(dir, {rundir::kSteps})));
+  if (auto t = detail::module_table(run, m)) {
+    doc.tables.push_back(with_source(std::move(*t), files_in(dir, {rundir::kModules})));
+  }
+  if (auto t = detail::ops_table(run, top_ops)) {
+    doc.tables.push_back(with_source(std::move(*t), files_in(dir, {rundir::kOps})));
+  }
+  if (auto t = detail::roofline_ops_table(run, top_ops)) {
+    doc.tables.push_back(with_source(std::move(*t), files_in(dir, {rundir::kOps, rundir::kEnv})));
+  }
+  if (auto t = detail::roofline_modules_table(run, top_ops)) {
+    doc.tables.push_back(with_source(std::move(*t), files_in(dir, {rundir::kModules, rundir::kEnv})));
+  }
+  if (auto t = detail::memory_table(run, m)) {
+    doc.tables.push_back(with_source(
+        std::move(*t), files_in(dir, {rundir::kMemory, rundir::kSummary, rundir::kEnv})));
+  }
+  if (auto t = detail::activations_table(run)) {
+    doc.tables.push_back(with_source(std::move(*t), files_in(dir, {rundir::kActivations})));
+  }
   for (auto& f : run_findings(run, m)) doc.findings.push_back(std::move(f));
   doc.findings_ran = true;
 }
 
 void add_sweep_sections(const Sweep& sweep, Document& doc) {
   std::vector<SweepConfig> configs = aggregate_sweep(sweep);
-  doc.tables.push_back(detail::sweep_points_table(sweep, configs));
+  std::string source = rundir::path(sweep.dir, rundir::kSweepCsv);
+  doc.tables.push_back(with_source(detail::sweep_points_table(sweep, configs), source));
   if (!sweep.keys.empty()) {
-    doc.tables.push_back(detail::sweep_pivot_table(sweep, configs, "val_loss"));
-    doc.tables.push_back(detail::sweep_pivot_table(sweep, configs, "tokens_per_s"));
+    doc.tables.push_back(
+        with_source(detail::sweep_pivot_table(sweep, configs, "val_loss"), source));
+    doc.tables.push_back(
+        with_source(detail::sweep_pivot_table(sweep, configs, "tokens_per_s"), source));
   }
-  doc.tables.push_back(detail::sweep_best_table(sweep, configs));
-  doc.tables.push_back(detail::sweep_pareto_table(sweep, configs));
+  doc.tables.push_back(with_source(detail::sweep_best_table(sweep, configs), source));
+  doc.tables.push_back(with_source(detail::sweep_pareto_table(sweep, configs), source));
 }
 
 }  // namespace
@@ -105,11 +156,17 @@ Document build_report(const ReportOptions& options) {
     if (run->incomplete) doc.incomplete_runs.push_back(run->label);
   }
   if (!summary_runs.empty()) {
-    doc.tables.push_back(detail::summary_table(summary_runs, summary_metrics));
+    std::vector<std::string> dirs;
+    for (const Run* r : summary_runs) dirs.push_back(r->dir);
+    doc.tables.push_back(
+        with_source(detail::summary_table(summary_runs, summary_metrics),
+                    files_in(dirs, {rundir::kSummary, rundir::kSteps, rundir::kEval})));
   }
   if (cmp_a) {
-    for (auto& t : compare_tables(*cmp_a, cmp_ma, *cmp_b, cmp_mb))
+    for (auto& t : compare_tables(*cmp_a, cmp_ma, *cmp_b, cmp_mb)) {
+      t.source = compare_source(t.id, *cmp_a, *cmp_b);
       doc.tables.push_back(std::move(t));
+    }
   }
   for (size_t i = 0; i < in.runs.size(); ++i) {
     add_run_sections(*in.runs[i], in.run_metrics[i], options.top_ops, doc);

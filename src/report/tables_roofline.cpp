@@ -55,7 +55,6 @@ std::optional<Table> roofline_ops_table(const Run& run, size_t top_n) {
   Table t;
   t.id = "roofline.ops." + run.label;
   t.title = "Where optimisation pays, ops by time above the roofline: " + run.label;
-  t.source = "ops.csv, env.json";
   t.columns = {{"rank", "#"},
                {"op", "op"},
                {"calls", "calls"},
@@ -111,7 +110,6 @@ std::optional<Table> roofline_modules_table(const Run& run, size_t top_n) {
   Table t;
   t.id = "roofline.modules." + run.label;
   t.title = "Where optimisation pays, modules by time above the roofline: " + run.label;
-  t.source = "modules.csv, env.json";
   t.columns = {{"rank", "#"},          {"scope", "scope"},
                {"pass", "pass"},       {"self_ms", "self ms"},
                {"roofline_ms", "roofline ms"}, {"lost_ms", "lost ms"},

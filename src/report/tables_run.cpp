@@ -213,7 +213,6 @@ std::optional<Table> ops_table(const Run& run, size_t top_n) {
                {"lost_ms", "lost ms"},
                {"alloc_bytes", "alloc"},
                {"input_shapes", "input shapes"}};
-  t.source = "ops.csv";
   for (size_t i = 0; i < ops.size() && i < top_n; ++i) {
     const OpRow& o = *ops[i];
     t.rows.push_back({count_cell(static_cast<double>(i + 1)), text_cell(o.op), count_cell(o.calls),

@@ -66,7 +66,8 @@ TEST(RooflineReport, RanksOpsAndModulesByTimeAboveTheRoofline) {
   EXPECT_NEAR(*ops.rows[0][6].value, 2.38 / 3.58, 1e-9) << "share of all lost time";
   EXPECT_EQ(ops.rows[1][1].text, "aten::mm");
   EXPECT_EQ(ops.rows[2][1].text, "aten::copy_");
-  EXPECT_EQ(ops.source, "ops.csv, env.json");
+  EXPECT_NE(ops.source.find("/ops.csv"), std::string::npos) << ops.source;
+  EXPECT_NE(ops.source.find("/env.json"), std::string::npos) << ops.source;
   EXPECT_NE(ops.notes.back().find("ridge at 5"), std::string::npos) << ops.notes.back();
   const Table& mods = find_table(doc, "roofline.modules.roof");
   ASSERT_EQ(mods.rows.size(), 2u);

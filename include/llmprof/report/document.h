@@ -31,7 +31,7 @@ struct Table {
   std::vector<Column> columns;
   std::vector<std::vector<Cell>> rows;
   std::vector<std::string> notes;  // printed under the table
-  std::string source;              // the run files its figures come from, e.g. "ops.csv, env.json"
+  std::string source;  // the file(s) its figures come from, e.g. "runs/a/ops.csv"; may be empty
 };
 
 // One suggestion of the findings rules, with its evidence.
@@ -57,12 +57,13 @@ struct Document {
   std::vector<std::string> footer;  // methods: significance test, warm-up, definitions
 };
 
-enum class Format { kMarkdown, kCsv, kJson };
+enum class Format { kMarkdown, kCsv, kJson, kHtml };
 
-// Parses "md" | "markdown" | "csv" | "json". Throws UsageError naming the value.
+// Parses "md" | "markdown" | "csv" | "json" | "html". Throws UsageError naming the value.
 Format parse_format(const std::string& name);
 
-// The document in a format. CSV is long: table,row,column,value (one line per cell).
+// The document in a format. CSV is long: table,row,column,value (one line per cell). HTML here
+// has no charts and no input files: render_html (llmprof/report/html.h) takes those.
 std::string render(const Document& doc, Format format);
 
 // Cell helpers: the printed forms used across tables.
