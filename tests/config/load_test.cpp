@@ -104,10 +104,10 @@ TEST_F(LoadConfigTest, BinaryFileErrorHasOnlyPrintableBytes) {
 }
 
 TEST_F(LoadConfigTest, LongUnknownKeyIsCutWithItsLength) {
-  const std::string key(5000, 'k');
+  const std::string key(500, 'k');  // yaml-cpp takes plain keys up to 1024 bytes
   ConfigError e = load_error("long.yaml", key + ": 1\n");
   const std::string what = e.what();
-  EXPECT_NE(what.find("unknown key '" + std::string(80, 'k') + "... (5000 bytes)'"),
+  EXPECT_NE(what.find("unknown key '" + std::string(80, 'k') + "... (500 bytes)'"),
             std::string::npos)
       << what;
 }
