@@ -7,11 +7,23 @@
 #include <string>
 
 #include "commands.h"
+#include "llmprof/base/printable.h"
 #include "llmprof/error.h"
 #include "llmprof/output/log.h"
 #include "llmprof/version.h"
 
 namespace {
+
+// The last line of defence: whatever a message embeds, the terminal gets one line of printable
+// ASCII (control and high bytes escaped), at most this many bytes of message before the cut.
+constexpr size_t kMaxMessageBytes = 4096;
+
+// Prints "llmprof: error: <message>" and the optional hint line to stderr.
+void print_error(const std::string& message, const char* hint = nullptr) {
+  std::fprintf(stderr, "llmprof: error: %s\n",
+               llmprof::printable(message, kMaxMessageBytes).c_str());
+  if (hint != nullptr) std::fprintf(stderr, "%s\n", hint);
+}
 
 // CLI11's message in the user's words where it speaks the parser's: an option given twice reads
 // "--out: At Most 1 required but received 2".
@@ -58,15 +70,14 @@ int main(int argc, char** argv) {
     return exit_code;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::fprintf(stderr, "llmprof: error: %s\nRun 'llmprof --help' for usage.\n",
-                 usage_message(e).c_str());
+    print_error(usage_message(e), "Run 'llmprof --help' for usage.");
     return llmprof::kExitUsage;
   } catch (const llmprof::Error& e) {
-    std::fprintf(stderr, "llmprof: error: %s\n", e.what());
+    print_error(e.what());
     return e.exit_code();
   } catch (const std::exception& e) {
     std::string what = e.what();
-    std::fprintf(stderr, "llmprof: error: %s\n", what.substr(0, what.find('\n')).c_str());
+    print_error(what.substr(0, what.find('\n')));
     return llmprof::kExitRuntime;
   }
 }

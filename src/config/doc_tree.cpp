@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "llmprof/base/printable.h"
 #include "llmprof/error.h"
 
 namespace llmprof::config::detail {
@@ -234,7 +235,8 @@ DocNode parse_yaml(const std::string& text, const std::string& file) {
   } catch (const YAML::Exception& e) {
     Mark m = from_yaml(e.mark);
     throw ConfigError(
-        fmt::format("malformed YAML in {} line {}, col {}: {}", file, m.line, m.column, e.msg),
+        fmt::format("malformed YAML in {} line {}, col {}: {}", file, m.line, m.column,
+                    printable(e.msg, 200)),
         file, "", m.line, m.column);
   }
   return from_yaml(node);
@@ -247,7 +249,7 @@ DocNode parse_json(const std::string& text, const std::string& file) {
   if (!Json::sax_parse(first, last, &builder)) {
     Mark m = builder.error_mark();
     throw ConfigError(fmt::format("malformed JSON in {} line {}, col {}: {}", file, m.line,
-                                  m.column, builder.error()),
+                                  m.column, printable(builder.error(), 200)),
                       file, "", m.line, m.column);
   }
   return std::move(builder.root());

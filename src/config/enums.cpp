@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "key_spec.h"
+#include "llmprof/base/printable.h"
 #include "llmprof/error.h"
 
 namespace llmprof::config::detail {
@@ -14,7 +15,7 @@ namespace llmprof::config::detail {
 std::string unknown_name(const std::string& text, const std::vector<std::string>& names) {
   // Short values get no guess: "gpu" is one edit from "cpu" but meant "cuda".
   const std::string hint = text.size() >= 4 ? did_you_mean(text, names) : std::string();
-  return fmt::format("'{}' is not one of {}{}", text, fmt::join(names, "|"), hint);
+  return fmt::format("'{}' is not one of {}{}", printable(text), fmt::join(names, "|"), hint);
 }
 
 void throw_unknown_name(std::string_view key,

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "key_spec.h"
+#include "llmprof/base/printable.h"
 #include "llmprof/error.h"
 
 namespace llmprof::config::detail {
@@ -147,7 +148,7 @@ std::string double_quoted(const std::string& s) {
 }  // namespace
 
 std::string describe(const Origin& origin) {
-  if (!origin.set_arg.empty()) return "(from --set " + origin.set_arg + ")";
+  if (!origin.set_arg.empty()) return "(from --set " + printable(origin.set_arg) + ")";
   if (origin.file.empty()) return "";
   if (origin.mark.line <= 0) return "(" + origin.file + ")";
   return fmt::format("({} line {}, col {})", origin.file, origin.mark.line, origin.mark.column);
@@ -162,7 +163,8 @@ std::string describe_node(const DocNode& node) {
     case DocNode::Kind::kSeq:
       return "a sequence";
     case DocNode::Kind::kScalar:
-      return node.quoted ? "the string " + double_quoted(node.text) : "'" + node.text + "'";
+      return node.quoted ? "the string \"" + printable(node.text) + "\""
+                         : "'" + printable(node.text) + "'";
   }
   return "?";
 }
@@ -241,9 +243,11 @@ void assign_value(const KeySpec& spec, Config& cfg, const DocNode& value, const 
         // or fractional like 3.5.
         std::optional<double> d = parse_double(value.text);
         bool integral = !d || std::floor(*d) == *d;
-        if (!integral) fail(spec, "expected an integer, got '" + value.text + "'", origin);
+        if (!integral) {
+          fail(spec, "expected an integer, got '" + printable(value.text) + "'", origin);
+        }
         fail(spec,
-             value.text + (spec.int_max == kNoIntMax ? " does not fit a 64-bit integer"
+             printable(value.text) + (spec.int_max == kNoIntMax ? " does not fit a 64-bit integer"
                                                      : " is out of range " + range_text(spec)),
              origin);
       }
@@ -257,7 +261,7 @@ void assign_value(const KeySpec& spec, Config& cfg, const DocNode& value, const 
         const size_t e = value.text.find_first_of("eE");
         const bool tiny = e != std::string::npos && value.text[e + 1] == '-';
         fail(spec,
-             value.text + (tiny ? " is too small for a double (below ~4.9e-324)"
+             printable(value.text) + (tiny ? " is too small for a double (below ~4.9e-324)"
                                 : " is out of range " + range_text(spec) +
                                       " (beyond the largest double, ~1.8e308)"),
              origin);

@@ -17,6 +17,7 @@
 #include "doc_tree.h"
 #include "key_spec.h"
 #include "llmprof/config/schema.h"
+#include "llmprof/base/printable.h"
 #include "llmprof/error.h"
 
 namespace llmprof::config {
@@ -82,12 +83,12 @@ std::string first_key_of(const std::string& group) {
 
 // Throws "unknown key 'P' in FILE line L col C; did you mean 'Q'?" (or "in --set ARG").
 [[noreturn]] void unknown_key(const std::string& path, const Origin& origin) {
-  std::string where = !origin.set_arg.empty() ? "--set " + origin.set_arg
+  std::string where = !origin.set_arg.empty() ? "--set " + printable(origin.set_arg)
                                               : fmt::format("{} line {} col {}", origin.file,
                                                             origin.mark.line, origin.mark.column);
   std::string hint = detail::did_you_mean(path, suggestion_candidates());
   if (hint.empty()) hint = "; `llmprof config keys` lists the known keys";
-  throw ConfigError("unknown key '" + path + "' in " + where + hint, origin.file, path,
+  throw ConfigError("unknown key '" + printable(path) + "' in " + where + hint, origin.file, path,
                     origin.mark.line, origin.mark.column);
 }
 
@@ -112,7 +113,12 @@ void set_from_file(Config& cfg,
 // (`threads: 2`) and, as a convenience, flat dotted keys (`model.n_layer: 4`).
 void apply_document(Config& cfg, const DocNode& root, const std::string& file, Origins& origins) {
   using Kind = DocNode::Kind;
-  if (root.kind == Kind::kNull) return;  // an empty file: all defaults
+  if (root.kind == Kind::kNull) {
+    // An empty file is more likely a wrong path or a truncated copy than a wish for all defaults.
+    throw ConfigError(file + ": the config file is empty (no keys, only whitespace or comments); "
+                          "give at least one key, e.g. `model: {n_layer: 4}`",
+                      file);
+  }
   if (root.kind != Kind::kMap) {
     throw ConfigError(
         fmt::format("{}: expected a mapping of config groups and keys at top level, "
@@ -158,13 +164,13 @@ void apply_override_impl(Config& cfg, const std::string& assignment, Origins* or
   };
   std::string key = eq == std::string::npos ? std::string() : trim(assignment.substr(0, eq));
   if (key.empty()) {
-    throw ConfigError("malformed override '" + assignment +
+    throw ConfigError("malformed override '" + printable(assignment) +
                       "': expected --set key=value, e.g. --set model.n_layer=4");
   }
   Origin origin{"", {}, assignment};
   const KeySpec* spec = detail::find_key(key);
   if (spec == nullptr && detail::is_group(key)) {
-    throw ConfigError("--set " + assignment + ": '" + key +
+    throw ConfigError("--set " + printable(assignment) + ": '" + key +
                           "' is a group, not a key; set one of its keys, e.g. --set " +
                           first_key_of(key) + "=...",
                       "", key);

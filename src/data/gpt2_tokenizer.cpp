@@ -13,6 +13,7 @@
 #include "llmprof/config/enums.h"
 #include "llmprof/data/corpus.h"
 #include "llmprof/data/tokenizer.h"
+#include "llmprof/base/printable.h"
 #include "llmprof/error.h"
 #include "unicode.h"
 
@@ -45,7 +46,7 @@ uint64_t pair_key(int32_t left, int32_t right) {
 
 // A token for a message: its stand-in characters, shortened.
 std::string quote(const std::string& token) {
-  return "'" + (token.size() > 40 ? token.substr(0, 40) + "..." : token) + "'";
+  return "'" + printable(token, 40) + "'";
 }
 
 class Gpt2Tokenizer final : public Tokenizer {
@@ -114,7 +115,7 @@ class Gpt2Tokenizer final : public Tokenizer {
     try {
       j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
-      throw DataError(path + ": not valid JSON: " + e.what());
+      throw DataError(path + ": not valid JSON: " + printable(e.what(), 200));
     }
     if (!j.is_object() || j.empty()) {
       throw DataError(path + ": expected a JSON object mapping tokens to ids");

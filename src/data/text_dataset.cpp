@@ -11,6 +11,7 @@
 #include <numeric>
 #include <random>
 
+#include "llmprof/base/printable.h"
 #include "llmprof/error.h"
 #include "rng.h"
 #include "unicode.h"
@@ -34,8 +35,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 std::string shorten(std::string_view s) {
-  return s.size() > kMaxQuotedChars ? std::string(s.substr(0, kMaxQuotedChars)) + "..."
-                                    : std::string(s);
+  return printable(s, kMaxQuotedChars);
 }
 
 bool is_blank(std::string_view line) {

@@ -9,6 +9,7 @@
 #include "llmprof/config/config.h"
 #include "llmprof/data/corpus.h"
 #include "llmprof/data/wordpiece.h"
+#include "llmprof/base/printable.h"
 #include "llmprof/error.h"
 
 namespace llmprof::data {
@@ -104,7 +105,7 @@ std::unique_ptr<Tokenizer> load_char_tokenizer(const std::string& dir) {
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw DataError(path + ": not valid JSON: " + e.what());
+    throw DataError(path + ": not valid JSON: " + printable(e.what(), 200));
   }
   if (!j.is_object() || config::find_enum<config::TokenizerKind>(j.value("type", std::string())) !=
                             config::TokenizerKind::kChar) {

@@ -19,6 +19,7 @@
 #include "llmprof/config/enums.h"
 #include "llmprof/data/corpus.h"
 #include "llmprof/data/wordpiece.h"
+#include "llmprof/base/printable.h"
 #include "llmprof/error.h"
 #include "unicode.h"
 
@@ -41,7 +42,7 @@ size_t utf8_chars(std::string_view s) {
 
 // A token for a message: quoted, shortened.
 std::string quote(const std::string& token) {
-  return "'" + (token.size() > 40 ? token.substr(0, 40) + "..." : token) + "'";
+  return "'" + printable(token, 40) + "'";
 }
 
 class WordPieceTokenizerImpl final : public WordPieceTokenizer {

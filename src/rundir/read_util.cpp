@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "llmprof/base/printable.h"
 #include "llmprof/error.h"
 #include "llmprof/output/csv.h"
 #include "llmprof/rundir/files.h"
@@ -72,7 +73,7 @@ std::optional<double> CsvFile::number(size_t row, int col) const {
   auto v = parse_number(t);
   if (!v) {
     throw DataError(fmt::format("{} line {}: column '{}': '{}' is not a number", path, lines[row],
-                                header[static_cast<size_t>(col)], t));
+                                header[static_cast<size_t>(col)], printable(t)));
   }
   return v;
 }
@@ -91,7 +92,7 @@ std::optional<int64_t> CsvFile::integer(size_t row, int col) const {
   if (!v) return std::nullopt;
   if (*v != static_cast<double>(static_cast<int64_t>(*v))) {
     throw DataError(fmt::format("{} line {}: column '{}': '{}' is not an integer", path, lines[row],
-                                header[static_cast<size_t>(col)], text(row, col)));
+                                header[static_cast<size_t>(col)], printable(text(row, col))));
   }
   return static_cast<int64_t>(*v);
 }
@@ -200,7 +201,8 @@ nlohmann::json read_json(const std::string& path) {
     size_t colon = what.rfind(": ");
     std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
     throw DataError(
-        fmt::format("{} line {}, col {}: invalid JSON: {}", path, line, column, reason));
+        fmt::format("{} line {}, col {}: invalid JSON: {}", path, line, column,
+                    printable(reason, 200)));
   }
 }
 

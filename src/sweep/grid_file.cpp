@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "llmprof/config/schema.h"
+#include "llmprof/base/printable.h"
 #include "llmprof/error.h"
 #include "llmprof/sweep/grid.h"
 #include "llmprof/sweep/slurm.h"
@@ -34,7 +35,7 @@ double parse_number(const std::string& s, const char* what) {
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
   if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v)) {
-    throw ConfigError(fmt::format("{}: '{}' is not a number", what, s));
+    throw ConfigError(fmt::format("{}: '{}' is not a number", what, printable(s)));
   }
   return v;
 }
@@ -51,7 +52,8 @@ YAML::Node load_file(const std::string& config_path) {
   try {
     return YAML::LoadFile(config_path);
   } catch (const YAML::Exception& e) {
-    throw ConfigError(fmt::format("{}: cannot read the sweep section: {}", config_path, e.what()),
+    throw ConfigError(fmt::format("{}: cannot read the sweep section: {}", config_path,
+                                  printable(e.what(), 200)),
                       config_path);
   }
 }

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -71,6 +72,48 @@ TEST(CliTrain, WarmupLongerThanTheRunIsClampedWithAWarningNamingBothKeys) {
   const auto summary = nlohmann::json::parse(test::read_file(dir.file("short/summary.json")));
   EXPECT_EQ(summary["config_notes"].size(), 1u);
   expect_contains(test::read_file(dir.file("short/config.yaml")), "warmup_steps: 3");
+}
+
+// The bytes of a message a terminal can show: no control byte but the line ends, nothing >= 0x7f.
+void expect_printable(const std::string& text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    ASSERT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7f))
+        << "raw byte 0x" << std::hex << int(c) << " at " << std::dec << i << " in:\n"
+        << text.substr(0, 2000);
+  }
+}
+
+TEST(CliConfigErrors, BinaryFileAsConfigGivesAReadableOneLineError) {
+  const std::string binary = test::llmprof_binary();  // an ELF file: NULs, 0x7f, high bytes
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"train", "--config", binary},
+        std::vector<std::string>{"config", "show", binary},
+        std::vector<std::string>{"sweep", "--config", binary}}) {
+    auto r = run_llmprof(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.output.substr(0, 2000);
+    expect_printable(r.output);
+    expect_contains(r.output, fs::path(binary).filename().string());
+    EXPECT_LT(r.output.size(), 2000u) << r.output;
+  }
+}
+
+TEST(CliConfigErrors, EmptyOrCommentsOnlyConfigIsRefusedByEveryCommand) {
+  ScratchDir dir;
+  test::write_file(dir.file("empty.yaml"), "");
+  test::write_file(dir.file("comments.yaml"), "# all defaults?\n\n   \n# model:\n");
+  for (const std::string file : {"empty.yaml", "comments.yaml"}) {
+    const std::string path = dir.file(file);
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"train", "--config", path, "--out", dir.path()},
+          std::vector<std::string>{"config", "show", path},
+          std::vector<std::string>{"sweep", "--config", path, "--out", dir.path()}}) {
+      auto r = run_llmprof(args);
+      EXPECT_EQ(r.exit_code, 2) << args[0] << " " << file << ": " << r.output;
+      expect_contains(r.output, file + ": the config file is empty");
+    }
+  }
+  EXPECT_FALSE(fs::exists(dir.file("empty"))) << "no run directory for a refused config";
 }
 
 TEST(CliConfigErrors, NumberBeyondADoubleSaysOutOfRange) {
@@ -213,6 +256,32 @@ bool wait_for_lines(const std::string& path, size_t n, double timeout_s) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return false;
+}
+
+// Two runs given the same output.dir and output.name at once: mkdir decides, one wins, the other
+// exits 2 naming the directory and leaves the winner's files alone.
+TEST(CliTrain, TwoRunsWithTheSameNameOneWinsTheOtherExitsTwo) {
+  ScratchDir dir;
+  const std::vector<std::string> args{"train", "--config", kTiny, "--out", dir.path(),
+                                      "--set", "output.name=same", "--set",
+                                      "schedule.max_steps=5", "--set", "train.eval_interval=0"};
+  const int a = test::spawn_llmprof(args, dir.file("a.log"));
+  const int b = test::spawn_llmprof(args, dir.file("b.log"));
+  const int code_a = test::wait_llmprof(a), code_b = test::wait_llmprof(b);
+  const std::string log_a = test::read_file(dir.file("a.log"));
+  const std::string log_b = test::read_file(dir.file("b.log"));
+  ASSERT_EQ(std::min(code_a, code_b), 0) << log_a << "\n---\n" << log_b;
+  ASSERT_EQ(std::max(code_a, code_b), 2) << log_a << "\n---\n" << log_b;
+  const std::string& loser = code_a == 2 ? log_a : log_b;
+  expect_contains(loser, "run directory '" + dir.file("same") + "' already exists");
+  const std::string run = dir.file("same");
+  const auto summary = nlohmann::json::parse(test::read_file(run + "/summary.json"));
+  EXPECT_EQ(summary["status"], "completed");
+  const auto rows = output::parse_csv(test::read_file(run + "/steps.csv"));
+  EXPECT_EQ(rows.size(), 6u) << "a header and 5 steps, nothing from the other run";
+  for (size_t i = 1; i < rows.size(); ++i) EXPECT_EQ(rows[i][0], std::to_string(i));
+  EXPECT_TRUE(fs::exists(run + "/config.yaml"));
+  EXPECT_EQ(test::read_file(run + "/log.txt").find("already exists"), std::string::npos);
 }
 
 TEST(CliTrain, SigkillMidRunLeavesReadableStepsCsv) {

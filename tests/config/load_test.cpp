@@ -60,8 +60,8 @@ void expect_located(const ConfigError& e,
   }
 }
 
-TEST_F(LoadConfigTest, EmptyFileGivesDefaults) {
-  std::string path = write("empty.yaml", "# nothing set\n");
+TEST_F(LoadConfigTest, KeysNotGivenKeepTheirDefaults) {
+  std::string path = write("one_key.yaml", "# only the depth\nmodel:\n  n_layer: 4\n");
   Config c = load_config(path);
   EXPECT_EQ(c.model.n_layer, 4);
   EXPECT_EQ(name(c.optim.name), "adamw");
@@ -69,6 +69,47 @@ TEST_F(LoadConfigTest, EmptyFileGivesDefaults) {
   EXPECT_EQ(c.train.batch_size, 12);
   EXPECT_EQ(name(c.device), "cpu");
   EXPECT_EQ(c.source_file, path);
+}
+
+// An empty file is refused (a wrong path or a truncated copy), not run on all defaults.
+TEST_F(LoadConfigTest, EmptyFileIsAConfigErrorSayingSo) {
+  for (const char* text : {"", "\n  \n\t\n"}) {
+    ConfigError e = load_error("empty.yaml", text);
+    EXPECT_EQ(e.exit_code(), 2);
+    EXPECT_EQ(e.file(), dir_.file("empty.yaml"));
+    EXPECT_NE(std::string(e.what()).find("empty.yaml: the config file is empty"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(LoadConfigTest, CommentsOnlyFileIsAConfigErrorSayingSo) {
+  ConfigError e = load_error("comments.yaml", "# nothing set\n# model:\n#   n_layer: 4\n");
+  EXPECT_EQ(e.exit_code(), 2);
+  EXPECT_NE(std::string(e.what()).find("comments.yaml: the config file is empty"),
+            std::string::npos)
+      << e.what();
+}
+
+// A binary file read as YAML: the error names the file and carries no raw byte.
+TEST_F(LoadConfigTest, BinaryFileErrorHasOnlyPrintableBytes) {
+  std::string text = "\x7f" "ELF\x02\x01\x01";
+  for (int i = 0; i < 4000; ++i) text += static_cast<char>((i * 37) % 256);
+  ConfigError e = load_error("blob.yaml", text);
+  const std::string what = e.what();
+  EXPECT_EQ(e.exit_code(), 2);
+  EXPECT_NE(what.find("blob.yaml"), std::string::npos) << what;
+  for (unsigned char c : what) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << what;
+  EXPECT_LT(what.size(), 1000u) << what;
+}
+
+TEST_F(LoadConfigTest, LongUnknownKeyIsCutWithItsLength) {
+  const std::string key(500, 'k');  // yaml-cpp takes plain keys up to 1024 bytes
+  ConfigError e = load_error("long.yaml", key + ": 1\n");
+  const std::string what = e.what();
+  EXPECT_NE(what.find("unknown key '" + std::string(80, 'k') + "... (500 bytes)'"),
+            std::string::npos)
+      << what;
 }
 
 TEST_F(LoadConfigTest, FixtureYamlAndJsonGiveTheSameConfig) {
