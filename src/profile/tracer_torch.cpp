@@ -86,6 +86,15 @@ uint32_t op_name_id(ThreadBuffer* tb, const char* name) {
   return tb->ptr_id[slot];
 }
 
+// The buffers threads have claimed in this window, [begin, end) of g.buffers (the view counters
+// of the others stay 0).
+struct ClaimedBuffers {
+  ThreadBuffer* const* begin() const { return g.buffers.data(); }
+  ThreadBuffer* const* end() const {
+    return g.buffers.data() + std::min(g.num_buffers.load(std::memory_order_relaxed), kMaxThreads);
+  }
+};
+
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   ThreadBuffer* tb = claim_buffer();
   if (tb == nullptr || !g.active.load(std::memory_order_relaxed)) return nullptr;
@@ -459,7 +468,7 @@ void Tracer::begin_step(int32_t step, bool keep) {
   m.step_first_scope = m.scopes.events().size();
   m.step_first_shape = m.buffers.empty() ? 0 : m.buffers[0]->shapes.size();
   m.step_first_mem = m.phase_memory.size();
-  for (auto& tb : m.buffers) {
+  for (ThreadBuffer* tb : ClaimedBuffers{}) {
     std::fill(tb->step_untimed.begin(), tb->step_untimed.end(), 0);
     std::fill(tb->step_views_inside.begin(), tb->step_views_inside.end(), 0);
   }
@@ -493,7 +502,7 @@ void Tracer::end_step() {
     m.phase_memory.resize(m.step_first_mem);
     return;
   }
-  for (auto& tb : m.buffers) {
+  for (ThreadBuffer* tb : ClaimedBuffers{}) {
     for (size_t i = 0; i < kNameSlots; ++i) {
       tb->untimed[i] += tb->step_untimed[i];
       tb->views_inside[i] += tb->step_views_inside[i];

@@ -195,6 +195,24 @@ TEST(LoadRun, BadModulePassNamesTheValue) {
   expect_data_error([&] { load_run(dir.path()); }, {"modules.csv", "line 2", "sideways"});
 }
 
+TEST(LoadRun, BadRooflineBoundNamesTheValue) {
+  ScratchDir dir;
+  test::write_file(dir.file("steps.csv"), "step,step_ms\n0,1\n");
+  test::write_file(dir.file("ops.csv"), "op,self_ms,bytes,bound\naten::mm,1,64,compute\naten::add,1,8,cache\n");
+  expect_data_error([&] { load_run(dir.path()); }, {"ops.csv", "line 3", "'bound'", "cache"});
+}
+
+TEST(LoadRun, CountedOnlyOpHasNoTimes) {
+  ScratchDir dir;
+  test::write_file(dir.file("steps.csv"), "step,step_ms\n0,1\n");
+  test::write_file(dir.file("ops.csv"), "op,calls,self_ms,view_calls\naten::mm,2,1,3\naten::view,3,,\n");
+  const rundir::Run run = load_run(dir.path());
+  ASSERT_EQ(run.ops.size(), 2u);
+  EXPECT_EQ(run.ops[0].view_calls, 3);
+  EXPECT_FALSE(run.ops[1].self_ms.has_value());
+  EXPECT_EQ(run.ops[1].calls, 3);
+}
+
 TEST(DisambiguateLabels, SharedDirectoryNamesGetTheirParent) {
   rundir::Run a, b, c;
   a.dir = "/tmp/sweep1/b8";
