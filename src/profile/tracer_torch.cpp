@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstring>
 #include <optional>
 
 #include "llmprof/profile/bytes.h"
@@ -44,6 +45,10 @@ struct ThreadBuffer {
   std::array<bool, kMaxDepth> untimed_at{};  // stack entry of an untimed call
   NameTable names;
   std::array<int32_t, kMaxDepth> stack{};  // event index, -1 = dropped
+  // Shape sampling: the events of the step in flight start at step_first; those of the last step
+  // that read shapes are [ref_first, ref_first + ref_count).
+  size_t step_first = 0, ref_first = 0, ref_count = 0;
+  size_t step_first_shape = 0;
   int depth = 0;
   int64_t dropped = 0;
   uint16_t index = 0;
@@ -76,14 +81,21 @@ ThreadBuffer* claim_buffer() {
   return t_buffer;
 }
 
-// The name id of an op (FUNCTION scope: a static schema string, cached by pointer).
-uint32_t op_name_id(ThreadBuffer* tb, const char* name) {
+// The name id of a FUNCTION-scope event. A dispatcher op's name is its schema's, a string that
+// lives as long as the op is registered: cached by pointer. Other names (RECORD_FUNCTION with a
+// built string, as the autograd engine's "evaluate_function: <node>") live in the event and their
+// address is reused by the next: hashed every time, never cached (else a later name would read
+// an earlier one's id).
+uint32_t op_name_id(ThreadBuffer* tb, const at::RecordFunction& fn) {
+  const char* name = fn.name();
   const size_t slot = (reinterpret_cast<uintptr_t>(name) >> 3) & (ThreadBuffer::kPtrCache - 1);
-  if (tb->ptr_key[slot] != name) {
+  if (tb->ptr_key[slot] == name) return tb->ptr_id[slot];
+  const uint32_t id = tb->names.intern(name);
+  if (fn.operator_name().has_value()) {  // a schema (copies its name: on a cache miss only)
     tb->ptr_key[slot] = name;
-    tb->ptr_id[slot] = tb->names.intern(name);
+    tb->ptr_id[slot] = id;
   }
-  return tb->ptr_id[slot];
+  return id;
 }
 
 // The buffers threads have claimed in this window, [begin, end) of g.buffers (the view counters
@@ -106,7 +118,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   const char* name = fn.name();
   const bool node = fn.scope() == at::RecordScope::BACKWARD_FUNCTION;
   // Autograd node names are built per call: hash them.
-  const uint32_t name_id = node ? tb->names.intern(name) : op_name_id(tb, name);
+  const uint32_t name_id = node ? tb->names.intern(name) : op_name_id(tb, fn);
   uint8_t& cls = tb->name_class[name_id];
   if (cls == kUnclassified) {
     const std::string_view n = tb->names.name(name_id);
@@ -311,16 +323,91 @@ struct Tracer::Impl {
   std::optional<QuietAllocatorWarnings> quiet;
   at::CallbackHandle handle = 0;
   at::RecordFunctionCallback callback{on_start, on_end};
+  bool reading_shapes = false;  // the registered callback asks for inputs
+  // Shape sampling (ops level): kept steps of the cycle so far, whether a read step is the
+  // reference, the mapped steps since it (confirmed by the next read step).
+  ShapeSampling sampling;
+  int64_t kept_in_cycle = 0;
+  bool have_ref = false;
+  int64_t pending_mapped = 0;
+  bool step_reads = false;
   std::vector<PhaseMemory> phase_memory;
   std::vector<int32_t> steps;
   TracerCalibration calibration;
   int32_t step = 0;
   bool keep = false;
   bool prefaulted = false;
-  size_t step_first_op = 0, step_first_scope = 0, step_first_shape = 0, step_first_mem = 0;
+  size_t step_first_op = 0, step_first_scope = 0, step_first_mem = 0;
 
   explicit Impl(const TracerOptions& o)
       : options(o), scopes(o.max_scope_events, [] { return static_cast<int64_t>(at::sequence_number::peek()); }) {}
+
+  // (Re-)registers the op callbacks, asking LibTorch for the ops' inputs only when shapes are
+  // read. Between steps only: it takes LibTorch's callback lock.
+  void register_callback(bool read_shapes) {
+    if (handle != 0) at::removeCallback(handle);
+    callback.needsInputs(read_shapes);
+    handle = at::addGlobalCallback(callback);
+    reading_shapes = read_shapes;
+  }
+
+  // Shape sampling, at the end of a kept step at ops level (between steps: loops over the step's
+  // events). A read step becomes the reference and confirms the mapped steps since the last
+  // one; another step takes the reference's shapes when its op sequence is the same.
+  void sample_shapes() {
+    const auto same_ops = [](const ThreadBuffer& tb, bool compare_shapes) {
+      if (tb.ops.size() - tb.step_first != tb.ref_count) return false;
+      for (size_t i = 0; i < tb.ref_count; ++i) {
+        const OpEvent& a = tb.ops[tb.step_first + i];
+        const OpEvent& b = tb.ops[tb.ref_first + i];
+        if (a.name_id != b.name_id) return false;
+        if (!compare_shapes) continue;
+        if ((a.shape_id < 0) != (b.shape_id < 0)) return false;
+        if (a.shape_id >= 0 &&
+            std::memcmp(&tb.shapes[static_cast<size_t>(a.shape_id)],
+                        &tb.shapes[static_cast<size_t>(b.shape_id)], sizeof(ShapeRecord)) != 0) {
+          return false;
+        }
+      }
+      return true;
+    };
+    const auto all_same = [&](bool compare_shapes) {
+      return std::all_of(buffers.begin(), buffers.end(),
+                         [&](const auto& tb) { return same_ops(*tb, compare_shapes); });
+    };
+    if (!step_reads) {
+      if (have_ref && all_same(false)) {
+        for (auto& tb : buffers) {
+          for (size_t i = 0; i < tb->ref_count; ++i) {
+            tb->ops[tb->step_first + i].shape_id = tb->ops[tb->ref_first + i].shape_id;
+          }
+        }
+        ++pending_mapped;
+      } else {  // the op sequence changed: this step has no shapes; read every later one
+        ++sampling.unmapped_steps;
+        sampling.every_step = true;
+      }
+      return;
+    }
+    if (have_ref && pending_mapped > 0) {
+      if (all_same(true)) {
+        sampling.mapped_steps += pending_mapped;
+      } else {  // shapes changed somewhere since the reference: the mapped steps lose theirs
+        for (auto& tb : buffers) {
+          for (size_t i = tb->ref_first + tb->ref_count; i < tb->step_first; ++i) tb->ops[i].shape_id = -1;
+        }
+        sampling.unmapped_steps += pending_mapped;
+        sampling.every_step = true;
+      }
+    }
+    pending_mapped = 0;
+    for (auto& tb : buffers) {
+      tb->ref_first = tb->step_first;
+      tb->ref_count = tb->ops.size() - tb->step_first;
+    }
+    have_ref = true;
+    ++sampling.read_steps;
+  }
 };
 
 Tracer::Tracer(const TracerOptions& options) : impl_(std::make_unique<Impl>(options)) {}
@@ -344,7 +431,9 @@ void Tracer::start_window() {
   const bool ops = m.options.level >= Level::kOps;
   if (!m.buffers.empty()) {  // a later cycle of the schedule: keep accumulating
     g.active.store(true);
-    m.handle = at::addGlobalCallback(m.callback);
+    m.register_callback(false);
+    m.kept_in_cycle = 0;
+    m.have_ref = false;
     m.quiet.emplace();
     m.memory_guard.emplace(c10::DebugInfoKind::PROFILER_STATE, m.memory);
     recording_ = true;
@@ -381,16 +470,34 @@ void Tracer::start_window() {
   // Calibration of the per-event cost with a FUNCTION-scope callback on a cheap op:
   // (time with the callback - without) / events recorded.
   const int kProbeOps = static_cast<int>(std::min<size_t>(4000, touch / 2));
+  const auto clear_main = [&] {
+    m.buffers[0]->ops.clear();
+    m.buffers[0]->parents.clear();
+    m.buffers[0]->shapes.clear();
+    m.buffers[0]->depth = 0;
+  };
+  // Time kProbeOps cheap ops with the callback registered (reading inputs or not).
+  const auto time_with_callback = [&](bool read_inputs) {
+    auto probe_cb = at::RecordFunctionCallback(on_start, on_end).needsInputs(read_inputs);
+    probe_cb.scopes({at::RecordScope::FUNCTION});
+    const at::CallbackHandle probe = at::addGlobalCallback(probe_cb);
+    g.active.store(true);
+    const int64_t ns = time_probe_ops(kProbeOps);
+    at::removeCallback(probe);
+    g.active.store(false);
+    return ns;
+  };
   time_probe_ops(kProbeOps);  // warm
   const int64_t off_ns = time_probe_ops(kProbeOps);
-  auto probe_cb = at::RecordFunctionCallback(on_start, on_end).needsInputs(ops);
-  probe_cb.scopes({at::RecordScope::FUNCTION});
-  at::CallbackHandle probe = at::addGlobalCallback(probe_cb);
-  g.active.store(true);
-  const int64_t on_ns = time_probe_ops(kProbeOps);
+  const int64_t on_ns = time_with_callback(false);
   const size_t events = g.buffers[0]->ops.size();
-  at::removeCallback(probe);
-  g.active.store(false);
+  clear_main();
+  if (ops) {
+    const int64_t reading_ns = time_with_callback(true);
+    clear_main();
+    m.calibration.ns_per_call_reading_shapes =
+        std::max(0.0, static_cast<double>(reading_ns - on_ns) / kProbeOps);
+  }
   m.calibration.events_per_probe_op = static_cast<double>(events) / kProbeOps;
   // The same for an untimed view op (counted only), when views are not recorded.
   if (ops && !m.options.record_view_ops) {
@@ -402,7 +509,9 @@ void Tracer::start_window() {
     };
     time_views();
     const int64_t view_off = time_views();
-    probe = at::addGlobalCallback(probe_cb);
+    auto probe_cb = at::RecordFunctionCallback(on_start, on_end);
+    probe_cb.scopes({at::RecordScope::FUNCTION});
+    const at::CallbackHandle probe = at::addGlobalCallback(probe_cb);
     g.active.store(true);
     const int64_t view_on = time_views();
     at::removeCallback(probe);
@@ -417,10 +526,7 @@ void Tracer::start_window() {
   m.calibration.ns_per_event =
       events > 0 ? std::max(0.0, static_cast<double>(on_ns - off_ns) / static_cast<double>(events))
                  : 0.0;
-  m.buffers[0]->ops.clear();
-  m.buffers[0]->parents.clear();
-  m.buffers[0]->shapes.clear();
-  m.buffers[0]->depth = 0;
+  clear_main();
   // One scope = 2 clock reads + 2 sequence-number reads + the stores: time 20k of them.
   {
     ScopeRecorder probe_scopes(20000, [] { return static_cast<int64_t>(at::sequence_number::peek()); });
@@ -433,13 +539,14 @@ void Tracer::start_window() {
     set_active_scope_recorder(nullptr);
   }
 
-  m.callback.needsInputs(ops);
   if (ops) {
     m.callback.scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION});
   } else {
     m.callback.scopes({at::RecordScope::BACKWARD_FUNCTION});
   }
-  m.handle = at::addGlobalCallback(m.callback);
+  m.register_callback(false);  // begin_step asks for inputs in the steps that read shapes
+  m.kept_in_cycle = 0;
+  m.have_ref = false;
   g.active.store(true);
   m.memory->reset_scope_tables(m.options.max_scope_events);
   m.quiet.emplace();
@@ -452,6 +559,8 @@ void Tracer::stop_window() {
   g.active.store(false);
   if (m.handle != 0) at::removeCallback(m.handle);
   m.handle = 0;
+  m.sampling.unconfirmed_steps += m.pending_mapped;  // the window ended before a read step
+  m.pending_mapped = 0;
   m.memory_guard.reset();
   m.quiet.reset();
   set_active_scope_recorder(nullptr);
@@ -466,8 +575,18 @@ void Tracer::begin_step(int32_t step, bool keep) {
   m.scopes.set_step(step, false);
   m.step_first_op = m.buffers.empty() ? 0 : m.buffers[0]->ops.size();
   m.step_first_scope = m.scopes.events().size();
-  m.step_first_shape = m.buffers.empty() ? 0 : m.buffers[0]->shapes.size();
   m.step_first_mem = m.phase_memory.size();
+  if (m.options.level >= Level::kOps) {
+    const auto k = m.kept_in_cycle;
+    const int64_t every = std::max(1, m.options.shape_interval);
+    m.step_reads = keep && (m.sampling.every_step || !m.have_ref || k % every == 0 ||
+                            k + 1 == static_cast<int64_t>(m.options.active_steps));
+    if (m.step_reads != m.reading_shapes) m.register_callback(m.step_reads);
+  }
+  for (auto& tb : m.buffers) {
+    tb->step_first = tb->ops.size();
+    tb->step_first_shape = tb->shapes.size();
+  }
   for (ThreadBuffer* tb : ClaimedBuffers{}) {
     std::fill(tb->step_untimed.begin(), tb->step_untimed.end(), 0);
     std::fill(tb->step_views_inside.begin(), tb->step_views_inside.end(), 0);
@@ -494,9 +613,9 @@ void Tracer::end_step() {
       m.prefaulted = true;
     }
     for (auto& tb : m.buffers) {
-      tb->ops.resize(tb == m.buffers[0] ? m.step_first_op : 0);
-      tb->parents.resize(tb->ops.size());
-      tb->shapes.resize(tb == m.buffers[0] ? m.step_first_shape : 0);
+      tb->ops.resize(tb->step_first);
+      tb->parents.resize(tb->step_first);
+      tb->shapes.resize(tb->step_first_shape);
     }
     m.scopes.truncate(m.step_first_scope);
     m.phase_memory.resize(m.step_first_mem);
@@ -508,6 +627,8 @@ void Tracer::end_step() {
       tb->views_inside[i] += tb->step_views_inside[i];
     }
   }
+  if (m.options.level >= Level::kOps) m.sample_shapes();
+  ++m.kept_in_cycle;
   m.steps.push_back(m.step);
 }
 
@@ -539,6 +660,7 @@ TraceData Tracer::take_data() {
   Impl& m = *impl_;
   TraceData d;
   d.calibration = m.calibration;
+  d.shape_sampling = m.sampling;
   d.scopes = m.scopes.events();
   d.dropped_scopes = m.scopes.dropped();
   d.memory = m.phase_memory;

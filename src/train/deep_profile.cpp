@@ -20,6 +20,7 @@ DeepProfile::DeepProfile(const config::Config& cfg,
   o.level = level_;
   o.record_shapes = cfg.profile.record_shapes;
   o.record_view_ops = cfg.profile.record_view_ops;
+  o.shape_interval = static_cast<int>(cfg.profile.shape_interval);
   o.max_events = static_cast<size_t>(cfg.profile.max_events);
   o.max_scope_events = static_cast<size_t>(cfg.profile.max_events / 4 + 1024);
   o.active_steps = static_cast<size_t>(cfg.profile.schedule_active);
@@ -90,6 +91,7 @@ void DeepProfile::process() {
   const int64_t t0 = now_ns();
   profile::TraceData data = tracer_->take_data();
   calibration_ = data.calibration;
+  shape_sampling_ = data.shape_sampling;
   dropped_events_ = data.dropped_events;
   dropped_scopes_ = data.dropped_scopes;
   if (dropped_events_ > 0 || dropped_scopes_ > 0) {
@@ -135,13 +137,25 @@ void DeepProfile::add_to_summary(nlohmann::json& s, double analytic_flops_per_st
     s["flops"]["counted_matmul_per_step"] = *a.counted_matmul_flops;
     s["flops"]["counted_other_per_step"] = *a.counted_other_flops;
     s["flops"]["counted_vs_analytic_ratio"] = *a.counted_matmul_flops / analytic_flops_per_step;
+    if (shape_sampling_.unmapped_steps > 0) {
+      s["flops"]["counted_note"] = fmt::format(
+          "an undercount: {} of {} recorded steps have no op shapes (their op sequence or shapes "
+          "changed between the steps that read them), so their ops count no FLOPs or bytes",
+          shape_sampling_.unmapped_steps, a.n_steps);
+    }
   } else {
     s["flops"]["counted_matmul_per_step"] = nullptr;
     s["flops"]["counted_note"] = "FLOPs are counted from op shapes at profile.level=ops";
   }
-  // Own cost: events x calibrated cost per event + scopes x cost per scope (estimates).
+  // Own cost: events x calibrated cost per event + scopes x cost per scope, + in the steps that
+  // read shapes every call's argument boxing (estimates).
+  const profile::ShapeSampling& ss = shape_sampling_;
+  const int64_t sampled = ss.read_steps + ss.mapped_steps + ss.unmapped_steps + ss.unconfirmed_steps;
+  const double read_fraction = sampled > 0 ? static_cast<double>(ss.read_steps) / sampled : 0.0;
   const double est_ms = (a.events_per_step * calibration_.ns_per_event +
                          a.untimed_events_per_step * calibration_.ns_per_untimed_event +
+                         read_fraction * (a.events_per_step + a.untimed_events_per_step) *
+                             calibration_.ns_per_call_reading_shapes +
                          a.scopes_per_step * calibration_.ns_per_scope) * 1e-6;
   json& o = s["profiler_overhead"];
   o["deep"] = {{"events_per_step", a.events_per_step},
@@ -150,6 +164,8 @@ void DeepProfile::add_to_summary(nlohmann::json& s, double analytic_flops_per_st
                {"untimed_events_per_step", a.untimed_events_per_step},
                {"ns_per_untimed_event", calibration_.ns_per_untimed_event},
                {"ns_per_scope", calibration_.ns_per_scope},
+               {"ns_per_call_reading_shapes", calibration_.ns_per_call_reading_shapes},
+               {"shape_read_fraction", read_fraction},
                {"estimated_ms_per_recorded_step", est_ms},
                {"estimated_fraction_of_recorded_step",
                 a.forward_phase_ms + a.backward_phase_ms > 0
@@ -157,6 +173,14 @@ void DeepProfile::add_to_summary(nlohmann::json& s, double analytic_flops_per_st
                     : json(nullptr)},
                {"post_processing_ms", post_processing_ms_},
                {"estimated", true}};
+  if (sampled > 0) {
+    s["modules"]["shapes"] = {{"read_steps", ss.read_steps},
+                              {"mapped_steps", ss.mapped_steps},
+                              {"unmapped_steps", ss.unmapped_steps},
+                              {"unconfirmed_steps", ss.unconfirmed_steps},
+                              {"read_every_step_after_a_change", ss.every_step},
+                              {"interval", cfg_.shape_interval}};
+  }
   if (trace_stats_.events > 0) {
     o["trace"] = {{"events", trace_stats_.events},
                   {"bytes", trace_stats_.bytes},

@@ -57,6 +57,7 @@ class DeepProfile {
   profile::Analysis analysis_;
   rundir::TraceStats trace_stats_;
   profile::TracerCalibration calibration_;
+  profile::ShapeSampling shape_sampling_;
   int64_t dropped_events_ = 0, dropped_scopes_ = 0;
   double post_processing_ms_ = 0;
   bool processed_ = false;

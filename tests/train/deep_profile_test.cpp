@@ -87,11 +87,29 @@ TEST(DeepProfile, OpsLevelCountsMatmulFlopsLikeTheAnalyticModel) {
   auto s = nlohmann::json::parse(test::read_file(r.run_dir + "/summary.json"));
   const double ratio = s["flops"]["counted_vs_analytic_ratio"].get<double>();
   EXPECT_NEAR(ratio, 1.0, 0.05) << s["flops"].dump();
+  // Shapes read in the first and last of the 3 recorded steps; the middle one mapped from the
+  // first (the ratio above would be 2/3 without it).
+  const auto& shapes = s["modules"]["shapes"];
+  EXPECT_EQ(shapes["read_steps"], 2) << shapes.dump();
+  EXPECT_EQ(shapes["mapped_steps"], 1) << shapes.dump();
+  EXPECT_EQ(shapes["unmapped_steps"], 0) << shapes.dump();
   Table ops = read_table(r.run_dir + "/ops.csv");
   ASSERT_FALSE(ops.empty());
   bool mm = false;
   for (auto& row : ops) mm = mm || (row["op"] == "aten::mm" && !row["flops"].empty());
   EXPECT_TRUE(mm) << "aten::mm with counted flops";
+  // The engine's "evaluate_function: <node>" events (names built per call) keep their own name:
+  // as many calls as the node they wrap.
+  std::map<std::string, std::string> calls;
+  for (auto& row : ops) calls[row["op"]] = row["calls"];
+  const std::string kEval = "autograd::engine::evaluate_function: ";
+  int wrappers = 0;
+  for (const auto& [op, n] : calls) {
+    if (op.rfind(kEval, 0) != 0) continue;
+    ++wrappers;
+    EXPECT_EQ(n, calls[op.substr(kEval.size())]) << op;
+  }
+  EXPECT_GT(wrappers, 5);
   // Timed ops sorted by self time, then view/metadata ops: counted, with empty times.
   size_t timed = 0;
   while (timed < ops.size() && !ops[timed]["self_ms"].empty()) ++timed;

@@ -24,11 +24,27 @@ struct TracerOptions {
   size_t max_events = 2000000;  // op/node events per thread over the whole window
   size_t max_scope_events = 500000;
   size_t active_steps = 1;      // steps the window records: sizes the pre-touched buffer
+  // ops: reading input shapes makes LibTorch box every op's arguments (~2x the callback's cost),
+  // so they are read in the first and last recorded step of a cycle and every Nth between; the
+  // other steps take them op by op from the last read step (1 = read every step).
+  int shape_interval = 8;
+};
+
+// How the recorded steps got their op shapes (ops level).
+struct ShapeSampling {
+  int64_t read_steps = 0;      // shapes read from the ops' inputs
+  int64_t mapped_steps = 0;    // same op sequence as the last read step: its shapes, position by
+                               // position, confirmed by the next read step
+  int64_t unmapped_steps = 0;  // op sequence or shapes differed: no shapes (FLOPs, bytes unknown)
+  int64_t unconfirmed_steps = 0;  // mapped, but the window ended before the next read step
+  bool every_step = false;     // sampling stopped after a difference: every later step read
 };
 
 // Cost of the profiler's own instrumentation, measured by calibration.
 struct TracerCalibration {
   double ns_per_event = 0;        // RecordFunction callback pair + recording
+  double ns_per_call_reading_shapes = 0;  // extra per op call (timed or counted) in a step that
+                                          // reads shapes: LibTorch boxes the op's arguments
   double ns_per_untimed_event = 0;  // the same for a view op only counted
   double events_per_probe_op = 0;
   double ns_per_scope = 0;        // one scope enter + exit
@@ -53,6 +69,7 @@ struct TraceData {
   int64_t dropped_scopes = 0;
   int num_threads = 0;
   TracerCalibration calibration;
+  ShapeSampling shape_sampling;
 };
 
 class Tracer : public PhaseObserver {
