@@ -76,22 +76,20 @@ Analysis analyze(const TraceData& data,
                  const ScopeFlops& fwd_flops_per_call,
                  double peak_flops_per_s,
                  double peak_bytes_per_s) {
-  Analysis a;
-  const Roofs roofs{peak_flops_per_s, peak_bytes_per_s};
-  a.n_steps = static_cast<int>(data.steps.size());
-  if (a.n_steps == 0) return a;
-  const double per_step = 1.0 / a.n_steps;
+  AnalysisTotals totals(Roofs{peak_flops_per_s, peak_bytes_per_s});
+  totals.add(data, phases);
+  return totals.result(fwd_flops_per_call);
+}
+
+void AnalysisTotals::add(const TraceData& data, const std::vector<StepPhases>& phases) {
+  if (data.steps.empty()) return;
+  n_steps_ += static_cast<int>(data.steps.size());
   for (const auto& p : phases) {
-    a.forward_phase_ms += p.forward_ms * per_step;
-    a.backward_phase_ms += p.backward_ms * per_step;
+    forward_phase_ms_ += p.forward_ms;
+    backward_phase_ms_ += p.backward_ms;
   }
 
   // ---- forward (and recompute) scopes: total and self time per (scope, block, pass) ----------
-  struct Acc {
-    double calls = 0, total_ns = 0, self_ns = 0;
-    RooflineSums roof;
-  };
-  std::map<std::tuple<int, int, int>, Acc> acc;  // (pass index, scope, block)
   std::vector<double> child_ns(data.scopes.size(), 0);
   for (size_t i = 0; i < data.scopes.size(); ++i) {
     const ScopeEvent& e = data.scopes[i];
@@ -100,13 +98,13 @@ Analysis analyze(const TraceData& data,
   for (size_t i = 0; i < data.scopes.size(); ++i) {
     const ScopeEvent& e = data.scopes[i];
     const double dur = static_cast<double>(e.end_ns - e.start_ns);
-    Acc& x = acc[{e.pass, e.scope, e.block}];
+    Acc& x = scopes_acc_[{e.pass, e.scope, e.block}];
     x.calls += 1;
     x.total_ns += dur;
     x.self_ns += dur - child_ns[i];
-    if (e.parent < 0 && e.pass == 0) a.forward_scopes_ms += dur * 1e-6 * per_step;
+    if (e.parent < 0 && e.pass == 0) forward_scopes_ns_ += dur;
   }
-  a.scopes_per_step = static_cast<double>(data.scopes.size()) * per_step;
+  scopes_ += static_cast<double>(data.scopes.size());
 
   // ---- backward nodes -> forward scope through sequence numbers ------------------------------
   // Per step: seq -> innermost scope event (events are in enter order, so inner ones overwrite).
@@ -131,15 +129,14 @@ Analysis analyze(const TraceData& data,
       }
     }
   }
-  std::map<std::pair<std::string, int>, Acc> bwd_other;
-  // Per backward node: the scope event it is attributed to, or its bwd_other row.
+  // Per backward node: the scope event it is attributed to, or its bwd_other_ row.
   std::vector<int32_t> node_scope(n, -1);
   std::vector<Acc*> node_other(n, nullptr);
   for (size_t i = 0; i < n; ++i) {
     const OpEvent& e = data.ops[i];
     if (e.kind != OpEvent::kBackwardNode) continue;
     const double self = static_cast<double>(e.end_ns - e.start_ns) - nested_nodes[i];
-    a.backward_nodes_ms += self * 1e-6 * per_step;
+    backward_nodes_ns_ += self;
     int32_t scope_event = -1;
     auto it = seq_maps.find(e.step);
     if (it != seq_maps.end() && e.seq >= it->second.first &&
@@ -149,7 +146,7 @@ Analysis analyze(const TraceData& data,
     if (scope_event < 0) {
       const std::string_view name = data.names[e.name_id];
       const bool accumulate = name.find("AccumulateGrad") != std::string_view::npos;
-      Acc& x = bwd_other[{accumulate ? "accumulate_grad" : "(unattributed)", -1}];
+      Acc& x = bwd_other_[{accumulate ? "accumulate_grad" : "(unattributed)", -1}];
       node_other[i] = &x;
       x.calls += 1;
       x.total_ns += self;
@@ -161,14 +158,14 @@ Analysis analyze(const TraceData& data,
     bool first = true;
     for (int32_t s = scope_event; s >= 0; s = data.scopes[s].parent) {
       const ScopeEvent& se = data.scopes[s];
-      Acc& x = acc[{2, se.scope, se.block}];
+      Acc& x = scopes_acc_[{2, se.scope, se.block}];
       x.total_ns += self;
       x.calls += 1;
       if (first) x.self_ns += self;
       first = false;
     }
   }
-  a.events_per_step = static_cast<double>(n) * per_step;
+  events_ += static_cast<double>(n);
 
   // ---- counted FLOPs and bytes per op event; the outermost modelled ops go to their module ---
   std::vector<std::optional<double>> event_flops(n), event_bytes(n);
@@ -204,15 +201,86 @@ Analysis analyze(const TraceData& data,
         break;
       }
     }
-    if (other != nullptr) other->roof.add(event_flops[i], event_bytes[i], roofs);
+    if (other != nullptr) other->roof.add(event_flops[i], event_bytes[i], roofs_);
     if (scope_event >= 0) {  // the innermost scope only: rows add up, as self times do
       const ScopeEvent& se = data.scopes[static_cast<size_t>(scope_event)];
-      auto row = acc.find({pass, se.scope, se.block});
-      if (row != acc.end()) row->second.roof.add(event_flops[i], event_bytes[i], roofs);
+      auto row = scopes_acc_.find({pass, se.scope, se.block});
+      if (row != scopes_acc_.end()) row->second.roof.add(event_flops[i], event_bytes[i], roofs_);
     }
   }
 
-  for (const auto& [key, x] : acc) {
+  // ---- ops ------------------------------------------------------------------------------------
+  std::vector<OpAcc*> op_of(data.names.size(), nullptr);  // this window's name ids -> rows
+  const auto op_acc = [&](uint32_t id) -> OpAcc& {
+    if (op_of[id] == nullptr) op_of[id] = &ops_[data.names[id]];
+    return *op_of[id];
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const OpEvent& e = data.ops[i];
+    const double dur = static_cast<double>(e.end_ns - e.start_ns);
+    OpAcc& o = op_acc(e.name_id);
+    o.calls += 1;
+    o.total_ns += dur;
+    o.self_ns += dur - static_cast<double>(e.child_ns);
+    o.alloc += static_cast<double>(e.alloc_bytes);
+    all_self_ns_ += dur - static_cast<double>(e.child_ns);
+    if (e.kind == OpEvent::kOp) any_op_ = true;
+    if (e.shape_id >= 0) {
+      const ShapeRecord& s = data.shapes[static_cast<size_t>(e.shape_id)];
+      const std::string_view name = data.names[e.name_id];
+      if (const std::optional<double>& f = event_flops[i]) {
+        o.flops += *f;
+        o.has_flops = true;
+        (is_matmul_op(name) ? matmul_flops_ : other_flops_) += *f;
+      }
+      o.roof.add(event_flops[i], event_bytes[i], roofs_);
+      if (o.shapes.size() < 64) {
+        std::string key;
+        for (int k = 0; k < ShapeRecord::kMaxInputs; ++k) {
+          if (s.ndim[k] < 0) continue;
+          if (!key.empty()) key += ", ";
+          key += "[";
+          for (int d = 0; d < s.ndim[k]; ++d) key += (d ? ", " : "") + std::to_string(s.dims[k][d]);
+          key += "]";
+        }
+        o.shapes[key] += 1;
+      }
+    }
+  }
+  for (uint32_t id = 0; id < data.names.size(); ++id) {
+    const auto count_of = [&](const std::vector<int64_t>& v) {
+      return id < v.size() ? static_cast<double>(v[id]) : 0.0;
+    };
+    const double untimed = count_of(data.untimed_calls), inside = count_of(data.views_inside);
+    if (untimed == 0 && inside == 0) continue;
+    OpAcc& o = op_acc(id);
+    o.untimed += untimed;
+    o.views_inside += inside;
+  }
+
+  // ---- activations: bytes left alive by each forward scope ------------------------------------
+  for (size_t i = 0; i < data.scopes.size() && i < data.scope_saved_bytes.size(); ++i) {
+    const ScopeEvent& e = data.scopes[i];
+    if (e.pass != 0) continue;
+    auto& [saved, alloc] = activations_[{e.scope, e.block}];
+    saved += static_cast<double>(data.scope_saved_bytes[i]);
+    alloc += static_cast<double>(data.scope_alloc_bytes[i]);
+  }
+}
+
+Analysis AnalysisTotals::result(const ScopeFlops& fwd_flops_per_call) const {
+  Analysis a;
+  a.n_steps = n_steps_;
+  if (n_steps_ == 0) return a;
+  const double per_step = 1.0 / n_steps_;
+  a.forward_phase_ms = forward_phase_ms_ * per_step;
+  a.backward_phase_ms = backward_phase_ms_ * per_step;
+  a.forward_scopes_ms = forward_scopes_ns_ * 1e-6 * per_step;
+  a.backward_nodes_ms = backward_nodes_ns_ * 1e-6 * per_step;
+  a.scopes_per_step = scopes_ * per_step;
+  a.events_per_step = events_ * per_step;
+
+  for (const auto& [key, x] : scopes_acc_) {
     const auto [pass, scope, block] = key;
     ModuleRow r;
     r.scope = std::string(scope_name(static_cast<Scope>(scope)));
@@ -227,16 +295,17 @@ Analysis analyze(const TraceData& data,
     const double f = fwd_flops_per_call[scope];
     if (f >= 0 && pass != 1) {
       // Forward calls per step x per-call FLOPs; backward = 2x forward.
-      const double fwd_calls = acc.count({0, scope, block}) ? acc.at({0, scope, block}).calls * per_step : 0;
+      const auto fwd = scopes_acc_.find({0, scope, block});
+      const double fwd_calls = fwd != scopes_acc_.end() ? fwd->second.calls * per_step : 0;
       r.flops = f * fwd_calls * (pass == 2 ? 2.0 : 1.0);
-      if (peak_flops_per_s > 0 && r.total_ms > 0) {
-        r.mfu = *r.flops / (r.total_ms * 1e-3) / peak_flops_per_s;
+      if (roofs_.flops_per_s > 0 && r.total_ms > 0) {
+        r.mfu = *r.flops / (r.total_ms * 1e-3) / roofs_.flops_per_s;
       }
     }
-    r.roofline = x.roof.point(r.self_ms, per_step, roofs);
+    r.roofline = x.roof.point(r.self_ms, per_step, roofs_);
     a.modules.push_back(r);
   }
-  for (const auto& [key, x] : bwd_other) {
+  for (const auto& [key, x] : bwd_other_) {
     ModuleRow r;
     r.scope = key.first;
     r.pass = "backward";
@@ -244,83 +313,36 @@ Analysis analyze(const TraceData& data,
     r.total_ms = r.self_ms = x.total_ns * 1e-6 * per_step;
     r.mean_ms = r.calls > 0 ? r.total_ms / r.calls : 0;
     if (a.backward_phase_ms > 0) r.share_of_pass = r.total_ms / a.backward_phase_ms;
-    r.roofline = x.roof.point(r.total_ms, per_step, roofs);
+    r.roofline = x.roof.point(r.total_ms, per_step, roofs_);
     a.modules.push_back(r);
   }
 
-  // ---- ops ------------------------------------------------------------------------------------
-  struct OpAcc {
-    double calls = 0, self_ns = 0, total_ns = 0, alloc = 0, flops = 0;
-    bool has_flops = false;
-    RooflineSums roof;
-    std::unordered_map<std::string, int> shapes;
-  };
-  std::vector<OpAcc> ops(data.names.size());
-  double all_self = 0, matmul = 0, other = 0;
-  bool any_op = false;
-  for (size_t i = 0; i < n; ++i) {
-    const OpEvent& e = data.ops[i];
-    const double dur = static_cast<double>(e.end_ns - e.start_ns);
-    OpAcc& o = ops[e.name_id];
-    o.calls += 1;
-    o.total_ns += dur;
-    o.self_ns += dur - static_cast<double>(e.child_ns);
-    o.alloc += static_cast<double>(e.alloc_bytes);
-    all_self += dur - static_cast<double>(e.child_ns);
-    if (e.kind == OpEvent::kOp) any_op = true;
-    if (e.shape_id >= 0) {
-      const ShapeRecord& s = data.shapes[static_cast<size_t>(e.shape_id)];
-      const std::string_view name = data.names[e.name_id];
-      if (const std::optional<double>& f = event_flops[i]) {
-        o.flops += *f;
-        o.has_flops = true;
-        (is_matmul_op(name) ? matmul : other) += *f;
-      }
-      o.roof.add(event_flops[i], event_bytes[i], roofs);
-      if (o.shapes.size() < 64) {
-        std::string key;
-        for (int k = 0; k < ShapeRecord::kMaxInputs; ++k) {
-          if (s.ndim[k] < 0) continue;
-          if (!key.empty()) key += ", ";
-          key += "[";
-          for (int d = 0; d < s.ndim[k]; ++d) key += (d ? ", " : "") + std::to_string(s.dims[k][d]);
-          key += "]";
-        }
-        o.shapes[key] += 1;
-      }
-    }
+  if (any_op_) {
+    a.counted_matmul_flops = matmul_flops_ * per_step;
+    a.counted_other_flops = other_flops_ * per_step;
   }
-  if (any_op) {
-    a.counted_matmul_flops = matmul * per_step;
-    a.counted_other_flops = other * per_step;
-  }
-  const auto count_of = [](const std::vector<int64_t>& v, size_t id) {
-    return id < v.size() ? static_cast<double>(v[id]) : 0.0;
-  };
-  for (size_t id = 0; id < ops.size(); ++id) {
-    const OpAcc& o = ops[id];
-    const double untimed = count_of(data.untimed_calls, id);
-    a.untimed_events_per_step += untimed * per_step;
-    if (o.calls == 0 && untimed == 0) continue;
+  for (const auto& [name, o] : ops_) {
+    a.untimed_events_per_step += o.untimed * per_step;
+    if (o.calls == 0 && o.untimed == 0) continue;
     OpRow r;
-    r.op = data.names[id];
-    r.view_calls = count_of(data.views_inside, id) * per_step;
+    r.op = name;
+    r.view_calls = o.views_inside * per_step;
     if (o.calls == 0) {  // only counted
-      r.calls = untimed * per_step;
+      r.calls = o.untimed * per_step;
       r.timed = false;
       a.ops.push_back(std::move(r));
       continue;
     }
-    r.calls = (o.calls + untimed) * per_step;
+    r.calls = (o.calls + o.untimed) * per_step;
     r.self_ms = o.self_ns * 1e-6 * per_step;
     r.total_ms = o.total_ns * 1e-6 * per_step;
-    r.self_share = all_self > 0 ? o.self_ns / all_self : 0;
+    r.self_share = all_self_ns_ > 0 ? o.self_ns / all_self_ns_ : 0;
     r.alloc_bytes = o.alloc * per_step;
     if (o.has_flops) r.flops = o.flops * per_step;
-    r.roofline = o.roof.point(r.total_ms, per_step, roofs);
+    r.roofline = o.roof.point(r.total_ms, per_step, roofs_);
     int best = 0;
     for (const auto& [k, c] : o.shapes) {
-      if (c > best || (c == best && k < r.input_shapes)) {
+      if (c > best) {  // the most frequent; on a tie the first in order
         best = c;
         r.input_shapes = k;
       }
@@ -329,16 +351,7 @@ Analysis analyze(const TraceData& data,
   }
   std::sort(a.ops.begin(), a.ops.end(), [](const OpRow& x, const OpRow& y) { return x.self_ms > y.self_ms; });
 
-  // ---- activations: bytes left alive by each forward scope ------------------------------------
-  std::map<std::pair<int, int>, std::pair<double, double>> act;
-  for (size_t i = 0; i < data.scopes.size() && i < data.scope_saved_bytes.size(); ++i) {
-    const ScopeEvent& e = data.scopes[i];
-    if (e.pass != 0) continue;
-    auto& [saved, alloc] = act[{e.scope, e.block}];
-    saved += static_cast<double>(data.scope_saved_bytes[i]);
-    alloc += static_cast<double>(data.scope_alloc_bytes[i]);
-  }
-  for (const auto& [key, v] : act) {
+  for (const auto& [key, v] : activations_) {
     a.activations.push_back({std::string(scope_name(static_cast<Scope>(key.first))), key.second,
                              v.first * per_step, v.second * per_step});
   }

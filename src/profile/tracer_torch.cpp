@@ -429,11 +429,12 @@ int64_t time_probe_ops(int n) {
 void Tracer::start_window() {
   Impl& m = *impl_;
   const bool ops = m.options.level >= Level::kOps;
-  if (!m.buffers.empty()) {  // a later cycle of the schedule: keep accumulating
+  if (!m.buffers.empty()) {  // a later cycle of the schedule: the emptied buffers again
     g.active.store(true);
     m.register_callback(false);
     m.kept_in_cycle = 0;
     m.have_ref = false;
+    m.memory->reset_scope_tables(m.options.max_scope_events);  // scope events count from 0 again
     m.quiet.emplace();
     m.memory_guard.emplace(c10::DebugInfoKind::PROFILER_STATE, m.memory);
     recording_ = true;
@@ -708,6 +709,20 @@ TraceData Tracer::take_data() {
   d.untimed_calls.resize(global_names.size(), 0);
   d.views_inside.resize(global_names.size(), 0);
   for (uint32_t i = 0; i < global_names.size(); ++i) d.names.emplace_back(global_names.name(i));
+  // Empty for the next window; the buffers keep their capacity and resident pages, so a run
+  // that records cycle after cycle does not grow.
+  for (auto& tb : m.buffers) {
+    tb->ops.clear();
+    tb->parents.clear();
+    tb->shapes.clear();
+    std::fill(tb->untimed.begin(), tb->untimed.end(), 0);
+    std::fill(tb->views_inside.begin(), tb->views_inside.end(), 0);
+    tb->step_first = tb->step_first_shape = tb->ref_first = tb->ref_count = 0;
+  }
+  m.have_ref = false;
+  m.scopes.truncate(0);
+  m.phase_memory.clear();
+  m.steps.clear();
   return d;
 }
 

@@ -161,12 +161,12 @@ void write_activations(const std::string& path, const profile::Analysis& a) {
 }
 
 void write_memory(const std::string& path,
-                  const profile::TraceData& data,
+                  const std::vector<profile::PhaseMemory>& intervals,
                   const std::vector<profile::StepPhases>& phases) {
   std::map<int32_t, int64_t> rss;
   for (const auto& p : phases) rss[p.step] = p.max_rss_bytes;
   output::CsvWriter csv(path, header(columns::kMemory));
-  for (const profile::PhaseMemory& m : profile::memory_per_phase(data.memory)) {
+  for (const profile::PhaseMemory& m : profile::memory_per_phase(intervals)) {
     csv.add(static_cast<int64_t>(m.step));
     csv.add(profile::phase_name(static_cast<profile::Phase>(m.phase)));
     csv.add(m.peak_allocated_bytes).add(m.end_allocated_bytes);

@@ -14,7 +14,7 @@ DeepProfile::DeepProfile(const config::Config& cfg,
                          const profile::Roofs& roofs, std::string run_dir)
     : cfg_(cfg.profile), level_(cfg.profile.level),
       run_dir_(std::move(run_dir)), roofs_(roofs),
-      scope_flops_(scope_flops) {
+      scope_flops_(scope_flops), totals_(roofs) {
   if (level_ < profile::Level::kModules) return;
   profile::TracerOptions o;
   o.level = level_;
@@ -63,12 +63,12 @@ void DeepProfile::after_step(const profile::StepRecord& record, int64_t max_rss_
   recorder.set_observer(nullptr);
   tracer_->end_step();
   if (kind_of(record.step) == StepKind::kActive) {
-    recorded_.push_back(record);
+    window_records_.push_back(record);
     const auto ms = [&](profile::Phase p) {
       return static_cast<double>(record.phase_ns[static_cast<int>(p)]) * 1e-6;
     };
-    phases_.push_back({static_cast<int32_t>(record.step), ms(profile::Phase::kForward),
-                       ms(profile::Phase::kBackward), max_rss_bytes});
+    window_phases_.push_back({static_cast<int32_t>(record.step), ms(profile::Phase::kForward),
+                              ms(profile::Phase::kBackward), max_rss_bytes});
   }
   if (last_of_window(record.step)) {
     tracer_->stop_window();
@@ -81,37 +81,44 @@ void DeepProfile::finish() {
   if (tracer_->recording()) {
     tracer_->stop_window();
     process();
-  } else if (!processed_ && !recorded_.empty()) {
+  } else if (!window_records_.empty()) {
     process();
   }
 }
 
+// A window closed: its events are added to the totals (and freed), and the tables rewritten
+// over every window so far; trace.json holds the first window only (its size would grow with
+// the run).
 void DeepProfile::process() {
-  if (recorded_.empty()) return;
+  if (window_records_.empty()) return;
   const int64_t t0 = now_ns();
   profile::TraceData data = tracer_->take_data();
   calibration_ = data.calibration;
   shape_sampling_ = data.shape_sampling;
-  dropped_events_ = data.dropped_events;
-  dropped_scopes_ = data.dropped_scopes;
-  if (dropped_events_ > 0 || dropped_scopes_ > 0) {
+  if (data.dropped_events > dropped_events_ || data.dropped_scopes > dropped_scopes_) {
     spdlog::warn("profiler buffers full: {} events and {} scopes not recorded; raise "
                  "profile.max_events or shorten profile.schedule_active",
-                 dropped_events_, dropped_scopes_);
+                 data.dropped_events, data.dropped_scopes);
   }
-  analysis_ = profile::analyze(data, phases_, scope_flops_, roofs_.flops_per_s,
-                               roofs_.bytes_per_s);
+  dropped_events_ = data.dropped_events;  // the tracer's counts are over the run
+  dropped_scopes_ = data.dropped_scopes;
+  totals_.add(data, window_phases_);
+  analysis_ = totals_.result(scope_flops_);
+  memory_intervals_.insert(memory_intervals_.end(), data.memory.begin(), data.memory.end());
+  phases_.insert(phases_.end(), window_phases_.begin(), window_phases_.end());
   rundir::write_modules(rundir::path(run_dir_, rundir::kModules), analysis_);
   rundir::write_activations(rundir::path(run_dir_, rundir::kActivations), analysis_);
-  rundir::write_memory(rundir::path(run_dir_, rundir::kMemory), data, phases_);
+  rundir::write_memory(rundir::path(run_dir_, rundir::kMemory), memory_intervals_, phases_);
   if (level_ >= profile::Level::kOps) {
     rundir::write_ops(rundir::path(run_dir_, rundir::kOps), analysis_);
   }
-  if (cfg_.trace) {
-    trace_stats_ = rundir::write_trace(rundir::path(run_dir_, rundir::kTrace), data, recorded_);
+  if (cfg_.trace && windows_ == 0) {
+    trace_stats_ = rundir::write_trace(rundir::path(run_dir_, rundir::kTrace), data, window_records_);
   }
-  post_processing_ms_ = static_cast<double>(now_ns() - t0) * 1e-6;
-  processed_ = true;
+  ++windows_;
+  window_records_.clear();
+  window_phases_.clear();
+  post_processing_ms_ += static_cast<double>(now_ns() - t0) * 1e-6;
   spdlog::info("profiled {} steps: {:.0f} events/step, forward scopes {:.2f} of {:.2f} ms, "
                "backward nodes {:.2f} of {:.2f} ms; written in {:.0f} ms",
                analysis_.n_steps, analysis_.events_per_step, analysis_.forward_scopes_ms,
@@ -125,6 +132,7 @@ void DeepProfile::add_to_summary(nlohmann::json& s, double analytic_flops_per_st
   const auto& a = analysis_;
   auto frac = [](double part, double whole) { return whole > 0 ? json(1.0 - part / whole) : json(nullptr); };
   s["modules"] = {{"recorded_steps", a.n_steps},
+                  {"windows", windows_},
                   {"forward_scopes_ms", a.forward_scopes_ms},
                   {"forward_phase_ms", a.forward_phase_ms},
                   {"forward_residual_fraction", frac(a.forward_scopes_ms, a.forward_phase_ms)},
@@ -182,7 +190,8 @@ void DeepProfile::add_to_summary(nlohmann::json& s, double analytic_flops_per_st
                               {"interval", cfg_.shape_interval}};
   }
   if (trace_stats_.events > 0) {
-    o["trace"] = {{"events", trace_stats_.events},
+    o["trace"] = {{"windows", 1},  // the first recording window only
+                  {"events", trace_stats_.events},
                   {"bytes", trace_stats_.bytes},
                   {"bytes_per_event", static_cast<double>(trace_stats_.bytes) / trace_stats_.events},
                   {"write_ms", trace_stats_.write_ms}};

@@ -52,15 +52,20 @@ class DeepProfile {
   profile::ScopeFlops scope_flops_{};
   std::unique_ptr<profile::Tracer> tracer_;
   bool in_step_ = false;
-  std::vector<profile::StepRecord> recorded_;
+  // The window in flight: its recorded steps. Over the run: the totals of the closed windows,
+  // their memory intervals and phase times (small, per step), and what the tables show.
+  std::vector<profile::StepRecord> window_records_;
+  std::vector<profile::StepPhases> window_phases_;
+  profile::AnalysisTotals totals_;
+  std::vector<profile::PhaseMemory> memory_intervals_;
   std::vector<profile::StepPhases> phases_;
+  int windows_ = 0;
   profile::Analysis analysis_;
   rundir::TraceStats trace_stats_;
   profile::TracerCalibration calibration_;
   profile::ShapeSampling shape_sampling_;
   int64_t dropped_events_ = 0, dropped_scopes_ = 0;
-  double post_processing_ms_ = 0;
-  bool processed_ = false;
+  double post_processing_ms_ = 0;  // over every window
 };
 
 }  // namespace llmprof::train

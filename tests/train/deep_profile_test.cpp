@@ -162,6 +162,35 @@ TEST(DeepProfile, OpsLevelCountsMatmulFlopsLikeTheAnalyticModel) {
   }
 }
 
+TEST(DeepProfile, RepeatedWindowsAddUpAndTheTraceHoldsTheFirst) {
+  test::ScratchDir dir;
+  config::Config c = tiny(dir.path(), "rep", "ops");
+  c.profile.schedule_wait = 1;
+  c.profile.schedule_warmup = 1;
+  c.profile.schedule_active = 2;
+  c.profile.schedule_repeat = 0;  // until the end: windows at steps 3-4, 7-8, 11-12
+  c.schedule.max_steps = 12;
+  TrainResult r = run(c);
+  auto s = nlohmann::json::parse(test::read_file(r.run_dir + "/summary.json"));
+  EXPECT_EQ(s["modules"]["recorded_steps"], 6);
+  EXPECT_EQ(s["modules"]["windows"], 3);
+  // Per-step figures are means over all six steps, not sums of the windows.
+  EXPECT_NEAR(s["flops"]["counted_vs_analytic_ratio"].get<double>(), 1.0, 0.05) << s["flops"].dump();
+  EXPECT_EQ(s["modules"]["shapes"]["unmapped_steps"], 0);
+  for (auto& row : read_table(r.run_dir + "/modules.csv")) EXPECT_EQ(row["steps"], "6") << row["scope"];
+  for (auto& row : read_table(r.run_dir + "/ops.csv")) EXPECT_EQ(row["steps"], "6") << row["op"];
+  std::set<std::string> mem_steps;
+  for (auto& row : read_table(r.run_dir + "/memory.csv")) mem_steps.insert(row["step"]);
+  EXPECT_EQ(mem_steps, (std::set<std::string>{"3", "4", "7", "8", "11", "12"}));
+  std::set<std::string> trace_steps;
+  auto trace = nlohmann::json::parse(test::read_file(r.run_dir + "/trace.json"));
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("cat", "") == "step") trace_steps.insert(e["name"].get<std::string>());
+  }
+  EXPECT_EQ(trace_steps, (std::set<std::string>{"step 3", "step 4"}));
+  EXPECT_EQ(s["profiler_overhead"]["trace"]["windows"], 1);
+}
+
 TEST(DeepProfile, TraceIsValidChromeJsonWithMonotonicTimestamps) {
   test::ScratchDir dir;
   TrainResult r = run(tiny(dir.path(), "t", "ops"));

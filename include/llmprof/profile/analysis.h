@@ -6,9 +6,11 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "llmprof/profile/events.h"
@@ -93,6 +95,41 @@ Analysis analyze(const TraceData& data,
                  const ScopeFlops& fwd_flops_per_call,
                  double peak_flops_per_s,
                  double peak_bytes_per_s = 0);
+
+// The sums behind an Analysis, over any number of recorded windows: a run that records a cycle
+// of the schedule again and again (profile.schedule_repeat 0) adds each window as it closes and
+// frees its events, so its tables cover every recorded step in memory that does not grow with
+// them. analyze() is one window's.
+class AnalysisTotals {
+ public:
+  explicit AnalysisTotals(const Roofs& roofs) : roofs_(roofs) {}
+  // phases: the window's recorded steps.
+  void add(const TraceData& data, const std::vector<StepPhases>& phases);
+  Analysis result(const ScopeFlops& fwd_flops_per_call) const;
+
+ private:
+  struct Acc {
+    double calls = 0, total_ns = 0, self_ns = 0;
+    RooflineSums roof;
+  };
+  struct OpAcc {
+    double calls = 0, self_ns = 0, total_ns = 0, alloc = 0, flops = 0;
+    double untimed = 0, views_inside = 0;  // view/metadata calls counted, and run inside it
+    bool has_flops = false;
+    RooflineSums roof;
+    std::map<std::string, int> shapes;  // input shapes -> calls (the first 64 seen)
+  };
+  Roofs roofs_;
+  int n_steps_ = 0;
+  double forward_phase_ms_ = 0, backward_phase_ms_ = 0;  // sums over the steps
+  double forward_scopes_ns_ = 0, backward_nodes_ns_ = 0, scopes_ = 0, events_ = 0;
+  double matmul_flops_ = 0, other_flops_ = 0, all_self_ns_ = 0;
+  bool any_op_ = false;
+  std::map<std::tuple<int, int, int>, Acc> scopes_acc_;  // (pass, scope, block)
+  std::map<std::pair<std::string, int>, Acc> bwd_other_;  // accumulate_grad, (unattributed)
+  std::map<std::string, OpAcc> ops_;
+  std::map<std::pair<int, int>, std::pair<double, double>> activations_;  // saved, allocated
+};
 
 // memory.csv's rows: one per (step, phase) from the per-interval records, in first-seen order; a
 // phase that runs several times in a step (data and forward/backward per micro-batch) keeps its

@@ -94,7 +94,8 @@ class Tracer : public PhaseObserver {
   void on_phase_begin(Phase phase) override;
   void on_phase_end(Phase phase) override;
 
-  // Moves out the recorded data (names resolved, threads merged).
+  // Moves out the recorded data (names resolved, threads merged) and empties the buffers for
+  // the next window (call between windows); their memory stays reserved.
   TraceData take_data();
 
  private:

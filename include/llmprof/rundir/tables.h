@@ -16,6 +16,7 @@ namespace llmprof::profile {
 struct Analysis;
 struct StepPhases;
 struct TraceData;
+struct PhaseMemory;
 struct StepRecord;
 }  // namespace llmprof::profile
 namespace llmprof::gpu {
@@ -139,9 +140,10 @@ struct ActivationRow {
 void write_modules(const std::string& path, const profile::Analysis& analysis);
 void write_ops(const std::string& path, const profile::Analysis& analysis);
 void write_activations(const std::string& path, const profile::Analysis& analysis);
-// One row per (step, phase) (profile::memory_per_phase), with the step's RSS.
+// One row per (step, phase) of the recorded intervals (profile::memory_per_phase), with the
+// step's RSS.
 void write_memory(const std::string& path,
-                  const profile::TraceData& data,
+                  const std::vector<profile::PhaseMemory>& intervals,
                   const std::vector<profile::StepPhases>& phases);
 
 // trace.json in Chrome trace event format (Perfetto, chrome://tracing): phases, steps, scopes,
