@@ -74,7 +74,7 @@ for t in $targets; do
   [ $status -ne 0 ] && [ "$found" -eq 0 ] && found=1  # failed without leaving an input
   printf '%-16s %12s %8s %9s\n' "$t" "${execs:-0}" "$(find "$corpus" -type f | wc -l)" "$found"
   if [ "$found" -ne 0 ]; then
-    grep -m1 -B2 -A12 -E '^==[0-9]+==ERROR|runtime error|property failed|deadly signal' "$log" |
+    grep -a -m1 -B2 -A12 -E '^==[0-9]+==ERROR|runtime error|property failed|deadly signal' "$log" |
       sed 's/^/    /' || tail -20 "$log" | sed 's/^/    /'
     find "$findings" -type f | sed 's/^/    input: /'
   fi

@@ -31,6 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     cfg = config::load_config(path);
   } catch (const ConfigError& e) {
+    fuzz::check_readable(e.what());
     fuzz::check(e.file() == path, "a ConfigError of the file does not name it");
     // A document without keys (empty, only comments) has no position to point at.
     fuzz::check(e.line() > 0 || std::string(e.what()).find("is empty") != std::string::npos,

@@ -29,6 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     assignment.clear();
     config::validate(cfg);
   } catch (const ConfigError& e) {
+    fuzz::check_readable(e.what());
     const size_t eq = assignment.find('=');
     fuzz::check(eq == std::string::npos || eq == 0 || !e.key().empty(),
                 "a ConfigError of a --set key=value does not name the key");

@@ -33,6 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         previous = r.line;
       }
     } catch (const DataError& e) {
+      fuzz::check_readable(e.what());
       fuzz::check(std::string(e.what()).find(path) != std::string::npos,
                   "a dataset DataError does not name the file");
     }

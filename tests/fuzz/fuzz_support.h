@@ -27,6 +27,17 @@ inline void check(bool ok, const char* what) {
   if (!ok) fail(what);
 }
 
+// An error message fit for a terminal: no control byte, no byte past ASCII (printable() escapes
+// them, as every message quoting input must), and not longer than a screen.
+inline void check_readable(std::string_view message) {
+  for (char ch : message) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c >= 0x7f) fail("an error message holds a raw byte: " + std::string(message));
+  }
+  if (message.size() > 2000)
+    fail("an error message of " + std::to_string(message.size()) + " bytes");
+}
+
 inline std::string_view as_text(const uint8_t* data, size_t size) {
   return {reinterpret_cast<const char*>(data), size};
 }

@@ -16,6 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     fixture = gpu::parse_fixture(text, "fuzz.jsonl");
   } catch (const DataError& e) {
+    fuzz::check_readable(e.what());
     fuzz::check(std::string(e.what()).find("fuzz.jsonl") != std::string::npos,
                 "a fixture DataError does not name the source");
     return 0;
@@ -25,6 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::check(gpu::format_fixture(gpu::parse_fixture(written, "written.jsonl")) == written,
                 "the fixture written back reads differently");
   } catch (const DataError& e) {
+    fuzz::check_readable(e.what());
     fuzz::fail(std::string("the fixture written back does not parse: ") + e.what());
   }
   return 0;

@@ -20,11 +20,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       try {
         file.read_float(name);
       } catch (const DataError& e) {
+        fuzz::check_readable(e.what());
         fuzz::check(std::string(e.what()).find(path) != std::string::npos,
                     "a tensor's DataError does not name the file");
       }
     }
   } catch (const DataError& e) {
+    fuzz::check_readable(e.what());
     fuzz::check(std::string(e.what()).find(path) != std::string::npos,
                 "a safetensors DataError does not name the file");
   }

@@ -14,6 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     rundir::load_run(fuzz::scratch_dir() + "/run");
   } catch (const DataError& e) {
+    fuzz::check_readable(e.what());
     fuzz::check(std::string(e.what()).find("steps.csv") != std::string::npos,
                 "a steps.csv DataError does not name the file");
   }

@@ -16,6 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     rundir::read_summary(path, warnings);
   } catch (const DataError& e) {
+    fuzz::check_readable(e.what());
     fuzz::check(std::string(e.what()).find(path) != std::string::npos,
                 "a summary.json DataError does not name the file");
   }

@@ -14,6 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     rundir::load_sweep(fuzz::scratch_dir() + "/sweep");
   } catch (const DataError& e) {
+    fuzz::check_readable(e.what());
     fuzz::check(std::string(e.what()).find("sweep.csv") != std::string::npos,
                 "a sweep.csv DataError does not name the file");
   }
