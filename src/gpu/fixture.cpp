@@ -36,7 +36,7 @@ class Fields {
       if (!ok) {
         std::string list;
         for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-        fail(fmt::format("unknown field '{}' (expected {})", item.key(), list));
+        fail(fmt::format("unknown field '{}' (expected {})", printable(item.key()), list));
       }
     }
   }
@@ -73,7 +73,7 @@ class Fields {
              std::string_view expected) const {
     const std::string s = string(key);
     const std::optional<Enum> e = parse(s);
-    if (!e) fail(fmt::format("field '{}': '{}' is not one of {}", key, s, expected));
+    if (!e) fail(fmt::format("field '{}': '{}' is not one of {}", key, printable(s), expected));
     return *e;
   }
   // start_ns and end_ns, checked for end >= start.
@@ -183,7 +183,7 @@ void parse_line(const json& obj, const std::string& where, GpuFixture& out) {
     f.fail(
         fmt::format("unknown kind '{}' (expected meta, kernel, memcpy, memset, sync, runtime, "
                     "cpu_op)",
-                    kind));
+                    printable(kind)));
   }
 }
 

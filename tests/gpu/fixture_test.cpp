@@ -189,5 +189,14 @@ TEST(ReadFixture, ParseErrorEscapesTheBytesItQuotes) {
   EXPECT_EQ(msg.find('\xdb'), std::string::npos) << msg;
 }
 
+// Found with the gpu_fixture fuzz target: an unknown field name holding a carriage return went raw
+// into the message (the terminal would overwrite the line with what follows); now escaped.
+TEST(ReadFixture, UnknownFieldNameIsEscaped) {
+  const std::string path = test::fuzz_regression("gpu_fixture", "control_byte_in_field_name.jsonl");
+  const std::string msg = test::data_error_of([&] { read_fixture(path); });
+  EXPECT_NE(msg.find("line 10: unknown field 'registe\\rs_per_thread'"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find('\r'), std::string::npos) << msg;
+}
+
 }  // namespace
 }  // namespace llmprof::gpu
