@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs, builds and runs the whole test suite (GoogleTest through ctest).
+# Installs, builds and runs the whole test suite (GoogleTest through ctest), then the fuzz targets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
@@ -16,5 +16,8 @@ fi
 # Chromium only for the tests (the HTML report in a browser); without it that test is skipped.
 scripts/install_deps.sh chromium || echo "test.sh: chromium not installed: the browser test will be skipped"
 scripts/build.sh
-cd build
-ctest --output-on-failure -j "$(nproc)" --timeout 600
+(cd build && ctest --output-on-failure -j "$(nproc)" --timeout 600)
+# Every libFuzzer target of tests/fuzz for 10 s, after its kept regression inputs: a clang build
+# of its own in build-fuzz/ (installs clang-14 when missing). LLMPROF_FUZZ_SECONDS=0 skips it.
+fuzz_s=${LLMPROF_FUZZ_SECONDS:-10}
+if [ "$fuzz_s" -gt 0 ]; then scripts/fuzz.sh "$fuzz_s"; fi

@@ -10,10 +10,11 @@
 #include <unordered_map>
 
 #include "file_io.h"
+#include "llmprof/base/printable.h"
+#include "llmprof/base/printable_json.h"
 #include "llmprof/config/enums.h"
 #include "llmprof/data/corpus.h"
 #include "llmprof/data/tokenizer.h"
-#include "llmprof/base/printable.h"
 #include "llmprof/error.h"
 #include "unicode.h"
 
@@ -129,7 +130,7 @@ class Gpt2Tokenizer final : public Tokenizer {
     std::vector<bool> seen(static_cast<size_t>(n), false);
     for (const auto& [token, value] : j.items()) {
       if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() >= n) {
-        throw DataError(path + ": token " + quote(token) + " has id " + value.dump() +
+        throw DataError(path + ": token " + quote(token) + " has id " + printable_json(value) +
                         ", expected an integer in [0, " + std::to_string(n) + ")");
       }
       const auto id = static_cast<int32_t>(value.get<int64_t>());

@@ -109,7 +109,7 @@ class Reader {
       try {
         j = nlohmann::json::parse(l);
       } catch (const nlohmann::json::parse_error& e) {
-        return bad(line, std::string("malformed JSON: ") + e.what());
+        return bad(line, "malformed JSON: " + printable(e.what(), 200));
       }
       if (!j.is_object())
         return bad(line, std::string("not a JSON object (got ") + j.type_name() + ")");

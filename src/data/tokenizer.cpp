@@ -6,10 +6,11 @@
 #include <nlohmann/json.hpp>
 
 #include "file_io.h"
+#include "llmprof/base/printable.h"
+#include "llmprof/base/printable_json.h"
 #include "llmprof/config/config.h"
 #include "llmprof/data/corpus.h"
 #include "llmprof/data/wordpiece.h"
-#include "llmprof/base/printable.h"
 #include "llmprof/error.h"
 
 namespace llmprof::data {
@@ -120,7 +121,7 @@ std::unique_ptr<Tokenizer> load_char_tokenizer(const std::string& dir) {
   for (size_t i = 0; i < it->size(); ++i) {
     const auto& v = (*it)[i];
     if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 255) {
-      throw DataError(path + ": chars[" + std::to_string(i) + "] = " + v.dump() +
+      throw DataError(path + ": chars[" + std::to_string(i) + "] = " + printable_json(v) +
                       " is not a byte value in [0, 255]");
     }
     const auto b = static_cast<unsigned char>(v.get<int64_t>());

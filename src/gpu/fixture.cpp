@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "llmprof/base/printable_json.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
 
@@ -35,7 +36,7 @@ class Fields {
       if (!ok) {
         std::string list;
         for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-        fail(fmt::format("unknown field '{}' (expected {})", item.key(), list));
+        fail(fmt::format("unknown field '{}' (expected {})", printable(item.key()), list));
       }
     }
   }
@@ -43,7 +44,7 @@ class Fields {
   int64_t integer(const char* key) const {
     const json& v = at(key);
     if (!v.is_number_integer())
-      fail(fmt::format("field '{}': expected an integer, got {}", key, v.dump()));
+      fail(fmt::format("field '{}': expected an integer, got {}", key, printable_json(v)));
     return v.get<int64_t>();
   }
   int64_t integer_or(const char* key, int64_t fallback) const {
@@ -51,7 +52,8 @@ class Fields {
   }
   std::string string(const char* key) const {
     const json& v = at(key);
-    if (!v.is_string()) fail(fmt::format("field '{}': expected a string, got {}", key, v.dump()));
+    if (!v.is_string())
+      fail(fmt::format("field '{}': expected a string, got {}", key, printable_json(v)));
     return v.get<std::string>();
   }
   std::string string_or(const char* key, const std::string& fallback) const {
@@ -61,7 +63,7 @@ class Fields {
     const json& v = at(key);
     if (!v.is_array() || v.size() != 3 || !v[0].is_number_integer() || !v[1].is_number_integer() ||
         !v[2].is_number_integer()) {
-      fail(fmt::format("field '{}': expected [x, y, z] integers, got {}", key, v.dump()));
+      fail(fmt::format("field '{}': expected [x, y, z] integers, got {}", key, printable_json(v)));
     }
     return Dim3{v[0].get<int32_t>(), v[1].get<int32_t>(), v[2].get<int32_t>()};
   }
@@ -71,7 +73,7 @@ class Fields {
              std::string_view expected) const {
     const std::string s = string(key);
     const std::optional<Enum> e = parse(s);
-    if (!e) fail(fmt::format("field '{}': '{}' is not one of {}", key, s, expected));
+    if (!e) fail(fmt::format("field '{}': '{}' is not one of {}", key, printable(s), expected));
     return *e;
   }
   // start_ns and end_ns, checked for end >= start.
@@ -181,7 +183,7 @@ void parse_line(const json& obj, const std::string& where, GpuFixture& out) {
     f.fail(
         fmt::format("unknown kind '{}' (expected meta, kernel, memcpy, memset, sync, runtime, "
                     "cpu_op)",
-                    kind));
+                    printable(kind)));
   }
 }
 
@@ -203,9 +205,10 @@ GpuFixture parse_fixture(const std::string& text, const std::string& source) {
     try {
       obj = json::parse(line);
     } catch (const json::parse_error& e) {
-      throw DataError(fmt::format("{}: not a JSON object: {}", where, e.what()));
+      throw DataError(fmt::format("{}: not a JSON object: {}", where, printable(e.what(), 200)));
     }
-    if (!obj.is_object()) throw DataError(where + ": expected a JSON object, got " + obj.dump());
+    if (!obj.is_object())
+      throw DataError(where + ": expected a JSON object, got " + printable_json(obj));
     parse_line(obj, where, out);
   }
   return out;

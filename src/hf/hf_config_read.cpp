@@ -7,6 +7,7 @@
 #include <set>
 
 #include "json_fields.h"
+#include "llmprof/base/printable_json.h"
 #include "llmprof/error.h"
 #include "llmprof/hf/hf_config.h"
 
@@ -73,7 +74,8 @@ std::vector<std::string> read_labels(const json& doc, const detail::JsonFields& 
   }
   const json& map = doc["id2label"];
   if (!map.is_object() || map.empty()) {
-    keys.fail("id2label", fmt::format("expected an object of id: label, got {}", map.dump()));
+    keys.fail("id2label",
+              fmt::format("expected an object of id: label, got {}", printable_json(map)));
   }
   labels.resize(map.size());
   std::set<size_t> seen;

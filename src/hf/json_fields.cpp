@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "llmprof/base/printable_json.h"
 #include "llmprof/error.h"
 
 namespace llmprof::hf::detail {
@@ -22,7 +23,7 @@ json read_json_object(const std::string& path) {
   try {
     doc = json::parse(text.str());
   } catch (const json::exception& e) {
-    throw DataError(fmt::format("'{}' is not valid JSON: {}", path, e.what()));
+    throw DataError(fmt::format("'{}' is not valid JSON: {}", path, printable(e.what(), 200)));
   }
   if (!doc.is_object()) {
     throw DataError(fmt::format("'{}' holds a JSON {}, expected an object", path, doc.type_name()));
@@ -57,7 +58,7 @@ std::optional<int64_t> JsonFields::optional_int(const char* key) const {
   const json* v = get(key);
   if (v == nullptr) return std::nullopt;
   if (!v->is_number_integer() || (v->is_number_unsigned() && v->get<uint64_t>() > INT64_MAX)) {
-    fail(key, fmt::format("expected an integer, got {}", v->dump()));
+    fail(key, fmt::format("expected an integer, got {}", printable_json(*v)));
   }
   return v->get<int64_t>();
 }
@@ -75,7 +76,7 @@ const json* JsonFields::typed(const char* key,
   if (v == nullptr) {
     note_default(key);
   } else if (!(v->*is_type)()) {
-    fail(key, fmt::format("expected {}, got {}", expected, v->dump()));
+    fail(key, fmt::format("expected {}, got {}", expected, printable_json(*v)));
   }
   return v;
 }
@@ -99,9 +100,11 @@ std::vector<std::string> JsonFields::strings(const char* key) const {
   std::vector<std::string> out;
   const json* v = get(key);
   if (v == nullptr) return out;
-  if (!v->is_array()) fail(key, fmt::format("expected a list of strings, got {}", v->dump()));
+  if (!v->is_array())
+    fail(key, fmt::format("expected a list of strings, got {}", printable_json(*v)));
   for (const json& s : *v) {
-    if (!s.is_string()) fail(key, fmt::format("expected a list of strings, got {}", v->dump()));
+    if (!s.is_string())
+      fail(key, fmt::format("expected a list of strings, got {}", printable_json(*v)));
     out.push_back(s.get<std::string>());
   }
   return out;

@@ -20,6 +20,7 @@
 #include <tuple>
 #include <utility>
 
+#include "llmprof/base/printable_json.h"
 #include "llmprof/error.h"
 #include "llmprof/hf/safetensors.h"
 #include "safetensors_detail.h"
@@ -37,7 +38,8 @@ using nlohmann::json;
 [[noreturn]] void fail_tensor(const std::string& path,
                               const std::string& name,
                               const std::string& what) {
-  throw DataError(fmt::format("safetensors file '{}': tensor '{}': {}", path, name, what));
+  throw DataError(
+      fmt::format("safetensors file '{}': tensor '{}': {}", path, printable(name), what));
 }
 
 // Parses the header, refusing a key repeated within one object (the format forbids it; a JSON
@@ -58,7 +60,7 @@ json parse_header(const std::string& path, const char* begin, const char* end) {
   try {
     header = json::parse(begin, end, check);
   } catch (const json::exception& e) {
-    fail(path, fmt::format("the header is not valid JSON ({})", e.what()));
+    fail(path, fmt::format("the header is not valid JSON ({})", printable(e.what(), 200)));
   }
   if (!header.is_object()) fail(path, "the header is not a JSON object");
   if (!duplicate.empty()) fail(path, fmt::format("the header repeats the key '{}'", duplicate));
@@ -68,9 +70,9 @@ json parse_header(const std::string& path, const char* begin, const char* end) {
 uint64_t offset_at(const std::string& path, const std::string& name, const json& offsets, int i) {
   const json& v = offsets[static_cast<size_t>(i)];
   if (!v.is_number_unsigned()) {
-    fail_tensor(
-        path, name,
-        fmt::format("data_offsets[{}] is {}, expected a non-negative integer", i, v.dump()));
+    fail_tensor(path, name,
+                fmt::format("data_offsets[{}] is {}, expected a non-negative integer", i,
+                            printable_json(v)));
   }
   return v.get<uint64_t>();
 }
@@ -88,21 +90,23 @@ TensorView parse_entry(const std::string& path, const std::string& name, const j
   const json& dtype = entry["dtype"];
   if (!dtype.is_string()) fail_tensor(path, name, "dtype is not a string");
   std::optional<DType> d = dtype_from_name(dtype.get<std::string>());
-  if (!d) fail_tensor(path, name, fmt::format("unknown dtype {}", dtype.dump()));
+  if (!d) fail_tensor(path, name, fmt::format("unknown dtype {}", printable_json(dtype)));
   t.dtype = *d;
 
   const json& shape = entry["shape"];
   if (!shape.is_array()) fail_tensor(path, name, "shape is not an array");
   for (const json& dim : shape) {
     if (!dim.is_number_integer()) {
-      fail_tensor(path, name, fmt::format("shape {} holds a non-integer", shape.dump()));
+      fail_tensor(path, name, fmt::format("shape {} holds a non-integer", printable_json(shape)));
     }
     if (!dim.is_number_unsigned()) {
-      fail_tensor(path, name, fmt::format("shape {} has a negative dimension", shape.dump()));
+      fail_tensor(path, name,
+                  fmt::format("shape {} has a negative dimension", printable_json(shape)));
     }
     const uint64_t u = dim.get<uint64_t>();
     if (u > static_cast<uint64_t>(INT64_MAX)) {
-      fail_tensor(path, name, fmt::format("shape {} has a dimension past 2^63", shape.dump()));
+      fail_tensor(path, name,
+                  fmt::format("shape {} has a dimension past 2^63", printable_json(shape)));
     }
     t.shape.push_back(static_cast<int64_t>(u));
   }
@@ -113,18 +117,19 @@ TensorView parse_entry(const std::string& path, const std::string& name, const j
   const json& offsets = entry["data_offsets"];
   if (!offsets.is_array() || offsets.size() != 2) {
     fail_tensor(path, name,
-                fmt::format("data_offsets is {}, expected [begin, end]", offsets.dump()));
+                fmt::format("data_offsets is {}, expected [begin, end]", printable_json(offsets)));
   }
   t.begin_offset = offset_at(path, name, offsets, 0);
   const uint64_t end = offset_at(path, name, offsets, 1);
   if (end < t.begin_offset) {
-    fail_tensor(path, name, fmt::format("data_offsets {} end before they begin", offsets.dump()));
+    fail_tensor(path, name,
+                fmt::format("data_offsets {} end before they begin", printable_json(offsets)));
   }
   if (end - t.begin_offset != size.size->bytes) {
     fail_tensor(path, name,
-                fmt::format("data_offsets {} span {} bytes, but {} {} needs {}", offsets.dump(),
-                            end - t.begin_offset, dtype_name(t.dtype), detail::shape_text(t.shape),
-                            size.size->bytes));
+                fmt::format("data_offsets {} span {} bytes, but {} {} needs {}",
+                            printable_json(offsets), end - t.begin_offset, dtype_name(t.dtype),
+                            detail::shape_text(t.shape), size.size->bytes));
   }
   t.size_bytes = static_cast<size_t>(size.size->bytes);
   return t;
@@ -135,8 +140,8 @@ std::map<std::string, std::string> parse_metadata(const std::string& path, const
   std::map<std::string, std::string> out;
   for (auto m = value.begin(); m != value.end(); ++m) {
     if (!m.value().is_string()) {
-      fail(path,
-           fmt::format("__metadata__ '{}' is {}, expected a string", m.key(), m.value().dump()));
+      fail(path, fmt::format("__metadata__ '{}' is {}, expected a string", m.key(),
+                             printable_json(m.value())));
     }
     out[m.key()] = m.value().get<std::string>();
   }

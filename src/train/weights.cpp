@@ -1,13 +1,14 @@
 #include "llmprof/train/weights.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
+#include "llmprof/base/printable.h"
 #include "llmprof/config/config.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
@@ -114,7 +115,7 @@ LoadReport load_checkpoint(const std::string& path, torch::nn::Module& model,
       in >> meta;
     } catch (const std::exception& e) {
       throw ConfigError(fmt::format("{}: {}/checkpoint.json is not valid JSON: {}", key, r.path,
-                                    e.what()),
+                                    printable(e.what(), 200)),
                         cfg.source_file, key);
     }
   }

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "llmprof/base/printable_json.h"
+
 namespace llmprof {
 namespace {
 
@@ -38,6 +40,27 @@ TEST(Printable, ZeroMaxKeepsEverything) {
   const std::string text(5000, 'z');
   EXPECT_EQ(printable(text, 0), text);
   EXPECT_EQ(printable("a\x01", 0), "a\\x01");
+}
+
+TEST(PrintableJson, ScalarsAndShallowValuesAreTheirJsonTextCut) {
+  EXPECT_EQ(printable_json(nlohmann::json("F\n32")), "\"F\\n32\"");  // dump escapes, then kept
+  EXPECT_EQ(printable_json(nlohmann::json::parse("[1, [2, {\"a\": null}]]")),
+            "[1,[2,{\"a\":null}]]");
+  EXPECT_EQ(printable_json(nlohmann::json(std::string(100, 'x')), 5), "\"xxxx... (102 bytes)");
+  EXPECT_EQ(printable_json(nlohmann::json("\xc3\xa9")), "\"\\xc3\\xa9\"");
+}
+
+// 100,000 nested arrays: dump() would recurse 100,000 times (a stack overflow in the fuzz build).
+TEST(PrintableJson, DeeplyNestedValueIsDescribedNotDumped) {
+  const size_t depth = 100000;
+  const auto deep = nlohmann::json::parse(std::string(depth, '[') + std::string(depth, ']'));
+  EXPECT_EQ(printable_json(deep), "an array of 1 items nested over 32 levels deep");
+  const auto obj =
+      nlohmann::json::parse("{\"a\": " + std::string(40, '[') + std::string(40, ']') + "}");
+  EXPECT_EQ(printable_json(obj), "an object of 1 keys nested over 32 levels deep");
+  // 32 levels exactly still print.
+  const auto edge = nlohmann::json::parse(std::string(32, '[') + std::string(32, ']'));
+  EXPECT_EQ(printable_json(edge, 0), std::string(32, '[') + std::string(32, ']'));
 }
 
 }  // namespace

@@ -170,5 +170,33 @@ TEST(RuntimeApi, NameTablesGoBothWays) {
   EXPECT_EQ(demangle("plain_name"), "plain_name");
 }
 
+// Found with the gpu_fixture fuzz target: a field nested 100,000 arrays deep overflowed the stack
+// while the error message dumped it; now a DataError that describes the value briefly.
+TEST(ReadFixture, DeeplyNestedFieldIsAShortDataError) {
+  const std::string path = test::fuzz_regression("gpu_fixture", "deep_nested_name.jsonl");
+  const std::string msg = test::data_error_of([&] { read_fixture(path); });
+  EXPECT_NE(msg.find("line 1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'name': expected a string, got an array"), std::string::npos) << msg;
+  EXPECT_LT(msg.size(), 400u) << msg;
+}
+
+// Found with the gpu_fixture fuzz target: a line holding the byte 0xdb put it raw in the message,
+// through the JSON parser's "last read: '...'"; now escaped.
+TEST(ReadFixture, ParseErrorEscapesTheBytesItQuotes) {
+  const std::string path = test::fuzz_regression("gpu_fixture", "raw_byte_in_parse_error.jsonl");
+  const std::string msg = test::data_error_of([&] { read_fixture(path); });
+  EXPECT_NE(msg.find("\\xdb"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find('\xdb'), std::string::npos) << msg;
+}
+
+// Found with the gpu_fixture fuzz target: an unknown field name holding a carriage return went raw
+// into the message (the terminal would overwrite the line with what follows); now escaped.
+TEST(ReadFixture, UnknownFieldNameIsEscaped) {
+  const std::string path = test::fuzz_regression("gpu_fixture", "control_byte_in_field_name.jsonl");
+  const std::string msg = test::data_error_of([&] { read_fixture(path); });
+  EXPECT_NE(msg.find("line 10: unknown field 'registe\\rs_per_thread'"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find('\r'), std::string::npos) << msg;
+}
+
 }  // namespace
 }  // namespace llmprof::gpu

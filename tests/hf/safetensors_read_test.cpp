@@ -315,5 +315,25 @@ TEST(SafetensorsFile, EveryHeaderByteCorruptionOpensCleanlyOrIsRefused) {
   EXPECT_GT(opened, 0) << "a changed digit in a name still makes a valid file";
 }
 
+// Found with the safetensors fuzz target: a shape nested 100,000 arrays deep overflowed the stack
+// while the error message dumped it; now a DataError naming the file and the tensor.
+TEST(SafetensorsFile, DeeplyNestedShapeIsAShortDataError) {
+  const std::string path = test::fuzz_regression("safetensors", "deep_nested_shape.safetensors");
+  const std::string msg = test::data_error_of([&] { SafetensorsFile::open(path); });
+  EXPECT_NE(msg.find(path), std::string::npos) << msg;
+  EXPECT_NE(msg.find("an array of 1 items nested over 32 levels deep"), std::string::npos) << msg;
+  EXPECT_LT(msg.size(), 400u + path.size()) << msg;
+}
+
+// Found with the safetensors fuzz target: a header holding the bytes 0xfb, 0xff put them raw in the
+// message, through the JSON parser's "last read: '...'"; now escaped.
+TEST(SafetensorsFile, HeaderParseErrorEscapesTheBytesItQuotes) {
+  const std::string path =
+      test::fuzz_regression("safetensors", "raw_byte_in_parse_error.safetensors");
+  const std::string msg = test::data_error_of([&] { SafetensorsFile::open(path); });
+  EXPECT_NE(msg.find("\\xfb"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find('\xfb'), std::string::npos) << msg;
+}
+
 }  // namespace
 }  // namespace llmprof::hf

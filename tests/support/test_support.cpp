@@ -29,6 +29,10 @@ std::string shared_data(const std::string& relative) {
   return dir.empty() ? std::string() : dir + "/" + relative;
 }
 
+std::string fuzz_regression(const std::string& target, const std::string& name) {
+  return std::string(LLMPROF_SOURCE_DIR) + "/tests/fuzz/regressions/" + target + "/" + name;
+}
+
 ScratchDir::ScratchDir(const std::string& tag) {
   std::random_device rd;
   fs::path base = fs::temp_directory_path();

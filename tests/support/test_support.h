@@ -17,6 +17,10 @@ std::string shared_data_dir();
 // Full path of a file under shared/data, or empty when shared/data is absent.
 std::string shared_data(const std::string& relative);
 
+// An input a fuzz target found, kept in tests/fuzz/regressions/<target>/<name> (scripts/fuzz.sh
+// replays them too).
+std::string fuzz_regression(const std::string& target, const std::string& name);
+
 // A fresh empty directory under the system temp dir, removed by the destructor.
 class ScratchDir {
  public:
