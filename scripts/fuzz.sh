@@ -35,6 +35,7 @@ declare -A seeds=(
   [dataset]="tests/fuzz/corpus/dataset"
   [safetensors]="tests/hf/fixtures"
   [gpu_fixture]="tests/gpu/fixtures"
+  [checkpoint_meta]="tests/fuzz/corpus/checkpoint_meta"
 )
 declare -A seed_names=([config]='*.yaml *.json' [csv]='*.csv *.tsv' [summary]='summary.json'
                        [steps]='steps.csv' [sweep]='sweep.csv' [safetensors]='*.safetensors'

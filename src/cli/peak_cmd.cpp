@@ -17,7 +17,9 @@ void add_peak_command(CLI::App& app, int& exit_code) {
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand(
-      "peak", "Measure the matmul peak FLOP/s that MFU is computed against (what train measures)");
+      "peak",
+      "Measure the matmul peak FLOP/s that MFU is computed against and the memory bandwidth of "
+      "the roofline (what train measures)");
   sub->add_option("--threads", args->threads, "Intra-op threads; 0 = all cores");
   sub->add_option("--precision", args->precision, "fp32 or bf16");
   sub->footer("Prints `peak_flops_per_s: X`: pass it as --set profile.peak_flops_per_s=X so runs\n"

@@ -13,6 +13,7 @@
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
+#include "llmprof/rundir/checkpoint_meta.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/train/hf_checkpoint.h"
 
@@ -104,31 +105,20 @@ LoadReport load_checkpoint(const std::string& path, torch::nn::Module& model,
   if (is_hf_folder(path)) return load_hf_checkpoint(path, model, cfg, key);
   LoadReport r;
   r.path = resolve_checkpoint_dir(path, cfg, key);
-  nlohmann::json meta;
-  {
-    std::ifstream in(rundir::path(r.path, rundir::kCheckpointMeta));
-    if (!in) {
-      throw ConfigError(fmt::format("{}: cannot read {}/checkpoint.json", key, r.path),
-                        cfg.source_file, key);
-    }
-    try {
-      in >> meta;
-    } catch (const std::exception& e) {
-      throw ConfigError(fmt::format("{}: {}/checkpoint.json is not valid JSON: {}", key, r.path,
-                                    printable(e.what(), 200)),
-                        cfg.source_file, key);
-    }
+  rundir::CheckpointMeta meta;
+  try {
+    meta = rundir::read_checkpoint_meta(rundir::path(r.path, rundir::kCheckpointMeta));
+  } catch (const DataError& e) {
+    throw ConfigError(fmt::format("{}: {}", key, e.what()), cfg.source_file, key);
   }
-  const std::string type = meta.value("model_type", "");
-  if (config::find_enum<config::ModelType>(type) != cfg.model.type) {
+  if (config::find_enum<config::ModelType>(meta.model_type) != cfg.model.type) {
     throw ConfigError(fmt::format("{}: checkpoint {} is a model.type={} model, this run is {}", key,
-                                  r.path, type, config::name(cfg.model.type)),
+                                  r.path, printable(meta.model_type), config::name(cfg.model.type)),
                       cfg.source_file, key);
   }
-  r.task = meta.value("task", "");
-  r.step = meta.value("step", int64_t{0});
-  std::set<std::string> saved;
-  for (const auto& t : meta.at("tensors")) saved.insert(t.at("name").get<std::string>());
+  r.task = meta.task;
+  r.step = meta.step;
+  const std::set<std::string> saved(meta.tensors.begin(), meta.tensors.end());
 
   torch::serialize::InputArchive archive;
   try {
