@@ -15,6 +15,9 @@ if ! command -v slurmctld >/dev/null 2>&1; then
 fi
 # Chromium only for the tests (the HTML report in a browser); without it that test is skipped.
 scripts/install_deps.sh chromium || echo "test.sh: chromium not installed: the browser test will be skipped"
+# PyYAML for tests/faults/check_files.py (the fault tests); without it those tests are skipped.
+scripts/install_deps.sh python3-yaml ||
+  echo "test.sh: python3-yaml not installed: the fault tests will be skipped"
 scripts/build.sh
 (cd build && ctest --output-on-failure -j "$(nproc)" --timeout 600)
 # Every libFuzzer target of tests/fuzz for 10 s, after its kept regression inputs: a clang build

@@ -1,5 +1,6 @@
 // llmprof error types. The library throws these; only main() catches, prints one line and maps
-// them to exit codes: 2 for bad input (usage, config, data), 1 for runtime failures.
+// them to exit codes: 2 for bad input (usage, config, data), 1 for runtime failures, 130 for a stop
+// by SIGINT/SIGTERM.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@ namespace llmprof {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitRuntime = 1;
 inline constexpr int kExitUsage = 2;
+inline constexpr int kExitInterrupted = 130;  // 128 + SIGINT, as a shell reports Ctrl-C
 
 // Base of every llmprof error; exit_code() says how main() should exit.
 class Error : public std::runtime_error {
@@ -66,6 +68,12 @@ class DataError : public Error {
 class IoError : public Error {
  public:
   explicit IoError(const std::string& what) : Error(what, kExitRuntime) {}
+};
+
+// Stopped by SIGINT/SIGTERM before there was a run to finish (during set-up).
+class Interrupted : public Error {
+ public:
+  explicit Interrupted(const std::string& what) : Error(what, kExitInterrupted) {}
 };
 
 }  // namespace llmprof

@@ -1,8 +1,11 @@
 // llmprof: train transformer LMs through an instrumented loop and see where time, memory, FLOPs
-// and energy go. Only main catches errors: it prints one line and exits 2 (bad input) or 1.
+// and energy go. Only main catches errors: it prints one line and exits 2 (bad input), 130
+// (stopped by a signal during set-up) or 1.
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <string>
 
@@ -67,6 +70,12 @@ int main(int argc, char** argv) {
   try {
     llmprof::output::init_logging(false);
     app.parse(argc, argv);
+    // What went to stdout must have arrived: a full disk or /dev/full behind a redirect is an
+    // error, not a silent loss (fmt::print throws on the writes that fail at once).
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      print_error(std::string("cannot write the output (stdout): ") + std::strerror(errno));
+      return llmprof::kExitRuntime;
+    }
     return exit_code;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
@@ -78,6 +87,9 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::string what = e.what();
     print_error(what.substr(0, what.find('\n')));
+    return llmprof::kExitRuntime;
+  } catch (...) {  // nothing leaves main as an abort, whatever a library throws
+    print_error("unexpected error of unknown type");
     return llmprof::kExitRuntime;
   }
 }

@@ -41,8 +41,11 @@ void write_text_atomic(const std::string& path, const std::string& text) {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw IoError("cannot open for writing: " + tmp);
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.flush();
-    if (!out) throw IoError("write failed (disk full?): " + tmp);
+    out.close();  // flushes and closes: a full disk shows in either
+    if (!out) {
+      fs::remove(tmp, ec);
+      throw IoError("write failed (disk full?): " + tmp);
+    }
   }
   fs::rename(tmp, target, ec);
   if (ec) throw IoError("cannot rename " + tmp + " to " + path + ": " + ec.message());

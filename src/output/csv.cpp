@@ -2,25 +2,36 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 
 #include "llmprof/error.h"
+#include "llmprof/output/run_dir.h"
 
 namespace llmprof::output {
 
-CsvWriter::CsvWriter(const std::string& path, const std::vector<std::string>& columns)
-    : path_(path), num_columns_(columns.size()) {
-  file_ = std::fopen(path.c_str(), "wb");
-  if (file_ == nullptr) throw IoError("cannot create '" + path + "': " + std::strerror(errno));
+CsvWriter::CsvWriter(const std::string& path,
+                     const std::vector<std::string>& columns,
+                     CsvMode mode)
+    : path_(path),
+      file_path_(mode == CsvMode::kWhole ? temporary_path(path) : path),
+      mode_(mode),
+      num_columns_(columns.size()) {
+  fd_ = ::open(file_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw IoError("cannot create '" + file_path_ + "': " + std::strerror(errno));
   row_.reserve(1024);
   for (const auto& c : columns) add(std::string_view(c));
   end_row();
 }
 
 CsvWriter::~CsvWriter() {
-  if (file_ != nullptr) std::fclose(file_);
+  if (fd_ < 0) return;
+  ::close(fd_);  // rows already reached the OS with write(2): nothing is buffered here
+  if (mode_ == CsvMode::kWhole) ::unlink(file_path_.c_str());  // not committed
 }
 
 void append_csv_field(std::string& out, std::string_view value) {
@@ -83,13 +94,31 @@ void CsvWriter::end_row() {
     throw IoError(fmt::format("{}: row has {} fields, header has {}", path_, fields_in_row_,
                               num_columns_));
   }
-  row_.push_back('\n');
-  size_t n = std::fwrite(row_.data(), 1, row_.size(), file_);
-  if (n != row_.size() || std::fflush(file_) != 0) {
-    throw IoError("cannot append to '" + path_ + "': " + std::strerror(errno));
+  if (failed_ || fd_ < 0) {
+    throw IoError("'" + file_path_ + "': an earlier write failed or the file was committed; no "
+                  "further row");
   }
+  row_.push_back('\n');
+  const int err = write_all(fd_, row_);
+  if (err != 0) {
+    // Cut the file back to its last whole row: a reader never sees half of this one.
+    failed_ = true;
+    const bool cut = ::ftruncate(fd_, whole_bytes_) == 0;
+    throw IoError(fmt::format("cannot append a row to '{}': {}{}", file_path_, std::strerror(err),
+                              cut ? "" : " (and the partial row could not be cut off)"));
+  }
+  whole_bytes_ += static_cast<int64_t>(row_.size());
   row_.clear();
   fields_in_row_ = 0;
+}
+
+void CsvWriter::commit() {
+  if (mode_ != CsvMode::kWhole || fd_ < 0 || failed_) {
+    throw IoError("'" + path_ + "': commit() is for a whole-file writer whose rows all landed");
+  }
+  const int fd = fd_;
+  fd_ = -1;
+  commit_temporary(fd, file_path_, path_);
 }
 
 CsvRecords parse_csv_records(std::string_view text) {

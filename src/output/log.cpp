@@ -4,6 +4,9 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
+#include <cstdio>
+
 #include "llmprof/error.h"
 
 namespace llmprof::output {
@@ -19,6 +22,14 @@ void init_logging(bool quiet) {
   auto logger = std::make_shared<spdlog::logger>("llmprof", stderr_sink);
   logger->set_level(spdlog::level::info);
   logger->flush_on(spdlog::level::info);
+  // A sink that cannot write (log.txt on a full disk) must not stop the run nor flood the
+  // terminal: one line says so, and the results' own writes report the disk.
+  logger->set_error_handler([](const std::string& message) {
+    static std::atomic<bool> told{false};
+    if (told.exchange(true)) return;
+    std::fprintf(stderr, "llmprof: warning: the log could not be written (%s); later log errors "
+                 "are not shown\n", message.c_str());
+  });
   spdlog::set_default_logger(logger);
 }
 

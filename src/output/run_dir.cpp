@@ -1,5 +1,6 @@
 #include "llmprof/output/run_dir.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -59,27 +60,58 @@ void write_file_atomic(const std::string& path, const std::string& content) {
   write_file_atomic_parts(path, {std::string_view(content)});
 }
 
-void write_file_atomic_parts(const std::string& path, const std::vector<std::string_view>& parts) {
-  std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) throw IoError("cannot write '" + tmp + "': " + std::strerror(errno));
-  bool ok = true;
-  for (size_t i = 0; ok && i < parts.size(); ++i) {
-    ok = parts[i].empty() || std::fwrite(parts[i].data(), 1, parts[i].size(), f) == parts[i].size();
+std::string temporary_path(const std::string& path) { return path + ".tmp"; }
+
+int write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : ENOSPC;  // 0 bytes for a non-empty write: no room
+    data.remove_prefix(static_cast<size_t>(n));
   }
+  return 0;
+}
+
+void commit_temporary(int fd, const std::string& tmp, const std::string& path) {
   // fsync before the rename: else a crash or power cut can leave `path` renamed but empty.
-  ok = ok && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
-  const int write_errno = errno;
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok) {
-    std::remove(tmp.c_str());
-    throw IoError("short write to '" + tmp + "': " + std::strerror(write_errno));
+  const char* step = "fsync";
+  int err = ::fsync(fd) == 0 ? 0 : errno;
+  if (::close(fd) != 0 && err == 0) {  // NFS and some FUSE file systems report late errors here
+    step = "close";
+    err = errno;
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (err == 0 && std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int rename_errno = errno;
-    std::remove(tmp.c_str());
+    ::unlink(tmp.c_str());
     throw IoError("cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(rename_errno));
   }
+  if (err != 0) {
+    ::unlink(tmp.c_str());
+    throw IoError(std::string("cannot write '") + tmp + "' (" + step + "): " + std::strerror(err));
+  }
+  // The rename itself reaches the disk with the folder's fsync; a folder that refuses it (some
+  // file systems do) still holds the whole file, so that is no error.
+  const fs::path parent = fs::path(path).parent_path();
+  const int dir_fd =
+      ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    (void)::fsync(dir_fd);
+    ::close(dir_fd);
+  }
+}
+
+void write_file_atomic_parts(const std::string& path, const std::vector<std::string_view>& parts) {
+  const std::string tmp = temporary_path(path);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw IoError("cannot write '" + tmp + "': " + std::strerror(errno));
+  int err = 0;
+  for (size_t i = 0; err == 0 && i < parts.size(); ++i) err = write_all(fd, parts[i]);
+  if (err != 0) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw IoError("cannot write '" + tmp + "': " + std::strerror(err));
+  }
+  commit_temporary(fd, tmp, path);
 }
 
 }  // namespace llmprof::output

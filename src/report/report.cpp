@@ -155,6 +155,13 @@ Document build_report(const ReportOptions& options) {
     }
     if (run->incomplete) doc.incomplete_runs.push_back(run->label);
   }
+  for (const Sweep& sweep : in.sweeps) {
+    for (InputWarning w : sweep.warnings) {
+      w.run = sweep.label;
+      doc.warnings.push_back(std::move(w));
+    }
+    if (!sweep.warnings.empty()) doc.incomplete_runs.push_back(sweep.label);
+  }
   if (!summary_runs.empty()) {
     std::vector<std::string> dirs;
     for (const Run* r : summary_runs) dirs.push_back(r->dir);

@@ -78,8 +78,8 @@ Table summary_table(const std::vector<const Run*>& runs, const std::vector<RunMe
   }
   if (any_incomplete) {
     t.notes.push_back(
-        "`incomplete`: no summary.json (the run was killed); figures come from "
-        "steps.csv alone.");
+        "`incomplete`: no summary.json (the run is still running, or was killed); figures come "
+        "from steps.csv alone.");
   }
   if (any_cut) {
     t.notes.push_back(

@@ -56,10 +56,22 @@ const std::vector<std::string>& sweep_metric_names() {
 Sweep load_sweep(const std::string& dir) {
   fs::path p(dir);
   if (!fs::is_directory(p)) throw DataError(detail::not_a_directory(dir));
-  if (fs::exists(path(dir, kSweepJson))) detail::read_json(path(dir, kSweepJson));
-  detail::CsvFile csv = detail::read_csv(path(dir, kSweepCsv));
   Sweep sweep;
   sweep.dir = dir;
+  if (fs::exists(path(dir, kSweepJson))) {
+    const nlohmann::json doc = detail::read_json(path(dir, kSweepJson));
+    if (doc.is_object() && doc.contains("status") && doc["status"].is_string()) {
+      sweep.status = doc["status"].get<std::string>();
+    }
+    if (!sweep.status.empty() && sweep.status != "finished") {
+      sweep.warnings.push_back(
+          {"", path(dir, kSweepJson), 0,
+           "status '" + sweep.status +
+               "': the sweep is still running, was stopped or was killed; points without a "
+               "finished run are missing (run the same llmprof sweep command to finish it)"});
+    }
+  }
+  detail::CsvFile csv = *detail::read_run_csv(path(dir, kSweepCsv), sweep.warnings, true);
   fs::path name = p.filename().empty() ? p.parent_path().filename() : p.filename();
   sweep.label = name.string();
   int repeat = csv.require("repeat");

@@ -121,7 +121,7 @@ void EvalWriter::write(const EvalRow& row) {
 // The deep-profiling tables.
 
 void write_modules(const std::string& path, const profile::Analysis& a) {
-  output::CsvWriter csv(path, header(columns::kModules));
+  output::CsvWriter csv(path, header(columns::kModules), output::CsvMode::kWhole);
   for (const profile::ModuleRow& r : a.modules) {
     csv.add(std::string_view(r.scope)).add(block_or_null(r.block)).add(std::string_view(r.pass));
     csv.add(r.calls).add(r.total_ms).add(r.mean_ms).add(r.self_ms).add(r.share_of_pass);
@@ -130,10 +130,11 @@ void write_modules(const std::string& path, const profile::Analysis& a) {
     csv.add(static_cast<int64_t>(a.n_steps));
     csv.end_row();
   }
+  csv.commit();
 }
 
 void write_ops(const std::string& path, const profile::Analysis& a) {
-  output::CsvWriter csv(path, header(columns::kOps));
+  output::CsvWriter csv(path, header(columns::kOps), output::CsvMode::kWhole);
   for (const profile::OpRow& r : a.ops) {
     csv.add(std::string_view(r.op)).add(r.calls);
     if (r.timed) {
@@ -149,15 +150,17 @@ void write_ops(const std::string& path, const profile::Analysis& a) {
     csv.add(static_cast<int64_t>(a.n_steps));
     csv.end_row();
   }
+  csv.commit();
 }
 
 void write_activations(const std::string& path, const profile::Analysis& a) {
-  output::CsvWriter csv(path, header(columns::kActivations));
+  output::CsvWriter csv(path, header(columns::kActivations), output::CsvMode::kWhole);
   for (const profile::ActivationRow& r : a.activations) {
     csv.add(std::string_view(r.scope)).add(block_or_null(r.block)).add(whole_bytes(r.saved_bytes));
     csv.add(whole_bytes(r.alloc_bytes)).add(static_cast<int64_t>(a.n_steps));
     csv.end_row();
   }
+  csv.commit();
 }
 
 void write_memory(const std::string& path,
@@ -165,7 +168,7 @@ void write_memory(const std::string& path,
                   const std::vector<profile::StepPhases>& phases) {
   std::map<int32_t, int64_t> rss;
   for (const auto& p : phases) rss[p.step] = p.max_rss_bytes;
-  output::CsvWriter csv(path, header(columns::kMemory));
+  output::CsvWriter csv(path, header(columns::kMemory), output::CsvMode::kWhole);
   for (const profile::PhaseMemory& m : profile::memory_per_phase(intervals)) {
     csv.add(static_cast<int64_t>(m.step));
     csv.add(profile::phase_name(static_cast<profile::Phase>(m.phase)));
@@ -178,6 +181,7 @@ void write_memory(const std::string& path,
     }
     csv.end_row();
   }
+  csv.commit();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -199,7 +203,7 @@ void write_power(const std::string& path, const std::vector<telemetry::PowerRow>
 }
 
 void write_kernels(const std::string& path, const gpu::GpuTables& t) {
-  output::CsvWriter csv(path, header(columns::kKernels));
+  output::CsvWriter csv(path, header(columns::kKernels), output::CsvMode::kWhole);
   for (const gpu::KernelRow& r : t.kernels) {
     csv.add(std::string_view(r.kernel)).add(r.calls).add(r.total_us).add(r.mean_us);
     csv.add(r.min_us).add(r.max_us);
@@ -210,6 +214,7 @@ void write_kernels(const std::string& path, const gpu::GpuTables& t) {
     csv.add(static_cast<int64_t>(r.owners)).add(static_cast<int64_t>(t.n_steps));
     csv.end_row();
   }
+  csv.commit();
 }
 
 }  // namespace llmprof::rundir

@@ -1,6 +1,7 @@
 #include "process.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <sched.h>
 #include <spdlog/spdlog.h>
@@ -131,6 +132,21 @@ StopSignals::~StopSignals() {
 
 int StopSignals::signal() const { return g_sweep_stop_signal; }
 
+namespace {
+
+// The pid a DirLock's file names (its last taker), 0 when none or unreadable.
+pid_t lock_holder_pid(int fd) {
+  char buf[32] = {};
+  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  if (n <= 0) return 0;
+  const long pid = std::strtol(buf, nullptr, 10);
+  return pid > 0 ? static_cast<pid_t>(pid) : 0;
+}
+
+bool process_alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+
+}  // namespace
+
 DirLock::DirLock(const std::string& path, double timeout_s) {
   // No O_CLOEXEC: point processes inherit the open file description, and with it the lock.
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);
@@ -139,20 +155,39 @@ DirLock::DirLock(const std::string& path, double timeout_s) {
   bool told = false;
   while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK && errno != EINTR) {
-      throw IoError("cannot lock '" + path + "': " + std::strerror(errno));
+      const int err = errno;
+      ::close(fd_);
+      throw IoError("cannot lock '" + path + "': " + std::strerror(err));
+    }
+    // A live taker is another sweep at work: say who at once. A dead one left points behind
+    // (they inherited the lock and finish their step on the SIGTERM its death sent): wait.
+    const pid_t holder = lock_holder_pid(fd_);
+    if (holder > 0 && holder != ::getpid() && process_alive(holder)) {
+      ::close(fd_);
+      throw UsageError(fmt::format(
+          "sweep directory is in use: llmprof sweep (pid {}) holds '{}'; wait for it, stop it "
+          "(kill -INT {}) or use another --name",
+          holder, path, holder));
     }
     if (std::chrono::steady_clock::now() > deadline) {
       ::close(fd_);
-      throw UsageError("sweep directory is in use: '" + path +
-                       "' is locked by another llmprof sweep or its points; wait for it or use "
-                       "another --name");
+      throw UsageError(fmt::format(
+          "sweep directory is in use: '{}' is still locked by points of llmprof sweep (pid {}, "
+          "gone) after {:.0f} s; wait for them or use another --name",
+          path, holder, timeout_s));
     }
     if (!told) {
-      spdlog::info("waiting for {}: another sweep, or points of a killed one, still run there",
-                   path);
+      spdlog::info("waiting for {}: points of a killed sweep (pid {}) still run there", path,
+                   holder);
       told = true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  // Ours: the file names this process for the next one that finds it taken. A lock file left by
+  // a dead sweep blocks nothing (the kernel drops an flock with its last holder).
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) < 0) {
+    spdlog::warn("cannot write the pid into {}: {}", path, std::strerror(errno));
   }
 }
 

@@ -48,7 +48,9 @@ class StopSignals {
 };
 
 // An exclusive flock on path, kept by point processes (they inherit the descriptor) after this
-// process dies. Waits up to timeout_s for a holder to finish; then throws UsageError naming path.
+// process dies; the file holds the taker's pid. A live taker (another sweep): throws UsageError
+// naming its pid at once. A dead one whose points still hold the lock: waits up to timeout_s for
+// them, then throws UsageError naming path.
 class DirLock {
  public:
   DirLock(const std::string& path, double timeout_s);

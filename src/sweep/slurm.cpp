@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <sys/wait.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -137,7 +138,8 @@ void log_submission(const std::string& path, const std::vector<std::string>& row
   };
   if (fresh) line({"submitted_at", "array_job_id", "report_job_id", "array", "points"});
   line(row);
-  out.flush();
+  out.close();  // flushes: a full disk shows here
+  if (!out) throw IoError("cannot append to '" + path + "': " + std::strerror(errno));
 }
 
 }  // namespace

@@ -51,8 +51,13 @@ struct Running {
 // recording each outcome as it arrives and rewriting sweep.csv/sweep.json after it.
 class Scheduler {
  public:
-  Scheduler(Plan& plan, std::vector<PointResult>& results, std::deque<size_t> queue, bool quiet)
-      : plan_(plan),
+  Scheduler(Plan& plan,
+            std::vector<PointResult>& results,
+            std::deque<size_t> queue,
+            bool quiet,
+            const detail::StopSignals& signals)
+      : signals_(signals),
+        plan_(plan),
         results_(results),
         progress_(static_cast<int64_t>(plan.points.size()), quiet),
         queue_(std::move(queue)) {}
@@ -64,10 +69,9 @@ class Scheduler {
                                 results_.size(), count_points(results_).done(), info.sweep_dir,
                                 info.jobs, info.threads_per_point),
                     Kind::kNote);
-    detail::StopSignals signals;
     bool forwarded = false;
     while (true) {
-      const int stop = signals.signal();
+      const int stop = signals_.signal();
       if (stop != 0 && !forwarded) {  // once: a second SIGINT would make train stop mid-step
         for (const Running& r : running_) detail::send_signal(r.pid, stop);
         forwarded = true;
@@ -84,7 +88,7 @@ class Scheduler {
       if (!reaped) detail::sleep_ms(kPollMs);
     }
     progress_.finish();
-    return signals.signal();
+    return signals_.signal();
   }
 
  private:
@@ -156,6 +160,7 @@ class Scheduler {
     return left / static_cast<double>(plan_.info.jobs);
   }
 
+  const detail::StopSignals& signals_;
   Plan& plan_;
   std::vector<PointResult>& results_;
   detail::SweepProgress progress_;
@@ -184,6 +189,9 @@ SweepOutcome outcome(const SweepInfo& info, const std::vector<PointResult>& resu
 }  // namespace
 
 SweepOutcome run_sweep(const SweepOptions& opts) {
+  // From the start: a signal while planning (the peak measurement takes seconds) stops the sweep
+  // before its first point, as one during the points does, instead of killing it.
+  detail::StopSignals signals;
   Plan plan = make_plan(opts, config::Launcher::kLocal, 0, 0);
   SweepInfo& info = plan.info;
   std::error_code ec;
@@ -201,7 +209,7 @@ SweepOutcome run_sweep(const SweepOptions& opts) {
   for (size_t i : queue) results[i] = PointResult{};  // not reused, whatever it shows now
   const int64_t reused = static_cast<int64_t>(plan.points.size() - queue.size());
 
-  const bool interrupted = Scheduler(plan, results, std::move(queue), opts.quiet).run() != 0;
+  const bool interrupted = Scheduler(plan, results, std::move(queue), opts.quiet, signals).run() != 0;
   info.status = interrupted ? "interrupted" : "finished";
   write_plan(plan);
   results = refresh_tables(plan);

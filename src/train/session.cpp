@@ -93,6 +93,17 @@ PeakBytes peak_bytes_of(const config::Config& cfg) {
                                "refused)")};
 }
 
+// The message of a stored exception.
+std::string error_text(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown error";
+  }
+}
+
 RuntimeInfo runtime_in_force() {
   RuntimeInfo r;
   r.threads = at::get_num_threads();
@@ -145,6 +156,7 @@ struct Session::Impl {
   int64_t wall_start_ns = 0;
   std::vector<std::pair<std::string, nlohmann::json>> annotations;
   bool finished = false;
+  std::exception_ptr write_error;  // the first row that could not be written (disk full)
 };
 
 Session::Session(const config::Config& cfg, const SessionOptions& options,
@@ -195,7 +207,10 @@ const std::string& Session::run_dir() const { return impl_->run_dir; }
 double Session::peak_flops_per_s() const { return impl_->peak.flops_per_s; }
 int64_t Session::steps_completed() const { return static_cast<int64_t>(impl_->rows.size()); }
 
+bool Session::finished() const { return impl_->finished; }
+
 Step Session::step() {
+  if (impl_->write_error) std::rethrow_exception(impl_->write_error);
   if (impl_->in_step) throw Error("llmprof::Session::step: the previous Step is still open");
   if (impl_->finished) throw Error("llmprof::Session::step: the session is finished");
   const int64_t number = steps_completed() + 1;
@@ -239,6 +254,11 @@ void Session::end_step() {
 
 void Session::abandon_step() { impl_->in_step = false; }
 
+void Session::fail_step(std::exception_ptr error) noexcept {
+  impl_->in_step = false;
+  if (!impl_->write_error) impl_->write_error = std::move(error);
+}
+
 void Session::commit_step(int64_t number) {
   Impl& m = *impl_;
   StepRow& row = m.row;
@@ -261,12 +281,18 @@ Step::Step(Session& session, int64_t number)
 }
 
 Step::~Step() {
-  end();
-  if (std::uncaught_exceptions() > exceptions_) {
-    session_.abandon_step();
-    return;
+  // A destructor must not throw (it would end the process): an error writing the row is kept by
+  // the Session, which throws it from the next step() and reports it in finish().
+  try {
+    end();
+    if (std::uncaught_exceptions() > exceptions_) {
+      session_.abandon_step();
+      return;
+    }
+    session_.commit_step(number_);
+  } catch (...) {
+    session_.fail_step(std::current_exception());
   }
-  session_.commit_step(number_);
 }
 
 PhaseScope Step::phase(profile::Phase phase) {
@@ -310,13 +336,24 @@ RunSummary Session::finish(RunStatus status, const std::string& message) {
   if (m.finished) throw Error("llmprof::Session::finish: called twice");
   m.finished = true;
   m.progress.finish();
-  m.deep.finish();
+  // The tables written now may meet a full disk too: the summary still says so, where it can.
+  std::exception_ptr write_error = m.write_error;
+  try {
+    m.deep.finish();
+  } catch (const Error&) {
+    if (!write_error) write_error = std::current_exception();
+  }
   const int64_t wall_end_ns = now_ns();
   if (m.energy) m.energy->stop();
 
+  std::string why = message;
+  if (write_error && status != RunStatus::kDiverged && status != RunStatus::kFailed) {
+    status = RunStatus::kFailed;
+    why = error_text(write_error);
+  }
   SummaryInputs in;
   in.status = run_status_name(status);
-  in.message = message;
+  in.message = why;
   in.level = m.cfg.profile.level;
   in.max_steps = m.max_steps;
   in.samples_per_step = m.opts.samples_per_step;
@@ -346,7 +383,11 @@ RunSummary Session::finish(RunStatus status, const std::string& message) {
     summary["energy"] = m.energy->summary_json(
         tokens, m.opts.flops_per_step * static_cast<double>(m.rows.size()), m.wall_start_ns,
         wall_end_ns, spans);
-    rundir::write_power(rundir::path(m.run_dir, rundir::kPower), m.energy->power_rows());
+    try {
+      rundir::write_power(rundir::path(m.run_dir, rundir::kPower), m.energy->power_rows());
+    } catch (const Error&) {
+      if (!write_error) write_error = std::current_exception();
+    }
   } else {
     summary["energy"] = {{"total_j", nullptr}, {"reason", "energy.enabled=false"}};
   }
@@ -356,7 +397,7 @@ RunSummary Session::finish(RunStatus status, const std::string& message) {
   RunSummary r;
   r.run_dir = m.run_dir;
   r.status = status;
-  r.message = message;
+  r.message = why;
   r.steps_completed = static_cast<int64_t>(m.rows.size());
   if (!m.rows.empty()) r.final_train_loss = m.rows.back().loss;
   if (!m.evals.empty() && std::isfinite(m.evals.back().val_loss)) {
@@ -392,8 +433,9 @@ RunSummary Session::finish(RunStatus status, const std::string& message) {
   if (status == RunStatus::kCompleted) {
     spdlog::info("completed {} steps", r.steps_completed);
   } else {
-    spdlog::error("run {}: {}", run_status_name(status), message);
+    spdlog::error("run {}: {}", run_status_name(status), why);
   }
+  if (write_error) std::rethrow_exception(write_error);
   return r;
 }
 

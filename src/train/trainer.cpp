@@ -235,6 +235,16 @@ void evaluate_step(Training& t, Step& step) {
                    static_cast<double>(now_ns() - t0) * 1e-6);
 }
 
+// An error ends the run: summary.json says "failed" and why, where it can still be written (a
+// full disk may refuse it too; the error that stopped the run is what the caller sees).
+void finish_failed(Session& session, const std::string& why) {
+  if (session.finished()) return;
+  try {
+    session.finish(RunStatus::kFailed, why);
+  } catch (...) {
+  }
+}
+
 // The end: the last checkpoint, the data and init_from notes, summary.json.
 TrainResult finish(const config::Config& cfg, Training& t, Session& session,
                    const Outcome& outcome) {
@@ -281,18 +291,28 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
   }
   config::validate(cfg);
   check_device(cfg);
+  StopSignals signals;  // from here: a signal during set-up stops the run too, not the process
   Training t(cfg);  // set-up: model, data, optimizer, eval batches
+  if (signals.signal() != 0) {
+    throw Interrupted(fmt::format("stopped by signal {} during set-up, before the run directory "
+                                  "was made",
+                                  signals.signal()));
+  }
   Session session(cfg, session_options(cfg, *t.task, opts), &t.runtime);  // the run directory
   t.data.tokenizer->save(session.run_dir());
   log_inputs(t);
   data::BatchLoader loader(*t.data.train_sampler, cfg.data.num_workers, cfg.data.prefetch);
   LoopState state(cfg.train.grad_accum_steps);
-  StopSignals signals;
   Outcome outcome;
   const int64_t max_steps = cfg.schedule.max_steps;
   const int64_t eval_every = cfg.train.eval_interval, ckpt_every = cfg.train.checkpoint_interval;
   try {
-    for (int64_t n = 1; n <= max_steps; ++n) {  // step numbers count from 1 everywhere
+    const bool stopped_early = signals.signal() != 0;  // while the run directory was made
+    if (stopped_early) {
+      outcome = {RunStatus::kInterrupted,
+                 fmt::format("stopped by signal {} before the first step", signals.signal())};
+    }
+    for (int64_t n = 1; !stopped_early && n <= max_steps; ++n) {  // steps count from 1
       const bool last = n == max_steps;
       const double lr = learning_rate(cfg, n - 1);
       set_learning_rate(*t.optimizer, lr);
@@ -313,14 +333,20 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
         break;
       }
     }
-  } catch (const llmprof::Error&) {
+  } catch (const llmprof::Error& e) {
+    finish_failed(session, e.what());
     throw;
   } catch (const std::exception& e) {
     // Keep only the first line of LibTorch's multi-line messages for the summary and the log.
     const std::string what = e.what();
     outcome = {RunStatus::kFailed, what.substr(0, what.find('\n'))};
   }
-  return finish(cfg, t, session, outcome);
+  try {
+    return finish(cfg, t, session, outcome);
+  } catch (const llmprof::Error& e) {  // the checkpoint or a table met a full disk
+    finish_failed(session, e.what());
+    throw;
+  }
 }
 
 }  // namespace llmprof::train

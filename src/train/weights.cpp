@@ -39,13 +39,9 @@ std::vector<std::pair<std::string, torch::Tensor>> named_tensors(torch::nn::Modu
   return out;
 }
 
-}  // namespace
-
-void save_checkpoint(const std::string& dir, torch::nn::Module& model, const config::Config& cfg,
+// The checkpoint files into tmp_dir (created).
+void write_checkpoint(const fs::path& tmp_dir, torch::nn::Module& model, const config::Config& cfg,
                      config::TaskKind task, int64_t step) {
-  const fs::path final_dir(dir), tmp_dir(dir + ".tmp");
-  std::error_code ec;
-  fs::remove_all(tmp_dir, ec);
   fs::create_directories(tmp_dir);
   torch::serialize::OutputArchive archive;
   nlohmann::json names = nlohmann::json::array();
@@ -68,8 +64,27 @@ void save_checkpoint(const std::string& dir, torch::nn::Module& model, const con
       {"tensors", names}};
   output::write_file_atomic(rundir::path(tmp_dir.string(), rundir::kCheckpointMeta), meta.dump(2) + "\n");
   output::write_file_atomic(rundir::path(tmp_dir.string(), rundir::kConfig), config::to_yaml(cfg));
-  fs::remove_all(final_dir, ec);
-  fs::rename(tmp_dir, final_dir);
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& dir, torch::nn::Module& model, const config::Config& cfg,
+                     config::TaskKind task, int64_t step) {
+  const fs::path final_dir(dir), tmp_dir(dir + ".tmp");
+  std::error_code ec;
+  fs::remove_all(tmp_dir, ec);
+  try {
+    write_checkpoint(tmp_dir, model, cfg, task, step);
+    fs::remove_all(final_dir, ec);
+    fs::rename(tmp_dir, final_dir);
+  } catch (const Error&) {
+    fs::remove_all(tmp_dir, ec);
+    throw;
+  } catch (const std::exception& e) {  // LibTorch's writer, std::filesystem: disk full, permission
+    fs::remove_all(tmp_dir, ec);
+    const std::string what = e.what();
+    throw IoError("cannot save checkpoint '" + dir + "': " + what.substr(0, what.find('\n')));
+  }
 }
 
 std::string resolve_checkpoint_dir(const std::string& path, const config::Config& cfg,

@@ -1,11 +1,16 @@
 // The llmprof executable as a user runs it: exit codes, one-line errors naming file/key/line,
-// crash safety of the run directory under SIGKILL and SIGINT.
+// crash safety of the run directory under SIGKILL, SIGINT and SIGTERM, unwritable output.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -301,21 +306,45 @@ TEST(CliTrain, SigkillMidRunLeavesReadableStepsCsv) {
   EXPECT_FALSE(fs::exists(dir.file("killed/summary.json")));
 }
 
-TEST(CliTrain, SigintFinishesTheStepAndWritesInterrupted) {
+// Sends sig to a run once it has 3 step rows: the step finishes, summary.json says
+// "interrupted ... stopped by signal <sig> after step N" with N the rows written, exit 130.
+void check_stop_signal(int sig) {
   ScratchDir dir;
   int pid = test::spawn_llmprof({"train", "--config", kTiny, "--out", dir.path(), "--set",
-                                 "output.name=int", "--set", "schedule.max_steps=100000"},
+                                 "output.name=stop", "--set", "schedule.max_steps=100000"},
                                 dir.file("log"));
-  ASSERT_TRUE(wait_for_lines(dir.file("int/steps.csv"), 4, 60));
-  ::kill(pid, SIGINT);
+  ASSERT_TRUE(wait_for_lines(dir.file("stop/steps.csv"), 4, 60));
+  ::kill(pid, sig);
   EXPECT_EQ(test::wait_llmprof(pid), 130) << test::read_file(dir.file("log"));
-  auto summary = nlohmann::json::parse(test::read_file(dir.file("int/summary.json")));
+  auto summary = nlohmann::json::parse(test::read_file(dir.file("stop/summary.json")));
   EXPECT_EQ(summary["status"], "interrupted");
-  auto rows = output::parse_csv(test::read_file(dir.file("int/steps.csv")));
+  auto rows = output::parse_csv(test::read_file(dir.file("stop/steps.csv")));
   EXPECT_EQ(summary["steps"]["completed"].get<size_t>(), rows.size() - 1);
   // "stopped by signal 2 after step N" names the last step written, which is also the count.
   EXPECT_EQ(rows.back()[0], std::to_string(rows.size() - 1));
-  expect_contains(summary["message"].get<std::string>(), "after step " + rows.back()[0]);
+  expect_contains(summary["message"].get<std::string>(),
+                  fmt::format("stopped by signal {} after step {}", sig, rows.back()[0]));
+  const std::string log = test::read_file(dir.file("log"));
+  EXPECT_EQ(log.find("terminate called"), std::string::npos) << log;
+}
+
+TEST(CliTrain, SigintFinishesTheStepAndWritesInterrupted) { check_stop_signal(SIGINT); }
+
+TEST(CliTrain, SigtermFinishesTheStepWritesInterruptedAndExits130) { check_stop_signal(SIGTERM); }
+
+// stdout that cannot take the output (a full disk behind a redirect; /dev/full here) is a runtime
+// failure with one line naming it, not a silent loss with exit 0.
+TEST(CliExitCodes, OutputThatCannotBeWrittenExitsOne) {
+  ScratchDir dir;
+  const std::string cmd = test::llmprof_binary() + " config keys > /dev/full 2> " +
+                          dir.file("err");
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  const std::string err = test::read_file(dir.file("err"));
+  expect_contains(err, "llmprof: error:");
+  expect_contains(err, std::strerror(ENOSPC));
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
 }
 
 }  // namespace

@@ -49,6 +49,33 @@ TEST(LoadSweep, ReadsTheNamesLlmprofSweepWrites) {
   EXPECT_TRUE(s.points[0].run_dir.empty());  // runs/p001 does not exist
 }
 
+// A sweep read while it runs (or after a kill): the last row cut short and sweep.json's status
+// "running" are warnings the report shows, not errors; the whole rows are read.
+TEST(LoadSweep, ATornLastRowAndAnUnfinishedStatusAreWarningsNotErrors) {
+  test::ScratchDir dir;
+  test::write_file(dir.file("sweep.json"), "{\"status\": \"running\"}\n");
+  test::write_file(dir.file("sweep.csv"),
+                   "train.batch_size,repeat,point_id,status,val_loss\n"
+                   "8,1,p001,completed,2.6\n16,1,p0");
+  Sweep s = rundir::load_sweep(dir.path());
+  ASSERT_EQ(s.points.size(), 1u);
+  EXPECT_EQ(s.status, "running");
+  ASSERT_EQ(s.warnings.size(), 2u);
+  EXPECT_NE(s.warnings[0].text().find("status 'running'"), std::string::npos)
+      << s.warnings[0].text();
+  EXPECT_NE(s.warnings[1].text().find("sweep.csv line 3"), std::string::npos)
+      << s.warnings[1].text();
+  ReportOptions opts;
+  opts.inputs = {dir.path()};
+  const Document doc = build_report(opts);
+  EXPECT_EQ(doc.incomplete_runs, std::vector<std::string>{s.label});
+  EXPECT_EQ(doc.warnings.size(), 2u);
+  test::write_file(dir.file("sweep.json"), "{\"status\": \"finished\"}\n");
+  test::write_file(dir.file("sweep.csv"),
+                   "train.batch_size,repeat,point_id,status,val_loss\n8,1,p001,completed,2.6\n");
+  EXPECT_TRUE(rundir::load_sweep(dir.path()).warnings.empty()) << "a whole, finished sweep";
+}
+
 TEST(LoadSweep, MalformedRowNamesFileAndLine) {
   test::ScratchDir dir;
   test::write_file(dir.file("sweep.csv"),

@@ -1,6 +1,7 @@
 // llmprof sweep as a user runs it, on the tiny config (~1 s a point): a 2x2 sweep end to end,
 // up-front errors (exit 2, nothing run), a failing point recorded while the sweep goes on,
-// resume after SIGINT and SIGKILL, re-running failed points only, and --jobs splitting threads.
+// resume after SIGINT, SIGTERM and SIGKILL, re-running failed points only, --jobs splitting threads,
+// and the lock that keeps a second sweep out of a directory in use.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <fcntl.h>
@@ -221,6 +222,47 @@ TEST(SweepResume, SigintStopsAndTheSameCommandRunsOnlyWhatIsLeft) {
 
 TEST(SweepResume, SigkillAndTheSameCommandRunsOnlyWhatIsLeft) {
   check_resume_after(SIGKILL, 128 + SIGKILL);
+}
+
+TEST(SweepResume, SigtermStopsLikeSigintAndTheSameCommandRunsOnlyWhatIsLeft) {
+  check_resume_after(SIGTERM, 130);
+}
+
+// Waits until path holds text (the lock file names its holder); false on timeout.
+bool wait_for_text(const std::string& path, const std::string& text, double timeout_s) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (test::read_file(path) == text) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+TEST(SweepLock, ASecondSweepOnTheSameDirectoryExitsTwoNamingTheHoldersPid) {
+  ScratchDir dir;
+  auto args = sweep_args(dir, {"--grid", "optim.lr=1e-3,2e-3", "--set", "schedule.max_steps=300"});
+  const int pid = test::spawn_llmprof(args, dir.file("first.log"));
+  ASSERT_TRUE(wait_for_text(dir.file("s/.lock"), std::to_string(pid) + "\n", 120))
+      << test::read_file(dir.file("first.log"));
+  const auto second = run_llmprof(args);
+  EXPECT_EQ(second.exit_code, 2) << second.output;
+  expect_contains(second.output, fmt::format("llmprof sweep (pid {}) holds", pid));
+  ::kill(pid, SIGINT);
+  EXPECT_EQ(test::wait_llmprof(pid), 130) << test::read_file(dir.file("first.log"));
+}
+
+TEST(SweepLock, ALockFileLeftByADeadSweepDoesNotBlock) {
+  ScratchDir dir;
+  const pid_t dead = ::fork();  // a pid that was a process and is no more
+  if (dead == 0) ::_exit(0);
+  ASSERT_GT(dead, 0);
+  ASSERT_EQ(test::wait_llmprof(dead), 0);
+  test::write_file(dir.file("s/.lock"), std::to_string(dead) + "\n");
+  const auto r = run_llmprof(sweep_args(dir, {"--grid", "optim.lr=1e-3", "--set",
+                                              "schedule.max_steps=3"}));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("in use"), std::string::npos) << r.output;
+  EXPECT_EQ(csv_rows(dir.file("s/sweep.csv")).size(), 1u);
 }
 
 TEST(SweepResume, RerunsFailedPointsAndKeepsDivergedOnes) {

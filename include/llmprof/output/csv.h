@@ -1,10 +1,9 @@
-// Append-only CSV writer: the header once, then each row written and flushed as it completes,
-// so a killed run keeps every finished row. Values print in shortest round-trip form; a null
-// (unknown) value is an empty field, never 0.
+// CSV writer: the header once, then each row handed to the OS as it completes, so a killed run
+// keeps every finished row (or, for tables written at the end, a temporary renamed when whole).
+// Values print in shortest round-trip form; a null (unknown) value is an empty field, never 0.
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,11 +15,19 @@ namespace llmprof::output {
 std::string csv_field(std::string_view value);
 void append_csv_field(std::string& out, std::string_view value);
 
+// How a CsvWriter's file reaches its path.
+enum class CsvMode {
+  kAppend,  // rows land in the file as they end: a killed run keeps every finished row
+  kWhole,   // rows go to a temporary file, renamed over path by commit(): all rows or none
+};
+
 class CsvWriter {
  public:
-  // Creates (truncates) path and writes the header row. Throws IoError.
-  CsvWriter(const std::string& path, const std::vector<std::string>& columns);
-  ~CsvWriter();
+  // Creates (truncates) path, or its temporary (kWhole), and writes the header row. Throws IoError.
+  CsvWriter(const std::string& path,
+            const std::vector<std::string>& columns,
+            CsvMode mode = CsvMode::kAppend);
+  ~CsvWriter();  // kWhole without commit(): the temporary is removed, path is left as it was
   CsvWriter(const CsvWriter&) = delete;
   CsvWriter& operator=(const CsvWriter&) = delete;
 
@@ -29,8 +36,12 @@ class CsvWriter {
   CsvWriter& add(std::optional<double> value);  // nullopt -> empty field
   CsvWriter& add(std::string_view value);        // quoted when it holds , " or newline
   CsvWriter& add_null();
-  // Ends the row: writes it and flushes to the OS. Throws IoError if the field count is wrong.
+  // Ends the row: writes it to the OS at once (write(2), no user-space buffer). Throws IoError if
+  // the field count is wrong or the write fails (disk full): then the file is cut back to its
+  // last whole row and the writer refuses further rows, so no torn row is ever left behind.
   void end_row();
+  // kWhole: flushes the temporary to disk and renames it over path. Throws IoError.
+  void commit();
 
   const std::string& path() const { return path_; }
   size_t num_columns() const { return num_columns_; }
@@ -38,7 +49,11 @@ class CsvWriter {
  private:
   void separator();
   std::string path_;
-  std::FILE* file_ = nullptr;
+  std::string file_path_;  // path, or its temporary (kWhole)
+  CsvMode mode_;
+  int fd_ = -1;
+  int64_t whole_bytes_ = 0;  // bytes of whole rows in the file
+  bool failed_ = false;      // a write failed: no further row
   size_t num_columns_ = 0;
   size_t fields_in_row_ = 0;
   std::string row_;  // reused buffer

@@ -123,10 +123,13 @@ struct Sweep {
   std::vector<std::string> keys;  // swept keys, dotted ("train.batch_size")
   std::vector<SweepPoint> points;
   bool energy_estimated = false;  // sweep.csv energy_estimated: some energy is a TDP estimate
+  std::string status;  // sweep.json "status": running (or killed), finished, interrupted; "" absent
+  std::vector<InputWarning> warnings;  // a row cut short (left out); a sweep not finished
 };
 
 // Reads a sweep directory. Throws DataError for a missing directory or malformed sweep.csv
-// (naming the file and line); sweep.json is checked for validity when present.
+// (naming the file and line); sweep.json is checked for validity when present. A last row cut
+// short is left out into Sweep::warnings, as is a sweep.json status other than finished.
 Sweep load_sweep(const std::string& dir);
 
 // Parses a decimal number (also nan/inf); nullopt when the text is not entirely a number.

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -100,7 +101,9 @@ class PhaseScope {
 
 // One optimizer step. Created by Session::step(), which starts its clock; end() stops it. The
 // setters fill the row afterwards; the row is written when the Step is destroyed (not when an
-// exception unwinds it: a step that failed has no row). One Step at a time per Session.
+// exception unwinds it: a step that failed has no row). A row that cannot be written (disk full)
+// throws no exception from the destructor: the Session keeps the error and throws it from the
+// next step() and reports it from finish(). One Step at a time per Session.
 class Step {
  public:
   Step(const Step&) = delete;
@@ -146,7 +149,8 @@ class Session {
   const std::string& run_dir() const;
   double peak_flops_per_s() const;
 
-  // Begins the next step (numbered from 1) and starts its clock.
+  // Begins the next step (numbered from 1) and starts its clock. Throws the IoError of the last
+  // step's row when it could not be written.
   Step step();
   int64_t steps_completed() const;
 
@@ -154,8 +158,12 @@ class Session {
   void annotate(const std::string& key, const std::string& json_text);
 
   // Ends the run: closes the profiler window, writes summary.json (the status, and why when not
-  // completed) and returns the typed results. Called once.
+  // completed) and returns the typed results. Called once. A row or table that could not be
+  // written makes the status "failed" with that reason; the summary is still written when it can
+  // be, then the write error is thrown (IoError).
   RunSummary finish(RunStatus status = RunStatus::kCompleted, const std::string& message = "");
+  // Whether finish() was called (it may have thrown).
+  bool finished() const;
 
  private:
   friend class Step;
@@ -164,6 +172,7 @@ class Session {
   void end_step();
   void commit_step(int64_t number);
   void abandon_step();
+  void fail_step(std::exception_ptr error) noexcept;
   std::unique_ptr<Impl> impl_;
 };
 
