@@ -1,7 +1,20 @@
 #!/usr/bin/env bash
-# Installs, builds and runs the whole test suite (GoogleTest through ctest), then the fuzz targets.
+# Installs, builds and runs the whole test suite (GoogleTest through ctest).
+#   scripts/test.sh                     Release build in build/, every test, then every fuzz target
+#                                       for 10 s (LLMPROF_FUZZ_SECONDS; 0 skips them)
+#   scripts/test.sh --sanitize [ARG..]  AddressSanitizer + UndefinedBehaviorSanitizer build in
+#                                       build-asan/ (LLMPROF_SANITIZE), every test; ARGs go to
+#                                       ctest, e.g. `-L sanitize_ci` for the part CI runs
+# Under --sanitize every process a test starts (the llmprof binary, custom_loop) reports into
+# build-asan/sanitizer/; the run fails when any report is there, even from a process whose exit
+# code a test expected to be non-zero. Suppressions: scripts/sanitize/*.supp, each with its reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+sanitize=0
+if [[ ${1:-} == --sanitize ]]; then
+  sanitize=1
+  shift
+fi
 scripts/install_deps.sh
 # The `slurm` test starts a one-node Slurm (scripts/slurm/start-local.sh) from Debian's packages:
 # installed here where possible; where not, that test says why and is skipped.
@@ -18,9 +31,39 @@ scripts/install_deps.sh chromium || echo "test.sh: chromium not installed: the b
 # PyYAML for tests/faults/check_files.py (the fault tests); without it those tests are skipped.
 scripts/install_deps.sh python3-yaml ||
   echo "test.sh: python3-yaml not installed: the fault tests will be skipped"
-scripts/build.sh
-(cd build && ctest --output-on-failure -j "$(nproc)" --timeout 600)
-# Every libFuzzer target of tests/fuzz for 10 s, after its kept regression inputs: a clang build
-# of its own in build-fuzz/ (installs clang-14 when missing). LLMPROF_FUZZ_SECONDS=0 skips it.
-fuzz_s=${LLMPROF_FUZZ_SECONDS:-10}
-if [ "$fuzz_s" -gt 0 ]; then scripts/fuzz.sh "$fuzz_s"; fi
+
+if [[ $sanitize == 0 ]]; then
+  scripts/build.sh
+  (cd build && ctest --output-on-failure -j "$(nproc)" --timeout 600)
+  # Every libFuzzer target of tests/fuzz for 10 s, after its kept regression inputs: a clang build
+  # of its own in build-fuzz/ (installs clang-14 when missing).
+  fuzz_s=${LLMPROF_FUZZ_SECONDS:-10}
+  if [ "$fuzz_s" -gt 0 ]; then scripts/fuzz.sh "$fuzz_s"; fi
+  exit 0
+fi
+
+# -- Sanitizers --------------------------------------------------------------------------------
+# gcc's ASan + UBSan (the compiler the Release build uses). -O1 -g1: ASan's usual level, line
+# tables in the reports, asserts kept (no NDEBUG); the fastest of the levels to compile.
+supp=$PWD/scripts/sanitize
+reports=$PWD/build-asan/sanitizer
+CXX=g++ LLMPROF_BUILD_DIR=build-asan scripts/build.sh -DLLMPROF_SANITIZE=ON \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1"
+rm -rf "$reports"
+mkdir -p "$reports"
+common="halt_on_error=1:print_stacktrace=1:log_path=$reports/report"
+asan="detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1"
+export ASAN_OPTIONS="$common:$asan:suppressions=$supp/asan.supp"
+export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="$common:suppressions=$supp/ubsan.supp"
+status=0
+(cd build-asan && ctest --output-on-failure -j "$(nproc)" --timeout 1800 "$@") || status=$?
+if compgen -G "$reports/report.*" >/dev/null; then
+  echo "test.sh: sanitizer reports (build-asan/sanitizer/):" >&2
+  for f in "$reports"/report.*; do
+    echo "---- $f" >&2
+    cat "$f" >&2
+  done
+  status=1
+fi
+exit "$status"

@@ -97,7 +97,9 @@ std::vector<std::string> axis_values(const std::string& key, const YAML::Node& s
   }
   if (!spec.IsMap() || spec.size() != 1) throw ConfigError(forms);
   const std::string form = spec.begin()->first.Scalar();
-  const YAML::Node& args = spec.begin()->second;
+  // A copy (a Node is a handle): `->second` lives in the temporary iterator's proxy, so a
+  // reference would dangle once this statement ends (AddressSanitizer: stack-use-after-scope).
+  const YAML::Node args = spec.begin()->second;
   if (form == "range") {
     auto a = three_scalars(args, form);
     return expand_range(a[0], a[1], a[2]);
