@@ -52,17 +52,28 @@ report_says_incomplete() {
 }
 
 # --- llmprof train ----------------------------------------------------------------------------
-# A whole run first: its wall time bounds the kill moments, and its directory must be whole.
+# A whole run first: the moment its first step row appears and its end bound the kill moments
+# (kills during LibTorch's start-up would find nothing written), and its directory must be whole.
 t0=$(now_ms)
 "$llmprof" train "${tiny[@]}" ${levels[1]} --set schedule.max_steps=40 --out "$work/train" \
-  --set output.name=whole >/dev/null 2>"$work/whole.err" || fail "reference run: $(cat "$work/whole.err")"
+  --set output.name=whole >/dev/null 2>"$work/whole.err" &
+pid=$!
+setup_ms=0
+while kill -0 "$pid" 2>/dev/null; do
+  if [ "$setup_ms" -eq 0 ] && [ -s "$work/train/whole/steps.csv" ]; then setup_ms=$(($(now_ms) - t0)); fi
+  sleep 0.02
+done
+wait "$pid" || fail "reference run: $(cat "$work/whole.err")"
 train_ms=$(($(now_ms) - t0))
+[ "$setup_ms" -gt 0 ] || setup_ms=$((train_ms / 2))
 $check "$work/train/whole" >/dev/null || fail "the reference run is not whole"
-echo "kill_test: a whole train run takes $train_ms ms; killing $train_kills runs within it"
+echo "kill_test: a whole train run takes $train_ms ms, its steps start at $setup_ms ms;" \
+  "killing $train_kills runs from 0.8 x that to the end"
 
 no_dir=0 no_summary=0 with_summary=0
 for i in $(seq 1 $train_kills); do
-  delay_ms=$((RANDOM * train_ms / 32768))
+  from_ms=$((setup_ms * 8 / 10))
+  delay_ms=$((from_ms + RANDOM * (train_ms - from_ms) / 32768))
   name=k$i
   # shellcheck disable=SC2086
   "$llmprof" train "${tiny[@]}" ${levels[$((i % 2))]} --set schedule.max_steps=40 \
@@ -108,8 +119,8 @@ echo "kill_test: a whole 4-point sweep takes $sweep_ms ms; killing $sweep_kills 
 
 # finished_points: "point_id mtime-of-summary" for each point sweep.csv lists as completed.
 finished_points() {
-  [ -f "$work/s/sweep.csv" ] || return 0
-  python3 - "$work/s/sweep.csv" <<'EOF'
+  [ -f "$work/$sw/sweep.csv" ] || return 0
+  python3 - "$work/$sw/sweep.csv" <<'EOF'
 import csv, os, sys
 for row in csv.DictReader(open(sys.argv[1], newline="")):
     if row["status"] == "completed":
@@ -120,17 +131,24 @@ EOF
 # wait_unlocked: the points a killed sweep left behind have exited (they hold the sweep's lock).
 wait_unlocked() {
   for _ in $(seq 1 600); do
-    flock -n "$work/s/.lock" true 2>/dev/null && return 0
-    [ -f "$work/s/.lock" ] || return 0
+    flock -n "$work/$sw/.lock" true 2>/dev/null && return 0
+    [ -f "$work/$sw/.lock" ] || return 0
     sleep 0.1
   done
-  fail "points of the killed sweep still hold $work/s/.lock after 60 s"
+  fail "points of the killed sweep still hold $work/$sw/.lock after 60 s"
 }
 
 : >"$work/finished_before"
+sw=s1 done_now=0
 for i in $(seq 1 $sweep_kills); do
-  delay_ms=$((RANDOM * sweep_ms / 32768))
-  "$llmprof" "${sweep[@]}" --name s >"$work/sweep$i.out" 2>&1 &
+  # A resume has only the unfinished points to run: kill within their share of the time; once a
+  # sweep has finished every point, the next kill starts a new one.
+  if [ "$done_now" -eq 4 ]; then
+    sw=s$i done_now=0
+    : >"$work/finished_before"
+  fi
+  delay_ms=$((RANDOM * (sweep_ms * (4 - done_now) / 4) / 32768))
+  "$llmprof" "${sweep[@]}" --name "$sw" >"$work/sweep$i.out" 2>&1 &
   pid=$!
   sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
   if ((i % 2 == 0)); then
@@ -144,8 +162,8 @@ for i in $(seq 1 $sweep_kills); do
   kill -KILL $victims 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
   wait_unlocked
-  if [ -d "$work/s" ]; then
-    $check "$work/s" | sed 's/^/    /' || fail "sweep kill $i at $delay_ms ms left a broken file"
+  if [ -d "$work/$sw" ]; then
+    $check "$work/$sw" | sed 's/^/    /' || fail "sweep kill $i at $delay_ms ms left a broken file"
   fi
   # Points finished before this attempt must not have run again in it.
   while read -r id mtime; do
@@ -154,28 +172,28 @@ for i in $(seq 1 $sweep_kills); do
   done <"$work/finished_before"
   finished_points >"$work/finished_before"
   done_now=$(wc -l <"$work/finished_before")
-  if [ -f "$work/s/sweep.csv" ]; then
+  if [ -f "$work/$sw/sweep.csv" ]; then
     status=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("status"))' \
-      "$work/s/sweep.json" 2>/dev/null || echo none)
+      "$work/$sw/sweep.json" 2>/dev/null || echo none)
     if [ "$status" = "finished" ]; then
-      "$llmprof" report "$work/s" >/dev/null 2>&1 || fail "report cannot read the sweep"
+      "$llmprof" report "$work/$sw" >/dev/null 2>&1 || fail "report cannot read the sweep"
     else
-      report_says_incomplete "$work/s"
+      report_says_incomplete "$work/$sw"
     fi
   fi
   echo "  sweep kill $i at $delay_ms ms ($how): $done_now of 4 points finished"
 done
 
 # The same command once more, to its end: only what is left runs.
-"$llmprof" "${sweep[@]}" --name s >"$work/final.out" 2>&1 || fail "the last resume: $(tail -3 "$work/final.out")"
+"$llmprof" "${sweep[@]}" --name "$sw" >"$work/final.out" 2>&1 || fail "the last resume: $(tail -3 "$work/final.out")"
 while read -r id mtime; do
   now=$(finished_points | awk -v id="$id" '$1 == id {print $2}')
   [ "$now" = "$mtime" ] || fail "the last resume ran $id again, which had finished"
 done <"$work/finished_before"
 [ "$(finished_points | wc -l)" -eq 4 ] || fail "the last resume did not finish every point"
-$check "$work/s" | sed 's/^/    /' || fail "the finished sweep has a broken file"
+$check "$work/$sw" | sed 's/^/    /' || fail "the finished sweep has a broken file"
 reused=$(python3 -c 'import json,sys; print(sum(p["reused"] for p in json.load(open(sys.argv[1]))["points"]))' \
-  "$work/s/sweep.json")
+  "$work/$sw/sweep.json")
 [ "$reused" -ge "$(wc -l <"$work/finished_before")" ] || fail "sweep.json reuses $reused points"
 echo "kill_test: the last resume reused $(wc -l <"$work/finished_before") finished points and ran the rest"
 echo "PASS: $((train_kills + sweep_kills)) kills (seed $seed) in $SECONDS s"
