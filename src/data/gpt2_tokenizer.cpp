@@ -115,7 +115,7 @@ class Gpt2Tokenizer final : public Tokenizer {
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
       throw DataError(path + ": not valid JSON: " + printable(e.what(), 200));
     }
     if (!j.is_object() || j.empty()) {

@@ -108,7 +108,7 @@ class Reader {
       nlohmann::json j;
       try {
         j = nlohmann::json::parse(l);
-      } catch (const nlohmann::json::parse_error& e) {
+      } catch (const nlohmann::json::exception& e) {
         return bad(line, "malformed JSON: " + printable(e.what(), 200));
       }
       if (!j.is_object())

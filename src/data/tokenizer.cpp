@@ -105,7 +105,7 @@ std::unique_ptr<Tokenizer> load_char_tokenizer(const std::string& dir) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw DataError(path + ": not valid JSON: " + printable(e.what(), 200));
   }
   if (!j.is_object() || config::find_enum<config::TokenizerKind>(j.value("type", std::string())) !=

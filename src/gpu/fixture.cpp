@@ -204,7 +204,7 @@ GpuFixture parse_fixture(const std::string& text, const std::string& source) {
     json obj;
     try {
       obj = json::parse(line);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {
       throw DataError(fmt::format("{}: not a JSON object: {}", where, printable(e.what(), 200)));
     }
     if (!obj.is_object())

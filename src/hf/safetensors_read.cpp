@@ -140,7 +140,7 @@ std::map<std::string, std::string> parse_metadata(const std::string& path, const
   std::map<std::string, std::string> out;
   for (auto m = value.begin(); m != value.end(); ++m) {
     if (!m.value().is_string()) {
-      fail(path, fmt::format("__metadata__ '{}' is {}, expected a string", m.key(),
+      fail(path, fmt::format("__metadata__ '{}' is {}, expected a string", printable(m.key()),
                              printable_json(m.value())));
     }
     out[m.key()] = m.value().get<std::string>();

@@ -137,8 +137,8 @@ CsvFile to_csv_file(const std::string& path,
     }
   }
   if (parsed.unterminated_quote_line > 0) {
-    throw DataError(fmt::format("{} line {}: unterminated quoted field", path,
-                                parsed.unterminated_quote_line));
+    throw DataError(
+        fmt::format("{} line {}: unterminated quoted field", path, parsed.unterminated_quote_line));
   }
   std::vector<std::vector<std::string>>& records = parsed.rows;
   const std::vector<int64_t>& starts = parsed.lines;
@@ -200,9 +200,10 @@ nlohmann::json read_json(const std::string& path) {
     std::string what = e.what();
     size_t colon = what.rfind(": ");
     std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
-    throw DataError(
-        fmt::format("{} line {}, col {}: invalid JSON: {}", path, line, column,
-                    printable(reason, 200)));
+    throw DataError(fmt::format("{} line {}, col {}: invalid JSON: {}", path, line, column,
+                                printable(reason, 200)));
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double
+    throw DataError(fmt::format("{}: invalid JSON: {}", path, printable(e.what(), 200)));
   }
 }
 

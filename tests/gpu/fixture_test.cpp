@@ -198,5 +198,14 @@ TEST(ReadFixture, UnknownFieldNameIsEscaped) {
   EXPECT_EQ(msg.find('\r'), std::string::npos) << msg;
 }
 
+// Found with the gpu_fixture fuzz target in CI: a number past a double's range (7e777) made the
+// JSON parser throw out_of_range, not parse_error, and it escaped uncaught; now a DataError.
+TEST(ReadFixture, NumberOverflowIsADataError) {
+  const std::string path = test::fuzz_regression("gpu_fixture", "number_overflow.jsonl");
+  const std::string msg = test::data_error_of([&] { read_fixture(path); });
+  EXPECT_NE(msg.find("line 1: not a JSON object"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("number overflow parsing '7e777'"), std::string::npos) << msg;
+}
+
 }  // namespace
 }  // namespace llmprof::gpu

@@ -335,5 +335,16 @@ TEST(SafetensorsFile, HeaderParseErrorEscapesTheBytesItQuotes) {
   EXPECT_EQ(msg.find('\xfb'), std::string::npos) << msg;
 }
 
+// Found with the safetensors fuzz target in CI: a __metadata__ key holding the byte 0x01 went raw
+// into the message about its non-string value; now escaped.
+TEST(SafetensorsFile, MetadataKeyIsEscaped) {
+  const std::string path =
+      test::fuzz_regression("safetensors", "raw_byte_in_metadata_key.safetensors");
+  const std::string msg = test::data_error_of([&] { SafetensorsFile::open(path); });
+  EXPECT_NE(msg.find("__metadata__ 'f\\x01rmat' is 0, expected a string"), std::string::npos)
+      << msg;
+  EXPECT_EQ(msg.find('\x01'), std::string::npos) << msg;
+}
+
 }  // namespace
 }  // namespace llmprof::hf

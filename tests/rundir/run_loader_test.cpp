@@ -188,6 +188,15 @@ TEST(LoadRun, InvalidJsonNamesFileAndLine) {
                     {dir.file("summary.json"), "line 3", "invalid JSON"});
 }
 
+// A number past a double's range makes the JSON parser throw out_of_range, not parse_error.
+TEST(LoadRun, NumberPastADoubleIsInvalidJson) {
+  ScratchDir dir;
+  test::write_file(dir.file("steps.csv"), "step,step_ms\n0,1\n");
+  test::write_file(dir.file("summary.json"), "{\"steps\": 7e777}\n");
+  expect_data_error([&] { load_run(dir.path()); },
+                    {dir.file("summary.json"), "invalid JSON", "number overflow parsing '7e777'"});
+}
+
 TEST(LoadRun, BadModulePassNamesTheValue) {
   ScratchDir dir;
   test::write_file(dir.file("steps.csv"), "step,step_ms\n0,1\n");
@@ -198,14 +207,16 @@ TEST(LoadRun, BadModulePassNamesTheValue) {
 TEST(LoadRun, BadRooflineBoundNamesTheValue) {
   ScratchDir dir;
   test::write_file(dir.file("steps.csv"), "step,step_ms\n0,1\n");
-  test::write_file(dir.file("ops.csv"), "op,self_ms,bytes,bound\naten::mm,1,64,compute\naten::add,1,8,cache\n");
+  test::write_file(dir.file("ops.csv"),
+                   "op,self_ms,bytes,bound\naten::mm,1,64,compute\naten::add,1,8,cache\n");
   expect_data_error([&] { load_run(dir.path()); }, {"ops.csv", "line 3", "'bound'", "cache"});
 }
 
 TEST(LoadRun, CountedOnlyOpHasNoTimes) {
   ScratchDir dir;
   test::write_file(dir.file("steps.csv"), "step,step_ms\n0,1\n");
-  test::write_file(dir.file("ops.csv"), "op,calls,self_ms,view_calls\naten::mm,2,1,3\naten::view,3,,\n");
+  test::write_file(dir.file("ops.csv"),
+                   "op,calls,self_ms,view_calls\naten::mm,2,1,3\naten::view,3,,\n");
   const rundir::Run run = load_run(dir.path());
   ASSERT_EQ(run.ops.size(), 2u);
   EXPECT_EQ(run.ops[0].view_calls, 3);
