@@ -5,6 +5,8 @@
 # and exits 1 if there is any. First every kept regression input (tests/fuzz/regressions/<target>)
 # is run once: a fixed bug that comes back is a finding too.
 #   scripts/fuzz.sh [seconds per target]        LLMPROF_FUZZ_TARGETS="csv config" to pick targets
+# LLMPROF_FUZZ_SEED=N fixes libFuzzer's seed (default: a new one each run): with a fresh corpus
+# folder the same seed mutates the same way, so a finding of scripts/test.sh (seed 1) reproduces.
 # The corpus grows in build-fuzz/corpus/<target>/, seeded from configs/ and the test fixtures;
 # findings land in build-fuzz/findings/<target>/, each run's log in build-fuzz/logs/<target>.log.
 # The tokenizer targets read shared/data/vocab beside the checkout ($LLMPROF_SHARED_DATA), or the
@@ -66,7 +68,7 @@ for t in $targets; do
       >"$log" 2>&1 || status=$?
   fi
   if [ $status -eq 0 ]; then
-    "$bin" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=65536 \
+    "$bin" -max_total_time="$seconds" -seed="${LLMPROF_FUZZ_SEED:-0}" -rss_limit_mb=2048 -timeout=10 -max_len=65536 \
       -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" >>"$log" 2>&1 || status=$?
   fi
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

@@ -36,9 +36,10 @@ if [[ $sanitize == 0 ]]; then
   scripts/build.sh
   (cd build && ctest --output-on-failure -j "$(nproc)" --timeout 600)
   # Every libFuzzer target of tests/fuzz for 10 s, after its kept regression inputs: a clang build
-  # of its own in build-fuzz/ (installs clang-14 when missing).
+  # of its own in build-fuzz/ (installs clang-14 when missing). The seed is fixed so that what
+  # this finds reproduces; new inputs are searched for by longer runs of scripts/fuzz.sh.
   fuzz_s=${LLMPROF_FUZZ_SECONDS:-10}
-  if [ "$fuzz_s" -gt 0 ]; then scripts/fuzz.sh "$fuzz_s"; fi
+  if [ "$fuzz_s" -gt 0 ]; then LLMPROF_FUZZ_SEED=${LLMPROF_FUZZ_SEED:-1} scripts/fuzz.sh "$fuzz_s"; fi
   exit 0
 fi
 

@@ -146,7 +146,8 @@ TEST(CliConfigErrors, EachClassExitsTwoNamingTheProblem) {
   };
   for (const auto& c : cases) {
     test::write_file(dir.file("bad.yaml"), c.yaml);
-    std::vector<std::string> args = {"train", "--config", dir.file("bad.yaml"), "--out", dir.path()};
+    std::vector<std::string> args = {"train", "--config", dir.file("bad.yaml"), "--out",
+                                     dir.path()};
     for (const auto& s : c.sets) args.insert(args.end(), {"--set", s});
     auto r = run_llmprof(args);
     EXPECT_EQ(r.exit_code, 2) << c.yaml << r.output;
@@ -219,13 +220,13 @@ TEST(CliConfig, ShowPrintsResolvedYamlAndKeysListsDocs) {
 
 TEST(CliTrain, PrintsSummaryAndWritesRunDirectory) {
   ScratchDir dir;
-  auto r = run_llmprof({"train", "--config", kTiny, "--out", dir.path(), "--quiet", "--set",
-                        "output.name=r1"});
+  auto r = run_llmprof(
+      {"train", "--config", kTiny, "--out", dir.path(), "--quiet", "--set", "output.name=r1"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   expect_contains(r.output, "status:     completed");
   EXPECT_TRUE(fs::exists(dir.file("r1/summary.json")));
-  auto again = run_llmprof({"train", "--config", kTiny, "--out", dir.path(), "--set",
-                            "output.name=r1"});
+  auto again =
+      run_llmprof({"train", "--config", kTiny, "--out", dir.path(), "--set", "output.name=r1"});
   EXPECT_EQ(again.exit_code, 2);
   expect_contains(again.output, "already exists");
 }
@@ -234,8 +235,8 @@ TEST(CliTrain, NanLossStopsTheRunAsDivergedWithExitOne) {
   ScratchDir dir;
   auto r = run_llmprof({"train", "--config", kTiny, "--out", dir.path(), "--quiet", "--set",
                         "output.name=nan", "--set", "optim.name=sgd", "--set", "optim.lr=10",
-                        "--set", "optim.grad_clip=0", "--set", "schedule.warmup_steps=0",
-                        "--set", "schedule.max_steps=200"});
+                        "--set", "optim.grad_clip=0", "--set", "schedule.warmup_steps=0", "--set",
+                        "schedule.max_steps=200"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   expect_contains(r.output, "diverged");
   expect_contains(r.output, "lower optim.lr");
@@ -267,9 +268,17 @@ bool wait_for_lines(const std::string& path, size_t n, double timeout_s) {
 // exits 2 naming the directory and leaves the winner's files alone.
 TEST(CliTrain, TwoRunsWithTheSameNameOneWinsTheOtherExitsTwo) {
   ScratchDir dir;
-  const std::vector<std::string> args{"train", "--config", kTiny, "--out", dir.path(),
-                                      "--set", "output.name=same", "--set",
-                                      "schedule.max_steps=5", "--set", "train.eval_interval=0"};
+  const std::vector<std::string> args{"train",
+                                      "--config",
+                                      kTiny,
+                                      "--out",
+                                      dir.path(),
+                                      "--set",
+                                      "output.name=same",
+                                      "--set",
+                                      "schedule.max_steps=5",
+                                      "--set",
+                                      "train.eval_interval=0"};
   const int a = test::spawn_llmprof(args, dir.file("a.log"));
   const int b = test::spawn_llmprof(args, dir.file("b.log"));
   const int code_a = test::wait_llmprof(a), code_b = test::wait_llmprof(b);
@@ -294,7 +303,8 @@ TEST(CliTrain, SigkillMidRunLeavesReadableStepsCsv) {
   int pid = test::spawn_llmprof({"train", "--config", kTiny, "--out", dir.path(), "--set",
                                  "output.name=killed", "--set", "schedule.max_steps=100000"},
                                 dir.file("log"));
-  ASSERT_TRUE(wait_for_lines(dir.file("killed/steps.csv"), 6, 60)) << test::read_file(dir.file("log"));
+  ASSERT_TRUE(wait_for_lines(dir.file("killed/steps.csv"), 6, 60))
+      << test::read_file(dir.file("log"));
   ::kill(pid, SIGKILL);
   EXPECT_EQ(test::wait_llmprof(pid), 128 + SIGKILL);
   auto rows = output::parse_csv(test::read_file(dir.file("killed/steps.csv")));
@@ -332,12 +342,77 @@ TEST(CliTrain, SigintFinishesTheStepAndWritesInterrupted) { check_stop_signal(SI
 
 TEST(CliTrain, SigtermFinishesTheStepWritesInterruptedAndExits130) { check_stop_signal(SIGTERM); }
 
+// True once pid has a handler for sig (SigCgt in /proc/<pid>/status), false if it exits or the
+// timeout passes first.
+bool wait_for_handler(int pid, int sig, double timeout_s) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  const uint64_t bit = uint64_t{1} << (sig - 1);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const std::string status = test::read_file(fmt::format("/proc/{}/status", pid));
+    const size_t at = status.find("SigCgt:\t");
+    if (at == std::string::npos) return false;  // gone (or a zombie: no SigCgt line)
+    if (std::stoull(status.substr(at + 8, 16), nullptr, 16) & bit) return true;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return false;
+}
+
+// SIGTERM while the model and data are being set up (a 30M-character generated corpus makes that
+// last a second or more): the run stops with exit 130 and a message saying when, not killed by the
+// signal. The handler is in place from set-up on: the test waits for it, then signals at once.
+TEST(CliTrain, SigtermDuringSetUpExits130) {
+  ScratchDir dir;
+  const int pid = test::spawn_llmprof(
+      {"train", "--config", kTiny, "--out", dir.path(), "--set", "output.name=setup", "--set",
+       "data.generated_chars=30000000", "--set", "schedule.max_steps=100000"},
+      dir.file("log"));
+  ASSERT_TRUE(wait_for_handler(pid, SIGTERM, 60)) << test::read_file(dir.file("log"));
+  ::kill(pid, SIGTERM);
+  const int code = test::wait_llmprof(pid);
+  const std::string log = test::read_file(dir.file("log"));
+  ASSERT_EQ(code, 130) << log;
+  EXPECT_EQ(log.find("terminate called"), std::string::npos) << log;
+  if (fs::exists(dir.file("setup"))) {  // the signal came as the run directory was being made
+    const auto summary = nlohmann::json::parse(test::read_file(dir.file("setup/summary.json")));
+    EXPECT_EQ(summary["status"], "interrupted");
+    expect_contains(summary["message"].get<std::string>(),
+                    "stopped by signal 15 before the first step");
+  } else {
+    expect_contains(log, "stopped by signal 15 during set-up, before the run directory was made");
+  }
+}
+
+// `llmprof report` on a run that is still appending rows, five times over: each reads a
+// consistent prefix (exit 0, valid JSON), calls the run incomplete, and leaves a partial last row
+// out with a warning rather than failing on it.
+TEST(CliReport, ReadsARunThatIsStillWriting) {
+  ScratchDir dir;
+  const int pid = test::spawn_llmprof({"train", "--config", kTiny, "--out", dir.path(), "--set",
+                                       "output.name=live", "--set", "schedule.max_steps=100000"},
+                                      dir.file("log"));
+  ASSERT_TRUE(wait_for_lines(dir.file("live/steps.csv"), 4, 60))
+      << test::read_file(dir.file("log"));
+  for (int i = 0; i < 5; ++i) {
+    const auto r = run_llmprof({"report", dir.file("live"), "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const size_t brace = r.output.find('{');  // warnings, if any, come before the document
+    ASSERT_NE(brace, std::string::npos) << r.output;
+    const auto doc = nlohmann::json::parse(r.output.substr(brace));
+    EXPECT_EQ(doc["incomplete_runs"], nlohmann::json::array({"live"})) << r.output;
+  }
+  ::kill(pid, SIGTERM);
+  EXPECT_EQ(test::wait_llmprof(pid), 130) << test::read_file(dir.file("log"));
+  const auto done = run_llmprof({"report", dir.file("live"), "--format", "json"});
+  ASSERT_EQ(done.exit_code, 0) << done.output;
+  EXPECT_EQ(nlohmann::json::parse(done.output)["incomplete_runs"], nlohmann::json::array())
+      << "a finished (interrupted) run has its summary.json";
+}
+
 // stdout that cannot take the output (a full disk behind a redirect; /dev/full here) is a runtime
 // failure with one line naming it, not a silent loss with exit 0.
 TEST(CliExitCodes, OutputThatCannotBeWrittenExitsOne) {
   ScratchDir dir;
-  const std::string cmd = test::llmprof_binary() + " config keys > /dev/full 2> " +
-                          dir.file("err");
+  const std::string cmd = test::llmprof_binary() + " config keys > /dev/full 2> " + dir.file("err");
   const int status = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(status)) << status;
   EXPECT_EQ(WEXITSTATUS(status), 1);

@@ -8,7 +8,9 @@
 #     sweep not finished, incomplete;
 #   - the same sweep command, run again after each kill, re-runs only the points that did not
 #     finish: a point finished before a kill keeps its run directory and summary.json untouched.
-# Train runs alternate profile levels (phases; ops with its trace and tables). Sweep kills
+# Train runs alternate profile levels (phases; ops with its trace and tables); a kill lands in
+# set-up, within a random step (after its row number appears) or while the last files are written
+# (the stage, row and delay drawn from the seed; the moment itself depends on the host). Sweep kills
 # alternate between the sweep process alone (its points get SIGTERM and stop after their step)
 # and the sweep with every point process at once (a power cut, the OOM killer).
 # Usage: kill_test.sh LLMPROF_BINARY SOURCE_DIR WORK_DIR [SEED]
@@ -52,43 +54,87 @@ report_says_incomplete() {
 }
 
 # --- llmprof train ----------------------------------------------------------------------------
-# A whole run first: the moment its first step row appears and its end bound the kill moments
-# (kills during LibTorch's start-up would find nothing written), and its directory must be whole.
-t0=$(now_ms)
-"$llmprof" train "${tiny[@]}" ${levels[1]} --set schedule.max_steps=40 --out "$work/train" \
-  --set output.name=whole >/dev/null 2>"$work/whole.err" &
-pid=$!
-setup_ms=0
-while kill -0 "$pid" 2>/dev/null; do
-  if [ "$setup_ms" -eq 0 ] && [ -s "$work/train/whole/steps.csv" ]; then setup_ms=$(($(now_ms) - t0)); fi
-  sleep 0.02
+# A whole run of each level first: the moment its first step row appears and its end bound that
+# level's kill moments (kills during LibTorch's start-up would find nothing written; a phases run
+# is faster than an ops run), and its directory must be whole.
+setup_ms=() train_ms=()
+# One short run before them, so that they do not time a cold start (the page cache, the loader).
+"$llmprof" train "${tiny[@]}" --set schedule.max_steps=1 --out "$work/train" \
+  --set output.name=warm >/dev/null 2>"$work/warm.err" || fail "warm-up run: $(cat "$work/warm.err")"
+for l in 0 1; do
+  t0=$(now_ms)
+  # shellcheck disable=SC2086
+  "$llmprof" train "${tiny[@]}" ${levels[$l]} --set schedule.max_steps=40 --out "$work/train" \
+    --set output.name=whole$l >/dev/null 2>"$work/whole$l.err" &
+  pid=$!
+  setup_ms[l]=0
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "${setup_ms[l]}" -eq 0 ] && [ -s "$work/train/whole$l/steps.csv" ]; then
+      setup_ms[l]=$(($(now_ms) - t0))
+    fi
+    sleep 0.02
+  done
+  wait "$pid" || fail "reference run ($l): $(cat "$work/whole$l.err")"
+  train_ms[l]=$(($(now_ms) - t0))
+  [ "${setup_ms[l]}" -gt 0 ] || setup_ms[l]=$((train_ms[l] / 2))
+  $check "$work/train/whole$l" >/dev/null || fail "the reference run ${levels[$l]} is not whole"
+  echo "kill_test: a whole train run (${levels[$l]}) takes ${train_ms[l]} ms, its steps start at" \
+    "${setup_ms[l]} ms"
 done
-wait "$pid" || fail "reference run: $(cat "$work/whole.err")"
-train_ms=$(($(now_ms) - t0))
-[ "$setup_ms" -gt 0 ] || setup_ms=$((train_ms / 2))
-$check "$work/train/whole" >/dev/null || fail "the reference run is not whole"
-echo "kill_test: a whole train run takes $train_ms ms, its steps start at $setup_ms ms;" \
-  "killing $train_kills runs from 0.8 x that to the end"
-
+echo "kill_test: killing $train_kills runs: each in set-up (1 in 6), after a random step row (2 in" \
+  "3) or while the last files are written (1 in 6), the moment drawn from the seed"
+# count_lines FILE: sets n_lines to its line count, 0 while it does not exist. Builtins only, as
+# are sleep_ms and wait_lines: polling starts no process, so a kill follows its moment closely.
+count_lines() {
+  local lines=()
+  [ -f "$1" ] && mapfile -t lines <"$1" 2>/dev/null
+  n_lines=${#lines[@]}
+}
+exec {never}<> <(:)  # a pipe nobody writes: `read -t` on it sleeps
+sleep_ms() {
+  local s
+  printf -v s '%d.%03d' $(($1 / 1000)) $(($1 % 1000))
+  read -r -t "$s" -u "$never" || true
+}
+# wait_lines PID FILE N: until FILE has N lines or PID has exited.
+wait_lines() {
+  count_lines "$2"
+  while kill -0 "$1" 2>/dev/null && [ "$n_lines" -lt "$3" ]; do
+    sleep_ms 1
+    count_lines "$2"
+  done
+}
 no_dir=0 no_summary=0 with_summary=0
 for i in $(seq 1 $train_kills); do
-  from_ms=$((setup_ms * 8 / 10))
-  delay_ms=$((from_ms + RANDOM * (train_ms - from_ms) / 32768))
+  l=$((i % 2)) stage=$((RANDOM % 6)) row=$((RANDOM % 40)) jitter_ms=$((RANDOM % 20))
   name=k$i
   # shellcheck disable=SC2086
-  "$llmprof" train "${tiny[@]}" ${levels[$((i % 2))]} --set schedule.max_steps=40 \
+  "$llmprof" train "${tiny[@]}" ${levels[$l]} --set schedule.max_steps=40 \
     --out "$work/train" --set output.name=$name >/dev/null 2>"$work/$name.err" &
   pid=$!
-  sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
+  if [ $stage -eq 0 ]; then  # set-up: from 0.2 to 0.9 of its reference length
+    delay_ms=$((setup_ms[l] / 5 + RANDOM * (setup_ms[l] * 7 / 10) / 32768))
+    moment="$delay_ms ms in (set-up)"
+    sleep_ms $delay_ms
+  elif [ $stage -eq 5 ]; then  # after the 40th row: the tables, trace and summary being written
+    delay_ms=$((RANDOM % 10))
+    moment="$delay_ms ms after the last step row"
+    wait_lines "$pid" "$work/train/$name/steps.csv" 41
+    sleep_ms $delay_ms
+  else  # within the step after row `row` (0: the first step)
+    moment="$jitter_ms ms after step row $row"
+    wait_lines "$pid" "$work/train/$name/steps.csv" $((row + 1))
+    sleep_ms $jitter_ms
+  fi
   kill -KILL "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
   run=$work/train/$name
   if [ ! -d "$run" ]; then
     no_dir=$((no_dir + 1))
-    echo "  train kill $i at $delay_ms ms: before the run directory existed"
+    echo "  train kill $i, $moment: before the run directory existed"
     continue
   fi
-  $check "$run" | sed 's/^/    /' || fail "train kill $i at $delay_ms ms left a broken file"
+  $check "$run" | sed 's/^/    /' || fail "train kill $i, $moment, left a broken file"
   rows=0
   [ -f "$run/steps.csv" ] && rows=$(($(grep -c '' "$run/steps.csv") - 1))
   if [ ! -f "$run/steps.csv" ]; then
@@ -103,7 +149,7 @@ for i in $(seq 1 $train_kills); do
     no_summary=$((no_summary + 1))
     report_says_incomplete "$run"
   fi
-  echo "  train kill $i at $delay_ms ms: $what"
+  echo "  train kill $i, $moment: $what"
 done
 echo "kill_test: train: $no_summary killed mid-run, $with_summary after their summary," \
   "$no_dir before their run directory"
