@@ -52,8 +52,12 @@ for level in modules ops ops_views; do
   uev=$(json_num "$s" untimed_events_per_step)
   uns=$(json_num "$s" ns_per_untimed_event)
   pp=$(json_num "$s" post_processing_ms)
+  rf_ns=$(json_num "$s" ns_per_call_record_function)
+  rf=$(json_num "$s" record_function_fraction_of_recorded_step)
   printf '  %-9s self-estimate: %s of a step (%s events/step x %s ns + %s counted view calls x %s ns), post-processing %s ms\n' \
     "$level" "$est" "$ev" "$ns" "$uev" "$uns" "$pp"
+  printf '  %-9s of which LibTorch RecordFunction (a do-nothing callback, %s ns per observed call): %s of a step\n' \
+    "" "$rf_ns" "$rf"
 done
 s="$out/ops-1/summary.json"
 printf '  ops trace: %s events, %s bytes, %s bytes/event\n' "$(json_num "$s" events | tail -1)" \

@@ -491,6 +491,17 @@ void Tracer::start_window() {
   time_probe_ops(kProbeOps);  // warm
   const int64_t off_ns = time_probe_ops(kProbeOps);
   const int64_t on_ns = time_with_callback(false);
+  {  // LibTorch's part: the same ops observed by a callback that does nothing
+    auto empty_cb = at::RecordFunctionCallback(
+        [](const at::RecordFunction&) -> std::unique_ptr<at::ObserverContext> { return nullptr; },
+        [](const at::RecordFunction&, at::ObserverContext*) {});
+    empty_cb.scopes({at::RecordScope::FUNCTION});
+    const at::CallbackHandle empty = at::addGlobalCallback(empty_cb);
+    const int64_t empty_ns = time_probe_ops(kProbeOps);
+    at::removeCallback(empty);
+    m.calibration.ns_per_call_record_function =
+        std::max(0.0, static_cast<double>(empty_ns - off_ns) / kProbeOps);
+  }
   const size_t events = g.buffers[0]->ops.size();
   clear_main();
   if (ops) {

@@ -165,10 +165,19 @@ void DeepProfile::add_to_summary(nlohmann::json& s, double analytic_flops_per_st
                          read_fraction * (a.events_per_step + a.untimed_events_per_step) *
                              calibration_.ns_per_call_reading_shapes +
                          a.scopes_per_step * calibration_.ns_per_scope) * 1e-6;
+  // Of that, LibTorch's RecordFunction machinery, paid by every observed call whatever the
+  // callback does: the floor of any per-op recording through it.
+  const double record_function_ms = (a.events_per_step + a.untimed_events_per_step) *
+                                    calibration_.ns_per_call_record_function * 1e-6;
+  const double recorded_step_ms = a.forward_phase_ms + a.backward_phase_ms;
   json& o = s["profiler_overhead"];
   o["deep"] = {{"events_per_step", a.events_per_step},
                {"scopes_per_step", a.scopes_per_step},
                {"ns_per_event", calibration_.ns_per_event},
+               {"ns_per_call_record_function", calibration_.ns_per_call_record_function},
+               {"record_function_ms_per_recorded_step", record_function_ms},
+               {"record_function_fraction_of_recorded_step",
+                recorded_step_ms > 0 ? json(record_function_ms / recorded_step_ms) : json(nullptr)},
                {"untimed_events_per_step", a.untimed_events_per_step},
                {"ns_per_untimed_event", calibration_.ns_per_untimed_event},
                {"ns_per_scope", calibration_.ns_per_scope},
@@ -176,9 +185,7 @@ void DeepProfile::add_to_summary(nlohmann::json& s, double analytic_flops_per_st
                {"shape_read_fraction", read_fraction},
                {"estimated_ms_per_recorded_step", est_ms},
                {"estimated_fraction_of_recorded_step",
-                a.forward_phase_ms + a.backward_phase_ms > 0
-                    ? json(est_ms / (a.forward_phase_ms + a.backward_phase_ms))
-                    : json(nullptr)},
+                recorded_step_ms > 0 ? json(est_ms / recorded_step_ms) : json(nullptr)},
                {"post_processing_ms", post_processing_ms_},
                {"estimated", true}};
   if (sampled > 0) {

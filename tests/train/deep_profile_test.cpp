@@ -189,6 +189,15 @@ TEST(DeepProfile, RepeatedWindowsAddUpAndTheTraceHoldsTheFirst) {
   }
   EXPECT_EQ(trace_steps, (std::set<std::string>{"step 3", "step 4"}));
   EXPECT_EQ(s["profiler_overhead"]["trace"]["windows"], 1);
+  // The own-cost estimate splits off LibTorch's part: every observed call (timed or counted) at
+  // the cost of a callback that does nothing.
+  const auto& deep = s["profiler_overhead"]["deep"];
+  const double calls = deep["events_per_step"].get<double>() +
+                       deep["untimed_events_per_step"].get<double>();
+  EXPECT_NEAR(deep["record_function_ms_per_recorded_step"].get<double>(),
+              calls * deep["ns_per_call_record_function"].get<double>() * 1e-6, 1e-9)
+      << deep.dump();
+  EXPECT_TRUE(deep["record_function_fraction_of_recorded_step"].is_number()) << deep.dump();
 }
 
 TEST(DeepProfile, TraceIsValidChromeJsonWithMonotonicTimestamps) {

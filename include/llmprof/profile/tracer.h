@@ -43,6 +43,8 @@ struct ShapeSampling {
 // Cost of the profiler's own instrumentation, measured by calibration.
 struct TracerCalibration {
   double ns_per_event = 0;        // RecordFunction callback pair + recording
+  double ns_per_call_record_function = 0;  // of which LibTorch's own part: an op call observed by
+                                           // a callback that does nothing
   double ns_per_call_reading_shapes = 0;  // extra per op call (timed or counted) in a step that
                                           // reads shapes: LibTorch boxes the op's arguments
   double ns_per_untimed_event = 0;  // the same for a view op only counted
