@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -16,8 +16,8 @@
 
 #include "doc_tree.h"
 #include "key_spec.h"
-#include "llmprof/config/schema.h"
 #include "llmprof/base/printable.h"
+#include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 
 namespace llmprof::config {
@@ -115,7 +115,8 @@ void apply_document(Config& cfg, const DocNode& root, const std::string& file, O
   using Kind = DocNode::Kind;
   if (root.kind == Kind::kNull) {
     // An empty file is more likely a wrong path or a truncated copy than a wish for all defaults.
-    throw ConfigError(file + ": the config file is empty (no keys, only whitespace or comments); "
+    throw ConfigError(file +
+                          ": the config file is empty (no keys, only whitespace or comments); "
                           "give at least one key, e.g. `model: {n_layer: 4}`",
                       file);
   }
@@ -233,13 +234,14 @@ std::optional<Problem> find_problem(const Config& cfg) {
                    "data.label_column: train.task=classify needs the label column's header"};
   }
   if (cfg.train.checkpoint_interval > 0 && !cfg.train.save_checkpoint) {
-    return Problem{{"train.checkpoint_interval", "train.save_checkpoint"},
-                   "train.checkpoint_interval: set train.save_checkpoint=true to write checkpoints"};
+    return Problem{
+        {"train.checkpoint_interval", "train.save_checkpoint"},
+        "train.checkpoint_interval: set train.save_checkpoint=true to write checkpoints"};
   }
   for (const std::string& v : split_list(cfg.bench.variants)) {
     if (!find_enum<BenchVariant>(v)) {
       return Problem{{"bench.variants"},
-                     fmt::format("bench.variants: '{}' is not one of {}", v,
+                     fmt::format("bench.variants: '{}' is not one of {}", printable(v),
                                  fmt::join(EnumTable<BenchVariant>::names, "|"))};
     }
   }
@@ -250,8 +252,9 @@ std::optional<Problem> find_problem(const Config& cfg) {
     char* end = nullptr;
     const long long v = std::strtoll(b.c_str(), &end, 10);
     if (end == b.c_str() || *end != '\0' || v < 1 || v > (1 << 20)) {
-      return Problem{{"bench.batch_sizes"},
-                     fmt::format("bench.batch_sizes: '{}' is not a batch size in [1, 1048576]", b)};
+      return Problem{
+          {"bench.batch_sizes"},
+          fmt::format("bench.batch_sizes: '{}' is not a batch size in [1, 1048576]", printable(b))};
     }
   }
   if (split_list(cfg.bench.batch_sizes).empty()) {
@@ -296,16 +299,20 @@ std::optional<Problem> find_problem(const Config& cfg) {
 
 // Throws the ConfigError for a failed check, located at the first of its keys that was set
 // explicitly (file line or --set), else naming the config file.
+// The message is escaped whole (printable leaves escaped text as it is): a check that quotes a
+// value from the file cannot carry its raw bytes to the terminal.
 [[noreturn]] void throw_problem(const Problem& p, const Config& cfg, const Origins& origins) {
+  const std::string message = printable(p.message, 0);
   for (const std::string& key : p.keys) {
     auto it = origins.find(key);
     if (it == origins.end()) continue;
     const Origin& o = it->second;
-    throw ConfigError(p.message + " " + detail::describe(o), cfg.source_file, p.keys.front(),
+    throw ConfigError(message + " " + detail::describe(o), cfg.source_file, p.keys.front(),
                       o.mark.line, o.mark.column);
   }
-  std::string where = cfg.source_file.empty() ? "" : " (config " + cfg.source_file + ")";
-  throw ConfigError(p.message + where, cfg.source_file, p.keys.front());
+  std::string where =
+      cfg.source_file.empty() ? "" : " (config " + printable(cfg.source_file, 0) + ")";
+  throw ConfigError(message + where, cfg.source_file, p.keys.front());
 }
 
 // A run shorter than its warm-up (the quick start shortened with --set schedule.max_steps=30)
@@ -313,9 +320,10 @@ std::optional<Problem> find_problem(const Config& cfg) {
 void clamp_warmup(Config& cfg) {
   ScheduleConfig& s = cfg.schedule;
   if (s.warmup_steps <= s.max_steps) return;
-  cfg.notes.push_back(fmt::format("schedule.warmup_steps {} exceeds schedule.max_steps {}: "
-                                  "warming up for all {} steps instead (schedule.warmup_steps={})",
-                                  s.warmup_steps, s.max_steps, s.max_steps, s.max_steps));
+  cfg.notes.push_back(
+      fmt::format("schedule.warmup_steps {} exceeds schedule.max_steps {}: "
+                  "warming up for all {} steps instead (schedule.warmup_steps={})",
+                  s.warmup_steps, s.max_steps, s.max_steps, s.max_steps));
   s.warmup_steps = s.max_steps;
 }
 
@@ -332,10 +340,10 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   for (const std::string& assignment : overrides) apply_override_impl(cfg, assignment, &origins);
   for (const auto& [key, origin] : origins) {
     if (!origin.set_arg.empty()) cfg.set_keys.emplace_back(key, origin.set_arg);
-    cfg.given_keys.emplace_back(
-        key, !origin.set_arg.empty() ? "--set " + origin.set_arg
-             : origin.mark.line > 0  ? fmt::format("{} line {}", origin.file, origin.mark.line)
-                                     : origin.file);
+    cfg.given_keys.emplace_back(key, !origin.set_arg.empty() ? "--set " + origin.set_arg
+                                     : origin.mark.line > 0
+                                         ? fmt::format("{} line {}", origin.file, origin.mark.line)
+                                         : origin.file);
   }
   clamp_warmup(cfg);
   if (auto problem = find_problem(cfg)) throw_problem(*problem, cfg, origins);

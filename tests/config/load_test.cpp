@@ -103,6 +103,17 @@ TEST_F(LoadConfigTest, BinaryFileErrorHasOnlyPrintableBytes) {
   EXPECT_LT(what.size(), 1000u) << what;
 }
 
+// Found with the config fuzz target: a bench.variants entry holding raw bytes went into the
+// message of the check that refused it; now every check's message is escaped whole.
+TEST_F(LoadConfigTest, RefusedListEntryIsEscaped) {
+  ConfigError e = load_error("variants.yaml", "bench:\n  variants: fp32,bf1\xca\xd3t8\n");
+  const std::string what = e.what();
+  EXPECT_NE(what.find("bench.variants: 'bf1\\xca\\xd3t8' is not one of fp32|bf16|int8"),
+            std::string::npos)
+      << what;
+  for (unsigned char c : what) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << what;
+}
+
 TEST_F(LoadConfigTest, LongUnknownKeyIsCutWithItsLength) {
   const std::string key(500, 'k');  // yaml-cpp takes plain keys up to 1024 bytes
   ConfigError e = load_error("long.yaml", key + ": 1\n");
