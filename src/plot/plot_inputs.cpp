@@ -5,14 +5,15 @@
 #include <algorithm>
 
 #include "chart.h"
+#include "llmprof/base/numbers.h"
 #include "llmprof/error.h"
 
 namespace llmprof::plot::detail {
 
 namespace {
 
-using rundir::Run;
 using report::RunMetrics;
+using rundir::Run;
 
 std::optional<double> sum_of(const Run& run, const std::string& column) {
   auto values = rundir::present(run.steps, column);
@@ -45,8 +46,10 @@ std::optional<double> tokens_per_j(const Run& run) {
 }
 
 std::string model_name(std::optional<double> n_layer, std::optional<double> n_embd) {
-  if (!n_layer || !n_embd) return "unknown size";
-  return fmt::format("{} x {}", static_cast<int64_t>(*n_layer), static_cast<int64_t>(*n_embd));
+  const std::optional<int64_t> layers = n_layer ? whole_int64(*n_layer) : std::nullopt;
+  const std::optional<int64_t> width = n_embd ? whole_int64(*n_embd) : std::nullopt;
+  if (!layers || !width) return "unknown size";
+  return fmt::format("{} x {}", *layers, *width);
 }
 
 std::optional<double> median_or_null(std::vector<double> v) {

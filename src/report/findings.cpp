@@ -1,3 +1,4 @@
+#include "llmprof/base/numbers.h"
 #include "llmprof/report/findings.h"
 
 #include <fmt/format.h>
@@ -20,13 +21,16 @@ std::string pct(double fraction) { return fmt::format("{:.1f}%", fraction * 100)
 
 int64_t config_int(const Run& run, const std::string& key, int64_t fallback) {
   auto v = run.config_number(key);
-  return v ? static_cast<int64_t>(*v) : fallback;
+  const std::optional<int64_t> whole = v ? truncated_int64(*v) : std::nullopt;
+  return whole.value_or(fallback);
 }
 
 // The steps the run was set to take: schedule.max_steps, else summary.json steps.max_steps, else
 // the rows of steps.csv.
 int64_t max_steps(const Run& run, const RunMetrics& m) {
-  if (auto v = run.config_number("schedule.max_steps")) return static_cast<int64_t>(*v);
+  if (auto v = run.config_number("schedule.max_steps"); v && truncated_int64(*v)) {
+    return *truncated_int64(*v);
+  }
   if (run.summary_max_steps) return *run.summary_max_steps;
   return m.steps_completed;
 }
@@ -95,8 +99,9 @@ Finding make(
 // nullopt when the batch size is unknown or already at its maximum.
 std::optional<std::string> larger_batch(const Run& run) {
   auto b = run.config_number("train.batch_size");
-  if (!b) return std::nullopt;
-  const auto batch = static_cast<int64_t>(*b);
+  const std::optional<int64_t> whole = b ? whole_int64(*b) : std::nullopt;
+  if (!whole || *whole < 1 || *whole > (int64_t{1} << 40)) return std::nullopt;
+  const int64_t batch = *whole;
   return nearest_valid_set(run, "train.batch_size", batch, batch * 2);
 }
 
@@ -251,7 +256,7 @@ std::optional<Finding> rule_low_mfu_small_batch(const Run& run, const RunMetrics
   Finding f = make(run, "low_mfu_small_batch", mfu->median, kLowMfu, "MFU");
   f.title = "low MFU at a small batch";
   f.evidence = fmt::format("median MFU {} (threshold {}) with train.batch_size = {} (<= {}).",
-                           pct(mfu->median), pct(kLowMfu), static_cast<int64_t>(*batch),
+                           pct(mfu->median), pct(kLowMfu), *batch,
                            static_cast<int64_t>(kSmallBatch));
   f.suggestion = double_batch(run) + " (larger matmuls run closer to peak)";
   return f;
@@ -317,7 +322,7 @@ std::optional<Finding> rule_context_switches(const Run& run, const RunMetrics& m
                    "switches per step");
   f.title = "threads are preempted during the step";
   int64_t threads = config_int(run, "threads", 0);
-  int64_t cores = run.host_cores ? static_cast<int64_t>(*run.host_cores) : 0;
+  int64_t cores = run.host_cores ? truncated_int64(*run.host_cores).value_or(0) : 0;
   int64_t used = threads > 0 ? threads : cores;
   f.evidence = fmt::format(
       "median {} involuntary context switches per step (threshold {}); "

@@ -1,3 +1,4 @@
+#include "llmprof/base/numbers.h"
 #include "llmprof/report/metrics.h"
 
 #include <algorithm>
@@ -13,7 +14,7 @@ int64_t warmup_rows(const Run& run, size_t rows) {
   if (run.summary_warmup_steps) {
     w = *run.summary_warmup_steps;
   } else if (auto c = run.config_number("profile.warmup_steps")) {
-    w = static_cast<int64_t>(*c);
+    w = truncated_int64(*c).value_or(0);
   }
   if (w < 0 || static_cast<size_t>(w) >= rows) return 0;
   return w;

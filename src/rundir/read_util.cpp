@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "llmprof/base/numbers.h"
 #include "llmprof/base/printable.h"
 #include "llmprof/error.h"
 #include "llmprof/output/csv.h"
@@ -90,11 +91,13 @@ double CsvFile::required_number(size_t row, int col) const {
 std::optional<int64_t> CsvFile::integer(size_t row, int col) const {
   auto v = number(row, col);
   if (!v) return std::nullopt;
-  if (*v != static_cast<double>(static_cast<int64_t>(*v))) {
-    throw DataError(fmt::format("{} line {}: column '{}': '{}' is not an integer", path, lines[row],
-                                header[static_cast<size_t>(col)], printable(text(row, col))));
+  const std::optional<int64_t> whole = whole_int64(*v);
+  if (!whole) {
+    throw DataError(fmt::format("{} line {}: column '{}': '{}' is not an integer in int64 range",
+                                path, lines[row], header[static_cast<size_t>(col)],
+                                printable(text(row, col))));
   }
-  return static_cast<int64_t>(*v);
+  return *whole;
 }
 
 namespace {

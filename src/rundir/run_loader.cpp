@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "llmprof/base/numbers.h"
 #include "llmprof/error.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
@@ -276,10 +277,8 @@ std::optional<Summary> read_summary(const std::string& path, Warnings& warnings)
   out.status =
       s.contains("status") && s["status"].is_string() ? s["status"].get<std::string>() : "unknown";
   if (s.contains("message") && s["message"].is_string()) out.message = s["message"];
-  if (auto w = json_number(s, "steps.warmup_excluded")) {
-    out.warmup_excluded = static_cast<int64_t>(*w);
-  }
-  if (auto n = json_number(s, "steps.max_steps")) out.max_steps = static_cast<int64_t>(*n);
+  if (auto w = json_number(s, "steps.warmup_excluded")) out.warmup_excluded = whole_int64(*w);
+  if (auto n = json_number(s, "steps.max_steps")) out.max_steps = whole_int64(*n);
   out.median_step_ms = json_number(s, "timing.step_ms.median");
   out.tokens_per_s = json_number(s, "throughput.tokens_per_s.median");
   out.mfu = json_number(s, "mfu.value.median");

@@ -36,9 +36,8 @@ std::string resolve_run_dir(const fs::path& sweep_dir,
 
 const std::vector<std::string>& sweep_columns() {
   static const std::vector<std::string> kColumns = {
-      "repeat",         "point_id",        "status",          "exit_code",
-      "median_step_ms", "tokens_per_s",    "mfu",             "final_train_loss",
-      "final_val_loss", "final_val_perplexity", "peak_rss_bytes", "energy_j",
+      "repeat", "point_id", "status", "exit_code", "median_step_ms", "tokens_per_s", "mfu",
+      "final_train_loss", "final_val_loss", "final_val_perplexity", "peak_rss_bytes", "energy_j",
       "energy_estimated", "run_dir",
       // Where and when the point ran: the host, the Slurm job and array task id (empty under the
       // local launcher), ISO 8601 start and end.
@@ -96,7 +95,7 @@ Sweep load_sweep(const std::string& dir) {
     if (estimated >= 0 && csv.text(r, estimated) == "1") sweep.energy_estimated = true;
     SweepPoint pt;
     for (int c = 0; c < repeat; ++c) pt.key_values.push_back(csv.text(r, c));
-    pt.repeat = static_cast<int64_t>(csv.number(r, repeat).value_or(0));
+    pt.repeat = csv.integer(r, repeat).value_or(0);
     pt.point_id = csv.text(r, point_id);
     pt.status = csv.text(r, status);
     pt.exit_code = csv.number(r, exit_code);

@@ -264,6 +264,11 @@ Plan read_plan(const std::string& sweep_dir) {
     for (const nlohmann::json& p : j.at("points")) {
       Point point;
       point.id = p.at("id").get<std::string>();
+      for (const char* key : {"index", "repeat"}) {
+        if (!p.at(key).is_number_integer()) {
+          throw DataError(fmt::format("{}: malformed points: '{}' is not an integer", file, key));
+        }
+      }
       point.index = p.at("index").get<int64_t>();
       point.repeat = p.at("repeat").get<int64_t>();
       for (const nlohmann::json& kv : p.at("values")) {

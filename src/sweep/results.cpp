@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "llmprof/base/numbers.h"
+#include "llmprof/base/printable_json.h"
 #include "llmprof/error.h"
 #include "llmprof/output/csv.h"
 #include "llmprof/output/run_dir.h"
@@ -88,7 +90,7 @@ bool read_summary(const std::string& run_dir, PointResult& r) {
   r.final_train_loss = s->final_train_loss;
   r.final_val_loss = s->final_val_loss;
   r.final_val_perplexity = s->final_val_perplexity;
-  if (s->peak_rss_bytes) r.peak_rss_bytes = static_cast<int64_t>(*s->peak_rss_bytes);
+  if (s->peak_rss_bytes) r.peak_rss_bytes = truncated_int64(*s->peak_rss_bytes);
   r.energy_j = s->energy ? s->energy->total_j : std::nullopt;
   r.energy_estimated = s->energy && s->energy->estimated;
   return true;
@@ -216,6 +218,14 @@ SweepInfo info_from_json(const json& j, const std::string& file) {
     }
     return j[key];
   };
+  // An integer field; a float there (say 1e300) would reach a cast past int64's range.
+  auto need_int = [&](const char* key) -> int64_t {
+    const json& v = need(key);
+    if (!v.is_number_integer()) {
+      throw DataError(fmt::format("{}: '{}' is not an integer: {}", file, key, printable_json(v)));
+    }
+    return v.get<int64_t>();
+  };
   SweepInfo info;
   try {
     info.status = need("status").get<std::string>();
@@ -229,11 +239,11 @@ SweepInfo info_from_json(const json& j, const std::string& file) {
                            axis.at("origin").get<std::string>()});
     }
     info.overrides = need("overrides").get<std::vector<std::string>>();
-    info.repeat = need("repeat").get<int64_t>();
-    info.jobs = need("jobs").get<int64_t>();
-    info.jobs_requested = need("jobs_requested").get<int64_t>();
+    info.repeat = need_int("repeat");
+    info.jobs = need_int("jobs");
+    info.jobs_requested = need_int("jobs_requested");
     info.jobs_policy = need("jobs_policy").get<std::string>();
-    info.threads_per_point = need("threads_per_point").get<int64_t>();
+    info.threads_per_point = need_int("threads_per_point");
     info.peak_flops_per_s = need("peak_flops_per_s").is_number()
                                 ? need("peak_flops_per_s").get<double>()
                                 : 0.0;
@@ -242,7 +252,7 @@ SweepInfo info_from_json(const json& j, const std::string& file) {
                                 ? need("peak_measured_at").get<std::string>()
                                 : std::string();
     info.peak_reused = need("peak_reused").get<bool>();
-    info.cores = need("cores").get<int64_t>();
+    info.cores = need_int("cores");
     info.command_line = need("command_line").get<std::vector<std::string>>();
     info.start_time = need("start_time").get<std::string>();
     info.invocation = need("invocation").get<std::string>();

@@ -89,6 +89,25 @@ TEST(LoadSweep, MalformedRowNamesFileAndLine) {
   }
 }
 
+// Found with the sweep fuzz target: a repeat of 8.9e57 was cast to int64 (undefined behaviour,
+// reported by UBSan); now an integer column past int64's range is a DataError naming the cell.
+TEST(LoadSweep, RepeatPastInt64IsADataError) {
+  test::ScratchDir dir;
+  test::write_file(dir.file("sweep.csv"),
+                   "train.batch_size,repeat,point_id,status,val_loss\n"
+                   "8,1,p001,completed,2.6\n16,8888888888888888888888888,p002,completed,2.5\n");
+  try {
+    rundir::load_sweep(dir.path());
+    FAIL() << "no error";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("sweep.csv line 3: column 'repeat': "
+                                         "'8888888888888888888888888' is not an integer in int64 "
+                                         "range"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(AggregateSweep, MediansOverCompletedRepeatsOnly) {
   auto configs = aggregate_sweep(rundir::load_sweep(report_fixture("sweep_2d")));
   ASSERT_EQ(configs.size(), 4u);
