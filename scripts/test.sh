@@ -45,7 +45,8 @@ fi
 
 # -- Sanitizers --------------------------------------------------------------------------------
 # gcc's ASan + UBSan (the compiler the Release build uses). -O1 -g1: ASan's usual level, line
-# tables in the reports, asserts kept (no NDEBUG); the fastest of the levels to compile.
+# tables in the reports; the fastest of the levels to compile. NDEBUG stays defined (CMakeLists:
+# LibTorch's headers need it to match the library's layout).
 supp=$PWD/scripts/sanitize
 reports=$PWD/build-asan/sanitizer
 CXX=g++ LLMPROF_BUILD_DIR=build-asan scripts/build.sh -DLLMPROF_SANITIZE=ON \
