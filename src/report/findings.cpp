@@ -28,8 +28,8 @@ int64_t config_int(const Run& run, const std::string& key, int64_t fallback) {
 // The steps the run was set to take: schedule.max_steps, else summary.json steps.max_steps, else
 // the rows of steps.csv.
 int64_t max_steps(const Run& run, const RunMetrics& m) {
-  if (auto v = run.config_number("schedule.max_steps"); v && truncated_int64(*v)) {
-    return *truncated_int64(*v);
+  if (auto v = run.config_number("schedule.max_steps")) {
+    if (auto steps = truncated_int64(*v)) return *steps;
   }
   if (run.summary_max_steps) return *run.summary_max_steps;
   return m.steps_completed;
