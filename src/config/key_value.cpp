@@ -285,6 +285,19 @@ void assign_value(const KeySpec& spec, Config& cfg, const DocNode& value, const 
         spec.string_ref(next) = text;
         break;
       }
+      if (spec.path == "device" && text.rfind("cuda:", 0) == 0) {  // cuda:N, torch's spelling
+        const std::string_view digits = std::string_view(text).substr(5);
+        int64_t n = -1;
+        const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+        if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() ||
+            n < 0 || n > 1023) {
+          fail(spec, printable(text) + ": the device ordinal after 'cuda:' must be 0..1023",
+               origin);
+        }
+        next.device = Device::kCuda;
+        next.device_index = n;
+        break;
+      }
       const auto it = std::find(spec.choices.begin(), spec.choices.end(), text);
       if (it == spec.choices.end()) fail(spec, unknown_name(text, spec.choices), origin);
       spec.enum_set(next, static_cast<int>(it - spec.choices.begin()));

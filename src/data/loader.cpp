@@ -62,17 +62,31 @@ std::unique_ptr<BatchSampler> make_window_sampler(const std::vector<int32_t>& to
 // ---------------------------------------------------------------------------------------------
 // BatchLoader
 
+namespace {
+
+// Pageable host memory, refillable at once.
+class HostMemory : public SlotMemory {
+ public:
+  int64_t* allocate(size_t count) override { return new int64_t[count](); }
+  void deallocate(int64_t* buffer) noexcept override { delete[] buffer; }
+  void released(int64_t /*slot*/) override {}
+  void before_fill(int64_t /*slot*/) override {}
+};
+
+}  // namespace
+
 struct BatchLoader::Slot {
-  std::vector<int64_t> x;     // (B, T)
-  std::vector<int64_t> y;     // (B, y_cols)
-  std::vector<int64_t> mask;  // (B, T), empty without a mask
-  std::vector<int64_t> pos;   // (B, pos_cols), empty without positions
+  int64_t* x = nullptr;       // (B, T)
+  int64_t* y = nullptr;       // (B, y_cols)
+  int64_t* mask = nullptr;    // (B, T), null without a mask
+  int64_t* pos = nullptr;     // (B, pos_cols), null without positions
   int64_t index = -1;         // the batch it holds, valid when ready
   bool ready = false;         // filled and not yet released
 };
 
-BatchLoader::BatchLoader(const BatchSampler& sampler, int64_t num_workers, int64_t prefetch)
-    : sampler_(&sampler), layout_(sampler.layout()) {
+BatchLoader::BatchLoader(const BatchSampler& sampler, int64_t num_workers, int64_t prefetch,
+                         SlotMemory* memory)
+    : sampler_(&sampler), memory_(memory), layout_(sampler.layout()) {
   start(num_workers, prefetch);
 }
 
@@ -84,6 +98,7 @@ BatchLoader::BatchLoader(const std::vector<int32_t>& tokens,
                          uint64_t seed)
     : owned_sampler_(make_window_sampler(tokens, batch_size, block_size, seed)),
       sampler_(owned_sampler_.get()),
+      memory_(nullptr),
       layout_(sampler_->layout()) {
   start(num_workers, prefetch);
 }
@@ -99,14 +114,24 @@ void BatchLoader::start(int64_t num_workers, int64_t prefetch) {
         std::to_string(l.y_cols) + ", " + std::to_string(l.pos_cols) + ", " +
         std::to_string(num_workers) + ", " + std::to_string(prefetch));
   }
+  if (memory_ == nullptr) {
+    default_memory_ = std::make_unique<HostMemory>();
+    memory_ = default_memory_.get();
+  }
   const auto rows = static_cast<size_t>(l.batch_size);
+  slots_.reserve(static_cast<size_t>(prefetch + 1));
   for (int64_t s = 0; s < prefetch + 1; ++s) {
-    auto* slot = new Slot;
-    slot->x.resize(rows * static_cast<size_t>(l.block_size));
-    slot->y.resize(rows * static_cast<size_t>(l.y_cols));
-    if (l.has_mask) slot->mask.resize(rows * static_cast<size_t>(l.block_size));
-    slot->pos.resize(rows * static_cast<size_t>(l.pos_cols));
-    slots_.push_back(slot);
+    slots_.push_back(new Slot);  // freed by the destructor, or free_slots() on a throw below
+    Slot& slot = *slots_.back();
+    try {
+      slot.x = memory_->allocate(rows * static_cast<size_t>(l.block_size));
+      slot.y = memory_->allocate(rows * static_cast<size_t>(l.y_cols));
+      if (l.has_mask) slot.mask = memory_->allocate(rows * static_cast<size_t>(l.block_size));
+      if (l.pos_cols > 0) slot.pos = memory_->allocate(rows * static_cast<size_t>(l.pos_cols));
+    } catch (...) {
+      free_slots();
+      throw;
+    }
   }
   workers_.reserve(static_cast<size_t>(num_workers));
   for (int64_t w = 0; w < num_workers; ++w) workers_.emplace_back([this] { worker_loop(); });
@@ -119,16 +144,22 @@ BatchLoader::~BatchLoader() {
   }
   cv_.notify_all();
   for (auto& w : workers_) w.join();  // a worker mid-fill finishes that batch, then sees stop_
-  for (Slot* s : slots_) delete s;
+  free_slots();
+}
+
+void BatchLoader::free_slots() noexcept {
+  for (Slot* s : slots_) {
+    for (int64_t* buffer : {s->x, s->y, s->mask, s->pos}) {
+      if (buffer != nullptr) memory_->deallocate(buffer);
+    }
+    delete s;
+  }
+  slots_.clear();
 }
 
 void BatchLoader::fill(Slot& slot, int64_t index) {
-  BatchBuffers out;
-  out.x = slot.x.data();
-  out.y = slot.y.data();
-  out.mask = slot.mask.empty() ? nullptr : slot.mask.data();
-  out.pos = slot.pos.empty() ? nullptr : slot.pos.data();
-  sampler_->fill(index, out);
+  memory_->before_fill(index % static_cast<int64_t>(slots_.size()));
+  sampler_->fill(index, BatchBuffers{slot.x, slot.y, slot.mask, slot.pos});
 }
 
 void BatchLoader::worker_loop() {
@@ -168,10 +199,10 @@ BatchView BatchLoader::next() {
   }
   ++next_to_consume_;
   BatchView view;
-  view.x = slot.x.data();
-  view.y = slot.y.data();
-  view.mask = slot.mask.empty() ? nullptr : slot.mask.data();
-  view.pos = slot.pos.empty() ? nullptr : slot.pos.data();
+  view.x = slot.x;
+  view.y = slot.y;
+  view.mask = slot.mask;
+  view.pos = slot.pos;
   view.layout = layout_;
   view.batch_size = layout_.batch_size;
   view.block_size = layout_.block_size;
@@ -187,6 +218,7 @@ void BatchLoader::release(const BatchView& batch) {
       throw Error("BatchLoader::release: got batch " + std::to_string(batch.index) +
                   ", expected batch " + std::to_string(released_) + " (release in order)");
     }
+    memory_->released(batch.slot);
     slots_[static_cast<size_t>(batch.slot)]->ready = false;
     ++released_;
   }

@@ -128,6 +128,24 @@ TEST(ApplyOverride, OutOfRangeLeavesTheConfigUnchanged) {
   EXPECT_THROW(apply_override(c, "model.n_layer=99999999999999999999"), ConfigError);
 }
 
+TEST(ApplyOverride, CudaWithAnOrdinalSetsDeviceAndIndex) {
+  Config c;
+  apply_override(c, "device=cuda:3");
+  EXPECT_EQ(c.device, Device::kCuda);
+  EXPECT_EQ(c.device_index, 3);
+  EXPECT_EQ(get_value(c, "device"), "cuda");
+  EXPECT_EQ(get_value(c, "device_index"), "3");
+  for (const char* bad : {"device=cuda:", "device=cuda:x", "device=cuda:-1", "device=cuda:1024",
+                          "device=cuda:1e2", "device=cuda: 1"}) {
+    Config d;
+    ConfigError e = catch_config_error([&] { apply_override(d, bad); });
+    EXPECT_NE(std::string(e.what()).find("the device ordinal after 'cuda:' must be 0..1023"),
+              std::string::npos)
+        << bad << ": " << e.what();
+    EXPECT_EQ(d.device, Device::kCpu) << "a rejected value leaves the config as it was";
+  }
+}
+
 TEST(LoadConfig, AppliesOverridesAfterTheFileInOrder) {
   test::ScratchDir dir("config");
   test::write_file(dir.file("c.yaml"), "model:\n  n_layer: 8\noptim:\n  lr: 0.01\n");

@@ -55,7 +55,7 @@ const std::vector<std::string> kAllKeys = {
     "bench.variants", "bench.batch_sizes", "bench.warmup_iters", "bench.iters",
     "bench.quant_engine", "bench.generate_tokens", "bench.prompt_tokens",
     "output.dir", "output.name",
-    "threads", "device"};
+    "threads", "device", "device_index"};
 // clang-format on
 
 // Expects every key of a and b to print the same (shortest round-trip floats make this exact).

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <future>
+#include <map>
+#include <mutex>
 #include <numeric>
 #include <thread>
 
@@ -191,6 +193,80 @@ TEST(BatchLoader, ReportsTheWindowLayoutWithoutMaskOrPos) {
   EXPECT_EQ(std::vector<int64_t>(v.x, v.x + 16), x);
   EXPECT_EQ(std::vector<int64_t>(v.y, v.y + 16), y);
   loader.release(v);
+}
+
+// Records what the loader asks of its slot memory, and checks that no slot is refilled while
+// the consumer holds it or before its release was fenced (what the CUDA loop relies on).
+class RecordingMemory : public SlotMemory {
+ public:
+  explicit RecordingMemory(int fail_after = -1) : fail_after_(fail_after) {}
+  int64_t* allocate(size_t count) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (fail_after_ >= 0 && allocated_ == fail_after_) throw DataError("no pinned memory left");
+    ++allocated_;
+    ++live_;
+    return new int64_t[count]();
+  }
+  void deallocate(int64_t* buffer) noexcept override {
+    std::lock_guard<std::mutex> lock(mu_);
+    --live_;
+    delete[] buffer;
+  }
+  void released(int64_t slot) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++releases_[slot];
+  }
+  void before_fill(int64_t slot) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Fill k of a slot (from 0) comes after its k-th release: the copies out of it are fenced.
+    if (fills_[slot] > releases_[slot]) ++unfenced_fills_;
+    ++fills_[slot];
+  }
+  int allocated() const { return allocated_; }
+  int live() const { return live_; }
+  int unfenced_fills() const { return unfenced_fills_; }
+  int64_t fills(int64_t slot) { return fills_[slot]; }
+  int64_t releases(int64_t slot) { return releases_[slot]; }
+
+ private:
+  std::mutex mu_;
+  int fail_after_;
+  int allocated_ = 0, live_ = 0, unfenced_fills_ = 0;
+  std::map<int64_t, int64_t> releases_, fills_;
+};
+
+TEST(BatchLoader, FencesEachRefillBehindTheSlotsRelease) {
+  const auto tokens = corpus_tokens(50000);
+  const auto sampler = make_window_sampler(tokens, 4, 16, 1337);
+  const StampSampler stamps;  // with mask and pos: four buffers per slot
+  for (int64_t workers : {0, 1, 3}) {
+    RecordingMemory memory;
+    {
+      BatchLoader loader(*sampler, workers, 2, &memory);
+      EXPECT_EQ(loader.num_slots(), 3);
+      EXPECT_EQ(memory.allocated(), 3 * 2);  // x and y per slot
+      std::vector<int64_t> batches;
+      for (int64_t i = 0; i < 30; ++i) {
+        const BatchView b = loader.next();
+        batches.insert(batches.end(), b.x, b.x + 64);
+        batches.insert(batches.end(), b.y, b.y + 64);
+        loader.release(b);
+      }
+      EXPECT_EQ(batches, first_batches(tokens, 0, 30)) << "the same batches as host memory";
+      for (int64_t s = 0; s < 3; ++s) EXPECT_EQ(memory.releases(s), 10) << "slot " << s;
+    }
+    EXPECT_EQ(memory.unfenced_fills(), 0) << workers << " workers";
+    EXPECT_EQ(memory.live(), 0) << "every buffer handed back";
+    RecordingMemory four;
+    { BatchLoader loader(stamps, workers, 1, &four); }
+    EXPECT_EQ(four.allocated(), 2 * 4);
+    EXPECT_EQ(four.live(), 0);
+  }
+  // A failed allocation frees what was allocated and throws its error.
+  RecordingMemory failing(5);
+  EXPECT_THROW(BatchLoader(*sampler, 2, 4, &failing), DataError);
+  EXPECT_EQ(failing.allocated(), 5);
+  EXPECT_EQ(failing.live(), 0);
 }
 
 TEST(BatchLoader, ThrowsWhenArgumentsAreInvalid) {

@@ -59,11 +59,29 @@ struct BatchView {
   int64_t slot = 0;   // internal slot id, for release()
 };
 
+// Where the slots' buffers live and when a slot may be refilled. The default is pageable host
+// memory, refillable once released. The CUDA loop pins the buffers (page-locked, so copies to
+// the device run asynchronously) and fences each slot: after release() the device may still be
+// copying out of it, so a refill first waits for that copy (src/train/device.cpp).
+class SlotMemory {
+ public:
+  virtual ~SlotMemory() = default;
+  // count int64 values, zeroed. Called from the loader's constructor. Throws on failure.
+  virtual int64_t* allocate(size_t count) = 0;
+  virtual void deallocate(int64_t* buffer) noexcept = 0;
+  // The consumer handed slot back (its thread, inside release()).
+  virtual void released(int64_t slot) = 0;
+  // Before slot is filled again (a worker thread, or the consumer in next() without workers).
+  virtual void before_fill(int64_t slot) = 0;
+};
+
 class BatchLoader {
  public:
   // sampler must outlive the loader. num_workers 0 samples inside next(); prefetch >= 1 slots
-  // (the queue depth) are allocated up front, plus one held by the consumer.
-  BatchLoader(const BatchSampler& sampler, int64_t num_workers, int64_t prefetch);
+  // (the queue depth) are allocated up front, plus one held by the consumer. memory (which must
+  // outlive the loader) holds the slots' buffers; null = pageable host memory.
+  BatchLoader(const BatchSampler& sampler, int64_t num_workers, int64_t prefetch,
+              SlotMemory* memory = nullptr);
   // The window sampler over tokens (which must outlive the loader).
   BatchLoader(const std::vector<int32_t>& tokens,
               int64_t batch_size,
@@ -81,15 +99,19 @@ class BatchLoader {
   void release(const BatchView& batch);
 
   int64_t num_workers() const { return static_cast<int64_t>(workers_.size()); }
+  int64_t num_slots() const { return static_cast<int64_t>(slots_.size()); }
 
  private:
   struct Slot;
   void start(int64_t num_workers, int64_t prefetch);  // allocates the slots, starts the workers
   void worker_loop();
   void fill(Slot& slot, int64_t index);
+  void free_slots() noexcept;
 
   std::unique_ptr<BatchSampler> owned_sampler_;  // the window sampler of the tokens constructor
   const BatchSampler* sampler_;
+  SlotMemory* memory_;            // never null: the default_memory_ or the caller's
+  std::unique_ptr<SlotMemory> default_memory_;
   BatchLayout layout_;            // sampler_->layout(), read once
   std::vector<Slot*> slots_;      // ring of prefetch + 1 slots, owned
   std::vector<std::thread> workers_;
