@@ -14,8 +14,12 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
                                BlockImpl* block) {
     ctx->save_for_backward({x});
     ctx->saved_data["block"] = reinterpret_cast<int64_t>(block);
-    ctx->saved_data["autocast"] = cpu_autocast_enabled();
-    // The CPU generator state, so dropout masks in the recompute equal the original ones.
+    // The recompute runs under the autocast of the forward, on the input's device type.
+    const at::DeviceType device = x.device().type();
+    ctx->saved_data["autocast"] = autocast_enabled(device);
+    ctx->saved_data["autocast_dtype"] = static_cast<int64_t>(autocast_dtype(device));
+    // The CPU generator state, so dropout masks in the recompute equal the original ones (on
+    // CUDA, dropout > 0 with checkpointing would draw new masks: the CUDA generator is not kept).
     ctx->saved_data["rng"] = at::detail::getDefaultCPUGenerator().get_state();
     return block->forward(x);  // runs with grad disabled: no activations kept
   }
@@ -30,7 +34,10 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
     torch::Tensor y;
     {
       torch::AutoGradMode grad_on(true);
-      CpuAutocastScope autocast(ctx->saved_data["autocast"].toBool());
+      AutocastScope autocast(
+          x.device().type(),
+          static_cast<at::ScalarType>(ctx->saved_data["autocast_dtype"].toInt()),
+          ctx->saved_data["autocast"].toBool());
       y = block->forward(x);
     }
     gen.set_state(rng_now);

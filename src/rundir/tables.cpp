@@ -71,6 +71,18 @@ const std::vector<StepColumn>& step_columns() {
       {"energy_j", &StepRow::energy_j},
       {"avg_power_w", &StepRow::avg_power_w},
       {"energy_estimated", &StepRow::energy_estimated},
+      {"host_step_ms", &StepRow::host_step_ms},
+      {"gpu_step_ms", &StepRow::gpu_step_ms},
+      {"gpu_data_ms", &StepRow::gpu_data_ms},
+      {"gpu_forward_ms", &StepRow::gpu_forward_ms},
+      {"gpu_backward_ms", &StepRow::gpu_backward_ms},
+      {"gpu_optimizer_ms", &StepRow::gpu_optimizer_ms},
+      {"device_peak_allocated_bytes", &StepRow::device_peak_allocated_bytes},
+      {"device_reserved_bytes", &StepRow::device_reserved_bytes},
+      {"device_free_reserved_bytes", &StepRow::device_free_reserved_bytes},
+      {"device_alloc_retries", &StepRow::device_alloc_retries},
+      {"loss_scale", &StepRow::loss_scale},
+      {"step_skipped", &StepRow::step_skipped},
   };
   return kColumns;
 }

@@ -24,6 +24,8 @@
 #include "llmprof/telemetry/energy_monitor.h"
 #include "llmprof/telemetry/rusage.h"
 #include "deep_profile.h"
+#include "device.h"
+#include "llmprof/gpu/event_pool.h"
 #include "llmprof/base/clock.h"
 #include "llmprof/train/env.h"
 #include "llmprof/train/runtime.h"
@@ -124,7 +126,7 @@ struct Session::Impl {
         log_file(rundir::path(run_dir, rundir::kLog)),
         steps_csv(rundir::path(run_dir, rundir::kSteps)),
         eval_csv(rundir::path(run_dir, rundir::kEval)),
-        recorder(c.profile.level >= profile::Level::kPhases),
+        recorder(c.profile.level >= profile::Level::kPhases), device(DeviceContext::make(c)),
         deep(c, scope_flops_of(o), {peak.flops_per_s, bandwidth.bytes_per_s}, run_dir), progress(max_steps, o.quiet) {}
 
   // Adds log.txt to the log for the Session's life.
@@ -146,6 +148,10 @@ struct Session::Impl {
   rundir::EvalWriter eval_csv;
   std::unique_ptr<telemetry::EnergyMonitor> energy;
   profile::PhaseRecorder recorder;
+  std::unique_ptr<DeviceContext> device;  // the CPU, or the CUDA device and its allocator
+  // CUDA at level >= phases: each phase's device time from events on the default stream.
+  std::unique_ptr<gpu::EventApi> event_api;
+  std::unique_ptr<gpu::PhaseEventPool> events;
   DeepProfile deep;  // modules/ops on the schedule
   Progress progress;
   std::vector<StepRow> rows;
@@ -173,6 +179,12 @@ Session::Session(const config::Config& cfg, const SessionOptions& options,
                            : nlohmann::json{{"enabled", false}, {"reason", "energy.enabled=false"}};
   output::write_file_atomic(rundir::path(m.run_dir, rundir::kEnv), env.dump(2) + "\n");
   m.rows.reserve(static_cast<size_t>(m.max_steps));
+  if (m.device->is_cuda() && m.recorder.enabled()) {
+    m.event_api = gpu::make_cuda_event_api(nullptr);  // LibTorch's default stream
+    m.events = std::make_unique<gpu::PhaseEventPool>(*m.event_api,
+                                                     profile::StepRecord::kMaxIntervals);
+    m.recorder.set_device_timer(m.events.get());
+  }
 
   spdlog::info("run directory {}", m.run_dir);
   for (const std::string& note : cfg.notes) spdlog::warn("config: {}", note);
@@ -235,6 +247,8 @@ void Session::begin_step(int64_t number) {
   m.row.tokens = m.opts.tokens_per_step;
   m.row.grad_norm = NAN;  // unknown until set_grad_norm
   m.deep.before_step(number, m.recorder);
+  m.device->reset_peak_memory();  // CUDA: the step's own peak (a host call, no sync)
+  if (m.events) m.events->begin_step();
   m.rusage_before = telemetry::read_rusage();
   m.recorder.begin_step(number);  // the step's clock starts: nothing of ours runs until end
 }
@@ -245,6 +259,7 @@ void Session::end_step() {
   // ---- end of the timed step ----
   StepRow& row = m.row;
   row.rusage = telemetry::rusage_delta(m.rusage_before, telemetry::read_rusage());
+  row.device_memory = m.device->memory();  // the allocator's books: host-side, no sync
   row.timing = m.recorder.record();
   m.deep.after_step(row.timing, row.rusage.max_rss_bytes, m.recorder);
   row.phases_timed = m.recorder.enabled();
@@ -262,6 +277,9 @@ void Session::fail_step(std::exception_ptr error) noexcept {
 void Session::commit_step(int64_t number) {
   Impl& m = *impl_;
   StepRow& row = m.row;
+  // sync: waits for the step's last phase event. llmprof train has read the loss by now, so the
+  // device is already done; a loop that reads nothing waits here, after its timed step.
+  if (m.events) row.gpu = m.events->resolve();
   if (m.energy) {
     const telemetry::IntervalEnergy e = m.energy->step_energy(row.timing.start_ns, row.timing.end_ns);
     row.energy_j = e.joules;
@@ -309,6 +327,10 @@ void Step::set_loss(double loss) { session_.impl_->row.loss = loss; }
 void Step::set_lr(double lr) { session_.impl_->row.lr = lr; }
 void Step::set_grad_norm(double norm) { session_.impl_->row.grad_norm = norm; }
 void Step::set_tokens(int64_t tokens) { session_.impl_->row.tokens = tokens; }
+void Step::set_loss_scale(double scale, bool skipped) {
+  session_.impl_->row.loss_scale = scale;
+  session_.impl_->row.step_skipped = skipped;
+}
 
 void Step::record_eval(const std::vector<EvalRecord>& evals, double eval_ms) {
   Session::Impl& m = *session_.impl_;

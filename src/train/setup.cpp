@@ -5,18 +5,8 @@
 #include <cmath>
 
 #include "llmprof/error.h"
-#include "llmprof/gpu/cuda_availability.h"
 
 namespace llmprof::train {
-
-void check_device(const config::Config& cfg) {
-  if (cfg.device == config::Device::kCpu) return;
-  const gpu::CudaAvailability cuda = gpu::cuda_availability();
-  throw ConfigError(cuda.available
-                        ? "device: 'cuda': the CUDA train loop is not built yet; use device=cpu"
-                        : "device: 'cuda' is not available: " + cuda.reason,
-                    cfg.source_file, "device");
-}
 
 namespace {
 

@@ -1,8 +1,18 @@
 #include "step_row.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace llmprof::train {
+
+std::optional<double> gpu_step_ms(const StepRow& r) {
+  if (!r.gpu || r.gpu->intervals.empty()) return std::nullopt;
+  double end = 0;
+  for (const gpu::GpuPhaseInterval& i : r.gpu->intervals) {
+    end = std::max(end, i.start_ms + i.duration_ms);  // start_ms counts from the first begin
+  }
+  return end;
+}
 
 rundir::StepRow file_row(const StepRow& r) {
   const double ms = step_ms(r);
@@ -25,6 +35,24 @@ rundir::StepRow file_row(const StepRow& r) {
     }
   }
   f.step_ms = ms;
+  if (r.gpu) {
+    f.host_step_ms = host_step_ms(r);
+    f.gpu_step_ms = gpu_step_ms(r);
+    std::optional<double>* gpu_ms[4] = {&f.gpu_data_ms, &f.gpu_forward_ms, &f.gpu_backward_ms,
+                                        &f.gpu_optimizer_ms};
+    for (int p = 0; p < 4; ++p) *gpu_ms[p] = r.gpu->phase_ms[static_cast<size_t>(p)];
+  }
+  if (r.device_memory) {
+    const DeviceMemory& m = *r.device_memory;
+    f.device_peak_allocated_bytes = static_cast<double>(m.peak_allocated_bytes);
+    f.device_reserved_bytes = static_cast<double>(m.reserved_bytes);
+    f.device_free_reserved_bytes = static_cast<double>(m.free_reserved_bytes());
+    f.device_alloc_retries = static_cast<double>(m.alloc_retries);
+  }
+  if (r.loss_scale) {
+    f.loss_scale = r.loss_scale;
+    f.step_skipped = r.step_skipped ? 1.0 : 0.0;
+  }
   f.eval_ms = r.eval_ms;
   if (flops_known) {
     f.flops = r.flops;

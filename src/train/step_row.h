@@ -4,9 +4,11 @@
 
 #include <optional>
 
+#include "llmprof/gpu/event_pool.h"
 #include "llmprof/profile/phase.h"
 #include "llmprof/rundir/tables.h"
 #include "llmprof/telemetry/rusage.h"
+#include "device_memory.h"
 
 namespace llmprof::train {
 
@@ -24,12 +26,26 @@ struct StepRow {
   std::optional<double> energy_j;     // null: no sensor and no estimate, or not covered
   std::optional<double> avg_power_w;
   bool energy_estimated = false;
+  // CUDA runs: the phases' device times (CUDA events), the caching allocator after the step, and
+  // fp16's loss scale (with whether the scaler skipped the optimizer step).
+  std::optional<gpu::GpuPhaseTimes> gpu;
+  std::optional<DeviceMemory> device_memory;
+  std::optional<double> loss_scale;
+  bool step_skipped = false;
 };
 
-// step_ms of a row, from its ticks.
-inline double step_ms(const StepRow& r) {
+// The host's time of a step, from its ticks: on a CUDA device, the time to enqueue its work.
+inline double host_step_ms(const StepRow& r) {
   return static_cast<double>(r.timing.end_ns - r.timing.start_ns) * 1e-6;
 }
+
+// The device's time of a step: from the start of its first timed phase to the end of its last,
+// on the device's clock; null off CUDA or when no phase was timed there.
+std::optional<double> gpu_step_ms(const StepRow& r);
+
+// The step's time for rates and MFU: the device's on CUDA (the host only enqueues work and runs
+// ahead until a sync), the host's otherwise.
+inline double step_ms(const StepRow& r) { return gpu_step_ms(r).value_or(host_step_ms(r)); }
 
 // The steps.csv row: units converted, rates derived, what was not measured or told left null.
 rundir::StepRow file_row(const StepRow& r);

@@ -26,6 +26,8 @@
 #include "llmprof/train/setup.h"
 #include "llmprof/train/task.h"
 #include "llmprof/train/weights.h"
+#include "device.h"
+#include "loss_scaler.h"
 
 namespace llmprof::train {
 
@@ -62,12 +64,23 @@ class StopSignals {
 // ---------------------------------------------------------------------------------------------
 // Eval: fixed batches (built once, before training) so eval losses are comparable over time.
 
-EvalSums evaluate(Task& task, const EvalSet& set, bool bf16) {
+// The autocast of the run's precision on its device: bf16 (CPU, CUDA) or fp16 (CUDA); off at fp32.
+struct Precision {
+  explicit Precision(const config::Config& cfg)
+      : device_type(cfg.device == config::Device::kCuda ? torch::kCUDA : torch::kCPU),
+        dtype(cfg.train.precision == config::Precision::kFp16 ? torch::kHalf : torch::kBFloat16),
+        autocast(cfg.train.precision != config::Precision::kFp32) {}
+  torch::DeviceType device_type;
+  torch::ScalarType dtype;
+  bool autocast;
+};
+
+EvalSums evaluate(Task& task, const EvalSet& set, const Precision& precision) {
   torch::NoGradGuard no_grad;
   task.module().eval();
   EvalSums sums;
   for (const Batch& b : set.batches) {
-    model::CpuAutocastScope autocast(bf16);
+    model::AutocastScope autocast(precision.device_type, precision.dtype, precision.autocast);
     task.eval_batch(b, sums);
   }
   task.module().train();
@@ -118,22 +131,34 @@ namespace {
 // samplers refer to the token vectors inside `data`.
 struct Training {
   explicit Training(const config::Config& cfg)
-      : bf16(cfg.train.precision == config::Precision::kBf16),
+      : precision(cfg),
+        device(DeviceContext::make(cfg)),
         runtime(apply_runtime(cfg)),
         data(load_run_data(cfg)),
         task(make_task(cfg, data.tokenizer->vocab_size(), data.mlm_predictions)) {
     if (!cfg.model.init_from.empty()) {
       init = load_checkpoint(cfg.model.init_from, task->module(), cfg, "model.init_from");
     }
+    move_module(task->module(), *device);  // before the optimizer: its state follows the params
     optimizer = build_optimizer(cfg, task->module());
     params = task->module().parameters();
-    eval_train = make_train_eval_set(cfg, data, "train");
-    eval_val = make_train_eval_set(cfg, data, "val");
+    eval_train = on_device(make_train_eval_set(cfg, data, "train"));
+    eval_val = on_device(make_train_eval_set(cfg, data, "val"));
+    if (cfg.train.precision == config::Precision::kFp16) {
+      scaler = std::make_unique<LossScaler>(device->device());
+    }
   }
   Training(const Training&) = delete;
   Training& operator=(const Training&) = delete;
 
-  bool bf16;
+  EvalSet on_device(EvalSet set) const {
+    for (Batch& b : set.batches) b = device->copy_to_device(b);
+    return set;
+  }
+
+  Precision precision;
+  std::unique_ptr<DeviceContext> device;
+  std::unique_ptr<LossScaler> scaler;  // fp16 only
   RuntimeInfo runtime;
   RunData data;
   std::unique_ptr<Task> task;
@@ -162,6 +187,8 @@ struct LoopState {
   explicit LoopState(int64_t accum) : micro_loss(static_cast<size_t>(accum)) {}
   std::vector<torch::Tensor> micro_loss;
   torch::Tensor grad_norm;
+  double loss_scale = 0;      // fp16: the scale this step's backward used
+  bool step_skipped = false;  // fp16: a gradient was inf/NaN, the optimizer did not step
   data::BatchView held;  // the last micro-batch, handed back at the next data phase
   bool holding = false;
 };
@@ -180,17 +207,23 @@ void timed_step(const config::Config& cfg, Training& t, Step& step, data::BatchL
       auto phase = step.phase(profile::Phase::kData);
       if (s.holding) loader.release(s.held);
       batch = loader.next();
-      b = wrap_batch(batch);
+      b = t.device->to_device(wrap_batch(batch));  // CUDA: an async copy from a pinned slot
     }
     {
       auto phase = step.phase(profile::Phase::kForward);
-      model::CpuAutocastScope autocast(t.bf16);
+      const Precision& p = t.precision;
+      model::AutocastScope autocast(p.device_type, p.dtype, p.autocast);
       loss = t.task->loss(b);
       if (A > 1) loss = loss / static_cast<double>(A);
     }
     {
       auto phase = step.phase(profile::Phase::kBackward);
-      loss.backward();
+      if (t.scaler) {
+        s.loss_scale = t.scaler->current_scale();  // the host's copy: no device read
+        t.scaler->scale(loss).backward();
+      } else {
+        loss.backward();
+      }
     }
     s.micro_loss[static_cast<size_t>(micro)] = loss.detach();
     s.held = batch;  // backward is done with it (embedding, mask, loss); released next phase
@@ -198,8 +231,15 @@ void timed_step(const config::Config& cfg, Training& t, Step& step, data::BatchL
   }
   {
     auto phase = step.phase(profile::Phase::kOptimizer);
+    s.step_skipped = false;
+    if (t.scaler) {
+      t.scaler->unscale(t.params);  // clipping and the optimizer see true gradients
+      // sync: whether any gradient is inf/NaN (GradScaler.step reads it the same way).
+      s.step_skipped = !t.scaler->gradients_finite();
+    }
     if (cfg.optim.grad_clip > 0) s.grad_norm = clip_grad_norm(t.params, cfg.optim.grad_clip);
-    t.optimizer->step();
+    if (!s.step_skipped) t.optimizer->step();
+    if (t.scaler) t.scaler->update();
     zero_grad_to_none(t.params);
   }
   step.end();
@@ -217,6 +257,7 @@ std::optional<Outcome> record_loss(const config::Config& cfg, Step& step, const 
   for (const auto& l : s.micro_loss) loss += l.item<double>();
   step.set_loss(loss);
   step.set_lr(lr);
+  if (s.loss_scale > 0) step.set_loss_scale(s.loss_scale, s.step_skipped);
   if (cfg.optim.grad_clip > 0) step.set_grad_norm(s.grad_norm.item<double>());
   if (std::isfinite(loss)) return std::nullopt;
   return Outcome{RunStatus::kDiverged,
@@ -228,8 +269,8 @@ std::optional<Outcome> record_loss(const config::Config& cfg, Step& step, const 
 
 void evaluate_step(Training& t, Step& step) {
   const int64_t t0 = now_ns();
-  const EvalSums tr = evaluate(*t.task, t.eval_train, t.bf16);
-  const EvalSums va = evaluate(*t.task, t.eval_val, t.bf16);
+  const EvalSums tr = evaluate(*t.task, t.eval_train, t.precision);
+  const EvalSums va = evaluate(*t.task, t.eval_val, t.precision);
   step.record_eval({{"train", tr.mean_loss(), accuracy_of(*t.task, tr)},
                     {"val", va.mean_loss(), accuracy_of(*t.task, va)}},
                    static_cast<double>(now_ns() - t0) * 1e-6);
@@ -301,7 +342,8 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
   Session session(cfg, session_options(cfg, *t.task, opts), &t.runtime);  // the run directory
   t.data.tokenizer->save(session.run_dir());
   log_inputs(t);
-  data::BatchLoader loader(*t.data.train_sampler, cfg.data.num_workers, cfg.data.prefetch);
+  data::BatchLoader loader(*t.data.train_sampler, cfg.data.num_workers, cfg.data.prefetch,
+                          t.device->slot_memory());
   LoopState state(cfg.train.grad_accum_steps);
   Outcome outcome;
   const int64_t max_steps = cfg.schedule.max_steps;

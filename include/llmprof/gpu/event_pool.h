@@ -53,11 +53,11 @@ struct GpuPhaseTimes {
   int64_t unclosed = 0;   // intervals begun but never ended (not timed)
 };
 
-class PhaseEventPool {
+class PhaseEventPool : public profile::DeviceTimer {
  public:
   // Creates 2 * max_intervals events through api (which must outlive the pool).
   PhaseEventPool(EventApi& api, int max_intervals);
-  ~PhaseEventPool();
+  ~PhaseEventPool() override;
   PhaseEventPool(const PhaseEventPool&) = delete;
   PhaseEventPool& operator=(const PhaseEventPool&) = delete;
 
@@ -65,9 +65,9 @@ class PhaseEventPool {
   void begin_step();
   // Records the begin event of the next slot; returns the slot, or -1 when the pool is full
   // (counted in overflows). Hot path: one event record.
-  int begin(profile::Phase phase);
+  int begin(profile::Phase phase) override;
   // Records the end event of slot (no-op for -1).
-  void end(int slot);
+  void end(int slot) override;
   // After the step: waits for the last recorded event, then reads every closed interval.
   GpuPhaseTimes resolve();
 

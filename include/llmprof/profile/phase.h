@@ -53,6 +53,15 @@ class PhaseObserver {
   virtual void on_phase_end(Phase phase) = 0;
 };
 
+// Times phases on a device too (CUDA events: gpu::PhaseEventPool). begin() enqueues the phase's
+// start and returns a slot for end(); -1 = not timed. Called inside the phase's host clock reads.
+class DeviceTimer {
+ public:
+  virtual ~DeviceTimer() = default;
+  virtual int begin(Phase phase) = 0;
+  virtual void end(int slot) = 0;
+};
+
 // Times the phases of the current step when enabled (level >= phases); at level off only the
 // step boundaries are read. Holds one record: the loop copies it out after the step.
 class PhaseRecorder {
@@ -78,6 +87,8 @@ class PhaseRecorder {
   }
   void set_observer(PhaseObserver* observer) { observer_ = observer; }
   PhaseObserver* observer() const { return observer_; }
+  void set_device_timer(DeviceTimer* timer) { device_timer_ = timer; }
+  DeviceTimer* device_timer() const { return device_timer_; }
   void count_reads(int64_t n) { record_.clock_reads += n; }
   const StepRecord& record() const { return record_; }
 
@@ -85,6 +96,7 @@ class PhaseRecorder {
   bool enabled_;
   StepRecord record_;
   PhaseObserver* observer_ = nullptr;
+  DeviceTimer* device_timer_ = nullptr;
 };
 
 // RAII phase timer: `ScopedPhase phase(recorder, Phase::kForward);`. No allocation, no locks:
@@ -94,8 +106,10 @@ class ScopedPhase {
   ScopedPhase(PhaseRecorder& recorder, Phase phase) : recorder_(recorder), phase_(phase) {
     if (recorder_.observer() != nullptr) recorder_.observer()->on_phase_begin(phase_);
     start_ns_ = recorder_.enabled() ? now_ns() : 0;
+    if (recorder_.device_timer() != nullptr) device_slot_ = recorder_.device_timer()->begin(phase_);
   }
   ~ScopedPhase() {
+    if (recorder_.device_timer() != nullptr) recorder_.device_timer()->end(device_slot_);
     if (recorder_.enabled()) {
       recorder_.add(phase_, start_ns_, now_ns());
       recorder_.count_reads(2);
@@ -111,6 +125,7 @@ class ScopedPhase {
   PhaseRecorder& recorder_;
   Phase phase_;
   int64_t start_ns_ = 0;
+  int device_slot_ = -1;
 };
 
 // Measured cost of one now_ns() read, in nanoseconds (median of repeated batches).

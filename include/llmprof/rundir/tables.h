@@ -42,6 +42,15 @@ struct StepRow {
   std::optional<double> cpu_ms, max_rss_bytes;  // getrusage deltas over the step; max RSS
   std::optional<double> energy_j, avg_power_w;  // null: no sensor and no estimate
   std::optional<double> energy_estimated;       // 1: a TDP estimate, 0: measured
+  // CUDA runs only (null elsewhere). step_ms is then the device's time of the step; host_step_ms
+  // the host's (the time to enqueue it); gpu_*_ms each phase's device time from CUDA events.
+  std::optional<double> host_step_ms, gpu_step_ms;
+  std::optional<double> gpu_data_ms, gpu_forward_ms, gpu_backward_ms, gpu_optimizer_ms;
+  // The CUDA caching allocator after the step: peak allocated during it, reserved, reserved but
+  // free (fragmentation), cudaMalloc retries so far.
+  std::optional<double> device_peak_allocated_bytes, device_reserved_bytes;
+  std::optional<double> device_free_reserved_bytes, device_alloc_retries;
+  std::optional<double> loss_scale, step_skipped;  // fp16: the scale; 1 = optimizer step skipped
 };
 
 // The columns after "step", in file order, each with its field: the writer's header and the

@@ -123,6 +123,9 @@ class Step {
   void set_lr(double lr);
   void set_grad_norm(double norm);             // pre-clip global norm
   void set_tokens(int64_t tokens);             // overrides SessionOptions::tokens_per_step
+  // fp16 loss scaling: the scale the step used, and whether the scaler skipped its optimizer
+  // step (an inf/NaN gradient). steps.csv loss_scale, step_skipped.
+  void set_loss_scale(double scale, bool skipped);
   // Records evals run after this step (eval.csv, eval_ms in steps.csv, the progress log).
   void record_eval(const std::vector<EvalRecord>& evals, double eval_ms);
 

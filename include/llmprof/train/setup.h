@@ -11,8 +11,8 @@
 
 namespace llmprof::train {
 
-// Throws ConfigError (key device) unless cfg.device is cpu: the loop has no CUDA path yet, and the
-// message says why cuda is unavailable here (CPU-only LibTorch, no driver or device).
+// Throws ConfigError (key device or device_index) unless cfg.device is cpu or a CUDA device this
+// build and host have; the message says why not (CPU-only LibTorch, no driver or device).
 void check_device(const config::Config& cfg);
 
 // SGD/Adam/AdamW over two groups, as nanoGPT: weight decay on matrices (dim >= 2) only.

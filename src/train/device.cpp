@@ -1,0 +1,182 @@
+// DeviceContext on the CPU and, in CUDA builds, on a CUDA device (device.h).
+#include "device.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "llmprof/error.h"
+#include "llmprof/gpu/cuda_availability.h"
+#include "llmprof/train/setup.h"
+
+#if defined(LLMPROF_WITH_CUDA)
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+#endif
+
+namespace llmprof::train {
+
+void check_device(const config::Config& cfg) {
+  if (cfg.device == config::Device::kCpu) return;
+  const gpu::CudaAvailability cuda = gpu::cuda_availability();
+  if (!cuda.available) {
+    throw ConfigError("device: 'cuda' is not available: " + cuda.reason, cfg.source_file,
+                      "device");
+  }
+  if (cfg.device_index >= cuda.device_count) {
+    throw ConfigError(fmt::format("device: cuda:{} does not exist: the CUDA runtime sees {} "
+                                  "device{} (cuda:0{}); check CUDA_VISIBLE_DEVICES",
+                                  cfg.device_index, cuda.device_count,
+                                  cuda.device_count == 1 ? "" : "s",
+                                  cuda.device_count == 1
+                                      ? ""
+                                      : fmt::format("..cuda:{}", cuda.device_count - 1)),
+                      cfg.source_file, "device_index");
+  }
+}
+
+Batch DeviceContext::copy_to_device(const Batch& b) const {
+  if (!device().is_cuda()) return b;
+  auto move = [&](const torch::Tensor& t) { return t.defined() ? t.to(device()) : t; };
+  return {move(b.x), move(b.y), move(b.mask), move(b.pos)};
+}
+
+void move_module(torch::nn::Module& module, const DeviceContext& context) {
+  if (context.is_cuda()) module.to(context.device());
+}
+
+namespace {
+
+class CpuContext : public DeviceContext {
+ public:
+  torch::Device device() const override { return torch::kCPU; }
+  std::string describe() const override { return "cpu"; }
+};
+
+#if defined(LLMPROF_WITH_CUDA)
+
+void check_cuda(cudaError_t status, const char* call) {
+  if (status != cudaSuccess) {
+    throw Error(fmt::format("{} failed: {} ({})", call, cudaGetErrorName(status),
+                            cudaGetErrorString(status)));
+  }
+}
+
+// Page-locked slot buffers with one event per slot. release() records the slot's event on the
+// current stream, after the copies out of it were enqueued; a refill waits for that event, on
+// the worker's thread (with workers) or in next()'s data phase (without: the sampling is data
+// time there anyway). The step itself never waits on it.
+class PinnedSlots : public data::SlotMemory {
+ public:
+  PinnedSlots(int device, int64_t slots) : device_(device) {
+    events_.resize(static_cast<size_t>(slots), nullptr);
+    recorded_.resize(static_cast<size_t>(slots), 0);
+    for (cudaEvent_t& e : events_) {
+      check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    }
+  }
+  ~PinnedSlots() override {
+    for (cudaEvent_t e : events_) cudaEventDestroy(e);
+  }
+  PinnedSlots(const PinnedSlots&) = delete;
+  PinnedSlots& operator=(const PinnedSlots&) = delete;
+
+  int64_t* allocate(size_t count) override {
+    void* p = nullptr;
+    check_cuda(cudaHostAlloc(&p, count * sizeof(int64_t), cudaHostAllocDefault), "cudaHostAlloc");
+    std::memset(p, 0, count * sizeof(int64_t));
+    return static_cast<int64_t*>(p);
+  }
+  void deallocate(int64_t* buffer) noexcept override { cudaFreeHost(buffer); }
+  void released(int64_t slot) override {
+    const auto s = static_cast<size_t>(slot);
+    if (s >= events_.size()) {
+      throw Error(fmt::format("pinned loader slots: slot {} of {}", slot, events_.size()));
+    }
+    check_cuda(cudaEventRecord(events_[s], c10::cuda::getCurrentCUDAStream(device_).stream()),
+               "cudaEventRecord");
+    recorded_[s] = 1;  // the loader's mutex orders this before the slot's refill
+  }
+  void before_fill(int64_t slot) override {
+    const auto s = static_cast<size_t>(slot);
+    if (s >= events_.size() || recorded_[s] == 0) return;  // never handed out yet
+    check_cuda(cudaSetDevice(device_), "cudaSetDevice");  // a worker thread starts on device 0
+    // sync: this slot's copy to the device must be done before the host overwrites it.
+    check_cuda(cudaEventSynchronize(events_[s]), "cudaEventSynchronize");
+  }
+
+ private:
+  int device_;
+  std::vector<cudaEvent_t> events_;
+  std::vector<char> recorded_;
+};
+
+class CudaContext : public DeviceContext {
+ public:
+  CudaContext(int index, int64_t loader_slots) : index_(index) {
+    c10::cuda::set_device(static_cast<c10::DeviceIndex>(index));
+    cudaDeviceProp prop{};
+    check_cuda(cudaGetDeviceProperties(&prop, index), "cudaGetDeviceProperties");
+    description_ = fmt::format("cuda:{} ({}, sm_{}{}, {:.1f} GiB)", index, prop.name, prop.major,
+                               prop.minor, static_cast<double>(prop.totalGlobalMem) / (1 << 30));
+    slots_ = std::make_unique<PinnedSlots>(index, loader_slots);
+  }
+
+  torch::Device device() const override {
+    return {torch::kCUDA, static_cast<c10::DeviceIndex>(index_)};
+  }
+  std::string describe() const override { return description_; }
+  data::SlotMemory* slot_memory() override { return slots_.get(); }
+  Batch to_device(const Batch& b) override {
+    // From page-locked memory a non_blocking copy is a cudaMemcpyAsync: the host goes on.
+    auto move = [&](const torch::Tensor& t) {
+      return t.defined() ? t.to(device(), /*non_blocking=*/true) : t;
+    };
+    return {move(b.x), move(b.y), move(b.mask), move(b.pos)};
+  }
+  void synchronize() override {
+    // sync: the caller's timed region ends when the device's work does.
+    check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  }
+  std::optional<DeviceMemory> memory() const override {
+    namespace alloc = c10::cuda::CUDACachingAllocator;
+    const auto stats = alloc::getDeviceStats(static_cast<c10::DeviceIndex>(index_));
+    constexpr size_t kAggregate = 0;  // StatType::AGGREGATE: all pools together
+    DeviceMemory m;
+    m.allocated_bytes = stats.allocated_bytes[kAggregate].current;
+    m.peak_allocated_bytes = stats.allocated_bytes[kAggregate].peak;
+    m.reserved_bytes = stats.reserved_bytes[kAggregate].current;
+    m.peak_reserved_bytes = stats.reserved_bytes[kAggregate].peak;
+    m.alloc_retries = stats.num_alloc_retries;
+    m.ooms = stats.num_ooms;
+    return m;
+  }
+  void reset_peak_memory() override {
+    c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(index_));
+  }
+
+ private:
+  int index_;
+  std::string description_;
+  std::unique_ptr<PinnedSlots> slots_;
+};
+
+#endif  // LLMPROF_WITH_CUDA
+
+}  // namespace
+
+std::unique_ptr<DeviceContext> DeviceContext::make(const config::Config& cfg) {
+  check_device(cfg);  // cpu, or a cuda device this build and host have
+  if (cfg.device == config::Device::kCpu) return std::make_unique<CpuContext>();
+#if defined(LLMPROF_WITH_CUDA)
+  return std::make_unique<CudaContext>(static_cast<int>(cfg.device_index), cfg.data.prefetch + 1);
+#else
+  throw ConfigError("device: 'cuda': this llmprof has no CUDA path", cfg.source_file, "device");
+#endif
+}
+
+}  // namespace llmprof::train

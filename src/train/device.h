@@ -1,0 +1,52 @@
+// Where a run trains. On the CPU nothing moves. On a CUDA device (a CUDA build, LLMPROF_WITH_CUDA)
+// the model, optimizer state, eval batches and each training batch live on the device: the
+// loader's slots are pinned (page-locked) so a batch is copied with non_blocking while the host
+// goes on, and each slot is fenced by a CUDA event so a worker never refills it while its copy is
+// still in flight. Private to train (torch).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "llmprof/config/config.h"
+#include "llmprof/data/loader.h"
+#include "llmprof/train/task.h"
+#include "device_memory.h"
+
+namespace llmprof::train {
+
+class DeviceContext {
+ public:
+  // The context of cfg.device: the CPU, or cuda:cfg.device_index made the current device.
+  // Throws ConfigError (key device) when cuda is not available in this build or on this host.
+  static std::unique_ptr<DeviceContext> make(const config::Config& cfg);
+  virtual ~DeviceContext() = default;
+
+  virtual torch::Device device() const = 0;
+  bool is_cuda() const { return device().is_cuda(); }
+  // "cpu", or "cuda:0 (NVIDIA H100 80GB HBM3, sm_90, 79.1 GiB)".
+  virtual std::string describe() const = 0;
+
+  // The loader's slot buffers: pinned and fenced on CUDA; null = pageable host memory.
+  virtual data::SlotMemory* slot_memory() { return nullptr; }
+  // A batch wrapping loader memory, on the device: an asynchronous copy from the pinned slot
+  // (the slot's fence is recorded when the loader releases it). The batch itself on the CPU.
+  virtual Batch to_device(const Batch& b) { return b; }
+  // A batch owned by the caller (eval sets), copied to the device once.
+  Batch copy_to_device(const Batch& b) const;
+
+  // Waits for the device's queued work (the end of timed regions in bench, never in a step).
+  virtual void synchronize() {}
+  // The caching allocator's counters; null on the CPU. reset_peak: start a new peak window.
+  virtual std::optional<DeviceMemory> memory() const { return std::nullopt; }
+  virtual void reset_peak_memory() {}
+};
+
+// Moves a module's parameters and buffers to the context's device (a no-op on the CPU).
+void move_module(torch::nn::Module& module, const DeviceContext& context);
+
+}  // namespace llmprof::train
