@@ -81,7 +81,8 @@ Analysis analyze(const TraceData& data,
   return totals.result(fwd_flops_per_call);
 }
 
-void AnalysisTotals::add(const TraceData& data, const std::vector<StepPhases>& phases) {
+void AnalysisTotals::add(const TraceData& data, const std::vector<StepPhases>& phases,
+                         const std::vector<double>* event_gpu_ns) {
   if (data.steps.empty()) return;
   n_steps_ += static_cast<int>(data.steps.size());
   for (const auto& p : phases) {
@@ -167,6 +168,33 @@ void AnalysisTotals::add(const TraceData& data, const std::vector<StepPhases>& p
   }
   events_ += static_cast<double>(n);
 
+  // The module row an op event belongs to. Forward (and recompute) ops: the scope open when they
+  // started; backward ops (no scope is open in backward but a recompute's): the autograd node
+  // around them (or the node itself), and that node's scope or its bwd_other_ row.
+  struct Owner {
+    int32_t scope_event = -1;
+    int pass = 2;
+    Acc* other = nullptr;
+  };
+  const auto owner = [&](size_t i) {
+    Owner o;
+    const OpEvent& e = data.ops[i];
+    if (e.kind == OpEvent::kOp && e.scope_event >= 0 &&
+        static_cast<size_t>(e.scope_event) < data.scopes.size()) {
+      o.scope_event = e.scope_event;
+      o.pass = data.scopes[static_cast<size_t>(o.scope_event)].pass;
+      return o;
+    }
+    const int32_t first = e.kind == OpEvent::kBackwardNode ? static_cast<int32_t>(i) : data.parents[i];
+    for (int32_t p = first; p >= 0; p = data.parents[static_cast<size_t>(p)]) {
+      if (data.ops[static_cast<size_t>(p)].kind != OpEvent::kBackwardNode) continue;
+      o.scope_event = node_scope[static_cast<size_t>(p)];
+      o.other = node_other[static_cast<size_t>(p)];
+      break;
+    }
+    return o;
+  };
+
   // ---- counted FLOPs and bytes per op event; the outermost modelled ops go to their module ---
   std::vector<std::optional<double>> event_flops(n), event_bytes(n);
   std::vector<uint8_t> covered(n, 0);  // inside a modelled op (or is one)
@@ -185,27 +213,34 @@ void AnalysisTotals::add(const TraceData& data, const std::vector<StepPhases>& p
     const bool modelled = event_flops[i] || event_bytes[i];
     covered[i] = inside || modelled;
     if (!modelled || inside) continue;
-    // Forward (and recompute) ops: the scope open when they started; backward ops (no scope is
-    // open in backward but a recompute's): the autograd node around them.
-    int32_t scope_event = -1;
-    Acc* other = nullptr;
-    int pass = 2;
-    if (e.scope_event >= 0 && static_cast<size_t>(e.scope_event) < data.scopes.size()) {
-      scope_event = e.scope_event;
-      pass = data.scopes[static_cast<size_t>(scope_event)].pass;
-    } else {
-      for (int32_t p = parent; p >= 0; p = data.parents[static_cast<size_t>(p)]) {
-        if (data.ops[static_cast<size_t>(p)].kind != OpEvent::kBackwardNode) continue;
-        scope_event = node_scope[static_cast<size_t>(p)];
-        other = node_other[static_cast<size_t>(p)];
-        break;
-      }
-    }
-    if (other != nullptr) other->roof.add(event_flops[i], event_bytes[i], roofs_);
-    if (scope_event >= 0) {  // the innermost scope only: rows add up, as self times do
-      const ScopeEvent& se = data.scopes[static_cast<size_t>(scope_event)];
-      auto row = scopes_acc_.find({pass, se.scope, se.block});
+    const Owner o = owner(i);
+    if (o.other != nullptr) o.other->roof.add(event_flops[i], event_bytes[i], roofs_);
+    if (o.scope_event >= 0) {  // the innermost scope only: rows add up, as self times do
+      const ScopeEvent& se = data.scopes[static_cast<size_t>(o.scope_event)];
+      auto row = scopes_acc_.find({o.pass, se.scope, se.block});
       if (row != scopes_acc_.end()) row->second.roof.add(event_flops[i], event_bytes[i], roofs_);
+    }
+  }
+
+  // ---- GPU time (CUDA runs): to the op that launched it and up its owner's scopes ------------
+  if (event_gpu_ns != nullptr && event_gpu_ns->size() == n) {
+    any_gpu_ = true;
+    for (size_t i = 0; i < n; ++i) {
+      const double g = (*event_gpu_ns)[i];
+      if (g <= 0) continue;
+      gpu_ns_ += g;
+      ops_[data.names[data.ops[i].name_id]].gpu_ns += g;
+      const Owner o = owner(i);
+      if (o.other != nullptr) {
+        o.other->gpu_ns += g;
+      } else if (o.scope_event < 0) {
+        gpu_outside_ns_ += g;
+      }
+      // Inclusive, like total_ms: the innermost scope and every enclosing one of the same pass.
+      for (int32_t s = o.scope_event; s >= 0; s = data.scopes[static_cast<size_t>(s)].parent) {
+        const ScopeEvent& se = data.scopes[static_cast<size_t>(s)];
+        scopes_acc_[{o.pass, se.scope, se.block}].gpu_ns += g;
+      }
     }
   }
 
@@ -303,6 +338,7 @@ Analysis AnalysisTotals::result(const ScopeFlops& fwd_flops_per_call) const {
       }
     }
     r.roofline = x.roof.point(r.self_ms, per_step, roofs_);
+    if (any_gpu_) r.gpu_ms = x.gpu_ns * 1e-6 * per_step;
     a.modules.push_back(r);
   }
   for (const auto& [key, x] : bwd_other_) {
@@ -314,9 +350,14 @@ Analysis AnalysisTotals::result(const ScopeFlops& fwd_flops_per_call) const {
     r.mean_ms = r.calls > 0 ? r.total_ms / r.calls : 0;
     if (a.backward_phase_ms > 0) r.share_of_pass = r.total_ms / a.backward_phase_ms;
     r.roofline = x.roof.point(r.total_ms, per_step, roofs_);
+    if (any_gpu_) r.gpu_ms = x.gpu_ns * 1e-6 * per_step;
     a.modules.push_back(r);
   }
 
+  if (any_gpu_) {
+    a.gpu_ms = gpu_ns_ * 1e-6 * per_step;
+    a.gpu_ms_outside_scopes = gpu_outside_ns_ * 1e-6 * per_step;
+  }
   if (any_op_) {
     a.counted_matmul_flops = matmul_flops_ * per_step;
     a.counted_other_flops = other_flops_ * per_step;
@@ -340,6 +381,7 @@ Analysis AnalysisTotals::result(const ScopeFlops& fwd_flops_per_call) const {
     r.alloc_bytes = o.alloc * per_step;
     if (o.has_flops) r.flops = o.flops * per_step;
     r.roofline = o.roof.point(r.total_ms, per_step, roofs_);
+    if (any_gpu_) r.gpu_ms = o.gpu_ns * 1e-6 * per_step;
     int best = 0;
     for (const auto& [k, c] : o.shapes) {
       if (c > best) {  // the most frequent; on a tie the first in order

@@ -9,6 +9,8 @@
 #include <torch/version.h>
 
 #include <dlfcn.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -52,6 +54,7 @@ struct ThreadBuffer {
   int depth = 0;
   int64_t dropped = 0;
   uint16_t index = 0;
+  uint64_t os_tid = 0;  // the thread that claimed it this window (gettid): CUPTI's thread ids
 };
 
 // Shared state of the single active tracer, read by the static callbacks.
@@ -77,6 +80,7 @@ ThreadBuffer* claim_buffer() {
   if (t_generation == gen) return t_buffer;
   const int i = g.num_buffers.fetch_add(1);
   t_buffer = i < kMaxThreads ? g.buffers[i] : nullptr;
+  if (t_buffer != nullptr) t_buffer->os_tid = static_cast<uint64_t>(::syscall(SYS_gettid));
   t_generation = gen;
   return t_buffer;
 }
@@ -720,6 +724,7 @@ TraceData Tracer::take_data() {
   d.untimed_calls.resize(global_names.size(), 0);
   d.views_inside.resize(global_names.size(), 0);
   for (uint32_t i = 0; i < global_names.size(); ++i) d.names.emplace_back(global_names.name(i));
+  for (auto& tb : m.buffers) d.thread_ids.push_back(tb->os_tid);
   // Empty for the next window; the buffers keep their capacity and resident pages, so a run
   // that records cycle after cycle does not grow.
   for (auto& tb : m.buffers) {

@@ -144,7 +144,7 @@ std::vector<ModuleRow> read_modules(const std::string& path, Warnings& warnings)
   int total = csv.require("total_ms");
   int calls = csv.index("calls"), mean = csv.index("mean_ms"), self = csv.index("self_ms");
   int share = csv.index("share_of_pass"), flops = csv.index("flops"), mfu = csv.index("mfu");
-  int steps = csv.index("steps");
+  int steps = csv.index("steps"), gpu = csv.index("gpu_ms");
   const RooflineIndex roofline(csv);
   for (size_t r = 0; r < csv.rows.size(); ++r) {
     ModuleRow m;
@@ -160,6 +160,7 @@ std::vector<ModuleRow> read_modules(const std::string& path, Warnings& warnings)
     m.flops = csv.number(r, flops);
     m.mfu = csv.number(r, mfu);
     m.steps = csv.number(r, steps);
+    m.gpu_ms = csv.number(r, gpu);
     if (m.pass != "forward" && m.pass != "backward") {
       throw DataError(fmt::format("{} line {}: column 'pass': '{}' (expected forward|backward)",
                                   path, csv.lines[r], m.pass));
@@ -179,7 +180,7 @@ std::vector<OpRow> read_ops(const std::string& path, Warnings& warnings) {
   int flops = csv.index("flops");
   const RooflineIndex roofline(csv);
   int alloc = csv.index("alloc_bytes"), shapes = csv.index("input_shapes");
-  int steps = csv.index("steps");
+  int steps = csv.index("steps"), gpu = csv.index("gpu_ms");
   for (size_t r = 0; r < csv.rows.size(); ++r) {
     OpRow o;
     o.op = csv.text(r, op);
@@ -193,6 +194,7 @@ std::vector<OpRow> read_ops(const std::string& path, Warnings& warnings) {
     o.alloc_bytes = csv.number(r, alloc);
     o.input_shapes = csv.text(r, shapes);
     o.steps = csv.number(r, steps);
+    o.gpu_ms = csv.number(r, gpu);
     rows.push_back(o);
   }
   return rows;

@@ -139,6 +139,7 @@ void write_modules(const std::string& path, const profile::Analysis& a) {
     csv.add(r.calls).add(r.total_ms).add(r.mean_ms).add(r.self_ms).add(r.share_of_pass);
     csv.add(r.flops).add(r.mfu);
     add_roofline(csv, r.roofline);
+    csv.add(r.gpu_ms);
     csv.add(static_cast<int64_t>(a.n_steps));
     csv.end_row();
   }
@@ -159,6 +160,7 @@ void write_ops(const std::string& path, const profile::Analysis& a) {
     csv.add(whole_bytes(r.alloc_bytes));
     csv.add(std::string_view(r.input_shapes));
     csv.add(r.view_calls);
+    csv.add(r.gpu_ms);
     csv.add(static_cast<int64_t>(a.n_steps));
     csv.end_row();
   }

@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <climits>
+#include <unordered_set>
+
 #include "llmprof/base/clock.h"
 #include "llmprof/rundir/files.h"
 
@@ -11,10 +15,13 @@ namespace llmprof::train {
 
 DeepProfile::DeepProfile(const config::Config& cfg,
                          const profile::ScopeFlops& scope_flops,
-                         const profile::Roofs& roofs, std::string run_dir)
+                         const profile::Roofs& roofs, std::string run_dir,
+                         std::unique_ptr<gpu::ActivitySource> gpu)
     : cfg_(cfg.profile), level_(cfg.profile.level),
       run_dir_(std::move(run_dir)), roofs_(roofs),
-      scope_flops_(scope_flops), totals_(roofs) {
+      scope_flops_(scope_flops), totals_(roofs),
+      gpu_(level_ >= profile::Level::kOps ? std::move(gpu) : nullptr),
+      device_(static_cast<int>(cfg.device_index)) {
   if (level_ < profile::Level::kModules) return;
   profile::TracerOptions o;
   o.level = level_;
@@ -50,7 +57,10 @@ void DeepProfile::before_step(int64_t step, profile::PhaseRecorder& recorder) {
   if (!tracer_) return;
   const StepKind kind = kind_of(step);
   if (kind == StepKind::kSkip) return;
-  if (!tracer_->recording()) tracer_->start_window();
+  if (!tracer_->recording()) {
+    tracer_->start_window();
+    if (gpu_) gpu_->start();  // CUPTI on for the window only (off, the program runs at speed)
+  }
   tracer_->begin_step(static_cast<int32_t>(step), kind == StepKind::kActive);
   recorder.set_observer(tracer_.get());
   in_step_ = true;
@@ -72,14 +82,22 @@ void DeepProfile::after_step(const profile::StepRecord& record, int64_t max_rss_
   }
   if (last_of_window(record.step)) {
     tracer_->stop_window();
+    stop_gpu();
     process();
   }
+}
+
+void DeepProfile::stop_gpu() {
+  if (!gpu_) return;
+  gpu_->stop();
+  gpu_records_ += static_cast<int64_t>(gpu_->collect(window_gpu_));
 }
 
 void DeepProfile::finish() {
   if (!tracer_) return;
   if (tracer_->recording()) {
     tracer_->stop_window();
+    stop_gpu();
     process();
   } else if (!window_records_.empty()) {
     process();
@@ -102,7 +120,12 @@ void DeepProfile::process() {
   }
   dropped_events_ = data.dropped_events;  // the tracer's counts are over the run
   dropped_scopes_ = data.dropped_scopes;
-  totals_.add(data, window_phases_);
+  if (gpu_) {
+    const std::vector<double> event_gpu_ns = process_gpu(data);
+    totals_.add(data, window_phases_, &event_gpu_ns);
+  } else {
+    totals_.add(data, window_phases_);
+  }
   analysis_ = totals_.result(scope_flops_);
   memory_intervals_.insert(memory_intervals_.end(), data.memory.begin(), data.memory.end());
   phases_.insert(phases_.end(), window_phases_.begin(), window_phases_.end());
@@ -124,6 +147,136 @@ void DeepProfile::process() {
                analysis_.n_steps, analysis_.events_per_step, analysis_.forward_scopes_ms,
                analysis_.forward_phase_ms, analysis_.backward_nodes_ms,
                analysis_.backward_phase_ms, post_processing_ms_);
+}
+
+namespace {
+
+// The recorded step each GPU activity belongs to: the step whose host interval holds the start
+// of the runtime call that launched it; -1 when its launch is unknown or outside every step.
+template <typename Record>
+void steps_of(const std::vector<Record>& records, const std::vector<gpu::Attribution>& attrs,
+              const gpu::GpuRecords& gpu, const std::vector<profile::StepRecord>& steps,
+              std::vector<std::pair<int64_t, int64_t>>& span) {
+  for (size_t i = 0; i < records.size() && i < attrs.size(); ++i) {
+    if (attrs[i].runtime < 0) continue;
+    const int64_t t = gpu.runtime[static_cast<size_t>(attrs[i].runtime)].start_ns;
+    for (size_t s = 0; s < steps.size(); ++s) {
+      if (t < steps[s].start_ns || t >= steps[s].end_ns) continue;
+      span[s].first = std::min(span[s].first, records[i].start_ns);
+      span[s].second = std::max(span[s].second, records[i].end_ns);
+      break;
+    }
+  }
+}
+
+template <typename Record>
+void add_gpu_time(const std::vector<Record>& records, const std::vector<gpu::Attribution>& attrs,
+                  std::vector<double>& event_gpu_ns) {
+  for (size_t i = 0; i < records.size() && i < attrs.size(); ++i) {
+    if (attrs[i].op < 0) continue;
+    event_gpu_ns[static_cast<size_t>(attrs[i].op)] +=
+        static_cast<double>(records[i].end_ns - records[i].start_ns);
+  }
+}
+
+// Keeps the activity launched during the recorded steps: the window also ran warm-up steps
+// (traced, then discarded) whose work would count as unattributed. Work without a launch record
+// is kept when it starts after the first recorded step does.
+void keep_recorded_steps(gpu::GpuRecords& g, const std::vector<profile::StepRecord>& steps) {
+  if (steps.empty()) return;
+  const auto in_steps = [&](int64_t t) {
+    for (const profile::StepRecord& s : steps) {
+      if (t >= s.start_ns && t < s.end_ns) return true;
+    }
+    return false;
+  };
+  std::unordered_set<uint32_t> launched, dropped;
+  std::vector<gpu::RuntimeApiRecord> runtime;
+  for (gpu::RuntimeApiRecord& r : g.runtime) {
+    if (in_steps(r.start_ns)) {
+      launched.insert(r.correlation_id);
+      runtime.push_back(std::move(r));
+    } else {
+      dropped.insert(r.correlation_id);
+    }
+  }
+  g.runtime = std::move(runtime);
+  const int64_t first = steps.front().start_ns;
+  const auto keep = [&](auto& records) {
+    auto& v = records;
+    v.erase(std::remove_if(v.begin(), v.end(),
+                           [&](const auto& a) {
+                             if (launched.count(a.correlation_id) != 0) return false;
+                             return dropped.count(a.correlation_id) != 0 || a.start_ns < first;
+                           }),
+            v.end());
+  };
+  keep(g.kernels);
+  keep(g.memcpys);
+  keep(g.memsets);
+  keep(g.syncs);
+}
+
+}  // namespace
+
+std::vector<double> DeepProfile::process_gpu(const profile::TraceData& data) {
+  // The op events as intervals on their OS threads, index for index with data.ops.
+  std::vector<gpu::CpuOpInterval> ops;
+  ops.reserve(data.ops.size());
+  for (const profile::OpEvent& e : data.ops) {
+    gpu::CpuOpInterval o;
+    o.name = data.names[e.name_id];
+    o.start_ns = e.start_ns;
+    o.end_ns = e.end_ns;
+    o.thread = e.thread < data.thread_ids.size() ? data.thread_ids[e.thread] : 0;
+    if (e.scope_event >= 0 && static_cast<size_t>(e.scope_event) < data.scopes.size()) {
+      const profile::ScopeEvent& se = data.scopes[static_cast<size_t>(e.scope_event)];
+      o.scope = std::string(profile::scope_name(static_cast<profile::Scope>(se.scope)));
+      o.block = se.block;
+      o.pass = se.pass == 0 ? "forward" : "recompute";
+    } else if (e.phase == static_cast<uint8_t>(profile::Phase::kBackward)) {
+      o.pass = "backward";  // its module comes through the autograd node (modules.csv)
+    }
+    ops.push_back(std::move(o));
+  }
+  keep_recorded_steps(window_gpu_, window_records_);
+  const gpu::GpuRecords& g = window_gpu_;
+  const gpu::Correlation corr = gpu::correlate(g, ops);
+  std::vector<double> event_gpu_ns(ops.size(), 0.0);
+  add_gpu_time(g.kernels, corr.kernels, event_gpu_ns);
+  add_gpu_time(g.memcpys, corr.memcpys, event_gpu_ns);
+  add_gpu_time(g.memsets, corr.memsets, event_gpu_ns);
+  gpu_unattributed_ += corr.without_launch + corr.without_op;
+  const int n_steps = std::max(1, static_cast<int>(window_records_.size()));
+  if (windows_ == 0) {
+    gpu_tables_ = gpu::aggregate_gpu(g, ops, corr, n_steps);
+    rundir::write_kernels(rundir::path(run_dir_, rundir::kKernels), gpu_tables_);
+  }
+  // Each step's window on the device: from the end of the previous step's work (or the start of
+  // its own, for the first) to the end of its own work, the work found by its launch time.
+  std::vector<std::pair<int64_t, int64_t>> span(window_records_.size(),
+                                                {INT64_MAX, INT64_MIN});
+  steps_of(g.kernels, corr.kernels, g, window_records_, span);
+  steps_of(g.memcpys, corr.memcpys, g, window_records_, span);
+  steps_of(g.memsets, corr.memsets, g, window_records_, span);
+  int64_t previous_end = INT64_MIN;
+  for (size_t s = 0; s < window_records_.size(); ++s) {
+    const profile::StepRecord& r = window_records_[s];
+    if (span[s].first > span[s].second) continue;  // no work of this step was seen
+    const int64_t start = previous_end != INT64_MIN ? previous_end : span[s].first;
+    std::vector<gpu::HostInterval> data_phases;
+    for (int i = 0; i < r.num_intervals; ++i) {
+      const profile::PhaseInterval& p = r.intervals[i];
+      if (p.phase == profile::Phase::kData) data_phases.push_back({p.start_ns, p.end_ns});
+    }
+    gpu::StepIdle idle =
+        gpu::analyze_idle(r.step, start, span[s].second, g, data_phases, device_);
+    idle.gaps.clear();
+    idle_.push_back(std::move(idle));
+    previous_end = span[s].second;
+  }
+  window_gpu_ = gpu::GpuRecords{};
+  return event_gpu_ns;
 }
 
 void DeepProfile::add_to_summary(nlohmann::json& s, double analytic_flops_per_step) const {
@@ -195,6 +348,40 @@ void DeepProfile::add_to_summary(nlohmann::json& s, double analytic_flops_per_st
                               {"unconfirmed_steps", ss.unconfirmed_steps},
                               {"read_every_step_after_a_change", ss.every_step},
                               {"interval", cfg_.shape_interval}};
+  }
+  if (gpu_) {
+    json g = {{"records", gpu_records_},
+              {"dropped_records", gpu_->dropped_records()},
+              {"unattributed_activities", gpu_unattributed_},
+              {"kernel_ms_per_step", gpu_tables_.kernel_ms},
+              {"memcpy_ms_per_step", gpu_tables_.memcpy_ms},
+              {"memset_ms_per_step", gpu_tables_.memset_ms},
+              {"kernels_window", "the first recorded window (kernels.csv)"},
+              {"launched_by_ops_ms_per_step", a.gpu_ms ? json(*a.gpu_ms) : json(nullptr)},
+              {"outside_scopes_ms_per_step",
+               a.gpu_ms_outside_scopes ? json(*a.gpu_ms_outside_scopes) : json(nullptr)}};
+    if (idle_.empty()) {
+      g["idle"] = {{"steps", 0}, {"reason", "no GPU work was seen in the recorded steps"}};
+    } else {
+      double window = 0, busy = 0, host = 0, data = 0, sync = 0;
+      for (const gpu::StepIdle& i : idle_) {
+        window += i.window_ms;
+        busy += i.busy_ms;
+        host += i.host_bound_ms;
+        data += i.data_bound_ms;
+        sync += i.sync_bound_ms;
+      }
+      const double k = 1.0 / static_cast<double>(idle_.size());
+      g["idle"] = {{"steps", idle_.size()},
+                   {"window_ms", window * k},
+                   {"busy_ms", busy * k},
+                   {"idle_ms", (window - busy) * k},
+                   {"busy_fraction", window > 0 ? json(busy / window) : json(nullptr)},
+                   {"host_bound_ms", host * k},
+                   {"data_bound_ms", data * k},
+                   {"sync_bound_ms", sync * k}};
+    }
+    s["gpu"] = g;
   }
   if (trace_stats_.events > 0) {
     o["trace"] = {{"windows", 1},  // the first recording window only

@@ -12,6 +12,9 @@
 #include <vector>
 
 #include "llmprof/config/config.h"
+#include "llmprof/gpu/activity_source.h"
+#include "llmprof/gpu/idle.h"
+#include "llmprof/gpu/kernel_table.h"
 #include "llmprof/model/flops.h"
 #include "llmprof/profile/analysis.h"
 #include "llmprof/profile/tracer.h"
@@ -23,8 +26,10 @@ class DeepProfile {
  public:
   // scope_flops: analytic forward FLOPs of one call of each scope for a micro-batch, -1 = not
   // modelled (model/flops.h gpt_/encoder_scope_forward_flops).
+  // gpu: the GPU activity of each recorded window (ops level on a device), or null.
   DeepProfile(const config::Config& cfg, const profile::ScopeFlops& scope_flops,
-              const profile::Roofs& roofs, std::string run_dir);
+              const profile::Roofs& roofs, std::string run_dir,
+              std::unique_ptr<gpu::ActivitySource> gpu = nullptr);
   ~DeepProfile();
 
   // Between steps: opens the window when the schedule reaches a traced step. Steps are numbered
@@ -44,6 +49,10 @@ class DeepProfile {
   StepKind kind_of(int64_t step_number) const;
   bool last_of_window(int64_t step_number) const;
   void process();
+  void stop_gpu();  // stops the GPU source and collects the window's records
+  // The window's GPU records against its ops: device time per op event, kernels.csv (first
+  // window), the idle split of each recorded step.
+  std::vector<double> process_gpu(const profile::TraceData& data);
 
   config::ProfileConfig cfg_;
   profile::Level level_;
@@ -66,6 +75,12 @@ class DeepProfile {
   profile::ShapeSampling shape_sampling_;
   int64_t dropped_events_ = 0, dropped_scopes_ = 0;
   double post_processing_ms_ = 0;  // over every window
+  std::unique_ptr<gpu::ActivitySource> gpu_;
+  gpu::GpuRecords window_gpu_;          // the window in flight's records, once collected
+  std::vector<gpu::StepIdle> idle_;     // per recorded step (gaps dropped)
+  gpu::GpuTables gpu_tables_;           // the first window's
+  int device_ = 0;                      // the CUDA device the records are of
+  int64_t gpu_records_ = 0, gpu_unattributed_ = 0;
 };
 
 }  // namespace llmprof::train

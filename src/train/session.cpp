@@ -25,6 +25,7 @@
 #include "llmprof/telemetry/rusage.h"
 #include "deep_profile.h"
 #include "device.h"
+#include "llmprof/gpu/cupti_source.h"
 #include "llmprof/gpu/event_pool.h"
 #include "llmprof/base/clock.h"
 #include "llmprof/train/env.h"
@@ -106,6 +107,21 @@ std::string error_text(const std::exception_ptr& error) {
   }
 }
 
+// The GPU activity of the recorded windows at level ops: the caller's source, or CUPTI on a CUDA
+// device (where this build and host have it; otherwise the log says why there are no kernels).
+std::unique_ptr<gpu::ActivitySource> gpu_source_of(const config::Config& cfg,
+                                                   const SessionOptions& o) {
+  if (cfg.profile.level < profile::Level::kOps) return nullptr;
+  if (o.gpu_activity) return o.gpu_activity();
+  if (cfg.device != config::Device::kCuda) return nullptr;
+  const gpu::CudaAvailability cupti = gpu::CuptiActivitySource::available();
+  if (!cupti.available) {
+    spdlog::warn("no GPU kernel records: {}", cupti.reason);
+    return nullptr;
+  }
+  return std::make_unique<gpu::CuptiActivitySource>();
+}
+
 RuntimeInfo runtime_in_force() {
   RuntimeInfo r;
   r.threads = at::get_num_threads();
@@ -127,7 +143,9 @@ struct Session::Impl {
         steps_csv(rundir::path(run_dir, rundir::kSteps)),
         eval_csv(rundir::path(run_dir, rundir::kEval)),
         recorder(c.profile.level >= profile::Level::kPhases), device(DeviceContext::make(c)),
-        deep(c, scope_flops_of(o), {peak.flops_per_s, bandwidth.bytes_per_s}, run_dir), progress(max_steps, o.quiet) {}
+        deep(c, scope_flops_of(o), {peak.flops_per_s, bandwidth.bytes_per_s}, run_dir,
+             gpu_source_of(c, o)),
+        progress(max_steps, o.quiet) {}
 
   // Adds log.txt to the log for the Session's life.
   struct LogFile {

@@ -8,7 +8,13 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <functional>
+#include <mutex>
 
+#include "llmprof/base/clock.h"
+#include "llmprof/gpu/activity_source.h"
 #include "llmprof/llmprof.h"
 #include "llmprof/output/csv.h"
 #include "support/test_support.h"
@@ -62,8 +68,10 @@ Config profile_config(const test::ScratchDir& dir, const std::string& name,
   return c;
 }
 
-// Trains the MLP for cfg.schedule.max_steps steps through the API; returns the summary.
-RunSummary train_mlp(const Config& cfg, bool with_flops) {
+// Trains the MLP for cfg.schedule.max_steps steps through the API; returns the summary. gpu: the
+// session's GPU activity source, if any.
+RunSummary train_mlp(const Config& cfg, bool with_flops,
+                     std::function<std::unique_ptr<gpu::ActivitySource>()> gpu = {}) {
   torch::manual_seed(0);
   Mlp model;
   torch::optim::SGD opt(model->parameters(), 0.1);
@@ -74,6 +82,7 @@ RunSummary train_mlp(const Config& cfg, bool with_flops) {
   o.parameters = 16 * 32 + 32 + 32 * 4 + 4;
   o.samples_per_step = 64;
   if (with_flops) o.flops_per_step = 3.0 * 2 * 64 * (16 * 32 + 32 * 4);
+  o.gpu_activity = std::move(gpu);
   Session session(cfg, o);
   for (int64_t i = 0; i < cfg.schedule.max_steps; ++i) {
     Step step = session.step();
@@ -130,6 +139,119 @@ TEST(Session, CustomLoopWritesTheRunDirectoryWithItsOwnScopesForwardAndBackward)
   EXPECT_EQ(summary["parameters"], 676);
   EXPECT_TRUE(summary["throughput"]["tokens_per_s"].is_null());
   EXPECT_FALSE(summary["throughput"]["samples_per_s"].is_null());
+}
+
+// Stands in for CUPTI on the CPU: every aten::addmm and aten::mm call "launches" one 2 us kernel.
+// Its runtime record starts in the op's exit callback, on the calling thread (the autograd
+// engine's in backward). LibTorch runs this callback before the tracer's, so the op has not ended
+// on the tracer's clock and its children have: the op is the innermost one open, as for a real
+// launch from inside the op.
+class LaunchPerMatmul : public gpu::ActivitySource {
+ public:
+  static constexpr int64_t kKernelNs = 2000;
+  void start() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    active_ = this;
+    records_ = {};
+    handle_ = at::addGlobalCallback(
+        at::RecordFunctionCallback(&on_enter, &on_exit).scopes({at::RecordScope::FUNCTION}));
+  }
+  void stop() override {
+    at::removeCallback(handle_);
+    std::lock_guard<std::mutex> lock(mu_);
+    active_ = nullptr;
+  }
+  size_t collect(gpu::GpuRecords& out) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const size_t n = records_.size();
+    out.kernels.insert(out.kernels.end(), records_.kernels.begin(), records_.kernels.end());
+    out.runtime.insert(out.runtime.end(), records_.runtime.begin(), records_.runtime.end());
+    records_ = {};
+    return n;
+  }
+
+ private:
+  static std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& /*fn*/) {
+    return nullptr;
+  }
+  static void on_exit(const at::RecordFunction& fn, at::ObserverContext* /*context*/) {
+    const std::string_view name = fn.name();
+    if (name != "aten::addmm" && name != "aten::mm") return;
+    const int64_t t = now_ns();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (active_ == nullptr) return;
+    gpu::GpuRecords& r = active_->records_;
+    const auto id = static_cast<uint32_t>(r.runtime.size() + 1);
+    gpu::RuntimeApiRecord call;
+    call.name = "cudaLaunchKernel";
+    call.start_ns = t;
+    call.end_ns = t + 1;
+    call.thread_id = static_cast<uint64_t>(::syscall(SYS_gettid));
+    call.correlation_id = id;
+    r.runtime.push_back(call);
+    gpu::KernelRecord k;
+    k.name = "synthetic_gemm";
+    k.start_ns = t + 10;
+    k.end_ns = t + 10 + kKernelNs;
+    k.stream = 7;
+    k.correlation_id = id;
+    r.kernels.push_back(k);
+  }
+  static inline std::mutex mu_;
+  static inline LaunchPerMatmul* active_ = nullptr;
+  at::CallbackHandle handle_ = 0;
+  gpu::GpuRecords records_;
+};
+
+TEST(Session, GpuActivityIsAttributedToOpsModulesAndKernels) {
+  test::ScratchDir dir;
+  const RunSummary s = train_mlp(profile_config(dir, "gpu", "ops"), /*with_flops=*/true,
+                                 [] { return std::make_unique<LaunchPerMatmul>(); });
+  ASSERT_EQ(s.status, RunStatus::kCompleted);
+  const double kernel_ms = LaunchPerMatmul::kKernelNs * 1e-6;
+  // ops.csv: each matmul op launched one kernel per call; every other op launched nothing (0, a
+  // measured zero: this run has GPU records).
+  double launches = 0, ops_gpu_ms = 0;
+  for (const auto& row : read_table(s.run_dir + "/ops.csv")) {
+    if (row.at("self_ms").empty()) continue;  // a view op only counted: not timed, no gpu_ms
+    ASSERT_FALSE(row.at("gpu_ms").empty()) << row.at("op");
+    const double gpu_ms = std::stod(row.at("gpu_ms")), calls = std::stod(row.at("calls"));
+    ops_gpu_ms += gpu_ms;
+    if (row.at("op") == "aten::addmm" || row.at("op") == "aten::mm") {
+      EXPECT_NEAR(gpu_ms, calls * kernel_ms, 1e-9) << row.at("op");
+      launches += calls;
+    } else {
+      EXPECT_EQ(gpu_ms, 0.0) << row.at("op");
+    }
+  }
+  EXPECT_GE(launches, 4) << "2 forward addmm and at least 2 backward mm per step";
+  // modules.csv: a linear's forward is one addmm; backward through the autograd nodes.
+  std::map<std::pair<std::string, std::string>, double> module_gpu;
+  for (const auto& row : read_table(s.run_dir + "/modules.csv")) {
+    module_gpu[{row.at("scope"), row.at("pass")}] = std::stod(row.at("gpu_ms"));
+  }
+  EXPECT_NEAR((module_gpu[{"mlp.fc1", "forward"}]), kernel_ms, 1e-9);
+  EXPECT_NEAR((module_gpu[{"mlp.fc2", "forward"}]), kernel_ms, 1e-9);
+  EXPECT_GE((module_gpu[{"mlp.fc1", "backward"}]), kernel_ms);
+  EXPECT_GE((module_gpu[{"mlp.fc2", "backward"}]), kernel_ms);
+  // kernels.csv: the one kernel, every launch of a step.
+  const Table kernels = read_table(s.run_dir + "/kernels.csv");
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels[0].at("kernel"), "synthetic_gemm");
+  EXPECT_NEAR(std::stod(kernels[0].at("calls")), launches, 1e-9);
+  // The summary reconciles: device time launched by ops = kernel time, nothing unattributed.
+  const auto summary = nlohmann::json::parse(test::read_file(s.run_dir + "/summary.json"));
+  const auto& g = summary["gpu"];
+  EXPECT_EQ(g["unattributed_activities"], 0);
+  EXPECT_NEAR(g["kernel_ms_per_step"].get<double>(), launches * kernel_ms, 1e-9);
+  EXPECT_NEAR(g["launched_by_ops_ms_per_step"].get<double>(), ops_gpu_ms, 1e-9);
+  EXPECT_NEAR(g["launched_by_ops_ms_per_step"].get<double>(), launches * kernel_ms, 1e-9);
+  EXPECT_EQ(g["idle"]["steps"], 3);
+  EXPECT_NEAR(g["idle"]["busy_ms"].get<double>(), launches * kernel_ms, 1e-9);
+  EXPECT_NEAR(g["idle"]["idle_ms"].get<double>(),
+              g["idle"]["host_bound_ms"].get<double>() + g["idle"]["data_bound_ms"].get<double>() +
+                  g["idle"]["sync_bound_ms"].get<double>(),
+              1e-9);
 }
 
 TEST(Session, UnknownFlopsGiveNullMfuNeverZero) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "llmprof/gpu/activity_source.h"
 #include "llmprof/gpu/buffer_pool.h"
 #include "llmprof/gpu/cuda_availability.h"
 #include "llmprof/gpu/kernel_record.h"
@@ -23,27 +24,27 @@ struct CuptiOptions {
   bool synchronization = true;
 };
 
-class CuptiActivitySource {
+class CuptiActivitySource : public ActivitySource {
  public:
   // Whether CUPTI collection is built in and a CUDA device is there; reason when not.
   static CudaAvailability available();
 
   explicit CuptiActivitySource(const CuptiOptions& options = {});
-  ~CuptiActivitySource();
+  ~CuptiActivitySource() override;
   CuptiActivitySource(const CuptiActivitySource&) = delete;
   CuptiActivitySource& operator=(const CuptiActivitySource&) = delete;
 
   // Registers the buffer callbacks and profiler clock (llmprof::now_ns) and enables the activity
   // kinds. Between steps. Throws GpuError.
-  void start();
+  void start() override;
   // Disables the kinds and flushes every buffer CUPTI still holds. Between steps.
-  void stop();
+  void stop() override;
   // Parses completed buffers into out (appending) and returns them to the pool; returns records
   // added. Logs the pool's drop warning once. Off the hot path.
-  size_t collect(GpuRecords& out);
+  size_t collect(GpuRecords& out) override;
 
   int64_t dropped_buffers() const;  // buffer requests the full pool refused
-  int64_t dropped_records() const;  // records CUPTI reports dropped
+  int64_t dropped_records() const override;  // records CUPTI reports dropped
 
  private:
   struct Impl;

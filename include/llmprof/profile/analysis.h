@@ -39,6 +39,9 @@ struct ModuleRow {
   std::optional<double> mfu;
   RooflinePoint roofline;  // ops level: from the modelled ops whose innermost scope this is,
                            // against self_ms (rows add up, as self times do)
+  // CUDA runs: device time (kernels, copies, memsets) launched inside the scope, nested scopes
+  // included like total_ms, per step; backward rows through the autograd nodes. Null elsewhere.
+  std::optional<double> gpu_ms;
 };
 
 struct OpRow {
@@ -51,6 +54,7 @@ struct OpRow {
   double alloc_bytes = 0;              // per step
   std::string input_shapes;            // most frequent, e.g. "[768, 128], [128, 384]"
   RooflinePoint roofline;              // against total_ms; null for ops without a model
+  std::optional<double> gpu_ms;        // CUDA runs: device time it launched as the innermost op
 };
 
 struct ActivationRow {
@@ -74,6 +78,9 @@ struct Analysis {
   std::optional<double> counted_other_flops;
   double events_per_step = 0, scopes_per_step = 0;
   double untimed_events_per_step = 0;  // view/metadata calls counted without a timed event
+  // CUDA runs, per step: device time launched by recorded ops, and the part launched outside
+  // any module scope or autograd node (the optimizer, the loss outside scopes). Null elsewhere.
+  std::optional<double> gpu_ms, gpu_ms_outside_scopes;
 };
 
 // FLOPs of one op from its input shapes; nullopt for ops not modelled. Formulas:
@@ -103,17 +110,19 @@ Analysis analyze(const TraceData& data,
 class AnalysisTotals {
  public:
   explicit AnalysisTotals(const Roofs& roofs) : roofs_(roofs) {}
-  // phases: the window's recorded steps.
-  void add(const TraceData& data, const std::vector<StepPhases>& phases);
+  // phases: the window's recorded steps. event_gpu_ns (CUDA runs), parallel to data.ops: the
+  // device time of the work each op event launched as the innermost open op (gpu::correlate).
+  void add(const TraceData& data, const std::vector<StepPhases>& phases,
+           const std::vector<double>* event_gpu_ns = nullptr);
   Analysis result(const ScopeFlops& fwd_flops_per_call) const;
 
  private:
   struct Acc {
-    double calls = 0, total_ns = 0, self_ns = 0;
+    double calls = 0, total_ns = 0, self_ns = 0, gpu_ns = 0;
     RooflineSums roof;
   };
   struct OpAcc {
-    double calls = 0, self_ns = 0, total_ns = 0, alloc = 0, flops = 0;
+    double calls = 0, self_ns = 0, total_ns = 0, alloc = 0, flops = 0, gpu_ns = 0;
     double untimed = 0, views_inside = 0;  // view/metadata calls counted, and run inside it
     bool has_flops = false;
     RooflineSums roof;
@@ -125,6 +134,8 @@ class AnalysisTotals {
   double forward_scopes_ns_ = 0, backward_nodes_ns_ = 0, scopes_ = 0, events_ = 0;
   double matmul_flops_ = 0, other_flops_ = 0, all_self_ns_ = 0;
   bool any_op_ = false;
+  bool any_gpu_ = false;                       // a window came with GPU times
+  double gpu_ns_ = 0, gpu_outside_ns_ = 0;     // over the windows
   std::map<std::tuple<int, int, int>, Acc> scopes_acc_;  // (pass, scope, block)
   std::map<std::pair<std::string, int>, Acc> bwd_other_;  // accumulate_grad, (unattributed)
   std::map<std::string, OpAcc> ops_;

@@ -70,6 +70,9 @@ struct TraceData {
   int64_t dropped_events = 0;
   int64_t dropped_scopes = 0;
   int num_threads = 0;
+  // Per OpEvent::thread: the OS thread id (gettid) of that recording thread, 0 = unknown. The
+  // id space of CUPTI's runtime records, for correlating GPU work with ops.
+  std::vector<uint64_t> thread_ids;
   TracerCalibration calibration;
   ShapeSampling shape_sampling;
 };

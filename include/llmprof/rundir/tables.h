@@ -117,6 +117,7 @@ struct ModuleRow {
   std::optional<double> calls, total_ms, mean_ms, self_ms, share_of_pass, flops, mfu, steps;
   RooflineColumns roofline;      // ops level: of the counted ops whose innermost scope this is,
                                  // against self_ms; flops is analytic
+  std::optional<double> gpu_ms;  // CUDA runs: device time launched inside it (nested included)
 };
 
 // ops.csv: one ATen op.
@@ -128,6 +129,7 @@ struct OpRow {
   // View/metadata calls made directly inside this op, counted without a timed record (an op
   // counted that way has calls but no times: self_ms, total_ms and self_share are empty).
   std::optional<double> view_calls;
+  std::optional<double> gpu_ms;  // CUDA runs: device time it launched as the innermost op
   std::optional<double> steps;
 };
 

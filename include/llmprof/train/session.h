@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,6 +33,9 @@
 
 namespace llmprof::config {
 struct Config;
+}
+namespace llmprof::gpu {
+class ActivitySource;
 }
 
 namespace llmprof::train {
@@ -61,6 +65,10 @@ struct SessionOptions {
   // scopes not listed are not modelled (their modules.csv flops and mfu stay null).
   std::vector<std::pair<std::string, double>> scope_forward_flops;
   int64_t max_steps = 0;               // for progress and the schedule; 0 = schedule.max_steps
+  // GPU activity of the windows recorded at profile.level=ops: kernels, copies and runtime calls
+  // to attribute to ops and modules. Unset = CUPTI on a CUDA device, nothing on the CPU; tests
+  // (and other record sources) plug in here.
+  std::function<std::unique_ptr<gpu::ActivitySource>()> gpu_activity;
 };
 
 // One eval of a step: written to eval.csv (perplexity = exp(loss)) and the progress log.
