@@ -6,7 +6,9 @@
 #include "llmprof/config/config.h"
 #include "llmprof/error.h"
 #include "llmprof/train/calibrate.h"
+#include "llmprof/config/schema.h"
 #include "llmprof/train/runtime.h"
+#include "llmprof/train/setup.h"
 
 namespace llmprof::cli {
 
@@ -14,6 +16,7 @@ void add_peak_command(CLI::App& app, int& exit_code) {
   struct Args {
     int64_t threads = 0;
     std::string precision = "fp32";
+    std::string device = "cpu";
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand(
@@ -21,18 +24,36 @@ void add_peak_command(CLI::App& app, int& exit_code) {
       "Measure the matmul peak FLOP/s that MFU is computed against and the memory bandwidth of "
       "the roofline (what train measures)");
   sub->add_option("--threads", args->threads, "Intra-op threads; 0 = all cores");
-  sub->add_option("--precision", args->precision, "fp32 or bf16");
+  sub->add_option("--precision", args->precision, "fp32, bf16, or fp16 (cuda)");
+  sub->add_option("--device", args->device, "cpu, cuda or cuda:N");
   sub->footer("Prints `peak_flops_per_s: X`: pass it as --set profile.peak_flops_per_s=X so runs\n"
               "on a busy machine share one figure (llmprof sweep does this for its points).");
   sub->callback([args, &exit_code]() {
     const std::optional<config::Precision> precision =
         config::find_enum<config::Precision>(args->precision);
-    if (precision != config::Precision::kFp32 && precision != config::Precision::kBf16) {
-      throw UsageError("--precision '" + args->precision + "': expected fp32 or bf16");
+    if (!precision) {
+      throw UsageError("--precision '" + args->precision + "': expected fp32, bf16 or fp16");
     }
     if (args->threads < 0) throw UsageError("--threads must be >= 0");
     config::Config cfg;
     cfg.threads = args->threads;
+    config::apply_override(cfg, "device=" + args->device);  // cpu | cuda | cuda:N
+    if (cfg.device == config::Device::kCuda) {
+      train::check_device(cfg);
+      const auto index = static_cast<int>(cfg.device_index);
+      const train::PeakFlops peak = train::measure_matmul_peak(*precision, 8192, 10, index);
+      fmt::print("peak_flops_per_s: {}\nmethod: {}\n", peak.flops_per_s, peak.method);
+      // What train's MFU is computed against on this device, when the table knows it.
+      if (auto sheet = train::datasheet_peak(train::cuda_device_name(index), *precision)) {
+        fmt::print("datasheet_flops_per_s: {}\ndatasheet: {}\nmeasured_of_datasheet: {:.3f}\n",
+                   sheet->flops_per_s, sheet->method, peak.flops_per_s / sheet->flops_per_s);
+      }
+      exit_code = 0;
+      return;
+    }
+    if (*precision == config::Precision::kFp16) {
+      throw UsageError("--precision fp16: CPU matmuls have no fp16 path; use fp32 or bf16");
+    }
     train::apply_runtime(cfg);
     train::PeakFlops peak = train::measure_matmul_peak(*precision, 2048, 5);
     fmt::print("peak_flops_per_s: {}\nmethod: {}\n", peak.flops_per_s, peak.method);

@@ -1,6 +1,7 @@
 #include "llmprof/train/calibrate.h"
 
 #include <fmt/format.h>
+#include <torch/cuda.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -21,26 +22,69 @@ bool cpu_has_flag(const std::string& flag) {
   return false;
 }
 
-PeakFlops measure_matmul_peak(config::Precision precision, int64_t n, int reps) {
+PeakFlops measure_matmul_peak(config::Precision precision, int64_t n, int reps, int device) {
   torch::NoGradGuard no_grad;
-  auto dtype = precision == config::Precision::kBf16 ? torch::kBFloat16 : torch::kFloat;
-  torch::Tensor a = torch::randn({n, n}).to(dtype);
-  torch::Tensor b = torch::randn({n, n}).to(dtype);
-  torch::Tensor c = torch::empty({n, n}, dtype);
-  for (int i = 0; i < 2; ++i) torch::mm_out(c, a, b);  // warm-up: threads, packing buffers
+  const auto dtype = precision == config::Precision::kBf16   ? torch::kBFloat16
+                     : precision == config::Precision::kFp16 ? torch::kHalf
+                                                             : torch::kFloat;
+  const torch::Device where = device < 0 ? torch::Device(torch::kCPU)
+                                         : torch::Device(torch::kCUDA,
+                                                         static_cast<c10::DeviceIndex>(device));
+  const auto options = torch::TensorOptions().dtype(dtype).device(where);
+  torch::Tensor a = torch::randn({n, n}).to(options);
+  torch::Tensor b = torch::randn({n, n}).to(options);
+  torch::Tensor c = torch::empty({n, n}, options);
+  // sync: each timed matmul runs alone on the device (CUDA only; the CPU's are synchronous).
+  const auto sync = [&] {
+    if (device >= 0) torch::cuda::synchronize(device);
+  };
+  for (int i = 0; i < 2; ++i) torch::mm_out(c, a, b);  // warm-up: threads, packing, cuBLAS
+  sync();
   int64_t best_ns = INT64_MAX;
   for (int i = 0; i < reps; ++i) {
     int64_t t0 = now_ns();
     torch::mm_out(c, a, b);
+    sync();
     best_ns = std::min(best_ns, now_ns() - t0);
   }
   PeakFlops peak;
   const double flops = 2.0 * static_cast<double>(n) * n * n;  // n^3 multiply-adds
   peak.flops_per_s = flops / (static_cast<double>(best_ns) * 1e-9);
   peak.source = "measured";
-  peak.method = fmt::format("best of {} {} {}x{} matmuls, {} threads", reps,
-                            config::name(precision), n, n, at::get_num_threads());
+  peak.method = device < 0 ? fmt::format("best of {} {} {}x{} matmuls, {} threads", reps,
+                                         config::name(precision), n, n, at::get_num_threads())
+                           : fmt::format("best of {} {} {}x{} matmuls on cuda:{}", reps,
+                                         config::name(precision), n, n, device);
   return peak;
+}
+
+std::optional<PeakFlops> datasheet_peak(std::string_view device_name, config::Precision precision) {
+  // Dense tensor-core TFLOP/s from NVIDIA's datasheets (bf16 = fp16 on these parts), and the
+  // fp32 CUDA-core figure (an fp32 LibTorch matmul does not use TF32 unless allowed).
+  struct Part {
+    std::string_view match;   // a substring of the CUDA device name
+    std::string_view product;
+    double bf16_tflops, fp32_tflops;
+  };
+  static constexpr Part kParts[] = {
+      {"H200", "NVIDIA H200 SXM", 989.4, 66.9},
+      {"H100 PCIe", "NVIDIA H100 PCIe", 756.0, 51.2},
+      {"H100 NVL", "NVIDIA H100 NVL", 835.0, 60.0},
+      {"H100", "NVIDIA H100 SXM5", 989.4, 66.9},
+      {"A100", "NVIDIA A100", 312.0, 19.5},
+  };
+  for (const Part& p : kParts) {
+    if (device_name.find(p.match) == std::string_view::npos) continue;
+    const bool half = precision != config::Precision::kFp32;
+    PeakFlops peak;
+    peak.flops_per_s = (half ? p.bf16_tflops : p.fp32_tflops) * 1e12;
+    peak.source = "datasheet";
+    peak.method = fmt::format("{} dense {} peak, {} TFLOP/s (NVIDIA datasheet; '{}')", p.product,
+                              half ? "bf16/fp16 tensor-core" : "fp32", peak.flops_per_s * 1e-12,
+                              device_name);
+    return peak;
+  }
+  return std::nullopt;
 }
 
 namespace {

@@ -169,6 +169,17 @@ class CudaContext : public DeviceContext {
 
 }  // namespace
 
+std::string cuda_device_name(int index) {
+#if defined(LLMPROF_WITH_CUDA)
+  cudaDeviceProp prop{};
+  check_cuda(cudaGetDeviceProperties(&prop, index), "cudaGetDeviceProperties");
+  return prop.name;
+#else
+  (void)index;
+  return "";
+#endif
+}
+
 std::unique_ptr<DeviceContext> DeviceContext::make(const config::Config& cfg) {
   check_device(cfg);  // cpu, or a cuda device this build and host have
   if (cfg.device == config::Device::kCpu) return std::make_unique<CpuContext>();

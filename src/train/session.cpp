@@ -30,6 +30,7 @@
 #include "llmprof/base/clock.h"
 #include "llmprof/train/env.h"
 #include "llmprof/train/runtime.h"
+#include "llmprof/train/setup.h"
 #include "llmprof/train/trainer.h"
 #include "progress.h"
 #include "step_row.h"
@@ -66,7 +67,13 @@ PeakFlops peak_of(const config::Config& cfg) {
   if (cfg.profile.peak_flops_per_s > 0) {
     return {cfg.profile.peak_flops_per_s, "configured", "profile.peak_flops_per_s"};
   }
-  // fp16 runs only on cuda, which has no measured peak yet: fp32 stands in, as before.
+  if (cfg.device == config::Device::kCuda) {
+    // MFU against the device's dense datasheet peak, as MFU is usually quoted; a device not in
+    // the table gets its measured matmul peak (llmprof peak measures it for any device).
+    const auto index = static_cast<int>(cfg.device_index);
+    if (auto sheet = datasheet_peak(cuda_device_name(index), cfg.train.precision)) return *sheet;
+    return measure_matmul_peak(cfg.train.precision, 8192, 10, index);
+  }
   const bool bf16 = cfg.train.precision == config::Precision::kBf16;
   PeakFlops peak =
       measure_matmul_peak(bf16 ? config::Precision::kBf16 : config::Precision::kFp32, 2048, 5);

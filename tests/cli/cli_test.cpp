@@ -188,7 +188,13 @@ TEST(CliPeak, PrintsAPeakAndRejectsBadArguments) {
   expect_contains(ok.output, "bandwidth_method: best of 5 fp32 copy/triad");
   auto bad = run_llmprof({"peak", "--precision", "fp16"});
   EXPECT_EQ(bad.exit_code, 2);
-  expect_contains(bad.output, "--precision 'fp16'");
+  expect_contains(bad.output, "--precision fp16: CPU matmuls have no fp16 path");
+  auto typo = run_llmprof({"peak", "--precision", "fp61"});
+  EXPECT_EQ(typo.exit_code, 2);
+  expect_contains(typo.output, "--precision 'fp61'");
+  auto device = run_llmprof({"peak", "--device", "cuda:x"});
+  EXPECT_EQ(device.exit_code, 2);
+  expect_contains(device.output, "the device ordinal after 'cuda:' must be 0..1023");
   auto neg = run_llmprof({"peak", "--threads", "-1"});
   EXPECT_EQ(neg.exit_code, 2);
   expect_contains(neg.output, "--threads");

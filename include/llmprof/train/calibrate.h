@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "llmprof/config/enums.h"
 
@@ -31,8 +33,15 @@ struct PeakBytes {
   std::string method;
 };
 
-// Best-of-reps throughput of an n x n x n matmul: bf16 for kBf16, else fp32.
-PeakFlops measure_matmul_peak(config::Precision precision, int64_t n, int reps);
+// Best-of-reps throughput of an n x n x n matmul at precision (fp16 on CUDA only), on the CPU
+// (device -1) or on cuda:device, where each rep is timed between two device synchronizations.
+PeakFlops measure_matmul_peak(config::Precision precision, int64_t n, int reps, int device = -1);
+
+// NVIDIA's dense (no sparsity) tensor-core peak for a device by its CUDA name ("NVIDIA H100 80GB
+// HBM3") at a precision (fp32 runs count TF32 tensor cores, PyTorch's default for matmuls is
+// fp32 though: the figure is then the CUDA-core fp32 peak); nullopt for a device not in the
+// table. source "datasheet", method names the product and the figure's origin.
+std::optional<PeakFlops> datasheet_peak(std::string_view device_name, config::Precision precision);
 
 // Memory bandwidth the run can reach, STREAM-style (McCalpin): fp32 copy (b = a, 2 x 4 bytes per
 // element) and triad (a = b + s * c, 3 x 4 bytes per element) over three arrays of

@@ -15,6 +15,9 @@ namespace llmprof::train {
 // build and host have; the message says why not (CPU-only LibTorch, no driver or device).
 void check_device(const config::Config& cfg);
 
+// The CUDA runtime's name of cuda:index ("NVIDIA H100 80GB HBM3"); empty in a build without CUDA.
+std::string cuda_device_name(int index);
+
 // SGD/Adam/AdamW over two groups, as nanoGPT: weight decay on matrices (dim >= 2) only.
 std::unique_ptr<torch::optim::Optimizer> build_optimizer(const config::Config& cfg,
                                                          torch::nn::Module& model);
