@@ -127,9 +127,13 @@ struct QualityRow {
   std::string weights;  // checkpoint | partly initial (...) | initial
 };
 
-QualityRow measure_quality(train::Task& task, const train::EvalSet& set, BenchVariant variant) {
+QualityRow measure_quality(train::Task& task, const train::EvalSet& set, BenchVariant variant,
+                           train::DeviceContext& device) {
   double seconds = 0;
-  const train::EvalSums sums = evaluate_set(task, set, variant == BenchVariant::kBf16, &seconds);
+  const train::Autocast autocast(config::Device::kCpu, variant == BenchVariant::kBf16
+                                                           ? config::Precision::kBf16
+                                                           : config::Precision::kFp32);
+  const train::EvalSums sums = evaluate_set(task, set, autocast, device, &seconds);
   QualityRow q;
   q.variant = variant;
   q.dataset = set.name;
@@ -246,6 +250,12 @@ nlohmann::json notes(const config::Config& cfg, bool generation, int64_t prompt_
 
 BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
   config::validate(given);
+  if (given.device != config::Device::kCpu) {
+    // Its variants (int8 dynamic quantization, bf16 CPU autocast) and timings are CPU ones.
+    throw ConfigError("device: llmprof bench measures on the CPU only so far; use device=cpu "
+                      "(llmprof train and llmprof eval run on cuda)",
+                      given.source_file, "device");
+  }
   // -- set-up: data, model, eval sets and inputs (before the result directory exists) ---------
   Prepared p = prepare(given, opts.checkpoint, opts.allow_init_weights);
   const config::Config& cfg = p.cfg;  // with the checkpoint's model shape
@@ -300,7 +310,7 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
     // Quality first: every row of this variant carries the validation set's figures.
     std::optional<QualityRow> val;
     for (const train::EvalSet& set : sets) {
-      QualityRow q = measure_quality(task, set, variant);
+      QualityRow q = measure_quality(task, set, variant, *p.device);
       q.weights = weights_label(p);
       write_quality(quality_csv, q);
       quality_json.push_back(to_json(q));

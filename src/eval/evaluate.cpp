@@ -40,7 +40,7 @@ EvalResult run_eval(const config::Config& given, const EvalOptions& opts) {
   const config::Config& cfg = p.cfg;  // with the checkpoint's model shape
   const int64_t batch = cfg.eval.batch_size > 0 ? cfg.eval.batch_size : cfg.train.batch_size;
   const std::vector<train::EvalSet> sets = eval_sets(p, batch);
-  const bool bf16 = cfg.train.precision == config::Precision::kBf16;
+  const train::Autocast autocast(cfg);
 
   EvalResult result;
   result.task = p.task->kind();
@@ -62,7 +62,7 @@ EvalResult run_eval(const config::Config& given, const EvalOptions& opts) {
                config::name(cfg.train.precision));
   for (const train::EvalSet& set : sets) {
     double seconds = 0;
-    const train::EvalSums sums = evaluate_set(*p.task, set, bf16, &seconds);
+    const train::EvalSums sums = evaluate_set(*p.task, set, autocast, *p.device, &seconds);
     EvalSetResult r;
     r.name = set.name;
     r.source = set.source;

@@ -30,7 +30,7 @@ Prepared prepare(const config::Config& cfg_in, const std::string& checkpoint,
   const std::string key = checkpoint.empty() ? "model.init_from" : "--checkpoint";
   if (!path.empty()) p.notes = train::adopt_checkpoint_model(p.cfg, path, key);
   config::validate(cfg);
-  train::check_device(cfg);
+  p.device = train::DeviceContext::make(cfg);  // cpu, or a cuda device this host has
   p.runtime = train::apply_runtime(cfg);
   p.data = train::load_run_data(cfg);
   p.task = train::make_task(cfg, p.data.tokenizer->vocab_size(), p.data.mlm_predictions);
@@ -55,6 +55,7 @@ Prepared prepare(const config::Config& cfg_in, const std::string& checkpoint,
   } else {
     spdlog::warn("no --checkpoint and no model.init_from: measuring the untrained (initial) model");
   }
+  train::move_module(p.task->module(), *p.device);
   p.task->module().eval();
   return p;
 }
@@ -67,22 +68,25 @@ std::vector<train::EvalSet> eval_sets(const Prepared& p, int64_t batch_size) {
     sets.push_back(
         train::make_file_eval_set(cfg, p.data, name, path, batch_size, cfg.eval.max_batches));
   }
-  for (const train::EvalSet& set : sets) {
+  for (train::EvalSet& set : sets) {
     if (!set.sampling.empty()) spdlog::info("eval set {}: {}", set.name, set.sampling);
+    for (train::Batch& b : set.batches) b = p.device->copy_to_device(b);
   }
   return sets;
 }
 
-train::EvalSums evaluate_set(train::Task& task, const train::EvalSet& set, bool bf16,
+train::EvalSums evaluate_set(train::Task& task, const train::EvalSet& set,
+                             const train::Autocast& autocast, train::DeviceContext& device,
                              double* seconds) {
   torch::NoGradGuard no_grad;
   task.module().eval();
   train::EvalSums sums;
   const int64_t t0 = now_ns();
   for (const train::Batch& b : set.batches) {
-    model::CpuAutocastScope autocast(bf16);
+    model::AutocastScope scope(autocast.device_type, autocast.dtype, autocast.on);
     task.eval_batch(b, sums);
   }
+  device.synchronize();  // sync: the time runs to the end of the device's work
   if (seconds) *seconds = static_cast<double>(now_ns() - t0) * 1e-9;
   return sums;
 }

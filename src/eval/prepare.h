@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "llmprof/config/config.h"
+#include "llmprof/train/device.h"
 #include "llmprof/train/run_data.h"
 #include "llmprof/train/runtime.h"
 #include "llmprof/train/task.h"
@@ -19,6 +20,7 @@ struct Prepared {
   config::Config cfg;          // the given config with the checkpoint's model shape
   std::vector<std::string> notes;  // what was taken from the checkpoint (logged)
   train::RuntimeInfo runtime;
+  std::unique_ptr<train::DeviceContext> device;  // cfg.device: the model and eval sets live there
   train::RunData data;
   std::unique_ptr<train::Task> task;
   std::optional<train::LoadReport> checkpoint;  // none: init weights (warned)
@@ -40,9 +42,10 @@ Prepared prepare(const config::Config& cfg, const std::string& checkpoint, bool 
 // (a seeded random subset of the sequences when the set is larger).
 std::vector<train::EvalSet> eval_sets(const Prepared& p, int64_t batch_size);
 
-// Evaluates set with the model in eval mode and no grad; bf16 = CPU autocast. Returns the sums
-// and the wall time in seconds.
-train::EvalSums evaluate_set(train::Task& task, const train::EvalSet& set, bool bf16,
+// Evaluates set (on device's device) with the model in eval mode, no grad, under autocast.
+// Returns the sums and the wall time in seconds, to the end of the device's work.
+train::EvalSums evaluate_set(train::Task& task, const train::EvalSet& set,
+                             const train::Autocast& autocast, train::DeviceContext& device,
                              double* seconds);
 
 }  // namespace llmprof::eval

@@ -1,5 +1,5 @@
 // DeviceContext on the CPU and, in CUDA builds, on a CUDA device (device.h).
-#include "device.h"
+#include "llmprof/train/device.h"
 
 #include <fmt/format.h>
 

@@ -24,7 +24,7 @@
 #include "llmprof/telemetry/energy_monitor.h"
 #include "llmprof/telemetry/rusage.h"
 #include "deep_profile.h"
-#include "device.h"
+#include "llmprof/train/device.h"
 #include "llmprof/gpu/cupti_source.h"
 #include "llmprof/gpu/event_pool.h"
 #include "llmprof/base/clock.h"

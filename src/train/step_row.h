@@ -8,7 +8,7 @@
 #include "llmprof/profile/phase.h"
 #include "llmprof/rundir/tables.h"
 #include "llmprof/telemetry/rusage.h"
-#include "device_memory.h"
+#include "llmprof/train/device_memory.h"
 
 namespace llmprof::train {
 

@@ -26,7 +26,7 @@
 #include "llmprof/train/setup.h"
 #include "llmprof/train/task.h"
 #include "llmprof/train/weights.h"
-#include "device.h"
+#include "llmprof/train/device.h"
 #include "loss_scaler.h"
 
 namespace llmprof::train {
@@ -64,23 +64,12 @@ class StopSignals {
 // ---------------------------------------------------------------------------------------------
 // Eval: fixed batches (built once, before training) so eval losses are comparable over time.
 
-// The autocast of the run's precision on its device: bf16 (CPU, CUDA) or fp16 (CUDA); off at fp32.
-struct Precision {
-  explicit Precision(const config::Config& cfg)
-      : device_type(cfg.device == config::Device::kCuda ? torch::kCUDA : torch::kCPU),
-        dtype(cfg.train.precision == config::Precision::kFp16 ? torch::kHalf : torch::kBFloat16),
-        autocast(cfg.train.precision != config::Precision::kFp32) {}
-  torch::DeviceType device_type;
-  torch::ScalarType dtype;
-  bool autocast;
-};
-
-EvalSums evaluate(Task& task, const EvalSet& set, const Precision& precision) {
+EvalSums evaluate(Task& task, const EvalSet& set, const Autocast& precision) {
   torch::NoGradGuard no_grad;
   task.module().eval();
   EvalSums sums;
   for (const Batch& b : set.batches) {
-    model::AutocastScope autocast(precision.device_type, precision.dtype, precision.autocast);
+    model::AutocastScope autocast(precision.device_type, precision.dtype, precision.on);
     task.eval_batch(b, sums);
   }
   task.module().train();
@@ -156,7 +145,7 @@ struct Training {
     return set;
   }
 
-  Precision precision;
+  Autocast precision;
   std::unique_ptr<DeviceContext> device;
   std::unique_ptr<LossScaler> scaler;  // fp16 only
   RuntimeInfo runtime;
@@ -211,8 +200,8 @@ void timed_step(const config::Config& cfg, Training& t, Step& step, data::BatchL
     }
     {
       auto phase = step.phase(profile::Phase::kForward);
-      const Precision& p = t.precision;
-      model::AutocastScope autocast(p.device_type, p.dtype, p.autocast);
+      const Autocast& p = t.precision;
+      model::AutocastScope autocast(p.device_type, p.dtype, p.on);
       loss = t.task->loss(b);
       if (A > 1) loss = loss / static_cast<double>(A);
     }

@@ -2,7 +2,7 @@
 // the model, optimizer state, eval batches and each training batch live on the device: the
 // loader's slots are pinned (page-locked) so a batch is copied with non_blocking while the host
 // goes on, and each slot is fenced by a CUDA event so a worker never refills it while its copy is
-// still in flight. Private to train (torch).
+// still in flight. llmprof train, eval and bench run on it (torch).
 #pragma once
 
 #include <torch/torch.h>
@@ -15,9 +15,22 @@
 #include "llmprof/config/config.h"
 #include "llmprof/data/loader.h"
 #include "llmprof/train/task.h"
-#include "device_memory.h"
+#include "llmprof/train/device_memory.h"
 
 namespace llmprof::train {
+
+// The autocast of a run's precision on its device: bf16 (CPU, CUDA) or fp16 (CUDA); off at fp32.
+struct Autocast {
+  explicit Autocast(const config::Config& cfg)
+      : Autocast(cfg.device, cfg.train.precision) {}
+  Autocast(config::Device device, config::Precision precision)
+      : device_type(device == config::Device::kCuda ? torch::kCUDA : torch::kCPU),
+        dtype(precision == config::Precision::kFp16 ? torch::kHalf : torch::kBFloat16),
+        on(precision != config::Precision::kFp32) {}
+  torch::DeviceType device_type;
+  torch::ScalarType dtype;
+  bool on;
+};
 
 class DeviceContext {
  public:
