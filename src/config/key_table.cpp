@@ -144,6 +144,9 @@ std::vector<KeySpec> build_table() {
               "position embeddings (>= block_size); 0 = model.block_size"),
       enum_key<LLMPROF_REF(model, activation)>(
           "gpt MLP GELU: gelu (exact, nanoGPT) | gelu_tanh (GPT-2's gelu_new)"),
+      enum_key<LLMPROF_REF(model, attention)>(
+          "gpt attention core: manual (each op and scope visible) | sdpa (fused "
+          "scaled_dot_product_attention: flash attention on CUDA, as nanoGPT)"),
       int_key(LLMPROF_KEY(model, num_labels), 2, 1 << 16, "classes for train.task=classify"),
       string_key(LLMPROF_KEY(model, init_from),
                  "weights to start from: an llmprof checkpoint or run directory, or a Hugging Face "

@@ -1,5 +1,7 @@
 #include "llmprof/model/gpt.h"
 
+#include <torch/version.h>
+
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -30,7 +32,8 @@ torch::Tensor LayerNormImpl::forward(const torch::Tensor& x) {
 // Attention
 
 CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GptOptions& opt, int16_t layer)
-    : n_head_(opt.n_head), n_embd_(opt.n_embd), dropout_(opt.dropout), layer_(layer) {
+    : n_head_(opt.n_head), n_embd_(opt.n_embd), dropout_(opt.dropout), sdpa_(opt.sdpa),
+      layer_(layer) {
   c_attn = register_module("c_attn", Linear(opt.n_embd, 3 * opt.n_embd, opt.bias));
   c_proj = register_module("c_proj", Linear(opt.n_embd, opt.n_embd, opt.bias));
   // True where key position > query position: those scores become -inf before softmax.
@@ -85,10 +88,29 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
   torch::Tensor y;
   {
     LLMPROF_SCOPE(Scope::kAttnCore, layer_);  // scores + mask + softmax + weighted sum
-    torch::Tensor att = softmax(scores(heads(parts[0]), heads(parts[1])));
-    y = mix(att, heads(parts[2]));
+    if (sdpa_) {
+      y = fused_core(heads(parts[0]), heads(parts[1]), heads(parts[2]));
+      y = y.transpose(1, 2).contiguous().view({B, T, n_embd_});
+    } else {
+      torch::Tensor att = softmax(scores(heads(parts[0]), heads(parts[1])));
+      y = mix(att, heads(parts[2]));
+    }
   }
   return proj(y);
+}
+
+torch::Tensor CausalSelfAttentionImpl::fused_core(const torch::Tensor& q, const torch::Tensor& k,
+                                                  const torch::Tensor& v) {
+  // One op for the core, causal: flash (or memory-efficient) attention on CUDA; the sub-scopes
+  // scores/softmax/mix are not separable inside it.
+  const double p = dropout_ > 0 && is_training() ? dropout_ : 0.0;
+#if TORCH_VERSION_MAJOR >= 2
+  return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, p, /*is_causal=*/true);
+#else
+  return std::get<0>(at::_scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, p,
+                                                       /*need_attn_weights=*/false,
+                                                       /*is_causal=*/true));
+#endif
 }
 
 torch::Tensor CausalSelfAttentionImpl::forward_cached(const torch::Tensor& x,

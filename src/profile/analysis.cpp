@@ -25,8 +25,27 @@ constexpr const char* kPassNames[3] = {"forward", "recompute", "backward"};
 
 }  // namespace
 
+namespace {
+
+// The fused attention kernels' ops (LibTorch 2.x, scaled_dot_product_attention on CUDA), forward
+// and backward. Their inner ops (_flash_attention_forward, ...) and the composite
+// aten::scaled_dot_product_attention above them are left unmodelled: counted once.
+bool is_fused_attention(std::string_view op) {
+  for (std::string_view base : {"aten::_scaled_dot_product_flash_attention",
+                                "aten::_scaled_dot_product_efficient_attention",
+                                "aten::_scaled_dot_product_cudnn_attention"}) {
+    if (op.substr(0, base.size()) != base) continue;
+    const std::string_view rest = op.substr(base.size());
+    if (rest.empty() || rest == "_backward") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool is_matmul_op(std::string_view op) {
-  return op == "aten::mm" || op == "aten::addmm" || op == "aten::bmm" || op == "aten::baddbmm";
+  return op == "aten::mm" || op == "aten::addmm" || op == "aten::bmm" || op == "aten::baddbmm" ||
+         is_fused_attention(op);
 }
 
 std::optional<double> op_flops(std::string_view op, const ShapeRecord& s) {
@@ -41,6 +60,17 @@ std::optional<double> op_flops(std::string_view op, const ShapeRecord& s) {
   }
   if (op == "aten::baddbmm" && has(s, 1, 3) && has(s, 2, 3)) {
     return 2.0 * s.dims[1][0] * s.dims[1][1] * s.dims[1][2] * s.dims[2][2];
+  }
+  // Fused attention, torch.utils.flop_counter's count: forward Q K^T and P V, 2 matmuls of
+  // 2*B*H*T*S*D each (causal masking not discounted); backward recomputes the scores and forms
+  // dV, dP, dQ, dK: 5 such matmuls. Forward inputs (q, k, v), backward (grad_out, q, k, v).
+  if (is_fused_attention(op)) {
+    const bool backward = op.size() > 9 && op.substr(op.size() - 9) == "_backward";
+    const int q = backward ? 1 : 0, k = q + 1;
+    if (!has(s, q, 4) || !has(s, k, 4)) return std::nullopt;
+    const double bhtsd = static_cast<double>(s.dims[q][0]) * s.dims[q][1] * s.dims[q][2] *
+                         s.dims[k][2] * s.dims[q][3];
+    return (backward ? 10.0 : 4.0) * bhtsd;
   }
   // add and mul: one FLOP per output element, torch.profiler's convention for them.
   if ((op == "aten::add" || op == "aten::add_" || op == "aten::mul" || op == "aten::mul_") &&

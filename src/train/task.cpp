@@ -189,6 +189,7 @@ std::unique_ptr<Task> make_task(const config::Config& cfg, int64_t tokenizer_voc
     opt.max_positions = m.max_positions;
     opt.vocab_size = vocab;
     opt.gelu_tanh = m.activation == config::Activation::kGeluTanh;
+    opt.sdpa = m.attention == config::Attention::kSdpa;
     opt.dropout = m.dropout;
     opt.bias = m.bias;
     opt.activation_checkpointing = cfg.train.activation_checkpointing;

@@ -38,6 +38,7 @@ using AllEnums = ::testing::Types<ModelType,
                                   Device,
                                   BenchVariant,
                                   Activation,
+                                  Attention,
                                   Launcher>;
 TYPED_TEST_SUITE(EnumTableTest, AllEnums);
 

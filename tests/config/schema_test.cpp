@@ -31,7 +31,7 @@ ConfigError catch_config_error(F&& f) {
 const std::vector<std::string> kAllKeys = {
     "model.type", "model.n_layer", "model.n_head", "model.n_embd", "model.block_size",
     "model.vocab_size", "model.dropout", "model.bias", "model.ffn_dim", "model.max_positions",
-    "model.activation",
+    "model.activation", "model.attention",
     "model.num_labels", "model.init_from",
     "data.path", "data.tokenizer", "data.vocab_path", "data.merges_path", "data.lower_case",
     "data.val_fraction",
@@ -69,7 +69,8 @@ void expect_same_config(const Config& a, const Config& b) {
 // A config with every key away from its default, including awkward floats and strings.
 Config unusual_config() {
   Config c;
-  c.model = {ModelType::kGpt, 3, 6, 96, 48, 1000, 0.1 + 0.2, false, 384, 96, Activation::kGeluTanh, 5,
+  c.model = {ModelType::kGpt, 3, 6, 96, 48, 1000, 0.1 + 0.2, false, 384, 96, Activation::kGeluTanh,
+             Attention::kSdpa, 5,
              "runs/mlm: #1/checkpoint"};
   c.data = {"data/my corpus: v2 #1.txt", TokenizerKind::kGpt2, "enc\"oder\".json", "vocab\\bpe\ttab",
             false, 1.0 / 3, 0, 7, 12345, DataFormat::kJsonl, "val \"x\".csv", "question, answer", "review", "stars",
@@ -85,6 +86,7 @@ Config unusual_config() {
   c.output = {"", "null"};
   c.threads = 1024;
   c.device = Device::kCuda;
+  c.device_index = 3;
   return c;
 }
 // clang-format on

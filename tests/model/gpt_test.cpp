@@ -55,6 +55,26 @@ TEST(GptAttention, FutureTokensDoNotChangeEarlierLogits) {
   EXPECT_GT(diff_future, 1e-4);
 }
 
+TEST(GptAttention, FusedCoreMatchesTheManualOneInValueAndGradient) {
+  GptOptions fused = tiny();
+  fused.sdpa = true;
+  torch::manual_seed(3);
+  Gpt a(tiny());
+  torch::manual_seed(3);
+  Gpt b(fused);  // the same weights: same seed, same parameters
+  torch::Tensor x = torch::randint(65, {4, 16}, torch::kLong);
+  torch::Tensor y = torch::randint(65, {4, 16}, torch::kLong);
+  torch::Tensor la = a->loss(a->forward(x), y), lb = b->loss(b->forward(x), y);
+  EXPECT_NEAR(la.item<double>(), lb.item<double>(), 1e-5);
+  la.backward();
+  lb.backward();
+  const auto pa = a->parameters(), pb = b->parameters();
+  ASSERT_EQ(pa.size(), pb.size());
+  for (size_t i = 0; i < pa.size(); ++i) {
+    EXPECT_LT((pa[i].grad() - pb[i].grad()).abs().max().item<double>(), 1e-5) << "parameter " << i;
+  }
+}
+
 TEST(GptInit, ResidualProjectionsUseScaledStd) {
   torch::manual_seed(3);
   GptOptions o = tiny();

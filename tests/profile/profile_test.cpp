@@ -70,6 +70,25 @@ TEST(OpFlops, ElementwiseOpsAndBackwardsCountPerElement) {
   EXPECT_FALSE(op_flops("aten::mm", shapes({{4, 10, 3}, {3, 3}})).has_value()) << "wrong rank";
 }
 
+TEST(OpFlops, FusedAttentionCountsLikeTorchsFlopCounter) {
+  // q (B=2, H=3, T=8, D=4), k and v (2, 3, S=6, 4): forward 2 matmuls, backward 5.
+  const double bhtsd = 2.0 * 3 * 8 * 6 * 4;
+  EXPECT_DOUBLE_EQ(*op_flops("aten::_scaled_dot_product_flash_attention",
+                             shapes({{2, 3, 8, 4}, {2, 3, 6, 4}, {2, 3, 6, 4}})),
+                   4 * bhtsd);
+  EXPECT_DOUBLE_EQ(*op_flops("aten::_scaled_dot_product_efficient_attention_backward",
+                             shapes({{2, 3, 8, 4}, {2, 3, 8, 4}, {2, 3, 6, 4}, {2, 3, 6, 4}})),
+                   10 * bhtsd);
+  EXPECT_TRUE(is_matmul_op("aten::_scaled_dot_product_cudnn_attention"));
+  // The composite above the kernel op and the kernel's inner op: not counted a second time.
+  EXPECT_FALSE(op_flops("aten::scaled_dot_product_attention",
+                        shapes({{2, 3, 8, 4}, {2, 3, 6, 4}, {2, 3, 6, 4}})).has_value());
+  EXPECT_FALSE(op_flops("aten::_flash_attention_forward",
+                        shapes({{2, 8, 3, 4}, {2, 6, 3, 4}, {2, 6, 3, 4}})).has_value());
+  EXPECT_FALSE(op_flops("aten::_scaled_dot_product_flash_attention_for_cpu_x",
+                        shapes({{2, 3, 8, 4}, {2, 3, 6, 4}})).has_value());
+}
+
 TEST(NameTable, InternsOnceAndOverflowsToOther) {
   NameTable t(8, 64);
   uint32_t a = t.intern("aten::mm");

@@ -39,6 +39,12 @@ LLMPROF_ENUM_NAMES(ModelType, "model.type", "gpt", "distilbert");
 enum class Activation : int { kGelu = 0, kGeluTanh = 1 };
 LLMPROF_ENUM_NAMES(Activation, "model.activation", "gelu", "gelu_tanh");
 
+// The gpt attention core: llmprof's own (scores, mask, softmax, weighted sum: each op and scope
+// visible) or LibTorch's fused scaled_dot_product_attention (flash attention on CUDA with
+// LibTorch 2.x, nanoGPT's choice; 1.13's composite on the CPU).
+enum class Attention : int { kManual = 0, kSdpa = 1 };
+LLMPROF_ENUM_NAMES(Attention, "model.attention", "manual", "sdpa");
+
 enum class TokenizerKind : int { kChar = 0, kGpt2 = 1, kWordpiece = 2 };
 LLMPROF_ENUM_NAMES(TokenizerKind, "data.tokenizer", "char", "gpt2", "wordpiece");
 

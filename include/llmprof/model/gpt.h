@@ -28,6 +28,7 @@ struct GptOptions {
   bool bias = true;
   bool activation_checkpointing = false;  // recompute each block in backward
   bool gelu_tanh = false;  // GPT-2's gelu_new (tanh approximation); false: exact erf GELU
+  bool sdpa = false;       // attention core through scaled_dot_product_attention (fused)
 };
 
 // LayerNorm with an optional bias (LibTorch 1.13's nn::LayerNorm has no bias=false).
@@ -59,12 +60,15 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
   torch::Tensor scores(const torch::Tensor& q, const torch::Tensor& k);
   torch::Tensor softmax(const torch::Tensor& att);                      // (B,nh,T,T)
   torch::Tensor mix(const torch::Tensor& att, const torch::Tensor& v);  // ->(B,T,C)
+  // q, k, v (B,nh,T,hs) -> (B,nh,T,hs) through scaled_dot_product_attention, causal.
+  torch::Tensor fused_core(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
   torch::Tensor proj(const torch::Tensor& y);                           // (B,T,C)->(B,T,C)
 
   Linear c_attn{nullptr}, c_proj{nullptr};
   torch::Tensor causal_mask;  // (T, T) bool, true above the diagonal (future positions)
   int64_t n_head_, n_embd_;
   double dropout_;
+  bool sdpa_;
   int16_t layer_;  // block index, for profiling scopes
 };
 TORCH_MODULE(CausalSelfAttention);
