@@ -1,6 +1,8 @@
 #include "llmprof/data/corpus.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -43,8 +45,10 @@ void write_text_atomic(const std::string& path, const std::string& text) {
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
     out.close();  // flushes and closes: a full disk shows in either
     if (!out) {
+      const int err = errno;  // the failed write's or close's (ENOSPC, EFBIG, EIO, ...)
       fs::remove(tmp, ec);
-      throw IoError("write failed (disk full?): " + tmp);
+      throw IoError("cannot write " + tmp + ": " +
+                    (err != 0 ? std::strerror(err) : "the write failed (disk full?)"));
     }
   }
   fs::rename(tmp, target, ec);
