@@ -10,3 +10,7 @@ find_package(yaml-cpp REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
 find_package(CLI11 REQUIRED)
 message(STATUS "llmprof: LibTorch ${Torch_VERSION} from ${Torch_DIR}")
+# ATen's headers need C++20 from LibTorch 2.12 on (GPU hosts bring whatever PyTorch they have).
+if(Torch_VERSION VERSION_GREATER_EQUAL 2.12)
+  set(CMAKE_CXX_STANDARD 20)
+endif()

@@ -5,9 +5,12 @@
 #   scripts/gpu/run_device.sh build     scripts/build_gpu.sh without tests -> build-cuda/llmprof
 #   scripts/gpu/run_device.sh smoke     peak on the device; 20 steps at level ops: kernels.csv,
 #                                       trace.json and summary.json's gpu section
-#   scripts/gpu/run_device.sh measure   GPT-2 small bf16 at levels off, phases, ops, fp16; the
-#                                       nanoGPT peer (eager, compile, torch.profiler); HTA on
-#                                       llmprof's trace
+#   scripts/gpu/run_device.sh measure   GPT-2 small bf16 at levels off, phases, ops (twice,
+#                                       interleaved), loop vs fused AdamW, fp16, CUDA graphs; the
+#                                       nanoGPT peer (eager, compile, torch.profiler)
+#   scripts/gpu/run_device.sh distilbert  DistilBERT-base MLM bf16 at levels off and ops
+#   scripts/gpu/run_device.sh all       build, smoke, measure and distilbert in one call, each
+#                                       stage under its own time limit; results.tgz in $OUT
 # Each stage ends with a table of what it measured (the commands that gave each figure above it).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -16,6 +19,14 @@ out=${OUT:-$PWD/gpu-results}
 mkdir -p "$out"
 llmprof=build-cuda/llmprof
 config=configs/gpt2_small_cuda.yaml
+# ../shared does not travel to the device host: prepare_device.sh copied what the runs read.
+data=.device/data
+data_sets=()
+if [ -d "$data" ]; then
+  data_sets=(--set "data.path=$data/tinyshakespeare.txt"
+             --set "data.vocab_path=$data/vocab/gpt2-encoder.json"
+             --set "data.merges_path=$data/vocab/gpt2-vocab.bpe")
+fi
 
 # One training run: name, then --set overrides. Prints median ms/step, tokens/s and MFU.
 train() {
@@ -25,51 +36,87 @@ train() {
   for s in "$@"; do sets+=(--set "$s"); done
   echo "+ $llmprof train -c $config ${sets[*]}"
   "$llmprof" train -c "$config" --set "output.dir=$out/runs" --set "output.name=$name" \
-    "${sets[@]}" >"$out/$name.log" 2>&1 || { echo "$name: failed, see $out/$name.log"; tail -5 "$out/$name.log"; return 1; }
-  python3 - "$out/runs/$name/summary.json" "$name" <<'PY'
-import json, sys
-s = json.load(open(sys.argv[1]))
-med = lambda v: (v or {}).get("median")
-st, tok, mfu = s["timing"]["step_ms"], s["throughput"]["tokens_per_s"], s["mfu"]["value"]
-print(f"{sys.argv[2]:<22} {med(st)} ms/step  {med(tok)} tokens/s  MFU {med(mfu)} "
-      f"({s['mfu']['peak_source']})  gpu idle {json.dumps(s.get('gpu', {}).get('idle'))}")
-PY
+    "${data_sets[@]}" "${sets[@]}" >"$out/$name.log" 2>&1 || { echo "$name: failed, see $out/$name.log"; tail -5 "$out/$name.log"; return 1; }
+  python3 scripts/gpu/summarize_run.py "$name" "$out/runs/$name"
 }
 
 case "$stage" in
   build)
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/gpu.txt"
-    scripts/build_gpu.sh -DLLMPROF_BUILD_TESTS=OFF 2>&1 | tail -n 30 | tee "$out/build.log"
+    scripts/build_gpu.sh -DLLMPROF_BUILD_TESTS=OFF >"$out/build.log" 2>&1
+    rc=$?
+    tail -n 15 "$out/build.log"
+    if [ $rc -ne 0 ] && [ -f build-cuda/build.ninja ]; then  # every error at once, not the first
+      ninja -C build-cuda -k 0 >"$out/build_errors.log" 2>&1
+      grep -E -A6 "error|undefined reference" "$out/build_errors.log" | head -n 150
+      echo "build: again without LibTorch 2.x's fast paths (LLMPROF_TORCH2_FAST_PATHS=OFF)"
+      cmake -S . -B build-cuda -DLLMPROF_TORCH2_FAST_PATHS=OFF >/dev/null &&
+        cmake --build build-cuda -j "$(nproc)" 2>&1 | tail -n 5
+    fi
     test -x "$llmprof" && "$llmprof" --version
     ;;
+  distilbert)  # the DistilBERT-base MLM shape, bf16, fused AdamW, at levels off and ops
+    bert=configs/distilbert_mlm_wikitext.yaml
+    for level in off ops; do
+      name=distilbert_base_$level
+      echo "+ $llmprof train -c $bert (distilbert-base shape, bf16, cuda, fused, $level)"
+      "$llmprof" train -c "$bert" --set device=cuda --set "output.dir=$out/runs" \
+        --set "output.name=$name" --set "data.vocab_path=$data/vocab/bert-base-uncased-vocab.txt" \
+        --set "data.path=$data/wikitext-2/wiki.train.tokens.gz" \
+        --set "data.val_path=$data/wikitext-2/wiki.valid.tokens" \
+        --set "eval.paths=wikitext-2/valid=$data/wikitext-2/wiki.valid.tokens" \
+        --set model.n_layer=6 --set model.n_head=12 --set model.n_embd=768 --set model.ffn_dim=3072 \
+        --set train.batch_size=32 --set train.eval_interval=0 --set train.save_checkpoint=false \
+        --set schedule.max_steps=60 --set train.precision=bf16 --set optim.fused=true \
+        --set "profile.level=$level" \
+        >"$out/$name.log" 2>&1 || { echo "$name: failed"; tail -n 5 "$out/$name.log"; continue; }
+      python3 scripts/gpu/summarize_run.py "$name" "$out/runs/$name"
+    done
+    ;;
+  all)  # one call: each stage bounded so that a hang leaves time for the rest and the results
+    timeout 220 bash "$0" build || true
+    if [ -x "$llmprof" ]; then
+      timeout 40 bash "$0" smoke || echo "smoke: exit $?"
+      timeout 240 bash "$0" measure || echo "measure: exit $?"
+      timeout 45 bash "$0" distilbert || echo "distilbert: exit $?"
+    fi
+    # At most 8 files come back from the device host: one archive holds the runs and logs.
+    (cd "$out" && find runs -name 'trace.json' -size +30M -delete 2>/dev/null
+     tar -czf results.tgz --exclude=results.tgz runs ./*.log ./*.txt ./*.jsonl 2>/dev/null
+     rm -rf runs ./*.log ./*.jsonl)
+    ls -la "$out"
+    ;;
   smoke)
-    "$llmprof" peak --device cuda --precision bf16 | tee "$out/peak_bf16.txt"
+    [ "${PEAK:-1}" = 0 ] || "$llmprof" peak --device cuda --precision bf16 | tee "$out/peak_bf16.txt"
     train smoke_ops profile.level=ops schedule.max_steps=20 profile.schedule_wait=5 \
       profile.schedule_warmup=2 profile.schedule_active=3 profile.trace=true
     ls -la "$out/runs/smoke_ops"
     head -n 15 "$out/runs/smoke_ops/kernels.csv"
     ;;
   measure)
-    for level in off phases ops; do
-      train "gpt2_$level" profile.level=$level
+    peer() {  # nanoGPT on the same GPU, same shapes; one JSON line per mode
+      [ "${PEER:-1}" = 0 ] && return 0  # PEER=0: llmprof's runs only
+      if [ ! -f .device/src/nanoGPT/model.py ]; then
+        echo "nanoGPT peer skipped: no .device/src/nanoGPT (scripts/gpu/prepare_device.sh nanoGPT=...)"
+        return 0
+      fi
+      echo "+ python3 scripts/gpu/nanogpt_peer.py --nanogpt .device/src/nanoGPT --modes $1 --optimizer $2"
+      PYTHONUNBUFFERED=1 timeout "$3" python3 scripts/gpu/nanogpt_peer.py \
+        --nanogpt .device/src/nanoGPT --modes "$1" --optimizer "$2" --trace-dir /tmp \
+        | tee -a "$out/nanogpt.jsonl"
+    }
+    # Overhead per level: two interleaved repetitions (fused AdamW, the config's default).
+    for rep in 1 2; do
+      for level in off phases ops; do train "gpt2_${level}_$rep" profile.level=$level; done
     done
-    train gpt2_fp16 train.precision=fp16
-    train gpt2_manual_attention model.attention=manual
-    if [ -f .device/src/nanoGPT/model.py ]; then
-      echo "+ python3 scripts/gpu/nanogpt_peer.py --nanogpt .device/src/nanoGPT"
-      PYTHONUNBUFFERED=1 python3 scripts/gpu/nanogpt_peer.py --nanogpt .device/src/nanoGPT \
-        --trace-dir "$out" | tee "$out/nanogpt.jsonl"
-    else
-      echo "nanoGPT peer skipped: no .device/src/nanoGPT (scripts/gpu/prepare_device.sh nanoGPT=...)"
-    fi
-    if [ -d .device/src/hta ] && [ -f scripts/gpu/hta_check.py ]; then
-      trace=$(ls "$out"/runs/gpt2_ops/trace.json* 2>/dev/null | head -n 1)
-      echo "+ python3 scripts/gpu/hta_check.py $trace .device/src/hta"
-      python3 scripts/gpu/hta_check.py "$trace" .device/src/hta 2>&1 | tail -n 40 | tee "$out/hta.txt"
-    fi
+    peer eager,profiler fused 80
+    train gpt2_loop_adamw optim.fused=false profile.level=off
+    train gpt2_fp16 train.precision=fp16 profile.level=phases
+    train gpt2_cuda_graphs train.cuda_graphs=true profile.level=phases
+    peer compile fused 110
     ;;
   *)
-    echo "usage: scripts/gpu/run_device.sh build|smoke|measure" >&2
+    echo "usage: scripts/gpu/run_device.sh build|smoke|distilbert|measure|all" >&2
     exit 2
     ;;
 esac

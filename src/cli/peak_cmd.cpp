@@ -48,6 +48,9 @@ void add_peak_command(CLI::App& app, int& exit_code) {
         fmt::print("datasheet_flops_per_s: {}\ndatasheet: {}\nmeasured_of_datasheet: {:.3f}\n",
                    sheet->flops_per_s, sheet->method, peak.flops_per_s / sheet->flops_per_s);
       }
+      const train::PeakBandwidth bw = train::measure_memory_bandwidth(0, 10, index);
+      fmt::print("peak_bytes_per_s: {}\ncopy_bytes_per_s: {}\nbandwidth_method: {} (triad)\n",
+                 bw.triad_bytes_per_s, bw.copy_bytes_per_s, bw.method);
       exit_code = 0;
       return;
     }

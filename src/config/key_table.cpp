@@ -194,6 +194,10 @@ std::vector<KeySpec> build_table() {
       float_key(LLMPROF_KEY(optim, momentum), closed_open(0, 1), "sgd momentum; 0 = plain sgd"),
       float_key(LLMPROF_KEY(optim, grad_clip), closed(0, 1e6),
                 "max global gradient norm; 0 = no clipping"),
+      bool_key(LLMPROF_KEY(optim, fused),
+               "adam/adamw as one fused multi-tensor kernel set per step (LibTorch's "
+               "_fused_adam(w)_, >= 2.1 on CUDA, >= 2.4 on CPU); false: LibTorch's per-parameter "
+               "loop"),
       // schedule
       int_key(LLMPROF_KEY(schedule, warmup_steps), 0, kNoIntMax,
               "optimizer steps of linear warmup from 0 to optim.lr"),
@@ -219,6 +223,9 @@ std::vector<KeySpec> build_table() {
                "write <run>/checkpoint (weights + config) at the end of the run"),
       int_key(LLMPROF_KEY(train, checkpoint_interval), 0, kNoIntMax,
               "with save_checkpoint: also every N steps (<run>/checkpoint-step<N>); 0 = end only"),
+      bool_key(LLMPROF_KEY(train, cuda_graphs),
+               "cuda: capture the step (forward, backward, clip, fused optimizer) as one CUDA "
+               "graph after the profile warm-up and replay it with static input buffers"),
       // profile
       enum_key<LLMPROF_REF(profile, level)>(
           "off | phases | modules (+ per-module times) | ops (+ per-op times)"),
@@ -247,6 +254,9 @@ std::vector<KeySpec> build_table() {
               "modules/ops: event buffer capacity per thread; full = recording stops, warned"),
       bool_key(LLMPROF_KEY(profile, trace),
                "modules/ops: write trace.json (Chrome trace format) of the recorded steps"),
+      bool_key(LLMPROF_KEY(profile, trace_gzip),
+               "modules/ops: write the trace gzip-compressed, as trace.json.gz (Perfetto and HTA "
+               "read it)"),
       // energy
       bool_key(LLMPROF_KEY(energy, enabled),
                "sample CPU/GPU power and energy on a background thread"),

@@ -294,6 +294,36 @@ std::optional<Problem> find_problem(const Config& cfg) {
         fmt::format("train.precision: fp16 needs device=cuda (device={}); on CPU use bf16",
                     name(cfg.device))};
   }
+  if (cfg.train.cuda_graphs) {
+    const char* why = nullptr;
+    std::vector<std::string> keys{"train.cuda_graphs"};
+    if (cfg.device != Device::kCuda) {
+      why = "needs device=cuda";
+      keys.push_back("device");
+    } else if (cfg.train.precision == Precision::kFp16) {
+      why = "cannot replay fp16's loss scaler, which reads an inf/NaN flag on the host each step; "
+            "use train.precision=bf16";
+      keys.push_back("train.precision");
+    } else if (cfg.train.grad_accum_steps != 1) {
+      why = "captures one micro-batch per step; set train.grad_accum_steps=1";
+      keys.push_back("train.grad_accum_steps");
+    } else if (!cfg.optim.fused || cfg.optim.name == Optimizer::kSgd) {
+      why = "needs the fused optimizer, whose learning rate and step count live on the device; "
+            "set optim.name=adamw and optim.fused=true";
+      keys.push_back("optim.fused");
+    } else if (cfg.profile.level >= ProfileLevel::kModules) {
+      why = "replays kernels without running the module scopes or ops that "
+            "profile.level=modules/ops record; use profile.level=phases (kernels: ncu/nsys)";
+      keys.push_back("profile.level");
+    } else if (cfg.train.activation_checkpointing) {
+      why = "does not capture activation checkpointing's recompute; set "
+            "train.activation_checkpointing=false";
+      keys.push_back("train.activation_checkpointing");
+    }
+    if (why != nullptr) {
+      return Problem{keys, fmt::format("train.cuda_graphs: true {}", why)};
+    }
+  }
   return std::nullopt;
 }
 

@@ -96,6 +96,42 @@ void add_runtime(const ApiActivity& a, GpuRecords& out, RuntimeNameFn runtime_na
   out.runtime.push_back(std::move(r));
 }
 
+// The driver API's launches (cuBLAS/cuBLASLt and cuDNN launch their kernels through
+// cuLaunchKernel(Ex) without a runtime call): named as the driver names them, classified as
+// launches. Other driver calls are left out: the runtime records hold the host's API time.
+const char* driver_launch_name(uint32_t cbid) {
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+      return "cuLaunchKernel";
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+      return "cuLaunchKernelEx";
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+      return "cuLaunchCooperativeKernel";
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
+      return "cuGraphLaunch";
+    default:
+      return nullptr;
+  }
+}
+
+bool add_driver(const ApiActivity& a, GpuRecords& out) {
+  const char* name = driver_launch_name(a.cbid);
+  if (name == nullptr) return false;
+  RuntimeApiRecord r;
+  r.cbid = a.cbid;
+  r.name = name;
+  r.start_ns = ns(a.start);
+  r.end_ns = ns(a.end);
+  r.thread_id = a.threadId;
+  r.correlation_id = a.correlationId;
+  out.runtime.push_back(std::move(r));
+  return true;
+}
+
 }  // namespace
 
 bool convert_activity(const CUpti_Activity& record, GpuRecords& out, RuntimeNameFn runtime_name) {
@@ -117,6 +153,8 @@ bool convert_activity(const CUpti_Activity& record, GpuRecords& out, RuntimeName
     case CUPTI_ACTIVITY_KIND_RUNTIME:
       add_runtime(reinterpret_cast<const ApiActivity&>(record), out, runtime_name);
       return true;
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+      return add_driver(reinterpret_cast<const ApiActivity&>(record), out);
     default:
       return false;
   }

@@ -6,6 +6,7 @@
 #if defined(LLMPROF_HAVE_CUPTI_HEADERS)
 
 #include <cupti_activity.h>
+#include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 
 #include <cstdint>

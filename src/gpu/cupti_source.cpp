@@ -110,7 +110,10 @@ void CuptiActivitySource::start() {
                                              CUPTI_ACTIVITY_KIND_MEMCPY,
                                              CUPTI_ACTIVITY_KIND_MEMSET};
     if (impl_->options.synchronization) kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
-    if (impl_->options.runtime_api) kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
+    if (impl_->options.runtime_api) {
+      kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
+      kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);  // cuBLAS/cuDNN launch through the driver API
+    }
     for (CUpti_ActivityKind k : kinds) {
       check(cuptiActivityEnable(k), "cuptiActivityEnable");
       impl_->enabled.push_back(k);

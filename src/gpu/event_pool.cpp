@@ -82,4 +82,35 @@ GpuPhaseTimes PhaseEventPool::resolve() {
   return out;
 }
 
+StepEventSpan::StepEventSpan(EventApi& api) : api_(api) {
+  begin_ = api_.create();
+  try {
+    end_ = api_.create();
+  } catch (...) {
+    api_.destroy(begin_);
+    throw;
+  }
+}
+
+StepEventSpan::~StepEventSpan() {
+  api_.destroy(begin_);
+  api_.destroy(end_);
+}
+
+void StepEventSpan::begin() {
+  closed_ = false;
+  api_.record(begin_);
+}
+
+void StepEventSpan::end() {
+  api_.record(end_);
+  closed_ = true;
+}
+
+std::optional<double> StepEventSpan::resolve() {
+  if (!closed_) return std::nullopt;
+  api_.synchronize(end_);  // sync: after the step, the end event's completion
+  return api_.elapsed_ms(begin_, end_);
+}
+
 }  // namespace llmprof::gpu

@@ -72,6 +72,7 @@ bool sync_blocks_host(SyncType type) {
 ApiClass classify_runtime_api(std::string_view name) {
   const std::string_view base = base_api_name(name);
   if (starts_with(base, "cudaLaunch") || base == "cudaGraphLaunch") return ApiClass::kLaunch;
+  if (starts_with(base, "cuLaunch") || base == "cuGraphLaunch") return ApiClass::kLaunch;  // driver
   if (starts_with(base, "cudaMemcpy")) return ApiClass::kMemcpy;
   if (starts_with(base, "cudaMemset")) return ApiClass::kMemset;
   if (base == "cudaDeviceSynchronize" || base == "cudaStreamSynchronize" ||

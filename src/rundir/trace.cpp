@@ -1,11 +1,14 @@
-// trace.json in Chrome trace event format. Compact on purpose (bytes per event are benchmarked):
-// short category names, microsecond timestamps with 3 decimals, args only where they carry
-// information. Process 1 = the training process; tid = the recording thread index + 1.
+// trace.json in Chrome trace event format, in Kineto's categories and argument names (what HTA
+// reads). Compact on purpose (bytes per event are benchmarked): microsecond timestamps with 3
+// decimals, args only where they carry information. pid = the training process's id; tid = the
+// recording thread index + 1.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <unordered_map>
 
 #include "llmprof/base/clock.h"
+#include "llmprof/output/gzip.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/profile/analysis.h"
 #include "llmprof/rundir/tables.h"
@@ -32,7 +35,15 @@ void append_escaped(std::string& out, std::string_view s) {
 
 class TraceBuffer {
  public:
-  explicit TraceBuffer(int64_t origin_ns) : origin_ns_(origin_ns) { out_.reserve(1 << 20); }
+  TraceBuffer(int64_t origin_ns, int64_t pid, const std::string& device_properties)
+      : origin_ns_(origin_ns), pid_(pid) {
+    out_.reserve(1 << 20);
+    // Metadata before the events: HTA's streaming parser reads it up to "traceEvents".
+    fmt::format_to(std::back_inserter(out_),
+                   "{{\"schemaVersion\": 1, \"distributedInfo\": {{\"rank\": 0, "
+                   "\"world_size\": 1}}, \"deviceProperties\": {}, \"traceEvents\": [\n",
+                   device_properties);
+  }
 
   // A complete slice ("ph":"X").
   void slice(std::string_view cat, std::string_view name, int tid, int64_t start_ns, int64_t end_ns,
@@ -42,8 +53,8 @@ class TraceBuffer {
     out_ += cat;
     out_ += R"(","name":")";
     append_escaped(out_, name);
-    fmt::format_to(std::back_inserter(out_), R"(","pid":1,"tid":{},"ts":{:.3f},"dur":{:.3f})", tid,
-                   us(start_ns), static_cast<double>(end_ns - start_ns) * 1e-3);
+    fmt::format_to(std::back_inserter(out_), R"(","pid":{},"tid":{},"ts":{:.3f},"dur":{:.3f})", pid_,
+                   tid, us(start_ns), static_cast<double>(end_ns - start_ns) * 1e-3);
     if (!args.empty()) {
       out_ += R"(,"args":{)";
       out_ += args;
@@ -54,56 +65,72 @@ class TraceBuffer {
   void counter(std::string_view name, int64_t t_ns, std::string_view series, int64_t value) {
     begin();
     fmt::format_to(std::back_inserter(out_),
-                   R"({{"ph":"C","name":"{}","pid":1,"ts":{:.3f},"args":{{"{}":{}}}}})", name,
-                   us(t_ns), series, value);
+                   R"({{"ph":"C","name":"{}","pid":{},"ts":{:.3f},"args":{{"{}":{}}}}})", name,
+                   pid_, us(t_ns), series, value);
   }
   // Flow start ("s") inside a forward op, finish ("f", bound to the enclosing slice) at a node.
   void flow(char ph, int64_t id, int tid, int64_t t_ns) {
     begin();
     fmt::format_to(std::back_inserter(out_),
-                   R"({{"ph":"{}","cat":"flow","name":"fwd->bwd","id":{},"pid":1,"tid":{},"ts":{:.3f}{}}})",
-                   ph, id, tid, us(t_ns), ph == 'f' ? R"(,"bp":"e")" : "");
+                   R"({{"ph":"{}","cat":"flow","name":"fwd->bwd","id":{},"pid":{},"tid":{},"ts":{:.3f}{}}})",
+                   ph, id, pid_, tid, us(t_ns), ph == 'f' ? R"(,"bp":"e")" : "");
   }
   void metadata(std::string_view what, int tid, std::string_view name) {
     begin();
     fmt::format_to(std::back_inserter(out_),
-                   R"({{"ph":"M","name":"{}","pid":1,"tid":{},"args":{{"name":"{}"}}}})", what, tid,
-                   name);
+                   R"({{"ph":"M","name":"{}","pid":{},"tid":{},"args":{{"name":"{}"}}}})", what, pid_,
+                   tid, name);
+  }
+  // An event rendered elsewhere (GPU activity), as it is.
+  void raw(const std::string& event) {
+    begin();
+    out_ += event;
   }
   std::string finish() {
-    out_ += "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"schema_version\":1,\"producer\":\"llmprof\"}}\n";
+    out_ += "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"schema_version\":2,\"producer\":\"llmprof\"}}\n";
     return std::move(out_);
   }
   int64_t events() const { return events_; }
 
  private:
   void begin() {
-    out_ += events_++ == 0 ? "{\"traceEvents\":[\n" : ",\n";
+    if (events_++ > 0) out_ += ",\n";
   }
   double us(int64_t t_ns) const { return static_cast<double>(t_ns - origin_ns_) * 1e-3; }
   std::string out_;
   int64_t origin_ns_;
+  int64_t pid_;
   int64_t events_ = 0;
 };
 
 }  // namespace
 
-TraceStats write_trace(const std::string& path,
-                       const TraceData& data,
-                       const std::vector<StepRecord>& steps) {
-  const int64_t t0 = now_ns();
+int64_t trace_origin_ns(const TraceData& data, const std::vector<StepRecord>& steps) {
   int64_t origin = steps.empty() ? 0 : steps.front().start_ns;
   for (const auto& e : data.ops) origin = std::min(origin == 0 ? e.start_ns : origin, e.start_ns);
-  TraceBuffer tb(origin);
+  return origin;
+}
+
+TraceStats write_trace(const std::string& path,
+                       const TraceData& data,
+                       const std::vector<StepRecord>& steps,
+                       const TraceOptions& options) {
+  const int64_t t0 = now_ns();
+  const int64_t origin = trace_origin_ns(data, steps);
+  const int64_t pid = options.cpu_pid > 0 ? options.cpu_pid : static_cast<int64_t>(::getpid());
+  TraceBuffer tb(origin, pid, options.device_properties_json);
   tb.metadata("process_name", 1, "llmprof train");
   for (int t = 0; t < std::max(1, data.num_threads); ++t) {
     tb.metadata("thread_name", t + 1, t == 0 ? "train loop" : fmt::format("thread {}", t));
   }
   for (const StepRecord& s : steps) {
-    tb.slice("step", fmt::format("step {}", s.step), 1, s.start_ns, s.end_ns, "");
+    // Kineto's step annotation: HTA finds iterations by this name.
+    tb.slice("user_annotation", fmt::format("ProfilerStep#{}", s.step), 1, s.start_ns, s.end_ns,
+             "");
     for (int i = 0; i < s.num_intervals; ++i) {
       const PhaseInterval& p = s.intervals[i];
-      tb.slice("phase", phase_name(p.phase), 1, p.start_ns, p.end_ns, "");
+      tb.slice("user_annotation", phase_name(p.phase), 1, p.start_ns, p.end_ns,
+               R"("llmprof":"phase")");
     }
   }
   for (size_t i = 0; i < data.scopes.size(); ++i) {
@@ -115,7 +142,8 @@ TraceStats write_trace(const std::string& path,
       args += fmt::format(R"(,"alloc_bytes":{},"saved_bytes":{})", data.scope_alloc_bytes[i],
                           data.scope_saved_bytes[i]);
     }
-    tb.slice(e.pass == 0 ? "scope" : "recompute", name, 1, e.start_ns, e.end_ns, args);
+    args += e.pass == 0 ? R"(,"llmprof":"scope")" : R"(,"llmprof":"recompute")";
+    tb.slice("user_annotation", name, 1, e.start_ns, e.end_ns, args);
   }
   // The forward op that created each autograd node: the last top-level forward op with that
   // sequence number (ops that create no node leave the number to the next op).
@@ -128,14 +156,13 @@ TraceStats write_trace(const std::string& path,
   }
   for (size_t i = 0; i < data.ops.size(); ++i) {
     const OpEvent& e = data.ops[i];
-    std::string args;
-    if (e.seq >= 0) args = fmt::format(R"("seq":{})", e.seq);
+    // External id: what the GPU events' runtime calls and kernels name as their op (i + 1).
+    std::string args = fmt::format(R"("External id":{})", i + 1);
+    if (e.seq >= 0) args += fmt::format(R"(,"Sequence number":{})", e.seq);
     if (e.shape_id >= 0) {
       const ShapeRecord& s = data.shapes[static_cast<size_t>(e.shape_id)];
-      if (auto f = op_flops(data.names[e.name_id], s)) {
-        args += fmt::format(R"({}"flops":{})", args.empty() ? "" : ",", *f);
-      }
-      args += args.empty() ? R"("shapes":")" : R"(,"shapes":")";
+      if (auto f = op_flops(data.names[e.name_id], s)) args += fmt::format(R"(,"flops":{})", *f);
+      args += R"(,"shapes":")";
       for (int k = 0; k < ShapeRecord::kMaxInputs; ++k) {
         if (s.ndim[k] < 0) continue;
         args += "[";
@@ -144,9 +171,10 @@ TraceStats write_trace(const std::string& path,
       }
       args += "\"";
     }
-    if (e.alloc_bytes > 0) args += fmt::format(R"({}"bytes":{})", args.empty() ? "" : ",", e.alloc_bytes);
+    if (e.alloc_bytes > 0) args += fmt::format(R"(,"bytes":{})", e.alloc_bytes);
     const bool node = e.kind == OpEvent::kBackwardNode;
-    tb.slice(node ? "bwd" : "op", data.names[e.name_id], e.thread + 1, e.start_ns, e.end_ns, args);
+    if (node) args += R"(,"llmprof":"backward_node")";
+    tb.slice("cpu_op", data.names[e.name_id], e.thread + 1, e.start_ns, e.end_ns, args);
     if (node && e.seq >= 0) {
       auto it = creator.find((static_cast<int64_t>(e.step) << 32) ^ e.seq);
       if (it != creator.end()) {
@@ -169,9 +197,11 @@ TraceStats write_trace(const std::string& path,
     tb.counter("allocated_bytes", t, "peak", m.peak_allocated_bytes);
     tb.counter("allocated_bytes_end", t, "end", m.end_allocated_bytes);
   }
+  for (const std::string& event : options.extra_events) tb.raw(event);
   TraceStats stats;
   stats.events = tb.events();
   std::string text = tb.finish();
+  if (options.gzip) text = output::gzip_compress(text);
   stats.bytes = static_cast<int64_t>(text.size());
   output::write_file_atomic(path, text);
   stats.write_ms = static_cast<double>(now_ns() - t0) * 1e-6;

@@ -110,22 +110,35 @@ int64_t last_level_cache_bytes() {
 
 }  // namespace
 
-PeakBandwidth measure_memory_bandwidth(int64_t array_bytes, int reps) {
+PeakBandwidth measure_memory_bandwidth(int64_t array_bytes, int reps, int device) {
   torch::NoGradGuard no_grad;
   PeakBandwidth bw;
-  bw.llc_bytes = last_level_cache_bytes();
-  // Server parts hide hundreds of MiB of L3 (and VMs often hide its size): at least 1 GiB.
+  const bool cuda = device >= 0;
+  bw.llc_bytes = cuda ? 0 : last_level_cache_bytes();
+  // Server parts hide hundreds of MiB of L3 (and VMs often hide its size): at least 1 GiB; a
+  // GPU's L2 is tens of MiB.
   if (array_bytes <= 0) array_bytes = std::max<int64_t>(4 * bw.llc_bytes, int64_t{1} << 30);
   const int64_t n = array_bytes / 4;
   bw.array_bytes = n * 4;
-  torch::Tensor a = torch::ones({n}), b = torch::ones({n}), c = torch::ones({n});
+  const auto options = torch::TensorOptions().device(
+      cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device))
+           : torch::Device(torch::kCPU));
+  torch::Tensor a = torch::ones({n}, options), b = torch::ones({n}, options),
+                c = torch::ones({n}, options);
+  // sync: on CUDA each timed kernel runs alone, from an idle device to its end.
+  const auto sync = [&] {
+    if (cuda) torch::cuda::synchronize(device);
+  };
   const double bytes = static_cast<double>(bw.array_bytes);
   int64_t copy_ns = INT64_MAX, triad_ns = INT64_MAX;
   for (int i = 0; i <= reps; ++i) {  // pass 0 is untimed: page faults, thread start
+    sync();
     int64_t t0 = now_ns();
     b.copy_(a);
+    sync();
     const int64_t t1 = now_ns();
     torch::add_out(a, b, c, /*alpha=*/3.0);  // a = b + 3 c
+    sync();
     const int64_t t2 = now_ns();
     if (i == 0) continue;
     copy_ns = std::min(copy_ns, t1 - t0);
@@ -133,8 +146,11 @@ PeakBandwidth measure_memory_bandwidth(int64_t array_bytes, int reps) {
   }
   bw.copy_bytes_per_s = 2 * bytes / (static_cast<double>(copy_ns) * 1e-9);
   bw.triad_bytes_per_s = 3 * bytes / (static_cast<double>(triad_ns) * 1e-9);
-  bw.method = fmt::format("best of {} fp32 copy/triad over 3 x {} MiB arrays, {} threads", reps,
-                          bw.array_bytes >> 20, at::get_num_threads());
+  bw.method = cuda ? fmt::format("best of {} fp32 device copy/triad over 3 x {} MiB arrays on "
+                                 "cuda:{}",
+                                 reps, bw.array_bytes >> 20, device)
+                   : fmt::format("best of {} fp32 copy/triad over 3 x {} MiB arrays, {} threads",
+                                 reps, bw.array_bytes >> 20, at::get_num_threads());
   return bw;
 }
 

@@ -3,9 +3,15 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <climits>
+#include <unordered_map>
 #include <unordered_set>
+
+#include "llmprof/gpu/device_properties.h"
+#include "llmprof/gpu/gpu_trace.h"
 
 #include "llmprof/base/clock.h"
 #include "llmprof/rundir/files.h"
@@ -136,7 +142,18 @@ void DeepProfile::process() {
     rundir::write_ops(rundir::path(run_dir_, rundir::kOps), analysis_);
   }
   if (cfg_.trace && windows_ == 0) {
-    trace_stats_ = rundir::write_trace(rundir::path(run_dir_, rundir::kTrace), data, window_records_);
+    rundir::TraceOptions options;
+    options.extra_events = std::move(gpu_trace_);
+    options.gzip = cfg_.trace_gzip;
+    if (gpu_) {
+      if (const auto props = gpu::query_device_properties(device_)) {
+        options.device_properties_json = "[" + gpu::device_properties_json(*props) + "]";
+      }
+    }
+    trace_stats_ = rundir::write_trace(
+        rundir::path(run_dir_, cfg_.trace_gzip ? rundir::kTraceGz : rundir::kTrace), data,
+        window_records_, options);
+    gpu_trace_.clear();
   }
   ++windows_;
   window_records_.clear();
@@ -219,6 +236,66 @@ void keep_recorded_steps(gpu::GpuRecords& g, const std::vector<profile::StepReco
 
 }  // namespace
 
+namespace {
+
+// Backward ops take the module scope of their autograd node's forward op (the node's sequence
+// number is the forward op's, in the same step), as modules.csv attributes backward time: each
+// op in the backward phase looks up the innermost node open around it on its thread.
+void attribute_backward_scopes(const profile::TraceData& data, std::vector<gpu::CpuOpInterval>& ops) {
+  const auto key = [](int64_t step, int64_t seq) { return (step << 32) ^ seq; };
+  std::unordered_map<int64_t, size_t> creator;  // (step, seq) -> the forward op
+  std::unordered_map<uint32_t, std::vector<size_t>> nodes;  // thread -> its nodes, by start
+  for (size_t i = 0; i < data.ops.size(); ++i) {
+    const profile::OpEvent& e = data.ops[i];
+    if (e.kind == profile::OpEvent::kBackwardNode) {
+      nodes[e.thread].push_back(i);
+    } else if (e.seq >= 0 && e.phase == static_cast<uint8_t>(profile::Phase::kForward) &&
+               !ops[i].scope.empty()) {
+      creator[key(e.step, e.seq)] = i;
+    }
+  }
+  for (auto& [thread, list] : nodes) {
+    std::sort(list.begin(), list.end(),
+              [&](size_t a, size_t b) { return data.ops[a].start_ns < data.ops[b].start_ns; });
+  }
+  for (size_t i = 0; i < data.ops.size(); ++i) {
+    const profile::OpEvent& e = data.ops[i];
+    if (e.phase != static_cast<uint8_t>(profile::Phase::kBackward) || !ops[i].scope.empty()) {
+      continue;
+    }
+    const auto it = nodes.find(e.thread);
+    if (it == nodes.end()) continue;
+    const std::vector<size_t>& list = it->second;
+    // The last node starting at or before the op, then outwards until one contains it.
+    auto pos = std::upper_bound(list.begin(), list.end(), e.start_ns, [&](int64_t t, size_t n) {
+      return t < data.ops[n].start_ns;
+    });
+    while (pos != list.begin()) {
+      const profile::OpEvent& node = data.ops[*--pos];
+      if (node.end_ns < e.end_ns) continue;  // ended before the op: not around it
+      const auto f = node.seq >= 0 ? creator.find(key(node.step, node.seq)) : creator.end();
+      if (f != creator.end()) {
+        ops[i].scope = ops[f->second].scope;
+        ops[i].block = ops[f->second].block;
+      }
+      break;
+    }
+  }
+  // The nodes themselves, for the kernels they launch directly.
+  for (const auto& [thread, list] : nodes) {
+    for (size_t n : list) {
+      const profile::OpEvent& node = data.ops[n];
+      const auto f = node.seq >= 0 ? creator.find(key(node.step, node.seq)) : creator.end();
+      if (f != creator.end() && ops[n].scope.empty()) {
+        ops[n].scope = ops[f->second].scope;
+        ops[n].block = ops[f->second].block;
+      }
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<double> DeepProfile::process_gpu(const profile::TraceData& data) {
   // The op events as intervals on their OS threads, index for index with data.ops.
   std::vector<gpu::CpuOpInterval> ops;
@@ -235,13 +312,23 @@ std::vector<double> DeepProfile::process_gpu(const profile::TraceData& data) {
       o.block = se.block;
       o.pass = se.pass == 0 ? "forward" : "recompute";
     } else if (e.phase == static_cast<uint8_t>(profile::Phase::kBackward)) {
-      o.pass = "backward";  // its module comes through the autograd node (modules.csv)
+      o.pass = "backward";  // its module: below, through its autograd node
     }
     ops.push_back(std::move(o));
   }
+  attribute_backward_scopes(data, ops);
   keep_recorded_steps(window_gpu_, window_records_);
   const gpu::GpuRecords& g = window_gpu_;
   const gpu::Correlation corr = gpu::correlate(g, ops);
+  if (cfg_.trace && windows_ == 0) {  // trace.json holds the first window: its GPU events too
+    gpu::GpuTraceOptions t;
+    t.origin_ns = rundir::trace_origin_ns(data, window_records_);
+    t.cpu_pid = static_cast<int64_t>(::getpid());
+    for (size_t i = 0; i < data.thread_ids.size(); ++i) {
+      t.cpu_tids.emplace(data.thread_ids[i], static_cast<int>(i) + 1);
+    }
+    gpu_trace_ = gpu::gpu_trace_events(g, ops, corr, t);
+  }
   std::vector<double> event_gpu_ns(ops.size(), 0.0);
   add_gpu_time(g.kernels, corr.kernels, event_gpu_ns);
   add_gpu_time(g.memcpys, corr.memcpys, event_gpu_ns);

@@ -79,6 +79,7 @@ class DeepProfile {
   gpu::GpuRecords window_gpu_;          // the window in flight's records, once collected
   std::vector<gpu::StepIdle> idle_;     // per recorded step (gaps dropped)
   gpu::GpuTables gpu_tables_;           // the first window's
+  std::vector<std::string> gpu_trace_;  // the first window's GPU events, for the trace
   int device_ = 0;                      // the CUDA device the records are of
   int64_t gpu_records_ = 0, gpu_unattributed_ = 0;
 };

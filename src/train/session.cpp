@@ -94,7 +94,10 @@ PeakBytes peak_bytes_of(const config::Config& cfg) {
     return {0, 0, "none",
             "measured at profile.level=ops (the roofline); or set profile.peak_bytes_per_s"};
   }
-  const PeakBandwidth bw = measure_memory_bandwidth(0, 3);
+  const bool cuda = cfg.device == config::Device::kCuda;
+  const PeakBandwidth bw =
+      measure_memory_bandwidth(0, 3, cuda ? static_cast<int>(cfg.device_index) : -1);
+  if (cuda) return {bw.triad_bytes_per_s, bw.copy_bytes_per_s, "measured", bw.method + " (triad)"};
   // Its arrays are freed: they must not count as the run's peak RSS.
   const bool reset = telemetry::reset_peak_rss();
   return {bw.triad_bytes_per_s, bw.copy_bytes_per_s, "measured",
@@ -174,8 +177,10 @@ struct Session::Impl {
   std::unique_ptr<telemetry::EnergyMonitor> energy;
   profile::PhaseRecorder recorder;
   std::unique_ptr<DeviceContext> device;  // the CPU, or the CUDA device and its allocator
-  // CUDA at level >= phases: each phase's device time from events on the default stream.
+  // CUDA: the step's device time (every level) and each phase's (level >= phases), from events
+  // on the default stream.
   std::unique_ptr<gpu::EventApi> event_api;
+  std::unique_ptr<gpu::StepEventSpan> span;
   std::unique_ptr<gpu::PhaseEventPool> events;
   DeepProfile deep;  // modules/ops on the schedule
   Progress progress;
@@ -204,11 +209,14 @@ Session::Session(const config::Config& cfg, const SessionOptions& options,
                            : nlohmann::json{{"enabled", false}, {"reason", "energy.enabled=false"}};
   output::write_file_atomic(rundir::path(m.run_dir, rundir::kEnv), env.dump(2) + "\n");
   m.rows.reserve(static_cast<size_t>(m.max_steps));
-  if (m.device->is_cuda() && m.recorder.enabled()) {
+  if (m.device->is_cuda()) {
     m.event_api = gpu::make_cuda_event_api(nullptr);  // LibTorch's default stream
-    m.events = std::make_unique<gpu::PhaseEventPool>(*m.event_api,
-                                                     profile::StepRecord::kMaxIntervals);
-    m.recorder.set_device_timer(m.events.get());
+    m.span = std::make_unique<gpu::StepEventSpan>(*m.event_api);
+    if (m.recorder.enabled()) {
+      m.events = std::make_unique<gpu::PhaseEventPool>(*m.event_api,
+                                                       profile::StepRecord::kMaxIntervals);
+      m.recorder.set_device_timer(m.events.get());
+    }
   }
 
   spdlog::info("run directory {}", m.run_dir);
@@ -275,11 +283,13 @@ void Session::begin_step(int64_t number) {
   m.device->reset_peak_memory();  // CUDA: the step's own peak (a host call, no sync)
   if (m.events) m.events->begin_step();
   m.rusage_before = telemetry::read_rusage();
+  if (m.span) m.span->begin();
   m.recorder.begin_step(number);  // the step's clock starts: nothing of ours runs until end
 }
 
 void Session::end_step() {
   Impl& m = *impl_;
+  if (m.span) m.span->end();
   m.recorder.end_step();
   // ---- end of the timed step ----
   StepRow& row = m.row;
@@ -302,11 +312,22 @@ void Session::fail_step(std::exception_ptr error) noexcept {
 void Session::commit_step(int64_t number) {
   Impl& m = *impl_;
   StepRow& row = m.row;
-  // sync: waits for the step's last phase event. llmprof train has read the loss by now, so the
-  // device is already done; a loop that reads nothing waits here, after its timed step.
-  if (m.events) row.gpu = m.events->resolve();
+  // sync: waits for the step's end event (recorded after its last phase's). llmprof train has
+  // read the loss by now, so the device is already done; a loop that reads nothing waits here,
+  // after its timed step.
+  if (m.span) {
+    const std::optional<double> span_ms = m.span->resolve();
+    row.gpu = m.events ? m.events->resolve() : gpu::GpuPhaseTimes{};
+    row.gpu->step_ms = span_ms;
+  }
   if (m.energy) {
-    const telemetry::IntervalEnergy e = m.energy->step_energy(row.timing.start_ns, row.timing.end_ns);
+    // On CUDA the step lasts until the device is done with it (the host may be far ahead: a
+    // CUDA graph's step is 0.3 ms on the host for 40 on the device).
+    int64_t end_ns = row.timing.end_ns;
+    if (const std::optional<double> device_ms = gpu_step_ms(row)) {
+      end_ns = std::max(end_ns, row.timing.start_ns + static_cast<int64_t>(*device_ms * 1e6));
+    }
+    const telemetry::IntervalEnergy e = m.energy->step_energy(row.timing.start_ns, end_ns);
     row.energy_j = e.joules;
     row.avg_power_w = e.avg_power_w;
     row.energy_estimated = e.estimated;

@@ -2,8 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <torch/version.h>
+
+#include <algorithm>
 #include <cmath>
 
+#include "fused_adam.h"
 #include "llmprof/error.h"
 
 namespace llmprof::train {
@@ -24,6 +28,35 @@ std::unique_ptr<torch::optim::Optimizer> two_groups(const std::vector<torch::Ten
   return std::make_unique<Optim>(std::move(g), base);
 }
 
+// optim.fused: Adam/AdamW through the fused kernels, where this LibTorch has them for the device.
+std::unique_ptr<torch::optim::Optimizer> build_fused(const config::Config& cfg,
+                                                     const std::vector<torch::Tensor>& decay,
+                                                     const std::vector<torch::Tensor>& no_decay) {
+  const auto& o = cfg.optim;
+  if (o.name == config::Optimizer::kSgd) {
+    throw ConfigError("optim.fused: true applies to adam and adamw, not sgd: set optim.fused=false",
+                      cfg.source_file, "optim.fused");
+  }
+  const torch::Device where = decay.empty() ? torch::Device(torch::kCPU) : decay[0].device();
+  if (!fused_adam_available(where)) {
+    throw ConfigError(fmt::format("optim.fused: true, but LibTorch {} has no fused Adam/AdamW "
+                                  "kernels for {} (CUDA from LibTorch 2.1, CPU from 2.4): set "
+                                  "optim.fused=false",
+                                  TORCH_VERSION, where.str()),
+                      cfg.source_file, "optim.fused");
+  }
+  torch::optim::AdamWOptions base(o.lr);
+  base.betas({o.beta1, o.beta2}).eps(o.eps);
+  auto wd = base, nwd = base;
+  wd.weight_decay(o.weight_decay);
+  nwd.weight_decay(0.0);
+  std::vector<torch::optim::OptimizerParamGroup> g;
+  g.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(wd));
+  g.emplace_back(no_decay, std::make_unique<torch::optim::AdamWOptions>(nwd));
+  return std::make_unique<FusedAdam>(std::move(g), base,
+                                     /*decoupled=*/o.name == config::Optimizer::kAdamw);
+}
+
 }  // namespace
 
 std::unique_ptr<torch::optim::Optimizer> build_optimizer(const config::Config& cfg,
@@ -32,6 +65,7 @@ std::unique_ptr<torch::optim::Optimizer> build_optimizer(const config::Config& c
   for (const auto& p : model.parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
   const auto& o = cfg.optim;
   namespace optim = torch::optim;
+  if (o.fused) return build_fused(cfg, decay, no_decay);
   switch (o.name) {
     case config::Optimizer::kAdamw:
       return two_groups<optim::AdamW>(
@@ -75,6 +109,18 @@ torch::Tensor clip_grad_norm(const std::vector<torch::Tensor>& params, double ma
     if (p.grad().defined()) grads.push_back(p.grad());
   }
   if (grads.empty()) return torch::zeros({});
+#if !defined(LLMPROF_NO_TORCH2_FAST_PATHS) &&\
+    (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1))
+  const bool one_dtype = std::all_of(grads.begin(), grads.end(), [&](const torch::Tensor& g) {
+    return g.scalar_type() == grads[0].scalar_type() && g.device() == grads[0].device();
+  });
+  if (one_dtype) {  // multi-tensor kernels: a few launches instead of two per parameter
+    torch::Tensor total = torch::stack(at::_foreach_norm(grads, 2)).norm(2).to(torch::kFloat);
+    torch::Tensor coef = (max_norm / (total + 1e-6)).clamp_max(1.0);
+    at::_foreach_mul_(grads, coef.to(grads[0].scalar_type()));
+    return total;
+  }
+#endif
   std::vector<torch::Tensor> norms;
   norms.reserve(grads.size());
   for (const auto& g : grads) norms.push_back(g.norm(2).to(torch::kFloat));

@@ -6,7 +6,9 @@
 namespace llmprof::train {
 
 std::optional<double> gpu_step_ms(const StepRow& r) {
-  if (!r.gpu || r.gpu->intervals.empty()) return std::nullopt;
+  if (!r.gpu) return std::nullopt;
+  if (r.gpu->step_ms) return r.gpu->step_ms;  // the step's own span, at every level
+  if (r.gpu->intervals.empty()) return std::nullopt;
   double end = 0;
   for (const gpu::GpuPhaseInterval& i : r.gpu->intervals) {
     end = std::max(end, i.start_ms + i.duration_ms);  // start_ms counts from the first begin

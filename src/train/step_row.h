@@ -39,8 +39,9 @@ inline double host_step_ms(const StepRow& r) {
   return static_cast<double>(r.timing.end_ns - r.timing.start_ns) * 1e-6;
 }
 
-// The device's time of a step: from the start of its first timed phase to the end of its last,
-// on the device's clock; null off CUDA or when no phase was timed there.
+// The device's time of a step: its span between the events at its start and end (every level),
+// else from the start of its first timed phase to the end of its last, on the device's clock;
+// null off CUDA or when nothing was timed there.
 std::optional<double> gpu_step_ms(const StepRow& r);
 
 // The step's time for rates and MFU: the device's on CUDA (the host only enqueues work and runs

@@ -27,6 +27,8 @@
 #include "llmprof/train/task.h"
 #include "llmprof/train/weights.h"
 #include "llmprof/train/device.h"
+#include "cuda_graph.h"
+#include "fused_adam.h"
 #include "loss_scaler.h"
 
 namespace llmprof::train {
@@ -155,6 +157,10 @@ struct Training {
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::vector<torch::Tensor> params;
   EvalSet eval_train, eval_val;
+  // train.cuda_graphs: the captured step, its static input and outputs.
+  std::unique_ptr<StepGraph> graph;
+  Batch graph_batch;
+  torch::Tensor graph_loss, graph_norm;
 };
 
 void log_inputs(const Training& t) {
@@ -231,6 +237,76 @@ void timed_step(const config::Config& cfg, Training& t, Step& step, data::BatchL
     if (t.scaler) t.scaler->update();
     zero_grad_to_none(t.params);
   }
+  step.end();
+}
+
+// train.cuda_graphs, between steps (untimed): the step captured once, on a static copy of the
+// last batch, after a warm-up forward and backward on the capture stream whose gradients are
+// dropped (no update: the loss trajectory stays the eager one's).
+void capture_step(const config::Config& cfg, Training& t, const LoopState& s) {
+  auto* fused = dynamic_cast<FusedAdam*>(t.optimizer.get());
+  if (fused == nullptr) throw Error("train.cuda_graphs: needs optim.fused=true");
+  fused->use_device_learning_rates();
+  fused->stage_learning_rates();
+  t.graph_batch = t.device->copy_to_device(wrap_batch(s.held));
+  t.graph = StepGraph::make(static_cast<int>(cfg.device_index));
+  const Autocast& p = t.precision;
+  const auto forward_backward = [&] {
+    torch::Tensor loss;
+    {
+      model::AutocastScope autocast(p.device_type, p.dtype, p.on);
+      loss = t.task->loss(t.graph_batch);
+    }
+    loss.backward();
+    return loss;
+  };
+  t.graph->capture(
+      [&] {
+        forward_backward();
+        zero_grad_to_none(t.params);
+      },
+      [&] {
+        t.graph_loss = forward_backward().detach();
+        if (cfg.optim.grad_clip > 0) t.graph_norm = clip_grad_norm(t.params, cfg.optim.grad_clip);
+        t.optimizer->step();
+      });
+}
+
+// Copies a loader batch into the captured step's static input (async from the pinned slot).
+void copy_into(Batch& dst, const Batch& src) {
+  const auto copy = [](torch::Tensor& d, const torch::Tensor& from) {
+    if (!d.defined()) return;
+    if (d.sizes() != from.sizes()) {
+      throw Error(fmt::format("train.cuda_graphs: a batch of shape [{}] does not fit the captured "
+                              "step's [{}]",
+                              fmt::join(from.sizes(), ", "), fmt::join(d.sizes(), ", ")));
+    }
+    d.copy_(from, /*non_blocking=*/true);
+  };
+  copy(dst.x, src.x);
+  copy(dst.y, src.y);
+  copy(dst.mask, src.mask);
+  copy(dst.pos, src.pos);
+}
+
+// The timed step as a replay (train.cuda_graphs). The data phase copies the batch into the
+// static input; the forward phase holds the whole replayed step (forward, backward, clip,
+// optimizer), which a graph does not separate.
+void graph_step(Training& t, Step& step, data::BatchLoader& loader, LoopState& s) {
+  {
+    auto phase = step.phase(profile::Phase::kData);
+    if (s.holding) loader.release(s.held);
+    s.held = loader.next();
+    s.holding = true;
+    copy_into(t.graph_batch, wrap_batch(s.held));
+  }
+  {
+    auto phase = step.phase(profile::Phase::kForward);
+    t.graph->replay();
+  }
+  s.micro_loss[0] = t.graph_loss;
+  s.grad_norm = t.graph_norm;
+  s.step_skipped = false;
   step.end();
 }
 
@@ -337,6 +413,8 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
   Outcome outcome;
   const int64_t max_steps = cfg.schedule.max_steps;
   const int64_t eval_every = cfg.train.eval_interval, ckpt_every = cfg.train.checkpoint_interval;
+  // train.cuda_graphs: eager steps first (library autotuning, optimizer state), then the graph.
+  const int64_t graph_after = std::max<int64_t>(1, cfg.profile.warmup_steps);
   try {
     const bool stopped_early = signals.signal() != 0;  // while the run directory was made
     if (stopped_early) {
@@ -347,8 +425,22 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
       const bool last = n == max_steps;
       const double lr = learning_rate(cfg, n - 1);
       set_learning_rate(*t.optimizer, lr);
+      if (cfg.train.cuda_graphs && !t.graph && n > graph_after) {
+        capture_step(cfg, t, state);
+        spdlog::info("train.cuda_graphs: step captured before step {}; from here forward_ms is "
+                     "the whole replayed step (forward, backward, clip, optimizer)",
+                     n);
+        session.annotate("cuda_graphs", nlohmann::json{{"captured_before_step", n},
+                                                       {"forward_ms", "the whole replayed step"}}
+                                            .dump());
+      }
+      if (t.graph) static_cast<FusedAdam&>(*t.optimizer).stage_learning_rates();
       Step step = session.step();  // its row is written as it leaves scope, even on break
-      timed_step(cfg, t, step, loader, state);
+      if (t.graph) {
+        graph_step(t, step, loader, state);
+      } else {
+        timed_step(cfg, t, step, loader, state);
+      }
       if (auto stop = record_loss(cfg, step, state, lr)) {
         outcome = *stop;
         break;

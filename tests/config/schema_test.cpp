@@ -39,14 +39,14 @@ const std::vector<std::string> kAllKeys = {
     "data.jsonl_fields", "data.text_column", "data.label_column", "data.max_examples",
     "data.val_max_examples", "data.mlm_probability",
     "optim.name", "optim.lr", "optim.weight_decay", "optim.beta1", "optim.beta2", "optim.eps",
-    "optim.momentum", "optim.grad_clip",
+    "optim.momentum", "optim.grad_clip", "optim.fused",
     "schedule.warmup_steps", "schedule.cosine", "schedule.min_lr", "schedule.max_steps",
     "train.batch_size", "train.grad_accum_steps", "train.eval_interval", "train.eval_steps",
     "train.seed", "train.precision", "train.activation_checkpointing", "train.task",
-    "train.save_checkpoint", "train.checkpoint_interval",
+    "train.save_checkpoint", "train.checkpoint_interval", "train.cuda_graphs",
     "profile.level", "profile.peak_flops_per_s", "profile.peak_bytes_per_s", "profile.warmup_steps",
     "profile.schedule_wait", "profile.schedule_warmup", "profile.schedule_active",
-    "profile.schedule_repeat", "profile.record_shapes", "profile.record_view_ops", "profile.shape_interval", "profile.max_events", "profile.trace",
+    "profile.schedule_repeat", "profile.record_shapes", "profile.record_view_ops", "profile.shape_interval", "profile.max_events", "profile.trace", "profile.trace_gzip",
     "energy.enabled", "energy.sample_hz", "energy.cpu_tdp_w", "energy.grid_gco2_per_kwh",
     "energy.sysfs_root", "energy.nvml_library",
     "runtime.malloc_tuning", "runtime.malloc_mmap_threshold_bytes",
@@ -75,10 +75,11 @@ Config unusual_config() {
   c.data = {"data/my corpus: v2 #1.txt", TokenizerKind::kGpt2, "enc\"oder\".json", "vocab\\bpe\ttab",
             false, 1.0 / 3, 0, 7, 12345, DataFormat::kJsonl, "val \"x\".csv", "question, answer", "review", "stars",
             100, 50, 0.2};
-  c.optim = {Optimizer::kSgd, 3e-4, 0.0, 0.85, 0.999, 1e-10, 0.5, 0.0};
+  c.optim = {Optimizer::kSgd, 3e-4, 0.0, 0.85, 0.999, 1e-10, 0.5, 0.0, true};
   c.schedule = {0, false, 1.5e-5, 123456};
   c.train = {3, 2, 0, 1, 0, Precision::kFp16, true, TaskKind::kLm, true, 10};
-  c.profile = {ProfileLevel::kOps, 1.23456789e14, 2.5e10, 0, 3, 0, 7, 0, true, true, 3, 12345, false};
+  c.profile = {ProfileLevel::kOps, 1.23456789e14, 2.5e10, 0, 3, 0, 7, 0, true, true, 3, 12345, false,
+               true};
   c.energy = {false, 250, 95.5, 0.1 + 0.7, "/tmp/fake sys: #1", "/opt/nvidia/libnvidia-ml.so.1"};
   c.runtime = {false, 0, 9007199254740993};  // 2^53 + 1: an int that no double holds
   c.eval = {"wiki=a.txt,gsm8k=b.jsonl", 7, 3};
@@ -210,6 +211,28 @@ TEST(Validate, RejectsFp16OnCpuAndAcceptsItOnCuda) {
   EXPECT_NO_THROW(validate(c));
 }
 
+// train.cuda_graphs names what stands in its way, one key at a time, and passes a config that
+// can be captured.
+TEST(Validate, CudaGraphsNeedCudaBf16OneMicroBatchFusedAdamWAndPhases) {
+  Config c;
+  c.train.cuda_graphs = true;
+  const auto message = [&] { return std::string(catch_config_error([&] { validate(c); }).what()); };
+  EXPECT_NE(message().find("train.cuda_graphs: true needs device=cuda"), std::string::npos);
+  c.device = Device::kCuda;
+  c.train.precision = Precision::kFp16;
+  EXPECT_NE(message().find("fp16's loss scaler"), std::string::npos);
+  c.train.precision = Precision::kBf16;
+  c.train.grad_accum_steps = 2;
+  EXPECT_NE(message().find("train.grad_accum_steps=1"), std::string::npos);
+  c.train.grad_accum_steps = 1;
+  EXPECT_NE(message().find("optim.fused=true"), std::string::npos);
+  c.optim.fused = true;
+  c.profile.level = ProfileLevel::kOps;
+  EXPECT_NE(message().find("profile.level=phases"), std::string::npos);
+  c.profile.level = ProfileLevel::kPhases;
+  EXPECT_NO_THROW(validate(c));
+}
+
 // A valid distilbert MLM config for the cross-key tests.
 Config distilbert_config() {
   Config c;
@@ -332,6 +355,8 @@ TEST(ToYaml, RoundTripsEveryKeyAwayFromItsDefault) {
   for (const KeyInfo& k : list_keys()) {
     // gpt trains only with task lm: model.type and train.task change together (distilbert tests).
     if (k.path == "model.type" || k.path == "train.task") continue;
+    // cuda_graphs rules out fp16, sgd and level ops, which this config sets (Validate.CudaGraphs*).
+    if (k.path == "train.cuda_graphs") continue;
     EXPECT_NE(get_value(c, k.path), k.default_value) << k.path << " left at its default";
   }
   test::ScratchDir dir("config");

@@ -107,6 +107,30 @@ TEST(CuptiConvert, MemcpyMemsetAndSyncRecords) {
 
 std::string fake_callback_name(uint32_t cbid) { return "cudaSomething" + std::to_string(cbid); }
 
+// cuBLASLt and cuDNN launch through the driver API: those launches correlate kernels as runtime
+// launches do; other driver calls are not kept.
+TEST(CuptiConvert, DriverLaunchesAreKeptAsLaunchesAndOtherDriverCallsDropped) {
+  auto a = zeroed<CUpti_ActivityAPI>();
+  a.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+  a.cbid = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx;
+  a.start = 200;
+  a.end = 204;
+  a.threadId = 77;
+  a.correlationId = 9;
+  GpuRecords out;
+  ASSERT_TRUE(convert_activity(as_activity(a), out));
+  a.cbid = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz;
+  ASSERT_TRUE(convert_activity(as_activity(a), out));
+  a.cbid = CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2;
+  EXPECT_FALSE(convert_activity(as_activity(a), out));
+  ASSERT_EQ(out.runtime.size(), 2u);
+  EXPECT_EQ(out.runtime[0].name, "cuLaunchKernelEx");
+  EXPECT_EQ(out.runtime[0].api_class(), ApiClass::kLaunch);
+  EXPECT_EQ(out.runtime[0].correlation_id, 9u);
+  EXPECT_EQ(out.runtime[0].thread_id, 77u);
+  EXPECT_EQ(out.runtime[1].name, "cuLaunchKernel");
+}
+
 TEST(CuptiConvert, RuntimeRecordsAreNamedAndClassified) {
   auto a = zeroed<CUpti_ActivityAPI>();
   a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;

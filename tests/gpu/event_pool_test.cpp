@@ -131,5 +131,26 @@ TEST(ScopedGpuPhase, RecordsBeginAndEndOrNothingWithoutAPool) {
   EXPECT_FLOAT_EQ(*pool.resolve().phase_ms[static_cast<int>(Phase::kEval)], 5.0f);
 }
 
+// The step's own span (every profile level): two events, one wait on the end, null until closed.
+TEST(StepEventSpan, TimesTheWholeStepWithOneSyncOnItsEnd) {
+  FakeEventApi api({3.0f, 45.5f, 50.0f});
+  {
+    StepEventSpan span(api);
+    EXPECT_EQ(api.created, 2);
+    EXPECT_FALSE(span.resolve().has_value());  // never begun: nothing to wait for
+    EXPECT_EQ(api.syncs, 0);
+    span.begin();
+    span.end();
+    const std::optional<double> ms = span.resolve();
+    ASSERT_TRUE(ms.has_value());
+    EXPECT_DOUBLE_EQ(*ms, 42.5);
+    EXPECT_EQ(api.syncs, 1);
+    EXPECT_EQ(api.synced, FakeEventApi::event(2));  // the end event
+    span.begin();  // a step begun and not ended (it threw): not timed
+    EXPECT_FALSE(span.resolve().has_value());
+  }
+  EXPECT_EQ(api.destroyed, 2);
+}
+
 }  // namespace
 }  // namespace llmprof::gpu

@@ -35,29 +35,43 @@ TEST(GpuTrace, KernelsOnStreamTracksWithLaunchFlows) {
   bool gpu_named = false, stream_named = false;
   for (const json& e : events) {
     const std::string ph = e.at("ph");
-    if (ph == "M" && e.at("name") == "process_name" && e.at("pid") == 100) {
+    if (ph == "M" && e.at("name") == "process_name" && e.at("pid") == 0) {
       gpu_named = e.at("args").at("name") == "GPU 0";
     }
-    if (ph == "M" && e.at("name") == "thread_name" && e.at("pid") == 100 && e.at("tid") == 7) {
+    if (ph == "M" && e.at("name") == "thread_name" && e.at("pid") == 0 && e.at("tid") == 7) {
       stream_named = e.at("args").at("name") == "stream 7";
     }
     if (ph == "X" && e.at("cat") == "kernel") {
       ++kernels;
-      EXPECT_EQ(e.at("pid"), 100);
+      EXPECT_EQ(e.at("pid"), 0);  // Kineto's: the device
       EXPECT_EQ(e.at("tid"), 7);
+      EXPECT_EQ(e.at("args").at("stream"), 7);
+      EXPECT_EQ(e.at("args").at("device"), 0);
       if (e.at("name") == "gemm") {
         EXPECT_DOUBLE_EQ(e.at("ts").get<double>(), 9.0);  // (10000 - 1000) ns in us
         EXPECT_DOUBLE_EQ(e.at("dur").get<double>(), 10.0);
         EXPECT_EQ(e.at("args").at("op"), "aten::addmm");
         EXPECT_EQ(e.at("args").at("scope"), "attn.qkv[0]");
-        EXPECT_EQ(e.at("args").at("grid"), "64x1x1");
+        EXPECT_EQ(e.at("args").at("grid"), json::array({64, 1, 1}));
+        EXPECT_GT(e.at("args").at("External id").get<int64_t>(), 0);
+        EXPECT_TRUE(e.at("args").contains("registers per thread"));
       }
-      if (e.at("name") == "orphan") EXPECT_EQ(e.at("args").at("op"), "(unattributed)");
+      if (e.at("name") == "orphan") {
+        EXPECT_EQ(e.at("args").at("op"), "(unattributed)");
+        EXPECT_EQ(e.at("args").at("External id"), -1);
+      }
+    }
+    if (ph == "X" && (e.at("cat") == "gpu_memcpy" || e.at("cat") == "gpu_memset")) {
+      EXPECT_EQ(e.at("pid"), 0);
+      EXPECT_TRUE(e.at("args").contains("stream")) << e.dump();
     }
     if (ph == "X" && e.at("cat") == "cuda_runtime") {
       ++runtime;
       EXPECT_EQ(e.at("pid"), 1);
       EXPECT_EQ(e.at("tid"), 1);
+      EXPECT_TRUE(e.at("args").contains("correlation") && e.at("args").contains("cbid") &&
+                  e.at("args").contains("External id"))
+          << e.dump();
     }
     if (ph == "s" || ph == "f") flow_phases[e.at("id").get<int64_t>()] += ph;
   }

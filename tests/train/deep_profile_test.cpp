@@ -185,9 +185,12 @@ TEST(DeepProfile, RepeatedWindowsAddUpAndTheTraceHoldsTheFirst) {
   std::set<std::string> trace_steps;
   auto trace = nlohmann::json::parse(test::read_file(r.run_dir + "/trace.json"));
   for (const auto& e : trace["traceEvents"]) {
-    if (e.value("cat", "") == "step") trace_steps.insert(e["name"].get<std::string>());
+    const std::string name = e.value("name", "");
+    if (e.value("cat", "") == "user_annotation" && name.rfind("ProfilerStep#", 0) == 0) {
+      trace_steps.insert(name);
+    }
   }
-  EXPECT_EQ(trace_steps, (std::set<std::string>{"step 3", "step 4"}));
+  EXPECT_EQ(trace_steps, (std::set<std::string>{"ProfilerStep#3", "ProfilerStep#4"}));
   EXPECT_EQ(s["profiler_overhead"]["trace"]["windows"], 1);
   // The own-cost estimate splits off LibTorch's part: every observed call (timed or counted) at
   // the cost of a callback that does nothing.
@@ -215,8 +218,11 @@ TEST(DeepProfile, TraceIsValidChromeJsonWithMonotonicTimestamps) {
     if (ph == "X") {
       ++slices;
       EXPECT_GE(e["dur"].get<double>(), 0) << e.dump();
-      auto key = std::make_pair(e["tid"].get<int>(), e["cat"].get<std::string>());
-      if (key.second != "phase") {
+      // One series per kind of slice: steps, scopes, ops, backward nodes (phases nest in steps).
+      const std::string kind =
+          e.contains("args") ? e["args"].value("llmprof", std::string()) : std::string();
+      auto key = std::make_pair(e["tid"].get<int>(), e["cat"].get<std::string>() + "/" + kind);
+      if (kind != "phase") {
         EXPECT_GE(e["ts"].get<double>(), last_ts[key]) << e.dump();
         last_ts[key] = e["ts"].get<double>();
       }

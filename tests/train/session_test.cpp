@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -12,6 +14,8 @@
 #include <unistd.h>
 #include <functional>
 #include <mutex>
+#include <regex>
+#include <zlib.h>
 
 #include "llmprof/base/clock.h"
 #include "llmprof/gpu/activity_source.h"
@@ -252,6 +256,103 @@ TEST(Session, GpuActivityIsAttributedToOpsModulesAndKernels) {
               g["idle"]["host_bound_ms"].get<double>() + g["idle"]["data_bound_ms"].get<double>() +
                   g["idle"]["sync_bound_ms"].get<double>(),
               1e-9);
+}
+
+// trace.json of a run with GPU activity in the shape HTA reads (Kineto's): metadata before the
+// events (the rank where HTA's regex finds it), ProfilerStep#N annotations, kernels on pid = the
+// device and tid = the stream with Kineto's args, runtime calls and ops tied to them by
+// "correlation" and "External id", backward kernels with their module scope; and the same trace
+// gzip-compressed with profile.trace_gzip.
+std::string gunzip_file(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (f == nullptr) return {};
+  std::string out;
+  char buf[1 << 16];
+  int n = 0;
+  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  gzclose(f);
+  return out;
+}
+
+void expect_hta_contract(const std::string& text) {
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(text, m, std::regex(R"("rank":\s+(\d+))")));
+  EXPECT_EQ(m[1], "0");
+  const size_t schema = text.find("\"schemaVersion\""), props = text.find("\"deviceProperties\""),
+               events_at = text.find("\"traceEvents\"");
+  ASSERT_NE(events_at, std::string::npos);
+  EXPECT_LT(schema, events_at);
+  EXPECT_LT(props, events_at);
+  EXPECT_LT(text.find("\"distributedInfo\""), events_at);
+  const auto trace = nlohmann::json::parse(text);
+  EXPECT_EQ(trace["schemaVersion"], 1);
+  EXPECT_TRUE(trace["deviceProperties"].is_array());
+  std::vector<std::pair<double, double>> steps;
+  std::map<int64_t, std::string> cpu_ops;          // External id -> op name
+  std::map<int64_t, nlohmann::json> runtime;       // correlation -> the call
+  std::vector<nlohmann::json> kernels;
+  std::set<std::string> step_names;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("ph", "") != "X") continue;
+    const std::string cat = e["cat"];
+    if (cat == "user_annotation" && e["name"].get<std::string>().rfind("ProfilerStep#", 0) == 0) {
+      steps.push_back({e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>()});
+      step_names.insert(e["name"].get<std::string>());
+    } else if (cat == "cpu_op") {
+      cpu_ops[e["args"]["External id"].get<int64_t>()] = e["name"];
+    } else if (cat == "cuda_runtime") {
+      runtime[e["args"]["correlation"].get<int64_t>()] = e;
+    } else if (cat == "kernel") {
+      kernels.push_back(e);
+    }
+    for (const char* old : {"op", "bwd", "scope", "phase", "step", "memcpy", "memset"}) {
+      EXPECT_NE(cat, old) << "a category HTA does not know: " << e.dump();
+    }
+  }
+  EXPECT_EQ(step_names, (std::set<std::string>{"ProfilerStep#3", "ProfilerStep#4", "ProfilerStep#5"}));
+  ASSERT_FALSE(kernels.empty());
+  for (const auto& k : kernels) {
+    const auto& a = k["args"];
+    EXPECT_EQ(k["pid"], 0);  // device 0
+    EXPECT_EQ(k["tid"], 7);  // its stream
+    EXPECT_EQ(a["stream"], 7);
+    EXPECT_EQ(a["device"], 0);
+    EXPECT_TRUE(a["grid"].is_array() && a["grid"].size() == 3) << k.dump();
+    EXPECT_TRUE(a["block"].is_array() && a["block"].size() == 3) << k.dump();
+    EXPECT_TRUE(a.contains("registers per thread") && a.contains("shared memory")) << k.dump();
+    // kernel -> its runtime call (correlation) -> the op that made it (External id), in a step.
+    const int64_t corr = a["correlation"], ext = a["External id"];
+    ASSERT_EQ(runtime.count(corr), 1u) << k.dump();
+    const auto& call = runtime[corr];
+    EXPECT_EQ(call["args"]["External id"], ext);
+    EXPECT_TRUE(call["args"].contains("cbid"));
+    ASSERT_EQ(cpu_ops.count(ext), 1u) << k.dump();
+    EXPECT_TRUE(cpu_ops[ext] == "aten::addmm" || cpu_ops[ext] == "aten::mm") << cpu_ops[ext];
+    const double ts = call["ts"];
+    EXPECT_TRUE(std::any_of(steps.begin(), steps.end(),
+                            [&](const auto& st) { return st.first <= ts && ts < st.second; }))
+        << "runtime call outside every ProfilerStep: " << call.dump();
+    // Forward and backward kernels alike carry their module (backward: the autograd node's).
+    const std::string scope = a["scope"];
+    EXPECT_TRUE(scope == "mlp.fc1" || scope == "mlp.fc2") << k.dump();
+  }
+}
+
+TEST(Session, GpuTraceFollowsTheKinetoContractThatHtaReads) {
+  test::ScratchDir dir;
+  Config cfg = profile_config(dir, "gpu_trace", "ops");
+  const RunSummary s = train_mlp(cfg, /*with_flops=*/true,
+                                 [] { return std::make_unique<LaunchPerMatmul>(); });
+  ASSERT_EQ(s.status, RunStatus::kCompleted);
+  expect_hta_contract(test::read_file(s.run_dir + "/trace.json"));
+  cfg.output.name = "gpu_trace_gz";
+  cfg.profile.trace_gzip = true;
+  const RunSummary z = train_mlp(cfg, /*with_flops=*/true,
+                                 [] { return std::make_unique<LaunchPerMatmul>(); });
+  EXPECT_FALSE(std::filesystem::exists(z.run_dir + "/trace.json"));
+  const std::string text = gunzip_file(z.run_dir + "/trace.json.gz");
+  ASSERT_FALSE(text.empty()) << "no readable trace.json.gz";
+  expect_hta_contract(text);
 }
 
 TEST(Session, UnknownFlopsGiveNullMfuNeverZero) {

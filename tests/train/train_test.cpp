@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <torch/version.h>
 
 #include <cmath>
 #include <filesystem>
@@ -141,6 +142,42 @@ TEST(RunTraining, GradAccumulationCheckpointingAndBf16Run) {
   auto tokens = column(r.run_dir + "/steps.csv", "tokens");
   EXPECT_EQ(tokens[0], 2 * 4 * 32);
   EXPECT_TRUE(std::isfinite(r.final_train_loss));
+}
+
+// optim.fused where this LibTorch has no fused kernels for the device (1.13 has none; CPU needs
+// 2.4) is a config error naming the key and the version, before any run directory exists; with
+// them (LibTorch >= 2.4) the fused AdamW trains the same trajectory as the loop.
+TEST(RunTraining, FusedAdamWIsRefusedWithTheReasonOrFollowsTheLoop) {
+  ScratchDir dir("fused_adamw");
+  config::Config cfg = tiny_config(dir.path(), "fused");
+  cfg.schedule.max_steps = 4;
+  cfg.optim.fused = true;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  const TrainResult fused = run_training(cfg, quiet());
+  cfg.optim.fused = false;
+  cfg.output.name = "loop";
+  const TrainResult loop = run_training(cfg, quiet());
+  EXPECT_NEAR(fused.final_train_loss, loop.final_train_loss, 1e-4);
+#else
+  try {
+    run_training(cfg, quiet());
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "optim.fused");
+    EXPECT_NE(std::string(e.what()).find("has no fused Adam/AdamW kernels for cpu"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir.path() + "/fused"));
+  cfg.optim.fused = true;
+  cfg.optim.name = config::Optimizer::kSgd;
+  try {
+    run_training(cfg, quiet());
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("applies to adam and adamw, not sgd"), std::string::npos);
+  }
+#endif
 }
 
 TEST(RunTraining, ExistingRunDirectoryIsNeverOverwritten) {

@@ -59,6 +59,7 @@ struct OptimConfig {
   double eps = 1e-8;
   double momentum = 0.9;       // sgd only
   double grad_clip = 1.0;      // max global grad norm; 0 = off
+  bool fused = false;          // adam/adamw: one fused kernel set per step (LibTorch >= 2.1 CUDA, >= 2.4 CPU)
 };
 
 struct ScheduleConfig {
@@ -79,6 +80,7 @@ struct TrainConfig {
   TaskKind task = TaskKind::kLm;          // lm (gpt next token) | mlm | classify (distilbert)
   bool save_checkpoint = false;     // write <run>/checkpoint (weights + config) at the end
   int64_t checkpoint_interval = 0;  // also every N steps (<run>/checkpoint-step<N>); 0 = end only
+  bool cuda_graphs = false;  // cuda: capture forward+backward+optimizer once, replay each step
 };
 
 struct ProfileConfig {
@@ -97,6 +99,7 @@ struct ProfileConfig {
   int64_t shape_interval = 8;       // ops: read input shapes every Nth recorded step (+ first, last)
   int64_t max_events = 2000000;     // per-thread event buffer capacity
   bool trace = true;                // write trace.json
+  bool trace_gzip = false;          // ... as trace.json.gz
 };
 
 struct EnergyConfig {

@@ -51,6 +51,30 @@ struct GpuPhaseTimes {
   std::vector<GpuPhaseInterval> intervals;                            // in recording order
   int64_t overflows = 0;  // begin() calls refused this step (pool full)
   int64_t unclosed = 0;   // intervals begun but never ended (not timed)
+  std::optional<double> step_ms;  // the whole step on the device (StepEventSpan); null: not timed
+};
+
+// The device's time of a whole step, from two events recorded on the API's stream at the step's
+// start and end: at every profile level (off included), so that ms/step on a CUDA device is the
+// device's, not the time the host took to enqueue the work.
+class StepEventSpan {
+ public:
+  explicit StepEventSpan(EventApi& api);  // creates its two events; api must outlive it
+  ~StepEventSpan();
+  StepEventSpan(const StepEventSpan&) = delete;
+  StepEventSpan& operator=(const StepEventSpan&) = delete;
+
+  void begin();  // hot path: one event record
+  void end();    // hot path: one event record
+  // After the step: waits for the end event, then reads the span; null when end() was not called
+  // since the last begin().
+  std::optional<double> resolve();
+
+ private:
+  EventApi& api_;
+  EventApi::Event begin_ = nullptr;
+  EventApi::Event end_ = nullptr;
+  bool closed_ = false;
 };
 
 class PhaseEventPool : public profile::DeviceTimer {

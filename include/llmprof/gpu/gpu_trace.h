@@ -1,8 +1,11 @@
-// Chrome trace events (the format of trace.json, profile/trace.cpp) for GPU activity: kernel,
-// memcpy and memset slices on one track per stream under a "GPU <n>" process, the CUDA runtime
-// calls as slices on their host thread's track, and a flow arrow from each launching call to the
-// work it enqueued (Kineto draws the same arrows). Each event is one JSON object's text, ready to
-// join into the "traceEvents" array.
+// Chrome trace events (the format of trace.json, rundir/trace.cpp) for GPU activity, in Kineto's
+// categories and argument names, which Holistic Trace Analysis reads: "kernel", "gpu_memcpy" and
+// "gpu_memset" slices on pid = the device, tid = the stream, with args "stream", "correlation",
+// "External id" (the launching op's, as trace.cpp numbers ops), "device", "grid", "block",
+// "registers per thread", "shared memory"; the CUDA runtime and driver launch calls as
+// "cuda_runtime" slices on their host thread's track with "correlation", "cbid" and
+// "External id"; and a flow arrow from each launching call to the work it enqueued. Each event
+// is one JSON object's text, ready to join into the "traceEvents" array.
 #pragma once
 
 #include <cstdint>
@@ -17,13 +20,15 @@ namespace llmprof::gpu {
 
 struct GpuTraceOptions {
   int64_t origin_ns = 0;  // the trace's time zero (trace.cpp: the first step's start)
-  int cpu_pid = 1;        // the training process, as trace.cpp writes it
+  int64_t cpu_pid = 1;    // the training process, as trace.cpp writes it (its OS pid)
   // OS thread id -> trace tid of the host thread's existing track (trace.cpp: thread index + 1).
   // Threads not in the map get their own track, tid kFirstExtraTid + k, named "cuda thread <id>".
   std::unordered_map<uint64_t, int> cpu_tids;
-  // GPU n is trace process gpu_pid_base + n (Chrome trace pids are integers: the name "GPU n"
-  // is a process_name record; streams are tids named "stream <id>").
-  int gpu_pid_base = 100;
+  // GPU n is trace process gpu_pid_base + n (Kineto: the device index; the name "GPU n" is a
+  // process_name record; streams are tids named "stream <id>").
+  int gpu_pid_base = 0;
+  // The "External id" of ops[i] (trace.cpp writes i + 1 on the op's own slice); empty: i + 1.
+  std::vector<int64_t> external_ids;
   bool runtime_slices = true;  // the CUDA runtime calls as slices on host tracks
   bool flows = true;           // launch -> kernel / copy arrows
 };

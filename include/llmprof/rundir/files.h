@@ -20,6 +20,7 @@ inline constexpr std::string_view kActivations = "activations.csv";
 inline constexpr std::string_view kMemory = "memory.csv";
 inline constexpr std::string_view kOps = "ops.csv";        // profile.level = ops
 inline constexpr std::string_view kTrace = "trace.json";   // Chrome trace event format
+inline constexpr std::string_view kTraceGz = "trace.json.gz";  // the same, profile.trace_gzip
 inline constexpr std::string_view kPower = "power.csv";    // energy samples
 inline constexpr std::string_view kKernels = "kernels.csv";  // GPU kernels (CUDA runs)
 inline constexpr std::string_view kCheckpoint = "checkpoint";  // directory: weights + config

@@ -157,17 +157,33 @@ void write_memory(const std::string& path,
                   const std::vector<profile::PhaseMemory>& intervals,
                   const std::vector<profile::StepPhases>& phases);
 
-// trace.json in Chrome trace event format (Perfetto, chrome://tracing): phases, steps, scopes,
-// ops and backward nodes as slices, memory counters, flows from forward ops to their backward
-// nodes. Written whole (tmp + rename). Returns what it wrote.
+// trace.json in Chrome trace event format (Perfetto, chrome://tracing) and in the shape of
+// PyTorch profiler (Kineto) traces that Holistic Trace Analysis reads: top-level "schemaVersion",
+// "distributedInfo": {"rank": 0, ...} (HTA finds the rank with a regex that needs the space after
+// the colon) and "deviceProperties" before "traceEvents"; steps as "ProfilerStep#N" and phases
+// and module scopes as "user_annotation" slices; ops and backward nodes as "cpu_op" slices with
+// an "External id"; memory counters; flows from forward ops to their backward nodes. Host events
+// are on the process's id, GPU events (options.extra_events, gpu::gpu_trace_events) on the
+// device's. Written whole (tmp + rename), gzip-compressed when options.gzip. Returns what it
+// wrote.
 struct TraceStats {
   int64_t events = 0;
   int64_t bytes = 0;
   double write_ms = 0;
 };
+struct TraceOptions {
+  std::vector<std::string> extra_events;       // rendered events appended as they are
+  std::string device_properties_json = "[]";   // a JSON array, one object per GPU
+  int64_t cpu_pid = 0;                          // host events' pid; 0: this process's id
+  bool gzip = false;                            // compress (the path should end in .json.gz)
+};
 TraceStats write_trace(const std::string& path,
                        const profile::TraceData& data,
-                       const std::vector<profile::StepRecord>& steps);
+                       const std::vector<profile::StepRecord>& steps,
+                       const TraceOptions& options = {});
+// The trace's time zero: the first step's start, or an earlier op's (events render relative to it).
+int64_t trace_origin_ns(const profile::TraceData& data,
+                        const std::vector<profile::StepRecord>& steps);
 
 // power.csv: one row per energy sample and channel (t_s from the first sample).
 void write_power(const std::string& path, const std::vector<telemetry::PowerRow>& rows);

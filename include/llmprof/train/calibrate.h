@@ -56,7 +56,8 @@ struct PeakBandwidth {
 };
 
 // array_bytes 0: 4 x the last-level cache (sysfs), at least 1 GiB (server L3s reach hundreds of
-// MiB and VMs often do not show their size).
-PeakBandwidth measure_memory_bandwidth(int64_t array_bytes, int reps);
+// MiB and VMs often do not show their size). device >= 0: on cuda:device (its memory, each pass
+// timed from an idle device to its end).
+PeakBandwidth measure_memory_bandwidth(int64_t array_bytes, int reps, int device = -1);
 
 }  // namespace llmprof::train
