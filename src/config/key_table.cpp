@@ -257,6 +257,9 @@ std::vector<KeySpec> build_table() {
       bool_key(LLMPROF_KEY(profile, trace_gzip),
                "modules/ops: write the trace gzip-compressed, as trace.json.gz (Perfetto and HTA "
                "read it)"),
+      bool_key(LLMPROF_KEY(profile, nvtx),
+               "NVTX ranges for each step, phase and module scope, so Nsight Systems/Compute show "
+               "llmprof's names (any level; needs a build with the CUDA toolkit's NVTX3 headers)"),
       // energy
       bool_key(LLMPROF_KEY(energy, enabled),
                "sample CPU/GPU power and energy on a background thread"),

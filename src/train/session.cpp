@@ -28,6 +28,7 @@
 #include "llmprof/gpu/cupti_source.h"
 #include "llmprof/gpu/event_pool.h"
 #include "llmprof/base/clock.h"
+#include "llmprof/profile/nvtx.h"
 #include "llmprof/train/env.h"
 #include "llmprof/train/runtime.h"
 #include "llmprof/train/setup.h"
@@ -198,7 +199,13 @@ struct Session::Impl {
 Session::Session(const config::Config& cfg, const SessionOptions& options,
                  const RuntimeInfo* runtime) {
   config::validate(cfg);
+  if (cfg.profile.nvtx && !profile::nvtx::available()) {
+    throw ConfigError("profile.nvtx: true, but this llmprof was built without the NVTX3 headers "
+                      "(the CUDA toolkit's include/nvtx3): set profile.nvtx=false",
+                      cfg.source_file, "profile.nvtx");
+  }
   impl_ = std::make_unique<Impl>(cfg, options, runtime ? *runtime : runtime_in_force());
+  profile::nvtx::set_enabled(cfg.profile.nvtx);  // process-wide, until this session ends
   Impl& m = *impl_;
   output::write_file_atomic(rundir::path(m.run_dir, rundir::kConfig), config::to_yaml(cfg));
   if (cfg.energy.enabled) m.energy = std::make_unique<telemetry::EnergyMonitor>(cfg.energy, 0);
@@ -246,6 +253,7 @@ Session::~Session() {
     } catch (...) {  // a destructor must not throw; the run directory keeps its rows
     }
   }
+  if (impl_ && impl_->cfg.profile.nvtx) profile::nvtx::set_enabled(false);
 }
 
 const std::string& Session::run_dir() const { return impl_->run_dir; }
@@ -284,6 +292,7 @@ void Session::begin_step(int64_t number) {
   if (m.events) m.events->begin_step();
   m.rusage_before = telemetry::read_rusage();
   if (m.span) m.span->begin();
+  if (profile::nvtx::enabled()) profile::nvtx::push("step", number);
   m.recorder.begin_step(number);  // the step's clock starts: nothing of ours runs until end
 }
 
@@ -291,6 +300,7 @@ void Session::end_step() {
   Impl& m = *impl_;
   if (m.span) m.span->end();
   m.recorder.end_step();
+  if (profile::nvtx::enabled()) profile::nvtx::pop();
   // ---- end of the timed step ----
   StepRow& row = m.row;
   row.rusage = telemetry::rusage_delta(m.rusage_before, telemetry::read_rusage());

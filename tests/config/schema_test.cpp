@@ -47,6 +47,7 @@ const std::vector<std::string> kAllKeys = {
     "profile.level", "profile.peak_flops_per_s", "profile.peak_bytes_per_s", "profile.warmup_steps",
     "profile.schedule_wait", "profile.schedule_warmup", "profile.schedule_active",
     "profile.schedule_repeat", "profile.record_shapes", "profile.record_view_ops", "profile.shape_interval", "profile.max_events", "profile.trace", "profile.trace_gzip",
+    "profile.nvtx",
     "energy.enabled", "energy.sample_hz", "energy.cpu_tdp_w", "energy.grid_gco2_per_kwh",
     "energy.sysfs_root", "energy.nvml_library",
     "runtime.malloc_tuning", "runtime.malloc_mmap_threshold_bytes",
@@ -79,7 +80,7 @@ Config unusual_config() {
   c.schedule = {0, false, 1.5e-5, 123456};
   c.train = {3, 2, 0, 1, 0, Precision::kFp16, true, TaskKind::kLm, true, 10};
   c.profile = {ProfileLevel::kOps, 1.23456789e14, 2.5e10, 0, 3, 0, 7, 0, true, true, 3, 12345, false,
-               true};
+               true, true};
   c.energy = {false, 250, 95.5, 0.1 + 0.7, "/tmp/fake sys: #1", "/opt/nvidia/libnvidia-ml.so.1"};
   c.runtime = {false, 0, 9007199254740993};  // 2^53 + 1: an int that no double holds
   c.eval = {"wiki=a.txt,gsm8k=b.jsonl", 7, 3};

@@ -100,6 +100,7 @@ struct ProfileConfig {
   int64_t max_events = 2000000;     // per-thread event buffer capacity
   bool trace = true;                // write trace.json
   bool trace_gzip = false;          // ... as trace.json.gz
+  bool nvtx = false;                // NVTX ranges per step, phase and module scope (nsys, ncu)
 };
 
 struct EnergyConfig {

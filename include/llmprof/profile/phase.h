@@ -7,6 +7,7 @@
 
 #include "llmprof/base/clock.h"
 #include "llmprof/config/enums.h"
+#include "llmprof/profile/nvtx.h"
 
 namespace llmprof::profile {
 
@@ -103,8 +104,10 @@ class PhaseRecorder {
 // two clock reads and an add into the preallocated record, or nothing when phases are off.
 class ScopedPhase {
  public:
-  ScopedPhase(PhaseRecorder& recorder, Phase phase) : recorder_(recorder), phase_(phase) {
+  ScopedPhase(PhaseRecorder& recorder, Phase phase)
+      : recorder_(recorder), phase_(phase), nvtx_(nvtx::enabled()) {
     if (recorder_.observer() != nullptr) recorder_.observer()->on_phase_begin(phase_);
+    if (nvtx_) nvtx::push(phase_name(phase_).data());  // profile.nvtx: the phase as a range
     start_ns_ = recorder_.enabled() ? now_ns() : 0;
     if (recorder_.device_timer() != nullptr) device_slot_ = recorder_.device_timer()->begin(phase_);
   }
@@ -114,6 +117,7 @@ class ScopedPhase {
       recorder_.add(phase_, start_ns_, now_ns());
       recorder_.count_reads(2);
     }
+    if (nvtx_) nvtx::pop();
     if (recorder_.observer() != nullptr) recorder_.observer()->on_phase_end(phase_);
   }
   ScopedPhase(const ScopedPhase&) = delete;
@@ -124,6 +128,7 @@ class ScopedPhase {
  private:
   PhaseRecorder& recorder_;
   Phase phase_;
+  bool nvtx_;
   int64_t start_ns_ = 0;
   int device_slot_ = -1;
 };

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "llmprof/profile/nvtx.h"
 #include "llmprof/profile/phase.h"
 
 namespace llmprof::profile {
@@ -137,19 +138,24 @@ ScopeRecorder* active_scope_recorder();
 void set_active_scope_recorder(ScopeRecorder* recorder);
 
 // RAII scope: `ScopedModule s(Scope::kAttnQkv, block_index);`.
+// With profile.nvtx the scope is also an NVTX range (name: the scope's, payload: the block).
 class ScopedModule {
  public:
-  ScopedModule(Scope scope, int16_t block) : recorder_(active_scope_recorder()) {
+  ScopedModule(Scope scope, int16_t block)
+      : recorder_(active_scope_recorder()), nvtx_(nvtx::enabled()) {
+    if (nvtx_) nvtx::push(scope_name(scope).data(), block);  // names are NUL-terminated
     if (recorder_ != nullptr) recorder_->enter(scope, block);
   }
   ~ScopedModule() {
     if (recorder_ != nullptr) recorder_->exit();
+    if (nvtx_) nvtx::pop();
   }
   ScopedModule(const ScopedModule&) = delete;
   ScopedModule& operator=(const ScopedModule&) = delete;
 
  private:
   ScopeRecorder* recorder_;
+  bool nvtx_;
 };
 
 #define LLMPROF_SCOPE_CAT2(a, b) a##b
