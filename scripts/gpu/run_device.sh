@@ -9,6 +9,7 @@
 #                                       interleaved), loop vs fused AdamW, fp16, CUDA graphs; the
 #                                       nanoGPT peer (eager, compile, torch.profiler)
 #   scripts/gpu/run_device.sh distilbert  DistilBERT-base MLM bf16 at levels off and ops
+#   scripts/gpu/run_device.sh bench     llmprof bench: GPT-2 small fp32/bf16/fp16 latency (events)
 #   scripts/gpu/run_device.sh all       build, smoke, measure and distilbert in one call, each
 #                                       stage under its own time limit; results.tgz in $OUT
 # Each stage ends with a table of what it measured (the commands that gave each figure above it).
@@ -79,6 +80,7 @@ case "$stage" in
       timeout 40 bash "$0" smoke || echo "smoke: exit $?"
       timeout 240 bash "$0" measure || echo "measure: exit $?"
       timeout 45 bash "$0" distilbert || echo "distilbert: exit $?"
+      timeout 60 bash "$0" bench || echo "bench: exit $?"
     fi
     # At most 8 files come back from the device host: one archive holds the runs and logs.
     (cd "$out" && find runs -name 'trace.json' -size +30M -delete 2>/dev/null
@@ -109,14 +111,27 @@ case "$stage" in
     for rep in 1 2; do
       for level in off phases ops; do train "gpt2_${level}_$rep" profile.level=$level; done
     done
+    if [ -d .device/src/hta ]; then  # HTA's analyses on llmprof's GPU trace (the device's pandas)
+      echo "+ python3 scripts/gpu/hta_check.py $out/runs/gpt2_ops_1/trace.json .device/src/hta"
+      python3 scripts/gpu/hta_check.py "$out/runs/gpt2_ops_1/trace.json" .device/src/hta 2>&1 |
+        grep -v "^Parsed\|^Overall\|^leaving" | tail -n 30 | tee "$out/hta.txt"
+    fi
     peer eager,profiler fused 80
     train gpt2_loop_adamw optim.fused=false profile.level=off
     train gpt2_fp16 train.precision=fp16 profile.level=phases
     train gpt2_cuda_graphs train.cuda_graphs=true profile.level=phases
     peer compile fused 110
     ;;
+  bench)  # llmprof bench on the device: GPT-2 small forward and generation latency per variant
+    echo "+ $llmprof bench -c $config (fp32,bf16,fp16; batch 1,8; cuda)"
+    "$llmprof" bench -c "$config" --out "$out/bench" "${data_sets[@]}" \
+      --set bench.variants=fp32,bf16,fp16 --set bench.batch_sizes=1,8 --set bench.iters=50 \
+      --set bench.warmup_iters=5 --set bench.generate_tokens=32 --set eval.max_batches=4 \
+      >"$out/bench.log" 2>&1 || { echo "bench: failed"; tail -n 5 "$out/bench.log"; }
+    tail -n 12 "$out/bench.log"
+    ;;
   *)
-    echo "usage: scripts/gpu/run_device.sh build|smoke|distilbert|measure|all" >&2
+    echo "usage: scripts/gpu/run_device.sh build|smoke|distilbert|measure|bench|all" >&2
     exit 2
     ;;
 esac

@@ -289,7 +289,8 @@ std::vector<KeySpec> build_table() {
               "llmprof eval/bench quality: batch size; 0 = train.batch_size (bench: its first)"),
       // bench
       string_key(LLMPROF_KEY(bench, variants),
-                 "comma-separated variants: fp32, bf16 (autocast), int8 (dynamic quantization)"),
+                 "comma-separated variants: fp32, bf16 (autocast), int8 (dynamic quantization, "
+                 "CPU), fp16 (autocast, CUDA)"),
       string_key(LLMPROF_KEY(bench, batch_sizes), "comma-separated batch sizes to time"),
       int_key(LLMPROF_KEY(bench, warmup_iters), 0, kNoIntMax,
               "untimed forward passes per variant and batch size"),

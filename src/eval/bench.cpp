@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "bench_measure.h"
+#include "llmprof/gpu/event_pool.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 #include "llmprof/model/linear.h"
@@ -127,12 +128,17 @@ struct QualityRow {
   std::string weights;  // checkpoint | partly initial (...) | initial
 };
 
+// The variant's autocast on the bench's device: bf16/fp16 autocast, fp32 and int8 none.
+train::Autocast autocast_of(BenchVariant variant, config::Device device) {
+  return train::Autocast(device, variant == BenchVariant::kBf16   ? config::Precision::kBf16
+                                 : variant == BenchVariant::kFp16 ? config::Precision::kFp16
+                                                                  : config::Precision::kFp32);
+}
+
 QualityRow measure_quality(train::Task& task, const train::EvalSet& set, BenchVariant variant,
-                           train::DeviceContext& device) {
+                           train::DeviceContext& device, config::Device where) {
   double seconds = 0;
-  const train::Autocast autocast(config::Device::kCpu, variant == BenchVariant::kBf16
-                                                           ? config::Precision::kBf16
-                                                           : config::Precision::kFp32);
+  const train::Autocast autocast = autocast_of(variant, where);
   const train::EvalSums sums = evaluate_set(task, set, autocast, device, &seconds);
   QualityRow q;
   q.variant = variant;
@@ -211,9 +217,10 @@ nlohmann::json notes(const config::Config& cfg, bool generation, int64_t prompt_
   nlohmann::json n = {
       {"fp32", "the model as stored, float32 weights and activations"},
       {"bf16",
-       "CPU autocast to bfloat16 around each forward (torch.autocast('cpu', torch.bfloat16)): "
+       "autocast to bfloat16 around each forward (torch.autocast(device, torch.bfloat16)): "
        "linears and matmuls run in bf16, their fp32 weights are cast per forward (the cast cache "
        "is cleared after each call); weights stay fp32, so weight_bytes is the fp32 size"},
+      {"fp16", "as bf16 with float16 (CUDA only)"},
       {"int8",
        fmt::format("dynamic quantization (torch.ao.quantization.quantize_dynamic's scheme) on the "
                    "'{}' engine: every Linear's weight per-tensor symmetric int8 (scale = max|w| / "
@@ -224,11 +231,14 @@ nlohmann::json notes(const config::Config& cfg, bool generation, int64_t prompt_
                    "scale + int32 zero point + fp32 bias",
                    config::name(cfg.bench.quant_engine))},
       {"latency",
-       fmt::format("wall time of each forward (task logits of one fixed validation batch) on the "
-                   "steady clock, {} untimed warm-up calls then {} timed; percentiles interpolate "
-                   "linearly between order statistics (numpy's default); CPU execution is "
-                   "synchronous, so no device sync is involved; samples_per_s = batch / mean, "
+       fmt::format("time of each forward (task logits of one fixed validation batch), {}, {} "
+                   "untimed warm-up calls then {} timed; percentiles interpolate linearly between "
+                   "order statistics (numpy's default); samples_per_s = batch / mean, "
                    "tokens_per_s = batch * seq_len / mean",
+                   cfg.device == config::Device::kCuda
+                       ? "between two CUDA events on the default stream, the host waiting for the "
+                         "second before the next call (calls do not overlap; launch gaps count)"
+                       : "on the steady clock (CPU execution is synchronous: no device sync)",
                    cfg.bench.warmup_iters, cfg.bench.iters)},
       {"quality",
        "loss is the mean cross-entropy per scored target on the validation set (bench_quality.csv "
@@ -250,11 +260,18 @@ nlohmann::json notes(const config::Config& cfg, bool generation, int64_t prompt_
 
 BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
   config::validate(given);
-  if (given.device != config::Device::kCpu) {
-    // Its variants (int8 dynamic quantization, bf16 CPU autocast) and timings are CPU ones.
-    throw ConfigError("device: llmprof bench measures on the CPU only so far; use device=cpu "
-                      "(llmprof train and llmprof eval run on cuda)",
-                      given.source_file, "device");
+  const bool cuda = given.device == config::Device::kCuda;
+  for (const BenchVariant v : config::bench_variants(given)) {
+    if (v == BenchVariant::kInt8 && cuda) {
+      throw ConfigError("bench.variants: int8 (dynamic quantization of the Linears) runs on the "
+                        "CPU only; on device=cuda use fp32, bf16 and fp16",
+                        given.source_file, "bench.variants");
+    }
+    if (v == BenchVariant::kFp16 && !cuda) {
+      throw ConfigError("bench.variants: fp16 needs device=cuda (CPU matmuls have no fp16 path); "
+                        "on the CPU use fp32, bf16 and int8",
+                        given.source_file, "bench.variants");
+    }
   }
   // -- set-up: data, model, eval sets and inputs (before the result directory exists) ---------
   Prepared p = prepare(given, opts.checkpoint, opts.allow_init_weights);
@@ -278,8 +295,11 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
       throw DataError(
           fmt::format("llmprof bench: the validation set ({}) holds no batch", some.source));
     }
+    for (train::Batch& batch : some.batches) batch = p.device->copy_to_device(batch);
     inputs.push_back(std::move(some.batches));
   }
+  // CUDA: each call timed by two events on LibTorch's default stream (the legacy one).
+  const std::unique_ptr<gpu::EventApi> events = cuda ? gpu::make_cuda_event_api(nullptr) : nullptr;
 
   // -- result directory ----------------------------------------------------------------------
   BenchResult result;
@@ -301,7 +321,7 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
 
   nlohmann::json quality_json = nlohmann::json::array();
   for (const BenchVariant variant : variants) {
-    const bool bf16 = variant == BenchVariant::kBf16;
+    const train::Autocast autocast = autocast_of(variant, cfg.device);
     VariantScope scope(cfg, task.module(), variant);
     if (variant == BenchVariant::kInt8) {
       spdlog::info("int8: {} Linear layers quantized on {}", scope.stats().linears,
@@ -310,7 +330,7 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
     // Quality first: every row of this variant carries the validation set's figures.
     std::optional<QualityRow> val;
     for (const train::EvalSet& set : sets) {
-      QualityRow q = measure_quality(task, set, variant, *p.device);
+      QualityRow q = measure_quality(task, set, variant, *p.device, cfg.device);
       q.weights = weights_label(p);
       write_quality(quality_csv, q);
       quality_json.push_back(to_json(q));
@@ -328,7 +348,8 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
       row.batch = batch_sizes[i];
       row.seq_len = input.x.size(1);
       row.latency = latency_stats(
-          time_forward(task, input_batches, bf16, cfg.bench.warmup_iters, cfg.bench.iters));
+          time_forward(task, input_batches, autocast, events.get(), cfg.bench.warmup_iters,
+                       cfg.bench.iters));
       const double mean_s = row.latency.mean_ms * 1e-3;
       row.samples_per_s = static_cast<double>(row.batch) / mean_s;
       row.tokens_per_s = static_cast<double>(row.batch * row.seq_len) / mean_s;
@@ -341,8 +362,9 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
       if (generation) {
         // The prompt: the first P tokens of each row of the input batch, (b, P).
         const torch::Tensor prompt = input.x.slice(1, 0, P).contiguous();
-        const GenerateTimes g = time_generate(**gpt, prompt, cfg.bench.generate_tokens, bf16,
-                                              cfg.bench.warmup_iters > 0 ? 1 : 0, cfg.bench.iters);
+        const GenerateTimes g =
+            time_generate(**gpt, prompt, cfg.bench.generate_tokens, autocast, events.get(),
+                          cfg.bench.warmup_iters > 0 ? 1 : 0, cfg.bench.iters);
         row.ttft_ms = latency_stats(g.ttft_ms).p50_ms;
         if (!g.step_ms.empty()) {
           row.per_token_p50_ms = latency_stats(g.step_ms).p50_ms;

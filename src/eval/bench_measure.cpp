@@ -30,37 +30,64 @@ LatencyStats latency_stats(std::vector<double> times_ms) {
   return s;
 }
 
+CallTimer::CallTimer(gpu::EventApi* events) : events_(events) {
+  if (events_ == nullptr) return;
+  begin_ = events_->create();
+  end_ = events_->create();
+}
+
+CallTimer::~CallTimer() {
+  if (events_ == nullptr) return;
+  events_->destroy(begin_);
+  events_->destroy(end_);
+}
+
+void CallTimer::start() {
+  if (events_ != nullptr) {
+    events_->record(begin_);
+  } else {
+    t0_ = now_ns();
+  }
+}
+
+double CallTimer::stop_ms() {
+  if (events_ == nullptr) return to_ms(now_ns() - t0_);
+  events_->record(end_);
+  events_->synchronize(end_);  // sync: the call's end on the device, before the next call
+  return events_->elapsed_ms(begin_, end_);
+}
+
 std::vector<double> time_forward(train::Task& task,
                                  const std::vector<train::Batch>& batches,
-                                 bool bf16,
+                                 const train::Autocast& autocast,
+                                 gpu::EventApi* events,
                                  int64_t warmup_iters,
                                  int64_t iters) {
   const auto n = static_cast<int64_t>(batches.size());
   InferenceScope inference;
   task.module().eval();
-  std::vector<int64_t> ticks_ns(static_cast<size_t>(iters));
+  std::vector<double> ms(static_cast<size_t>(iters));
+  CallTimer timer(events);
   torch::Tensor out;
   for (int64_t i = 0; i < warmup_iters + iters; ++i) {
     out = torch::Tensor();  // free the previous logits outside the timed region
-    const int64_t t0 = now_ns();
+    timer.start();
     {
-      model::CpuAutocastScope autocast(bf16);  // its weight-cast cache is cleared per call
+      // Its weight-cast cache is cleared per call.
+      model::AutocastScope scope(autocast.device_type, autocast.dtype, autocast.on);
       out = task.logits(batches[static_cast<size_t>(i % n)]);
     }
-    // CPU kernels have finished when logits() returns; a CUDA path would need a
-    // torch::cuda::synchronize() here (sync:) before reading the clock.
-    const int64_t t1 = now_ns();
-    if (i >= warmup_iters) ticks_ns[static_cast<size_t>(i - warmup_iters)] = t1 - t0;
+    const double call_ms = timer.stop_ms();
+    if (i >= warmup_iters) ms[static_cast<size_t>(i - warmup_iters)] = call_ms;
   }
-  std::vector<double> ms(ticks_ns.size());
-  std::transform(ticks_ns.begin(), ticks_ns.end(), ms.begin(), to_ms);
   return ms;
 }
 
 GenerateTimes time_generate(model::GptImpl& gpt,
                             const torch::Tensor& prompt,
                             int64_t new_tokens,
-                            bool bf16,
+                            const train::Autocast& autocast,
+                            gpu::EventApi* events,
                             int64_t warmup,
                             int64_t reps) {
   InferenceScope inference;
@@ -69,8 +96,10 @@ GenerateTimes time_generate(model::GptImpl& gpt,
   // One cache for every repetition: resetting length reuses its buffers (B, nh, P + n, hs).
   model::KvCache cache = gpt.make_cache(B, P + new_tokens);
   const int64_t steps = new_tokens - 1;  // decode steps after the first token
-  std::vector<int64_t> ttft_ns(static_cast<size_t>(reps));
-  std::vector<int64_t> step_ns(static_cast<size_t>(reps * steps));
+  GenerateTimes out;
+  out.ttft_ms.resize(static_cast<size_t>(reps));
+  out.step_ms.resize(static_cast<size_t>(reps * steps));
+  CallTimer timer(events);
   torch::Tensor next;  // (B, 1) int64: the token fed back
   for (int64_t r = 0; r < warmup + reps; ++r) {
     const bool timed = r >= warmup;
@@ -79,32 +108,26 @@ GenerateTimes time_generate(model::GptImpl& gpt,
     next = torch::Tensor();
     // Prefill: the prompt's P positions in one call; the first new token is the argmax of the
     // last position's logits (B, V).
-    int64_t t0 = now_ns();
+    timer.start();
     {
-      model::CpuAutocastScope autocast(bf16);
+      model::AutocastScope scope(autocast.device_type, autocast.dtype, autocast.on);
       const torch::Tensor logits = gpt.forward_cached(prompt, cache);  // (B, P, V)
       next = logits.select(1, P - 1).argmax(-1, /*keepdim=*/true);     // (B, 1)
     }
-    // CPU: synchronous, no sync needed before the clock read (CUDA would need one here).
-    int64_t t1 = now_ns();
-    if (timed) ttft_ns[static_cast<size_t>(rep)] = t1 - t0;
+    const double ttft_ms = timer.stop_ms();
+    if (timed) out.ttft_ms[static_cast<size_t>(rep)] = ttft_ms;
     // Decode: one token per call, attending over the cached keys/values.
     for (int64_t s = 0; s < steps; ++s) {
-      t0 = now_ns();
+      timer.start();
       {
-        model::CpuAutocastScope autocast(bf16);
+        model::AutocastScope scope(autocast.device_type, autocast.dtype, autocast.on);
         const torch::Tensor logits = gpt.forward_cached(next, cache);  // (B, 1, V)
         next = logits.select(1, 0).argmax(-1, /*keepdim=*/true);       // (B, 1)
       }
-      t1 = now_ns();
-      if (timed) step_ns[static_cast<size_t>(rep * steps + s)] = t1 - t0;
+      const double step_ms = timer.stop_ms();
+      if (timed) out.step_ms[static_cast<size_t>(rep * steps + s)] = step_ms;
     }
   }
-  GenerateTimes out;
-  out.ttft_ms.resize(ttft_ns.size());
-  out.step_ms.resize(step_ns.size());
-  std::transform(ttft_ns.begin(), ttft_ns.end(), out.ttft_ms.begin(), to_ms);
-  std::transform(step_ns.begin(), step_ns.end(), out.step_ms.begin(), to_ms);
   return out;
 }
 

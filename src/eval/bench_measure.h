@@ -1,6 +1,7 @@
 // The timed loops of llmprof bench: forward passes over a few fixed batches, and greedy generation with
-// the decoder's KV cache. Both record raw now_ns() ticks into preallocated slots and convert to ms
-// after the loop. Internal to src/eval.
+// the decoder's KV cache. On the CPU both read the steady clock around each call (its kernels have
+// finished when the call returns); on a CUDA device two events around each call on the current
+// stream, the host waiting for the second before the next call. Internal to src/eval.
 #pragma once
 
 #include <torch/torch.h>
@@ -9,7 +10,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "llmprof/gpu/event_pool.h"
 #include "llmprof/model/gpt.h"
+#include "llmprof/train/device.h"
 #include "llmprof/train/task.h"
 
 namespace llmprof::eval {
@@ -30,13 +33,32 @@ class InferenceScope {
 #endif
 };
 
-// Per-call wall times (ms) of `iters` task.logits() calls after `warmup_iters` untimed ones, the
+// Times one call at a time: with events == nullptr the steady clock; else two preallocated CUDA
+// events around the call (sync: the host waits for the second before reading them, so calls do
+// not overlap: each is one request's latency on the device, launch gaps included).
+class CallTimer {
+ public:
+  explicit CallTimer(gpu::EventApi* events);
+  ~CallTimer();
+  CallTimer(const CallTimer&) = delete;
+  CallTimer& operator=(const CallTimer&) = delete;
+  void start();
+  double stop_ms();
+
+ private:
+  gpu::EventApi* events_;
+  gpu::EventApi::Event begin_ = nullptr, end_ = nullptr;
+  int64_t t0_ = 0;
+};
+
+// Per-call times (ms) of `iters` task.logits() calls after `warmup_iters` untimed ones, the
 // model in eval mode; call i takes batches[i % n]. Distinct batches matter: oneDNN's int8 path in
 // LibTorch 1.13 builds a new primitive for each new activation range, which one repeated batch
-// would hide. bf16 = CPU autocast around each call.
+// would hide. autocast (the variant's) around each call; events: CallTimer's.
 std::vector<double> time_forward(train::Task& task,
                                  const std::vector<train::Batch>& batches,
-                                 bool bf16,
+                                 const train::Autocast& autocast,
+                                 gpu::EventApi* events,
                                  int64_t warmup_iters,
                                  int64_t iters);
 
@@ -46,11 +68,12 @@ struct GenerateTimes {
 };
 
 // Greedy generation of new_tokens after prompt (B, P) with a KV cache of P + new_tokens,
-// `warmup` untimed generations and then `reps` timed ones. bf16 = CPU autocast per call.
+// `warmup` untimed generations and then `reps` timed ones; autocast per call, events as above.
 GenerateTimes time_generate(model::GptImpl& gpt,
                             const torch::Tensor& prompt,
                             int64_t new_tokens,
-                            bool bf16,
+                            const train::Autocast& autocast,
+                            gpu::EventApi* events,
                             int64_t warmup,
                             int64_t reps);
 

@@ -138,4 +138,77 @@ GpuTables aggregate_gpu(const GpuRecords& gpu,
   return t;
 }
 
+GpuTables merge_gpu_tables(const GpuTables& a, const GpuTables& b) {
+  GpuTables t;
+  t.n_steps = a.n_steps + b.n_steps;
+  const double wa = static_cast<double>(a.n_steps) / t.n_steps;
+  const double wb = static_cast<double>(b.n_steps) / t.n_steps;
+  t.kernel_ms = a.kernel_ms * wa + b.kernel_ms * wb;
+  t.memcpy_ms = a.memcpy_ms * wa + b.memcpy_ms * wb;
+  t.memset_ms = a.memset_ms * wa + b.memset_ms * wb;
+  t.unattributed_activities = a.unattributed_activities + b.unattributed_activities;
+
+  std::map<KernelKey, KernelRow> kernels;
+  std::map<KernelKey, double> owner_share;  // the current owner's side's time, over all steps
+  const auto add_kernels = [&](const GpuTables& side, double w) {
+    for (const KernelRow& r : side.kernels) {
+      const KernelKey key{r.kernel, r.grid, r.block, r.registers, r.shared_mem_bytes};
+      const double share = r.total_us * side.n_steps;
+      auto [it, fresh] = kernels.try_emplace(key, r);
+      KernelRow& m = it->second;
+      if (fresh) {
+        m.calls = r.calls * w;
+        m.total_us = r.total_us * w;
+        owner_share[key] = share;
+        continue;
+      }
+      m.calls += r.calls * w;
+      m.total_us += r.total_us * w;
+      m.min_us = std::min(m.min_us, r.min_us);
+      m.max_us = std::max(m.max_us, r.max_us);
+      m.owners = std::max(m.owners, r.owners);
+      if (share > owner_share[key]) {
+        owner_share[key] = share;
+        m.owning_op = r.owning_op;
+        m.owning_scope = r.owning_scope;
+      }
+    }
+  };
+  add_kernels(a, wa);
+  add_kernels(b, wb);
+  for (auto& [key, r] : kernels) {
+    r.mean_us = r.calls > 0 ? r.total_us / r.calls : 0;
+    t.kernels.push_back(std::move(r));
+  }
+  std::stable_sort(t.kernels.begin(), t.kernels.end(),
+                   [](const KernelRow& x, const KernelRow& y) { return x.total_us > y.total_us; });
+
+  std::map<std::string, OpGpuRow> ops;
+  for (const auto& [side, w] : {std::pair<const GpuTables*, double>{&a, wa}, {&b, wb}}) {
+    for (const OpGpuRow& r : side->ops) {
+      OpGpuRow& m = ops.try_emplace(r.op, OpGpuRow{r.op, 0, 0}).first->second;
+      m.gpu_ms += r.gpu_ms * w;
+      m.launches += r.launches * w;
+    }
+  }
+  for (auto& [op, r] : ops) t.ops.push_back(r);
+  std::stable_sort(t.ops.begin(), t.ops.end(),
+                   [](const OpGpuRow& x, const OpGpuRow& y) { return x.gpu_ms > y.gpu_ms; });
+
+  std::map<std::tuple<std::string, int, std::string>, ScopeGpuRow> scopes;
+  for (const auto& [side, w] : {std::pair<const GpuTables*, double>{&a, wa}, {&b, wb}}) {
+    for (const ScopeGpuRow& r : side->scopes) {
+      ScopeGpuRow& m = scopes.try_emplace({r.scope, r.block, r.pass},
+                                          ScopeGpuRow{r.scope, r.block, r.pass, 0, 0})
+                           .first->second;
+      m.gpu_ms += r.gpu_ms * w;
+      m.launches += r.launches * w;
+    }
+  }
+  for (auto& [key, r] : scopes) t.scopes.push_back(r);
+  std::stable_sort(t.scopes.begin(), t.scopes.end(),
+                   [](const ScopeGpuRow& x, const ScopeGpuRow& y) { return x.gpu_ms > y.gpu_ms; });
+  return t;
+}
+
 }  // namespace llmprof::gpu

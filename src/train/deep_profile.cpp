@@ -335,10 +335,10 @@ std::vector<double> DeepProfile::process_gpu(const profile::TraceData& data) {
   add_gpu_time(g.memsets, corr.memsets, event_gpu_ns);
   gpu_unattributed_ += corr.without_launch + corr.without_op;
   const int n_steps = std::max(1, static_cast<int>(window_records_.size()));
-  if (windows_ == 0) {
-    gpu_tables_ = gpu::aggregate_gpu(g, ops, corr, n_steps);
-    rundir::write_kernels(rundir::path(run_dir_, rundir::kKernels), gpu_tables_);
-  }
+  // kernels.csv over every window so far, rewritten as each one closes (as ops.csv is).
+  const gpu::GpuTables window = gpu::aggregate_gpu(g, ops, corr, n_steps);
+  gpu_tables_ = windows_ == 0 ? window : gpu::merge_gpu_tables(gpu_tables_, window);
+  rundir::write_kernels(rundir::path(run_dir_, rundir::kKernels), gpu_tables_);
   // Each step's window on the device: from the end of the previous step's work (or the start of
   // its own, for the first) to the end of its own work, the work found by its launch time.
   std::vector<std::pair<int64_t, int64_t>> span(window_records_.size(),
@@ -443,7 +443,8 @@ void DeepProfile::add_to_summary(nlohmann::json& s, double analytic_flops_per_st
               {"kernel_ms_per_step", gpu_tables_.kernel_ms},
               {"memcpy_ms_per_step", gpu_tables_.memcpy_ms},
               {"memset_ms_per_step", gpu_tables_.memset_ms},
-              {"kernels_window", "the first recorded window (kernels.csv)"},
+              {"kernels_window", fmt::format("every recorded window ({} steps; kernels.csv)",
+                                             gpu_tables_.n_steps)},
               {"launched_by_ops_ms_per_step", a.gpu_ms ? json(*a.gpu_ms) : json(nullptr)},
               {"outside_scopes_ms_per_step",
                a.gpu_ms_outside_scopes ? json(*a.gpu_ms_outside_scopes) : json(nullptr)}};

@@ -134,7 +134,7 @@ TEST(BenchVariants, ParsesTheListInOrder) {
     bench_variants(c);
     FAIL() << "expected a ConfigError";
   } catch (const ConfigError& e) {
-    EXPECT_EQ(std::string(e.what()), "bench.variants: 'fp64' is not one of fp32|bf16|int8");
+    EXPECT_EQ(std::string(e.what()), "bench.variants: 'fp64' is not one of fp32|bf16|int8|fp16");
     EXPECT_EQ(e.key(), "bench.variants");
   }
 }

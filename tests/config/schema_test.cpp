@@ -296,7 +296,7 @@ TEST(Validate, RejectsBadBenchListsNamingTheItem) {
   Config c;
   c.bench.variants = "fp32, int4";
   EXPECT_EQ(std::string(catch_config_error([&] { validate(c); }).what()),
-            "bench.variants: 'int4' is not one of fp32|bf16|int8");
+            "bench.variants: 'int4' is not one of fp32|bf16|int8|fp16");
   c = Config{};
   c.bench.batch_sizes = "1,x8";
   EXPECT_EQ(std::string(catch_config_error([&] { validate(c); }).what()),

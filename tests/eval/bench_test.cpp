@@ -197,6 +197,22 @@ TEST(RunBench, GenerationLongerThanTheContextIsAConfigErrorNamingTheKey) {
   EXPECT_FALSE(fs::exists(dir.path() + "/too_long")) << "bad input leaves no result directory";
 }
 
+// fp16 is a CUDA variant (CPU matmuls have no fp16 path): on the CPU it is refused up front,
+// naming the key, and nothing is written. (int8 is refused the same way on cuda.)
+TEST(RunBench, Fp16OnTheCpuIsAConfigErrorNamingTheKey) {
+  ScratchDir dir;
+  config::Config cfg = tiny_bench(dir.path(), "fp16_cpu");
+  cfg.bench.variants = "fp32,fp16";
+  try {
+    run_bench(cfg, quiet());
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "bench.variants");
+    EXPECT_NE(std::string(e.what()).find("fp16 needs device=cuda"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir.path() + "/fp16_cpu")) << "bad input leaves no result directory";
+}
+
 TEST(RunBench, UnsupportedQuantEngineIsAConfigErrorNamingTheKey) {
   const std::vector<config::QuantEngine> supported = model::quantized_engines();
   std::string missing;

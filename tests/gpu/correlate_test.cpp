@@ -115,6 +115,41 @@ TEST(AggregateGpu, OpAndScopeSumsMatchHandSums) {
   EXPECT_NEAR(t.scopes[2].gpu_ms, 0.002, kTol);
 }
 
+// Two windows merged are one over all their steps: the fixture as a 1-step window and again as a
+// 3-step one hold its activity twice over 4 steps, so every per-step figure is half the 1-step
+// one; per-call figures are unchanged.
+TEST(MergeGpuTables, TwoWindowsAreOneOverAllTheirSteps) {
+  const GpuFixture fx = correlation_fixture();
+  const Correlation corr = correlate(fx.gpu, fx.cpu_ops);
+  const GpuTables one = aggregate_gpu(fx.gpu, fx.cpu_ops, corr, 1);
+  const GpuTables three = aggregate_gpu(fx.gpu, fx.cpu_ops, corr, 3);
+  const GpuTables m = merge_gpu_tables(one, three);
+  EXPECT_EQ(m.n_steps, 4);
+  ASSERT_EQ(m.kernels.size(), one.kernels.size());
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    const KernelRow& r = m.kernels[i];
+    const KernelRow& o = one.kernels[i];  // same order: every total halves
+    EXPECT_EQ(r.kernel, o.kernel);
+    EXPECT_NEAR(r.calls, o.calls / 2, kTol) << r.kernel;
+    EXPECT_NEAR(r.total_us, o.total_us / 2, kTol) << r.kernel;
+    EXPECT_NEAR(r.mean_us, o.mean_us, kTol) << r.kernel;
+    EXPECT_NEAR(r.min_us, o.min_us, kTol) << r.kernel;
+    EXPECT_NEAR(r.max_us, o.max_us, kTol) << r.kernel;
+    EXPECT_EQ(r.owning_op, o.owning_op);
+    EXPECT_EQ(r.owning_scope, o.owning_scope);
+  }
+  EXPECT_NEAR(m.kernel_ms, one.kernel_ms / 2, kTol);
+  EXPECT_NEAR(m.memcpy_ms, one.memcpy_ms / 2, kTol);
+  EXPECT_EQ(m.unattributed_activities, 2 * one.unattributed_activities);
+  ASSERT_EQ(m.ops.size(), one.ops.size());
+  EXPECT_EQ(m.ops[0].op, "aten::addmm");
+  EXPECT_NEAR(m.ops[0].gpu_ms, 0.005, kTol);
+  ASSERT_EQ(m.scopes.size(), one.scopes.size());
+  EXPECT_EQ(m.scopes[0].scope, "attn.qkv");
+  EXPECT_NEAR(m.scopes[0].gpu_ms, 0.006, kTol);
+  EXPECT_NEAR(m.scopes[0].launches, 1, kTol);
+}
+
 TEST(AggregateGpu, PerStepFiguresDivideByTheRecordedSteps) {
   const GpuFixture fx = correlation_fixture();
   const GpuTables t = aggregate_gpu(fx.gpu, fx.cpu_ops, correlate(fx.gpu, fx.cpu_ops), 2);

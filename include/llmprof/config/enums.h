@@ -73,8 +73,8 @@ enum class Device : int { kCpu = 0, kCuda = 1 };
 LLMPROF_ENUM_NAMES(Device, "device", "cpu", "cuda");
 
 // One item of the bench.variants list (a list key: config::bench_variants parses it).
-enum class BenchVariant : int { kFp32 = 0, kBf16 = 1, kInt8 = 2 };
-LLMPROF_ENUM_NAMES(BenchVariant, "bench.variants", "fp32", "bf16", "int8");
+enum class BenchVariant : int { kFp32 = 0, kBf16 = 1, kInt8 = 2, kFp16 = 3 };
+LLMPROF_ENUM_NAMES(BenchVariant, "bench.variants", "fp32", "bf16", "int8", "fp16");
 
 // Where `llmprof sweep` runs its points: here, as child processes, or as one Slurm job array.
 // Read from the sweep section (sweep.launcher) or --launcher; not a key of a run's config.

@@ -62,6 +62,12 @@ GpuTables aggregate_gpu(const GpuRecords& gpu,
                         int n_steps,
                         const SmLimits& limits = {});
 
+// The tables of two disjoint sets of recorded steps (two windows) as one over all their steps:
+// per-step figures weighted by each side's n_steps, per-call mean from the merged totals, min and
+// max over both, the owning op and scope of the side with more of the row's time. A row's owners
+// is the larger side's count (a lower bound of the distinct owners over both).
+GpuTables merge_gpu_tables(const GpuTables& a, const GpuTables& b);
+
 // "128x1x1".
 std::string format_dim3(const Dim3& d);
 
