@@ -5,7 +5,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "embedding_lookup.h"
 #include "llmprof/profile/scope.h"
 
 namespace llmprof::model {
@@ -215,8 +214,7 @@ torch::Tensor DistilBertImpl::encode(const torch::Tensor& ids, const torch::Tens
   torch::Tensor x;
   {
     LLMPROF_SCOPE(Scope::kEmbedding, -1);
-    x = embedding_lookup(word_embeddings->weight, ids) +
-        embedding_lookup(position_embeddings->weight, positions.slice(0, 0, T));  // (B,T,C)
+    x = word_embeddings(ids) + position_embeddings(positions.slice(0, 0, T));  // (B,T,C) + (T,C)
     x = apply_norm(emb_layer_norm, x);
     if (opt_.dropout > 0 && is_training()) {
       x = F::dropout(x, F::DropoutFuncOptions().p(opt_.dropout));

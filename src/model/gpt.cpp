@@ -8,7 +8,6 @@
 #include <string>
 
 #include "checkpoint.h"
-#include "embedding_lookup.h"
 #include "llmprof/model/autocast.h"
 #include "llmprof/profile/scope.h"
 
@@ -250,8 +249,7 @@ torch::Tensor GptImpl::forward(const torch::Tensor& idx) {
   torch::Tensor x;
   {
     LLMPROF_SCOPE(Scope::kEmbedding, -1);
-    x = embedding_lookup(wte->weight, idx) +
-        embedding_lookup(wpe->weight, positions.slice(0, 0, T));  // (B,T,C) + (T,C)
+    x = wte(idx) + wpe(positions.slice(0, 0, T));  // (B,T,C) + (T,C)
     if (opt_.dropout > 0 && is_training()) {
       x = F::dropout(x, F::DropoutFuncOptions().p(opt_.dropout));
     }
@@ -304,8 +302,7 @@ torch::Tensor GptImpl::forward_cached(const torch::Tensor& idx, KvCache& cache) 
   torch::Tensor x;
   {
     LLMPROF_SCOPE(Scope::kEmbedding, -1);
-    x = embedding_lookup(wte->weight, idx) +
-        embedding_lookup(wpe->weight, positions.slice(0, start, start + t));  // (B,t,C) + (t,C)
+    x = wte(idx) + wpe(positions.slice(0, start, start + t));  // (B,t,C) + (t,C)
     if (opt_.dropout > 0 && is_training()) {
       x = F::dropout(x, F::DropoutFuncOptions().p(opt_.dropout));
     }

@@ -3,7 +3,6 @@
 
 #include <cmath>
 
-#include "embedding_lookup.h"
 #include "llmprof/model/flops.h"
 #include "llmprof/model/gpt.h"
 
@@ -74,24 +73,6 @@ TEST(GptAttention, FusedCoreMatchesTheManualOneInValueAndGradient) {
   for (size_t i = 0; i < pa.size(); ++i) {
     EXPECT_LT((pa[i].grad() - pb[i].grad()).abs().max().item<double>(), 1e-5) << "parameter " << i;
   }
-}
-
-// The CPU lookup (index_select) gives torch::nn::Embedding's rows and, bit for bit, its
-// gradient, repeated tokens included (both sum a row's gradients in index order).
-TEST(EmbeddingLookup, MatchesTorchEmbeddingInValueAndGradient) {
-  torch::manual_seed(3);
-  torch::nn::Embedding table(50, 16);
-  const torch::Tensor idx = torch::randint(0, 50, {4, 32}, torch::kLong);  // repeats likely
-  const torch::Tensor upstream = torch::randn({4, 32, 16});
-  const torch::Tensor a = table(idx);
-  (a * upstream).sum().backward();
-  const torch::Tensor grad_module = table->weight.grad().clone();
-  table->weight.mutable_grad().reset();
-  const torch::Tensor b = embedding_lookup(table->weight, idx);
-  (b * upstream).sum().backward();
-  EXPECT_TRUE(torch::equal(a, b));
-  EXPECT_TRUE(torch::equal(grad_module, table->weight.grad()));
-  EXPECT_LT(std::get<0>(at::_unique(idx)).numel(), idx.numel()) << "no repeated token: no test";
 }
 
 TEST(GptInit, ResidualProjectionsUseScaledStd) {
