@@ -10,8 +10,14 @@
 #                                       nanoGPT peer (eager, compile, torch.profiler)
 #   scripts/gpu/run_device.sh distilbert  DistilBERT-base MLM bf16 at levels off and ops
 #   scripts/gpu/run_device.sh bench     llmprof bench: GPT-2 small fp32/bf16/fp16 latency (events)
-#   scripts/gpu/run_device.sh all       build, smoke, measure and distilbert in one call, each
-#                                       stage under its own time limit; results.tgz in $OUT
+#   scripts/gpu/run_device.sh fusedloss model.fused_loss against LibTorch's loss: the same loss
+#                                       at step 1 and along 20 steps (bf16), fp16 and fp32 run
+#   scripts/gpu/run_device.sh nvtx      profile.nvtx under nsys (or ncu): llmprof's ranges seen
+#   scripts/gpu/run_device.sh peerkernels [key=value...]  llmprof's kernels per step next to
+#                                       nanoGPT's under torch.profiler, by kernel name
+#   scripts/gpu/run_device.sh eval      llmprof eval on the device (a 5-step run's checkpoint)
+#   scripts/gpu/run_device.sh all       every stage in one call, each under its own time limit
+#                                       and all within $BUDGET seconds (570); results.tgz in $OUT
 # Each stage ends with a table of what it measured (the commands that gave each figure above it).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -75,12 +81,24 @@ case "$stage" in
     done
     ;;
   all)  # one call: each stage bounded so that a hang leaves time for the rest and the results
-    timeout 220 bash "$0" build || true
+    deadline=$((SECONDS + ${BUDGET:-570} - 20))  # 20 s kept for the archive
+    stage() {  # stage NAME LIMIT: at most LIMIT seconds, never past the deadline
+      local left=$((deadline - SECONDS)) limit=$2
+      [ "$left" -lt "$limit" ] && limit=$left
+      if [ "$limit" -lt 10 ]; then echo "$1: skipped, out of time"; return; fi
+      echo "== $1 (limit ${limit} s)"
+      timeout "$limit" bash "$0" "$1" || echo "$1: exit $?"
+    }
+    stage build 220
     if [ -x "$llmprof" ]; then
-      timeout 40 bash "$0" smoke || echo "smoke: exit $?"
-      timeout 240 bash "$0" measure || echo "measure: exit $?"
-      timeout 45 bash "$0" distilbert || echo "distilbert: exit $?"
-      timeout 60 bash "$0" bench || echo "bench: exit $?"
+      stage smoke 50
+      stage fusedloss 60
+      stage nvtx 45
+      stage eval 40
+      stage bench 50
+      stage measure 240
+      stage peerkernels 90
+      stage distilbert 45
     fi
     # At most 8 files come back from the device host: one archive holds the runs and logs.
     (cd "$out" && find runs -name 'trace.json' -size +30M -delete 2>/dev/null
@@ -92,8 +110,48 @@ case "$stage" in
     [ "${PEAK:-1}" = 0 ] || "$llmprof" peak --device cuda --precision bf16 | tee "$out/peak_bf16.txt"
     train smoke_ops profile.level=ops schedule.max_steps=20 profile.schedule_wait=5 \
       profile.schedule_warmup=2 profile.schedule_active=3 profile.trace=true
-    ls -la "$out/runs/smoke_ops"
-    head -n 15 "$out/runs/smoke_ops/kernels.csv"
+    python3 scripts/gpu/attribution.py "$out/runs/smoke_ops"
+    if [ -d .device/src/hta ]; then  # HTA's analyses on llmprof's GPU trace (the device's pandas)
+      echo "+ python3 scripts/gpu/hta_check.py $out/runs/smoke_ops/trace.json .device/src/hta"
+      python3 scripts/gpu/hta_check.py "$out/runs/smoke_ops/trace.json" .device/src/hta 2>&1 |
+        grep -v "^Parsed\|^Overall\|^leaving" | tail -n 30 | tee "$out/hta.txt"
+    fi
+    ;;
+  fusedloss)  # model.fused_loss vs LibTorch's loss on the same seed and batches
+    steps=(schedule.max_steps=20 profile.level=off)
+    train loss_torch_bf16 model.fused_loss=false "${steps[@]}"
+    train loss_fused_bf16 model.fused_loss=true "${steps[@]}"
+    python3 scripts/gpu/compare_losses.py "$out/runs/loss_torch_bf16" "$out/runs/loss_fused_bf16"
+    train loss_fused_fp16 model.fused_loss=true train.precision=fp16 "${steps[@]}"
+    train loss_torch_fp32 model.fused_loss=false train.precision=fp32 schedule.max_steps=3 \
+      profile.level=off
+    train loss_fused_fp32 model.fused_loss=true train.precision=fp32 schedule.max_steps=3 \
+      profile.level=off
+    python3 scripts/gpu/compare_losses.py "$out/runs/loss_torch_fp32" "$out/runs/loss_fused_fp32"
+    ;;
+  nvtx)  # llmprof's NVTX ranges as Nsight sees them
+    sets=(--set profile.nvtx=true --set profile.level=modules --set schedule.max_steps=4
+          --set "output.dir=$out/runs" --set output.name=nvtx "${data_sets[@]}")
+    nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems*/bin/nsys 2>/dev/null | head -n 1)
+    ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -n 1)
+    if [ -n "$nsys" ]; then
+      echo "+ nsys profile --trace=cuda,nvtx $llmprof train -c $config ${sets[*]}"
+      "$nsys" profile --trace=cuda,nvtx --sample=none --cpuctxsw=none --force-overwrite=true \
+        -o "$out/nvtx" "$llmprof" train -c "$config" "${sets[@]}" >"$out/nvtx.log" 2>&1
+      "$nsys" stats --report nvtx_sum --format csv "$out/nvtx.nsys-rep" 2>&1 | head -n 25
+      rm -f "$out/nvtx.nsys-rep" "$out/nvtx.sqlite"
+    elif [ -n "$ncu" ]; then  # ncu profiles a kernel only inside the named NVTX push/pop stack
+      for stack in step/forward/ step/backward/; do
+        echo "+ ncu --nvtx --nvtx-include $stack --launch-count 1 $llmprof train -c $config ${sets[*]}"
+        "$ncu" --nvtx --nvtx-include "$stack" --launch-count 1 --metrics gpu__time_duration.sum \
+          "$llmprof" train -c "$config" "${sets[@]}" --set output.name="nvtx_${stack//\//_}" \
+          >"$out/ncu_${stack//\//_}.log" 2>&1
+        grep -E "==PROF==|==WARNING==|==ERROR==|Context [0-9]+, Stream|gpu__time_duration" \
+          "$out/ncu_${stack//\//_}.log" | head -n 12
+      done
+    else
+      echo "nvtx: neither nsys nor ncu found"
+    fi
     ;;
   measure)
     peer() {  # nanoGPT on the same GPU, same shapes; one JSON line per mode
@@ -107,20 +165,31 @@ case "$stage" in
         --nanogpt .device/src/nanoGPT --modes "$1" --optimizer "$2" --trace-dir /tmp \
         | tee -a "$out/nanogpt.jsonl"
     }
-    # Overhead per level: two interleaved repetitions (fused AdamW, the config's default).
+    # Overhead per level, and LibTorch's loss against the config's fused one: two interleaved
+    # repetitions (fused AdamW, the config's default) around the peer; LEVELS picks the levels.
     for rep in 1 2; do
-      for level in off phases ops; do train "gpt2_${level}_$rep" profile.level=$level; done
+      for level in ${LEVELS:-off ops}; do train "gpt2_${level}_$rep" profile.level=$level; done
+      train "gpt2_torchloss_off_$rep" profile.level=off model.fused_loss=false
+      [ "$rep" = 1 ] && peer "${PEER_MODES:-eager}" fused 80
     done
-    if [ -d .device/src/hta ]; then  # HTA's analyses on llmprof's GPU trace (the device's pandas)
-      echo "+ python3 scripts/gpu/hta_check.py $out/runs/gpt2_ops_1/trace.json .device/src/hta"
-      python3 scripts/gpu/hta_check.py "$out/runs/gpt2_ops_1/trace.json" .device/src/hta 2>&1 |
-        grep -v "^Parsed\|^Overall\|^leaving" | tail -n 30 | tee "$out/hta.txt"
-    fi
-    peer eager,profiler fused 80
-    train gpt2_loop_adamw optim.fused=false profile.level=off
-    train gpt2_fp16 train.precision=fp16 profile.level=phases
     train gpt2_cuda_graphs train.cuda_graphs=true profile.level=phases
+    [ -z "${MORE:-}" ] || for run in $MORE; do  # MORE="name:key=value,key=value ..."
+      IFS=, read -r -a kv <<<"${run#*:}"; train "${run%%:*}" "${kv[@]}"
+    done
     peer compile fused 110
+    ;;
+  peerkernels)  # llmprof's kernels per step next to nanoGPT's (torch.profiler), by kernel name;
+    # LibTorch's loss by default (nanoGPT's ops), overrides after the stage's name
+    train peer_kernels_ops profile.level=ops model.fused_loss=false "${@:2}"
+    python3 scripts/gpu/nanogpt_peer.py --nanogpt .device/src/nanoGPT --modes profiler \
+      --optimizer fused --steps 10 --trace-dir /tmp | tee -a "$out/nanogpt.jsonl"
+    python3 scripts/gpu/peer_kernels.py "$out/runs/peer_kernels_ops" /tmp/nanogpt_profiler_trace.json 10
+    ;;
+  eval)  # llmprof eval on the device, of a checkpoint a short run saved
+    train eval_source schedule.max_steps=5 train.save_checkpoint=true profile.level=off
+    echo "+ $llmprof eval -c $config --checkpoint $out/runs/eval_source"
+    "$llmprof" eval -c "$config" --checkpoint "$out/runs/eval_source" --out "$out/eval" \
+      "${data_sets[@]}" --set eval.max_batches=10 2>&1 | tail -n 8
     ;;
   bench)  # llmprof bench on the device: GPT-2 small forward and generation latency per variant
     echo "+ $llmprof bench -c $config (fp32,bf16,fp16; batch 1,8; cuda)"
@@ -131,7 +200,7 @@ case "$stage" in
     tail -n 12 "$out/bench.log"
     ;;
   *)
-    echo "usage: scripts/gpu/run_device.sh build|smoke|distilbert|measure|bench|all" >&2
+    echo "usage: scripts/gpu/run_device.sh build|smoke|fusedloss|nvtx|peerkernels|eval|measure|distilbert|bench|all" >&2
     exit 2
     ;;
 esac

@@ -147,6 +147,11 @@ std::vector<KeySpec> build_table() {
       enum_key<LLMPROF_REF(model, attention)>(
           "gpt attention core: manual (each op and scope visible) | sdpa (fused "
           "scaled_dot_product_attention: flash attention on CUDA, as nanoGPT)"),
+      bool_key(LLMPROF_KEY(model, fused_loss),
+               "cuda: the cross-entropy over the logits as llmprof's two kernels (a one-pass "
+               "log-sum-exp forward; a backward writing softmax minus one-hot straight in the "
+               "logits' dtype) instead of LibTorch's fp32 cast, log_softmax and nll_loss, which "
+               "write the logits three times over in fp32; false: LibTorch's ops, as nanoGPT"),
       int_key(LLMPROF_KEY(model, num_labels), 2, 1 << 16, "classes for train.task=classify"),
       string_key(LLMPROF_KEY(model, init_from),
                  "weights to start from: an llmprof checkpoint or run directory, or a Hugging Face "

@@ -294,6 +294,12 @@ std::optional<Problem> find_problem(const Config& cfg) {
         fmt::format("train.precision: fp16 needs device=cuda (device={}); on CPU use bf16",
                     name(cfg.device))};
   }
+  if (cfg.model.fused_loss && cfg.device != Device::kCuda) {
+    return Problem{{"model.fused_loss", "device"},
+                   fmt::format("model.fused_loss: true runs llmprof's CUDA kernels and needs "
+                               "device=cuda (device={}); set model.fused_loss=false",
+                               name(cfg.device))};
+  }
   if (cfg.train.cuda_graphs) {
     const char* why = nullptr;
     std::vector<std::string> keys{"train.cuda_graphs"};

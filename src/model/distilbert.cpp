@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "llmprof/model/fused_loss.h"
 #include "llmprof/profile/scope.h"
 
 namespace llmprof::model {
@@ -256,6 +257,10 @@ torch::Tensor DistilBertImpl::classify_logits(const torch::Tensor& hidden) {
 
 torch::Tensor DistilBertImpl::loss(const torch::Tensor& logits, const torch::Tensor& labels) {
   LLMPROF_SCOPE(Scope::kLoss, -1);
+  if (opt_.fused_loss) {
+    return fused_cross_entropy(logits.reshape({-1, logits.size(-1)}), labels.reshape({-1}),
+                               kIgnoreIndex);
+  }
   return F::cross_entropy(logits.reshape({-1, logits.size(-1)}).to(torch::kFloat),
                           labels.reshape({-1}),
                           F::CrossEntropyFuncOptions().ignore_index(kIgnoreIndex));

@@ -9,6 +9,7 @@
 
 #include "checkpoint.h"
 #include "llmprof/model/autocast.h"
+#include "llmprof/model/fused_loss.h"
 #include "llmprof/profile/scope.h"
 
 namespace llmprof::model {
@@ -343,6 +344,9 @@ torch::Tensor GptImpl::generate(const torch::Tensor& prompt, int64_t new_tokens)
 
 torch::Tensor GptImpl::loss(const torch::Tensor& logits, const torch::Tensor& targets) {
   LLMPROF_SCOPE(Scope::kLoss, -1);
+  if (opt_.fused_loss) {
+    return fused_cross_entropy(logits.view({-1, logits.size(-1)}), targets.view({-1}), -100);
+  }
   return F::cross_entropy(logits.view({-1, logits.size(-1)}).to(torch::kFloat),
                           targets.view({-1}));
 }

@@ -7,6 +7,7 @@
 #include "llmprof/error.h"
 #include "llmprof/model/distilbert.h"
 #include "llmprof/model/flops.h"
+#include "llmprof/model/fused_loss.h"
 
 namespace llmprof::train {
 
@@ -178,6 +179,12 @@ void Task::eval_batch(const Batch& b, EvalSums& sums) {
 std::unique_ptr<Task> make_task(const config::Config& cfg, int64_t tokenizer_vocab_size,
                                 int64_t mlm_predictions) {
   const config::ModelConfig& m = cfg.model;
+  if (m.fused_loss && !model::fused_cross_entropy_available()) {
+    throw ConfigError("model.fused_loss: true, but this llmprof was built without its CUDA "
+                      "kernels (scripts/build_gpu.sh builds them where nvcc is found); set "
+                      "model.fused_loss=false",
+                      cfg.source_file, "model.fused_loss");
+  }
   const int64_t vocab = resolve_vocab(cfg, tokenizer_vocab_size);
   torch::manual_seed(static_cast<uint64_t>(cfg.train.seed));
   if (m.type == config::ModelType::kGpt) {
@@ -190,6 +197,7 @@ std::unique_ptr<Task> make_task(const config::Config& cfg, int64_t tokenizer_voc
     opt.vocab_size = vocab;
     opt.gelu_tanh = m.activation == config::Activation::kGeluTanh;
     opt.sdpa = m.attention == config::Attention::kSdpa;
+    opt.fused_loss = m.fused_loss;
     opt.dropout = m.dropout;
     opt.bias = m.bias;
     opt.activation_checkpointing = cfg.train.activation_checkpointing;
@@ -213,6 +221,7 @@ std::unique_ptr<Task> make_task(const config::Config& cfg, int64_t tokenizer_voc
   opt.num_labels = m.num_labels;
   const bool mlm = cfg.train.task == config::TaskKind::kMlm;
   opt.head = mlm ? model::EncoderHead::kMaskedLm : model::EncoderHead::kClassify;
+  opt.fused_loss = m.fused_loss;
   model::EncoderShape shape{};
   shape.n_layer = opt.n_layer;
   shape.n_head = opt.n_head;

@@ -31,7 +31,7 @@ ConfigError catch_config_error(F&& f) {
 const std::vector<std::string> kAllKeys = {
     "model.type", "model.n_layer", "model.n_head", "model.n_embd", "model.block_size",
     "model.vocab_size", "model.dropout", "model.bias", "model.ffn_dim", "model.max_positions",
-    "model.activation", "model.attention",
+    "model.activation", "model.attention", "model.fused_loss",
     "model.num_labels", "model.init_from",
     "data.path", "data.tokenizer", "data.vocab_path", "data.merges_path", "data.lower_case",
     "data.val_fraction",
@@ -71,7 +71,7 @@ void expect_same_config(const Config& a, const Config& b) {
 Config unusual_config() {
   Config c;
   c.model = {ModelType::kGpt, 3, 6, 96, 48, 1000, 0.1 + 0.2, false, 384, 96, Activation::kGeluTanh,
-             Attention::kSdpa, 5,
+             Attention::kSdpa, true, 5,
              "runs/mlm: #1/checkpoint"};
   c.data = {"data/my corpus: v2 #1.txt", TokenizerKind::kGpt2, "enc\"oder\".json", "vocab\\bpe\ttab",
             false, 1.0 / 3, 0, 7, 12345, DataFormat::kJsonl, "val \"x\".csv", "question, answer", "review", "stars",
@@ -208,6 +208,19 @@ TEST(Validate, RejectsFp16OnCpuAndAcceptsItOnCuda) {
   EXPECT_NE(std::string(e.what()).find("train.precision: fp16 needs device=cuda"),
             std::string::npos);
   EXPECT_NE(std::string(e.what()).find("on CPU use bf16"), std::string::npos);
+  c.device = Device::kCuda;
+  EXPECT_NO_THROW(validate(c));
+}
+
+// model.fused_loss runs llmprof's CUDA kernels: refused on the CPU, naming both keys.
+TEST(Validate, FusedLossNeedsCuda) {
+  Config c;
+  c.model.fused_loss = true;
+  ConfigError e = catch_config_error([&] { validate(c); });
+  EXPECT_NE(std::string(e.what()).find("model.fused_loss: true runs llmprof's CUDA kernels and "
+                                       "needs device=cuda (device=cpu)"),
+            std::string::npos)
+      << e.what();
   c.device = Device::kCuda;
   EXPECT_NO_THROW(validate(c));
 }

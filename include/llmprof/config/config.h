@@ -25,6 +25,7 @@ struct ModelConfig {
   int64_t max_positions = 0;  // position-embedding rows; 0 = block_size (gpt2: 1024, distilbert: 512)
   Activation activation = Activation::kGelu;  // gpt MLP: gelu (exact) | gelu_tanh (GPT-2)
   Attention attention = Attention::kManual;   // gpt attention core: manual | sdpa (fused)
+  bool fused_loss = false;   // cuda: cross-entropy as llmprof's two kernels, not LibTorch's ops
   int64_t num_labels = 2;    // train.task=classify: classes
   std::string init_from;     // llmprof checkpoint or run directory, or a Hugging Face folder
 };

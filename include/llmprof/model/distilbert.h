@@ -37,6 +37,7 @@ struct DistilBertOptions {
   double classifier_dropout = 0.2;  // seq_classif_dropout
   int64_t num_labels = 2;
   EncoderHead head = EncoderHead::kMaskedLm;
+  bool fused_loss = false;  // loss() through llmprof's CUDA cross-entropy kernels
 };
 
 // HF MultiHeadSelfAttention. key_pad (B, 1, 1, T) bool, true = padded key (or undefined).

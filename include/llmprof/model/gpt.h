@@ -29,6 +29,7 @@ struct GptOptions {
   bool activation_checkpointing = false;  // recompute each block in backward
   bool gelu_tanh = false;  // GPT-2's gelu_new (tanh approximation); false: exact erf GELU
   bool sdpa = false;       // attention core through scaled_dot_product_attention (fused)
+  bool fused_loss = false;  // loss() through llmprof's CUDA cross-entropy kernels
 };
 
 // LayerNorm with an optional bias (LibTorch 1.13's nn::LayerNorm has no bias=false).
