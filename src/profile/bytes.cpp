@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "llmprof/profile/analysis.h"
+
 namespace llmprof::profile {
 
 namespace {
@@ -150,7 +152,8 @@ bool has_cost_model(std::string_view op) {
          op == "aten::native_layer_norm_backward" || is_binary_elementwise(op) ||
          is_unary_elementwise(op) || op == "aten::addcmul_" || op == "aten::addcdiv_" ||
          op == "aten::lerp_" || op == "aten::fill_" || op == "aten::zero_" || op == "aten::sum" ||
-         op == "aten::mean" || op == "aten::copy_" || op == "aten::embedding";
+         op == "aten::mean" || op == "aten::copy_" || op == "aten::embedding" ||
+         is_matmul_op(op);  // the fused attention ops too: their FLOPs need q's and k's shapes
 }
 
 }  // namespace llmprof::profile
