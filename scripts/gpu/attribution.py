@@ -2,10 +2,11 @@
 """How much of a GPU run's kernel time llmprof attributed, from its run directory (kernels.csv,
 modules.csv, steps.csv; all per step): the share of kernel time with an owning op and with a
 module scope, the kernel time of the top-level scopes per pass next to the device's phase time
-(scopes nest: only blocks and the scopes outside them are summed), and the largest unattributed
-kernels.
+(scopes nest: only blocks and the scopes outside them are summed), the counted FLOPs against the
+analytic model (summary.json), and the largest unattributed kernels.
 Used by scripts/gpu/run_device.sh:  python3 scripts/gpu/attribution.py RUN_DIR"""
 import csv
+import json
 import sys
 from collections import defaultdict
 
@@ -34,6 +35,10 @@ def main():
     print("kernel ms per step in top-level scopes: " +
           ", ".join(f"{p} {ms:.2f} (device phase {phase('gpu_' + p + '_ms')})"
                     for p, ms in sorted(per_pass.items())))
+    flops = json.load(open(f"{run}/summary.json")).get("flops") or {}
+    print(f"counted / analytic FLOPs: {flops.get('counted_vs_analytic_ratio')} "
+          f"(counted matmul {flops.get('counted_matmul_per_step')}, analytic "
+          f"{flops.get('analytic_per_step')} per step)")
     lost = sorted((k for k in kernels if k["owning_op"] == UNATTRIBUTED),
                   key=lambda k: -float(k["total_us"]))
     for k in lost[:5]:
