@@ -14,18 +14,25 @@ namespace llmprof::train {
 
 namespace {
 
-// Optim over two groups with base's options: weight decay on `decay` only (as nanoGPT).
-template <typename Optim, typename Options>
-std::unique_ptr<torch::optim::Optimizer> two_groups(const std::vector<torch::Tensor>& decay,
-                                                    const std::vector<torch::Tensor>& no_decay,
-                                                    const Options& base, double weight_decay) {
+// Two parameter groups with base's options: weight decay on `decay` only (as nanoGPT).
+template <typename Options>
+std::vector<torch::optim::OptimizerParamGroup> decay_groups(
+    const std::vector<torch::Tensor>& decay, const std::vector<torch::Tensor>& no_decay,
+    const Options& base, double weight_decay) {
   Options wd = base, nwd = base;
   wd.weight_decay(weight_decay);
   nwd.weight_decay(0.0);
   std::vector<torch::optim::OptimizerParamGroup> g;
   g.emplace_back(decay, std::make_unique<Options>(wd));
   g.emplace_back(no_decay, std::make_unique<Options>(nwd));
-  return std::make_unique<Optim>(std::move(g), base);
+  return g;
+}
+
+template <typename Optim, typename Options>
+std::unique_ptr<torch::optim::Optimizer> two_groups(const std::vector<torch::Tensor>& decay,
+                                                    const std::vector<torch::Tensor>& no_decay,
+                                                    const Options& base, double weight_decay) {
+  return std::make_unique<Optim>(decay_groups(decay, no_decay, base, weight_decay), base);
 }
 
 // optim.fused: Adam/AdamW through the fused kernels, where this LibTorch has them for the device.
@@ -47,13 +54,7 @@ std::unique_ptr<torch::optim::Optimizer> build_fused(const config::Config& cfg,
   }
   torch::optim::AdamWOptions base(o.lr);
   base.betas({o.beta1, o.beta2}).eps(o.eps);
-  auto wd = base, nwd = base;
-  wd.weight_decay(o.weight_decay);
-  nwd.weight_decay(0.0);
-  std::vector<torch::optim::OptimizerParamGroup> g;
-  g.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(wd));
-  g.emplace_back(no_decay, std::make_unique<torch::optim::AdamWOptions>(nwd));
-  return std::make_unique<FusedAdam>(std::move(g), base,
+  return std::make_unique<FusedAdam>(decay_groups(decay, no_decay, base, o.weight_decay), base,
                                      /*decoupled=*/o.name == config::Optimizer::kAdamw);
 }
 
