@@ -17,7 +17,8 @@
 #                                       nanoGPT's under torch.profiler, by kernel name
 #   scripts/gpu/run_device.sh eval      llmprof eval on the device (a 5-step run's checkpoint)
 #   scripts/gpu/run_device.sh all       every stage in one call, each under its own time limit
-#                                       and all within $BUDGET seconds (570); results.tgz in $OUT
+#                                       and all within $BUDGET seconds (570); results.tgz in $OUT;
+#                                       STAGES="smoke measure" runs only those after the build
 # Each stage ends with a table of what it measured (the commands that gave each figure above it).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -89,16 +90,17 @@ case "$stage" in
       echo "== $1 (limit ${limit} s)"
       timeout "$limit" bash "$0" "$1" || echo "$1: exit $?"
     }
+    # STAGES picks and orders the stages after the build (default: all of them)
     stage build 220
     if [ -x "$llmprof" ]; then
-      stage smoke 50
-      stage fusedloss 60
-      stage nvtx 45
-      stage eval 40
-      stage bench 50
-      stage measure 240
-      stage peerkernels 90
-      stage distilbert 45
+      for s in ${STAGES:-smoke fusedloss nvtx eval bench measure peerkernels distilbert}; do
+        case "$s" in
+          smoke) stage smoke 50 ;; fusedloss) stage fusedloss 60 ;; nvtx) stage nvtx 45 ;;
+          eval) stage eval 40 ;; bench) stage bench 50 ;; measure) stage measure "${MEASURE_S:-240}" ;;
+          peerkernels) stage peerkernels 90 ;; distilbert) stage distilbert 45 ;;
+          *) echo "all: no stage '$s'" ;;
+        esac
+      done
     fi
     # At most 8 files come back from the device host: one archive holds the runs and logs.
     (cd "$out" && find runs -name 'trace.json' -size +30M -delete 2>/dev/null
@@ -177,6 +179,11 @@ case "$stage" in
       IFS=, read -r -a kv <<<"${run#*:}"; train "${run%%:*}" "${kv[@]}"
     done
     peer compile fused 110
+    for b in ${PEER_BATCHES:-}; do  # the peer at other batch sizes (eager, then compiled)
+      echo "+ python3 scripts/gpu/nanogpt_peer.py --nanogpt .device/src/nanoGPT --modes eager,compile --optimizer fused --batch $b"
+      PYTHONUNBUFFERED=1 timeout 150 python3 scripts/gpu/nanogpt_peer.py --nanogpt .device/src/nanoGPT \
+        --modes eager,compile --optimizer fused --batch "$b" | tee -a "$out/nanogpt.jsonl"
+    done
     ;;
   peerkernels)  # llmprof's kernels per step next to nanoGPT's (torch.profiler), by kernel name;
     # LibTorch's loss by default (nanoGPT's ops), overrides after the stage's name
