@@ -2,7 +2,8 @@
 # Profiler overhead: ms/step of the same config at each profile.level (off, phases, modules, ops,
 # and ops with profile.record_view_ops=true: view/metadata ops timed rather than counted),
 # every step recorded (schedule wait 0, active = all steps), interleaved over repetitions in one
-# run; medians and ratios to `off`, plus the trace's size per event and the post-processing time.
+# run; medians and ratios to `off` (also the median of each repetition's ratio), plus the
+# trace's size per event and the post-processing time.
 #
 #   scripts/bench/overhead.sh [--config FILE] [--repetitions N] [--steps N] [--threads N]
 set -euo pipefail
@@ -42,7 +43,11 @@ echo "command: scripts/bench/overhead.sh --config $config --repetitions $reps --
 off=$(median <"$out/off.ms")
 for level in $levels; do
   m=$(median <"$out/$level.ms")
-  awk -v l=$level -v m="$m" -v o="$off" 'BEGIN {printf "  %-8s %9.3f ms/step   x%.3f of off\n", l, m, m / o}'
+  # Also the median of the paired ratios: each repetition's run over the `off` run just before
+  # it, minutes closer in time than the medians are, so less exposed to the host drifting.
+  paired=$(paste "$out/$level.ms" "$out/off.ms" | awk '{print $1 / $2}' | median)
+  awk -v l=$level -v m="$m" -v o="$off" -v p="$paired" \
+    'BEGIN {printf "  %-8s %9.3f ms/step   x%.3f of off (paired: x%.3f)\n", l, m, m / o, p}'
 done
 for level in modules ops ops_views; do
   s="$out/$level-1/summary.json"
