@@ -22,6 +22,13 @@ constexpr const char* kUnknownCbidPrefix = "cudaRuntimeCbid";
 
 int64_t ns(uint64_t t) { return static_cast<int64_t>(t); }
 
+// A device activity's timestamps, once complete: a record CUPTI returns before the work's end was
+// written (a forced flush) has start 0, or an end before its start.
+template <typename Activity>
+bool complete(const Activity& a) {
+  return a.start != 0 && a.end >= a.start;
+}
+
 template <typename Enum>
 Enum checked(uint32_t value, int count) {
   return value < static_cast<uint32_t>(count) ? static_cast<Enum>(value) : Enum::kUnknown;
@@ -132,6 +139,18 @@ bool add_driver(const ApiActivity& a, GpuRecords& out) {
   return true;
 }
 
+// A device record, or, without its timestamps, only its count (at 0 ns it would sit at the
+// clock's origin: 109 s before the run's other events in a trace of an H100 run).
+template <typename Activity>
+bool add_device(const Activity& a, GpuRecords& out, void (*add)(const Activity&, GpuRecords&)) {
+  if (!complete(a)) {
+    ++out.incomplete;
+    return false;
+  }
+  add(a, out);
+  return true;
+}
+
 }  // namespace
 
 bool convert_activity(const CUpti_Activity& record, GpuRecords& out, RuntimeNameFn runtime_name) {
@@ -139,17 +158,13 @@ bool convert_activity(const CUpti_Activity& record, GpuRecords& out, RuntimeName
   switch (record.kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-      add_kernel(reinterpret_cast<const KernelActivity&>(record), out);
-      return true;
+      return add_device(reinterpret_cast<const KernelActivity&>(record), out, add_kernel);
     case CUPTI_ACTIVITY_KIND_MEMCPY:
-      add_memcpy(reinterpret_cast<const MemcpyActivity&>(record), out);
-      return true;
+      return add_device(reinterpret_cast<const MemcpyActivity&>(record), out, add_memcpy);
     case CUPTI_ACTIVITY_KIND_MEMSET:
-      add_memset(reinterpret_cast<const MemsetActivity&>(record), out);
-      return true;
+      return add_device(reinterpret_cast<const MemsetActivity&>(record), out, add_memset);
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-      add_sync(reinterpret_cast<const SyncActivity&>(record), out);
-      return true;
+      return add_device(reinterpret_cast<const SyncActivity&>(record), out, add_sync);
     case CUPTI_ACTIVITY_KIND_RUNTIME:
       add_runtime(reinterpret_cast<const ApiActivity&>(record), out, runtime_name);
       return true;

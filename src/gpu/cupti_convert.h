@@ -21,7 +21,8 @@ namespace llmprof::gpu {
 using RuntimeNameFn = std::string (*)(uint32_t cbid);
 
 // Appends the plain record of one activity record to out. Handles CONCURRENT_KERNEL and KERNEL,
-// MEMCPY, MEMSET, SYNCHRONIZATION and RUNTIME; returns false (and appends nothing) for others.
+// MEMCPY, MEMSET, SYNCHRONIZATION, RUNTIME and DRIVER's launches; returns false (and appends
+// nothing) for others, and for a device record without timestamps (counted in out.incomplete).
 bool convert_activity(const CUpti_Activity& record,
                       GpuRecords& out,
                       RuntimeNameFn runtime_name = nullptr);

@@ -7,6 +7,7 @@
 
 #if defined(LLMPROF_HAVE_CUPTI)
 
+#include <cuda_runtime_api.h>
 #include <cupti.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -130,12 +131,20 @@ void CuptiActivitySource::start() {
 void CuptiActivitySource::stop() {
   if (!impl_->started) return;
   impl_->started = false;
+  // sync: between steps, at the window's end. The device finishes the window's work while the
+  // activities are still on, so that its records carry their timestamps when flushed (a forced
+  // flush returns the unfinished ones with none), as torch.profiler synchronizes before it stops.
+  const cudaError_t synced = cudaDeviceSynchronize();
   for (CUpti_ActivityKind k : impl_->enabled) cuptiActivityDisable(k);
   impl_->enabled.clear();
   // Hands back every buffer CUPTI holds, records not yet complete included.
   const CUptiResult flushed = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   g_pool.store(nullptr, std::memory_order_release);
   check(flushed, "cuptiActivityFlushAll");
+  if (synced != cudaSuccess) {
+    throw GpuError(fmt::format("cupti: cudaDeviceSynchronize before the flush failed: {}",
+                               cudaGetErrorString(synced)));
+  }
 }
 
 size_t CuptiActivitySource::collect(GpuRecords& out) {

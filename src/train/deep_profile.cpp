@@ -96,7 +96,9 @@ void DeepProfile::after_step(const profile::StepRecord& record, int64_t max_rss_
 void DeepProfile::stop_gpu() {
   if (!gpu_) return;
   gpu_->stop();
+  const int64_t incomplete_before = window_gpu_.incomplete;
   gpu_records_ += static_cast<int64_t>(gpu_->collect(window_gpu_));
+  gpu_incomplete_ += window_gpu_.incomplete - incomplete_before;
 }
 
 void DeepProfile::finish() {
@@ -439,6 +441,7 @@ void DeepProfile::add_to_summary(nlohmann::json& s, double analytic_flops_per_st
   if (gpu_) {
     json g = {{"records", gpu_records_},
               {"dropped_records", gpu_->dropped_records()},
+              {"incomplete_records", gpu_incomplete_},
               {"unattributed_activities", gpu_unattributed_},
               {"kernel_ms_per_step", gpu_tables_.kernel_ms},
               {"memcpy_ms_per_step", gpu_tables_.memcpy_ms},

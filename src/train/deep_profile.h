@@ -82,6 +82,7 @@ class DeepProfile {
   std::vector<std::string> gpu_trace_;  // the first window's GPU events, for the trace
   int device_ = 0;                      // the CUDA device the records are of
   int64_t gpu_records_ = 0, gpu_unattributed_ = 0;
+  int64_t gpu_incomplete_ = 0;  // device records without timestamps, left out (kernel_record.h)
 };
 
 }  // namespace llmprof::train

@@ -60,6 +60,33 @@ TEST(CuptiConvert, ConcurrentKernelRecord) {
   EXPECT_EQ(r.smem_config_bytes, 233472);
 }
 
+// A forced flush hands back the records of work not finished yet with no timestamps: in an H100
+// run's trace 245 kernels and memsets sat at 0 ns, 109 s before everything else. They are left
+// out and counted, never placed at the clock's origin.
+TEST(CuptiConvert, RecordsWithoutTimestampsAreLeftOutAndCounted) {
+  auto k = zeroed<CUpti_ActivityKernel10>();
+  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  k.name = "_Z6kernelPfi";
+  k.correlationId = 7;  // start = end = 0
+  auto m = zeroed<CUpti_ActivityMemset4>();
+  m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  m.start = 2'000;
+  m.end = 1'000;  // ends before it starts
+  auto ok = zeroed<CUpti_ActivityKernel10>();
+  ok.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  ok.name = "_Z6kernelPfi";
+  ok.start = 5'000;
+  ok.end = 5'000;  // a zero-length kernel is complete
+  GpuRecords out;
+  EXPECT_FALSE(convert_activity(as_activity(k), out));
+  EXPECT_FALSE(convert_activity(as_activity(m), out));
+  EXPECT_TRUE(convert_activity(as_activity(ok), out));
+  EXPECT_EQ(out.incomplete, 2);
+  ASSERT_EQ(out.kernels.size(), 1u);
+  EXPECT_EQ(out.kernels[0].start_ns, 5'000);
+  EXPECT_TRUE(out.memsets.empty());
+}
+
 TEST(CuptiConvert, MemcpyMemsetAndSyncRecords) {
   auto m = zeroed<CUpti_ActivityMemcpy6>();
   m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;

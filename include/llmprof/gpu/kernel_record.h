@@ -167,6 +167,9 @@ struct GpuRecords {
   std::vector<MemsetRecord> memsets;
   std::vector<SyncRecord> syncs;
   std::vector<RuntimeApiRecord> runtime;
+  // Device records (kernel, copy, memset, sync) handed back without their timestamps (start 0 or
+  // end before start: not complete when CUPTI's buffers were flushed), left out of the vectors.
+  int64_t incomplete = 0;
   size_t size() const {
     return kernels.size() + memcpys.size() + memsets.size() + syncs.size() + runtime.size();
   }
