@@ -27,8 +27,14 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else prin
 json_num() {  # json_num FILE KEY: the first number after "KEY": in a pretty-printed JSON file
   grep -m1 "\"$2\":" "$1" | sed 's/.*: *\([-0-9.e+]*\).*/\1/'
 }
+# Each repetition starts one level further along (off first, then phases first, ...), so that
+# no level always runs first or right after the slow post-processing of ops_views: on this host
+# the first run of a repetition was 5% slower, 7 repetitions in a row.
+read -r -a level_list <<<"$levels"
+n_levels=${#level_list[@]}
 for r in $(seq 1 "$reps"); do
-  for level in $levels; do
+  for i in $(seq 0 $((n_levels - 1))); do
+    level=${level_list[$(((i + r - 1) % n_levels))]}
     views=false profile_level=$level
     [ "$level" = ops_views ] && views=true profile_level=ops
     res=$($bin train --config "$config" --quiet --out "$out" --set output.name=$level-$r \
@@ -43,8 +49,8 @@ echo "command: scripts/bench/overhead.sh --config $config --repetitions $reps --
 off=$(median <"$out/off.ms")
 for level in $levels; do
   m=$(median <"$out/$level.ms")
-  # Also the median of the paired ratios: each repetition's run over the `off` run just before
-  # it, minutes closer in time than the medians are, so less exposed to the host drifting.
+  # Also the median of the paired ratios: each repetition's run over that repetition's `off` run,
+  # minutes closer in time than the medians are, so less exposed to the host drifting.
   paired=$(paste "$out/$level.ms" "$out/off.ms" | awk '{print $1 / $2}' | median)
   awk -v l=$level -v m="$m" -v o="$off" -v p="$paired" \
     'BEGIN {printf "  %-8s %9.3f ms/step   x%.3f of off (paired: x%.3f)\n", l, m, m / o, p}'

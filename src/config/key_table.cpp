@@ -253,8 +253,9 @@ std::vector<KeySpec> build_table() {
       bool_key(LLMPROF_KEY(profile, record_view_ops),
                "ops level: time view/metadata ops (select, view, as_strided, ...); else counted only"),
       int_key(LLMPROF_KEY(profile, shape_interval), 1, 1000000,
-              "ops level: read op input shapes in the first and last recorded step of a cycle and "
-              "every Nth; the steps between take them op by op (same op sequence); 1 = every step"),
+              "ops level: read op input shapes in the first and last recorded step of a cycle, N "
+              "steps after the first, then at gaps doubling (2N, 4N, ...) while they stay the "
+              "same; the steps between take them op by op (same op sequence); 1 = every step"),
       int_key(LLMPROF_KEY(profile, max_events), 1000, 1000000000,
               "modules/ops: event buffer capacity per thread; full = recording stops, warned"),
       bool_key(LLMPROF_KEY(profile, trace),

@@ -334,6 +334,9 @@ struct Tracer::Impl {
   int64_t kept_in_cycle = 0;
   bool have_ref = false;
   int64_t pending_mapped = 0;
+  // The next read step (kept_in_cycle) and the gap to it: shape_interval after the first read,
+  // doubled by every read that confirms the shapes did not change.
+  int64_t next_read = 0, read_gap = 0;
   bool step_reads = false;
   std::vector<PhaseMemory> phase_memory;
   std::vector<int32_t> steps;
@@ -405,6 +408,9 @@ struct Tracer::Impl {
       }
     }
     pending_mapped = 0;
+    const int interval = std::max(1, options.shape_interval);
+    read_gap = read_gap == 0 || interval == 1 ? interval : 2 * read_gap;
+    next_read = kept_in_cycle + read_gap;
     for (auto& tb : buffers) {
       tb->ref_first = tb->step_first;
       tb->ref_count = tb->ops.size() - tb->step_first;
@@ -438,6 +444,7 @@ void Tracer::start_window() {
     m.register_callback(false);
     m.kept_in_cycle = 0;
     m.have_ref = false;
+    m.next_read = m.read_gap = 0;
     m.memory->reset_scope_tables(m.options.max_scope_events);  // scope events count from 0 again
     m.quiet.emplace();
     m.memory_guard.emplace(c10::DebugInfoKind::PROFILER_STATE, m.memory);
@@ -563,6 +570,7 @@ void Tracer::start_window() {
   m.register_callback(false);  // begin_step asks for inputs in the steps that read shapes
   m.kept_in_cycle = 0;
   m.have_ref = false;
+  m.next_read = m.read_gap = 0;
   g.active.store(true);
   m.memory->reset_scope_tables(m.options.max_scope_events);
   m.quiet.emplace();
@@ -594,8 +602,7 @@ void Tracer::begin_step(int32_t step, bool keep) {
   m.step_first_mem = m.phase_memory.size();
   if (m.options.level >= Level::kOps) {
     const auto k = m.kept_in_cycle;
-    const int64_t every = std::max(1, m.options.shape_interval);
-    m.step_reads = keep && (m.sampling.every_step || !m.have_ref || k % every == 0 ||
+    m.step_reads = keep && (m.sampling.every_step || !m.have_ref || k >= m.next_read ||
                             k + 1 == static_cast<int64_t>(m.options.active_steps));
     if (m.step_reads != m.reading_shapes) m.register_callback(m.step_reads);
   }
@@ -736,6 +743,7 @@ TraceData Tracer::take_data() {
     tb->step_first = tb->step_first_shape = tb->ref_first = tb->ref_count = 0;
   }
   m.have_ref = false;
+  m.next_read = m.read_gap = 0;
   m.scopes.truncate(0);
   m.phase_memory.clear();
   m.steps.clear();

@@ -42,9 +42,10 @@ std::map<int32_t, int64_t> mm_k_per_step(const TraceData& d) {
 
 TEST(ShapeSampling, StepsBetweenReadsTakeTheShapesOfTheLastRead) {
   const TraceData d = record_mm_steps(10, 4, [](int) -> int64_t { return 16; });
-  // Read: first, every 4th, last (0, 4, 8, 9); mapped and confirmed: the other six.
-  EXPECT_EQ(d.shape_sampling.read_steps, 4);
-  EXPECT_EQ(d.shape_sampling.mapped_steps, 6);
+  // Read: first, 4 steps later, last (0, 4, 9; the next gap, 8, ends past the window); mapped and
+  // confirmed: the other seven.
+  EXPECT_EQ(d.shape_sampling.read_steps, 3);
+  EXPECT_EQ(d.shape_sampling.mapped_steps, 7);
   EXPECT_EQ(d.shape_sampling.unmapped_steps, 0);
   EXPECT_EQ(d.shape_sampling.unconfirmed_steps, 0);
   EXPECT_FALSE(d.shape_sampling.every_step);
@@ -57,6 +58,19 @@ TEST(ShapeSampling, IntervalOneReadsEveryStep) {
   const TraceData d = record_mm_steps(5, 1, [](int) -> int64_t { return 16; });
   EXPECT_EQ(d.shape_sampling.read_steps, 5);
   EXPECT_EQ(d.shape_sampling.mapped_steps, 0);
+}
+
+// Each read that finds the shapes unchanged doubles the gap to the next: over a long window the
+// boxing of every op's arguments is paid in a handful of steps.
+TEST(ShapeSampling, TheGapDoublesWhileTheShapesStayTheSame) {
+  const TraceData d = record_mm_steps(40, 4, [](int) -> int64_t { return 16; });
+  // Read: 0, 4, 12, 28 (gaps 4, 8, 16; the next, 32, ends past the window), and the last, 39.
+  EXPECT_EQ(d.shape_sampling.read_steps, 5);
+  EXPECT_EQ(d.shape_sampling.mapped_steps, 35);
+  EXPECT_EQ(d.shape_sampling.unconfirmed_steps, 0);
+  const auto k = mm_k_per_step(d);
+  ASSERT_EQ(k.size(), 40u);
+  for (const auto& [step, kk] : k) EXPECT_EQ(kk, 16) << "step " << step;
 }
 
 TEST(ShapeSampling, ShapesThatChangeBetweenReadsAreDroppedAndEveryLaterStepRead) {

@@ -97,7 +97,8 @@ struct ProfileConfig {
   int64_t schedule_repeat = 1;
   bool record_shapes = false;       // ops: shapes of every op, not only the FLOP-counted ones
   bool record_view_ops = false;     // ops: time view/metadata ops too (else counted only)
-  int64_t shape_interval = 8;       // ops: read input shapes every Nth recorded step (+ first, last)
+  int64_t shape_interval = 8;       // ops: read input shapes N recorded steps after the first,
+                                    // then at gaps doubling while they stay the same (+ last)
   int64_t max_events = 2000000;     // per-thread event buffer capacity
   bool trace = true;                // write trace.json
   bool trace_gzip = false;          // ... as trace.json.gz

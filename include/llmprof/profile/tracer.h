@@ -25,8 +25,10 @@ struct TracerOptions {
   size_t max_scope_events = 500000;
   size_t active_steps = 1;      // steps the window records: sizes the pre-touched buffer
   // ops: reading input shapes makes LibTorch box every op's arguments (~2x the callback's cost),
-  // so they are read in the first and last recorded step of a cycle and every Nth between; the
-  // other steps take them op by op from the last read step (1 = read every step).
+  // so they are read in the first and last recorded step of a cycle and between them N steps
+  // after the first, then 2N after that, 4N, ... (each read that finds the shapes unchanged
+  // doubles the gap); the other steps take them op by op from the last read step (1 = read every
+  // step).
   int shape_interval = 8;
 };
 
