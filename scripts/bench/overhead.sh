@@ -28,8 +28,8 @@ json_num() {  # json_num FILE KEY: the first number after "KEY": in a pretty-pri
   grep -m1 "\"$2\":" "$1" | sed 's/.*: *\([-0-9.e+]*\).*/\1/'
 }
 # Each repetition starts one level further along (off first, then phases first, ...), so that
-# no level always runs first or right after the slow post-processing of ops_views: on this host
-# the first run of a repetition was 5% slower, 7 repetitions in a row.
+# no level always runs first or right after the slow post-processing of ops_views: with `off`
+# always first, it came out 5% slower than `phases` over 7 repetitions on this host.
 read -r -a level_list <<<"$levels"
 n_levels=${#level_list[@]}
 for r in $(seq 1 "$reps"); do

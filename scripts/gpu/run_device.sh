@@ -156,16 +156,17 @@ case "$stage" in
     fi
     ;;
   measure)
-    peer() {  # nanoGPT on the same GPU, same shapes; one JSON line per mode
+    peer() {  # peer MODES OPTIMIZER TIMEOUT [BATCH]: nanoGPT on the same GPU, same shapes (batch
+      # 12 unless given); one JSON line per mode
       [ "${PEER:-1}" = 0 ] && return 0  # PEER=0: llmprof's runs only
       if [ ! -f .device/src/nanoGPT/model.py ]; then
         echo "nanoGPT peer skipped: no .device/src/nanoGPT (scripts/gpu/prepare_device.sh nanoGPT=...)"
         return 0
       fi
-      echo "+ python3 scripts/gpu/nanogpt_peer.py --nanogpt .device/src/nanoGPT --modes $1 --optimizer $2"
+      echo "+ python3 scripts/gpu/nanogpt_peer.py --nanogpt .device/src/nanoGPT --modes $1 --optimizer $2 --batch ${4:-12}"
       PYTHONUNBUFFERED=1 timeout "$3" python3 scripts/gpu/nanogpt_peer.py \
-        --nanogpt .device/src/nanoGPT --modes "$1" --optimizer "$2" --trace-dir /tmp \
-        | tee -a "$out/nanogpt.jsonl"
+        --nanogpt .device/src/nanoGPT --modes "$1" --optimizer "$2" --batch "${4:-12}" \
+        --trace-dir /tmp | tee -a "$out/nanogpt.jsonl"
     }
     # Overhead per level, and LibTorch's loss against the config's fused one: two interleaved
     # repetitions (fused AdamW, the config's default) around the peer; LEVELS picks the levels.
@@ -179,11 +180,7 @@ case "$stage" in
       IFS=, read -r -a kv <<<"${run#*:}"; train "${run%%:*}" "${kv[@]}"
     done
     peer compile fused 110
-    for b in ${PEER_BATCHES:-}; do  # the peer at other batch sizes (eager, then compiled)
-      echo "+ python3 scripts/gpu/nanogpt_peer.py --nanogpt .device/src/nanoGPT --modes eager,compile --optimizer fused --batch $b"
-      PYTHONUNBUFFERED=1 timeout 150 python3 scripts/gpu/nanogpt_peer.py --nanogpt .device/src/nanoGPT \
-        --modes eager,compile --optimizer fused --batch "$b" | tee -a "$out/nanogpt.jsonl"
-    done
+    for b in ${PEER_BATCHES:-}; do peer eager,compile fused 150 "$b"; done  # other batch sizes
     ;;
   peerkernels)  # llmprof's kernels per step next to nanoGPT's (torch.profiler), by kernel name;
     # LibTorch's loss by default (nanoGPT's ops), overrides after the stage's name

@@ -337,6 +337,12 @@ struct Tracer::Impl {
   // The next read step (kept_in_cycle) and the gap to it: shape_interval after the first read,
   // doubled by every read that confirms the shapes did not change.
   int64_t next_read = 0, read_gap = 0;
+
+  // No reference step: the next kept step reads, and the gaps start again from shape_interval.
+  void forget_reference() {
+    have_ref = false;
+    next_read = read_gap = 0;
+  }
   bool step_reads = false;
   std::vector<PhaseMemory> phase_memory;
   std::vector<int32_t> steps;
@@ -443,8 +449,7 @@ void Tracer::start_window() {
     g.active.store(true);
     m.register_callback(false);
     m.kept_in_cycle = 0;
-    m.have_ref = false;
-    m.next_read = m.read_gap = 0;
+    m.forget_reference();
     m.memory->reset_scope_tables(m.options.max_scope_events);  // scope events count from 0 again
     m.quiet.emplace();
     m.memory_guard.emplace(c10::DebugInfoKind::PROFILER_STATE, m.memory);
@@ -569,8 +574,7 @@ void Tracer::start_window() {
   }
   m.register_callback(false);  // begin_step asks for inputs in the steps that read shapes
   m.kept_in_cycle = 0;
-  m.have_ref = false;
-  m.next_read = m.read_gap = 0;
+  m.forget_reference();
   g.active.store(true);
   m.memory->reset_scope_tables(m.options.max_scope_events);
   m.quiet.emplace();
@@ -742,8 +746,7 @@ TraceData Tracer::take_data() {
     std::fill(tb->views_inside.begin(), tb->views_inside.end(), 0);
     tb->step_first = tb->step_first_shape = tb->ref_first = tb->ref_count = 0;
   }
-  m.have_ref = false;
-  m.next_read = m.read_gap = 0;
+  m.forget_reference();
   m.scopes.truncate(0);
   m.phase_memory.clear();
   m.steps.clear();
