@@ -100,6 +100,11 @@ std::optional<int64_t> CsvFile::integer(size_t row, int col) const {
   return *whole;
 }
 
+int64_t CsvFile::required_integer(size_t row, int col) const {
+  required_number(row, col);  // empty: its error
+  return *integer(row, col);
+}
+
 namespace {
 
 // Why the last record is a row cut short, or "" when it is whole. records includes the header.

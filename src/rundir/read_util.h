@@ -38,6 +38,8 @@ struct CsvFile {
   double required_number(size_t row, int col) const;
   // Field as an integer (block index, step); empty -> nullopt; bad -> DataError (file:line).
   std::optional<int64_t> integer(size_t row, int col) const;
+  // The same, present: empty -> DataError (file:line).
+  int64_t required_integer(size_t row, int col) const;
 };
 
 // Parses a CSV file (RFC 4180 quoting). Every record must have as many fields as the header;

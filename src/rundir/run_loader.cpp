@@ -83,7 +83,7 @@ std::vector<StepRow> read_steps(const std::string& path, Warnings& warnings) {
   }
   std::vector<StepRow> rows(csv.rows.size());
   for (size_t r = 0; r < csv.rows.size(); ++r) {
-    rows[r].step = static_cast<int64_t>(csv.required_number(r, step));
+    rows[r].step = csv.required_integer(r, step);
     for (const auto& [col, field] : fields) rows[r].*field = csv.number(r, col);
   }
   return rows;
@@ -98,7 +98,7 @@ std::vector<EvalRow> read_evals(const std::string& path, Warnings& warnings) {
   int ppl = csv.index("perplexity"), acc = csv.index("accuracy"), ms = csv.index("eval_ms");
   for (size_t r = 0; r < csv.rows.size(); ++r) {
     EvalRow e;
-    e.step = static_cast<int64_t>(csv.required_number(r, step));
+    e.step = csv.required_integer(r, step);
     e.split = csv.text(r, split);
     e.loss = csv.required_number(r, loss);
     e.perplexity = csv.number(r, ppl);
