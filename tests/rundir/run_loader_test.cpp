@@ -164,6 +164,14 @@ TEST(LoadRun, AWholeRunHasNoWarnings) {
   EXPECT_FALSE(run.incomplete);
 }
 
+// A step past int64 (found by the steps fuzzer: 1.1e60) is an error, not an undefined cast.
+TEST(LoadRun, StepOutsideInt64NamesFileLineAndColumn) {
+  ScratchDir dir;
+  test::write_file(dir.file("steps.csv"), "step,step_ms\n0,1.5\n1.11111e60,1.5\n");
+  expect_data_error([&] { load_run(dir.path()); },
+                    {dir.file("steps.csv"), "line 3", "'step'", "not an integer in int64 range"});
+}
+
 TEST(LoadRun, NonNumericFieldNamesFileLineAndColumn) {
   ScratchDir dir;
   test::write_file(dir.file("steps.csv"), "step,step_ms\n0,1.5\n1,1.5\n2,fast\n");
