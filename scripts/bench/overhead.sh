@@ -69,6 +69,13 @@ for level in modules ops ops_views; do
     "$level" "$est" "$ev" "$ns" "$uev" "$uns" "$pp"
   printf '  %-9s of which LibTorch RecordFunction (a do-nothing callback, %s ns per observed call): %s of a step\n' \
     "" "$rf_ns" "$rf"
+  obs=$(json_num "$s" untimed_events_observed_per_step)
+  hid=$(json_num "$s" hidden_calls_per_step)
+  hns=$(json_num "$s" ns_per_hidden_call)
+  if [ -n "$obs" ]; then
+    printf '  %-9s view calls observed per step: %s (the rest counted from read steps); %s calls/step with RecordFunction off inside x %s ns\n' \
+      "" "$obs" "$hid" "$hns"
+  fi
 done
 s="$out/ops-1/summary.json"
 printf '  ops trace: %s events, %s bytes, %s bytes/event\n' "$(json_num "$s" events | tail -1)" \

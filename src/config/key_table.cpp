@@ -255,7 +255,8 @@ std::vector<KeySpec> build_table() {
       int_key(LLMPROF_KEY(profile, shape_interval), 1, 1000000,
               "ops level: read op input shapes in the first and last recorded step of a cycle, N "
               "steps after the first, then at gaps doubling (2N, 4N, ...) while they stay the "
-              "same; the steps between take them op by op (same op sequence); 1 = every step"),
+              "same; the steps between take them op by op (same op sequence), and view calls "
+              "inside ops that ran only views are counted from the read step; 1 = every step"),
       int_key(LLMPROF_KEY(profile, max_events), 1000, 1000000000,
               "modules/ops: event buffer capacity per thread; full = recording stops, warned"),
       bool_key(LLMPROF_KEY(profile, trace),

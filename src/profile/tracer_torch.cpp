@@ -1,6 +1,11 @@
 // RecordFunction callbacks and the c10 memory reporter behind profile::Tracer.
 // Hot-path rules: the callbacks write into per-thread buffers reserved up front, keep their own
-// nesting stack (no ObserverContext allocation), never lock, and stop recording when full.
+// nesting stack (no ObserverContext allocation), never lock, and stop recording when full. One
+// exception, paid for by what it saves: between the steps that read shapes, around an op call
+// that ran only view ops in the last read step (CPU bmm: 9 view calls per matrix of the batch),
+// at::enableRecordFunction switches LibTorch's observation off and on, and LibTorch rebuilds its
+// per-thread callback cache each time (a small allocation, an uncontended lock; ~300 ns a pair,
+// calibrated as ns_per_hidden_call) instead of observing hundreds of calls (~100 ns each).
 #include <ATen/record_function.h>
 #include <c10/core/Allocator.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
@@ -28,6 +33,9 @@ namespace {
 constexpr int kMaxThreads = 16;
 constexpr int kMaxDepth = 64;
 constexpr size_t kNameSlots = 4096;  // NameTable slots: per-name tables have one entry each
+// An op hides its views between read steps when its calls ran at least this many view calls each
+// in the read step: switching RecordFunction off and on costs about as much as observing 3-6.
+constexpr int64_t kMinViewsToHide = 16;
 
 // Per op name, classified on its first call: what the callback does with it.
 enum NameClass : uint8_t { kUnclassified = 0, kPlain, kModelled, kView };
@@ -45,6 +53,27 @@ struct ThreadBuffer {
   // name id of the op they ran directly inside.
   std::vector<int64_t> step_untimed, untimed, step_views_inside, views_inside;
   std::array<bool, kMaxDepth> untimed_at{};  // stack entry of an untimed call
+  // View sampling (ViewSampling): in a read step, each view call inside a timed op (its name id,
+  // the enclosing event); per name id, whether calls hide their views in the steps between read
+  // steps; the read step's view calls inside those, per (op name id, view name id).
+  struct ViewCall {
+    uint32_t name_id;
+    int32_t parent;
+  };
+  struct HiddenViews {
+    uint32_t parent, view;
+    int64_t count;
+    bool operator==(const HiddenViews& o) const {
+      return parent == o.parent && view == o.view && count == o.count;
+    }
+  };
+  std::vector<ViewCall> view_log;
+  bool view_log_full = false;
+  std::vector<uint8_t> hides_views;
+  std::vector<HiddenViews> ref_hidden;
+  std::array<bool, kMaxDepth> hid_at{};  // stack entry of a call that switched RecordFunction off
+  int64_t step_hidden_calls = 0, hidden_calls = 0;
+  int64_t step_memory_reports = 0;  // c10 allocations and frees reported on this thread
   NameTable names;
   std::array<int32_t, kMaxDepth> stack{};  // event index, -1 = dropped
   // Shape sampling: the events of the step in flight start at step_first; those of the last step
@@ -67,6 +96,8 @@ struct Global {
   std::atomic<int> generation{0};  // bumped per window: thread-local pointers of old ones expire
   bool record_shapes = false;
   bool record_view_ops = false;
+  bool log_views = false;   // this step reads: view calls inside timed ops are logged
+  bool hide_views = false;  // this step does not: ops that ran only views hide them
   ScopeRecorder* scopes = nullptr;
 };
 Global g;
@@ -133,7 +164,16 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   if (cls == kView) {  // counted, not timed: children see the enclosing op as their parent
     ++tb->step_untimed[name_id];
     const int32_t parent = tb->depth > 0 ? tb->stack[tb->depth - 1] : -1;
-    if (parent >= 0) ++tb->step_views_inside[tb->ops[static_cast<size_t>(parent)].name_id];
+    if (parent >= 0) {
+      ++tb->step_views_inside[tb->ops[static_cast<size_t>(parent)].name_id];
+      if (g.log_views) {
+        if (tb->view_log.size() < tb->view_log.capacity()) {
+          tb->view_log.push_back({name_id, parent});
+        } else {
+          tb->view_log_full = true;
+        }
+      }
+    }
     tb->untimed_at[tb->depth] = true;
     tb->stack[tb->depth++] = parent;
     return nullptr;
@@ -171,6 +211,14 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     }
     e.shape_id = static_cast<int32_t>(tb->shapes.size() - 1);
   }
+  // Views inside this call are counted from the read step: RecordFunction off on this thread
+  // until its end (LibTorch rebuilds its per-thread callback cache: see ns_per_hidden_call).
+  const bool hide = g.hide_views && !node && tb->hides_views[name_id] != 0;
+  tb->hid_at[tb->depth] = hide;
+  if (hide) {
+    ++tb->step_hidden_calls;
+    at::enableRecordFunction(false);
+  }
   tb->stack[tb->depth++] = index;
   e.start_ns = now_ns();  // last: the bookkeeping above is not charged to the op
   return nullptr;
@@ -184,6 +232,7 @@ void on_end(const at::RecordFunction&, at::ObserverContext*) {
   const int64_t end = now_ns();
   const int32_t index = tb->stack[tb->depth];
   if (index < 0) return;
+  if (tb->hid_at[tb->depth]) at::enableRecordFunction(true);
   OpEvent& e = tb->ops[static_cast<size_t>(index)];
   e.end_ns = end;
   const int32_t parent = tb->parents[static_cast<size_t>(index)];
@@ -240,7 +289,9 @@ class MemoryReporter : public c10::MemoryReportingInfoBase {
     }
     allocated_.store(total_allocated, std::memory_order_relaxed);
     ThreadBuffer* tb = t_generation == g.generation.load(std::memory_order_relaxed) ? t_buffer : nullptr;
-    if (tb == nullptr || tb->index != 0) return;  // attribution on the loop's thread only
+    if (tb == nullptr) return;
+    ++tb->step_memory_reports;
+    if (tb->index != 0) return;  // attribution on the loop's thread only
     if (alloc_size > 0 && tb->depth > 0 && tb->depth <= kMaxDepth) {
       const int32_t top = tb->stack[tb->depth - 1];
       if (top >= 0) tb->ops[static_cast<size_t>(top)].alloc_bytes += alloc_size;
@@ -338,10 +389,120 @@ struct Tracer::Impl {
   // doubled by every read that confirms the shapes did not change.
   int64_t next_read = 0, read_gap = 0;
 
+  // View sampling: kept steps since the last read step whose hidden view calls wait for its
+  // confirmation.
+  ViewSampling views;
+  int64_t pending_hidden_steps = 0;
+  int64_t memory_reports = 0;  // in kept steps, every window so far
+
   // No reference step: the next kept step reads, and the gaps start again from shape_interval.
   void forget_reference() {
     have_ref = false;
     next_read = read_gap = 0;
+  }
+
+  // Whether a RecordFunction observer other than ours is registered (global, or thread-local on
+  // this thread): switching RecordFunction off inside an op would hide its views from that one
+  // too. Between steps only: it re-registers the callback (LibTorch's callback lock).
+  bool others_observe() {
+    if (handle != 0) at::removeCallback(handle);
+    const bool others = at::hasCallbacks();
+    handle = at::addGlobalCallback(callback);
+    return others;
+  }
+
+  // Adds `times` copies of a thread's hidden view calls to its window counts.
+  static void count_hidden(ThreadBuffer& tb, int64_t times) {
+    for (const auto& h : tb.ref_hidden) {
+      tb.untimed[h.view] += h.count * times;
+      tb.views_inside[h.parent] += h.count * times;
+    }
+  }
+  int64_t hidden_views_per_step() const {
+    int64_t n = 0;
+    for (const auto& tb : buffers) {
+      for (const auto& h : tb->ref_hidden) n += h.count;
+    }
+    return n;
+  }
+
+  // At the end of a read step: its view calls per (enclosing op name, view name), sorted.
+  static std::vector<ThreadBuffer::HiddenViews> views_by_op(const ThreadBuffer& tb) {
+    std::vector<ThreadBuffer::HiddenViews> pairs;
+    pairs.reserve(tb.view_log.size());
+    for (const auto& v : tb.view_log) {
+      pairs.push_back({tb.ops[static_cast<size_t>(v.parent)].name_id, v.name_id, 1});
+    }
+    std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) {
+      return a.parent != b.parent ? a.parent < b.parent : a.view < b.view;
+    });
+    size_t out = 0;
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      if (out > 0 && pairs[out - 1].parent == pairs[i].parent && pairs[out - 1].view == pairs[i].view) {
+        ++pairs[out - 1].count;
+      } else {
+        pairs[out++] = pairs[i];
+      }
+    }
+    pairs.resize(out);
+    return pairs;
+  }
+
+  // At the end of a read step (between steps): confirms the hidden view calls of the steps since
+  // the last read step against this one's, then picks the ops that hide theirs until the next:
+  // ops whose calls in this step ran no timed op and at least kMinViewsToHide view calls each.
+  void sample_views(bool compare) {
+    std::vector<std::vector<ThreadBuffer::HiddenViews>> now;
+    for (auto& tb : buffers) now.push_back(views_by_op(*tb));
+    if (pending_hidden_steps > 0) {
+      bool same = compare;
+      for (size_t t = 0; t < buffers.size() && same; ++t) {
+        const ThreadBuffer& tb = *buffers[t];
+        std::vector<ThreadBuffer::HiddenViews> under;
+        for (const auto& h : now[t]) {
+          if (tb.hides_views[h.parent] != 0) under.push_back(h);
+        }
+        same = !tb.view_log_full && under == tb.ref_hidden;
+      }
+      if (same) {
+        for (auto& tb : buffers) count_hidden(*tb, pending_hidden_steps);
+        views.counted_views += hidden_views_per_step() * pending_hidden_steps;
+        views.mapped_steps += pending_hidden_steps;
+      } else {
+        views.lost_steps += pending_hidden_steps;
+        sampling.every_step = true;
+      }
+      pending_hidden_steps = 0;
+    }
+    std::vector<int64_t> calls(kNameSlots), viewed(kNameSlots);
+    std::vector<uint8_t> runs_timed(kNameSlots);
+    for (size_t t = 0; t < buffers.size(); ++t) {
+      ThreadBuffer& tb = *buffers[t];
+      std::fill(tb.hides_views.begin(), tb.hides_views.end(), 0);
+      tb.ref_hidden.clear();
+      const bool usable = !tb.view_log_full && !sampling.every_step && !options.record_view_ops;
+      tb.view_log.clear();
+      tb.view_log_full = false;
+      if (!usable) continue;
+      std::fill(calls.begin(), calls.end(), 0);
+      std::fill(viewed.begin(), viewed.end(), 0);
+      std::fill(runs_timed.begin(), runs_timed.end(), 0);
+      for (size_t i = tb.step_first; i < tb.ops.size(); ++i) {
+        const OpEvent& e = tb.ops[i];
+        if (e.kind != OpEvent::kOp) runs_timed[e.name_id] = 1;  // autograd nodes never hide
+        ++calls[e.name_id];
+        const int32_t p = tb.parents[i];
+        if (p >= 0) runs_timed[tb.ops[static_cast<size_t>(p)].name_id] = 1;
+      }
+      for (const auto& h : now[t]) viewed[h.parent] += h.count;
+      for (size_t id = 0; id < kNameSlots; ++id) {
+        tb.hides_views[id] = calls[id] > 0 && runs_timed[id] == 0 &&
+                             viewed[id] >= kMinViewsToHide * calls[id];
+      }
+      for (const auto& h : now[t]) {
+        if (tb.hides_views[h.parent] != 0) tb.ref_hidden.push_back(h);
+      }
+    }
   }
   bool step_reads = false;
   std::vector<PhaseMemory> phase_memory;
@@ -396,14 +557,18 @@ struct Tracer::Impl {
           }
         }
         ++pending_mapped;
+        if (g.hide_views) ++pending_hidden_steps;
       } else {  // the op sequence changed: this step has no shapes; read every later one
         ++sampling.unmapped_steps;
         sampling.every_step = true;
+        if (g.hide_views) ++views.lost_steps;
       }
       return;
     }
+    bool shapes_same = true;
     if (have_ref && pending_mapped > 0) {
-      if (all_same(true)) {
+      shapes_same = all_same(true);
+      if (shapes_same) {
         sampling.mapped_steps += pending_mapped;
       } else {  // shapes changed somewhere since the reference: the mapped steps lose theirs
         for (auto& tb : buffers) {
@@ -414,6 +579,7 @@ struct Tracer::Impl {
       }
     }
     pending_mapped = 0;
+    sample_views(shapes_same);
     const int interval = std::max(1, options.shape_interval);
     read_gap = read_gap == 0 || interval == 1 ? interval : 2 * read_gap;
     next_read = kept_in_cycle + read_gap;
@@ -464,6 +630,8 @@ void Tracer::start_window() {
     tb->parents.reserve(m.options.max_events);
     tb->shapes.reserve(ops ? m.options.max_events / 4 : 0);
     tb->name_class.assign(kNameSlots, kUnclassified);
+    tb->hides_views.assign(kNameSlots, 0);
+    if (ops && !m.options.record_view_ops) tb->view_log.reserve(m.options.max_events);
     for (auto* v : {&tb->step_untimed, &tb->untimed, &tb->step_views_inside, &tb->views_inside}) {
       v->assign(kNameSlots, 0);
     }
@@ -550,6 +718,17 @@ void Tracer::start_window() {
     m.calibration.ns_per_untimed_event =
         counted > 0 ? std::max(0.0, static_cast<double>(view_on - view_off) / static_cast<double>(counted))
                     : 0.0;
+    // Switching RecordFunction off and on around a call (view sampling), with the callback
+    // registered: LibTorch rebuilds the thread's callback cache each time.
+    const at::CallbackHandle again = at::addGlobalCallback(probe_cb);
+    const int kToggles = 2000;
+    const int64_t t0 = now_ns();
+    for (int i = 0; i < kToggles; ++i) {
+      at::enableRecordFunction(false);
+      at::enableRecordFunction(true);
+    }
+    m.calibration.ns_per_hidden_call = static_cast<double>(now_ns() - t0) / kToggles;
+    at::removeCallback(again);
   }
   m.calibration.ns_per_event =
       events > 0 ? std::max(0.0, static_cast<double>(on_ns - off_ns) / static_cast<double>(events))
@@ -565,6 +744,27 @@ void Tracer::start_window() {
     }
     m.calibration.ns_per_scope = static_cast<double>(now_ns() - t0) / 20000.0;
     set_active_scope_recorder(nullptr);
+  }
+
+  // One memory report (an allocation or a free while the reporter is installed): N tensor
+  // allocations and frees with and without it, the fastest of a few interleaved tries (the
+  // reporter's tables exist before it sees its first free).
+  m.memory->reset_scope_tables(m.options.max_scope_events);
+  {
+    const auto time_allocs = [] {
+      const int64_t t0 = now_ns();
+      for (int i = 0; i < 2000; ++i) (void)at::empty({16});
+      return now_ns() - t0;
+    };
+    time_allocs();
+    int64_t without = INT64_MAX, with = INT64_MAX;
+    for (int rep = 0; rep < 5; ++rep) {
+      without = std::min(without, time_allocs());
+      c10::DebugInfoGuard guard(c10::DebugInfoKind::PROFILER_STATE, m.memory);
+      with = std::min(with, time_allocs());
+    }
+    m.calibration.ns_per_memory_report = std::max(0.0, static_cast<double>(with - without) / 4000.0);
+    m.buffers[0]->step_memory_reports = 0;
   }
 
   if (ops) {
@@ -589,6 +789,13 @@ void Tracer::stop_window() {
   m.handle = 0;
   m.sampling.unconfirmed_steps += m.pending_mapped;  // the window ended before a read step
   m.pending_mapped = 0;
+  if (m.pending_hidden_steps > 0) {  // counted like the mapped steps, unconfirmed
+    for (auto& tb : m.buffers) Impl::count_hidden(*tb, m.pending_hidden_steps);
+    m.views.counted_views += m.hidden_views_per_step() * m.pending_hidden_steps;
+    m.views.unconfirmed_steps += m.pending_hidden_steps;
+    m.pending_hidden_steps = 0;
+  }
+  g.log_views = g.hide_views = false;
   m.memory_guard.reset();
   m.quiet.reset();
   set_active_scope_recorder(nullptr);
@@ -610,6 +817,10 @@ void Tracer::begin_step(int32_t step, bool keep) {
                             k + 1 == static_cast<int64_t>(m.options.active_steps));
     if (m.step_reads != m.reading_shapes) m.register_callback(m.step_reads);
   }
+  const bool views_counted = m.options.level >= Level::kOps && !m.options.record_view_ops;
+  g.log_views = views_counted && m.step_reads;
+  g.hide_views = views_counted && keep && !m.step_reads && m.have_ref && !m.sampling.every_step &&
+                 m.hidden_views_per_step() > 0 && !m.others_observe();
   for (auto& tb : m.buffers) {
     tb->step_first = tb->ops.size();
     tb->step_first_shape = tb->shapes.size();
@@ -617,6 +828,9 @@ void Tracer::begin_step(int32_t step, bool keep) {
   for (ThreadBuffer* tb : ClaimedBuffers{}) {
     std::fill(tb->step_untimed.begin(), tb->step_untimed.end(), 0);
     std::fill(tb->step_views_inside.begin(), tb->step_views_inside.end(), 0);
+    tb->step_hidden_calls = 0;
+    tb->step_memory_reports = 0;
+    if (g.log_views) tb->view_log.clear();
   }
   set_active_scope_recorder(&m.scopes);
 }
@@ -637,6 +851,11 @@ void Tracer::end_step() {
       main.parents.resize(want);
       main.ops.resize(keep_ops);
       main.parents.resize(keep_ops);
+      // The view log of a read step: this step's view calls (+25%).
+      int64_t views = 0;
+      for (int64_t c : main.step_untimed) views += c;
+      main.view_log.resize(std::min(main.view_log.capacity(), static_cast<size_t>(views) * 5 / 4 + 1024));
+      main.view_log.clear();
       m.prefaulted = true;
     }
     for (auto& tb : m.buffers) {
@@ -653,6 +872,8 @@ void Tracer::end_step() {
       tb->untimed[i] += tb->step_untimed[i];
       tb->views_inside[i] += tb->step_views_inside[i];
     }
+    m.views.hidden_calls += tb->step_hidden_calls;
+    m.memory_reports += tb->step_memory_reports;
   }
   if (m.options.level >= Level::kOps) m.sample_shapes();
   ++m.kept_in_cycle;
@@ -688,6 +909,8 @@ TraceData Tracer::take_data() {
   TraceData d;
   d.calibration = m.calibration;
   d.shape_sampling = m.sampling;
+  d.view_sampling = m.views;
+  d.memory_reports = m.memory_reports;
   d.scopes = m.scopes.events();
   d.dropped_scopes = m.scopes.dropped();
   d.memory = m.phase_memory;

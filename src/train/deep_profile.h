@@ -73,6 +73,8 @@ class DeepProfile {
   rundir::TraceStats trace_stats_;
   profile::TracerCalibration calibration_;
   profile::ShapeSampling shape_sampling_;
+  profile::ViewSampling view_sampling_;
+  int64_t memory_reports_ = 0;
   int64_t dropped_events_ = 0, dropped_scopes_ = 0;
   double post_processing_ms_ = 0;  // over every window
   std::unique_ptr<gpu::ActivitySource> gpu_;

@@ -42,6 +42,21 @@ struct ShapeSampling {
   bool every_step = false;     // sampling stopped after a difference: every later step read
 };
 
+// View calls inside ops that, in the last read step, ran nothing but view ops (LibTorch 1.13's
+// CPU bmm without MKL selects each operand and the result per matrix of the batch: 9 view calls
+// per matrix). In the steps between read steps RecordFunction is switched off on the thread
+// inside those calls, and their view calls are counted from the read step, op by op of the same
+// sequence, confirmed by the next read step (ops level, views not timed, no other RecordFunction
+// observer on the thread).
+struct ViewSampling {
+  int64_t hidden_calls = 0;    // op calls that ran with RecordFunction off inside
+  int64_t counted_views = 0;   // view calls counted from the read steps instead of observed
+  int64_t mapped_steps = 0;    // steps whose hidden view calls were so counted and confirmed
+  int64_t unconfirmed_steps = 0;  // counted, but the window ended before the next read step
+  int64_t lost_steps = 0;      // hidden view calls not counted: the op sequence changed, or the
+                               // next read step found other views in those ops
+};
+
 // Cost of the profiler's own instrumentation, measured by calibration.
 struct TracerCalibration {
   double ns_per_event = 0;        // RecordFunction callback pair + recording
@@ -50,6 +65,8 @@ struct TracerCalibration {
   double ns_per_call_reading_shapes = 0;  // extra per op call (timed or counted) in a step that
                                           // reads shapes: LibTorch boxes the op's arguments
   double ns_per_untimed_event = 0;  // the same for a view op only counted
+  double ns_per_hidden_call = 0;    // switching RecordFunction off and on around an op call
+  double ns_per_memory_report = 0;  // c10's report of one allocation or free to the reporter
   double events_per_probe_op = 0;
   double ns_per_scope = 0;        // one scope enter + exit
 };
@@ -77,6 +94,9 @@ struct TraceData {
   std::vector<uint64_t> thread_ids;
   TracerCalibration calibration;
   ShapeSampling shape_sampling;
+  ViewSampling view_sampling;
+  int64_t memory_reports = 0;  // allocations and frees reported in the recorded steps, every
+                               // window so far
 };
 
 class Tracer : public PhaseObserver {
