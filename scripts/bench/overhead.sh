@@ -72,7 +72,7 @@ for level in modules ops ops_views; do
   obs=$(json_num "$s" untimed_events_observed_per_step)
   hid=$(json_num "$s" hidden_calls_per_step)
   hns=$(json_num "$s" ns_per_hidden_call)
-  if [ -n "$obs" ]; then
+  if [ -n "$obs" ] && [ "$uev" != "0.0" ]; then
     printf '  %-9s view calls observed per step: %s (the rest counted from read steps); %s calls/step with RecordFunction off inside x %s ns\n' \
       "" "$obs" "$hid" "$hns"
   fi

@@ -672,25 +672,36 @@ void Tracer::start_window() {
     g.active.store(false);
     return ns;
   };
-  time_probe_ops(kProbeOps);  // warm
-  const int64_t off_ns = time_probe_ops(kProbeOps);
-  const int64_t on_ns = time_with_callback(false);
-  {  // LibTorch's part: the same ops observed by a callback that does nothing
-    auto empty_cb = at::RecordFunctionCallback(
-        [](const at::RecordFunction&) -> std::unique_ptr<at::ObserverContext> { return nullptr; },
-        [](const at::RecordFunction&, at::ObserverContext*) {});
-    empty_cb.scopes({at::RecordScope::FUNCTION});
+  // LibTorch's part: the same ops observed by a callback that does nothing.
+  auto empty_cb = at::RecordFunctionCallback(
+      [](const at::RecordFunction&) -> std::unique_ptr<at::ObserverContext> { return nullptr; },
+      [](const at::RecordFunction&, at::ObserverContext*) {});
+  empty_cb.scopes({at::RecordScope::FUNCTION});
+  const auto time_empty_callback = [&] {
     const at::CallbackHandle empty = at::addGlobalCallback(empty_cb);
-    const int64_t empty_ns = time_probe_ops(kProbeOps);
+    const int64_t ns = time_probe_ops(kProbeOps);
     at::removeCallback(empty);
-    m.calibration.ns_per_call_record_function =
-        std::max(0.0, static_cast<double>(empty_ns - off_ns) / kProbeOps);
-  }
-  const size_t events = g.buffers[0]->ops.size();
-  clear_main();
-  if (ops) {
-    const int64_t reading_ns = time_with_callback(true);
+    return ns;
+  };
+  // The fastest of a few interleaved rounds: one disturbed timing (a noisy host) would
+  // otherwise skew every estimate of the window.
+  time_probe_ops(kProbeOps);  // warm
+  int64_t off_ns = INT64_MAX, on_ns = INT64_MAX, empty_ns = INT64_MAX, reading_ns = INT64_MAX;
+  size_t events = 0;
+  for (int round = 0; round < 3; ++round) {
+    off_ns = std::min(off_ns, time_probe_ops(kProbeOps));
+    on_ns = std::min(on_ns, time_with_callback(false));
+    events = g.buffers[0]->ops.size();
     clear_main();
+    empty_ns = std::min(empty_ns, time_empty_callback());
+    if (ops) {
+      reading_ns = std::min(reading_ns, time_with_callback(true));
+      clear_main();
+    }
+  }
+  m.calibration.ns_per_call_record_function =
+      std::max(0.0, static_cast<double>(empty_ns - off_ns) / kProbeOps);
+  if (ops) {
     m.calibration.ns_per_call_reading_shapes =
         std::max(0.0, static_cast<double>(reading_ns - on_ns) / kProbeOps);
   }
@@ -704,31 +715,36 @@ void Tracer::start_window() {
       return now_ns() - t0;
     };
     time_views();
-    const int64_t view_off = time_views();
     auto probe_cb = at::RecordFunctionCallback(on_start, on_end);
     probe_cb.scopes({at::RecordScope::FUNCTION});
-    const at::CallbackHandle probe = at::addGlobalCallback(probe_cb);
-    g.active.store(true);
-    const int64_t view_on = time_views();
-    at::removeCallback(probe);
-    g.active.store(false);
-    int64_t counted = 0;
-    for (int64_t c : g.buffers[0]->step_untimed) counted += c;
-    std::fill(g.buffers[0]->step_untimed.begin(), g.buffers[0]->step_untimed.end(), 0);
+    // Switching RecordFunction off and on around a call (view sampling), with the callback
+    // registered: LibTorch rebuilds the thread's callback cache each time.
+    const int kToggles = 2000;
+    const auto time_toggles = [&] {
+      const int64_t t0 = now_ns();
+      for (int i = 0; i < kToggles; ++i) {
+        at::enableRecordFunction(false);
+        at::enableRecordFunction(true);
+      }
+      return now_ns() - t0;
+    };
+    int64_t view_off = INT64_MAX, view_on = INT64_MAX, toggles = INT64_MAX, counted = 0;
+    for (int round = 0; round < 3; ++round) {
+      view_off = std::min(view_off, time_views());
+      const at::CallbackHandle probe = at::addGlobalCallback(probe_cb);
+      g.active.store(true);
+      view_on = std::min(view_on, time_views());
+      toggles = std::min(toggles, time_toggles());
+      at::removeCallback(probe);
+      g.active.store(false);
+      counted = 0;
+      for (int64_t c : g.buffers[0]->step_untimed) counted += c;
+      std::fill(g.buffers[0]->step_untimed.begin(), g.buffers[0]->step_untimed.end(), 0);
+    }
     m.calibration.ns_per_untimed_event =
         counted > 0 ? std::max(0.0, static_cast<double>(view_on - view_off) / static_cast<double>(counted))
                     : 0.0;
-    // Switching RecordFunction off and on around a call (view sampling), with the callback
-    // registered: LibTorch rebuilds the thread's callback cache each time.
-    const at::CallbackHandle again = at::addGlobalCallback(probe_cb);
-    const int kToggles = 2000;
-    const int64_t t0 = now_ns();
-    for (int i = 0; i < kToggles; ++i) {
-      at::enableRecordFunction(false);
-      at::enableRecordFunction(true);
-    }
-    m.calibration.ns_per_hidden_call = static_cast<double>(now_ns() - t0) / kToggles;
-    at::removeCallback(again);
+    m.calibration.ns_per_hidden_call = static_cast<double>(toggles) / kToggles;
   }
   m.calibration.ns_per_event =
       events > 0 ? std::max(0.0, static_cast<double>(on_ns - off_ns) / static_cast<double>(events))
