@@ -65,16 +65,18 @@ for level in modules ops ops_views; do
   pp=$(json_num "$s" post_processing_ms)
   rf_ns=$(json_num "$s" ns_per_call_record_function)
   rf=$(json_num "$s" record_function_fraction_of_recorded_step)
-  printf '  %-9s self-estimate: %s of a step (%s events/step x %s ns + %s counted view calls x %s ns), post-processing %s ms\n' \
-    "$level" "$est" "$ev" "$ns" "$uev" "$uns" "$pp"
-  printf '  %-9s of which LibTorch RecordFunction (a do-nothing callback, %s ns per observed call): %s of a step\n' \
-    "" "$rf_ns" "$rf"
   obs=$(json_num "$s" untimed_events_observed_per_step)
   hid=$(json_num "$s" hidden_calls_per_step)
   hns=$(json_num "$s" ns_per_hidden_call)
-  if [ -n "$obs" ] && [ "$uev" != "0.0" ]; then
-    printf '  %-9s view calls observed per step: %s (the rest counted from read steps); %s calls/step with RecordFunction off inside x %s ns\n' \
-      "" "$obs" "$hid" "$hns"
+  mr=$(json_num "$s" memory_reports_per_step)
+  mns=$(json_num "$s" ns_per_memory_report)
+  printf '  %-9s self-estimate: %s of a step (%s events/step x %s ns + %s observed view calls x %s ns + %s memory reports x %s ns), post-processing %s ms\n' \
+    "$level" "$est" "$ev" "$ns" "${obs:-$uev}" "$uns" "$mr" "$mns" "$pp"
+  printf '  %-9s of which LibTorch RecordFunction (a do-nothing callback, %s ns per observed call): %s of a step\n' \
+    "" "$rf_ns" "$rf"
+  if [ "$uev" != "0.0" ]; then
+    printf '  %-9s view calls per step: %s (%s observed, the rest counted from the read steps); %s calls/step with RecordFunction off inside x %s ns\n' \
+      "" "$uev" "$obs" "$hid" "$hns"
   fi
 done
 s="$out/ops-1/summary.json"
