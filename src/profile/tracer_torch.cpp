@@ -379,6 +379,10 @@ struct Tracer::Impl {
   at::CallbackHandle handle = 0;
   at::RecordFunctionCallback callback{on_start, on_end};
   bool reading_shapes = false;  // the registered callback asks for inputs
+  // Another RecordFunction observer (global, or thread-local on this thread) was registered when
+  // ours last was: switching RecordFunction off inside an op would hide its views from that
+  // one too, so nothing is hidden.
+  bool others_observe = false;
   // Shape sampling (ops level): kept steps of the cycle so far, whether a read step is the
   // reference, the mapped steps since it (confirmed by the next read step).
   ShapeSampling sampling;
@@ -401,15 +405,6 @@ struct Tracer::Impl {
     next_read = read_gap = 0;
   }
 
-  // Whether a RecordFunction observer other than ours is registered (global, or thread-local on
-  // this thread): switching RecordFunction off inside an op would hide its views from that one
-  // too. Between steps only: it re-registers the callback (LibTorch's callback lock).
-  bool others_observe() {
-    if (handle != 0) at::removeCallback(handle);
-    const bool others = at::hasCallbacks();
-    handle = at::addGlobalCallback(callback);
-    return others;
-  }
 
   // Adds `times` copies of a thread's hidden view calls to its window counts.
   static void count_hidden(ThreadBuffer& tb, int64_t times) {
@@ -520,6 +515,7 @@ struct Tracer::Impl {
   // read. Between steps only: it takes LibTorch's callback lock.
   void register_callback(bool read_shapes) {
     if (handle != 0) at::removeCallback(handle);
+    others_observe = at::hasCallbacks();
     callback.needsInputs(read_shapes);
     handle = at::addGlobalCallback(callback);
     reading_shapes = read_shapes;
@@ -836,7 +832,7 @@ void Tracer::begin_step(int32_t step, bool keep) {
   const bool views_counted = m.options.level >= Level::kOps && !m.options.record_view_ops;
   g.log_views = views_counted && m.step_reads;
   g.hide_views = views_counted && keep && !m.step_reads && m.have_ref && !m.sampling.every_step &&
-                 m.hidden_views_per_step() > 0 && !m.others_observe();
+                 m.hidden_views_per_step() > 0 && !m.others_observe;
   for (auto& tb : m.buffers) {
     tb->step_first = tb->ops.size();
     tb->step_first_shape = tb->shapes.size();
