@@ -2,7 +2,7 @@
 // Hot-path rules: the callbacks write into per-thread buffers reserved up front, keep their own
 // nesting stack (no ObserverContext allocation), never lock, and stop recording when full. One
 // exception, paid for by what it saves: between the steps that read shapes, around an op call
-// that ran only view ops in the last read step (CPU bmm: 9 view calls per matrix of the batch),
+// that ran only view ops in the last read step (CPU bmm: 8-9 view calls per matrix of the batch),
 // at::enableRecordFunction switches LibTorch's observation off and on, and LibTorch rebuilds its
 // per-thread callback cache each time (a small allocation, an uncontended lock; ~300 ns a pair,
 // calibrated as ns_per_hidden_call) instead of observing hundreds of calls (~100 ns each).

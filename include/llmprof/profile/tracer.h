@@ -43,8 +43,8 @@ struct ShapeSampling {
 };
 
 // View calls inside ops that, in the last read step, ran nothing but view ops (LibTorch 1.13's
-// CPU bmm without MKL selects each operand and the result per matrix of the batch: 9 view calls
-// per matrix). In the steps between read steps RecordFunction is switched off on the thread
+// CPU bmm without MKL selects each operand and the result per matrix of the batch: 8-9 view
+// calls per matrix). In the steps between read steps RecordFunction is switched off on the thread
 // inside those calls, and their view calls are counted from the read step, op by op of the same
 // sequence, confirmed by the next read step (ops level, views not timed, no other RecordFunction
 // observer on the thread).
