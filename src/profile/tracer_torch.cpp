@@ -33,9 +33,6 @@ namespace {
 constexpr int kMaxThreads = 16;
 constexpr int kMaxDepth = 64;
 constexpr size_t kNameSlots = 4096;  // NameTable slots: per-name tables have one entry each
-// An op hides its views between read steps when its calls ran at least this many view calls each
-// in the read step: switching RecordFunction off and on costs about as much as observing 3-6.
-constexpr int64_t kMinViewsToHide = 16;
 
 // Per op name, classified on its first call: what the callback does with it.
 enum NameClass : uint8_t { kUnclassified = 0, kPlain, kModelled, kView };
@@ -72,7 +69,7 @@ struct ThreadBuffer {
   std::vector<uint8_t> hides_views;
   std::vector<HiddenViews> ref_hidden;
   std::array<bool, kMaxDepth> hid_at{};  // stack entry of a call that switched RecordFunction off
-  int64_t step_hidden_calls = 0, hidden_calls = 0;
+  int64_t step_hidden_calls = 0;
   int64_t step_memory_reports = 0;  // c10 allocations and frees reported on this thread
   NameTable names;
   std::array<int32_t, kMaxDepth> stack{};  // event index, -1 = dropped
@@ -405,7 +402,6 @@ struct Tracer::Impl {
     next_read = read_gap = 0;
   }
 
-
   // Adds `times` copies of a thread's hidden view calls to its window counts.
   static void count_hidden(ThreadBuffer& tb, int64_t times) {
     for (const auto& h : tb.ref_hidden) {
@@ -446,11 +442,11 @@ struct Tracer::Impl {
   // At the end of a read step (between steps): confirms the hidden view calls of the steps since
   // the last read step against this one's, then picks the ops that hide theirs until the next:
   // ops whose calls in this step ran no timed op and at least kMinViewsToHide view calls each.
-  void sample_views(bool compare) {
+  void sample_views(bool shapes_confirmed) {
     std::vector<std::vector<ThreadBuffer::HiddenViews>> now;
     for (auto& tb : buffers) now.push_back(views_by_op(*tb));
     if (pending_hidden_steps > 0) {
-      bool same = compare;
+      bool same = shapes_confirmed;
       for (size_t t = 0; t < buffers.size() && same; ++t) {
         const ThreadBuffer& tb = *buffers[t];
         std::vector<ThreadBuffer::HiddenViews> under;

@@ -460,9 +460,11 @@ void DeepProfile::add_to_summary(nlohmann::json& s, double analytic_flops_per_st
         {"mapped_steps", vs.mapped_steps},
         {"unconfirmed_steps", vs.unconfirmed_steps},
         {"lost_steps", vs.lost_steps},
-        {"how", "between the steps that read shapes, RecordFunction is off inside ops that ran only "
-                "view ops in the last read step (at least 16 per call); their view calls are "
-                "counted from that step, confirmed by the next read step"}};
+        {"how", fmt::format("between the steps that read shapes, RecordFunction is off inside ops "
+                            "that ran only view ops in the last read step (at least {} per call); "
+                            "their view calls are counted from that step, confirmed by the next "
+                            "read step",
+                            profile::kMinViewsToHide)}};
     if (vs.lost_steps > 0) {
       s["modules"]["views"]["note"] = fmt::format(
           "an undercount: the view calls inside such ops in {} recorded steps are not in ops.csv "

@@ -48,6 +48,9 @@ struct ShapeSampling {
 // inside those calls, and their view calls are counted from the read step, op by op of the same
 // sequence, confirmed by the next read step (ops level, views not timed, no other RecordFunction
 // observer on the thread).
+// An op hides its views between read steps when its calls ran at least this many view calls each
+// in the read step: switching RecordFunction off and on costs about as much as observing 3-6.
+constexpr int64_t kMinViewsToHide = 16;
 struct ViewSampling {
   int64_t hidden_calls = 0;    // op calls that ran with RecordFunction off inside
   int64_t counted_views = 0;   // view calls counted from the read steps instead of observed
