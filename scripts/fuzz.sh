@@ -23,22 +23,13 @@ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CX
   -DLLMPROF_FUZZ=ON -DLLMPROF_BUILD_TESTS=OFF "${launcher[@]}" >/dev/null
 cmake --build "$build_dir" -j "$(nproc)" --target fuzz_targets
 
-# Seeds of each target: the project's own files (a folder is taken whole).
-declare -A seeds=(
-  [config]="configs tests/config/fixtures"
-  [config_set]="tests/fuzz/corpus/config_set"
-  [csv]="tests/report/fixtures tests/fuzz/corpus/dataset"
-  [summary]="tests/report/fixtures"
-  [steps]="tests/report/fixtures"
-  [sweep]="tests/report/fixtures"
-  [char_tokenizer]="tests/fuzz/corpus/text"
-  [gpt2_tokenizer]="tests/fuzz/corpus/text"
-  [wordpiece]="tests/fuzz/corpus/text"
-  [dataset]="tests/fuzz/corpus/dataset"
-  [safetensors]="tests/hf/fixtures"
-  [gpu_fixture]="tests/gpu/fixtures"
-  [checkpoint_meta]="tests/fuzz/corpus/checkpoint_meta"
-)
+# Seeds of each target: the project's own files (a folder is taken whole), listed in
+# tests/fuzz/seeds.txt, which the ordinary build's replay tests read too.
+declare -A seeds=()
+while read -r target folders; do
+  [[ -z $target || $target == \#* ]] && continue
+  seeds[$target]=$folders
+done <tests/fuzz/seeds.txt
 declare -A seed_names=([config]='*.yaml *.json' [csv]='*.csv *.tsv' [summary]='summary.json'
                        [steps]='steps.csv' [sweep]='sweep.csv' [safetensors]='*.safetensors'
                        [gpu_fixture]='*.jsonl')

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs, builds and runs the whole test suite (GoogleTest through ctest).
-#   scripts/test.sh                     Release build in build/, every test, then every fuzz target
-#                                       for 10 s (LLMPROF_FUZZ_SECONDS; 0 skips them)
+#   scripts/test.sh                     Release build in build/, every test (the fuzz targets' kept
+#                                       regression inputs and seeds replayed as FuzzReplay.<target>)
 #   scripts/test.sh --sanitize [ARG..]  AddressSanitizer + UndefinedBehaviorSanitizer build in
 #                                       build-asan/ (LLMPROF_SANITIZE), every test; ARGs go to
 #                                       ctest, e.g. `-L sanitize_ci` for the part CI runs
@@ -35,11 +35,6 @@ scripts/install_deps.sh python3-yaml ||
 if [[ $sanitize == 0 ]]; then
   scripts/build.sh
   (cd build && ctest --output-on-failure -j "$(nproc)" --timeout 600)
-  # Every libFuzzer target of tests/fuzz for 10 s, after its kept regression inputs: a clang build
-  # of its own in build-fuzz/ (installs clang-14 when missing). The seed is fixed so that what
-  # this finds reproduces; new inputs are searched for by longer runs of scripts/fuzz.sh.
-  fuzz_s=${LLMPROF_FUZZ_SECONDS:-10}
-  if [ "$fuzz_s" -gt 0 ]; then LLMPROF_FUZZ_SEED=${LLMPROF_FUZZ_SEED:-1} scripts/fuzz.sh "$fuzz_s"; fi
   exit 0
 fi
 
