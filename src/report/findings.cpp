@@ -136,9 +136,8 @@ std::string fused_optimizer(const Run& run) {
 // (at a small shape the casts around each op can cost more than bf16 saves).
 std::string precision_experiment(const Run& run, const std::string& set, const std::string& why) {
   return fmt::format(
-      "an experiment, not advice until measured: {} {}, but autocast adds casts around each op, "
-      "which can cost more than they save at a small shape (`llmprof report --try {}` measures "
-      "it)",
+      "{} {}, but autocast adds casts around each op, which can cost more than they save at a "
+      "small shape: an experiment, not advice, until measured (`llmprof report --try {}`)",
       set, why, run.dir);
 }
 

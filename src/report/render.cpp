@@ -243,7 +243,11 @@ std::string render_json(const Document& doc) {
 }  // namespace
 
 std::string suggestion_label(const Finding& f) {
-  return f.experiment && f.tried.empty() ? "Experiment (not yet tried)" : "Suggested";
+  if (f.tried.empty()) return f.experiment ? "Experiment (not yet tried)" : "Suggested";
+  for (const auto& t : f.tried) {
+    if (!t.comparison || t.comparison->verdict != ab::Verdict::kSlower) return "Suggested";
+  }
+  return "Not advised (tried: slower)";
 }
 
 Format parse_format(const std::string& name) {

@@ -8,6 +8,7 @@
 
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
+#include "llmprof/report/document.h"
 #include "llmprof/rundir/files.h"
 
 namespace llmprof::report {
@@ -90,7 +91,7 @@ std::string figure_words(ab::Figure f) {
   return "wall time (steps + evals) per token";
 }
 
-std::string x(double v) { return fmt::format("{:.2f}x", v); }
+std::string x(double v) { return format_number(v, 3) + "x"; }
 
 }  // namespace
 

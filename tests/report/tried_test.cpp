@@ -63,7 +63,7 @@ TEST(TriedText, SaysSlowerIsNotAdvised) {
 
 TEST(TriedText, SaysInconclusiveWhenTheIntervalSpansNoChange) {
   EXPECT_EQ(tried_text(tried("threads=1", 1.0, 0.9, 1.1, ab::Verdict::kInconclusive)),
-            "tried: inconclusive (1.00x the time; the 95% CI 0.90x to 1.10x spans no change; 3 "
+            "tried: inconclusive (1.00x the time; the 95% CI 0.900x to 1.10x spans no change; 3 "
             "repetitions of 20 steps each, step time per token)");
 }
 
@@ -148,9 +148,10 @@ TEST(PrecisionSuggestion, IsAnExperimentUntilTried) {
   std::vector<Finding> fs = run_findings(r, compute_metrics(r));
   const Finding& f = finding(fs, "roofline");
   expect_contains(f.suggestion,
-                  "an experiment, not advice until measured: `--set train.precision=bf16` halves "
-                  "its bytes, but autocast adds casts around each op");
-  expect_contains(f.suggestion, "`llmprof report --try " + r.dir + "` measures it");
+                  "`--set train.precision=bf16` halves its bytes, but autocast adds casts around "
+                  "each op");
+  expect_contains(f.suggestion,
+                  "an experiment, not advice, until measured (`llmprof report --try " + r.dir + "`)");
   EXPECT_EQ(f.sets, std::vector<std::string>{"train.precision=bf16"});
   EXPECT_TRUE(f.experiment);
   EXPECT_EQ(suggestion_label(f), "Experiment (not yet tried)");
@@ -158,7 +159,10 @@ TEST(PrecisionSuggestion, IsAnExperimentUntilTried) {
                     tried("other=1", 0.5, 0.4, 0.6, ab::Verdict::kFaster)});
   const Finding& t = finding(fs, "roofline");
   ASSERT_EQ(t.tried.size(), 1u);  // only the set it names
-  EXPECT_EQ(suggestion_label(t), "Suggested");
+  EXPECT_EQ(suggestion_label(t), "Not advised (tried: slower)");
+  fs = run_findings(r, compute_metrics(r));
+  attach_tried(fs, {tried("train.precision=bf16", 0.5, 0.4, 0.6, ab::Verdict::kFaster)});
+  EXPECT_EQ(suggestion_label(finding(fs, "roofline")), "Suggested");
 }
 
 TEST(PrecisionSuggestion, PrecisionRuleIsWordedAsAnExperiment) {
@@ -168,8 +172,8 @@ TEST(PrecisionSuggestion, PrecisionRuleIsWordedAsAnExperiment) {
   r.peak_bf16_flops_per_s = 196e9;
   const auto f = rule_precision(r, compute_metrics(r));
   ASSERT_TRUE(f.has_value());
-  expect_contains(f->suggestion, "an experiment, not advice until measured: "
-                                 "`--set train.precision=bf16` runs the matmuls in bf16");
+  expect_contains(f->suggestion, "`--set train.precision=bf16` runs the matmuls in bf16");
+  expect_contains(f->suggestion, "an experiment, not advice, until measured");
   EXPECT_EQ(f->suggestion.find("(autocast: matmuls in bf16"), std::string::npos);
 }
 

@@ -50,8 +50,9 @@ struct Finding {
   std::vector<TriedSet> tried;  // what `llmprof report --try` measured of its sets (tried.json)
 };
 
-// "Experiment (not yet tried)" for an experiment none of whose sets was measured, else
-// "Suggested": the word before a finding's suggestion.
+// The words before a finding's suggestion: "Experiment (not yet tried)" for an experiment none of
+// whose sets was measured, "Not advised (tried: slower)" when every set tried was slower, else
+// "Suggested".
 std::string suggestion_label(const Finding& f);
 
 struct Document {
