@@ -94,16 +94,15 @@ Repetition run_train_repetition(const TrainTrial& trial, Arm arm, int64_t round)
   const pid_t pid = sweep::detail::spawn_point(train_argv(trial, arm, round), log,
                                                /*own_group=*/false);
   const int status = sweep::detail::wait_exit(pid);
-  const bool signalled = WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT ||
-                                                 WTERMSIG(status) == SIGTERM);
+  const bool signalled =
+      WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM);
   if (signalled || (WIFEXITED(status) && WEXITSTATUS(status) == kExitInterrupted)) {
     throw Interrupted(fmt::format("A/B: stopped by a signal during the {} repetition {} ({})",
                                   arm_name(arm), round + 1, log));
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    const std::string exit = WIFEXITED(status)
-                                 ? fmt::format("exit {}", WEXITSTATUS(status))
-                                 : fmt::format("signal {}", WTERMSIG(status));
+    const std::string exit = WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status))
+                                               : fmt::format("signal {}", WTERMSIG(status));
     throw Error(fmt::format("A/B: the {} repetition {} failed ({}): {} (log {})", arm_name(arm),
                             round + 1, exit, last_line(log), log));
   }
@@ -116,8 +115,8 @@ std::string make_scratch_dir() {
   const fs::path tmp = fs::temp_directory_path(ec);
   std::string pattern = ((ec ? fs::path("/tmp") : tmp) / "llmprof-ab-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) {
-    throw IoError(fmt::format("cannot create a scratch directory '{}': {}", pattern,
-                              std::strerror(errno)));
+    throw IoError(
+        fmt::format("cannot create a scratch directory '{}': {}", pattern, std::strerror(errno)));
   }
   return pattern;
 }

@@ -18,15 +18,9 @@ namespace {
 using nlohmann::json;
 
 json to_json(const TriedSet& t) {
-  json j = {{"set", t.set},
-            {"rules", t.rules},
-            {"figure", ab::figure_name(t.figure)},
-            {"steps", t.steps},
-            {"baseline", t.baseline},
-            {"candidate", t.candidate},
-            {"error", t.error},
-            {"time", t.time},
-            {"command", t.command}};
+  json j = {{"set", t.set},     {"rules", t.rules},       {"figure", ab::figure_name(t.figure)},
+            {"steps", t.steps}, {"baseline", t.baseline}, {"candidate", t.candidate},
+            {"error", t.error}, {"time", t.time},         {"command", t.command}};
   if (!t.comparison) {
     j["verdict"] = nullptr;
     return j;
@@ -122,8 +116,9 @@ void write_tried(const std::string& run_dir,
   }
   for (const auto& t : fresh) list.push_back(to_json(t));
   const json doc = {{"schema_version", kTriedSchemaVersion},
-                    {"what", "llmprof report --try: each suggested --set as an A/B of short "
-                             "trainings against the run's own config"},
+                    {"what",
+                     "llmprof report --try: each suggested --set as an A/B of short "
+                     "trainings against the run's own config"},
                     {"tried", list}};
   output::write_file_atomic(rundir::path(run_dir, kTriedFile), doc.dump(2) + "\n");
 }
@@ -132,8 +127,8 @@ std::string tried_text(const TriedSet& t) {
   if (!t.comparison) return "tried: not measured: " + t.error;
   const ab::Comparison& c = *t.comparison;
   const double r = c.ratio_of_medians;  // candidate / baseline time
-  const std::string how = fmt::format("{} repetitions of {} steps each, {}", c.pairs, t.steps,
-                                      figure_words(t.figure));
+  const std::string how =
+      fmt::format("{} repetitions of {} steps each, {}", c.pairs, t.steps, figure_words(t.figure));
   if (!c.interval) {
     return fmt::format("tried: inconclusive ({} the time; too few repetitions for an interval; {})",
                        x(r), how);

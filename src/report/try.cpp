@@ -65,8 +65,8 @@ std::vector<PlannedTry> plan_tries(const Run& run,
   std::vector<PlannedTry> out;
   for (const Finding& f : findings) {
     for (const std::string& set : f.sets) {
-      auto it = std::find_if(out.begin(), out.end(),
-                             [&](const PlannedTry& p) { return p.set == set; });
+      auto it =
+          std::find_if(out.begin(), out.end(), [&](const PlannedTry& p) { return p.set == set; });
       if (it == out.end()) {
         out.push_back({set, {}, {}, steps});
         it = out.end() - 1;

@@ -102,9 +102,12 @@ TEST(AbTrainTrial, ArgvCarriesCommonThenCandidateSetsAndTheScratchOutput) {
   ScratchDir dir("ab");
   const TrainTrial t = trial_of(dir, "fast=true");
   const std::vector<std::string> base = train_argv(t, Arm::kBaseline, 0);
-  const std::vector<std::string> want_base = {
-      t.executable, "train", "--config", t.config_path, "--set", "schedule.max_steps=5", "--set",
-      "output.dir=" + dir.path(), "--set", "output.name=try1-baseline-1", "--quiet"};
+  const std::vector<std::string> want_base = {t.executable, "train",
+                                              "--config",   t.config_path,
+                                              "--set",      "schedule.max_steps=5",
+                                              "--set",      "output.dir=" + dir.path(),
+                                              "--set",      "output.name=try1-baseline-1",
+                                              "--quiet"};
   EXPECT_EQ(base, want_base);
   const std::vector<std::string> cand = train_argv(t, Arm::kCandidate, 1);
   EXPECT_NE(std::find(cand.begin(), cand.end(), "fast=true"), cand.end());
@@ -115,9 +118,8 @@ TEST(AbTrainTrial, RunsRepetitionsAsProcessesAndReadsTheirFigures) {
   ScratchDir dir("ab");
   TrainTrial t = trial_of(dir, "fast=true");
   t.figure = Figure::kStepUsPerToken;
-  const AbResult r = run_ab(2, [&](Arm arm, int64_t round) {
-    return run_train_repetition(t, arm, round);
-  });
+  const AbResult r =
+      run_ab(2, [&](Arm arm, int64_t round) { return run_train_repetition(t, arm, round); });
   // 10 ms / 1000 tokens = 10 us per token; 5 ms: 5 us.
   EXPECT_EQ(r.baseline, (std::vector<double>{10, 10}));
   EXPECT_EQ(r.candidate, (std::vector<double>{5, 5}));
@@ -150,6 +152,19 @@ TEST(AbReadFigure, NamesTheSummaryOfARunThatDidNotComplete) {
   const std::string missing =
       test::data_error_of([&] { read_figure(dir.file("none"), Figure::kMedianStepMs); });
   EXPECT_NE(missing.find("did not finish"), std::string::npos) << missing;
+}
+
+// Two steps of 100 tokens, 10 ms each, the second with a 30 ms eval: (10 + 10 + 30) ms / 200
+// tokens = 250 us per token.
+TEST(AbReadFigure, WallTimePerTokenCountsEvals) {
+  ScratchDir dir("ab");
+  test::write_file(dir.file("run/summary.json"), R"({"status":"completed"})");
+  test::write_file(dir.file("run/steps.csv"),
+                   "step,tokens,step_ms,eval_ms\n1,100,10,\n2,100,10,30\n");
+  EXPECT_DOUBLE_EQ(read_figure(dir.file("run"), Figure::kWallUsPerToken), 250);
+  const std::string what =
+      test::data_error_of([&] { read_figure(dir.file("run"), Figure::kStepUsPerToken); });
+  EXPECT_NE(what.find("no throughput tokens_per_s median"), std::string::npos) << what;
 }
 
 TEST(AbFigure, NamesRoundTrip) {

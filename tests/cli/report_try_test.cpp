@@ -34,8 +34,9 @@ TEST(ReportTry, MeasuresEachSuggestedSetAndKeepsTheVerdicts) {
   const std::string run = tiny_run(dir);
   auto r = run_llmprof({"report", "--try", run, "--repetitions", "2", "--try-steps", "4"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  expect_contains(r.output, "`--set train.batch_size=8`: 2 rounds of baseline and candidate, 4 "
-                            "steps each (step_us_per_token)");
+  expect_contains(r.output,
+                  "`--set train.batch_size=8`: 2 rounds of baseline and candidate, 4 "
+                  "steps each (step_us_per_token)");
   expect_contains(r.output, "[1/4] baseline 1: ");
   expect_contains(r.output, "[2/4] candidate 1: ");
   expect_contains(r.output, "[3/4] candidate 2: ");
@@ -68,8 +69,9 @@ TEST(ReportTry, BadArgumentsExitTwoNamingTheFlag) {
   expect_contains(few.output, "--repetitions");
   auto short_run = run_llmprof({"report", "--try", run, "--try-steps", "3"});
   EXPECT_EQ(short_run.exit_code, 2);
-  expect_contains(short_run.output, "--try-steps 3: the run's profile.warmup_steps = 1 leaves "
-                                    "fewer than 3 measured steps; give at least 4");
+  expect_contains(short_run.output,
+                  "--try-steps 3: the run's profile.warmup_steps = 1 leaves "
+                  "fewer than 3 measured steps; give at least 4");
   auto missing = run_llmprof({"report", "--try", dir.file("nope")});
   EXPECT_EQ(missing.exit_code, 2);
   expect_contains(missing.output, "nope");

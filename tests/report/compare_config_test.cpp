@@ -93,8 +93,9 @@ TEST(ComparePhases, FlagsMfuRatioWhenPeaksDiffer) {
   EXPECT_NEAR(*peak[2].value, 200, 1e-9);
   EXPECT_NEAR(*peak[3].value, 2, 1e-12);
   EXPECT_EQ(peak[6].text, "differ");
-  EXPECT_TRUE(has_note(t, "MFU divides by different peaks (env.json peak_flops: A 100.0 GFLOP/s, "
-                          "B 200.0 GFLOP/s, 2.00x)"));
+  EXPECT_TRUE(has_note(t,
+                       "MFU divides by different peaks (env.json peak_flops: A 100.0 GFLOP/s, "
+                       "B 200.0 GFLOP/s, 2.00x)"));
   EXPECT_NEAR(*row(t, "achieved GFLOP/s")[3].value, 1.8, 1e-9);  // still comparable
 }
 

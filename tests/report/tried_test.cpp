@@ -150,8 +150,9 @@ TEST(PrecisionSuggestion, IsAnExperimentUntilTried) {
   expect_contains(f.suggestion,
                   "`--set train.precision=bf16` halves its bytes, but autocast adds casts around "
                   "each op");
-  expect_contains(f.suggestion,
-                  "an experiment, not advice, until measured (`llmprof report --try " + r.dir + "`)");
+  expect_contains(
+      f.suggestion,
+      "an experiment, not advice, until measured (`llmprof report --try " + r.dir + "`)");
   EXPECT_EQ(f.sets, std::vector<std::string>{"train.precision=bf16"});
   EXPECT_TRUE(f.experiment);
   EXPECT_EQ(suggestion_label(f), "Experiment (not yet tried)");

@@ -67,8 +67,8 @@ TEST(PlanTries, EvalSettingsAreJudgedByWallTimeAndKeepTheirEvals) {
       plan_tries(r, run_findings(r, compute_metrics(r)), TryOptions{});
   const PlannedTry& p = planned(plan, "train.eval_interval=10");
   EXPECT_EQ(p.trial.figure, ab::Figure::kWallUsPerToken);
-  EXPECT_EQ(p.trial.common_sets, (std::vector<std::string>{"schedule.max_steps=11",
-                                                           "train.save_checkpoint=false"}));
+  EXPECT_EQ(p.trial.common_sets,
+            (std::vector<std::string>{"schedule.max_steps=11", "train.save_checkpoint=false"}));
 }
 
 TEST(PlanTries, ARunWithoutConfigIsADataError) {

@@ -40,7 +40,7 @@ using RunRepetition = std::function<Repetition(Arm arm, int64_t round)>;
 using OnRepetition = std::function<void(const Repetition& rep, int64_t done, int64_t total)>;
 
 struct AbResult {
-  std::vector<Repetition> repetitions;  // in the order they ran
+  std::vector<Repetition> repetitions;      // in the order they ran
   std::vector<double> baseline, candidate;  // figures by round
   Comparison comparison;
 };

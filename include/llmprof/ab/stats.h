@@ -58,10 +58,10 @@ struct Interval {
 // What an A/B comparison found.
 struct Comparison {
   int64_t pairs = 0;
-  double baseline_median = 0;   // median of the baseline repetitions' figures
-  double candidate_median = 0;  // median of the candidate repetitions' figures
-  double ratio_of_medians = 0;  // candidate / baseline
-  double median_paired_ratio = 0;  // median of candidate[i] / baseline[i]
+  double baseline_median = 0;        // median of the baseline repetitions' figures
+  double candidate_median = 0;       // median of the candidate repetitions' figures
+  double ratio_of_medians = 0;       // candidate / baseline
+  double median_paired_ratio = 0;    // median of candidate[i] / baseline[i]
   std::optional<Interval> interval;  // of ratio_of_medians; nullopt below kMinRepetitions pairs
   double confidence = kConfidence;
   Verdict verdict = Verdict::kInconclusive;

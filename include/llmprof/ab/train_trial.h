@@ -14,9 +14,9 @@ namespace llmprof::ab {
 
 // The figure a repetition is measured by; every one is a time (lower is better).
 enum class Figure : int {
-  kMedianStepMs = 0,     // summary.json timing.step_ms median (steps after warm-up)
-  kStepUsPerToken = 1,   // 1e6 / summary.json throughput tokens_per_s median: batch-size fair
-  kWallUsPerToken = 2,   // (sum of steps.csv step_ms + eval_ms) / sum of tokens, every step
+  kMedianStepMs = 0,    // summary.json timing.step_ms median (steps after warm-up)
+  kStepUsPerToken = 1,  // 1e6 / summary.json throughput tokens_per_s median: batch-size fair
+  kWallUsPerToken = 2,  // (sum of steps.csv step_ms + eval_ms) / sum of tokens, every step
 };
 
 // "median_step_ms" | "step_us_per_token" | "wall_us_per_token": stable names for files.

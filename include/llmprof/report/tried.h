@@ -23,8 +23,8 @@ struct TriedSet {
   std::string set;                 // key=value, as the finding's suggestion names it
   std::vector<std::string> rules;  // the findings that suggested it
   ab::Figure figure = ab::Figure::kStepUsPerToken;
-  int64_t steps = 0;                        // schedule.max_steps of each repetition
-  std::vector<double> baseline, candidate;  // each round's figure, per arm
+  int64_t steps = 0;                         // schedule.max_steps of each repetition
+  std::vector<double> baseline, candidate;   // each round's figure, per arm
   std::optional<ab::Comparison> comparison;  // nullopt when it could not be measured
   std::string error;    // why it could not be measured (train refused the value ...); else ""
   std::string time;     // when it was tried (local time, ISO 8601)

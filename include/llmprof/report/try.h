@@ -17,7 +17,8 @@
 namespace llmprof::report {
 
 inline constexpr int64_t kDefaultTryRepetitions = 3;
-inline constexpr int64_t kDefaultTryMaxSteps = 30;  // steps of a repetition, unless the run had fewer
+inline constexpr int64_t kDefaultTryMaxSteps =
+    30;  // steps of a repetition, unless the run had fewer
 inline constexpr int64_t kTryStepsAfterWarmup = 3;  // the fewest measured steps of a repetition
 
 struct TryOptions {
@@ -29,7 +30,7 @@ struct TryOptions {
 struct PlannedTry {
   std::string set;                 // key=value
   std::vector<std::string> rules;  // the findings that suggest it
-  ab::TrainTrial trial;  // its scratch_dir left for the caller to fill
+  ab::TrainTrial trial;            // its scratch_dir left for the caller to fill
   int64_t steps = 0;
 };
 
