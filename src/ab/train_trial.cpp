@@ -103,10 +103,16 @@ Repetition run_train_repetition(const TrainTrial& trial, Arm arm, int64_t round)
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     const std::string exit = WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status))
                                                : fmt::format("signal {}", WTERMSIG(status));
-    throw Error(fmt::format("A/B: the {} repetition {} failed ({}): {} (log {})", arm_name(arm),
-                            round + 1, exit, last_line(log), log));
+    throw RepetitionError(fmt::format("A/B: the {} repetition {} failed ({}): {} (log {})",
+                                      arm_name(arm), round + 1, exit, last_line(log), log),
+                          arm);
   }
-  rep.figure = read_figure(rep.run_dir, trial.figure);
+  try {
+    rep.figure = read_figure(rep.run_dir, trial.figure);
+  } catch (const DataError& e) {
+    throw RepetitionError(
+        fmt::format("A/B: the {} repetition {}: {}", arm_name(arm), round + 1, e.what()), arm);
+  }
   return rep;
 }
 

@@ -62,9 +62,11 @@ report::TriedSet run_one_try(const report::PlannedTry& p,
     report::TriedSet t = report::tried_of(p, result, now, command);
     fmt::print(stderr, "{}: {}\n", head, report::tried_text(t));
     return t;
-  } catch (const Interrupted&) {
-    throw;
-  } catch (const Error& e) {
+  } catch (const ab::RepetitionError& e) {
+    if (e.arm() == ab::Arm::kBaseline) {  // the run's own config: every other try would fail too
+      throw Error(fmt::format("--try: the run's own config does not train from here: {}",
+                              e.what()));
+    }
     fmt::print(stderr, "{}: not measured: {}\n", head, e.what());
     return report::untried_of(p, e.what(), now, command);
   }

@@ -135,7 +135,8 @@ TEST(AbTrainTrial, AFailedTrainNamesTheArmTheExitAndItsLastLogLine) {
   try {
     run_train_repetition(t, Arm::kCandidate, 0);
     ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
+  } catch (const RepetitionError& e) {
+    EXPECT_EQ(e.arm(), Arm::kCandidate);
     const std::string what = e.what();
     EXPECT_NE(what.find("candidate repetition 1 failed (exit 2)"), std::string::npos) << what;
     EXPECT_NE(what.find("error: broken: no such key"), std::string::npos) << what;

@@ -78,5 +78,29 @@ TEST(ReportTry, BadArgumentsExitTwoNamingTheFlag) {
   EXPECT_FALSE(std::filesystem::exists(run + "/tried.json"));
 }
 
+// The run's own config no longer trains (here: model.n_layer 0 is out of range): the baseline
+// fails, --try stops with exit 1 naming it, instead of recording every set as not measured.
+TEST(ReportTry, ABaselineThatCannotTrainStopsWithExitOne) {
+  ScratchDir dir("report_try");
+  const std::string run = tiny_run(dir);
+  std::string config = test::read_file(run + "/config.yaml");
+  const size_t at = config.find("n_layer: 2");
+  ASSERT_NE(at, std::string::npos) << config;
+  config.replace(at, 10, "n_layer: 0");
+  test::write_file(run + "/config.yaml", config);
+  auto r = run_llmprof({"report", "--try", run, "--repetitions", "2", "--try-steps", "4"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  expect_contains(r.output,
+                  "--try: the run's own config does not train from here: A/B: the "
+                  "baseline repetition 1 failed (exit 2)");
+  expect_contains(r.output, "model.n_layer");
+  // The scratch directory stays for its logs (the message names it): remove it here.
+  const size_t log = r.output.find("(log ");
+  ASSERT_NE(log, std::string::npos) << r.output;
+  const std::string path = r.output.substr(log + 5, r.output.find(')', log) - log - 5);
+  EXPECT_TRUE(std::filesystem::exists(path)) << path;
+  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+}
+
 }  // namespace
 }  // namespace llmprof

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "llmprof/ab/ab.h"
+#include "llmprof/error.h"
 
 namespace llmprof::ab {
 
@@ -44,6 +45,17 @@ inline std::optional<Figure> parse_figure(std::string_view name) {
 // complete or the figure is not in it.
 double read_figure(const std::string& run_dir, Figure figure);
 
+// A repetition that failed: which arm, so a caller can tell a refused candidate from a baseline
+// that does not run at all.
+class RepetitionError : public Error {
+ public:
+  RepetitionError(const std::string& what, Arm arm) : Error(what), arm_(arm) {}
+  Arm arm() const { return arm_; }
+
+ private:
+  Arm arm_;
+};
+
 struct TrainTrial {
   std::string executable;                   // the llmprof executable
   std::string config_path;                  // e.g. a run's config.yaml
@@ -58,8 +70,9 @@ struct TrainTrial {
 // the candidate), output.dir and output.name into the scratch directory, --quiet.
 std::vector<std::string> train_argv(const TrainTrial& trial, Arm arm, int64_t round);
 
-// Runs one repetition and measures it. Throws Error naming the arm, round, exit and log when train
-// fails (its last log line says why), Interrupted when a signal stopped it.
+// Runs one repetition and measures it. Throws RepetitionError naming the arm, round, exit and log
+// when train fails (its last log line says why) or its figure cannot be read, Interrupted when a
+// signal stopped it.
 Repetition run_train_repetition(const TrainTrial& trial, Arm arm, int64_t round);
 
 // A new, empty directory <system temp>/llmprof-ab-XXXXXX. Throws IoError.
