@@ -22,6 +22,35 @@ std::vector<Column> side_columns(const Run& a, const Run& b, const char* first) 
   return {{first, first}, {"a", "A: " + a.label}, {"b", "B: " + b.label}, {"ratio", "B/A"}};
 }
 
+// A row of the phases table: a steps.csv column, its title and the factor it is shown at.
+struct PhaseMetric {
+  std::string column;
+  std::string title;
+  double scale = 1;
+};
+
+std::vector<PhaseMetric> phase_metrics() {
+  std::vector<PhaseMetric> metrics;
+  for (const auto& p : phase_names()) metrics.push_back({p + "_ms", p + " ms"});
+  metrics.push_back({"step_ms", "step ms"});
+  metrics.push_back({"tokens_per_s", "tokens/s"});
+  metrics.push_back({"flops_per_s", "achieved GFLOP/s", 1e-9});
+  metrics.push_back({"mfu", "MFU"});
+  metrics.push_back({"minor_faults", "minor faults"});
+  metrics.push_back({"involuntary_switches", "invol. switches"});
+  metrics.push_back({"cpu_ms", "CPU ms"});
+  metrics.push_back({"energy_j", "energy J"});
+  return metrics;
+}
+
+// The MFU peaks of a and b when both are known and differ by more than kMfuPeakMismatch.
+std::optional<std::pair<double, double>> differing_peaks(const Run& a, const Run& b) {
+  if (!a.peak_flops_per_s || !b.peak_flops_per_s || *a.peak_flops_per_s <= 0) return std::nullopt;
+  const double r = *b.peak_flops_per_s / *a.peak_flops_per_s;
+  if (std::fabs(r - 1) <= kMfuPeakMismatch) return std::nullopt;
+  return std::make_pair(*a.peak_flops_per_s, *b.peak_flops_per_s);
+}
+
 Table phase_compare(const Run& a, const RunMetrics& ma, const Run& b, const RunMetrics& mb) {
   Table t;
   t.id = "compare.phases";
@@ -30,37 +59,65 @@ Table phase_compare(const Run& a, const RunMetrics& ma, const Run& b, const RunM
   t.columns.push_back({"abs_diff", "abs(B-A)"});
   t.columns.push_back({"noise_threshold", "noise threshold"});
   t.columns.push_back({"significant", "significant"});
-  std::vector<std::pair<std::string, std::string>> metrics;
-  for (const auto& p : phase_names()) metrics.push_back({p + "_ms", p + " ms"});
-  metrics.push_back({"step_ms", "step ms"});
-  metrics.push_back({"tokens_per_s", "tokens/s"});
-  metrics.push_back({"mfu", "MFU"});
-  metrics.push_back({"minor_faults", "minor faults"});
-  metrics.push_back({"involuntary_switches", "invol. switches"});
-  metrics.push_back({"cpu_ms", "CPU ms"});
-  metrics.push_back({"energy_j", "energy J"});
-  for (const auto& [column, title] : metrics) {
+  const auto peaks = differing_peaks(a, b);
+  for (const auto& [column, title, scale] : phase_metrics()) {
     const Stats* sa = ma.stat(column);
     const Stats* sb = mb.stat(column);
     if (!sa && !sb) continue;
     std::optional<double> va, vb, diff, threshold;
-    if (sa) va = sa->median;
-    if (sb) vb = sb->median;
+    if (sa) va = sa->median * scale;
+    if (sb) vb = sb->median * scale;
     std::string sig = "n/a";
     if (sa && sb) {
-      diff = std::fabs(sb->median - sa->median);
-      threshold = median_noise_threshold(*sa, *sb);
+      diff = std::fabs(sb->median - sa->median) * scale;
+      threshold = median_noise_threshold(*sa, *sb) * scale;
       sig = significant_change(*sa, *sb) ? "yes" : "no";
+      if (column == "mfu" && peaks) sig = "n/a: peaks differ";
     }
-    auto cell = [&](std::optional<double> v) {
-      return column == "mfu" ? percent_cell(v) : number_cell(v);
+    auto cell = [&, c = column](std::optional<double> v) {
+      return c == "mfu" ? percent_cell(v) : number_cell(v);
     };
     t.rows.push_back({text_cell(title), cell(va), cell(vb), ratio_cell(ratio(va, vb)), cell(diff),
                       cell(threshold), text_cell(sig)});
   }
+  auto gflops = [](std::optional<double> v) { return v ? std::optional<double>(*v * 1e-9) : v; };
+  t.rows.push_back({text_cell("MFU peak GFLOP/s"), number_cell(gflops(a.peak_flops_per_s)),
+                    number_cell(gflops(b.peak_flops_per_s)),
+                    ratio_cell(ratio(a.peak_flops_per_s, b.peak_flops_per_s)), number_cell({}),
+                    number_cell({}), text_cell(peaks ? "differ" : "n/a")});
   t.notes.push_back(fmt::format("A: {} steps measured; B: {} steps measured (after warm-up).",
                                 ma.stat("step_ms") ? ma.stat("step_ms")->n : 0,
                                 mb.stat("step_ms") ? mb.stat("step_ms")->n : 0));
+  if (peaks) {
+    t.notes.push_back(fmt::format(
+        "MFU divides by different peaks (env.json peak_flops: A {} GFLOP/s, B {} GFLOP/s, {}x): "
+        "its B/A ratio mixes the change of work rate with the change of peak and is not tested; "
+        "compare achieved GFLOP/s (the same FLOPs per step over the step time).",
+        format_number(peaks->first * 1e-9), format_number(peaks->second * 1e-9),
+        format_number(peaks->second / peaks->first, 3)));
+  }
+  const std::vector<ConfigDifference> diffs = config_differences(a, b);
+  if (!diffs.empty()) {
+    std::vector<std::string> keys;
+    for (const auto& d : diffs) keys.push_back(d.key);
+    t.notes.push_back(fmt::format("Config keys that differ (compare.config): {}.",
+                                  fmt::join(keys, ", ")));
+  }
+  return t;
+}
+
+Table config_compare(const Run& a, const Run& b) {
+  Table t;
+  t.id = "compare.config";
+  t.title = "Compare: config keys that differ";
+  t.columns = {{"key", "key"}, {"a", "A: " + a.label}, {"b", "B: " + b.label}};
+  for (const auto& d : config_differences(a, b)) {
+    t.rows.push_back({text_cell(d.key), text_cell(d.a ? *d.a : "(absent)"),
+                      text_cell(d.b ? *d.b : "(absent)")});
+  }
+  t.notes.push_back(t.rows.empty() ? "The two config.yaml files hold the same values."
+                                   : "Every key of config.yaml whose value differs, output "
+                                     "keys included.");
   return t;
 }
 
@@ -154,11 +211,31 @@ bool significant_change(const Stats& a, const Stats& b) {
   return std::fabs(b.median - a.median) > median_noise_threshold(a, b);
 }
 
+std::vector<ConfigDifference> config_differences(const Run& a, const Run& b) {
+  std::vector<ConfigDifference> out;
+  auto ia = a.config.begin(), ib = b.config.begin();
+  while (ia != a.config.end() || ib != b.config.end()) {  // a merge of two sorted maps
+    if (ib == b.config.end() || (ia != a.config.end() && ia->first < ib->first)) {
+      out.push_back({ia->first, ia->second, std::nullopt});
+      ++ia;
+    } else if (ia == a.config.end() || ib->first < ia->first) {
+      out.push_back({ib->first, std::nullopt, ib->second});
+      ++ib;
+    } else {
+      if (ia->second != ib->second) out.push_back({ia->first, ia->second, ib->second});
+      ++ia;
+      ++ib;
+    }
+  }
+  return out;
+}
+
 std::vector<Table> compare_tables(const Run& a,
                                   const RunMetrics& ma,
                                   const Run& b,
                                   const RunMetrics& mb) {
-  std::vector<Table> out{phase_compare(a, ma, b, mb), outcome_compare(a, ma, b, mb)};
+  std::vector<Table> out{config_compare(a, b), phase_compare(a, ma, b, mb),
+                         outcome_compare(a, ma, b, mb)};
   if (auto t = module_compare(a, ma, b, mb)) out.push_back(std::move(*t));
   if (auto t = ops_compare(a, b, 15)) out.push_back(std::move(*t));
   return out;

@@ -113,6 +113,49 @@ std::string double_batch(const Run& run) {
                      run.config.at("train.batch_size"));
 }
 
+// optim.fused=true where the run's optimizer is adam/adamw and not fused yet, with what it needs;
+// what the optimizer already is otherwise; "" when the config does not say.
+std::string fused_optimizer(const Run& run) {
+  const auto name = run.config.find("optim.name");
+  const auto fused = run.config.find("optim.fused");
+  if (fused != run.config.end() && fused->second == "true") {
+    return "the optimizer is already fused (optim.fused = true)";
+  }
+  if (name != run.config.end() && name->second == "sgd") {
+    return "";  // optim.fused applies to adam and adamw only
+  }
+  if (auto set = valid_set(run, "optim.fused", std::string("true"))) {
+    return *set +
+           " (adam/adamw as one fused multi-tensor kernel set; LibTorch >= 2.4 on CPU, >= 2.1 "
+           "on CUDA: train refuses it on an older LibTorch)";
+  }
+  return "";
+}
+
+// The clause a precision suggestion carries until it is tried: bf16 is an experiment, not advice
+// (at a small shape the casts around each op can cost more than bf16 saves).
+std::string precision_experiment(const Run& run, const std::string& set, const std::string& why) {
+  return fmt::format(
+      "{} {}, but autocast adds casts around each op, which can cost more than they save at a "
+      "small shape: an experiment, not advice, until measured (`llmprof report --try {}`)",
+      set, why, run.dir);
+}
+
+// The key=value of each "`--set key=value`" in text, in order.
+std::vector<std::string> sets_in(const std::string& text) {
+  static const std::string kOpen = "`--set ";
+  std::vector<std::string> out;
+  for (size_t at = text.find(kOpen); at != std::string::npos; at = text.find(kOpen, at)) {
+    at += kOpen.size();
+    const size_t end = text.find('`', at);
+    if (end == std::string::npos) break;
+    const std::string set = text.substr(at, end - at);
+    if (std::find(out.begin(), out.end(), set) == out.end()) out.push_back(set);
+    at = end;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<Finding> rule_data_wait(const Run& run, const RunMetrics& m) {
@@ -204,10 +247,13 @@ std::optional<Finding> rule_optimizer_share(const Run& run, const RunMetrics& m)
   if (auto set = nearest_valid_set(run, "train.grad_accum_steps", accum, accum * 2)) {
     sets.push_back(*set);
   }
-  f.suggestion = "a fused or foreach optimizer step (no config key yet)";
+  f.suggestion = fused_optimizer(run);
   if (!sets.empty()) {
-    f.suggestion +=
-        fmt::format(", or amortise it over more tokens per step: {}", fmt::join(sets, " or "));
+    f.suggestion += fmt::format("{}amortise it over more tokens per step: {}",
+                                f.suggestion.empty() ? "" : ", or ", fmt::join(sets, " or "));
+  }
+  if (f.suggestion.empty()) {
+    f.suggestion = "a cheaper optimizer step: the batch and accumulation keys are at their maximum";
   }
   return f;
 }
@@ -378,10 +424,11 @@ std::optional<Finding> rule_roofline(const Run& run, const RunMetrics& m) {
     f.suggestion =
         "it moves more bytes than it computes on: fuse it with the elementwise ops around it "
         "(one pass over the data instead of several)" +
-        (bf16 ? ", and halve its bytes with " + *bf16 : std::string());
+        (bf16 ? "; " + precision_experiment(run, *bf16, "halves its bytes") : std::string());
   } else {
-    f.suggestion = "it sits under the compute roof" +
-                   (bf16 ? ": a higher roof with " + *bf16 : std::string(": fewer FLOPs"));
+    f.suggestion = "it sits under the compute roof: fewer FLOPs" +
+                   (bf16 ? "; " + precision_experiment(run, *bf16, "may raise the roof")
+                         : std::string());
   }
   return f;
 }
@@ -404,9 +451,10 @@ std::optional<Finding> rule_precision(const Run& run, const RunMetrics&) {
       format_number(*run.peak_bf16_flops_per_s * 1e-9), format_number(*run.peak_flops_per_s * 1e-9),
       format_number(ratio, 3));
   const std::optional<std::string> set = valid_set(run, "train.precision", std::string("bf16"));
-  f.suggestion = (set ? *set : std::string("train.precision: bf16")) +
-                 " (autocast: matmuls in bf16, weights and optimizer state stay fp32); compare "
-                 "loss and step time of both runs with `llmprof report --compare A B`";
+  f.suggestion =
+      precision_experiment(run, set ? *set : std::string("train.precision: bf16"),
+                           "runs the matmuls in bf16 (weights and optimizer state stay fp32)") +
+      "; compare the loss of both runs with `llmprof report --compare A B`";
   return f;
 }
 
@@ -418,9 +466,23 @@ std::vector<Finding> run_findings(const Run& run, const RunMetrics& m) {
                                 rule_roofline,       rule_precision};
   std::vector<Finding> out;
   for (Rule rule : kRules) {
-    if (auto f = rule(run, m)) out.push_back(std::move(*f));
+    if (auto f = rule(run, m)) {
+      f->sets = sets_in(f->suggestion);
+      for (const auto& set : f->sets) {
+        f->experiment = f->experiment || set.rfind("train.precision=", 0) == 0;
+      }
+      out.push_back(std::move(*f));
+    }
   }
   return out;
+}
+
+void attach_tried(std::vector<Finding>& findings, const std::vector<TriedSet>& tried) {
+  for (Finding& f : findings) {
+    for (const TriedSet& t : tried) {
+      if (std::find(f.sets.begin(), f.sets.end(), t.set) != f.sets.end()) f.tried.push_back(t);
+    }
+  }
 }
 
 }  // namespace llmprof::report

@@ -101,8 +101,9 @@ std::string render_markdown(const Document& doc) {
     out += "## Findings\n\n";
     if (doc.findings.empty()) out += "No rule fired: no obvious change to suggest.\n";
     for (const auto& f : doc.findings) {
-      out += fmt::format("- **{}** ({}, rule `{}`): {}\n  Suggested: {}\n", f.title, f.run, f.rule,
-                         f.evidence, f.suggestion);
+      out += fmt::format("- **{}** ({}, rule `{}`): {}\n  {}: {}\n", f.title, f.run, f.rule,
+                         f.evidence, suggestion_label(f), f.suggestion);
+      for (const auto& t : f.tried) out += fmt::format("  `--set {}` {}\n", t.set, tried_text(t));
     }
     out += "\n";
   }
@@ -143,8 +144,41 @@ std::string render_csv(const Document& doc) {
         {"threshold", fmt::format("{}", f.threshold)},
         {"unit", f.unit},
         {"evidence", f.evidence},
-        {"suggestion", f.suggestion}};
+        {"suggestion", f.suggestion},
+        {"experiment", f.experiment ? "true" : "false"}};
+    for (size_t k = 0; k < f.tried.size(); ++k) {
+      fields.push_back({fmt::format("tried.{}.set", k), f.tried[k].set});
+      fields.push_back({fmt::format("tried.{}.text", k), tried_text(f.tried[k])});
+    }
     for (const auto& [k, v] : fields) out += fmt::format("findings,{},{},{}\n", i, k, csv_field(v));
+  }
+  return out;
+}
+
+// A finding's tried sets as the report's JSON gives them: figures raw, null when unknown.
+nlohmann::json tried_json(const std::vector<TriedSet>& tried) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& t : tried) {
+    nlohmann::json j = {{"set", t.set},
+                        {"text", tried_text(t)},
+                        {"figure", ab::figure_name(t.figure)},
+                        {"steps", t.steps},
+                        {"error", t.error},
+                        {"time", t.time},
+                        {"verdict", nullptr},
+                        {"ratio_of_medians", nullptr},
+                        {"ci_low", nullptr},
+                        {"ci_high", nullptr}};
+    if (t.comparison) {
+      j["verdict"] = ab::verdict_name(t.comparison->verdict);
+      j["repetitions"] = t.comparison->pairs;
+      j["ratio_of_medians"] = t.comparison->ratio_of_medians;
+      if (t.comparison->interval) {
+        j["ci_low"] = t.comparison->interval->low;
+        j["ci_high"] = t.comparison->interval->high;
+      }
+    }
+    out.push_back(std::move(j));
   }
   return out;
 }
@@ -197,13 +231,24 @@ std::string render_json(const Document& doc) {
                              {"threshold", f.threshold},
                              {"unit", f.unit},
                              {"evidence", f.evidence},
-                             {"suggestion", f.suggestion}});
+                             {"suggestion", f.suggestion},
+                             {"sets", f.sets},
+                             {"experiment", f.experiment},
+                             {"tried", tried_json(f.tried)}});
   }
   j["footer"] = doc.footer;
   return j.dump(2) + "\n";
 }
 
 }  // namespace
+
+std::string suggestion_label(const Finding& f) {
+  if (f.tried.empty()) return f.experiment ? "Experiment (not yet tried)" : "Suggested";
+  for (const auto& t : f.tried) {
+    if (!t.comparison || t.comparison->verdict != ab::Verdict::kSlower) return "Suggested";
+  }
+  return "Not advised (tried: slower)";
+}
 
 Format parse_format(const std::string& name) {
   if (name == "md" || name == "markdown") return Format::kMarkdown;

@@ -57,6 +57,7 @@ a{color:#0b5cad;text-decoration:none}
 a:hover{text-decoration:underline}
 .warn{background:#fff8e5;border:1px solid #efd27f;padding:6px 10px}
 .findings li{margin:0 0 6px}
+.findings .tried{font-style:italic}
 .meta{color:#6b737c}
 .hint{color:#6b737c;font-size:11.5px}
 footer{color:#4d545c;font-size:12px;margin-top:22px;padding-top:8px;border-top:1px solid #cdd2d8}
@@ -233,10 +234,18 @@ void render_findings(const Document& doc, std::string& out) {
     out += fmt::format(
         "<li data-rule=\"{}\"><strong>{}</strong> <span class=\"meta\">({}, rule "
         "<code>{}</code>)</span><br>{}<br><span class=\"meta\">measured {} vs threshold {}{}"
-        "</span><br>Suggested: {}</li>\n",
+        "</span><br>{}: {}",
         html_escape(f.rule), html_escape(f.title), html_escape(f.run), html_escape(f.rule),
         rich(f.evidence), format_number(f.measured), format_number(f.threshold),
-        f.unit.empty() ? "" : " (" + html_escape(f.unit) + ")", rich(f.suggestion));
+        f.unit.empty() ? "" : " (" + html_escape(f.unit) + ")", html_escape(suggestion_label(f)),
+        rich(f.suggestion));
+    for (const auto& t : f.tried) {
+      out += fmt::format("<br><span class=\"tried\" data-verdict=\"{}\"><code>--set {}</code> {}"
+                         "</span>",
+                         t.comparison ? ab::verdict_name(t.comparison->verdict) : "not_measured",
+                         html_escape(t.set), html_escape(tried_text(t)));
+    }
+    out += "</li>\n";
   }
   out += "</ol>\n</section>\n";
 }

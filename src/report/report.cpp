@@ -50,7 +50,8 @@ std::string compare_source(const std::string& id, const Run& a, const Run& b) {
   if (id == "compare.modules") return files_in(dirs, {rundir::kModules});
   if (id == "compare.ops") return files_in(dirs, {rundir::kOps});
   if (id == "compare.outcome") return files_in(dirs, {rundir::kSummary, rundir::kEval});
-  return files_in(dirs, {rundir::kSteps});
+  if (id == "compare.config") return files_in(dirs, {rundir::kConfig});
+  return files_in(dirs, {rundir::kSteps, rundir::kEnv});
 }
 
 void add_run_sections(const Run& run, const RunMetrics& m, size_t top_ops, Document& doc) {
@@ -75,7 +76,9 @@ void add_run_sections(const Run& run, const RunMetrics& m, size_t top_ops, Docum
   if (auto t = detail::activations_table(run)) {
     doc.tables.push_back(with_source(std::move(*t), files_in(dir, {rundir::kActivations})));
   }
-  for (auto& f : run_findings(run, m)) doc.findings.push_back(std::move(f));
+  std::vector<Finding> findings = run_findings(run, m);
+  attach_tried(findings, read_tried(run.dir));  // what `llmprof report --try` measured
+  for (auto& f : findings) doc.findings.push_back(std::move(f));
   doc.findings_ran = true;
 }
 

@@ -7,6 +7,8 @@
 // sqrt(se_A^2 + se_B^2); a change is significant when |median_B - median_A| > 3 of those.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "llmprof/report/document.h"
@@ -16,6 +18,18 @@
 namespace llmprof::report {
 
 inline constexpr double kSignificanceStandardErrors = 3.0;
+// MFU peaks (env.json peak_flops.flops_per_s) further apart than this fraction make MFU ratios
+// incomparable: each run's MFU divides by its own peak (bf16 and fp32 peaks differ ~2x).
+inline constexpr double kMfuPeakMismatch = 0.02;
+
+// A config.yaml key whose value differs between two runs (nullopt: absent from that run).
+struct ConfigDifference {
+  std::string key;
+  std::optional<std::string> a, b;
+};
+
+// Every key of run a's or b's config whose value differs, sorted by key.
+std::vector<ConfigDifference> config_differences(const Run& a, const Run& b);
 
 // Standard error of the median of per-step values, from their p10-p90 spread (0 when n == 0).
 double median_standard_error(const Stats& s);
@@ -26,8 +40,9 @@ double median_noise_threshold(const Stats& a, const Stats& b);
 // True when |median_B - median_A| exceeds median_noise_threshold(a, b).
 bool significant_change(const Stats& a, const Stats& b);
 
-// Side-by-side tables of run a against run b: phases and throughput (with significance),
-// modules and top ops (ratios only: those files hold per-step means, no spread).
+// Side-by-side tables of run a against run b: the config keys that differ, phases and throughput
+// (with significance; achieved GFLOP/s beside MFU, whose ratio is flagged, not tested, when the
+// two runs' peaks differ), outcome, modules and top ops (ratios only: per-step means, no spread).
 std::vector<Table> compare_tables(const Run& a,
                                   const RunMetrics& ma,
                                   const Run& b,

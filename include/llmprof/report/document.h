@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "llmprof/report/run.h"
+#include "llmprof/report/tried.h"
 
 namespace llmprof::report {
 
@@ -44,7 +45,15 @@ struct Finding {
   std::string unit;        // of measured and threshold, e.g. "fraction of step"
   std::string evidence;    // the numbers behind it, in words
   std::string suggestion;  // what to change, with --set key=value where possible
+  std::vector<std::string> sets;  // key=value of each `--set` the suggestion names, in order
+  bool experiment = false;  // a set changes train.precision: worded as an experiment until tried
+  std::vector<TriedSet> tried;  // what `llmprof report --try` measured of its sets (tried.json)
 };
+
+// The words before a finding's suggestion: "Experiment (not yet tried)" for an experiment none of
+// whose sets was measured, "Not advised (tried: slower)" when every set tried was slower, else
+// "Suggested".
+std::string suggestion_label(const Finding& f);
 
 struct Document {
   std::string title;

@@ -34,7 +34,8 @@ std::optional<Finding> rule_data_wait(const Run& run, const RunMetrics& m);
 // Eval above 15% of wall time: evaluate less often or on fewer batches.
 std::optional<Finding> rule_eval_share(const Run& run, const RunMetrics& m);
 
-// Optimizer above 25% of the step: a fused/foreach optimizer, or a larger batch to amortise it.
+// Optimizer above 25% of the step: optim.fused=true (adam/adamw), or a larger batch or more
+// accumulation steps to amortise it.
 std::optional<Finding> rule_optimizer_share(const Run& run, const RunMetrics& m);
 
 // attn.core (fwd + bwd) above 30% of block time: a shorter block_size (attention is O(T^2)).
@@ -60,7 +61,11 @@ std::optional<Finding> rule_roofline(const Run& run, const RunMetrics& m);
 // peak is more than 1.2x the fp32 one: train.precision=bf16.
 std::optional<Finding> rule_precision(const Run& run, const RunMetrics& m);
 
-// Every rule, in report order, applied to one run.
+// Every rule, in report order, applied to one run; each finding's sets are the `--set`s its
+// suggestion names, and it is an experiment when one of them changes train.precision.
 std::vector<Finding> run_findings(const Run& run, const RunMetrics& m);
+
+// Gives each finding the entries of `tried` (a run's tried.json) whose set its suggestion names.
+void attach_tried(std::vector<Finding>& findings, const std::vector<TriedSet>& tried);
 
 }  // namespace llmprof::report

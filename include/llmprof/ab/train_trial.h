@@ -1,0 +1,81 @@
+// A repetition as a short `llmprof train`: one config, --set overrides common to both arms and
+// the candidate's own, written into a scratch directory, measured from its run directory.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmprof/ab/ab.h"
+#include "llmprof/error.h"
+
+namespace llmprof::ab {
+
+// The figure a repetition is measured by; every one is a time (lower is better).
+enum class Figure : int {
+  kMedianStepMs = 0,    // summary.json timing.step_ms median (steps after warm-up)
+  kStepUsPerToken = 1,  // 1e6 / summary.json throughput tokens_per_s median: batch-size fair
+  kWallUsPerToken = 2,  // (sum of steps.csv step_ms + eval_ms) / sum of tokens, every step
+};
+
+// "median_step_ms" | "step_us_per_token" | "wall_us_per_token": stable names for files.
+inline std::string_view figure_name(Figure figure) {
+  switch (figure) {
+    case Figure::kMedianStepMs:
+      return "median_step_ms";
+    case Figure::kStepUsPerToken:
+      return "step_us_per_token";
+    case Figure::kWallUsPerToken:
+      break;
+  }
+  return "wall_us_per_token";
+}
+
+// The figure a name stands for; nullopt for any other text.
+inline std::optional<Figure> parse_figure(std::string_view name) {
+  for (Figure f : {Figure::kMedianStepMs, Figure::kStepUsPerToken, Figure::kWallUsPerToken}) {
+    if (figure_name(f) == name) return f;
+  }
+  return std::nullopt;
+}
+
+// The figure of a finished run directory. Throws DataError naming the file when the run did not
+// complete or the figure is not in it.
+double read_figure(const std::string& run_dir, Figure figure);
+
+// A repetition that failed: which arm, so a caller can tell a refused candidate from a baseline
+// that does not run at all.
+class RepetitionError : public Error {
+ public:
+  RepetitionError(const std::string& what, Arm arm) : Error(what), arm_(arm) {}
+  Arm arm() const { return arm_; }
+
+ private:
+  Arm arm_;
+};
+
+struct TrainTrial {
+  std::string executable;                   // the llmprof executable
+  std::string config_path;                  // e.g. a run's config.yaml
+  std::vector<std::string> common_sets;     // key=value for both arms (e.g. schedule.max_steps)
+  std::vector<std::string> candidate_sets;  // key=value for the candidate only
+  std::string scratch_dir;                  // repetitions write here
+  std::string tag;  // names the repetitions: <scratch_dir>/<tag>-<arm>-<round>[.log]
+  Figure figure = Figure::kMedianStepMs;
+};
+
+// The command line of one repetition: train --config, the common sets, the candidate's sets (for
+// the candidate), output.dir and output.name into the scratch directory, --quiet.
+std::vector<std::string> train_argv(const TrainTrial& trial, Arm arm, int64_t round);
+
+// Runs one repetition and measures it. Throws RepetitionError naming the arm, round, exit and log
+// when train fails (its last log line says why) or its figure cannot be read, Interrupted when a
+// signal stopped it.
+Repetition run_train_repetition(const TrainTrial& trial, Arm arm, int64_t round);
+
+// A new, empty directory <system temp>/llmprof-ab-XXXXXX. Throws IoError.
+std::string make_scratch_dir();
+
+}  // namespace llmprof::ab

@@ -1,0 +1,49 @@
+// tried.json in a run directory: the measured effect of each --set that the run's findings
+// suggested, as `llmprof report --try RUN` found it by an A/B of short trainings (llmprof/ab).
+// Written whole (temp + rename) and read back by every later report of the run, so a finding keeps
+// its "tried: ..." in Markdown, CSV, JSON and HTML.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmprof/ab/stats.h"
+#include "llmprof/ab/train_trial.h"
+
+namespace llmprof::report {
+
+inline constexpr std::string_view kTriedFile = "tried.json";
+inline constexpr int kTriedSchemaVersion = 1;
+
+// One --set tried against the run's own config.
+struct TriedSet {
+  std::string set;                 // key=value, as the finding's suggestion names it
+  std::vector<std::string> rules;  // the findings that suggested it
+  ab::Figure figure = ab::Figure::kStepUsPerToken;
+  int64_t steps = 0;                         // schedule.max_steps of each repetition
+  std::vector<double> baseline, candidate;   // each round's figure, per arm
+  std::optional<ab::Comparison> comparison;  // nullopt when it could not be measured
+  std::string error;    // why it could not be measured (train refused the value ...); else ""
+  std::string time;     // when it was tried (local time, ISO 8601)
+  std::string command;  // the command that tried it
+};
+
+// tried.json of a run directory; empty when absent. Throws DataError naming the file for invalid
+// JSON or a field of the wrong type.
+std::vector<TriedSet> read_tried(const std::string& run_dir);
+
+// Writes tried.json (temp + rename): `fresh` replaces earlier entries of the same set and figure,
+// the rest of `earlier` stays. Throws IoError.
+void write_tried(const std::string& run_dir,
+                 const std::vector<TriedSet>& earlier,
+                 const std::vector<TriedSet>& fresh);
+
+// One line: "tried: 1.49x faster (95% CI 1.41x to 1.58x; 3 repetitions of 20 steps, time per
+// token)", "tried: slower, not advised (...)", "tried: inconclusive (... spans no change ...)" or
+// "tried: not measured: <why>".
+std::string tried_text(const TriedSet& t);
+
+}  // namespace llmprof::report

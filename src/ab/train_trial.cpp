@@ -1,0 +1,130 @@
+#include "llmprof/ab/train_trial.h"
+
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "llmprof/error.h"
+#include "llmprof/rundir/files.h"
+#include "llmprof/rundir/read.h"
+#include "llmprof/sweep/process.h"
+
+namespace llmprof::ab {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The last non-empty line of a log, "" when there is none.
+std::string last_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line, last;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  }
+  return last;
+}
+
+// (sum of step_ms + eval_ms) / sum of tokens over every step of the run, in us per token.
+double wall_us_per_token(const std::string& run_dir) {
+  const rundir::Run run = rundir::load_run(run_dir);
+  double ms = 0, tokens = 0;
+  for (const auto& s : run.steps) {
+    ms += s.step_ms.value_or(0) + s.eval_ms.value_or(0);
+    tokens += s.tokens.value_or(0);
+  }
+  if (tokens <= 0) {
+    throw DataError(fmt::format("{}: no tokens column to divide the wall time by",
+                                rundir::path(run_dir, rundir::kSteps)));
+  }
+  return ms * 1e3 / tokens;
+}
+
+std::string name_of(const TrainTrial& trial, Arm arm, int64_t round) {
+  return fmt::format("{}-{}-{}", trial.tag, arm_name(arm), round + 1);
+}
+
+}  // namespace
+
+double read_figure(const std::string& run_dir, Figure figure) {
+  const std::string path = rundir::path(run_dir, rundir::kSummary);
+  std::vector<rundir::InputWarning> warnings;
+  const std::optional<rundir::Summary> s = rundir::read_summary(path, warnings);
+  if (!s) throw DataError(path + ": missing or empty: the repetition did not finish");
+  if (s->status != "completed") {
+    throw DataError(fmt::format("{}: status {}{}, not completed", path, s->status,
+                                s->message.empty() ? "" : " (" + s->message + ")"));
+  }
+  switch (figure) {
+    case Figure::kMedianStepMs:
+      if (s->median_step_ms && *s->median_step_ms > 0) return *s->median_step_ms;
+      throw DataError(path + ": no timing.step_ms median");
+    case Figure::kStepUsPerToken:
+      if (s->tokens_per_s && *s->tokens_per_s > 0) return 1e6 / *s->tokens_per_s;
+      throw DataError(path + ": no throughput tokens_per_s median");
+    case Figure::kWallUsPerToken:
+      break;
+  }
+  return wall_us_per_token(run_dir);
+}
+
+std::vector<std::string> train_argv(const TrainTrial& trial, Arm arm, int64_t round) {
+  std::vector<std::string> argv{trial.executable, "train", "--config", trial.config_path};
+  for (const auto& s : trial.common_sets) argv.insert(argv.end(), {"--set", s});
+  if (arm == Arm::kCandidate) {
+    for (const auto& s : trial.candidate_sets) argv.insert(argv.end(), {"--set", s});
+  }
+  argv.insert(argv.end(), {"--set", "output.dir=" + trial.scratch_dir, "--set",
+                           "output.name=" + name_of(trial, arm, round), "--quiet"});
+  return argv;
+}
+
+Repetition run_train_repetition(const TrainTrial& trial, Arm arm, int64_t round) {
+  Repetition rep;
+  rep.arm = arm;
+  rep.round = round;
+  rep.run_dir = rundir::path(trial.scratch_dir, name_of(trial, arm, round));
+  const std::string log = rep.run_dir + ".log";
+  // In this process group: a Ctrl-C reaches train too, which records its end and exits 130.
+  const pid_t pid = sweep::detail::spawn_point(train_argv(trial, arm, round), log,
+                                               /*own_group=*/false);
+  const int status = sweep::detail::wait_exit(pid);
+  const bool signalled =
+      WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM);
+  if (signalled || (WIFEXITED(status) && WEXITSTATUS(status) == kExitInterrupted)) {
+    throw Interrupted(fmt::format("A/B: stopped by a signal during the {} repetition {} ({})",
+                                  arm_name(arm), round + 1, log));
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    const std::string exit = WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status))
+                                               : fmt::format("signal {}", WTERMSIG(status));
+    throw RepetitionError(fmt::format("A/B: the {} repetition {} failed ({}): {} (log {})",
+                                      arm_name(arm), round + 1, exit, last_line(log), log),
+                          arm);
+  }
+  try {
+    rep.figure = read_figure(rep.run_dir, trial.figure);
+  } catch (const DataError& e) {
+    throw RepetitionError(
+        fmt::format("A/B: the {} repetition {}: {}", arm_name(arm), round + 1, e.what()), arm);
+  }
+  return rep;
+}
+
+std::string make_scratch_dir() {
+  std::error_code ec;
+  const fs::path tmp = fs::temp_directory_path(ec);
+  std::string pattern = ((ec ? fs::path("/tmp") : tmp) / "llmprof-ab-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw IoError(
+        fmt::format("cannot create a scratch directory '{}': {}", pattern, std::strerror(errno)));
+  }
+  return pattern;
+}
+
+}  // namespace llmprof::ab

@@ -1,0 +1,179 @@
+// The A/B engine: the order the arms run in, pairing by round, progress, errors passing through,
+// and a repetition as a process (a stand-in for `llmprof train` written as a shell script, so these
+// tests need no LibTorch) measured from the run directory it writes.
+#include "llmprof/ab/ab.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "llmprof/ab/train_trial.h"
+#include "llmprof/error.h"
+#include "support/test_support.h"
+
+namespace llmprof::ab {
+namespace {
+
+using test::ScratchDir;
+
+TEST(AbRun, AlternatesTheArmsAndPairsThemByRound) {
+  std::vector<std::string> order;
+  std::vector<int64_t> done_counts;
+  auto run_one = [&](Arm arm, int64_t round) {
+    order.push_back(std::string(arm_name(arm)) + std::to_string(round));
+    Repetition r;
+    r.figure = arm == Arm::kBaseline ? 10.0 + round : 5.0 + round;
+    return r;
+  };
+  auto progress = [&](const Repetition&, int64_t done, int64_t total) {
+    done_counts.push_back(done);
+    EXPECT_EQ(total, 6);
+  };
+  const AbResult r = run_ab(3, run_one, progress);
+  EXPECT_EQ(order, (std::vector<std::string>{"baseline0", "candidate0", "candidate1", "baseline1",
+                                             "baseline2", "candidate2"}));
+  EXPECT_EQ(done_counts, (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(r.baseline, (std::vector<double>{10, 11, 12}));
+  EXPECT_EQ(r.candidate, (std::vector<double>{5, 6, 7}));
+  ASSERT_EQ(r.repetitions.size(), 6u);
+  EXPECT_EQ(r.repetitions[2].arm, Arm::kCandidate);
+  EXPECT_EQ(r.repetitions[2].round, 1);
+  // Candidate medians 6 against 11; every draw's ratio lies between 5/12 and 7/10.
+  EXPECT_DOUBLE_EQ(r.comparison.ratio_of_medians, 6.0 / 11);
+  EXPECT_EQ(r.comparison.verdict, Verdict::kFaster);
+}
+
+TEST(AbRun, RefusesFewerThanTwoRounds) {
+  auto never = [](Arm, int64_t) -> Repetition {
+    ADD_FAILURE() << "no repetition should run";
+    return {};
+  };
+  EXPECT_THROW(run_ab(1, never), UsageError);
+}
+
+TEST(AbRun, AFailedRepetitionStopsTheComparison) {
+  int runs = 0;
+  auto run_one = [&](Arm arm, int64_t) -> Repetition {
+    ++runs;
+    if (arm == Arm::kCandidate) throw Error("candidate refused");
+    return Repetition{arm, 0, 1.0, ""};
+  };
+  EXPECT_THROW(run_ab(3, run_one), Error);
+  EXPECT_EQ(runs, 2);  // baseline, then the failing candidate: nothing after it
+}
+
+// A stand-in for `llmprof train`: writes <output.dir>/<output.name>/summary.json with a median step
+// of 10 ms (5 ms with --set fast=true), 1000 tokens per step; exits 2 naming the key with
+// --set broken=true.
+std::string fake_train(const ScratchDir& dir) {
+  const std::string path = dir.file("fake_llmprof.sh");
+  test::write_file(path, R"(#!/bin/sh
+out=""; name=""; ms=10
+while [ $# -gt 0 ]; do
+  case "$1" in
+    output.dir=*) out="${1#output.dir=}" ;;
+    output.name=*) name="${1#output.name=}" ;;
+    fast=true) ms=5 ;;
+    broken=true) echo "error: broken: no such key" >&2; exit 2 ;;
+  esac
+  shift
+done
+mkdir -p "$out/$name"
+tps=$((1000 * 1000 / ms))
+printf '{"status":"completed","timing":{"step_ms":{"median":%s}},"throughput":{"tokens_per_s":{"median":%s}}}\n' "$ms" "$tps" > "$out/$name/summary.json"
+)");
+  ::chmod(path.c_str(), 0755);
+  return path;
+}
+
+TrainTrial trial_of(const ScratchDir& dir, const std::string& candidate_set) {
+  TrainTrial t;
+  t.executable = fake_train(dir);
+  t.config_path = dir.file("config.yaml");
+  t.common_sets = {"schedule.max_steps=5"};
+  t.candidate_sets = {candidate_set};
+  t.scratch_dir = dir.path();
+  t.tag = "try1";
+  return t;
+}
+
+TEST(AbTrainTrial, ArgvCarriesCommonThenCandidateSetsAndTheScratchOutput) {
+  ScratchDir dir("ab");
+  const TrainTrial t = trial_of(dir, "fast=true");
+  const std::vector<std::string> base = train_argv(t, Arm::kBaseline, 0);
+  const std::vector<std::string> want_base = {t.executable, "train",
+                                              "--config",   t.config_path,
+                                              "--set",      "schedule.max_steps=5",
+                                              "--set",      "output.dir=" + dir.path(),
+                                              "--set",      "output.name=try1-baseline-1",
+                                              "--quiet"};
+  EXPECT_EQ(base, want_base);
+  const std::vector<std::string> cand = train_argv(t, Arm::kCandidate, 1);
+  EXPECT_NE(std::find(cand.begin(), cand.end(), "fast=true"), cand.end());
+  EXPECT_NE(std::find(cand.begin(), cand.end(), "output.name=try1-candidate-2"), cand.end());
+}
+
+TEST(AbTrainTrial, RunsRepetitionsAsProcessesAndReadsTheirFigures) {
+  ScratchDir dir("ab");
+  TrainTrial t = trial_of(dir, "fast=true");
+  t.figure = Figure::kStepUsPerToken;
+  const AbResult r =
+      run_ab(2, [&](Arm arm, int64_t round) { return run_train_repetition(t, arm, round); });
+  // 10 ms / 1000 tokens = 10 us per token; 5 ms: 5 us.
+  EXPECT_EQ(r.baseline, (std::vector<double>{10, 10}));
+  EXPECT_EQ(r.candidate, (std::vector<double>{5, 5}));
+  EXPECT_EQ(r.comparison.verdict, Verdict::kFaster);
+  EXPECT_EQ(r.repetitions[0].run_dir, dir.path() + "/try1-baseline-1");
+  t.figure = Figure::kMedianStepMs;
+  EXPECT_DOUBLE_EQ(read_figure(dir.path() + "/try1-candidate-2", t.figure), 5);
+}
+
+TEST(AbTrainTrial, AFailedTrainNamesTheArmTheExitAndItsLastLogLine) {
+  ScratchDir dir("ab");
+  const TrainTrial t = trial_of(dir, "broken=true");
+  try {
+    run_train_repetition(t, Arm::kCandidate, 0);
+    ADD_FAILURE() << "no error";
+  } catch (const RepetitionError& e) {
+    EXPECT_EQ(e.arm(), Arm::kCandidate);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("candidate repetition 1 failed (exit 2)"), std::string::npos) << what;
+    EXPECT_NE(what.find("error: broken: no such key"), std::string::npos) << what;
+    EXPECT_NE(what.find("try1-candidate-1.log"), std::string::npos) << what;
+  }
+}
+
+TEST(AbReadFigure, NamesTheSummaryOfARunThatDidNotComplete) {
+  ScratchDir dir("ab");
+  test::write_file(dir.file("run/summary.json"), R"({"status":"diverged","message":"loss NaN"})");
+  const std::string what =
+      test::data_error_of([&] { read_figure(dir.file("run"), Figure::kMedianStepMs); });
+  EXPECT_NE(what.find("summary.json: status diverged (loss NaN)"), std::string::npos) << what;
+  const std::string missing =
+      test::data_error_of([&] { read_figure(dir.file("none"), Figure::kMedianStepMs); });
+  EXPECT_NE(missing.find("did not finish"), std::string::npos) << missing;
+}
+
+// Two steps of 100 tokens, 10 ms each, the second with a 30 ms eval: (10 + 10 + 30) ms / 200
+// tokens = 250 us per token.
+TEST(AbReadFigure, WallTimePerTokenCountsEvals) {
+  ScratchDir dir("ab");
+  test::write_file(dir.file("run/summary.json"), R"({"status":"completed"})");
+  test::write_file(dir.file("run/steps.csv"),
+                   "step,tokens,step_ms,eval_ms\n1,100,10,\n2,100,10,30\n");
+  EXPECT_DOUBLE_EQ(read_figure(dir.file("run"), Figure::kWallUsPerToken), 250);
+  const std::string what =
+      test::data_error_of([&] { read_figure(dir.file("run"), Figure::kStepUsPerToken); });
+  EXPECT_NE(what.find("no throughput tokens_per_s median"), std::string::npos) << what;
+}
+
+TEST(AbFigure, NamesRoundTrip) {
+  for (Figure f : {Figure::kMedianStepMs, Figure::kStepUsPerToken, Figure::kWallUsPerToken}) {
+    EXPECT_EQ(parse_figure(figure_name(f)), f);
+  }
+  EXPECT_FALSE(parse_figure("tokens").has_value());
+}
+
+}  // namespace
+}  // namespace llmprof::ab
