@@ -180,7 +180,8 @@ void apply_override_impl(Config& cfg, const std::string& assignment, Origins* or
     // `llmprof config keys` lists the sweep section too: say who reads it, not "unknown key".
     throw ConfigError("--set " + printable(assignment) + ": '" + printable(key) +
                           "' belongs to the sweep section, read by `llmprof sweep` alone (give "
-                          "it there, or in the config file's sweep: section); a run has no such key",
+                          "it there, or in the config file's sweep: section); a run has no such "
+                          "key",
                       "", key);
   }
   if (spec == nullptr) unknown_key(key, origin);

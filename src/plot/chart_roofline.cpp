@@ -40,8 +40,7 @@ struct Axes {
            (1 - (kBottom + (kTop - kBottom) * std::log(y / y_lo) / std::log(y_hi / y_lo)));
   }
   Box area() const {
-    return {kLeft * kWidthPx, (1 - kTop) * kHeightPx, kRight * kWidthPx,
-            (1 - kBottom) * kHeightPx};
+    return {kLeft * kWidthPx, (1 - kTop) * kHeightPx, kRight * kWidthPx, (1 - kBottom) * kHeightPx};
   }
 };
 
@@ -139,17 +138,17 @@ ChartResult roofline_chart(const rundir::Run& run, const std::string& name, cons
       peak_gflops, peak_gbps, peak_gflops, ridge, ridge,
       gp_quote(fmt::format("ridge {:.3g} FLOP/B", ridge)), ridge, peak_gflops);
 
-  body += fmt::format("set title {}\n",
-                      gp_quote(fmt::format(
-                          "Roofline: {} ({} ops with FLOPs and bytes; {} without are left out; "
-                          "points sized by time per step)",
-                          run.label, ops.size(), left_out)));
+  body += fmt::format(
+      "set title {}\n",
+      gp_quote(fmt::format("Roofline: {} ({} ops with FLOPs and bytes; {} without are left out; "
+                           "points sized by time per step)",
+                           run.label, ops.size(), left_out)));
   const char* kColours[] = {"#1f77b4", "#d62728", "#7f7f7f", "#bcbd22"};
   const char* kBounds[] = {"compute-bound", "memory-bound", "overhead-bound", "bound unknown"};
-  const std::string roofs = fmt::format("roofs: {:.4g} GB/s x intensity, {:.4g} GFLOP/s",
-                                        peak_gbps, peak_gflops);
-  std::string plot = fmt::format("plot roof(x) with lines lw 2 lc rgb \"black\" title {}",
-                                 gp_quote(roofs));
+  const std::string roofs =
+      fmt::format("roofs: {:.4g} GB/s x intensity, {:.4g} GFLOP/s", peak_gbps, peak_gflops);
+  std::string plot =
+      fmt::format("plot roof(x) with lines lw 2 lc rgb \"black\" title {}", gp_quote(roofs));
   size_t key_entries = 1;
   for (int b = 1; b <= 4; ++b) {
     // A series for each bound present only: gnuplot warns of an empty one ("Skipping data file
@@ -186,7 +185,8 @@ std::vector<ChartResult> roofline_charts(const PlotInputs& in, const ChartWriter
   }
   if (with.empty()) return {skipped("12_roofline", "no run has ops.csv (profile.level=ops)")};
   for (size_t i = 0; i < with.size(); ++i) {
-    const std::string name = with.size() == 1 ? "12_roofline" : fmt::format("12_roofline_{}", i + 1);
+    const std::string name =
+        with.size() == 1 ? "12_roofline" : fmt::format("12_roofline_{}", i + 1);
     out.push_back(roofline_chart(*with[i], name, w));
   }
   return out;

@@ -20,7 +20,7 @@ namespace {
 // Gap between a marker's edge and its label, in pixels.
 constexpr double kGapPx = 3;
 // Candidate directions (unit steps, y down): above, below, right, left, then the diagonals.
-constexpr double kDirections[8][2] = {{0, -1}, {0, 1}, {1, 0}, {-1, 0},
+constexpr double kDirections[8][2] = {{0, -1}, {0, 1},   {1, 0}, {-1, 0},
                                       {1, -1}, {-1, -1}, {1, 1}, {-1, 1}};
 constexpr int kRings = 3;
 
@@ -28,9 +28,7 @@ Box box_at(double cx, double cy, double w, double h) {
   return {cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2};
 }
 
-Box marker_box(const Marker& m) {
-  return box_at(m.x_px, m.y_px, 2 * m.radius_px, 2 * m.radius_px);
-}
+Box marker_box(const Marker& m) { return box_at(m.x_px, m.y_px, 2 * m.radius_px, 2 * m.radius_px); }
 
 // How much of b lies on what is already there (labels, markers, obstacles) or outside area.
 double crowding(const Box& b,

@@ -354,7 +354,8 @@ void apply_launch_sets(LaunchSettings& settings, std::vector<std::string>& overr
     }
     if (key != "sweep.launcher" && key.rfind("sweep.slurm.", 0) != 0) {
       throw ConfigError("unknown key '" + printable(key) + "' in " + at.text +
-                            "; the sweep section holds sweep.grid, sweep.launcher and sweep.slurm.*",
+                            "; the sweep section holds sweep.grid, sweep.launcher and "
+                            "sweep.slurm.*",
                         "", key);
     }
     // The value as YAML reads it, so `--set sweep.slurm.extra_args=[--account=x]` is a list.

@@ -249,7 +249,8 @@ SweepInfo info_from_json(const json& j, const std::string& file) {
     info.jobs = need_int("jobs");
     info.jobs_requested = need_int("jobs_requested");
     info.jobs_policy = need("jobs_policy").get<std::string>();
-    info.threads_per_point = need("threads_per_point").is_null() ? 0 : need_int("threads_per_point");
+    info.threads_per_point =
+        need("threads_per_point").is_null() ? 0 : need_int("threads_per_point");
     info.threads_source = j.value("threads_source", std::string());  // absent before 2026-11
     info.peak_flops_per_s = need("peak_flops_per_s").is_number()
                                 ? need("peak_flops_per_s").get<double>()

@@ -110,7 +110,7 @@ TEST(RooflineChart, NoEmptySeriesWarningAndLabelsOfOpsAtOneSpotApart) {
   ASSERT_TRUE(c.skipped.empty()) << c.skipped;
   EXPECT_EQ(c.warning, "");  // was: "Skipping data file with no valid points", twice
   const std::string gp = test::read_file(dir.file("plots/12_roofline.gp"));
-  EXPECT_EQ(gp.find("compute-bound"), std::string::npos) << gp;  // no op of these bounds:
+  EXPECT_EQ(gp.find("compute-bound"), std::string::npos) << gp;   // no op of these bounds:
   EXPECT_EQ(gp.find("overhead-bound"), std::string::npos) << gp;  // no series, no key entry
   EXPECT_NE(gp.find("memory-bound"), std::string::npos) << gp;
   EXPECT_NE(gp.find("bound unknown"), std::string::npos) << gp;

@@ -2,7 +2,7 @@
 // (as `llmprof config keys` lists them), an sbatch that refuses the job (a fake sbatch on PATH:
 // one line of its message, sweep.json and `sweep status` saying nothing was submitted, the /tmp
 // warning printed all the same), and a user's threads replacing the sweep's split in what the
-// sweep logs and records.
+// sweep logs and records (and the one MFU peak it measures for its points).
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -39,7 +39,8 @@ nlohmann::json read_json(const std::string& path) {
 // PATH with dir first while alive: a fake sbatch there is the one llmprof finds.
 class PathWith {
  public:
-  explicit PathWith(const std::string& dir) : saved_(std::getenv("PATH") ? std::getenv("PATH") : "") {
+  explicit PathWith(const std::string& dir)
+      : saved_(std::getenv("PATH") ? std::getenv("PATH") : "") {
     ::setenv("PATH", (dir + ":" + saved_).c_str(), 1);
   }
   ~PathWith() { ::setenv("PATH", saved_.c_str(), 1); }
@@ -60,8 +61,10 @@ TEST(SweepSlurm, SetSweepKeysConfigureTheLauncherAndStayOutOfThePoints) {
   ScratchDir dir;
   // Records each call's arguments; job ids 101, then 102.
   const std::string calls = dir.file("calls.txt");
-  PathWith path(fake_sbatch(dir, "echo \"$@\" >> '" + calls + "'\n"
-                                 "n=$(wc -l < '" + calls + "')\necho $((100 + n))\n"));
+  PathWith path(fake_sbatch(dir, "echo \"$@\" >> '" + calls +
+                                     "'\n"
+                                     "n=$(wc -l < '" +
+                                     calls + "')\necho $((100 + n))\n"));
   auto r = run_llmprof(sweep_args(
       dir, {"--grid", "optim.lr=1e-3,2e-3", "--set", "sweep.launcher=slurm", "--set",
             "sweep.slurm.partition=debug", "--set", "sweep.slurm.extra_args=[--account=proj]",
@@ -84,7 +87,8 @@ TEST(SweepSlurm, BadSweepKeyInSetExitsTwoNamingItBeforeAnythingRuns) {
   ScratchDir dir;
   auto typo = run_llmprof(sweep_args(dir, {"--set", "sweep.slurm.partiton=debug"}));
   EXPECT_EQ(typo.exit_code, 2) << typo.output;
-  expect_contains(typo.output, "unknown key 'sweep.slurm.partiton' (--set sweep.slurm.partiton=debug)");
+  expect_contains(typo.output,
+                  "unknown key 'sweep.slurm.partiton' (--set sweep.slurm.partiton=debug)");
   expect_contains(typo.output, "sweep.slurm holds partition, time");
   auto value = run_llmprof(sweep_args(dir, {"--set", "sweep.slurm.cpus_per_task=many"}));
   EXPECT_EQ(value.exit_code, 2) << value.output;
@@ -123,10 +127,12 @@ TEST(SweepSlurm, SbatchRefusalIsOneLineAndTheSweepSaysNothingWasSubmitted) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("s/slurm/submissions.csv")));
 }
 
-TEST(SweepThreads, SetThreadsIsWhatTheSweepLogsAndRecords) {
+TEST(SweepThreads, SetThreadsIsWhatTheSweepLogsRecordsAndMeasuresThePeakWith) {
   ScratchDir dir;
-  auto r = run_llmprof(sweep_args(
-      dir, {"--grid", "optim.lr=1e-3", "--set", "threads=1", "--set", "schedule.max_steps=5"}));
+  // profile.peak_flops_per_s=0: the sweep measures one MFU peak for its points, at their threads.
+  auto r =
+      run_llmprof(sweep_args(dir, {"--grid", "optim.lr=1e-3", "--set", "threads=1", "--set",
+                                   "schedule.max_steps=5", "--set", "profile.peak_flops_per_s=0"}));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   expect_contains(r.output, "replaces the sweep's split (cores / jobs: ");
   expect_contains(r.output, "each point runs 1 thread\n");
@@ -134,6 +140,8 @@ TEST(SweepThreads, SetThreadsIsWhatTheSweepLogsAndRecords) {
   const auto j = read_json(dir.file("s/sweep.json"));
   EXPECT_EQ(j["threads_per_point"], 1);
   EXPECT_EQ(j["threads_source"], "--set threads=1");
+  EXPECT_EQ(j["peak_source"],
+            "measured once by the sweep: llmprof peak --threads 1 --precision fp32");
   const auto rows = test::csv_rows(dir.file("s/sweep.csv"));
   ASSERT_EQ(rows.size(), 1u);
   expect_contains(test::read_file(rows[0].at("run_dir") + "/config.yaml"), "threads: 1 ");
@@ -141,8 +149,8 @@ TEST(SweepThreads, SetThreadsIsWhatTheSweepLogsAndRecords) {
 
 TEST(SweepThreads, SweptThreadsAreNotOneFigureInSweepJson) {
   ScratchDir dir;
-  auto r = run_llmprof(sweep_args(
-      dir, {"--grid", "threads=1,2", "--set", "schedule.max_steps=5", "--quiet"}));
+  auto r = run_llmprof(
+      sweep_args(dir, {"--grid", "threads=1,2", "--set", "schedule.max_steps=5", "--quiet"}));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto j = read_json(dir.file("s/sweep.json"));
   EXPECT_TRUE(j["threads_per_point"].is_null()) << j["threads_per_point"];
