@@ -127,6 +127,29 @@ TEST(SweepSlurm, SbatchRefusalIsOneLineAndTheSweepSaysNothingWasSubmitted) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("s/slurm/submissions.csv")));
 }
 
+TEST(SweepSlurm, ReportJobRefusedAfterTheArraySaysTheArrayRunsAndHowToReport) {
+  ScratchDir dir;
+  // Accepts the array (job 101), refuses the report job.
+  const std::string calls = dir.file("calls.txt");
+  PathWith path(fake_sbatch(dir, "echo \"$@\" >> '" + calls +
+                                     "'\n"
+                                     "if [ $(wc -l < '" +
+                                     calls +
+                                     "') -eq 1 ]; then echo 101; exit 0; fi\n"
+                                     "echo 'sbatch: error: Job dependency problem' >&2\nexit 1\n"));
+  auto r = run_llmprof(sweep_args(dir, {"--grid", "optim.lr=1e-3", "--launcher", "slurm"}));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  expect_contains(r.output,
+                  "sbatch: error: Job dependency problem; the array job 101 was "
+                  "submitted and runs the points");
+  expect_contains(r.output, "llmprof report " + dir.file("s"));
+  EXPECT_EQ(read_json(dir.file("s/sweep.json"))["status"], "submitted");
+  const auto rows = test::csv_rows(dir.file("s/slurm/submissions.csv"));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("array_job_id"), "101");
+  EXPECT_EQ(rows[0].at("report_job_id"), "");
+}
+
 TEST(SweepThreads, SetThreadsIsWhatTheSweepLogsRecordsAndMeasuresThePeakWith) {
   ScratchDir dir;
   // profile.peak_flops_per_s=0: the sweep measures one MFU peak for its points, at their threads.
