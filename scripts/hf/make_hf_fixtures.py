@@ -14,9 +14,12 @@ The token ids come from references written here too: OpenAI's GPT-2 BPE (encoder
 ASCII text, where its \\p{L}/\\p{N} pattern equals the ASCII classes used below) and BERT's basic
 tokenizer + greedy longest-match WordPiece (tokenization.py) on ASCII text.
 
-Run: python3 scripts/hf/make_hf_fixtures.py (stdlib only; deterministic). On a host with
-transformers, the folders also load with GPT2LMHeadModel / DistilBertForMaskedLM.from_pretrained.
+Run: python3 scripts/hf/make_hf_fixtures.py [--out DIR] (stdlib only; deterministic: the same
+bytes every run). --out defaults to the committed tests/train/fixtures/hf, since rewriting those is
+what the script is for; give another folder to compare or inspect. On a host with transformers, the
+folders also load with GPT2LMHeadModel / DistilBertForMaskedLM.from_pretrained.
 """
+import argparse
 import json
 import math
 import os
@@ -24,9 +27,11 @@ import random
 import struct
 
 import re
+import sys
 
-HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "train",
-                    "fixtures", "hf")
+# The fixtures tests/train/hf_checkpoint_test.cpp reads (the default of --out).
+COMMITTED = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                          "tests", "train", "fixtures", "hf"))
 
 
 def write_safetensors(path, tensors):
@@ -199,8 +204,8 @@ def wordpiece_ids(text, tokens):
     return ids
 
 
-def gpt2_fixture():
-    out = os.path.join(HERE, "gpt2_tiny")
+def gpt2_fixture(root):
+    out = os.path.join(root, "gpt2_tiny")
     os.makedirs(out, exist_ok=True)
     L, H, C, P = 2, 2, 8, 16
     byte_chars = [bytes_to_unicode()[b] for b in range(256)]
@@ -274,8 +279,8 @@ def gpt2_fixture():
                    "text_ids": gpt2_bpe_ids(text, vocab, merges)}, f)
 
 
-def distilbert_fixture():
-    out = os.path.join(HERE, "distilbert_tiny")
+def distilbert_fixture(root):
+    out = os.path.join(root, "distilbert_tiny")
     os.makedirs(out, exist_ok=True)
     L, H, C, F, P = 2, 2, 8, 16, 12
     tokens = ["[PAD]"] + ["[unused%d]" % i for i in range(4)] + ["[UNK]", "[CLS]", "[SEP]",
@@ -355,6 +360,28 @@ def distilbert_fixture():
                    "text_ids": wordpiece_ids(text, tokens)}, f)
 
 
+def main(argv):
+    parser = argparse.ArgumentParser(
+        description="Write the tiny GPT-2 and DistilBERT checkpoint folders (gpt2_tiny/, "
+        "distilbert_tiny/) with their expected logits and token ids. Standard library only; "
+        "deterministic.")
+    parser.add_argument("--out", default=COMMITTED, metavar="DIR",
+                        help="folder to write gpt2_tiny/ and distilbert_tiny/ into (created when "
+                        "missing; default: the committed fixtures, %(default)s)")
+    args = parser.parse_args(argv)
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        parser.error("--out %s: exists and is not a folder" % args.out)
+    try:
+        gpt2_fixture(args.out)
+        distilbert_fixture(args.out)
+    except OSError as e:
+        print("make_hf_fixtures.py: error: cannot write under %s: %s" % (args.out, e),
+              file=sys.stderr)
+        return 1
+    print("wrote %s and %s" % (os.path.join(args.out, "gpt2_tiny"),
+                               os.path.join(args.out, "distilbert_tiny")))
+    return 0
+
+
 if __name__ == "__main__":
-    gpt2_fixture()
-    distilbert_fixture()
+    sys.exit(main(sys.argv[1:]))

@@ -31,7 +31,6 @@ int report(const sweep::SweepOutcome& o) {
 
 // What was submitted and how to follow it.
 int report(const sweep::SlurmSubmission& s) {
-  for (const std::string& w : s.warnings) fmt::print(stderr, "llmprof: warning: {}\n", w);
   fmt::print("sweep:   {}\n", s.sweep_dir);
   fmt::print("points:  {} ({} done, {} running in an earlier submission, {} to run)\n", s.points,
              s.done, s.running, s.to_run.size());
@@ -89,12 +88,15 @@ void add_status_command(CLI::App& sweep_cmd, int& exit_code) {
   sub->callback([dir, &exit_code]() {
     output::init_logging(false);
     const sweep::SweepStatus st = sweep::sweep_status(*dir);
-    fmt::print("sweep:    {} (launcher {})\n", st.sweep_dir, st.launcher);
+    fmt::print("sweep:    {} (launcher {}, {})\n", st.sweep_dir, st.launcher, st.state);
     fmt::print(
         "points:   {}: {} pending, {} running, {} completed, {} diverged, {} failed, "
         "{} interrupted\n",
         st.points, st.pending, st.running, st.completed, st.diverged, st.failed, st.interrupted);
     fmt::print("progress: {}\n", st.progress);
+    if (st.state == "submit_failed") {  // its pending points are not queued anywhere
+      fmt::print("state:    submit_failed: {}\n", st.state_note);
+    }
     for (const sweep::PointState& p : st.states) {
       if (p.status == "completed" || p.status == "diverged" || p.status == "pending") continue;
       std::string where = p.host.empty() ? "" : " on " + p.host;
@@ -125,7 +127,9 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
                   "Swept key and values: --grid optim.lr=1e-4,3e-4 (repeatable; replaces the "
                   "file's grid key of the same name). Default grid when none: "
                   "train.batch_size=8,16,32 x optim.lr=1e-4,3e-4,1e-3");
-  sub->add_option("--set", opts->overrides, "Override a key for every point (repeatable)");
+  sub->add_option("--set", opts->overrides,
+                  "Override a key for every point (repeatable); sweep.launcher and sweep.slurm.* "
+                  "set the launcher, e.g. --set sweep.slurm.partition=debug");
   sub->add_option("--repeat", opts->repeat, "Runs per grid point (default 1)");
   auto* jobs = sub->add_option("--jobs,-j", opts->jobs,
                                "Points run at once (default 1); threads per point = max(1, cores "
@@ -169,7 +173,9 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
     if (opts->quiet) cl.push_back("--quiet");
     output::init_logging(opts->quiet);
     opts->jobs_given = jobs->count() > 0;
+    // The file's sweep section, then --set sweep.*, then --launcher, --jobs and --slurm-arg.
     sweep::LaunchSettings launch = sweep::read_launch_section(opts->config_path);
+    sweep::apply_launch_sets(launch, opts->overrides);
     if (!launcher->empty()) {
       std::optional<config::Launcher> l = config::find_enum<config::Launcher>(*launcher);
       if (!l) throw UsageError("--launcher '" + *launcher + "': expected local or slurm");

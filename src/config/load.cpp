@@ -176,6 +176,14 @@ void apply_override_impl(Config& cfg, const std::string& assignment, Origins* or
                           first_key_of(key) + "=...",
                       "", key);
   }
+  if (spec == nullptr && (key == "sweep" || key.rfind("sweep.", 0) == 0)) {
+    // `llmprof config keys` lists the sweep section too: say who reads it, not "unknown key".
+    throw ConfigError("--set " + printable(assignment) + ": '" + printable(key) +
+                          "' belongs to the sweep section, read by `llmprof sweep` alone (give "
+                          "it there, or in the config file's sweep: section); a run has no such "
+                          "key",
+                      "", key);
+  }
   if (spec == nullptr) unknown_key(key, origin);
   detail::assign_value(*spec, cfg, detail::parse_override_value(assignment.substr(eq + 1)), origin);
   if (origins != nullptr) (*origins)[spec->path] = origin;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -215,25 +216,96 @@ YAML::Node sweep_map(const std::string& config_path) {
   return root["sweep"];
 }
 
+// Where a launcher key was given: a file's line and column, or a --set argument.
+struct Place {
+  std::string file;  // "" for --set
+  std::string text;  // "FILE line L, col C" or "--set ARG"
+  int64_t line = 0, column = 0;
+};
+
+Place in_file(const std::string& file, const YAML::Node& node) {
+  const YAML::Mark m = node.Mark();
+  return {file, where(file, node), m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1};
+}
+
+[[noreturn]] void bad_value(const std::string& key, const std::string& what, const Place& at) {
+  throw ConfigError(fmt::format("{}: {} ({})", key, what, at.text), at.file, key, at.line,
+                    at.column);
+}
+
 // The scalar of node as text; throws ConfigError naming key and place when it is not one.
-std::string scalar(const std::string& file, const std::string& key, const YAML::Node& node) {
-  if (!node.IsScalar()) {
-    throw ConfigError(fmt::format("{}: expected a value ({})", key, where(file, node)), file, key,
-                      node.Mark().line + 1, node.Mark().column + 1);
-  }
+std::string scalar(const std::string& key, const YAML::Node& node, const Place& at) {
+  if (!node.IsScalar()) bad_value(key, "expected a value", at);
   return node.Scalar();
 }
 
-int64_t int_in(const std::string& file, const std::string& key, const YAML::Node& node,
-               int64_t lo, int64_t hi) {
-  const std::string text = scalar(file, key, node);
+// As scalar, with an empty value (`partition:`, `--set sweep.slurm.partition=`) as "": the
+// cluster's default.
+std::string text_or_empty(const std::string& key, const YAML::Node& node, const Place& at) {
+  return node.IsNull() ? std::string() : scalar(key, node, at);
+}
+
+int64_t int_in(const std::string& key, const YAML::Node& node, const Place& at, int64_t lo,
+               int64_t hi) {
+  const std::string text = scalar(key, node, at);
   int64_t v = 0;
   if (!parse_int(text, v) || v < lo || v > hi) {
-    throw ConfigError(fmt::format("{}: '{}' is not an integer in [{}, {}] ({})", key, text, lo, hi,
-                                  where(file, node)),
-                      file, key, node.Mark().line + 1, node.Mark().column + 1);
+    bad_value(key, fmt::format("'{}' is not an integer in [{}, {}]", text, lo, hi), at);
   }
   return v;
+}
+
+// The keys of sweep.slurm, in the order `llmprof config keys` lists them.
+constexpr const char* kSlurmFields[] = {"partition", "time",       "cpus_per_task",
+                                        "mem",       "gres",       "max_concurrent_tasks",
+                                        "extra_args"};
+
+bool is_slurm_field(const std::string& field) {
+  return std::find(std::begin(kSlurmFields), std::end(kSlurmFields), field) !=
+         std::end(kSlurmFields);
+}
+
+// Sets sweep.launcher (name "launcher") or one sweep.slurm key (name "slurm.<key>") from node;
+// throws ConfigError naming the key and where it was given.
+void set_launch_key(LaunchSettings& out, const std::string& name, const YAML::Node& v,
+                    const Place& at) {
+  const std::string key = "sweep." + name;
+  if (name == "launcher") {
+    const std::string text = scalar(key, v, at);
+    try {
+      out.launcher = config::parse_enum<config::Launcher>(text);
+    } catch (const ConfigError& e) {
+      throw ConfigError(std::string(e.what()) + " (" + at.text + ")", at.file, key, at.line,
+                        at.column);
+    }
+    return;
+  }
+  SlurmSettings& s = out.slurm;
+  const std::string field = name.substr(name.find('.') + 1);
+  if (field == "partition") {
+    s.partition = text_or_empty(key, v, at);
+  } else if (field == "time") {
+    s.time = text_or_empty(key, v, at);
+  } else if (field == "mem") {
+    s.mem = text_or_empty(key, v, at);
+  } else if (field == "gres") {
+    s.gres = text_or_empty(key, v, at);
+  } else if (field == "cpus_per_task") {
+    s.cpus_per_task = int_in(key, v, at, 1, 4096);
+  } else if (field == "max_concurrent_tasks") {
+    s.max_concurrent_tasks = int_in(key, v, at, 0, 1000000);
+  } else if (field == "extra_args") {
+    if (!v.IsSequence()) {
+      bad_value(key, "expected a list of sbatch arguments, e.g. [--account=proj]", at);
+    }
+    s.extra_args.clear();  // a later source replaces the list, as for every other key
+    for (const YAML::Node& item : v) s.extra_args.push_back(scalar(key, item, at));
+  } else {
+    throw ConfigError("unknown key '" + printable(key) + "' (" + at.text +
+                          "); sweep.slurm holds partition, time, cpus_per_task, mem, gres, "
+                          "max_concurrent_tasks and extra_args",
+                      at.file, key, at.line, at.column);
+  }
 }
 
 }  // namespace
@@ -243,13 +315,7 @@ LaunchSettings read_launch_section(const std::string& config_path) {
   const YAML::Node sweep = sweep_map(config_path);
   if (!sweep) return out;
   if (const YAML::Node l = sweep["launcher"]; l && !l.IsNull()) {
-    const std::string text = scalar(config_path, "sweep.launcher", l);
-    try {
-      out.launcher = config::parse_enum<config::Launcher>(text);
-    } catch (const ConfigError& e) {
-      throw ConfigError(std::string(e.what()) + " (" + where(config_path, l) + ")", config_path,
-                        "sweep.launcher", l.Mark().line + 1, l.Mark().column + 1);
-    }
+    set_launch_key(out, "launcher", l, in_file(config_path, l));
   }
   const YAML::Node slurm = sweep["slurm"];
   if (!slurm || slurm.IsNull()) return out;
@@ -258,38 +324,50 @@ LaunchSettings read_launch_section(const std::string& config_path) {
                           where(config_path, slurm) + ")",
                       config_path, "sweep.slurm");
   }
-  SlurmSettings& s = out.slurm;
   for (const auto& entry : slurm) {
-    const std::string name = entry.first.Scalar();
-    const std::string key = "sweep.slurm." + name;
-    const YAML::Node& v = entry.second;
-    if (name == "partition") {
-      s.partition = scalar(config_path, key, v);
-    } else if (name == "time") {
-      s.time = scalar(config_path, key, v);
-    } else if (name == "mem") {
-      s.mem = scalar(config_path, key, v);
-    } else if (name == "gres") {
-      s.gres = scalar(config_path, key, v);
-    } else if (name == "cpus_per_task") {
-      s.cpus_per_task = int_in(config_path, key, v, 1, 4096);
-    } else if (name == "max_concurrent_tasks") {
-      s.max_concurrent_tasks = int_in(config_path, key, v, 0, 1000000);
-    } else if (name == "extra_args") {
-      if (!v.IsSequence()) {
-        throw ConfigError(key + ": expected a list of sbatch arguments, e.g. [--account=proj] (" +
-                              where(config_path, v) + ")",
-                          config_path, key);
-      }
-      for (const YAML::Node& item : v) s.extra_args.push_back(scalar(config_path, key, item));
-    } else {
-      throw ConfigError("unknown key '" + key + "' (" + where(config_path, entry.first) +
-                            "); sweep.slurm holds partition, time, cpus_per_task, mem, gres, "
-                            "max_concurrent_tasks and extra_args",
-                        config_path, key);
-    }
+    const std::string field = entry.first.Scalar();
+    // A bad value is shown at the value, an unknown key at the key.
+    const Place at = in_file(config_path, is_slurm_field(field) ? entry.second : entry.first);
+    set_launch_key(out, "slurm." + field, entry.second, at);
   }
   return out;
+}
+
+void apply_launch_sets(LaunchSettings& settings, std::vector<std::string>& overrides) {
+  std::vector<std::string> rest;
+  for (const std::string& set : overrides) {
+    const std::string key = set.substr(0, set.find('='));
+    if (key != "sweep" && key.rfind("sweep.", 0) != 0) {
+      rest.push_back(set);
+      continue;
+    }
+    const Place at{"", "--set " + printable(set)};
+    if (set.find('=') == std::string::npos) {
+      throw ConfigError("malformed override '" + printable(set) +
+                            "': expected --set key=value, e.g. --set sweep.slurm.partition=debug",
+                        "", key);
+    }
+    if (key == "sweep.grid" || key.rfind("sweep.grid.", 0) == 0) {
+      throw ConfigError(at.text + ": the grid is not set with --set: give each axis with --grid "
+                                  "KEY=V1,V2,... (or in the file's sweep.grid)",
+                        "", key);
+    }
+    if (key != "sweep.launcher" && key.rfind("sweep.slurm.", 0) != 0) {
+      throw ConfigError("unknown key '" + printable(key) + "' in " + at.text +
+                            "; the sweep section holds sweep.grid, sweep.launcher and "
+                            "sweep.slurm.*",
+                        "", key);
+    }
+    // The value as YAML reads it, so `--set sweep.slurm.extra_args=[--account=x]` is a list.
+    YAML::Node value;
+    try {
+      value = YAML::Load(set.substr(set.find('=') + 1));
+    } catch (const YAML::Exception& e) {
+      bad_value(key, std::string("cannot read the value: ") + printable(e.what(), 200), at);
+    }
+    set_launch_key(settings, key.substr(6), value, at);
+  }
+  overrides = std::move(rest);
 }
 
 std::vector<config::KeyInfo> sweep_section_keys() {

@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 // peak once, with `llmprof peak` at the points' thread count, and passes it to every point, unless
 // the user set profile.peak_flops_per_s, or threads / precision vary across the grid. Decided
 // here; measured (or reused) by share_peak once the sweep directory is locked.
-void decide_peak(Plan& plan, const config::Config& base, bool threads_given) {
+void decide_peak(Plan& plan, const config::Config& base) {
   SweepInfo& info = plan.info;
   auto swept = [&](const std::string& key) {
     return std::any_of(info.grid.begin(), info.grid.end(),
@@ -40,7 +40,8 @@ void decide_peak(Plan& plan, const config::Config& base, bool threads_given) {
     info.peak_source = "configured";
     return;
   }
-  if (threads_given || swept("train.precision")) {
+  // threads_per_point 0: swept, or all cores of a node not known here.
+  if (info.threads_per_point == 0 || swept("train.precision")) {
     info.peak_source = "per point (threads or precision vary)";
     return;
   }
@@ -49,6 +50,48 @@ void decide_peak(Plan& plan, const config::Config& base, bool threads_given) {
   info.peak_source =
       fmt::format("measured once by the sweep: llmprof peak --threads {} --precision {}",
                   info.threads_per_point, config::name(plan.precision));
+}
+
+// A user's threads (--set threads=N, or a threads axis in the grid) replaces the sweep's split:
+// info.threads_per_point then says what the points run with (N; 0 when swept; N = 0 is all
+// cores). Returns whether threads was given.
+bool decide_threads(SweepInfo& info,
+                    const config::Config& base,
+                    const std::vector<std::string>& overrides,
+                    config::Launcher launcher) {
+  const bool swept = std::any_of(info.grid.begin(), info.grid.end(),
+                                 [](const GridAxis& axis) { return axis.key == "threads"; });
+  std::string set;  // the last --set threads=..., the one that wins
+  for (const std::string& s : overrides) {
+    if (s.substr(0, s.find('=')) == "threads") set = s;
+  }
+  if (!swept && set.empty()) return false;
+  const int64_t split = info.threads_per_point;
+  const std::string split_source = info.threads_source;
+  if (swept) {
+    info.threads_per_point = 0;
+    info.threads_source = "the grid's threads axis (per point)";
+  } else if (base.threads > 0) {
+    info.threads_per_point = base.threads;
+    info.threads_source = "--set " + set;
+  } else {  // threads=0: all cores of wherever the point runs
+    const bool here = launcher == config::Launcher::kLocal;
+    info.threads_per_point = here ? info.cores : 0;
+    info.threads_source = "--set " + set + " (all cores" + (here ? "" : " of the node") + ")";
+  }
+  spdlog::warn("threads from {} replaces the sweep's split ({}: {} per point){}",
+               swept ? "the grid" : "--set " + set, split_source, split,
+               info.threads_per_point > 0
+                   ? fmt::format(": each point runs {} thread{}", info.threads_per_point,
+                                 info.threads_per_point == 1 ? "" : "s")
+                   : std::string());
+  const int64_t busy = info.jobs * info.threads_per_point;
+  if (launcher == config::Launcher::kLocal && busy > info.cores) {
+    spdlog::warn("{} points at a time x {} threads = {} threads on {} cores: the points compete "
+                 "for cores and their step times include it",
+                 info.jobs, info.threads_per_point, busy, info.cores);
+  }
+  return true;
 }
 
 // The key lines of a to_yaml document: comments (the header names the source file) cut off.
@@ -138,6 +181,7 @@ Plan make_plan(const SweepOptions& opts,
     info.jobs_policy =
         "Slurm job array: at most jobs tasks at once (sbatch --array=...%jobs; 0 = no limit)";
     info.threads_per_point = slurm_cpus_per_task;
+    info.threads_source = "sweep.slurm.cpus_per_task (SLURM_CPUS_PER_TASK in each task)";
   } else {
     info.jobs_requested = opts.jobs;
     info.jobs = std::min(opts.jobs, info.cores);
@@ -147,24 +191,14 @@ Plan make_plan(const SweepOptions& opts,
                    opts.jobs, info.cores, info.jobs);
     }
     info.threads_per_point = std::max<int64_t>(1, info.cores / info.jobs);
+    info.threads_source = "cores / jobs";
   }
-  const bool threads_given =
-      std::any_of(opts.overrides.begin(), opts.overrides.end(),
-                  [](const std::string& set) { return set.rfind("threads=", 0) == 0; }) ||
-      std::any_of(info.grid.begin(), info.grid.end(),
-                  [](const GridAxis& axis) { return axis.key == "threads"; });
-  plan.threads_from_env = !threads_given;
-  if (threads_given) {
-    spdlog::warn(
-        "threads is given by --set or --grid: it overrides the sweep's split of {} "
-        "threads per point (threads_per_point in sweep.json)",
-        info.threads_per_point);
-  }
+  plan.threads_from_env = !decide_threads(info, base, opts.overrides, launcher);
   info.command_line = opts.command_line;
   info.start_time = output::local_time_now("%Y-%m-%dT%H:%M:%S%z");
   info.invocation = fmt::format("{} pid {}", info.start_time, ::getpid());
   plan.executable = opts.executable.empty() ? detail::self_executable() : opts.executable;
-  decide_peak(plan, base, threads_given);
+  decide_peak(plan, base);
   return plan;
 }
 

@@ -179,6 +179,7 @@ nlohmann::ordered_json info_json(const SweepInfo& info) {
   ojson j;
   j["schema_version"] = rundir::kSweepSchemaVersion;
   j["status"] = info.status;
+  j["status_note"] = info.status_note.empty() ? ojson(nullptr) : ojson(info.status_note);
   j["launcher"] = info.launcher;
   j["base_config"] = info.base_config;
   j["sweep_dir"] = info.sweep_dir;
@@ -193,7 +194,9 @@ nlohmann::ordered_json info_json(const SweepInfo& info) {
   j["jobs"] = info.jobs;
   j["jobs_requested"] = info.jobs_requested;
   j["jobs_policy"] = info.jobs_policy;
-  j["threads_per_point"] = info.threads_per_point;
+  j["threads_per_point"] =
+      info.threads_per_point > 0 ? ojson(info.threads_per_point) : ojson(nullptr);
+  j["threads_source"] = info.threads_source;
   j["peak_flops_per_s"] = info.peak_flops_per_s > 0 ? ojson(info.peak_flops_per_s) : ojson(nullptr);
   j["peak_source"] = info.peak_source;
   j["peak_measured_at"] =
@@ -229,6 +232,9 @@ SweepInfo info_from_json(const json& j, const std::string& file) {
   SweepInfo info;
   try {
     info.status = need("status").get<std::string>();
+    if (j.contains("status_note") && j["status_note"].is_string()) {  // absent before 2026-11
+      info.status_note = j["status_note"].get<std::string>();
+    }
     info.launcher = need("launcher").get<std::string>();
     info.base_config = need("base_config").get<std::string>();
     info.sweep_dir = need("sweep_dir").get<std::string>();
@@ -243,7 +249,9 @@ SweepInfo info_from_json(const json& j, const std::string& file) {
     info.jobs = need_int("jobs");
     info.jobs_requested = need_int("jobs_requested");
     info.jobs_policy = need("jobs_policy").get<std::string>();
-    info.threads_per_point = need_int("threads_per_point");
+    info.threads_per_point =
+        need("threads_per_point").is_null() ? 0 : need_int("threads_per_point");
+    info.threads_source = j.value("threads_source", std::string());  // absent before 2026-11
     info.peak_flops_per_s = need("peak_flops_per_s").is_number()
                                 ? need("peak_flops_per_s").get<double>()
                                 : 0.0;

@@ -51,7 +51,8 @@ struct SweepInfo {
   int64_t jobs_requested = 1;
   int64_t jobs = 1;         // after clamping to cores
   std::string jobs_policy;  // how --jobs above the core count is handled
-  int64_t threads_per_point = 1;
+  int64_t threads_per_point = 1;  // 0 (null in sweep.json): threads is swept, so it varies
+  std::string threads_source;     // where threads_per_point comes from, e.g. "cores / jobs"
   int64_t cores = 1;
   double peak_flops_per_s = 0;  // shared MFU peak passed to every point; 0 = none
   std::string peak_source;
@@ -59,7 +60,8 @@ struct SweepInfo {
   bool peak_reused = false;      // true: taken from sweep.json of an earlier invocation
   std::vector<std::string> command_line;
   std::string start_time;          // ISO 8601, local time with offset
-  std::string status = "running";  // running | submitted | finished | interrupted
+  std::string status = "running";  // running | submitted | submit_failed | finished | interrupted
+  std::string status_note;         // why, for submit_failed (sbatch's message); "" otherwise
   std::string launcher = "local";  // config::name(Launcher)
   std::string invocation;          // this launcher invocation: start time and pid
   std::string workdir;             // where points resolve relative paths (the launcher's cwd)

@@ -4,6 +4,7 @@
 #include "llmprof/sweep/slurm.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <sys/wait.h>
 
 #include <cstring>
@@ -105,23 +106,32 @@ std::string report_script(const Plan& plan, const SlurmSettings& s, const std::s
   return out;
 }
 
+// sbatch's message as one line: its lines (usually "sbatch: error: ...") joined with "; ".
+std::string one_line(const std::string& text) {
+  std::string out, line;
+  std::istringstream in(text);
+  while (std::getline(in, line)) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (!line.empty()) out += (out.empty() ? "" : "; ") + line;
+  }
+  return out;
+}
+
 // Runs sbatch --parsable with args; the job id. Throws Error with sbatch's own message.
 std::string sbatch(const std::string& program, const std::vector<std::string>& args) {
   std::vector<std::string> argv{program, "--parsable"};
   argv.insert(argv.end(), args.begin(), args.end());
   const detail::Captured c = detail::run_capture(argv);
-  auto trim = [](std::string t) {
-    while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
-    return t;
-  };
   const bool ok = WIFEXITED(c.wait_status) && WEXITSTATUS(c.wait_status) == 0;
-  std::string id = trim(c.out);
+  std::string id = one_line(c.out);
   id = id.substr(0, id.find(';'));  // "<id>;<cluster>" on a multi-cluster setup
   if (!ok || id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
     std::string shown;
     for (const std::string& a : argv) shown += (shown.empty() ? "" : " ") + a;
+    const std::string said = one_line(c.err.empty() ? c.out : c.err);
     throw Error(fmt::format("sbatch refused the job ({}): {}", shown,
-                            trim(c.err.empty() ? c.out : c.err)));
+                            said.empty() ? (ok ? "no job id in its output" : "no message")
+                                         : said));
   }
   return id;
 }
@@ -162,13 +172,14 @@ SlurmSubmission submit_sweep(const SweepOptions& opts, const SlurmSettings& sett
   const SweepInfo& info = plan.info;
   sub.sweep_dir = info.sweep_dir;
   sub.points = static_cast<int64_t>(plan.points.size());
+  // Logged now: they matter most when sbatch then refuses, or the tasks fail on other nodes.
   for (const std::string& path : {info.sweep_dir, plan.executable, info.base_config}) {
     if (is_node_local(path)) {
-      sub.warnings.push_back(fmt::format(
+      spdlog::warn(
           "'{}' is under a node-local directory: compute nodes other than this host cannot see "
           "it; use a shared filesystem (home, project or scratch) for --out, the config and "
           "llmprof",
-          path));
+          path);
     }
   }
   const std::string slurm_dir = rundir::path(info.sweep_dir, rundir::kSweepSlurm);
@@ -204,11 +215,32 @@ SlurmSubmission submit_sweep(const SweepOptions& opts, const SlurmSettings& sett
   std::vector<std::string> args{"--array=" + sub.array_spec};
   args.insert(args.end(), s.extra_args.begin(), s.extra_args.end());
   args.push_back(sub.array_script);
-  sub.array_job_id = sbatch(program, args);
+  try {
+    sub.array_job_id = sbatch(program, args);
+  } catch (const Error& e) {
+    // Nothing is queued: sweep.json and `llmprof sweep status` say so, not "submitted".
+    plan.info.status = "submit_failed";
+    plan.info.status_note = std::string(e.what()) + "; none of its points was queued";
+    write_plan(plan);
+    refresh_tables(plan);
+    throw Error(std::string(e.what()) + "; nothing was submitted (sweep.json status "
+                "submit_failed; the same command submits again)");
+  }
   args = {"--dependency=afterany:" + sub.array_job_id};
   args.insert(args.end(), s.extra_args.begin(), s.extra_args.end());
   args.push_back(sub.report_script);
-  sub.report_job_id = sbatch(program, args);
+  try {
+    sub.report_job_id = sbatch(program, args);
+  } catch (const Error& e) {
+    // The array is queued and runs: record it, and say how to get the report without the job.
+    log_submission(slurm_dir + "/submissions.csv",
+                   {output::local_time_now("%Y-%m-%dT%H:%M:%S%z"), sub.array_job_id, "",
+                    sub.array_spec, std::to_string(sub.to_run.size())});
+    throw Error(fmt::format("{}; the array job {} was submitted and runs the points: once it "
+                            "ends, run `llmprof report {}` and `llmprof plot {}` (or scancel {})",
+                            e.what(), sub.array_job_id, info.sweep_dir, info.sweep_dir,
+                            sub.array_job_id));
+  }
   log_submission(slurm_dir + "/submissions.csv",
                  {output::local_time_now("%Y-%m-%dT%H:%M:%S%z"), sub.array_job_id,
                   sub.report_job_id, sub.array_spec, std::to_string(sub.to_run.size())});

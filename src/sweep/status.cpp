@@ -21,6 +21,8 @@ SweepStatus sweep_status(const std::string& sweep_dir) {
   SweepStatus st;
   st.sweep_dir = plan.info.sweep_dir;
   st.launcher = plan.info.launcher;
+  st.state = plan.info.status;
+  st.state_note = plan.info.status_note;
   st.points = static_cast<int64_t>(plan.points.size());
   std::vector<std::string> running;
   for (size_t i = 0; i < plan.points.size(); ++i) {

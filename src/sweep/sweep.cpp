@@ -65,9 +65,13 @@ class Scheduler {
   // Runs the queue; returns the stop signal received (0 when every point ran).
   int run() {
     const SweepInfo& info = plan_.info;
-    progress_.event(fmt::format("{} points ({} already done) in {}; {} at a time, {} threads each",
+    progress_.event(fmt::format("{} points ({} already done) in {}; {} at a time, {}",
                                 results_.size(), count_points(results_).done(), info.sweep_dir,
-                                info.jobs, info.threads_per_point),
+                                info.jobs,
+                                info.threads_per_point > 0
+                                    ? fmt::format("{} thread{} each", info.threads_per_point,
+                                                  info.threads_per_point == 1 ? "" : "s")
+                                    : std::string("threads from the grid")),
                     Kind::kNote);
     bool forwarded = false;
     while (true) {

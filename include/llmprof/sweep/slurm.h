@@ -36,6 +36,13 @@ struct LaunchSettings {
 // ConfigError naming the file, line and key.
 LaunchSettings read_launch_section(const std::string& config_path);
 
+// Applies the sweep.launcher and sweep.slurm.* entries of overrides (`--set
+// sweep.slurm.partition=debug`; values read as YAML, so `[--account=x]` is a list) over settings
+// and removes them from overrides: the rest configure each point's run. Throws ConfigError naming
+// the --set argument for an unknown sweep key or a bad value, and pointing to --grid for
+// sweep.grid.
+void apply_launch_sets(LaunchSettings& settings, std::vector<std::string>& overrides);
+
 // The keys of the sweep section, documented as `llmprof config keys` lists run keys.
 std::vector<config::KeyInfo> sweep_section_keys();
 
@@ -52,13 +59,13 @@ struct SlurmSubmission {
   std::string array_script;     // <sweep>/slurm/array.sbatch
   std::string report_script;    // <sweep>/slurm/report.sbatch
   std::string logs;             // <sweep>/slurm/logs/%A_%a.out
-  std::vector<std::string> warnings;  // e.g. a sweep directory under /tmp
 };
 
 // Plans the sweep as the local launcher does (same points, directories and shared peak), writes
 // the sbatch scripts and submits them; returns without waiting. Submits nothing when every point
 // is done or running. Throws UsageError / ConfigError for bad input (exit 2), Error when sbatch
-// is missing or refuses the job (its message in the error).
+// is missing or refuses the job (its message in the error; when it refuses the array, sweep.json
+// says submit_failed). Warnings (a sweep directory under /tmp) are logged as they are found.
 SlurmSubmission submit_sweep(const SweepOptions& opts, const SlurmSettings& slurm);
 
 // What squeue says about the jobs of the sweep's submissions (<sweep>/slurm/submissions.csv),

@@ -69,6 +69,8 @@ struct PointState {
 struct SweepStatus {
   std::string sweep_dir;
   std::string launcher;  // local | slurm
+  std::string state;     // sweep.json's status: running | submitted | submit_failed | finished ...
+  std::string state_note;  // why, for submit_failed (sbatch's message); "" otherwise
   int64_t points = 0, pending = 0, running = 0, completed = 0, diverged = 0, failed = 0,
           interrupted = 0;
   std::vector<PointState> states;  // plan order
