@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
@@ -113,6 +114,13 @@ std::string double_batch(const Run& run) {
                      run.config.at("train.batch_size"));
 }
 
+// "1.13.1" -> {1, 13}; nullopt when the version does not start with two numbers.
+std::optional<std::pair<int, int>> major_minor(const std::string& version) {
+  int major = 0, minor = 0;
+  if (std::sscanf(version.c_str(), "%d.%d", &major, &minor) != 2) return std::nullopt;
+  return std::pair{major, minor};
+}
+
 // optim.fused=true where the run's optimizer is adam/adamw and not fused yet, with what it needs;
 // what the optimizer already is otherwise; "" when the config does not say.
 std::string fused_optimizer(const Run& run) {
@@ -124,10 +132,19 @@ std::string fused_optimizer(const Run& run) {
   if (name != run.config.end() && name->second == "sgd") {
     return "";  // optim.fused applies to adam and adamw only
   }
+  // train refuses optim.fused on a LibTorch without the fused kernels: no --set that cannot run.
+  const auto device = run.config.find("device");
+  const bool cuda = device != run.config.end() && device->second.rfind("cuda", 0) == 0;
+  const std::pair<int, int> needs = cuda ? std::pair{2, 1} : std::pair{2, 4};
+  if (auto have = major_minor(run.torch_version); have && *have < needs) {
+    return fmt::format(
+        "a fused optimizer (optim.fused = true) needs LibTorch >= {}.{} on {}; this run's is {}",
+        needs.first, needs.second, cuda ? "CUDA" : "CPU", run.torch_version);
+  }
   if (auto set = valid_set(run, "optim.fused", std::string("true"))) {
     return *set +
            " (adam/adamw as one fused multi-tensor kernel set; LibTorch >= 2.4 on CPU, >= 2.1 "
-           "on CUDA: train refuses it on an older LibTorch)";
+           "on CUDA)";
   }
   return "";
 }

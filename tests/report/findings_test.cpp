@@ -76,6 +76,19 @@ TEST(RuleOptimizerShare, FiresAboveAQuarterOfStep) {
   expect_contains(f->suggestion, "--set train.batch_size=32");
 }
 
+// train refuses optim.fused on a LibTorch without the fused CPU kernels (< 2.4): the finding names
+// the version instead of suggesting a --set that cannot run.
+TEST(RuleOptimizerShare, NoFusedSetOnALibTorchThatRefusesIt) {
+  rundir::Run run = run_b().run;
+  run.torch_version = "1.13.1";
+  auto f = rule_optimizer_share(run, run_b().m);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->suggestion.find("--set optim.fused"), std::string::npos) << f->suggestion;
+  expect_contains(f->suggestion, "needs LibTorch >= 2.4 on CPU; this run's is 1.13.1");
+  run.torch_version = "2.5.0";
+  expect_contains(rule_optimizer_share(run, run_b().m)->suggestion, "--set optim.fused=true");
+}
+
 TEST(RuleOptimizerShare, SilentAtTenPercent) {
   EXPECT_FALSE(rule_optimizer_share(run_a().run, run_a().m).has_value());
 }
