@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 
+#include "llmprof/base/printable.h"
 #include "llmprof/error.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
@@ -62,7 +63,15 @@ Sweep load_sweep(const std::string& dir) {
     if (doc.is_object() && doc.contains("status") && doc["status"].is_string()) {
       sweep.status = doc["status"].get<std::string>();
     }
-    if (!sweep.status.empty() && sweep.status != "finished") {
+    if (sweep.status == "submit_failed") {  // sbatch refused: no point ever ran
+      std::string note;
+      if (doc.contains("status_note") && doc["status_note"].is_string()) {
+        note = ": " + doc["status_note"].get<std::string>();
+      }
+      sweep.warnings.push_back({"", path(dir, kSweepJson), 0,
+                                "status 'submit_failed': sbatch refused the sweep, none of its "
+                                "points was queued" + printable(note, 400)});
+    } else if (!sweep.status.empty() && sweep.status != "finished") {
       sweep.warnings.push_back(
           {"", path(dir, kSweepJson), 0,
            "status '" + sweep.status +

@@ -49,6 +49,22 @@ TEST(LoadSweep, ReadsTheNamesLlmprofSweepWrites) {
   EXPECT_TRUE(s.points[0].run_dir.empty());  // runs/p001 does not exist
 }
 
+// A sweep whose sbatch refused it ran nothing: the report says so with sbatch's message instead
+// of calling it still running.
+TEST(LoadSweep, RefusedBySbatchSaysNoPointWasQueued) {
+  test::ScratchDir dir;
+  test::write_file(dir.file("sweep.json"),
+                   "{\"status\": \"submit_failed\", \"status_note\": \"sbatch: error: invalid "
+                   "partition specified: nope\"}\n");
+  test::write_file(dir.file("sweep.csv"), "train.batch_size,repeat,point_id,status,val_loss\n");
+  Sweep s = rundir::load_sweep(dir.path());
+  ASSERT_EQ(s.warnings.size(), 1u);
+  const std::string text = s.warnings[0].text();
+  EXPECT_NE(text.find("none of its points was queued: sbatch: error: invalid partition"),
+            std::string::npos) << text;
+  EXPECT_EQ(text.find("still running"), std::string::npos) << text;
+}
+
 // A sweep read while it runs (or after a kill): the last row cut short and sweep.json's status
 // "running" are warnings the report shows, not errors; the whole rows are read.
 TEST(LoadSweep, ATornLastRowAndAnUnfinishedStatusAreWarningsNotErrors) {
