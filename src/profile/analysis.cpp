@@ -16,16 +16,20 @@ constexpr const char* kPassNames[3] = {"forward", "recompute", "backward"};
 
 bool is_eval(const OpEvent& e) { return e.phase == static_cast<uint8_t>(Phase::kEval); }
 
+double self_ns(const OpEvent& e) { return static_cast<double>(e.end_ns - e.start_ns - e.child_ns); }
+
+}  // namespace
+
 // Per op event: whether it has a model (op_flops or op_bytes from its shapes), and its own FLOPs
 // and bytes: the model less that of the nearest modelled events nested in it, never below 0.
 // So each FLOP and byte is counted at one level: clone keeps none of its copy_'s bytes, the
 // aten::mul_(Scalar) around an aten::mul_(Tensor) none of the work.
-struct OwnModels {
+struct AnalysisTotals::OwnModels {
   std::vector<uint8_t> modelled;
   std::vector<std::optional<double>> flops, bytes;
 };
 
-OwnModels own_models(const TraceData& data) {
+AnalysisTotals::OwnModels AnalysisTotals::own_models(const TraceData& data) {
   const size_t n = data.ops.size();
   OwnModels m{std::vector<uint8_t>(n, 0), std::vector<std::optional<double>>(n),
               std::vector<std::optional<double>>(n)};
@@ -53,10 +57,6 @@ OwnModels own_models(const TraceData& data) {
   return m;
 }
 
-double self_ns(const OpEvent& e) { return static_cast<double>(e.end_ns - e.start_ns - e.child_ns); }
-
-}  // namespace
-
 Analysis analyze(const TraceData& data,
                  const std::vector<StepPhases>& phases,
                  const ScopeFlops& fwd_flops_per_call,
@@ -76,7 +76,27 @@ void AnalysisTotals::add(const TraceData& data, const std::vector<StepPhases>& p
     backward_phase_ms_ += p.backward_ms;
   }
 
-  // ---- forward (and recompute) scopes: total and self time per (scope, block, pass) ----------
+  add_scopes(data);
+  const Owners owners = add_nodes(data);
+  const OwnModels own = own_models(data);
+  add_roofline(data, owners, own);
+  if (event_gpu_ns != nullptr && event_gpu_ns->size() == data.ops.size()) {
+    add_gpu(data, owners, *event_gpu_ns);
+  }
+  add_ops(data, own);
+
+  // ---- activations: bytes left alive by each forward scope ------------------------------------
+  for (size_t i = 0; i < data.scopes.size() && i < data.scope_saved_bytes.size(); ++i) {
+    const ScopeEvent& e = data.scopes[i];
+    if (e.pass != 0) continue;
+    auto& [saved, alloc] = activations_[{e.scope, e.block}];
+    saved += static_cast<double>(data.scope_saved_bytes[i]);
+    alloc += static_cast<double>(data.scope_alloc_bytes[i]);
+  }
+}
+
+// Forward (and recompute) scopes: total and self time per (scope, block, pass).
+void AnalysisTotals::add_scopes(const TraceData& data) {
   std::vector<double> child_ns(data.scopes.size(), 0);
   for (size_t i = 0; i < data.scopes.size(); ++i) {
     const ScopeEvent& e = data.scopes[i];
@@ -92,8 +112,10 @@ void AnalysisTotals::add(const TraceData& data, const std::vector<StepPhases>& p
     if (e.parent < 0 && e.pass == 0) forward_scopes_ns_ += dur;
   }
   scopes_ += static_cast<double>(data.scopes.size());
+}
 
-  // ---- backward nodes -> forward scope through sequence numbers ------------------------------
+// Backward nodes -> the forward scope that created them, through sequence numbers.
+AnalysisTotals::Owners AnalysisTotals::add_nodes(const TraceData& data) {
   // Per step: seq -> innermost scope event (events are in enter order, so inner ones overwrite).
   std::unordered_map<int32_t, std::pair<int64_t, std::vector<int32_t>>> seq_maps;
   for (size_t i = 0; i < data.scopes.size(); ++i) {
@@ -117,8 +139,9 @@ void AnalysisTotals::add(const TraceData& data, const std::vector<StepPhases>& p
     }
   }
   // Per backward node: the scope event it is attributed to, or its bwd_other_ row.
-  std::vector<int32_t> node_scope(n, -1);
-  std::vector<Acc*> node_other(n, nullptr);
+  Owners owners{std::vector<int32_t>(n, -1), std::vector<Acc*>(n, nullptr)};
+  std::vector<int32_t>& node_scope = owners.node_scope;
+  std::vector<Acc*>& node_other = owners.node_other;
   for (size_t i = 0; i < n; ++i) {
     const OpEvent& e = data.ops[i];
     if (e.kind != OpEvent::kBackwardNode || is_eval(e)) continue;
@@ -152,57 +175,49 @@ void AnalysisTotals::add(const TraceData& data, const std::vector<StepPhases>& p
       first = false;
     }
   }
+  return owners;
+}
 
-  // The module row an op event belongs to. Forward (and recompute) ops: the scope open when they
-  // started; backward ops (no scope is open in backward but a recompute's): the autograd node
-  // around them (or the node itself), and that node's scope or its bwd_other_ row.
-  struct Owner {
-    int32_t scope_event = -1;
-    int pass = 2;
-    Acc* other = nullptr;
-  };
-  const auto owner = [&](size_t i) {
-    Owner o;
-    const OpEvent& e = data.ops[i];
-    if (e.kind == OpEvent::kOp && e.scope_event >= 0 &&
-        static_cast<size_t>(e.scope_event) < data.scopes.size()) {
-      o.scope_event = e.scope_event;
-      o.pass = data.scopes[static_cast<size_t>(o.scope_event)].pass;
-      return o;
-    }
-    const int32_t first = e.kind == OpEvent::kBackwardNode ? static_cast<int32_t>(i) : data.parents[i];
-    for (int32_t p = first; p >= 0; p = data.parents[static_cast<size_t>(p)]) {
-      if (data.ops[static_cast<size_t>(p)].kind != OpEvent::kBackwardNode) continue;
-      o.scope_event = node_scope[static_cast<size_t>(p)];
-      o.other = node_other[static_cast<size_t>(p)];
-      break;
-    }
+// The module row an op event belongs to. Forward (and recompute) ops: the scope open when they
+// started; backward ops (no scope is open in backward but a recompute's): the autograd node
+// around them (or the node itself), and that node's scope or its bwd_other_ row.
+AnalysisTotals::Owner AnalysisTotals::owner_of(const TraceData& data, const Owners& owners,
+                                               size_t i) {
+  Owner o;
+  const OpEvent& e = data.ops[i];
+  if (e.kind == OpEvent::kOp && e.scope_event >= 0 &&
+      static_cast<size_t>(e.scope_event) < data.scopes.size()) {
+    o.scope_event = e.scope_event;
+    o.pass = data.scopes[static_cast<size_t>(o.scope_event)].pass;
     return o;
-  };
+  }
+  const int32_t first = e.kind == OpEvent::kBackwardNode ? static_cast<int32_t>(i) : data.parents[i];
+  for (int32_t p = first; p >= 0; p = data.parents[static_cast<size_t>(p)]) {
+    if (data.ops[static_cast<size_t>(p)].kind != OpEvent::kBackwardNode) continue;
+    o.scope_event = owners.node_scope[static_cast<size_t>(p)];
+    o.other = owners.node_other[static_cast<size_t>(p)];
+    break;
+  }
+  return o;
+}
 
-  // The module row an op event's roofline goes to (null outside every module).
+// Each op event's own FLOPs and bytes against its self time, in its op's row and its module's
+// (the innermost scope: rows add up, as self times do); an op event without a model (or shapes)
+// adds its self time to both as unmodelled, never lost. Eval passes' ops add nothing.
+void AnalysisTotals::add_roofline(const TraceData& data, const Owners& owners,
+                                  const OwnModels& own) {
   const auto module_row = [&](size_t i) -> Acc* {
-    const Owner o = owner(i);
+    const Owner o = owner_of(data, owners, i);
     if (o.other != nullptr || o.scope_event < 0) return o.other;
     const ScopeEvent& se = data.scopes[static_cast<size_t>(o.scope_event)];
     auto row = scopes_acc_.find({o.pass, se.scope, se.block});
     return row != scopes_acc_.end() ? &row->second : nullptr;
   };
-  std::vector<OpAcc*> op_of(data.names.size(), nullptr);  // this window's name ids -> rows
-  const auto op_acc = [&](uint32_t id) -> OpAcc& {
-    if (op_of[id] == nullptr) op_of[id] = &ops_[data.names[id]];
-    return *op_of[id];
-  };
-
-  // ---- roofline: each op event's own FLOPs and bytes against its self time, in its op's row
-  // and its module's (the innermost scope: rows add up, as self times do); an op event without
-  // a model (or shapes) adds its self time to both as unmodelled, never lost ----------------
-  const OwnModels own = own_models(data);
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < data.ops.size(); ++i) {
     const OpEvent& e = data.ops[i];
     if (e.kind != OpEvent::kOp || is_eval(e)) continue;
     Acc* row = module_row(i);
-    RooflineSums& op_roof = op_acc(e.name_id).roof;
+    RooflineSums& op_roof = ops_[data.names[e.name_id]].roof;
     if (own.modelled[i] != 0) {
       op_roof.add(own.flops[i], own.bytes[i], roofs_);
       if (row != nullptr) row->roof.add(own.flops[i], own.bytes[i], roofs_);
@@ -211,33 +226,42 @@ void AnalysisTotals::add(const TraceData& data, const std::vector<StepPhases>& p
       if (row != nullptr) row->roof.add_unmodelled(self_ns(e));
     }
   }
+}
 
-  // ---- GPU time (CUDA runs): to the op that launched it and up its owner's scopes ------------
-  if (event_gpu_ns != nullptr && event_gpu_ns->size() == n) {
-    any_gpu_ = true;
-    for (size_t i = 0; i < n; ++i) {
-      const double g = (*event_gpu_ns)[i];
-      if (g <= 0 || is_eval(data.ops[i])) continue;
-      gpu_ns_ += g;
-      ops_[data.names[data.ops[i].name_id]].gpu_ns += g;
-      const Owner o = owner(i);
-      if (o.other != nullptr) {
-        o.other->gpu_ns += g;
-      } else if (o.scope_event < 0) {
-        gpu_outside_ns_ += g;
-      }
-      // Inclusive, like total_ms: the innermost scope and every enclosing one of the same pass.
-      for (int32_t s = o.scope_event; s >= 0; s = data.scopes[static_cast<size_t>(s)].parent) {
-        const ScopeEvent& se = data.scopes[static_cast<size_t>(s)];
-        scopes_acc_[{o.pass, se.scope, se.block}].gpu_ns += g;
-      }
+// CUDA runs: device time to the op that launched it and up its owner's scopes.
+void AnalysisTotals::add_gpu(const TraceData& data, const Owners& owners,
+                             const std::vector<double>& event_gpu_ns) {
+  any_gpu_ = true;
+  for (size_t i = 0; i < data.ops.size(); ++i) {
+    const double g = event_gpu_ns[i];
+    if (g <= 0 || is_eval(data.ops[i])) continue;
+    gpu_ns_ += g;
+    ops_[data.names[data.ops[i].name_id]].gpu_ns += g;
+    const Owner o = owner_of(data, owners, i);
+    if (o.other != nullptr) {
+      o.other->gpu_ns += g;
+    } else if (o.scope_event < 0) {
+      gpu_outside_ns_ += g;
+    }
+    // Inclusive, like total_ms: the innermost scope and every enclosing one of the same pass.
+    for (int32_t s = o.scope_event; s >= 0; s = data.scopes[static_cast<size_t>(s)].parent) {
+      const ScopeEvent& se = data.scopes[static_cast<size_t>(s)];
+      scopes_acc_[{o.pass, se.scope, se.block}].gpu_ns += g;
     }
   }
+}
 
-  // ---- ops: the steps' in ops_, the eval passes' in eval_ops_ (no FLOPs: their shapes are
-  // read only after a step that reads them) --------------------------------------------------
+// Op events into their rows: the steps' in ops_ (with their own FLOPs), the eval passes' in
+// eval_ops_ (no FLOPs: their shapes are read only after a step that reads them); the view calls
+// counted without events.
+void AnalysisTotals::add_ops(const TraceData& data, const OwnModels& own) {
+  std::vector<OpAcc*> op_of(data.names.size(), nullptr);  // this window's name ids -> rows
+  const auto op_acc = [&](uint32_t id) -> OpAcc& {
+    if (op_of[id] == nullptr) op_of[id] = &ops_[data.names[id]];
+    return *op_of[id];
+  };
   std::vector<int32_t> eval_steps;  // the step each eval pass followed: one pass per step
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < data.ops.size(); ++i) {
     const OpEvent& e = data.ops[i];
     if (is_eval(e)) {
       add_event(eval_ops_[data.names[e.name_id]], data, i, std::nullopt);
@@ -263,15 +287,6 @@ void AnalysisTotals::add(const TraceData& data, const std::vector<StepPhases>& p
     OpAcc& o = op_acc(id);
     o.untimed += untimed;
     o.views_inside += inside;
-  }
-
-  // ---- activations: bytes left alive by each forward scope ------------------------------------
-  for (size_t i = 0; i < data.scopes.size() && i < data.scope_saved_bytes.size(); ++i) {
-    const ScopeEvent& e = data.scopes[i];
-    if (e.pass != 0) continue;
-    auto& [saved, alloc] = activations_[{e.scope, e.block}];
-    saved += static_cast<double>(data.scope_saved_bytes[i]);
-    alloc += static_cast<double>(data.scope_alloc_bytes[i]);
   }
 }
 

@@ -136,6 +136,26 @@ class AnalysisTotals {
     RooflineSums roof;
     std::map<std::string, int> shapes;  // input shapes -> calls (the first 64 seen)
   };
+  // Per backward node of a window: the scope event it is attributed to (-1: none), or its
+  // bwd_other_ row; and the module row an op event belongs to through them.
+  struct Owners {
+    std::vector<int32_t> node_scope;
+    std::vector<Acc*> node_other;
+  };
+  struct Owner {
+    int32_t scope_event = -1;
+    int pass = 2;
+    Acc* other = nullptr;
+  };
+  struct OwnModels;  // per op event: its own FLOPs and bytes (analysis.cpp)
+  static OwnModels own_models(const TraceData& data);
+  static Owner owner_of(const TraceData& data, const Owners& owners, size_t i);
+  // The stages of add(), one window's events each.
+  void add_scopes(const TraceData& data);
+  Owners add_nodes(const TraceData& data);
+  void add_roofline(const TraceData& data, const Owners& owners, const OwnModels& own);
+  void add_gpu(const TraceData& data, const Owners& owners, const std::vector<double>& event_gpu_ns);
+  void add_ops(const TraceData& data, const OwnModels& own);
   // One op event into its row (times, allocations, FLOPs, shapes).
   static void add_event(OpAcc& o, const TraceData& data, size_t i, std::optional<double> flops);
   OpRow op_row(const std::string& name, const OpAcc& o, double per_unit, double all_self_ns) const;
