@@ -147,14 +147,17 @@ void record_tensor(const at::Tensor& t, ShapeRecord& s, size_t slot) {
   for (int64_t d = 0; d < nd; ++d) s.dims[slot][d] = t.size(d);
 }
 
-// An op's inputs into its ShapeRecord (see there): tensors, integers, the tensors of a list.
-void record_shapes(const at::RecordFunction& fn, ShapeRecord& s) {
+// An op's inputs into its ShapeRecord (see there): tensors, and for an op with a cost model its
+// integers and the tensors of a list (the others' would only make shapes differ between steps).
+void record_shapes(const at::RecordFunction& fn, bool modelled, ShapeRecord& s) {
   constexpr size_t kSlots = ShapeRecord::kMaxInputs;
   auto inputs = fn.inputs();
   for (size_t i = 0; i < inputs.size() && i < kSlots; ++i) {
     const c10::IValue& v = inputs[i];
     if (v.isTensor()) {
       record_tensor(v.toTensor(), s, i);
+    } else if (!modelled) {
+      continue;
     } else if (v.isInt()) {
       s.dims[i][0] = v.toInt();
       s.scalar_type[i] = ShapeRecord::kIntArg;
@@ -225,7 +228,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   tb->parents.push_back(tb->depth > 0 ? tb->stack[tb->depth - 1] : -1);
   if (fn.needsInputs() && (g.record_shapes || cls == kModelled) &&
       tb->shapes.size() < tb->shapes.capacity()) {
-    record_shapes(fn, tb->shapes.emplace_back());
+    record_shapes(fn, cls == kModelled, tb->shapes.emplace_back());
     e.shape_id = static_cast<int32_t>(tb->shapes.size() - 1);
   }
   // Views inside this call are counted from the read step: RecordFunction off on this thread
