@@ -12,93 +12,49 @@ namespace llmprof::profile {
 
 namespace {
 
-double numel(const ShapeRecord& s, int i) {
-  if (s.ndim[i] < 0) return 0;
-  double n = 1;
-  for (int d = 0; d < s.ndim[i]; ++d) n *= static_cast<double>(s.dims[i][d]);
-  return n;
-}
-
-bool has(const ShapeRecord& s, int i, int nd) { return s.ndim[i] == nd; }
-
 constexpr const char* kPassNames[3] = {"forward", "recompute", "backward"};
 
-}  // namespace
+bool is_eval(const OpEvent& e) { return e.phase == static_cast<uint8_t>(Phase::kEval); }
 
-namespace {
-
-// The fused attention kernels' ops (LibTorch 2.x, scaled_dot_product_attention on CUDA), forward
-// and backward. Their inner ops (_flash_attention_forward, ...) and the composite
-// aten::scaled_dot_product_attention above them are left unmodelled: counted once.
-bool is_fused_attention(std::string_view op) {
-  for (std::string_view base : {"aten::_scaled_dot_product_flash_attention",
-                                "aten::_scaled_dot_product_efficient_attention",
-                                "aten::_scaled_dot_product_cudnn_attention"}) {
-    if (op.substr(0, base.size()) != base) continue;
-    const std::string_view rest = op.substr(base.size());
-    if (rest.empty() || rest == "_backward") return true;
-  }
-  return false;
-}
+double self_ns(const OpEvent& e) { return static_cast<double>(e.end_ns - e.start_ns - e.child_ns); }
 
 }  // namespace
 
-bool is_matmul_op(std::string_view op) {
-  return op == "aten::mm" || op == "aten::addmm" || op == "aten::bmm" || op == "aten::baddbmm" ||
-         is_fused_attention(op);
-}
+// Per op event: whether it has a model (op_flops or op_bytes from its shapes), and its own FLOPs
+// and bytes: the model less that of the nearest modelled events nested in it, never below 0.
+// So each FLOP and byte is counted at one level: clone keeps none of its copy_'s bytes, the
+// aten::mul_(Scalar) around an aten::mul_(Tensor) none of the work.
+struct AnalysisTotals::OwnModels {
+  std::vector<uint8_t> modelled;
+  std::vector<std::optional<double>> flops, bytes;
+};
 
-std::optional<double> op_flops(std::string_view op, const ShapeRecord& s) {
-  if (op == "aten::mm" && has(s, 0, 2) && has(s, 1, 2)) {
-    return 2.0 * s.dims[0][0] * s.dims[0][1] * s.dims[1][1];
+AnalysisTotals::OwnModels AnalysisTotals::own_models(const TraceData& data) {
+  const size_t n = data.ops.size();
+  OwnModels m{std::vector<uint8_t>(n, 0), std::vector<std::optional<double>>(n),
+              std::vector<std::optional<double>>(n)};
+  std::vector<int32_t> above(n, -1);  // the nearest modelled event around it
+  std::vector<double> inner_flops(n, 0), inner_bytes(n, 0);
+  for (size_t i = 0; i < n; ++i) {  // parents come before their children
+    const int32_t p = data.parents[i];
+    if (p >= 0) above[i] = m.modelled[static_cast<size_t>(p)] != 0 ? p : above[static_cast<size_t>(p)];
+    const OpEvent& e = data.ops[i];
+    if (e.kind != OpEvent::kOp || e.shape_id < 0) continue;
+    const ShapeRecord& s = data.shapes[static_cast<size_t>(e.shape_id)];
+    const std::string_view name = data.names[e.name_id];
+    m.flops[i] = op_flops(name, s);
+    m.bytes[i] = op_bytes(name, s);
+    if (!m.flops[i] && !m.bytes[i]) continue;
+    m.modelled[i] = 1;
+    if (above[i] < 0) continue;
+    inner_flops[static_cast<size_t>(above[i])] += m.flops[i].value_or(0);
+    inner_bytes[static_cast<size_t>(above[i])] += m.bytes[i].value_or(0);
   }
-  if (op == "aten::addmm" && has(s, 1, 2) && has(s, 2, 2)) {
-    return 2.0 * s.dims[1][0] * s.dims[1][1] * s.dims[2][1];
+  for (size_t i = 0; i < n; ++i) {
+    if (m.flops[i]) m.flops[i] = std::max(0.0, *m.flops[i] - inner_flops[i]);
+    if (m.bytes[i]) m.bytes[i] = std::max(0.0, *m.bytes[i] - inner_bytes[i]);
   }
-  if (op == "aten::bmm" && has(s, 0, 3) && has(s, 1, 3)) {
-    return 2.0 * s.dims[0][0] * s.dims[0][1] * s.dims[0][2] * s.dims[1][2];
-  }
-  if (op == "aten::baddbmm" && has(s, 1, 3) && has(s, 2, 3)) {
-    return 2.0 * s.dims[1][0] * s.dims[1][1] * s.dims[1][2] * s.dims[2][2];
-  }
-  // Fused attention, torch.utils.flop_counter's count: forward Q K^T and P V, 2 matmuls of
-  // 2*B*H*T*S*D each (causal masking not discounted); backward recomputes the scores and forms
-  // dV, dP, dQ, dK: 5 such matmuls. Forward inputs (q, k, v), backward (grad_out, q, k, v).
-  if (is_fused_attention(op)) {
-    const bool backward = op.size() > 9 && op.substr(op.size() - 9) == "_backward";
-    const int q = backward ? 1 : 0, k = q + 1;
-    if (!has(s, q, 4) || !has(s, k, 4)) return std::nullopt;
-    const double bhtsd = static_cast<double>(s.dims[q][0]) * s.dims[q][1] * s.dims[q][2] *
-                         s.dims[k][2] * s.dims[q][3];
-    return (backward ? 10.0 : 4.0) * bhtsd;
-  }
-  // add and mul: one FLOP per output element, torch.profiler's convention for them.
-  if ((op == "aten::add" || op == "aten::add_" || op == "aten::mul" || op == "aten::mul_") &&
-      s.ndim[0] >= 0) {
-    if (s.ndim[1] < 0) return numel(s, 0);
-    const int nd = std::max<int>(s.ndim[0], s.ndim[1]);
-    double out = 1;
-    for (int k = 1; k <= nd; ++k) {
-      const int64_t a = k <= s.ndim[0] ? s.dims[0][s.ndim[0] - k] : 1;
-      const int64_t b = k <= s.ndim[1] ? s.dims[1][s.ndim[1] - k] : 1;
-      out *= static_cast<double>(std::max(a, b));
-    }
-    return out;
-  }
-  double per_element = 0, factor = 1;
-  std::string_view base = op;
-  if (base.size() > 9 && base.substr(base.size() - 9) == "_backward") {
-    base = base.substr(0, base.size() - 9);
-    factor = 2;
-  } else if (base.size() > 14 && base.substr(base.size() - 14) == "_backward_data") {
-    base = base.substr(0, base.size() - 14);
-    factor = 2;
-  }
-  if (base == "aten::_softmax" || base == "aten::_log_softmax") per_element = 5;
-  if (base == "aten::native_layer_norm") per_element = 5;
-  if (base == "aten::gelu") per_element = 8;
-  if (per_element == 0 || s.ndim[0] < 0) return std::nullopt;
-  return factor * per_element * numel(s, 0);
+  return m;
 }
 
 Analysis analyze(const TraceData& data,
@@ -120,7 +76,27 @@ void AnalysisTotals::add(const TraceData& data, const std::vector<StepPhases>& p
     backward_phase_ms_ += p.backward_ms;
   }
 
-  // ---- forward (and recompute) scopes: total and self time per (scope, block, pass) ----------
+  add_scopes(data);
+  const Owners owners = add_nodes(data);
+  const OwnModels own = own_models(data);
+  add_roofline(data, owners, own);
+  if (event_gpu_ns != nullptr && event_gpu_ns->size() == data.ops.size()) {
+    add_gpu(data, owners, *event_gpu_ns);
+  }
+  add_ops(data, own);
+
+  // ---- activations: bytes left alive by each forward scope ------------------------------------
+  for (size_t i = 0; i < data.scopes.size() && i < data.scope_saved_bytes.size(); ++i) {
+    const ScopeEvent& e = data.scopes[i];
+    if (e.pass != 0) continue;
+    auto& [saved, alloc] = activations_[{e.scope, e.block}];
+    saved += static_cast<double>(data.scope_saved_bytes[i]);
+    alloc += static_cast<double>(data.scope_alloc_bytes[i]);
+  }
+}
+
+// Forward (and recompute) scopes: total and self time per (scope, block, pass).
+void AnalysisTotals::add_scopes(const TraceData& data) {
   std::vector<double> child_ns(data.scopes.size(), 0);
   for (size_t i = 0; i < data.scopes.size(); ++i) {
     const ScopeEvent& e = data.scopes[i];
@@ -136,8 +112,10 @@ void AnalysisTotals::add(const TraceData& data, const std::vector<StepPhases>& p
     if (e.parent < 0 && e.pass == 0) forward_scopes_ns_ += dur;
   }
   scopes_ += static_cast<double>(data.scopes.size());
+}
 
-  // ---- backward nodes -> forward scope through sequence numbers ------------------------------
+// Backward nodes -> the forward scope that created them, through sequence numbers.
+AnalysisTotals::Owners AnalysisTotals::add_nodes(const TraceData& data) {
   // Per step: seq -> innermost scope event (events are in enter order, so inner ones overwrite).
   std::unordered_map<int32_t, std::pair<int64_t, std::vector<int32_t>>> seq_maps;
   for (size_t i = 0; i < data.scopes.size(); ++i) {
@@ -161,11 +139,12 @@ void AnalysisTotals::add(const TraceData& data, const std::vector<StepPhases>& p
     }
   }
   // Per backward node: the scope event it is attributed to, or its bwd_other_ row.
-  std::vector<int32_t> node_scope(n, -1);
-  std::vector<Acc*> node_other(n, nullptr);
+  Owners owners{std::vector<int32_t>(n, -1), std::vector<Acc*>(n, nullptr)};
+  std::vector<int32_t>& node_scope = owners.node_scope;
+  std::vector<Acc*>& node_other = owners.node_other;
   for (size_t i = 0; i < n; ++i) {
     const OpEvent& e = data.ops[i];
-    if (e.kind != OpEvent::kBackwardNode) continue;
+    if (e.kind != OpEvent::kBackwardNode || is_eval(e)) continue;
     const double self = static_cast<double>(e.end_ns - e.start_ns) - nested_nodes[i];
     backward_nodes_ns_ += self;
     int32_t scope_event = -1;
@@ -196,122 +175,109 @@ void AnalysisTotals::add(const TraceData& data, const std::vector<StepPhases>& p
       first = false;
     }
   }
-  events_ += static_cast<double>(n);
+  return owners;
+}
 
-  // The module row an op event belongs to. Forward (and recompute) ops: the scope open when they
-  // started; backward ops (no scope is open in backward but a recompute's): the autograd node
-  // around them (or the node itself), and that node's scope or its bwd_other_ row.
-  struct Owner {
-    int32_t scope_event = -1;
-    int pass = 2;
-    Acc* other = nullptr;
-  };
-  const auto owner = [&](size_t i) {
-    Owner o;
-    const OpEvent& e = data.ops[i];
-    if (e.kind == OpEvent::kOp && e.scope_event >= 0 &&
-        static_cast<size_t>(e.scope_event) < data.scopes.size()) {
-      o.scope_event = e.scope_event;
-      o.pass = data.scopes[static_cast<size_t>(o.scope_event)].pass;
-      return o;
-    }
-    const int32_t first = e.kind == OpEvent::kBackwardNode ? static_cast<int32_t>(i) : data.parents[i];
-    for (int32_t p = first; p >= 0; p = data.parents[static_cast<size_t>(p)]) {
-      if (data.ops[static_cast<size_t>(p)].kind != OpEvent::kBackwardNode) continue;
-      o.scope_event = node_scope[static_cast<size_t>(p)];
-      o.other = node_other[static_cast<size_t>(p)];
-      break;
-    }
+// The module row an op event belongs to. Forward (and recompute) ops: the scope open when they
+// started; backward ops (no scope is open in backward but a recompute's): the autograd node
+// around them (or the node itself), and that node's scope or its bwd_other_ row.
+AnalysisTotals::Owner AnalysisTotals::owner_of(const TraceData& data, const Owners& owners,
+                                               size_t i) {
+  Owner o;
+  const OpEvent& e = data.ops[i];
+  if (e.kind == OpEvent::kOp && e.scope_event >= 0 &&
+      static_cast<size_t>(e.scope_event) < data.scopes.size()) {
+    o.scope_event = e.scope_event;
+    o.pass = data.scopes[static_cast<size_t>(o.scope_event)].pass;
     return o;
+  }
+  const int32_t first = e.kind == OpEvent::kBackwardNode ? static_cast<int32_t>(i) : data.parents[i];
+  for (int32_t p = first; p >= 0; p = data.parents[static_cast<size_t>(p)]) {
+    if (data.ops[static_cast<size_t>(p)].kind != OpEvent::kBackwardNode) continue;
+    o.scope_event = owners.node_scope[static_cast<size_t>(p)];
+    o.other = owners.node_other[static_cast<size_t>(p)];
+    break;
+  }
+  return o;
+}
+
+// Each op event's own FLOPs and bytes against its self time, in its op's row and its module's
+// (the innermost scope: rows add up, as self times do); an op event without a model (or shapes)
+// adds its self time to both as unmodelled, never lost. Eval passes' ops add nothing.
+void AnalysisTotals::add_roofline(const TraceData& data, const Owners& owners,
+                                  const OwnModels& own) {
+  const auto module_row = [&](size_t i) -> Acc* {
+    const Owner o = owner_of(data, owners, i);
+    if (o.other != nullptr || o.scope_event < 0) return o.other;
+    const ScopeEvent& se = data.scopes[static_cast<size_t>(o.scope_event)];
+    auto row = scopes_acc_.find({o.pass, se.scope, se.block});
+    return row != scopes_acc_.end() ? &row->second : nullptr;
   };
-
-  // ---- counted FLOPs and bytes per op event; the outermost modelled ops go to their module ---
-  std::vector<std::optional<double>> event_flops(n), event_bytes(n);
-  std::vector<uint8_t> covered(n, 0);  // inside a modelled op (or is one)
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < data.ops.size(); ++i) {
     const OpEvent& e = data.ops[i];
-    const int32_t parent = data.parents[i];
-    const bool inside = parent >= 0 && covered[static_cast<size_t>(parent)] != 0;
-    if (e.kind != OpEvent::kOp || e.shape_id < 0) {
-      covered[i] = inside;
-      continue;
-    }
-    const ShapeRecord& s = data.shapes[static_cast<size_t>(e.shape_id)];
-    const std::string_view name = data.names[e.name_id];
-    event_flops[i] = op_flops(name, s);
-    event_bytes[i] = op_bytes(name, s);
-    const bool modelled = event_flops[i] || event_bytes[i];
-    covered[i] = inside || modelled;
-    if (!modelled || inside) continue;
-    const Owner o = owner(i);
-    if (o.other != nullptr) o.other->roof.add(event_flops[i], event_bytes[i], roofs_);
-    if (o.scope_event >= 0) {  // the innermost scope only: rows add up, as self times do
-      const ScopeEvent& se = data.scopes[static_cast<size_t>(o.scope_event)];
-      auto row = scopes_acc_.find({o.pass, se.scope, se.block});
-      if (row != scopes_acc_.end()) row->second.roof.add(event_flops[i], event_bytes[i], roofs_);
+    if (e.kind != OpEvent::kOp || is_eval(e)) continue;
+    Acc* row = module_row(i);
+    RooflineSums& op_roof = ops_[data.names[e.name_id]].roof;
+    if (own.modelled[i] != 0) {
+      op_roof.add(own.flops[i], own.bytes[i], roofs_);
+      if (row != nullptr) row->roof.add(own.flops[i], own.bytes[i], roofs_);
+    } else {
+      op_roof.add_unmodelled(self_ns(e));
+      if (row != nullptr) row->roof.add_unmodelled(self_ns(e));
     }
   }
+}
 
-  // ---- GPU time (CUDA runs): to the op that launched it and up its owner's scopes ------------
-  if (event_gpu_ns != nullptr && event_gpu_ns->size() == n) {
-    any_gpu_ = true;
-    for (size_t i = 0; i < n; ++i) {
-      const double g = (*event_gpu_ns)[i];
-      if (g <= 0) continue;
-      gpu_ns_ += g;
-      ops_[data.names[data.ops[i].name_id]].gpu_ns += g;
-      const Owner o = owner(i);
-      if (o.other != nullptr) {
-        o.other->gpu_ns += g;
-      } else if (o.scope_event < 0) {
-        gpu_outside_ns_ += g;
-      }
-      // Inclusive, like total_ms: the innermost scope and every enclosing one of the same pass.
-      for (int32_t s = o.scope_event; s >= 0; s = data.scopes[static_cast<size_t>(s)].parent) {
-        const ScopeEvent& se = data.scopes[static_cast<size_t>(s)];
-        scopes_acc_[{o.pass, se.scope, se.block}].gpu_ns += g;
-      }
+// CUDA runs: device time to the op that launched it and up its owner's scopes.
+void AnalysisTotals::add_gpu(const TraceData& data, const Owners& owners,
+                             const std::vector<double>& event_gpu_ns) {
+  any_gpu_ = true;
+  for (size_t i = 0; i < data.ops.size(); ++i) {
+    const double g = event_gpu_ns[i];
+    if (g <= 0 || is_eval(data.ops[i])) continue;
+    gpu_ns_ += g;
+    ops_[data.names[data.ops[i].name_id]].gpu_ns += g;
+    const Owner o = owner_of(data, owners, i);
+    if (o.other != nullptr) {
+      o.other->gpu_ns += g;
+    } else if (o.scope_event < 0) {
+      gpu_outside_ns_ += g;
+    }
+    // Inclusive, like total_ms: the innermost scope and every enclosing one of the same pass.
+    for (int32_t s = o.scope_event; s >= 0; s = data.scopes[static_cast<size_t>(s)].parent) {
+      const ScopeEvent& se = data.scopes[static_cast<size_t>(s)];
+      scopes_acc_[{o.pass, se.scope, se.block}].gpu_ns += g;
     }
   }
+}
 
-  // ---- ops ------------------------------------------------------------------------------------
+// Op events into their rows: the steps' in ops_ (with their own FLOPs), the eval passes' in
+// eval_ops_ (no FLOPs: their shapes are read only after a step that reads them); the view calls
+// counted without events.
+void AnalysisTotals::add_ops(const TraceData& data, const OwnModels& own) {
   std::vector<OpAcc*> op_of(data.names.size(), nullptr);  // this window's name ids -> rows
   const auto op_acc = [&](uint32_t id) -> OpAcc& {
     if (op_of[id] == nullptr) op_of[id] = &ops_[data.names[id]];
     return *op_of[id];
   };
-  for (size_t i = 0; i < n; ++i) {
+  std::vector<int32_t> eval_steps;  // the step each eval pass followed: one pass per step
+  for (size_t i = 0; i < data.ops.size(); ++i) {
     const OpEvent& e = data.ops[i];
-    const double dur = static_cast<double>(e.end_ns - e.start_ns);
-    OpAcc& o = op_acc(e.name_id);
-    o.calls += 1;
-    o.total_ns += dur;
-    o.self_ns += dur - static_cast<double>(e.child_ns);
-    o.alloc += static_cast<double>(e.alloc_bytes);
-    all_self_ns_ += dur - static_cast<double>(e.child_ns);
-    if (e.kind == OpEvent::kOp) any_op_ = true;
-    if (e.shape_id >= 0) {
-      const ShapeRecord& s = data.shapes[static_cast<size_t>(e.shape_id)];
-      const std::string_view name = data.names[e.name_id];
-      if (const std::optional<double>& f = event_flops[i]) {
-        o.flops += *f;
-        o.has_flops = true;
-        (is_matmul_op(name) ? matmul_flops_ : other_flops_) += *f;
+    if (is_eval(e)) {
+      add_event(eval_ops_[data.names[e.name_id]], data, i, std::nullopt);
+      eval_self_ns_ += self_ns(e);
+      if (std::find(eval_steps.begin(), eval_steps.end(), e.step) == eval_steps.end()) {
+        eval_steps.push_back(e.step);
       }
-      o.roof.add(event_flops[i], event_bytes[i], roofs_);
-      if (o.shapes.size() < 64) {
-        std::string key;
-        for (int k = 0; k < ShapeRecord::kMaxInputs; ++k) {
-          if (s.ndim[k] < 0) continue;
-          if (!key.empty()) key += ", ";
-          key += "[";
-          for (int d = 0; d < s.ndim[k]; ++d) key += (d ? ", " : "") + std::to_string(s.dims[k][d]);
-          key += "]";
-        }
-        o.shapes[key] += 1;
-      }
+      continue;
     }
+    add_event(op_acc(e.name_id), data, i, own.flops[i]);
+    all_self_ns_ += self_ns(e);
+    events_ += 1;
+    if (e.kind == OpEvent::kOp) any_op_ = true;
+    if (own.flops[i]) (is_matmul_op(data.names[e.name_id]) ? matmul_flops_ : other_flops_) += *own.flops[i];
   }
+  n_evals_ += static_cast<int>(eval_steps.size());
   for (uint32_t id = 0; id < data.names.size(); ++id) {
     const auto count_of = [&](const std::vector<int64_t>& v) {
       return id < v.size() ? static_cast<double>(v[id]) : 0.0;
@@ -321,15 +287,6 @@ void AnalysisTotals::add(const TraceData& data, const std::vector<StepPhases>& p
     OpAcc& o = op_acc(id);
     o.untimed += untimed;
     o.views_inside += inside;
-  }
-
-  // ---- activations: bytes left alive by each forward scope ------------------------------------
-  for (size_t i = 0; i < data.scopes.size() && i < data.scope_saved_bytes.size(); ++i) {
-    const ScopeEvent& e = data.scopes[i];
-    if (e.pass != 0) continue;
-    auto& [saved, alloc] = activations_[{e.scope, e.block}];
-    saved += static_cast<double>(data.scope_saved_bytes[i]);
-    alloc += static_cast<double>(data.scope_alloc_bytes[i]);
   }
 }
 
@@ -392,42 +349,77 @@ Analysis AnalysisTotals::result(const ScopeFlops& fwd_flops_per_call) const {
     a.counted_matmul_flops = matmul_flops_ * per_step;
     a.counted_other_flops = other_flops_ * per_step;
   }
+  const auto by_self = [](const OpRow& x, const OpRow& y) { return x.self_ms > y.self_ms; };
   for (const auto& [name, o] : ops_) {
     a.untimed_events_per_step += o.untimed * per_step;
     if (o.calls == 0 && o.untimed == 0) continue;
-    OpRow r;
-    r.op = name;
-    r.view_calls = o.views_inside * per_step;
-    if (o.calls == 0) {  // only counted
-      r.calls = o.untimed * per_step;
-      r.timed = false;
-      a.ops.push_back(std::move(r));
-      continue;
-    }
-    r.calls = (o.calls + o.untimed) * per_step;
-    r.self_ms = o.self_ns * 1e-6 * per_step;
-    r.total_ms = o.total_ns * 1e-6 * per_step;
-    r.self_share = all_self_ns_ > 0 ? o.self_ns / all_self_ns_ : 0;
-    r.alloc_bytes = o.alloc * per_step;
-    if (o.has_flops) r.flops = o.flops * per_step;
-    r.roofline = o.roof.point(r.total_ms, per_step, roofs_);
-    if (any_gpu_) r.gpu_ms = o.gpu_ns * 1e-6 * per_step;
-    int best = 0;
-    for (const auto& [k, c] : o.shapes) {
-      if (c > best) {  // the most frequent; on a tie the first in order
-        best = c;
-        r.input_shapes = k;
-      }
-    }
-    a.ops.push_back(std::move(r));
+    a.ops.push_back(op_row(name, o, per_step, all_self_ns_));
   }
-  std::sort(a.ops.begin(), a.ops.end(), [](const OpRow& x, const OpRow& y) { return x.self_ms > y.self_ms; });
+  std::sort(a.ops.begin(), a.ops.end(), by_self);
+  a.n_evals = n_evals_;
+  for (const auto& [name, o] : eval_ops_) {
+    a.eval_ops.push_back(op_row(name, o, 1.0 / std::max(1, n_evals_), eval_self_ns_));
+  }
+  std::sort(a.eval_ops.begin(), a.eval_ops.end(), by_self);
 
   for (const auto& [key, v] : activations_) {
     a.activations.push_back({std::string(scope_name(static_cast<Scope>(key.first))), key.second,
                              v.first * per_step, v.second * per_step});
   }
   return a;
+}
+
+void AnalysisTotals::add_event(OpAcc& o, const TraceData& data, size_t i,
+                               std::optional<double> flops) {
+  const OpEvent& e = data.ops[i];
+  o.calls += 1;
+  o.total_ns += static_cast<double>(e.end_ns - e.start_ns);
+  o.self_ns += self_ns(e);
+  o.alloc += static_cast<double>(e.alloc_bytes);
+  if (flops) {
+    o.flops += *flops;
+    o.has_flops = true;
+  }
+  if (e.shape_id < 0 || o.shapes.size() >= 64) return;
+  const ShapeRecord& s = data.shapes[static_cast<size_t>(e.shape_id)];
+  std::string key;
+  for (int k = 0; k < ShapeRecord::kMaxInputs; ++k) {
+    if (s.ndim[k] < 0) continue;
+    if (!key.empty()) key += ", ";
+    key += "[";
+    for (int d = 0; d < s.ndim[k]; ++d) key += (d ? ", " : "") + std::to_string(s.dims[k][d]);
+    key += "]";
+  }
+  o.shapes[key] += 1;
+}
+
+// One row of ops.csv: figures per step (per_unit = 1 / recorded steps) or per eval pass.
+OpRow AnalysisTotals::op_row(const std::string& name, const OpAcc& o, double per_unit,
+                             double all_self_ns) const {
+  OpRow r;
+  r.op = name;
+  r.view_calls = o.views_inside * per_unit;
+  if (o.calls == 0) {  // only counted
+    r.calls = o.untimed * per_unit;
+    r.timed = false;
+    return r;
+  }
+  r.calls = (o.calls + o.untimed) * per_unit;
+  r.self_ms = o.self_ns * 1e-6 * per_unit;
+  r.total_ms = o.total_ns * 1e-6 * per_unit;
+  r.self_share = all_self_ns > 0 ? o.self_ns / all_self_ns : 0;
+  r.alloc_bytes = o.alloc * per_unit;
+  if (o.has_flops) r.flops = o.flops * per_unit;
+  r.roofline = o.roof.point(r.self_ms, per_unit, roofs_);
+  if (any_gpu_) r.gpu_ms = o.gpu_ns * 1e-6 * per_unit;
+  int best = 0;
+  for (const auto& [k, c] : o.shapes) {
+    if (c > best) {  // the most frequent; on a tie the first in order
+      best = c;
+      r.input_shapes = k;
+    }
+  }
+  return r;
 }
 
 }  // namespace llmprof::profile

@@ -32,6 +32,82 @@ double broadcast_numel(const ShapeRecord& s, int a, int b) {
   return n;
 }
 
+double int_arg(const ShapeRecord& s, int i) {
+  return s.scalar_type[i] == ShapeRecord::kIntArg && s.ndim[i] < 0 ? static_cast<double>(s.dims[i][0])
+                                                                  : -1;
+}
+
+// Elements of the broadcast of tensors a, b and c.
+double broadcast_numel3(const ShapeRecord& s, int a, int b, int c) {
+  const int nd = std::max<int>({s.ndim[a], s.ndim[b], s.ndim[c]});
+  double n = 1;
+  for (int k = 1; k <= nd; ++k) {
+    int64_t d = 1;
+    for (int i : {a, b, c}) {
+      if (k <= s.ndim[i]) d = std::max(d, s.dims[i][s.ndim[i] - k]);
+    }
+    n *= static_cast<double>(d);
+  }
+  return n;
+}
+
+// Masking, selection, dropout, concatenation, the loss and the embedding's backward.
+std::optional<double> indexing_bytes(std::string_view op, const ShapeRecord& s) {
+  const double e0 = tensor(s, 0) ? element_bytes(s.scalar_type[0]) : 0;
+  if ((op == "aten::masked_fill_" || op == "aten::masked_fill") && tensor(s, 0) && tensor(s, 1)) {
+    return 2 * bytes(s, 0) + bytes(s, 1);  // self read and written, the mask read
+  }
+  if (op == "aten::where" && tensor(s, 0) && tensor(s, 1)) {  // (cond, self, other)
+    const double e = element_bytes(s.scalar_type[1]);
+    if (!tensor(s, 2)) return bytes(s, 0) + bytes(s, 1) + broadcast_numel(s, 0, 1) * e;
+    return bytes(s, 0) + bytes(s, 1) + bytes(s, 2) + broadcast_numel3(s, 0, 1, 2) * e;
+  }
+  if (op == "aten::native_dropout" && tensor(s, 0)) return 2 * bytes(s, 0) + numel(s, 0);  // + mask
+  if (op == "aten::native_dropout_backward" && tensor(s, 0) && tensor(s, 1)) {
+    return 2 * bytes(s, 0) + bytes(s, 1);  // grad and mask read, grad_input written
+  }
+  if (op == "aten::dropout" && tensor(s, 0)) return 2 * bytes(s, 0);
+  if (op == "aten::bernoulli_" && tensor(s, 0)) return bytes(s, 0) + (tensor(s, 1) ? bytes(s, 1) : 0);
+  if ((op == "aten::cat" || op == "aten::stack") && tensor(s, 0)) {
+    if (s.ndim[ShapeRecord::kMaxInputs - 1] == ShapeRecord::kListCut) return std::nullopt;
+    double in = 0;
+    for (int i = 0; i < ShapeRecord::kMaxInputs; ++i) in += tensor(s, i) ? bytes(s, i) : 0;
+    return 2 * in;  // every input read, the output (their sum) written
+  }
+  if (op == "aten::index_select" && tensor(s, 0) && tensor(s, 2)) {  // (self, dim, index)
+    const double dim = int_arg(s, 1);
+    if (dim < 0 || dim >= s.ndim[0] || s.dims[0][static_cast<int>(dim)] == 0) return std::nullopt;
+    const double out = numel(s, 0) / static_cast<double>(s.dims[0][static_cast<int>(dim)]) * numel(s, 2);
+    return bytes(s, 2) + 2 * out * e0;  // the index; the rows picked read, then written
+  }
+  if (op == "aten::index_add_" && tensor(s, 0) && tensor(s, 2) && tensor(s, 3)) {
+    // (self, dim, index, source): source read, the rows of self it adds to read and written
+    return bytes(s, 2) + bytes(s, 3) + 2 * std::min(bytes(s, 0), bytes(s, 3));
+  }
+  if ((op == "aten::embedding_dense_backward" || op == "aten::embedding_backward") &&
+      tensor(s, 0) && tensor(s, 1)) {  // (grad, indices, num_weights, ...)
+    const double rows = int_arg(s, 2), width = s.ndim[0] > 0 ? s.dims[0][s.ndim[0] - 1] : 0;
+    return bytes(s, 0) + bytes(s, 1) + std::max(0.0, rows) * width * e0;  // + grad_weight written
+  }
+  if (op == "aten::nll_loss_forward" && tensor(s, 0) && tensor(s, 1)) {  // (self, target, ...)
+    return bytes(s, 1) + numel(s, 1) * e0;  // the target and the one element it picks per row
+  }
+  if (op == "aten::nll_loss_backward" && tensor(s, 1) && tensor(s, 2)) {
+    // (grad_output, self, target, ...): grad_input (self's shape) written, the target read
+    return bytes(s, 1) + bytes(s, 2) + (tensor(s, 0) ? bytes(s, 0) : 0);
+  }
+  return std::nullopt;
+}
+
+bool is_indexing(std::string_view op) {
+  static constexpr std::string_view kOps[] = {
+      "aten::masked_fill_", "aten::masked_fill", "aten::where", "aten::native_dropout",
+      "aten::native_dropout_backward", "aten::dropout", "aten::bernoulli_", "aten::cat",
+      "aten::stack", "aten::index_select", "aten::index_add_", "aten::embedding_dense_backward",
+      "aten::embedding_backward", "aten::nll_loss_forward", "aten::nll_loss_backward"};
+  return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
+}
+
 }  // namespace
 
 bool is_binary_elementwise(std::string_view op) {
@@ -55,7 +131,9 @@ bool is_view_op(std::string_view op) {
 bool is_unary_elementwise(std::string_view op) {
   return op == "aten::sqrt" || op == "aten::sqrt_" || op == "aten::rsqrt" || op == "aten::exp" ||
          op == "aten::neg" || op == "aten::tanh" || op == "aten::relu" || op == "aten::relu_" ||
-         op == "aten::sigmoid" || op == "aten::clone";
+         op == "aten::sigmoid" || op == "aten::clone" || op == "aten::clamp" ||
+         op == "aten::clamp_" || op == "aten::clamp_min" || op == "aten::clamp_max" ||
+         op == "aten::reciprocal";
 }
 
 int element_bytes(int scalar_type) {
@@ -128,7 +206,11 @@ std::optional<double> op_bytes(std::string_view op, const ShapeRecord& s) {
     return 2 * bytes(s, 0) + bytes(s, 1) + (tensor(s, 2) ? bytes(s, 2) : 0);  // self read + written
   }
   if ((op == "aten::fill_" || op == "aten::zero_") && tensor(s, 0)) return bytes(s, 0);
-  if ((op == "aten::sum" || op == "aten::mean") && tensor(s, 0)) return bytes(s, 0);  // + a small output
+  if ((op == "aten::sum" || op == "aten::mean" || op == "aten::norm" ||
+       op == "aten::linalg_vector_norm") &&
+      tensor(s, 0)) {
+    return bytes(s, 0);  // + a small output
+  }
   if (op == "aten::copy_" && tensor(s, 0) && tensor(s, 1)) return bytes(s, 0) + bytes(s, 1);
   if (op == "aten::embedding" && has(s, 0, 2) && tensor(s, 1)) {
     const double rows = numel(s, 1), row_bytes = static_cast<double>(s.dims[0][1]) * e0;
@@ -141,7 +223,7 @@ std::optional<double> op_bytes(std::string_view op, const ShapeRecord& s) {
     for (int i = 2; i < ShapeRecord::kMaxInputs; ++i) b += tensor(s, i) ? bytes(s, i) : 0;
     return b;
   }
-  return std::nullopt;
+  return indexing_bytes(op, s);
 }
 
 bool has_cost_model(std::string_view op) {
@@ -152,7 +234,8 @@ bool has_cost_model(std::string_view op) {
          op == "aten::native_layer_norm_backward" || is_binary_elementwise(op) ||
          is_unary_elementwise(op) || op == "aten::addcmul_" || op == "aten::addcdiv_" ||
          op == "aten::lerp_" || op == "aten::fill_" || op == "aten::zero_" || op == "aten::sum" ||
-         op == "aten::mean" || op == "aten::copy_" || op == "aten::embedding" ||
+         op == "aten::mean" || op == "aten::norm" || op == "aten::linalg_vector_norm" ||
+         op == "aten::copy_" || op == "aten::embedding" || is_indexing(op) ||
          is_matmul_op(op);  // the fused attention ops too: their FLOPs need q's and k's shapes
 }
 

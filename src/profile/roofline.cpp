@@ -44,7 +44,9 @@ void RooflineSums::add(std::optional<double> flops, std::optional<double> bytes,
 
 RooflinePoint RooflineSums::point(double measured_ms, double scale, const Roofs& roofs) const {
   RooflinePoint p;
-  const double seconds = measured_ms * 1e-3;
+  const double unmodelled_ms = unmodelled_ns_ * 1e-6 * scale;
+  const double modelled_ms = std::max(0.0, measured_ms - unmodelled_ms);
+  const double seconds = modelled_ms * 1e-3;
   if (has_bytes_) {
     p.bytes = bytes_ * scale;
     if (seconds > 0) p.achieved_gb_per_s = *p.bytes / seconds * 1e-9;
@@ -54,8 +56,9 @@ RooflinePoint RooflineSums::point(double measured_ms, double scale, const Roofs&
   // A bound needs both roofs: with one unknown, the row could sit under the other.
   if (!has_roof_ || roofs.flops_per_s <= 0 || roofs.bytes_per_s <= 0) return p;
   p.roofline_ms = roofline_ms_ * scale;
-  p.lost_ms = std::max(0.0, measured_ms - *p.roofline_ms);
-  if (measured_ms > kOverheadFactor * *p.roofline_ms) {
+  p.unmodelled_ms = unmodelled_ms;
+  p.lost_ms = std::max(0.0, modelled_ms - *p.roofline_ms);
+  if (modelled_ms > kOverheadFactor * *p.roofline_ms) {
     p.bound = Bound::kOverhead;
   } else {
     p.bound = memory_ms_ >= compute_ms_ ? Bound::kMemory : Bound::kCompute;

@@ -139,6 +139,39 @@ struct ClaimedBuffers {
   }
 };
 
+void record_tensor(const at::Tensor& t, ShapeRecord& s, size_t slot) {
+  if (!t.defined()) return;
+  const int64_t nd = std::min<int64_t>(t.dim(), ShapeRecord::kMaxDims);
+  s.ndim[slot] = static_cast<int8_t>(nd);
+  s.scalar_type[slot] = static_cast<int8_t>(t.scalar_type());
+  for (int64_t d = 0; d < nd; ++d) s.dims[slot][d] = t.size(d);
+}
+
+// An op's inputs into its ShapeRecord (see there): tensors, and for an op with a cost model its
+// integers and the tensors of a list (the others' would only make shapes differ between steps).
+void record_shapes(const at::RecordFunction& fn, bool modelled, ShapeRecord& s) {
+  constexpr size_t kSlots = ShapeRecord::kMaxInputs;
+  auto inputs = fn.inputs();
+  for (size_t i = 0; i < inputs.size() && i < kSlots; ++i) {
+    const c10::IValue& v = inputs[i];
+    if (v.isTensor()) {
+      record_tensor(v.toTensor(), s, i);
+    } else if (!modelled) {
+      continue;
+    } else if (v.isInt()) {
+      s.dims[i][0] = v.toInt();
+      s.scalar_type[i] = ShapeRecord::kIntArg;
+    } else if (v.isTensorList()) {  // fills the slots left: what follows it is not recorded
+      const c10::List<at::Tensor> list = v.toTensorList();
+      const size_t room = kSlots - i, n = list.size();
+      const size_t kept = n <= room ? n : room - 1;
+      for (size_t k = 0; k < kept; ++k) record_tensor(list.get(k), s, i + k);
+      if (n > room) s.ndim[kSlots - 1] = ShapeRecord::kListCut;
+      return;
+    }
+  }
+}
+
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   ThreadBuffer* tb = claim_buffer();
   if (tb == nullptr || !g.active.load(std::memory_order_relaxed)) return nullptr;
@@ -195,17 +228,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   tb->parents.push_back(tb->depth > 0 ? tb->stack[tb->depth - 1] : -1);
   if (fn.needsInputs() && (g.record_shapes || cls == kModelled) &&
       tb->shapes.size() < tb->shapes.capacity()) {
-    ShapeRecord& s = tb->shapes.emplace_back();
-    auto inputs = fn.inputs();
-    for (size_t i = 0; i < inputs.size() && i < ShapeRecord::kMaxInputs; ++i) {
-      if (!inputs[i].isTensor()) continue;
-      const at::Tensor& t = inputs[i].toTensor();
-      if (!t.defined()) continue;
-      const int64_t nd = std::min<int64_t>(t.dim(), ShapeRecord::kMaxDims);
-      s.ndim[i] = static_cast<int8_t>(nd);
-      s.scalar_type[i] = static_cast<int8_t>(t.scalar_type());
-      for (int64_t d = 0; d < nd; ++d) s.dims[i][d] = t.size(d);
-    }
+    record_shapes(fn, cls == kModelled, tb->shapes.emplace_back());
     e.shape_id = static_cast<int32_t>(tb->shapes.size() - 1);
   }
   // Views inside this call are counted from the read step: RecordFunction off on this thread
@@ -810,8 +833,28 @@ void Tracer::stop_window() {
   recording_ = false;
 }
 
+ScopedEval::ScopedEval()
+    : phase_(g.phase.load(std::memory_order_relaxed)), log_views_(g.log_views),
+      hide_views_(g.hide_views) {
+  g.phase.store(static_cast<uint8_t>(Phase::kEval), std::memory_order_relaxed);
+  g.log_views = g.hide_views = false;  // view sampling concerns the steps
+}
+
+ScopedEval::~ScopedEval() {
+  g.phase.store(phase_, std::memory_order_relaxed);
+  g.log_views = log_views_;
+  g.hide_views = hide_views_;
+}
+
 void Tracer::begin_step(int32_t step, bool keep) {
   Impl& m = *impl_;
+  if (!m.keep) {  // after a warm-up step (truncated at its end): drop what ran since (an eval)
+    for (auto& tb : m.buffers) {
+      tb->ops.resize(std::min(tb->ops.size(), tb->step_first));
+      tb->parents.resize(std::min(tb->parents.size(), tb->step_first));
+      tb->shapes.resize(std::min(tb->shapes.size(), tb->step_first_shape));
+    }
+  }
   m.step = step;
   m.keep = keep;
   g.step.store(step);

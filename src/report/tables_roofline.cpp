@@ -58,7 +58,7 @@ std::optional<Table> roofline_ops_table(const Run& run, size_t top_n) {
   t.columns = {{"rank", "#"},
                {"op", "op"},
                {"calls", "calls"},
-               {"total_ms", "total ms"},
+               {"self_ms", "self ms"},
                {"roofline_ms", "roofline ms"},
                {"lost_ms", "lost ms"},
                {"lost_share", "share of lost"},
@@ -70,7 +70,7 @@ std::optional<Table> roofline_ops_table(const Run& run, size_t top_n) {
   for (size_t i = 0; i < ops.size() && i < top_n; ++i) {
     const OpRow& o = *ops[i];
     t.rows.push_back({count_cell(static_cast<double>(i + 1)), text_cell(o.op), count_cell(o.calls),
-                      ms_cell(o.total_ms), ms_cell(o.roofline.roofline_ms),
+                      ms_cell(o.self_ms), ms_cell(o.roofline.roofline_ms),
                       ms_cell(o.roofline.lost_ms), percent_cell(share(o.roofline.lost_ms, lost)),
                       text_cell(o.roofline.bound), number_cell(o.roofline.arithmetic_intensity),
                       number_cell(o.roofline.achieved_gflops_per_s),
@@ -78,7 +78,9 @@ std::optional<Table> roofline_ops_table(const Run& run, size_t top_n) {
   }
   t.notes.push_back(fmt::format(
       "Per step; {} modelled ops lose {} ms in all; {} ops without a byte or FLOP model ({} ms "
-      "self) are left out.",
+      "self) are left out. Each call counts its own FLOPs and bytes (its model less that of the "
+      "modelled ops nested in it: clone keeps none of its copy_'s) against its self time, so "
+      "nothing is counted twice and lost ms never exceeds self ms.",
       ops.size(), format_number(lost), unmodelled, format_number(unmodelled_ms)));
   t.notes.push_back(roofs_note(run));
   return t;
@@ -87,7 +89,7 @@ std::optional<Table> roofline_ops_table(const Run& run, size_t top_n) {
 std::optional<Table> roofline_modules_table(const Run& run, size_t top_n) {
   if (!has_roofs(run)) return std::nullopt;
   struct Sum {
-    double self_ms = 0, roofline_ms = 0, lost_ms = 0, bytes = 0, flops = 0;
+    double self_ms = 0, roofline_ms = 0, unmodelled_ms = 0, lost_ms = 0, bytes = 0, flops = 0;
   };
   std::map<std::pair<std::string, std::string>, Sum> sums;  // (scope, pass), over blocks
   for (const auto& r : run.modules) {
@@ -96,9 +98,13 @@ std::optional<Table> roofline_modules_table(const Run& run, size_t top_n) {
     Sum& s = sums[{r.scope, r.pass}];
     s.self_ms += r.self_ms.value_or(0);
     s.roofline_ms += *c.roofline_ms;
+    s.unmodelled_ms += c.unmodelled_ms.value_or(0);
     s.lost_ms += *c.lost_ms;
     s.bytes += c.bytes.value_or(0);
-    if (c.achieved_gflops_per_s && r.self_ms) s.flops += *c.achieved_gflops_per_s * *r.self_ms * 1e6;
+    if (c.achieved_gflops_per_s && r.self_ms) {  // the rate is of the modelled time
+      const double modelled_ms = *r.self_ms - c.unmodelled_ms.value_or(0);
+      s.flops += *c.achieved_gflops_per_s * modelled_ms * 1e6;
+    }
   }
   if (sums.empty()) return std::nullopt;
   std::vector<std::pair<std::pair<std::string, std::string>, Sum>> rows(sums.begin(), sums.end());
@@ -112,24 +118,28 @@ std::optional<Table> roofline_modules_table(const Run& run, size_t top_n) {
   t.title = "Where optimisation pays, modules by time above the roofline: " + run.label;
   t.columns = {{"rank", "#"},          {"scope", "scope"},
                {"pass", "pass"},       {"self_ms", "self ms"},
-               {"roofline_ms", "roofline ms"}, {"lost_ms", "lost ms"},
+               {"roofline_ms", "roofline ms"}, {"unmodelled_ms", "unmodelled ms"},
+               {"lost_ms", "lost ms"},
                {"lost_share", "share of lost"}, {"bound", "bound"},
                {"arithmetic_intensity", "FLOP/B"}};
   for (size_t i = 0; i < rows.size() && i < top_n; ++i) {
     const auto& [key, s] = rows[i];
     std::optional<double> intensity;
     if (s.bytes > 0) intensity = s.flops / s.bytes;
-    const char* bound = s.self_ms > profile::kOverheadFactor * s.roofline_ms ? "overhead"
+    const double modelled_ms = s.self_ms - s.unmodelled_ms;
+    const char* bound = modelled_ms > profile::kOverheadFactor * s.roofline_ms ? "overhead"
                         : intensity.value_or(0) >= ridge                    ? "compute"
                                                                             : "memory";
     t.rows.push_back({count_cell(static_cast<double>(i + 1)), text_cell(key.first),
                       text_cell(key.second), ms_cell(s.self_ms), ms_cell(s.roofline_ms),
-                      ms_cell(s.lost_ms), percent_cell(share(s.lost_ms, lost)), text_cell(bound),
+                      ms_cell(s.unmodelled_ms), ms_cell(s.lost_ms), percent_cell(share(s.lost_ms, lost)), text_cell(bound),
                       number_cell(intensity)});
   }
   t.notes.push_back(
-      "Per step, each scope summed over blocks; a scope's figures are those of the modelled ops "
-      "whose innermost scope it is (self), so rows add up. " +
+      "Per step, each scope summed over blocks; a scope's figures are those of the ops whose "
+      "innermost scope it is (self), each op's own FLOPs and bytes as in the ops table, so rows "
+      "add up. unmodelled ms: the self time of its ops without a byte or FLOP model (or without "
+      "recorded shapes), never counted as lost; lost ms = self - unmodelled - roofline. " +
       roofs_note(run));
   return t;
 }

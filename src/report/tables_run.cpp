@@ -223,6 +223,12 @@ std::optional<Table> ops_table(const Run& run, size_t top_n) {
                       text_cell(truncate(o.input_shapes, 48))});
   }
   t.notes.push_back(fmt::format("Per step; {} ops recorded in all.", ops.size()));
+  if (!run.eval_ops.empty()) {
+    t.notes.push_back(fmt::format(
+        "The {} ops of the eval passes run inside the recorded window are left out (ops.csv "
+        "rows during = eval, per pass).",
+        run.eval_ops.size()));
+  }
   return t;
 }
 

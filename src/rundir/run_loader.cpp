@@ -111,11 +111,12 @@ std::vector<EvalRow> read_evals(const std::string& path, Warnings& warnings) {
 
 // The roofline columns of ops.csv or modules.csv (absent in runs written before them).
 struct RooflineIndex {
-  int bytes, intensity, gflops, gbps, bound, roofline, lost;
+  int bytes, intensity, gflops, gbps, bound, roofline, unmodelled, lost;
   explicit RooflineIndex(const CsvFile& csv)
       : bytes(csv.index("bytes")), intensity(csv.index("arithmetic_intensity")),
         gflops(csv.index("achieved_gflops_per_s")), gbps(csv.index("achieved_gb_per_s")),
-        bound(csv.index("bound")), roofline(csv.index("roofline_ms")), lost(csv.index("lost_ms")) {
+        bound(csv.index("bound")), roofline(csv.index("roofline_ms")),
+        unmodelled(csv.index("unmodelled_ms")), lost(csv.index("lost_ms")) {
     if (gflops < 0) gflops = csv.index("gflops_per_s");  // its name before the roofline
   }
   RooflineColumns read(const CsvFile& csv, size_t r) const {
@@ -130,6 +131,7 @@ struct RooflineIndex {
                                   csv.path, csv.lines[r], c.bound));
     }
     c.roofline_ms = csv.number(r, roofline);
+    c.unmodelled_ms = csv.number(r, unmodelled);
     c.lost_ms = csv.number(r, lost);
     return c;
   }
@@ -181,8 +183,16 @@ std::vector<OpRow> read_ops(const std::string& path, Warnings& warnings) {
   const RooflineIndex roofline(csv);
   int alloc = csv.index("alloc_bytes"), shapes = csv.index("input_shapes");
   int steps = csv.index("steps"), gpu = csv.index("gpu_ms");
+  int during = csv.index("during"), evals = csv.index("evals");
   for (size_t r = 0; r < csv.rows.size(); ++r) {
     OpRow o;
+    const std::string when = csv.text(r, during);
+    if (!when.empty() && when != "step" && when != "eval") {
+      throw DataError(fmt::format("{} line {}: column 'during': '{}' (expected step|eval)", path,
+                                  csv.lines[r], when));
+    }
+    o.eval = when == "eval";
+    o.evals = csv.number(r, evals);
     o.op = csv.text(r, op);
     o.calls = csv.number(r, calls);
     o.self_ms = csv.number(r, self);  // empty for a view op counted without times
@@ -352,7 +362,7 @@ Run load_run(const std::string& dir) {
   run.steps = read_steps(path(dir, kSteps), w);
   run.evals = read_evals(path(dir, kEval), w);
   run.modules = read_modules(path(dir, kModules), w);
-  run.ops = read_ops(path(dir, kOps), w);
+  for (OpRow& o : read_ops(path(dir, kOps), w)) (o.eval ? run.eval_ops : run.ops).push_back(std::move(o));
   run.memory = read_memory(path(dir, kMemory), w);
   run.activations = read_activations(path(dir, kActivations), w);
   if (!run.warnings.empty()) run.incomplete = true;

@@ -34,7 +34,7 @@ void add_roofline(output::CsvWriter& csv, const profile::RooflinePoint& p) {
   } else {
     csv.add_null();
   }
-  csv.add(p.roofline_ms).add(p.lost_ms);
+  csv.add(p.roofline_ms).add(p.unmodelled_ms).add(p.lost_ms);
 }
 
 std::vector<std::string> header(const std::vector<std::string_view>& names) {
@@ -146,9 +146,11 @@ void write_modules(const std::string& path, const profile::Analysis& a) {
   csv.commit();
 }
 
+// ops.csv: the recorded steps' ops (during "step", per step), then the eval passes' run inside
+// the window (during "eval", per pass; evals says how many).
 void write_ops(const std::string& path, const profile::Analysis& a) {
   output::CsvWriter csv(path, header(columns::kOps), output::CsvMode::kWhole);
-  for (const profile::OpRow& r : a.ops) {
+  const auto write = [&](const profile::OpRow& r, bool eval) {
     csv.add(std::string_view(r.op)).add(r.calls);
     if (r.timed) {
       csv.add(r.self_ms).add(r.total_ms).add(r.self_share);
@@ -162,8 +164,16 @@ void write_ops(const std::string& path, const profile::Analysis& a) {
     csv.add(r.view_calls);
     csv.add(r.gpu_ms);
     csv.add(static_cast<int64_t>(a.n_steps));
+    csv.add(std::string_view(eval ? "eval" : "step"));
+    if (eval) {
+      csv.add(static_cast<int64_t>(a.n_evals));
+    } else {
+      csv.add_null();
+    }
     csv.end_row();
-  }
+  };
+  for (const profile::OpRow& r : a.ops) write(r, false);
+  for (const profile::OpRow& r : a.eval_ops) write(r, true);
   csv.commit();
 }
 

@@ -12,13 +12,13 @@ inline const std::vector<std::string_view> kEval = {"step",     "split",    "los
 // The roofline columns, in this order, in both modules.csv and ops.csv.
 #define LLMPROF_ROOFLINE_COLUMNS                                                       \
   "bytes", "arithmetic_intensity", "achieved_gflops_per_s", "achieved_gb_per_s", "bound", \
-      "roofline_ms", "lost_ms"
+      "roofline_ms", "unmodelled_ms", "lost_ms"
 inline const std::vector<std::string_view> kModules = {
     "scope", "block", "pass", "calls", "total_ms", "mean_ms", "self_ms",
     "share_of_pass", "flops", "mfu", LLMPROF_ROOFLINE_COLUMNS, "gpu_ms", "steps"};
 inline const std::vector<std::string_view> kOps = {
     "op", "calls", "self_ms", "total_ms", "self_share", "flops", LLMPROF_ROOFLINE_COLUMNS,
-    "alloc_bytes", "input_shapes", "view_calls", "gpu_ms", "steps"};
+    "alloc_bytes", "input_shapes", "view_calls", "gpu_ms", "steps", "during", "evals"};
 #undef LLMPROF_ROOFLINE_COLUMNS
 inline const std::vector<std::string_view> kActivations = {"scope", "block", "saved_bytes",
                                                            "alloc_bytes", "steps"};

@@ -385,6 +385,9 @@ void DeepProfile::add_to_summary(nlohmann::json& s, double analytic_flops_per_st
                   {"backward_residual_fraction", frac(a.backward_nodes_ms, a.backward_phase_ms)},
                   {"dropped_events", dropped_events_},
                   {"dropped_scopes", dropped_scopes_}};
+  if (a.n_evals > 0) {  // ops level: eval passes run between recorded steps (ops.csv during eval)
+    s["modules"]["eval_passes_recorded"] = a.n_evals;
+  }
   if (a.counted_matmul_flops) {
     s["flops"]["counted_matmul_per_step"] = *a.counted_matmul_flops;
     s["flops"]["counted_other_per_step"] = *a.counted_other_flops;

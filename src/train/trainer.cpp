@@ -18,6 +18,7 @@
 #include "llmprof/model/autocast.h"
 #include "llmprof/model/flops.h"
 #include "llmprof/profile/phase.h"
+#include "llmprof/profile/tracer.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/train/hf_checkpoint.h"
 #include "llmprof/train/run_data.h"
@@ -333,6 +334,7 @@ std::optional<Outcome> record_loss(const config::Config& cfg, Step& step, const 
 }
 
 void evaluate_step(Training& t, Step& step) {
+  const profile::ScopedEval in_eval;  // a recorded window's ops.csv keeps its ops apart
   const int64_t t0 = now_ns();
   const EvalSums tr = evaluate(*t.task, t.eval_train, t.precision);
   const EvalSums va = evaluate(*t.task, t.eval_val, t.precision);

@@ -72,10 +72,10 @@ TEST(RooflineReport, RanksOpsAndModulesByTimeAboveTheRoofline) {
   const Table& mods = find_table(doc, "roofline.modules.roof");
   ASSERT_EQ(mods.rows.size(), 2u);
   EXPECT_EQ(mods.rows[0][1].text, "block");  // 1.14 ms lost
-  EXPECT_EQ(mods.rows[0][7].text, "overhead");
+  EXPECT_EQ(mods.rows[0][8].text, "overhead");
   EXPECT_EQ(mods.rows[1][1].text, "mlp.up");  // 2 x 0.5 ms, summed over blocks
-  EXPECT_NEAR(*mods.rows[1][5].value, 1.0, 1e-12);
-  EXPECT_EQ(mods.rows[1][7].text, "compute");  // 30 FLOP/B, above the ridge
+  EXPECT_NEAR(*mods.rows[1][6].value, 1.0, 1e-12);
+  EXPECT_EQ(mods.rows[1][8].text, "compute");  // 30 FLOP/B, above the ridge
   // The top-ops table shows the roofline columns beside the times; a counted-only op has none.
   const Table& top = find_table(doc, "ops.roof");
   EXPECT_EQ(top.columns[8].key, "bound");

@@ -37,8 +37,9 @@ struct ModuleRow {
   std::optional<double> share_of_pass;             // total / the pass's phase time
   std::optional<double> flops;                     // analytic, per step; null when not modelled
   std::optional<double> mfu;
-  RooflinePoint roofline;  // ops level: from the modelled ops whose innermost scope this is,
-                           // against self_ms (rows add up, as self times do)
+  RooflinePoint roofline;  // ops level: from the ops whose innermost scope this is (their own
+                           // FLOPs and bytes, as ops.csv counts them), against self_ms (rows add
+                           // up, as self times do); ops without a model are unmodelled_ms
   // CUDA runs: device time (kernels, copies, memsets) launched inside the scope, nested scopes
   // included like total_ms, per step; backward rows through the autograd nodes. Null elsewhere.
   std::optional<double> gpu_ms;
@@ -53,7 +54,10 @@ struct OpRow {
   std::optional<double> flops;         // counted from shapes, per step
   double alloc_bytes = 0;              // per step
   std::string input_shapes;            // most frequent, e.g. "[768, 128], [128, 384]"
-  RooflinePoint roofline;              // against total_ms; null for ops without a model
+  // Each call's own FLOPs and bytes (its model less those of the modelled ops nested in it:
+  // clone keeps none of its copy_'s) against its self time; calls without a model or shapes are
+  // unmodelled_ms. Null for ops without a model.
+  RooflinePoint roofline;
   std::optional<double> gpu_ms;        // CUDA runs: device time it launched as the innermost op
 };
 
@@ -68,6 +72,10 @@ struct Analysis {
   int n_steps = 0;
   std::vector<ModuleRow> modules;
   std::vector<OpRow> ops;  // sorted by self time, descending
+  // Ops of the eval passes run between recorded steps (ScopedEval), per eval pass, sorted like
+  // ops; they count in no other figure. n_evals: the passes recorded.
+  std::vector<OpRow> eval_ops;
+  int n_evals = 0;
   std::vector<ActivationRow> activations;
   // Reconciliation (per step): top-level forward scopes vs the forward phase; backward nodes
   // (attributed or not) vs the backward phase.
@@ -95,8 +103,8 @@ bool is_matmul_op(std::string_view op);
 // fwd_flops_per_call[s]: analytic forward FLOPs of one call of scope s in one step (per block
 // for block scopes; backward counts 2x); < 0 = not modelled (null in the table). The roofline
 // columns of ops and modules need both peaks (peak_bytes_per_s 0 = unknown: they stay null but
-// bytes); a module's come from the modelled ops whose innermost scope it is (a backward op
-// belongs to the autograd node around it), leaving out ops nested in another modelled op.
+// bytes); a module's come from the ops whose innermost scope it is (a backward op belongs to
+// the autograd node around it). Ops with OpEvent::phase kEval are an eval pass's: eval_ops only.
 Analysis analyze(const TraceData& data,
                  const std::vector<StepPhases>& phases,
                  const ScopeFlops& fwd_flops_per_call,
@@ -128,6 +136,29 @@ class AnalysisTotals {
     RooflineSums roof;
     std::map<std::string, int> shapes;  // input shapes -> calls (the first 64 seen)
   };
+  // Per backward node of a window: the scope event it is attributed to (-1: none), or its
+  // bwd_other_ row; and the module row an op event belongs to through them.
+  struct Owners {
+    std::vector<int32_t> node_scope;
+    std::vector<Acc*> node_other;
+  };
+  struct Owner {
+    int32_t scope_event = -1;
+    int pass = 2;
+    Acc* other = nullptr;
+  };
+  struct OwnModels;  // per op event: its own FLOPs and bytes (analysis.cpp)
+  static OwnModels own_models(const TraceData& data);
+  static Owner owner_of(const TraceData& data, const Owners& owners, size_t i);
+  // The stages of add(), one window's events each.
+  void add_scopes(const TraceData& data);
+  Owners add_nodes(const TraceData& data);
+  void add_roofline(const TraceData& data, const Owners& owners, const OwnModels& own);
+  void add_gpu(const TraceData& data, const Owners& owners, const std::vector<double>& event_gpu_ns);
+  void add_ops(const TraceData& data, const OwnModels& own);
+  // One op event into its row (times, allocations, FLOPs, shapes).
+  static void add_event(OpAcc& o, const TraceData& data, size_t i, std::optional<double> flops);
+  OpRow op_row(const std::string& name, const OpAcc& o, double per_unit, double all_self_ns) const;
   Roofs roofs_;
   int n_steps_ = 0;
   double forward_phase_ms_ = 0, backward_phase_ms_ = 0;  // sums over the steps
@@ -139,6 +170,9 @@ class AnalysisTotals {
   std::map<std::tuple<int, int, int>, Acc> scopes_acc_;  // (pass, scope, block)
   std::map<std::pair<std::string, int>, Acc> bwd_other_;  // accumulate_grad, (unattributed)
   std::map<std::string, OpAcc> ops_;
+  std::map<std::string, OpAcc> eval_ops_;  // ops of eval passes (OpEvent::phase kEval)
+  int n_evals_ = 0;
+  double eval_self_ns_ = 0;
   std::map<std::pair<int, int>, std::pair<double, double>> activations_;  // saved, allocated
 };
 

@@ -24,7 +24,17 @@ int element_bytes(int scalar_type);
 //   sum, mean: read the input (the reduced output is left out);
 //   native_layer_norm_backward: read grad_out, x and the mean, write grad_in (rstd and weight are
 //   past the four recorded inputs);
-//   copy_: read src, write self; embedding: read the indices and the rows they pick, write them.
+//   copy_: read src, write self; embedding: read the indices and the rows they pick, write them;
+//   clamp(_min/_max), reciprocal: read x, write y; norm, linalg_vector_norm: read the input;
+//   masked_fill(_): read self and the mask, write self; where: read all three, write the
+//   broadcast; native_dropout: read x, write y and the 1-byte mask; its backward: read grad and
+//   mask, write grad_input; dropout: read x, write y; bernoulli_: write self;
+//   cat, stack: read every input, write as much (null when the list has more tensors than a
+//   ShapeRecord keeps); index_select: read the index and the rows it picks, write them;
+//   index_add_: read index and source, read and write at most as much of self as source;
+//   embedding_(dense_)backward: read grad and indices, write the num_weights x C grad_weight;
+//   nll_loss_forward: read the target and the element it picks per row; nll_loss_backward: read
+//   grad_output and target, write grad_input.
 std::optional<double> op_bytes(std::string_view op, const ShapeRecord& shapes);
 
 // Ops op_bytes or op_flops model: the tracer keeps their input shapes at profile.level=ops.

@@ -30,10 +30,15 @@ struct OpEvent {
   uint8_t phase = 0;        // Phase at the start
 };
 
-// Input shapes of one op: up to 4 tensor inputs of up to 5 dims; ndim -1 = not a tensor.
+// Input shapes of one op: up to 4 tensor inputs of up to 5 dims; ndim -1 = not a tensor. An
+// integer argument (index_select's dim) keeps its value in dims[i][0], scalar_type kIntArg. A
+// tensor list (cat's) fills the slots from its position on, one tensor each; a list longer than
+// the slots left keeps one slot fewer and marks the last ndim kListCut.
 struct ShapeRecord {
   static constexpr int kMaxInputs = 4;
   static constexpr int kMaxDims = 5;
+  static constexpr int8_t kIntArg = -2;
+  static constexpr int8_t kListCut = -2;
   int64_t dims[kMaxInputs][kMaxDims] = {};
   int8_t ndim[kMaxInputs] = {-1, -1, -1, -1};
   int8_t scalar_type[kMaxInputs] = {-1, -1, -1, -1};  // c10::ScalarType value

@@ -30,20 +30,28 @@ struct RooflinePoint {
   std::optional<double> achieved_gb_per_s;
   std::optional<Bound> bound;
   std::optional<double> roofline_ms;  // the time at the roof each call sits under
-  std::optional<double> lost_ms;      // measured - roofline_ms, >= 0: what optimisation could win
+  // Measured time of ops without a FLOP or byte model (or without recorded shapes): what the
+  // roofline cannot judge, never counted as lost.
+  std::optional<double> unmodelled_ms;
+  // measured - unmodelled_ms - roofline_ms, >= 0: what optimisation could win
+  std::optional<double> lost_ms;
 };
 
 // Sums the calls of a row. A call's roofline time is max(flops / peak FLOP/s, bytes / peak B/s)
-// over what is known of it; calls with neither a FLOP nor a byte model add nothing.
+// over what is known of it; calls with neither a FLOP nor a byte model add nothing but their
+// time, to the unmodelled time (add_unmodelled).
 class RooflineSums {
  public:
   void add(std::optional<double> flops, std::optional<double> bytes, const Roofs& roofs);
+  void add_unmodelled(double ns) { unmodelled_ns_ += ns; }
   // The row's columns for `measured_ms` of time, all sums scaled by `scale` (1 / recorded steps).
-  // Unknown (null) where no call had a model or no roof is known.
+  // Achieved rates and the bound are of the modelled time (measured - unmodelled). Unknown
+  // (null) where no call had a model or no roof is known.
   RooflinePoint point(double measured_ms, double scale, const Roofs& roofs) const;
   bool empty() const { return !has_flops_ && !has_bytes_; }
 
  private:
+  double unmodelled_ns_ = 0;
   double flops_ = 0, bytes_ = 0;
   double compute_ms_ = 0, memory_ms_ = 0, roofline_ms_ = 0;
   bool has_flops_ = false, has_bytes_ = false, has_roof_ = false;

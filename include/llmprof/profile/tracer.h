@@ -102,6 +102,24 @@ struct TraceData {
                                // window so far
 };
 
+// Marks the ops recorded while it lives as an eval pass's: a pass run between steps inside a
+// recorded window (`ScopedEval eval;` around it). They get rows of their own (ops.csv, during
+// eval) and stay out of every per-step figure. Their OpEvent::phase is Phase::kEval, so marking
+// costs no op anything (each reads the phase anyway). Between steps, on the loop's thread only.
+class ScopedEval {
+ public:
+  ScopedEval();
+  ~ScopedEval();
+  ScopedEval(const ScopedEval&) = delete;
+  ScopedEval& operator=(const ScopedEval&) = delete;
+  ScopedEval(ScopedEval&&) = delete;
+  ScopedEval& operator=(ScopedEval&&) = delete;
+
+ private:
+  uint8_t phase_;             // the phase ops read before
+  bool log_views_, hide_views_;  // view sampling's state of the step before, restored after
+};
+
 class Tracer : public PhaseObserver {
  public:
   explicit Tracer(const TracerOptions& options);
@@ -117,7 +135,8 @@ class Tracer : public PhaseObserver {
   bool recording() const { return recording_; }
 
   // Marks steps inside the window: scopes record on this thread between the two calls; events
-  // of warm-up steps of the schedule are recorded with keep=false and discarded at end_step.
+  // of warm-up steps of the schedule are recorded with keep=false and discarded at end_step
+  // (and what ran between such a step and the next, an eval pass, at the next begin_step).
   void begin_step(int32_t step, bool keep);
   void end_step();
 

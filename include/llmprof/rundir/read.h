@@ -75,7 +75,8 @@ struct Run {
   std::vector<StepRow> steps;  // steps.csv
   std::vector<EvalRow> evals;
   std::vector<ModuleRow> modules;
-  std::vector<OpRow> ops;
+  std::vector<OpRow> ops;       // the recorded steps' (per step)
+  std::vector<OpRow> eval_ops;  // eval passes run inside a recorded window (per pass)
   std::vector<MemoryRow> memory;
   std::vector<ActivationRow> activations;
 

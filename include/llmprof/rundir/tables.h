@@ -106,7 +106,7 @@ class EvalWriter {
 struct RooflineColumns {
   std::optional<double> bytes, arithmetic_intensity, achieved_gflops_per_s, achieved_gb_per_s;
   std::string bound;
-  std::optional<double> roofline_ms, lost_ms;
+  std::optional<double> roofline_ms, unmodelled_ms, lost_ms;  // unmodelled: never lost
 };
 
 // modules.csv: one scope of one block in one pass.
@@ -131,6 +131,9 @@ struct OpRow {
   std::optional<double> view_calls;
   std::optional<double> gpu_ms;  // CUDA runs: device time it launched as the innermost op
   std::optional<double> steps;
+  // An eval pass's op (ops.csv during "eval"): its figures are per pass, over `evals` passes.
+  bool eval = false;
+  std::optional<double> evals;
 };
 
 // memory.csv: allocator and RSS figures of one phase of one step.
