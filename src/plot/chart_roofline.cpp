@@ -86,18 +86,18 @@ ChartResult roofline_chart(const rundir::Run& run, const std::string& name, cons
   for (const auto& o : run.ops) {
     const auto& r = o.roofline;
     if (r.arithmetic_intensity && *r.arithmetic_intensity > 0 && r.achieved_gflops_per_s &&
-        *r.achieved_gflops_per_s > 0 && o.total_ms) {
+        *r.achieved_gflops_per_s > 0 && o.self_ms && *o.self_ms > 0) {
       ops.push_back(&o);
     }
   }
   if (ops.empty()) return skipped(name, run.label + ": no op with counted FLOPs and bytes");
   std::sort(ops.begin(), ops.end(), [](const rundir::OpRow* a, const rundir::OpRow* b) {
-    return *a->total_ms > *b->total_ms;
+    return *a->self_ms > *b->self_ms;
   });
   const double peak_gflops = *run.peak_flops_per_s * 1e-9;
   const double peak_gbps = *run.peak_bytes_per_s * 1e-9;
   const double ridge = peak_gflops / peak_gbps;
-  const double max_ms = *ops.front()->total_ms;
+  const double max_ms = *ops.front()->self_ms;
   double x_lo = ridge, x_hi = ridge, y_lo = peak_gflops;
   for (const rundir::OpRow* op : ops) {
     x_lo = std::min(x_lo, *op->roofline.arithmetic_intensity);
@@ -111,7 +111,7 @@ ChartResult roofline_chart(const rundir::Run& run, const std::string& name, cons
   std::array<bool, 5> has_bound{};
   for (size_t i = 0; i < ops.size(); ++i) {
     const auto& r = ops[i]->roofline;
-    const double size = 0.6 + 3.0 * std::sqrt(*ops[i]->total_ms / max_ms);
+    const double size = 0.6 + 3.0 * std::sqrt(*ops[i]->self_ms / max_ms);
     const int b = bound_index(r.bound);
     has_bound[b] = true;
     rows += fmt::format("{} {} {} {}\n", dat(r.arithmetic_intensity), dat(r.achieved_gflops_per_s),
@@ -128,7 +128,7 @@ ChartResult roofline_chart(const rundir::Run& run, const std::string& name, cons
       "set lmargin at screen {}\nset rmargin at screen {}\n"
       "set bmargin at screen {}\nset tmargin at screen {}\n"
       "set xlabel \"arithmetic intensity (FLOP/byte; bytes counted as a lower bound)\"\n"
-      "set ylabel \"achieved GFLOP/s (counted FLOPs / total time)\"\n"
+      "set ylabel \"achieved GFLOP/s (its own FLOPs / modelled self time)\"\n"
       "set key bottom right\n"
       "roof(x) = x * {} < {} ? x * {} : {}\n"
       "set arrow from {}, graph 0 to {}, graph 1 nohead dt 2 lc rgb \"gray50\"\n"

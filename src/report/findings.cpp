@@ -416,10 +416,12 @@ std::optional<Finding> rule_roofline(const Run& run, const RunMetrics& m) {
                         format_number(*top->roofline.lost_ms), bound.empty() ? "?" : bound);
   const double calls = top->calls.value_or(0);
   f.evidence = fmt::format(
-      "ops.csv: {} ms in {} calls against {} ms at the roofline; {} GB/s and {} GFLOP/s achieved "
-      "at {} FLOP/B; the lost time is {} of the {} ms median step (threshold {}).",
-      format_number(top->total_ms.value_or(0)), format_number(calls),
+      "ops.csv: {} ms of self time in {} calls against {} ms at the roofline ({} ms without a "
+      "byte model, not counted as lost); {} GB/s and {} GFLOP/s achieved at {} FLOP/B; the lost "
+      "time is {} of the {} ms median step (threshold {}).",
+      format_number(top->self_ms.value_or(0)), format_number(calls),
       format_number(top->roofline.roofline_ms.value_or(0)),
+      format_number(top->roofline.unmodelled_ms.value_or(0)),
       top->roofline.achieved_gb_per_s ? format_number(*top->roofline.achieved_gb_per_s) : "n/a",
       top->roofline.achieved_gflops_per_s ? format_number(*top->roofline.achieved_gflops_per_s)
                                           : "n/a",
@@ -434,7 +436,7 @@ std::optional<Finding> rule_roofline(const Run& run, const RunMetrics& m) {
     f.suggestion = fmt::format(
         "fewer, larger calls: each of the {} calls takes {} us where the roofs allow {} us, so "
         "per-call overhead dominates; {} gives each call more work",
-        format_number(calls), format_number(top->total_ms.value_or(0) / std::max(calls, 1.0) * 1e3),
+        format_number(calls), format_number(top->self_ms.value_or(0) / std::max(calls, 1.0) * 1e3),
         format_number(top->roofline.roofline_ms.value_or(0) / std::max(calls, 1.0) * 1e3),
         double_batch(run));
   } else if (bound == "memory") {
