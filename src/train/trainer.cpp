@@ -358,7 +358,7 @@ TrainResult finish(const config::Config& cfg, Training& t, Session& session,
   const int64_t done = session.steps_completed();
   if (cfg.train.save_checkpoint && done > 0 && outcome.status != RunStatus::kDiverged) {
     save_checkpoint(rundir::path(dir, rundir::kCheckpoint), t.task->module(), cfg,
-                    t.task->kind(), done);
+                    t.task->kind(), done, t.data.tokenizer.get());
     spdlog::info("checkpoint {} (step {})", rundir::path(dir, rundir::kCheckpoint), done);
   }
   session.annotate("data", t.data.report.dump());
@@ -448,7 +448,7 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
       if (eval_every > 0 && (n % eval_every == 0 || last)) evaluate_step(t, step);
       if (cfg.train.save_checkpoint && ckpt_every > 0 && !last && n % ckpt_every == 0) {
         save_checkpoint(fmt::format("{}/checkpoint-step{}", session.run_dir(), n),
-                        t.task->module(), cfg, t.task->kind(), n);
+                        t.task->module(), cfg, t.task->kind(), n, t.data.tokenizer.get());
       }
       if (signals.signal() != 0 && !last) {
         outcome = {RunStatus::kInterrupted,

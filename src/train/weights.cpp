@@ -1,16 +1,19 @@
 #include "llmprof/train/weights.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "llmprof/base/printable.h"
 #include "llmprof/config/config.h"
 #include "llmprof/config/schema.h"
+#include "llmprof/data/tokenizer.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/checkpoint_meta.h"
@@ -39,9 +42,44 @@ std::vector<std::pair<std::string, torch::Tensor>> named_tensors(torch::nn::Modu
   return out;
 }
 
+constexpr const char* kTokenizerDir = "tokenizer";
+constexpr const char* kHfConfigCopy = "hf_config.json";
+
+// checkpoint.json's tokenizer: its files copied into tmp_dir/tokenizer and their content hash. A
+// tokenizer without files or hash (a test's fake) is recorded as before: type and path only.
+nlohmann::json save_tokenizer(const fs::path& tmp_dir, const config::Config& cfg,
+                              const data::Tokenizer* tokenizer) {
+  const config::DataConfig& d = cfg.data;
+  nlohmann::json legacy = {{"type", config::name(d.tokenizer)}, {"vocab_path", d.vocab_path}};
+  if (tokenizer == nullptr || tokenizer->fingerprint().empty()) return legacy;
+  fs::create_directories(tmp_dir / kTokenizerDir);
+  const std::vector<std::string> files = tokenizer->save_files((tmp_dir / kTokenizerDir).string());
+  std::string source = d.tokenizer == config::TokenizerKind::kChar && d.vocab_path.empty()
+                           ? "built from the corpus " + (d.path.empty() ? "(generated)" : d.path)
+                           : d.vocab_path;
+  if (d.tokenizer == config::TokenizerKind::kGpt2) source += ", " + d.merges_path;
+  return {{"type", tokenizer->name()},     {"sha256", tokenizer->fingerprint()},
+          {"vocab_size", tokenizer->vocab_size()}, {"lower_case", d.lower_case},
+          {"dir", kTokenizerDir},          {"files", files},
+          {"source", source}};
+}
+
+// The Hugging Face config.json this run's weights started from: model.init_from's, or the copy an
+// llmprof checkpoint it started from kept. Empty when there is none.
+std::string source_hf_config(const config::Config& cfg) {
+  const std::string& from = cfg.model.init_from;
+  if (from.empty()) return {};
+  if (is_hf_folder(from)) return (fs::path(from) / "config.json").string();
+  std::error_code ec;
+  for (const fs::path dir : {fs::path(from), fs::path(from) / rundir::kCheckpoint}) {
+    if (fs::is_regular_file(dir / kHfConfigCopy, ec)) return (dir / kHfConfigCopy).string();
+  }
+  return {};
+}
+
 // The checkpoint files into tmp_dir (created).
 void write_checkpoint(const fs::path& tmp_dir, torch::nn::Module& model, const config::Config& cfg,
-                     config::TaskKind task, int64_t step) {
+                     config::TaskKind task, int64_t step, const data::Tokenizer* tokenizer) {
   fs::create_directories(tmp_dir);
   torch::serialize::OutputArchive archive;
   nlohmann::json names = nlohmann::json::array();
@@ -59,9 +97,20 @@ void write_checkpoint(const fs::path& tmp_dir, torch::nn::Module& model, const c
       {"model", {{"n_layer", m.n_layer}, {"n_head", m.n_head}, {"n_embd", m.n_embd},
                  {"block_size", m.block_size}, {"ffn_dim", m.ffn_dim},
                  {"max_positions", m.max_positions}, {"num_labels", m.num_labels}}},
-      {"tokenizer",
-       {{"type", config::name(cfg.data.tokenizer)}, {"vocab_path", cfg.data.vocab_path}}},
+      {"tokenizer", save_tokenizer(tmp_dir, cfg, tokenizer)},
       {"tensors", names}};
+  // A run keeps the Hugging Face config.json it started from, so export needs no folder but it.
+  if (const std::string hf = source_hf_config(cfg); !hf.empty()) {
+    std::error_code ec;
+    fs::copy_file(hf, tmp_dir / kHfConfigCopy, ec);
+    if (ec) {
+      spdlog::warn("checkpoint {}: cannot copy {} ({}); export will write config.json from the "
+                   "model's shape alone",
+                   tmp_dir.string(), hf, ec.message());
+    } else {
+      meta["hf_config"] = kHfConfigCopy;
+    }
+  }
   output::write_file_atomic(rundir::path(tmp_dir.string(), rundir::kCheckpointMeta), meta.dump(2) + "\n");
   output::write_file_atomic(rundir::path(tmp_dir.string(), rundir::kConfig), config::to_yaml(cfg));
 }
@@ -69,12 +118,12 @@ void write_checkpoint(const fs::path& tmp_dir, torch::nn::Module& model, const c
 }  // namespace
 
 void save_checkpoint(const std::string& dir, torch::nn::Module& model, const config::Config& cfg,
-                     config::TaskKind task, int64_t step) {
+                     config::TaskKind task, int64_t step, const data::Tokenizer* tokenizer) {
   const fs::path final_dir(dir), tmp_dir(dir + ".tmp");
   std::error_code ec;
   fs::remove_all(tmp_dir, ec);
   try {
-    write_checkpoint(tmp_dir, model, cfg, task, step);
+    write_checkpoint(tmp_dir, model, cfg, task, step, tokenizer);
     fs::remove_all(final_dir, ec);
     fs::rename(tmp_dir, final_dir);
   } catch (const Error&) {
@@ -102,10 +151,16 @@ std::string resolve_checkpoint_dir(const std::string& path, const config::Config
   }
   if (fs::exists(p / "model.pt")) return p.string();
   if (fs::exists(p / rundir::kCheckpoint / "model.pt")) return (p / rundir::kCheckpoint).string();
-  if (fs::exists(p / "model.safetensors") || fs::exists(p / "pytorch_model.bin")) {
-    throw ConfigError(fmt::format("{}: '{}' holds Hugging Face weights but no config.json naming "
-                                  "its model_type (gpt2 or distilbert); copy the checkpoint's "
-                                  "config.json beside them",
+  if (fs::exists(p / "model.safetensors", ec) || fs::exists(p / "pytorch_model.bin", ec)) {
+    if (!fs::exists(p / "config.json", ec)) {
+      throw ConfigError(fmt::format("{}: '{}' holds Hugging Face weights but no config.json "
+                                    "naming its model_type (gpt2 or distilbert); copy the "
+                                    "checkpoint's config.json beside them",
+                                    key, path),
+                        cfg.source_file, key);
+    }
+    throw ConfigError(fmt::format("{}: '{}' is a Hugging Face folder (config.json and weights), "
+                                  "not an llmprof checkpoint or run directory",
                                   key, path),
                       cfg.source_file, key);
   }
@@ -226,10 +281,122 @@ std::vector<std::string> adopt_checkpoint_model(config::Config& cfg, const std::
                         cfg.source_file, k);
     }
     config::apply_override(cfg, k + "=" + theirs);
-    notes.push_back(fmt::format("{} {} from the checkpoint ({} says {})", k, theirs,
-                                cfg.source_file.empty() ? "the config" : cfg.source_file, ours));
+    for (const auto& [given, where] : cfg.given_keys) {
+      if (given == k) notes.push_back(fmt::format("{} {} from the checkpoint ({} says {})", k,
+                                                  theirs, where, ours));
+    }
   }
   return notes;
+}
+
+namespace {
+
+constexpr const char* kTokenizerKeys[] = {"data.tokenizer", "data.vocab_path", "data.merges_path",
+                                          "data.lower_case"};
+
+struct NamedTokenizer {
+  config::DataConfig data;
+  std::string where;  // "configs/x.yaml line 12", "--set data.vocab_path=...", "model.init_from ..."
+};
+
+// The tokenizer the config names: model.init_from's Hugging Face folder (which replaces the data.*
+// keys when training), else the data.* keys when the file or --set gives one. None: all defaults.
+std::optional<NamedTokenizer> named_tokenizer(const config::Config& cfg, const std::string& path) {
+  const std::string& from = cfg.model.init_from;
+  if (!from.empty() && from != path && is_hf_folder(from)) {
+    return NamedTokenizer{hf_tokenizer_data(from), "model.init_from " + from};
+  }
+  for (const auto& [given, where] : cfg.given_keys) {
+    for (const char* k : kTokenizerKeys) {
+      if (given == k) return NamedTokenizer{cfg.data, fmt::format("{}: {}", where, k)};
+    }
+  }
+  return std::nullopt;
+}
+
+// "gpt2 vocab.json, merges.txt", "wordpiece vocab.txt (lower-cased)", "char".
+std::string describe(const config::DataConfig& d) {
+  std::string s(config::name(d.tokenizer));
+  if (!d.vocab_path.empty()) s += " " + d.vocab_path;
+  if (d.tokenizer == config::TokenizerKind::kGpt2 && !d.merges_path.empty()) {
+    s += ", " + d.merges_path;
+  }
+  if (d.tokenizer == config::TokenizerKind::kWordpiece) {
+    s += d.lower_case ? " (lower-cased)" : " (cased)";
+  }
+  return s;
+}
+
+}  // namespace
+
+RunTokenizer take_checkpoint_tokenizer(config::Config& cfg, const std::string& path,
+                                       const std::string& key) {
+  const std::string dir = resolve_checkpoint_dir(path, cfg, key);
+  rundir::CheckpointMeta meta;
+  try {
+    meta = rundir::read_checkpoint_meta(rundir::path(dir, rundir::kCheckpointMeta));
+  } catch (const DataError& e) {
+    throw ConfigError(fmt::format("{}: {}", key, e.what()), cfg.source_file, key);
+  }
+  if (!meta.tokenizer) {
+    return {"", fmt::format("checkpoint {} records no tokenizer (saved by an earlier llmprof): "
+                            "tokenizing with the config's {}, which may not be the run's",
+                            dir, describe(cfg.data))};
+  }
+  const rundir::CheckpointTokenizer& t = *meta.tokenizer;
+  const auto kind = config::find_enum<config::TokenizerKind>(t.type);
+  if (!kind) {
+    throw ConfigError(fmt::format("{}: {}: tokenizer.type '{}' is not char, gpt2 or wordpiece", key,
+                                  rundir::path(dir, rundir::kCheckpointMeta), printable(t.type)),
+                      cfg.source_file, key);
+  }
+  const fs::path files = fs::path(dir) / t.dir;
+  config::DataConfig run = cfg.data;
+  run.tokenizer = *kind;
+  run.vocab_path = (files / (*kind == config::TokenizerKind::kWordpiece ? "vocab.txt"
+                                                                        : "vocab.json"))
+                       .string();
+  run.merges_path = *kind == config::TokenizerKind::kGpt2 ? (files / "merges.txt").string() : "";
+  run.lower_case = t.lower_case;
+  if (const std::optional<NamedTokenizer> named = named_tokenizer(cfg, path)) {
+    // A char vocabulary is the corpus's, and a kind without files names no vocabulary: the
+    // config names the kind only.
+    const config::DataConfig& d = named->data;
+    const bool same_kind = d.tokenizer == *kind;
+    std::unique_ptr<data::Tokenizer> theirs;
+    if (same_kind && *kind != config::TokenizerKind::kChar && !d.vocab_path.empty()) {
+      theirs = data::make_tokenizer(d, "");
+    }
+    if (!same_kind || (theirs && theirs->fingerprint() != t.sha256)) {
+      throw ConfigError(
+          fmt::format("{}: checkpoint {} was trained with the {} tokenizer sha256 {} ({} tokens, "
+                      "read from {}), but the config names {} ({}){}. A run is measured with its "
+                      "own tokenizer, kept in {}: drop the data.* tokenizer keys from the config "
+                      "or name the run's files",
+                      key, dir, t.type, t.sha256.substr(0, 12), t.vocab_size, t.source,
+                      describe(d), named->where,
+                      theirs ? fmt::format(", sha256 {} ({} tokens)",
+                                           theirs->fingerprint().substr(0, 12),
+                                           theirs->vocab_size())
+                             : "",
+                      files.string()),
+          cfg.source_file, key);
+    }
+  }
+  cfg.data.tokenizer = run.tokenizer;
+  cfg.data.vocab_path = run.vocab_path;
+  cfg.data.merges_path = run.merges_path;
+  cfg.data.lower_case = run.lower_case;
+  return {t.sha256, ""};
+}
+
+void check_run_tokenizer(const RunTokenizer& rt, const data::Tokenizer& tokenizer,
+                         const std::string& checkpoint) {
+  if (rt.sha256.empty() || tokenizer.fingerprint() == rt.sha256) return;
+  throw DataError(fmt::format("checkpoint {}: its tokenizer files build a tokenizer with sha256 {}, "
+                              "not the {} checkpoint.json records: they were changed after the run",
+                              checkpoint, tokenizer.fingerprint().substr(0, 12),
+                              rt.sha256.substr(0, 12)));
 }
 
 }  // namespace llmprof::train
