@@ -73,21 +73,25 @@ StagedFolder::StagedFolder(const std::string& out) : out_(out) {
   fs::path parent = fs::path(out).parent_path();
   if (parent.empty()) parent = ".";
   if (!fs::is_directory(parent, ec)) {
-    throw IoError(fmt::format("--out: '{}': its folder '{}' does not exist", out, parent.string()));
+    throw ConfigError(fmt::format("--out: '{}': the folder '{}' does not exist", out,
+                                  parent.string()));
   }
+  // The handlers go in before the folder exists: a signal can never find it unguarded.
+  install_handlers();
   std::string pattern = out + ".tmp-XXXXXX";
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
   if (::mkdtemp(buf.data()) == nullptr) {
+    const int err = errno;
+    restore_handlers();
     throw IoError(fmt::format("--out: cannot create a folder beside '{}': {}", out,
-                              std::strerror(errno)));
+                              std::strerror(err)));
   }
   path_ = buf.data();
   // mkdtemp's folder is the owner's alone (0700); the result gets the usual 0777 less the umask.
   const mode_t mask = ::umask(0);
   ::umask(mask);
   ::chmod(path_.c_str(), 0777 & ~mask);
-  install_handlers();
 }
 
 StagedFolder::~StagedFolder() {

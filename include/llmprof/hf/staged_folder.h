@@ -12,7 +12,8 @@ namespace llmprof::hf {
 
 class StagedFolder {
  public:
-  // ConfigError naming --out when out exists; IoError when its parent cannot take a folder.
+  // ConfigError naming --out when out exists or its parent folder does not; IoError when the
+  // parent cannot take a folder (permission, disk full).
   explicit StagedFolder(const std::string& out);
   ~StagedFolder();
   StagedFolder(const StagedFolder&) = delete;
