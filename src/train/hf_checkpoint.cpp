@@ -1,5 +1,5 @@
-// Hugging Face folders in and out: the name table, adopting a folder's model and tokenizer into a
-// config, loading its weights, and exporting an llmprof checkpoint as one.
+// Hugging Face folders in: adopting a folder's model and tokenizer into a config and loading its
+// weights (the name table: hf_names.cpp; export: hf_export.cpp).
 #include "llmprof/train/hf_checkpoint.h"
 
 #include <fmt/format.h>
@@ -8,7 +8,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -19,8 +18,6 @@
 #include "llmprof/error.h"
 #include "llmprof/hf/hf_config.h"
 #include "llmprof/hf/safetensors.h"
-#include "llmprof/output/run_dir.h"
-#include "llmprof/rundir/files.h"
 #include "llmprof/train/task.h"
 #include "hf_names.h"
 

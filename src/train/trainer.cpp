@@ -390,15 +390,20 @@ TrainResult finish(const config::Config& cfg, Training& t, Session& session,
 
 TrainResult run_training(const config::Config& given, const TrainOptions& opts) {
   config::Config cfg = given;
+  RunTokenizer init_tokenizer;  // an llmprof run starts from its own tokenizer
   if (is_hf_folder(cfg.model.init_from)) {  // a Hugging Face folder gives model and tokenizer
     for (std::string& note : adopt_hf_model(cfg, cfg.model.init_from, "model.init_from")) {
       cfg.notes.push_back(std::move(note));
     }
+  } else if (!cfg.model.init_from.empty()) {
+    init_tokenizer = take_checkpoint_tokenizer(cfg, cfg.model.init_from, "model.init_from");
+    if (!init_tokenizer.note.empty()) cfg.notes.push_back(init_tokenizer.note);
   }
   config::validate(cfg);
   check_device(cfg);
   StopSignals signals;  // from here: a signal during set-up stops the run too, not the process
   Training t(cfg);  // set-up: model, data, optimizer, eval batches
+  check_run_tokenizer(init_tokenizer, *t.data.tokenizer, cfg.model.init_from);
   if (signals.signal() != 0) {
     throw Interrupted(fmt::format("stopped by signal {} during set-up, before the run directory "
                                   "was made",

@@ -74,7 +74,8 @@ std::string train(const std::string& yaml) {
 double val_loss(const std::string& yaml, const std::string& checkpoint, const ScratchDir& dir) {
   EvalOptions opts;
   opts.checkpoint = checkpoint;
-  opts.output_dir = dir.file("evals");
+  static int n = 0;  // output.name is fixed: one parent per eval
+  opts.output_dir = dir.file("evals" + std::to_string(n++));
   const EvalResult r = run_eval(config::load_config(yaml), opts);
   EXPECT_EQ(r.weights, "checkpoint");
   return r.sets.at(0).loss;
@@ -144,8 +145,9 @@ TEST(RunTokenizer, EvalAndExportOfARunNeedNeitherTheFolderNorAConfigNamingTheTok
   fs::rename(folder, dir.file("moved"));
 
   // A config with no tokenizer key (data.tokenizer's default is char): the run's gpt2 is used.
-  const std::string plain = train_yaml(dir, "plain", "data:\n  path: " + write_text(dir) +
-                                                         "\n  val_fraction: 0.25\n");
+  const std::string plain =
+      train_yaml(dir, "plain", "model:\n  block_size: 8\ndata:\n  path: " + write_text(dir) +
+                                   "\n  val_fraction: 0.25\n");
   const double from_run = val_loss(plain, run, dir);
 
   const test::CommandResult x =

@@ -55,8 +55,12 @@ struct HfExport {
 };
 
 // Writes a Hugging Face folder for the llmprof checkpoint at path (a checkpoint or run
-// directory): model.safetensors (F32), config.json and the tokenizer files. out must not exist
-// (results are never overwritten); it is written as out.tmp and renamed. Bad input: ConfigError.
+// directory): model.safetensors (F32), config.json and the tokenizer files, all from the
+// checkpoint (its copy of the tokenizer, checked against the hash it records, and of the
+// config.json the run started from), so the folder a run started from may be gone. out must not
+// exist (results are never overwritten); it is staged beside out and renamed at the end, and an
+// error or SIGINT/SIGTERM (Interrupted) leaves nothing behind. Bad input: ConfigError; a Hugging
+// Face folder given as path is one too, saying so.
 HfExport export_hf(const std::string& path, const std::string& out);
 
 }  // namespace llmprof::train
