@@ -22,8 +22,9 @@ namespace llmprof::train {
 
 namespace {
 
-constexpr const char* kTokenizerKeys[] = {"data.tokenizer", "data.vocab_path", "data.merges_path",
-                                          "data.lower_case"};
+// In the order a message names them: the files first.
+constexpr const char* kTokenizerKeys[] = {"data.vocab_path", "data.merges_path", "data.lower_case",
+                                          "data.tokenizer"};
 
 struct NamedTokenizer {
   config::DataConfig data;
@@ -37,8 +38,8 @@ std::optional<NamedTokenizer> named_tokenizer(const config::Config& cfg, const s
   if (!from.empty() && from != path && is_hf_folder(from)) {
     return NamedTokenizer{hf_tokenizer_data(from), "model.init_from " + from};
   }
-  for (const auto& [given, where] : cfg.given_keys) {
-    for (const char* k : kTokenizerKeys) {
+  for (const char* k : kTokenizerKeys) {
+    for (const auto& [given, where] : cfg.given_keys) {
       if (given == k) return NamedTokenizer{cfg.data, fmt::format("{}: {}", where, k)};
     }
   }
