@@ -23,7 +23,8 @@ namespace llmprof::hf {
 namespace {
 
 volatile std::sig_atomic_t g_stop_signal = 0;
-struct sigaction g_old_int {}, g_old_term {};
+struct sigaction g_old_int {
+}, g_old_term{};
 int g_live = 0;  // StagedFolders alive: the handlers go back when the last one ends
 
 extern "C" void on_staged_folder_stop_signal(int sig) { g_stop_signal = sig; }
@@ -73,8 +74,8 @@ StagedFolder::StagedFolder(const std::string& out) : out_(out) {
   fs::path parent = fs::path(out).parent_path();
   if (parent.empty()) parent = ".";
   if (!fs::is_directory(parent, ec)) {
-    throw ConfigError(fmt::format("--out: '{}': the folder '{}' does not exist", out,
-                                  parent.string()));
+    throw ConfigError(
+        fmt::format("--out: '{}': the folder '{}' does not exist", out, parent.string()));
   }
   // The handlers go in before the folder exists: a signal can never find it unguarded.
   install_handlers();
@@ -84,8 +85,8 @@ StagedFolder::StagedFolder(const std::string& out) : out_(out) {
   if (::mkdtemp(buf.data()) == nullptr) {
     const int err = errno;
     restore_handlers();
-    throw IoError(fmt::format("--out: cannot create a folder beside '{}': {}", out,
-                              std::strerror(err)));
+    throw IoError(
+        fmt::format("--out: cannot create a folder beside '{}': {}", out, std::strerror(err)));
   }
   path_ = buf.data();
   // mkdtemp's folder is the owner's alone (0700); the result gets the usual 0777 less the umask.
@@ -114,12 +115,11 @@ void StagedFolder::commit() {
   if (rename_no_replace(path_, out_) != 0) {
     const int err = errno;
     if (err == EEXIST || err == ENOTEMPTY) {
-      throw ConfigError(
-          fmt::format("--out: '{}' appeared while it was written; results are never overwritten",
-                      out_));
+      throw ConfigError(fmt::format(
+          "--out: '{}' appeared while it was written; results are never overwritten", out_));
     }
-    throw IoError(fmt::format("--out: cannot rename '{}' to '{}': {}", path_, out_,
-                              std::strerror(err)));
+    throw IoError(
+        fmt::format("--out: cannot rename '{}' to '{}': {}", path_, out_, std::strerror(err)));
   }
   committed_ = true;
 }

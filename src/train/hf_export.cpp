@@ -2,11 +2,11 @@
 // from the checkpoint itself (weights, config.yaml, its copy of the tokenizer and of the
 // config.json the run started from), and the folder is written whole or not at all.
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "hf_names.h"
 #include "llmprof/config/config.h"
@@ -61,7 +61,8 @@ std::vector<std::pair<std::string, torch::Tensor>> hf_tensors(torch::nn::Module&
 // config.json: the model's shape from the run; what the run does not decide (token ids,
 // initializer range, class names when the count is the same) from the config.json it started
 // from, when the checkpoint keeps one (base).
-hf::HfModelConfig hf_config_for(const config::Config& cfg, int64_t vocab,
+hf::HfModelConfig hf_config_for(const config::Config& cfg,
+                                int64_t vocab,
                                 const std::optional<hf::HfModelConfig>& base,
                                 const std::string& ckpt_yaml) {
   const config::ModelConfig& m = cfg.model;
@@ -77,9 +78,10 @@ hf::HfModelConfig hf_config_for(const config::Config& cfg, int64_t vocab,
   const int64_t positions = m.max_positions > 0 ? m.max_positions : m.block_size;
   if (gpt) {
     if (!m.bias) {
-      throw ConfigError(fmt::format("{}: model.bias=false has no GPT-2 equivalent (GPT-2 has "
-                                    "biases)",
-                                    ckpt_yaml));
+      throw ConfigError(
+          fmt::format("{}: model.bias=false has no GPT-2 equivalent (GPT-2 has "
+                      "biases)",
+                      ckpt_yaml));
     }
     hc.architectures = {"GPT2LMHeadModel"};
     hc.gpt2.n_layer = m.n_layer;
@@ -113,7 +115,8 @@ hf::HfModelConfig hf_config_for(const config::Config& cfg, int64_t vocab,
 
 // The tokenizer files to copy: the checkpoint's own copy, checked against the hash it records;
 // for a checkpoint saved before tokenizers were recorded, the files config.yaml names.
-config::DataConfig tokenizer_files(const std::string& dir, const rundir::CheckpointMeta& meta,
+config::DataConfig tokenizer_files(const std::string& dir,
+                                   const rundir::CheckpointMeta& meta,
                                    const config::Config& cfg) {
   config::DataConfig d = cfg.data;
   if (meta.tokenizer) {
@@ -127,18 +130,21 @@ config::DataConfig tokenizer_files(const std::string& dir, const rundir::Checkpo
   std::error_code ec;
   for (const std::string& f : {d.vocab_path, d.merges_path}) {
     if (f.empty() || fs::is_regular_file(f, ec)) continue;
-    throw ConfigError(fmt::format("export: checkpoint {} keeps no copy of its tokenizer (saved by "
-                                  "an earlier llmprof) and the file its config.yaml names, '{}', "
-                                  "is gone: put it back, or train again to get a checkpoint that "
-                                  "keeps its tokenizer",
-                                  dir, f));
+    throw ConfigError(
+        fmt::format("export: checkpoint {} keeps no copy of its tokenizer (saved by "
+                    "an earlier llmprof) and the file its config.yaml names, '{}', "
+                    "is gone: put it back, or train again to get a checkpoint that "
+                    "keeps its tokenizer",
+                    dir, f));
   }
   return d;
 }
 
 // Copies the tokenizer files into folder; returns a note when transformers has no class for it.
-std::string write_tokenizer(const config::DataConfig& d, const std::string& folder,
-                            int64_t positions, std::vector<std::string>& files) {
+std::string write_tokenizer(const config::DataConfig& d,
+                            const std::string& folder,
+                            int64_t positions,
+                            std::vector<std::string>& files) {
   auto copy = [&](const std::string& from, const std::string& name) {
     fs::copy_file(from, fs::path(folder) / name);
     files.push_back(name);
@@ -158,16 +164,20 @@ std::string write_tokenizer(const config::DataConfig& d, const std::string& fold
     files.push_back("tokenizer_config.json");
     return {};
   }
-  return fmt::format("data.tokenizer={} has no transformers tokenizer class: the folder holds "
-                     "the model only; map text to ids with the run's own vocabulary",
-                     config::name(d.tokenizer));
+  return fmt::format(
+      "data.tokenizer={} has no transformers tokenizer class: the folder holds "
+      "the model only; map text to ids with the run's own vocabulary",
+      config::name(d.tokenizer));
 }
 
 // model.safetensors, config.json and the tokenizer files into the staged folder, stopping at a
 // signal between files.
-void write_folder(const hf::StagedFolder& staged, const std::vector<hf::TensorToWrite>& to_write,
-                  const hf::HfModelConfig& hc, const config::DataConfig& tok,
-                  const config::Config& cfg, HfExport& result) {
+void write_folder(const hf::StagedFolder& staged,
+                  const std::vector<hf::TensorToWrite>& to_write,
+                  const hf::HfModelConfig& hc,
+                  const config::DataConfig& tok,
+                  const config::Config& cfg,
+                  HfExport& result) {
   hf::write_safetensors((fs::path(staged.path()) / "model.safetensors").string(), to_write,
                         hf::SafetensorsMetadata{{"format", "pt"}});
   result.tensors = static_cast<int64_t>(to_write.size());
@@ -191,17 +201,19 @@ HfExport export_hf(const std::string& path, const std::string& out) {
   config::Config probe;
   const std::string key = "export";
   if (is_hf_folder(path)) {
-    throw ConfigError(fmt::format("export: '{}' is a Hugging Face folder, not an llmprof run or "
-                                  "checkpoint: it already is what export writes "
-                                  "(from_pretrained loads it as it is)",
-                                  path));
+    throw ConfigError(
+        fmt::format("export: '{}' is a Hugging Face folder, not an llmprof run or "
+                    "checkpoint: it already is what export writes "
+                    "(from_pretrained loads it as it is)",
+                    path));
   }
   const std::string dir = resolve_checkpoint_dir(path, probe, key);
   const std::string ckpt_yaml = rundir::path(dir, rundir::kConfig);
   if (!fs::exists(ckpt_yaml)) {
-    throw ConfigError(fmt::format("{}: checkpoint {} has no config.yaml; it was not written by "
-                                  "llmprof train",
-                                  path, dir));
+    throw ConfigError(
+        fmt::format("{}: checkpoint {} has no config.yaml; it was not written by "
+                    "llmprof train",
+                    path, dir));
   }
   if (fs::exists(out)) {
     throw ConfigError(fmt::format("--out: '{}' exists; results are never overwritten", out));

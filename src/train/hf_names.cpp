@@ -54,12 +54,12 @@ HfModelNames distilbert_names(int64_t n_layer, bool mlm_head) {
     const std::string o = fmt::format("layers.{}.", i), t = fmt::format("transformer.layer.{}.", i);
     for (const char* part : {"weight", "bias"}) {
       const std::string p = std::string(".") + part;
-      n.tensors.push_back({o + "attention.qkv_lin" + p,
-                           {t + "attention.q_lin" + p, t + "attention.k_lin" + p,
-                            t + "attention.v_lin" + p},
-                           Layout::kRowsOf3});
-      for (const char* m : {"attention.out_lin", "sa_layer_norm", "ffn.lin1", "ffn.lin2",
-                            "output_layer_norm"}) {
+      n.tensors.push_back(
+          {o + "attention.qkv_lin" + p,
+           {t + "attention.q_lin" + p, t + "attention.k_lin" + p, t + "attention.v_lin" + p},
+           Layout::kRowsOf3});
+      for (const char* m :
+           {"attention.out_lin", "sa_layer_norm", "ffn.lin1", "ffn.lin2", "output_layer_norm"}) {
         same(o + m + p, t + m + p);
       }
     }

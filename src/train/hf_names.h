@@ -31,8 +31,8 @@ struct TensorMap {
 struct HfModelNames {
   std::string body_prefix;  // "transformer." (GPT2LMHeadModel), "distilbert."
   std::vector<TensorMap> tensors;
-  std::string tied_head;     // lm_head.weight / vocab_projector.weight
-  std::string tied_to;       // its llmprof twin: wte.weight / word_embeddings.weight
+  std::string tied_head;  // lm_head.weight / vocab_projector.weight
+  std::string tied_to;    // its llmprof twin: wte.weight / word_embeddings.weight
   std::vector<std::string> buffer_suffixes;  // ".attn.bias", ".attn.masked_bias"
 };
 

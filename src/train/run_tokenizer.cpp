@@ -28,7 +28,8 @@ constexpr const char* kTokenizerKeys[] = {"data.vocab_path", "data.merges_path",
 
 struct NamedTokenizer {
   config::DataConfig data;
-  std::string where;  // "configs/x.yaml line 12", "--set data.vocab_path=...", "model.init_from ..."
+  std::string
+      where;  // "configs/x.yaml line 12", "--set data.vocab_path=...", "model.init_from ..."
 };
 
 // The tokenizer the config names: model.init_from's Hugging Face folder (which replaces the data.*
@@ -61,7 +62,8 @@ std::string describe(const config::DataConfig& d) {
 
 }  // namespace
 
-RunTokenizer take_checkpoint_tokenizer(config::Config& cfg, const std::string& path,
+RunTokenizer take_checkpoint_tokenizer(config::Config& cfg,
+                                       const std::string& path,
                                        const std::string& key) {
   const std::string dir = resolve_checkpoint_dir(path, cfg, key);
   rundir::CheckpointMeta meta;
@@ -85,9 +87,8 @@ RunTokenizer take_checkpoint_tokenizer(config::Config& cfg, const std::string& p
   const fs::path files = fs::path(dir) / t.dir;
   config::DataConfig run = cfg.data;
   run.tokenizer = *kind;
-  run.vocab_path = (files / (*kind == config::TokenizerKind::kWordpiece ? "vocab.txt"
-                                                                        : "vocab.json"))
-                       .string();
+  run.vocab_path =
+      (files / (*kind == config::TokenizerKind::kWordpiece ? "vocab.txt" : "vocab.json")).string();
   run.merges_path = *kind == config::TokenizerKind::kGpt2 ? (files / "merges.txt").string() : "";
   run.lower_case = t.lower_case;
   if (const std::optional<NamedTokenizer> named = named_tokenizer(cfg, path)) {
@@ -105,12 +106,12 @@ RunTokenizer take_checkpoint_tokenizer(config::Config& cfg, const std::string& p
                       "read from {}), but the config names {} ({}){}. A run is measured with its "
                       "own tokenizer, kept in {}: drop the data.* tokenizer keys from the config "
                       "or name the run's files",
-                      key, dir, t.type, t.sha256.substr(0, 12), t.vocab_size, t.source,
-                      describe(d), named->where,
-                      theirs ? fmt::format(", sha256 {} ({} tokens)",
-                                           theirs->fingerprint().substr(0, 12),
-                                           theirs->vocab_size())
-                             : "",
+                      key, dir, t.type, t.sha256.substr(0, 12), t.vocab_size, t.source, describe(d),
+                      named->where,
+                      theirs
+                          ? fmt::format(", sha256 {} ({} tokens)",
+                                        theirs->fingerprint().substr(0, 12), theirs->vocab_size())
+                          : "",
                       files.string()),
           cfg.source_file, key);
     }
@@ -122,13 +123,14 @@ RunTokenizer take_checkpoint_tokenizer(config::Config& cfg, const std::string& p
   return {t.sha256, ""};
 }
 
-void check_run_tokenizer(const RunTokenizer& rt, const data::Tokenizer& tokenizer,
+void check_run_tokenizer(const RunTokenizer& rt,
+                         const data::Tokenizer& tokenizer,
                          const std::string& checkpoint) {
   if (rt.sha256.empty() || tokenizer.fingerprint() == rt.sha256) return;
-  throw DataError(fmt::format("checkpoint {}: its tokenizer files build a tokenizer with sha256 {}, "
-                              "not the {} checkpoint.json records: they were changed after the run",
-                              checkpoint, tokenizer.fingerprint().substr(0, 12),
-                              rt.sha256.substr(0, 12)));
+  throw DataError(
+      fmt::format("checkpoint {}: its tokenizer files build a tokenizer with sha256 {}, "
+                  "not the {} checkpoint.json records: they were changed after the run",
+                  checkpoint, tokenizer.fingerprint().substr(0, 12), rt.sha256.substr(0, 12)));
 }
 
 }  // namespace llmprof::train

@@ -2,6 +2,8 @@
 // digests at the padding boundaries, 55/56/64 bytes), then the hash of what maps text to ids: the
 // same vocabulary from another file or in another JSON layout hashes the same, one of the same
 // size with other content does not, and save_files gives back the same tokenizer.
+#include "tokenizer_fingerprint.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -11,7 +13,6 @@
 #include "llmprof/data/tokenizer.h"
 #include "llmprof/data/wordpiece.h"
 #include "support/test_support.h"
-#include "tokenizer_fingerprint.h"
 
 namespace llmprof::data {
 namespace {
@@ -49,7 +50,8 @@ TEST(TokenizerFingerprint, Gpt2VocabularyInAnotherFileAndLayoutHashesTheSame) {
   ScratchDir dir;
   const auto original = gpt2(fixture("gpt2_tiny/vocab.json"), fixture("gpt2_tiny/merges.txt"));
   // The same token -> id map written by another writer: indented, keys sorted.
-  const nlohmann::json vocab = nlohmann::json::parse(test::read_file(fixture("gpt2_tiny/vocab.json")));
+  const nlohmann::json vocab =
+      nlohmann::json::parse(test::read_file(fixture("gpt2_tiny/vocab.json")));
   test::write_file(dir.file("encoder.json"), vocab.dump(4));
   test::write_file(dir.file("vocab.bpe"), test::read_file(fixture("gpt2_tiny/merges.txt")));
   const auto copy = gpt2(dir.file("encoder.json"), dir.file("vocab.bpe"));

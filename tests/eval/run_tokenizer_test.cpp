@@ -53,12 +53,14 @@ std::string write_text(const ScratchDir& dir) {
 }
 
 std::string train_yaml(const ScratchDir& dir, const std::string& name, const std::string& body) {
-  const std::string common = "train:\n  batch_size: 2\n  eval_interval: 0\n  eval_steps: 1\n"
-                             "  save_checkpoint: true\n"
-                             "schedule:\n  warmup_steps: 0\n  max_steps: 2\n"
-                             "profile:\n  level: off\nenergy:\n  enabled: false\nthreads: 1\n"
-                             "eval:\n  max_batches: 4\n"
-                             "output:\n  dir: " + dir.file("runs") + "\n  name: " + name + "\n";
+  const std::string common =
+      "train:\n  batch_size: 2\n  eval_interval: 0\n  eval_steps: 1\n"
+      "  save_checkpoint: true\n"
+      "schedule:\n  warmup_steps: 0\n  max_steps: 2\n"
+      "profile:\n  level: off\nenergy:\n  enabled: false\nthreads: 1\n"
+      "eval:\n  max_batches: 4\n"
+      "output:\n  dir: " +
+      dir.file("runs") + "\n  name: " + name + "\n";
   test::write_file(dir.file(name + ".yaml"), body + common);
   return dir.file(name + ".yaml");
 }
@@ -71,13 +73,18 @@ std::string train(const std::string& yaml) {
   return r.run_dir;
 }
 
-double val_loss(const std::string& yaml, const std::string& checkpoint, const ScratchDir& dir) {
+// The validation loss; eval.json's tokenizer record in *tokenizer when given.
+double val_loss(const std::string& yaml, const std::string& checkpoint, const ScratchDir& dir,
+                nlohmann::json* tokenizer = nullptr) {
   EvalOptions opts;
   opts.checkpoint = checkpoint;
   static int n = 0;  // output.name is fixed: one parent per eval
   opts.output_dir = dir.file("evals" + std::to_string(n++));
   const EvalResult r = run_eval(config::load_config(yaml), opts);
   EXPECT_EQ(r.weights, "checkpoint");
+  if (tokenizer) {
+    *tokenizer = nlohmann::json::parse(test::read_file(r.run_dir + "/eval.json"))["tokenizer"];
+  }
   return r.sets.at(0).loss;
 }
 
@@ -85,8 +92,8 @@ double val_loss(const std::string& yaml, const std::string& checkpoint, const Sc
 std::string bert_body(const ScratchDir& dir, const std::string& vocab, const std::string& init) {
   return "model:\n  type: distilbert\n  block_size: 8\n  dropout: 0.0\n" +
          (init.empty() ? "" : "  init_from: " + init + "\n") +
-         "data:\n  tokenizer: wordpiece\n  vocab_path: " + vocab + "\n  path: " +
-         write_text(dir) + "\n  format: text\n  val_fraction: 0.25\n"
+         "data:\n  tokenizer: wordpiece\n  vocab_path: " + vocab + "\n  path: " + write_text(dir) +
+         "\n  format: text\n  val_fraction: 0.25\n"
          "train:\n  task: mlm\n";
 }
 
@@ -125,8 +132,11 @@ TEST(RunTokenizer, EvalWithAConfigNamingAnotherVocabularyOfTheSameSizeIsAnErrorN
   // The same vocabulary elsewhere is the run's; its figures are those of the exported folder.
   fs::create_directories(dir.file("elsewhere"));
   fs::copy_file(folder + "/vocab.txt", dir.file("elsewhere/vocab.txt"));
-  const std::string same = train_yaml(dir, "same", bert_body(dir, dir.file("elsewhere/vocab.txt"), ""));
-  const double from_run = val_loss(same, run, dir);
+  const std::string same =
+      train_yaml(dir, "same", bert_body(dir, dir.file("elsewhere/vocab.txt"), ""));
+  nlohmann::json used;
+  const double from_run = val_loss(same, run, dir, &used);
+  EXPECT_EQ(used["sha256"], run_sha);
   train::export_hf(run, dir.file("exported"));
   const double from_export = val_loss(named, dir.file("exported"), dir);
   EXPECT_NEAR(from_run, from_export, 1e-6);
@@ -145,9 +155,9 @@ TEST(RunTokenizer, EvalAndExportOfARunNeedNeitherTheFolderNorAConfigNamingTheTok
   fs::rename(folder, dir.file("moved"));
 
   // A config with no tokenizer key (data.tokenizer's default is char): the run's gpt2 is used.
-  const std::string plain =
-      train_yaml(dir, "plain", "model:\n  block_size: 8\ndata:\n  path: " + write_text(dir) +
-                                   "\n  val_fraction: 0.25\n");
+  const std::string plain = train_yaml(
+      dir, "plain",
+      "model:\n  block_size: 8\ndata:\n  path: " + write_text(dir) + "\n  val_fraction: 0.25\n");
   const double from_run = val_loss(plain, run, dir);
 
   const test::CommandResult x =
@@ -184,7 +194,8 @@ TEST(ExportCommand, AFailedExportLeavesNothingAndNeverTouchesAnExistingOut) {
   EXPECT_EQ(starting_with(dir.path(), "out"), std::vector<std::string>{"out"});
 
   // The run's copy of its tokenizer changed after the run: refused, nothing written.
-  nlohmann::json vocab = nlohmann::json::parse(test::read_file(run + "/checkpoint/tokenizer/vocab.json"));
+  nlohmann::json vocab =
+      nlohmann::json::parse(test::read_file(run + "/checkpoint/tokenizer/vocab.json"));
   const auto a = vocab["a"].get<int>();
   vocab["a"] = vocab["b"].get<int>();
   vocab["b"] = a;
@@ -216,7 +227,8 @@ TEST(ExportCommand, SigintDuringTheWriteLeavesNothingBehind) {
     seen = !starting_with(dir.path(), "out.tmp-").empty();
     if (!seen) std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
-  ASSERT_TRUE(seen) << "the export never staged its folder: " << test::read_file(dir.file("export.log"));
+  ASSERT_TRUE(seen) << "the export never staged its folder: "
+                    << test::read_file(dir.file("export.log"));
   ::kill(pid, SIGINT);
   const int code = test::wait_llmprof(pid);
   const std::string log = test::read_file(dir.file("export.log"));

@@ -87,14 +87,14 @@ TEST(CheckpointTokenizer, AMalformedRecordIsAnErrorNamingTheField) {
   auto meta = nlohmann::json::parse(test::read_file(dir.file("ckpt/checkpoint.json")));
   meta["tokenizer"]["sha256"] = "not-a-hash";
   test::write_file(dir.file("ckpt/checkpoint.json"), meta.dump());
-  const std::string what = test::data_error_of(
-      [&] { rundir::read_checkpoint_meta(dir.file("ckpt/checkpoint.json")); });
+  const std::string what =
+      test::data_error_of([&] { rundir::read_checkpoint_meta(dir.file("ckpt/checkpoint.json")); });
   EXPECT_NE(what.find("tokenizer.sha256"), std::string::npos) << what;
   meta["tokenizer"]["sha256"] = std::string(64, 'a');
   meta["tokenizer"]["dir"] = "../elsewhere";
   test::write_file(dir.file("ckpt/checkpoint.json"), meta.dump());
-  const std::string dir_what = test::data_error_of(
-      [&] { rundir::read_checkpoint_meta(dir.file("ckpt/checkpoint.json")); });
+  const std::string dir_what =
+      test::data_error_of([&] { rundir::read_checkpoint_meta(dir.file("ckpt/checkpoint.json")); });
   EXPECT_NE(dir_what.find("tokenizer.dir"), std::string::npos) << dir_what;
 }
 

@@ -34,7 +34,8 @@ std::string joined(const std::vector<std::string>& notes) {
 TEST(HfAdopt, KeysLeftAtTheirDefaultsAreReplacedWithoutANote) {
   config::Config cfg;  // model.n_layer 4, n_embd, vocab paths...: defaults, none given
   cfg.model.block_size = 8;
-  const std::vector<std::string> notes = adopt_hf_model(cfg, fixture("gpt2_tiny"), "model.init_from");
+  const std::vector<std::string> notes =
+      adopt_hf_model(cfg, fixture("gpt2_tiny"), "model.init_from");
   EXPECT_EQ(cfg.model.n_layer, 2);
   EXPECT_EQ(cfg.model.n_embd, 8);
   EXPECT_TRUE(notes.empty()) << joined(notes);
@@ -47,7 +48,8 @@ TEST(HfAdopt, ATokenizerKeyTheUserSetIsReportedWithWhereItWasSet) {
   cfg.data.vocab_path = "mine/encoder.json";
   cfg.data.merges_path = "mine/vocab.bpe";
   cfg.given_keys = {{"data.tokenizer", "my.yaml line 2"}, {"data.vocab_path", "my.yaml line 3"}};
-  const std::vector<std::string> notes = adopt_hf_model(cfg, fixture("gpt2_tiny"), "model.init_from");
+  const std::vector<std::string> notes =
+      adopt_hf_model(cfg, fixture("gpt2_tiny"), "model.init_from");
   ASSERT_EQ(notes.size(), 1u) << joined(notes);  // merges_path was a default; tokenizer agrees
   EXPECT_NE(notes[0].find("data.vocab_path="), std::string::npos) << notes[0];
   EXPECT_NE(notes[0].find("mine/encoder.json"), std::string::npos) << notes[0];
@@ -113,8 +115,8 @@ TEST(ConfigValidation, Gpt2WithAHuggingFaceFolderNeedsNoVocabularyPaths) {
   const std::string minimal = "data:\n  tokenizer: gpt2\n";
   test::write_file(dir.file("bare.yaml"), minimal);
   EXPECT_THROW(config::load_config(dir.file("bare.yaml")), ConfigError);  // nothing gives them
-  test::write_file(dir.file("hf.yaml"),
-                   minimal + "model:\n  block_size: 8\n  init_from: " + fixture("gpt2_tiny") + "\n");
+  test::write_file(dir.file("hf.yaml"), minimal + "model:\n  block_size: 8\n  init_from: " +
+                                            fixture("gpt2_tiny") + "\n");
   config::Config cfg = config::load_config(dir.file("hf.yaml"));
   adopt_hf_model(cfg, cfg.model.init_from, "model.init_from");
   config::validate(cfg);
