@@ -14,6 +14,7 @@
 #include "llmprof/rundir/checkpoint_meta.h"
 #include "llmprof/train/hf_checkpoint.h"
 #include "llmprof/train/task.h"
+#include "llmprof/train/trainer.h"
 #include "llmprof/train/weights.h"
 #include "support/test_support.h"
 
@@ -96,6 +97,52 @@ TEST(CheckpointTokenizer, AMalformedRecordIsAnErrorNamingTheField) {
   const std::string dir_what =
       test::data_error_of([&] { rundir::read_checkpoint_meta(dir.file("ckpt/checkpoint.json")); });
   EXPECT_NE(dir_what.find("tokenizer.dir"), std::string::npos) << dir_what;
+}
+
+// A tiny char-level GPT on text, saving its checkpoint.
+config::Config tiny_char(const ScratchDir& dir, const std::string& name, const std::string& text) {
+  test::write_file(dir.file(name + ".txt"), text);
+  config::Config c;
+  c.model.n_layer = 1;
+  c.model.n_head = 2;
+  c.model.n_embd = 16;
+  c.model.block_size = 8;
+  c.data.path = dir.file(name + ".txt");
+  c.train.batch_size = 2;
+  c.train.eval_interval = 0;
+  c.train.save_checkpoint = true;
+  c.schedule.warmup_steps = 0;
+  c.schedule.max_steps = 2;
+  c.profile.level = config::ProfileLevel::kOff;
+  c.energy.enabled = false;
+  c.threads = 1;
+  c.output.dir = dir.file("runs");
+  c.output.name = name;
+  return c;
+}
+
+TEST(CheckpointTokenizer, FineTuningFromARunTokenizesWithTheRunsVocabulary) {
+  ScratchDir dir;
+  TrainOptions quiet;
+  quiet.quiet = true;
+  std::string wide, narrow;
+  for (int i = 0; i < 200; ++i) wide += "the quick brown fox jumps over the lazy dog\n";
+  for (int i = 0; i < 200; ++i) narrow += "the dog\n";  // 8 of the 28 characters above
+  const TrainResult first = run_training(tiny_char(dir, "wide", wide), quiet);
+  ASSERT_EQ(first.status, "completed") << first.message;
+  // Before, the vocabulary was built from this corpus (8 characters) and the run's 28-row
+  // embedding could not load.
+  config::Config ft = tiny_char(dir, "narrow", narrow);
+  ft.model.init_from = first.run_dir;
+  const TrainResult second = run_training(ft, quiet);
+  ASSERT_EQ(second.status, "completed") << second.message;
+  const rundir::CheckpointMeta m =
+      rundir::read_checkpoint_meta(second.run_dir + "/checkpoint/checkpoint.json");
+  ASSERT_TRUE(m.tokenizer.has_value());
+  EXPECT_EQ(m.tokenizer->vocab_size, 28);  // 26 letters, space, newline: the first run's
+  EXPECT_EQ(m.tokenizer->sha256,
+            rundir::read_checkpoint_meta(first.run_dir + "/checkpoint/checkpoint.json")
+                .tokenizer->sha256);
 }
 
 }  // namespace
