@@ -162,7 +162,8 @@ std::vector<KeySpec> build_table() {
       enum_key<LLMPROF_REF(data, tokenizer)>(
           "tokenizer: char (byte-level vocab of the corpus), gpt2 (BPE) or wordpiece (BERT)"),
       string_key(LLMPROF_KEY(data, vocab_path),
-                 "gpt2 tokenizer: path of encoder.json; wordpiece: path of vocab.txt"),
+                 "gpt2 tokenizer: path of encoder.json; wordpiece: path of vocab.txt; char: a "
+                 "run's saved vocab.json (empty: built from the corpus)"),
       string_key(LLMPROF_KEY(data, merges_path), "gpt2 tokenizer: path of vocab.bpe"),
       bool_key(LLMPROF_KEY(data, lower_case),
                "wordpiece: lower-case and strip accents (uncased vocabulary); false for cased"),

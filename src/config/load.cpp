@@ -274,12 +274,16 @@ std::optional<Problem> find_problem(const Config& cfg) {
         fmt::format("model.n_head: {} does not divide model.n_embd={}", m.n_head, m.n_embd)};
   }
   const DataConfig& d = cfg.data;
-  if (d.tokenizer == TokenizerKind::kWordpiece && d.vocab_path.empty()) {
+  // model.init_from gives the tokenizer files (a Hugging Face folder's, a run's own copy); where
+  // it gives none, building the tokenizer says so.
+  const bool files_from_init = !m.init_from.empty();
+  if (d.tokenizer == TokenizerKind::kWordpiece && d.vocab_path.empty() && !files_from_init) {
     return Problem{{"data.tokenizer", "data.vocab_path"},
                    "data.tokenizer: wordpiece needs data.vocab_path (a BERT vocab.txt, e.g. "
                    "bert-base-uncased-vocab.txt)"};
   }
-  if (d.tokenizer == TokenizerKind::kGpt2 && (d.vocab_path.empty() || d.merges_path.empty())) {
+  if (d.tokenizer == TokenizerKind::kGpt2 && (d.vocab_path.empty() || d.merges_path.empty()) &&
+      !files_from_init) {
     const char* missing = d.vocab_path.empty() ? "data.vocab_path" : "data.merges_path";
     return Problem{{"data.tokenizer", missing},
                    fmt::format("data.tokenizer: gpt2 needs data.vocab_path (encoder.json) and "

@@ -3,6 +3,7 @@
 // adjacent symbols merge by the rank of the pair in vocab.bpe until no ranked pair remains.
 // Symbols are handled as token ids rather than strings: encoder.json is a bijection, so merging
 // ids is merging strings.
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <mutex>
@@ -10,6 +11,7 @@
 #include <unordered_map>
 
 #include "file_io.h"
+#include "tokenizer_fingerprint.h"
 #include "llmprof/base/printable.h"
 #include "llmprof/base/printable_json.h"
 #include "llmprof/config/enums.h"
@@ -103,6 +105,31 @@ class Gpt2Tokenizer final : public Tokenizer {
     detail::write_text_atomic(dir + "/tokenizer.json", j.dump(2) + "\n");
   }
 
+  // Tokens by id, then the merges by rank as (left, right, merged) ids.
+  std::string fingerprint() const override {
+    std::string canonical = "llmprof tokenizer 1\ngpt2\n";
+    detail::append_u32(canonical, static_cast<uint32_t>(token_bytes_.size()));
+    for (const std::string& t : token_bytes_) detail::append_field(canonical, t);
+    std::vector<std::pair<int32_t, uint64_t>> by_rank;  // (rank, pair key)
+    by_rank.reserve(merges_.size());
+    for (const auto& [key, m] : merges_) by_rank.emplace_back(m.rank, key);
+    std::sort(by_rank.begin(), by_rank.end());
+    detail::append_u32(canonical, static_cast<uint32_t>(by_rank.size()));
+    for (const auto& [rank, key] : by_rank) {
+      detail::append_u32(canonical, static_cast<uint32_t>(key >> 32));
+      detail::append_u32(canonical, static_cast<uint32_t>(key & 0xFFFFFFFFu));
+      detail::append_u32(canonical, static_cast<uint32_t>(merges_.at(key).merged));
+    }
+    return detail::sha256_hex(canonical);
+  }
+
+  // Hugging Face's names for OpenAI's encoder.json and vocab.bpe (the same formats).
+  std::vector<std::string> save_files(const std::string& dir) const override {
+    detail::write_text_atomic(dir + "/vocab.json", encoder_text_);
+    detail::write_text_atomic(dir + "/merges.txt", merges_text_);
+    return {"vocab.json", "merges.txt"};
+  }
+
  private:
   struct Merge {
     int32_t rank;    // line order in vocab.bpe: lower merges first
@@ -111,7 +138,8 @@ class Gpt2Tokenizer final : public Tokenizer {
 
   // Reads encoder.json (stand-in string -> id) into token_bytes_ and byte_id_; returns the map.
   std::unordered_map<std::string, int32_t> load_encoder(const std::string& path) {
-    const std::string text = read_text_file(path);
+    encoder_text_ = read_text_file(path);
+    const std::string& text = encoder_text_;
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(text);
@@ -167,7 +195,8 @@ class Gpt2Tokenizer final : public Tokenizer {
 
   // Reads vocab.bpe: an optional "#version" line, then one "left right" merge per line.
   void load_merges(const std::string& path, const std::unordered_map<std::string, int32_t>& ids) {
-    const std::string text = read_text_file(path);
+    merges_text_ = read_text_file(path);
+    const std::string& text = merges_text_;
     int32_t rank = 0;
     int64_t line_no = 0;
     for (size_t pos = 0; pos < text.size();) {
@@ -238,6 +267,7 @@ class Gpt2Tokenizer final : public Tokenizer {
 
   std::string encoder_path_;                    // absolute
   std::string bpe_path_;                        // absolute
+  std::string encoder_text_, merges_text_;      // the files as read (save_files)
   std::vector<std::string> token_bytes_;        // id -> the raw bytes it stands for
   std::array<int32_t, 256> byte_id_{};          // byte -> id of its single-byte token
   std::unordered_map<uint64_t, Merge> merges_;  // pair_key(left, right) -> merge

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "file_io.h"
+#include "tokenizer_fingerprint.h"
 #include "llmprof/base/printable.h"
 #include "llmprof/base/printable_json.h"
 #include "llmprof/config/config.h"
@@ -80,12 +81,27 @@ class CharTokenizer final : public Tokenizer {
     detail::write_text_atomic(dir + "/vocab.json", j.dump() + "\n");
   }
 
+  std::string fingerprint() const override {
+    std::string canonical = "llmprof tokenizer 1\nchar\n";
+    detail::append_field(canonical, std::string(chars_.begin(), chars_.end()));
+    return detail::sha256_hex(canonical);
+  }
+
+  std::vector<std::string> save_files(const std::string& dir) const override {
+    save(dir);
+    return {"vocab.json"};
+  }
+
  private:
   std::vector<unsigned char> chars_;  // id -> byte
   std::array<int32_t, 256> id_of_;    // byte -> id, -1 when absent
 };
 
 }  // namespace
+
+std::vector<std::string> Tokenizer::save_files(const std::string& /*dir*/) const {
+  throw DataError("the " + name() + " tokenizer has no files to save");
+}
 
 std::unique_ptr<Tokenizer> make_char_tokenizer(std::string_view corpus) {
   if (corpus.empty())
@@ -99,8 +115,10 @@ std::unique_ptr<Tokenizer> make_char_tokenizer(std::string_view corpus) {
   return std::make_unique<CharTokenizer>(std::move(chars));
 }
 
-std::unique_ptr<Tokenizer> load_char_tokenizer(const std::string& dir) {
-  const std::string path = dir + "/vocab.json";
+namespace {
+
+// A char vocab.json (save()'s format) at path.
+std::unique_ptr<Tokenizer> load_char_vocab(const std::string& path) {
   const std::string text = read_text_file(path);
   nlohmann::json j;
   try {
@@ -134,9 +152,18 @@ std::unique_ptr<Tokenizer> load_char_tokenizer(const std::string& dir) {
   return std::make_unique<CharTokenizer>(std::move(chars));
 }
 
+}  // namespace
+
+std::unique_ptr<Tokenizer> load_char_tokenizer(const std::string& dir) {
+  return load_char_vocab(dir + "/vocab.json");
+}
+
 std::unique_ptr<Tokenizer> make_tokenizer(const config::DataConfig& cfg, std::string_view corpus) {
   switch (cfg.tokenizer) {
     case config::TokenizerKind::kChar:
+      if (!cfg.vocab_path.empty()) {  // a run's own vocabulary, as save() wrote it
+        return load_char_vocab(cfg.vocab_path);
+      }
       return make_char_tokenizer(corpus);
     case config::TokenizerKind::kGpt2:
       if (cfg.vocab_path.empty() || cfg.merges_path.empty()) {

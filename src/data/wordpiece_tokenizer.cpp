@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "file_io.h"
+#include "tokenizer_fingerprint.h"
 #include "llmprof/config/enums.h"
 #include "llmprof/data/corpus.h"
 #include "llmprof/data/wordpiece.h"
@@ -105,10 +106,26 @@ class WordPieceTokenizerImpl final : public WordPieceTokenizer {
     detail::write_text_atomic(dir + "/tokenizer.json", j.dump(2) + "\n");
   }
 
+  std::string fingerprint() const override {
+    std::string canonical = "llmprof tokenizer 1\nwordpiece\n";
+    canonical += lower_case_ ? "lower_case 1\n" : "lower_case 0\n";
+    detail::append_u32(canonical, static_cast<uint32_t>(tokens_.size()));
+    for (const std::string& t : tokens_) detail::append_field(canonical, t);
+    return detail::sha256_hex(canonical);
+  }
+
+  // vocab.txt, and tokenizer_config.json with do_lower_case (what Hugging Face reads it from).
+  std::vector<std::string> save_files(const std::string& dir) const override {
+    detail::write_text_atomic(dir + "/vocab.txt", vocab_text_);
+    const nlohmann::json config = {{"do_lower_case", lower_case_}};
+    detail::write_text_atomic(dir + "/tokenizer_config.json", config.dump(2) + "\n");
+    return {"vocab.txt", "tokenizer_config.json"};
+  }
+
  private:
   // vocab.txt: one token per line (LF or CRLF), id = 0-based line number.
   void load_vocab(const std::string& path) {
-    std::string text;
+    std::string& text = vocab_text_;
     try {
       text = read_text_file(path);  // throws for a missing, unreadable or empty file
     } catch (const DataError& e) {
@@ -191,6 +208,7 @@ class WordPieceTokenizerImpl final : public WordPieceTokenizer {
   }
 
   std::string vocab_path_;                        // absolute
+  std::string vocab_text_;                        // vocab.txt as read (save_files)
   bool lower_case_;                               // uncased vocabulary (do_lower_case)
   std::vector<std::string> tokens_;               // id -> token
   std::unordered_map<std::string, int32_t> ids_;  // token -> id

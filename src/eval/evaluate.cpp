@@ -33,6 +33,14 @@ nlohmann::json to_json(const EvalSetResult& r) {
           {"tokens_per_s", r.tokens_per_s}};
 }
 
+// What mapped the text to ids: the run's own tokenizer when the checkpoint keeps one.
+nlohmann::json tokenizer_json(const data::Tokenizer& t) {
+  const std::string sha = t.fingerprint();
+  return {{"type", t.name()},
+          {"vocab_size", t.vocab_size()},
+          {"sha256", sha.empty() ? nlohmann::json(nullptr) : nlohmann::json(sha)}};
+}
+
 }  // namespace
 
 EvalResult run_eval(const config::Config& given, const EvalOptions& opts) {
@@ -105,6 +113,7 @@ EvalResult run_eval(const config::Config& given, const EvalOptions& opts) {
            : nlohmann::json("figures computed through randomly initialised weights (" +
                             result.weights + "): not a measure of a trained model")},
       {"model_from_checkpoint", p.notes},
+      {"tokenizer", tokenizer_json(*p.data.tokenizer)},
       {"config_notes", cfg.notes},
       {"precision", config::name(cfg.train.precision)},
       {"threads", p.runtime.threads},

@@ -7,6 +7,7 @@
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 #include "llmprof/model/autocast.h"
+#include "llmprof/train/hf_checkpoint.h"
 #include "llmprof/train/setup.h"
 
 namespace llmprof::eval {
@@ -28,11 +29,20 @@ Prepared prepare(const config::Config& cfg_in, const std::string& checkpoint,
   const config::Config& cfg = p.cfg;
   const std::string path = checkpoint.empty() ? cfg.model.init_from : checkpoint;
   const std::string key = checkpoint.empty() ? "model.init_from" : "--checkpoint";
-  if (!path.empty()) p.notes = train::adopt_checkpoint_model(p.cfg, path, key);
+  // An llmprof run brings its tokenizer (a Hugging Face folder's is adopted with its model).
+  train::RunTokenizer run_tokenizer;
+  if (!path.empty()) {
+    p.notes = train::adopt_checkpoint_model(p.cfg, path, key);
+    if (!train::is_hf_folder(path)) {
+      run_tokenizer = train::take_checkpoint_tokenizer(p.cfg, path, key);
+      if (!run_tokenizer.note.empty()) spdlog::warn("{}", run_tokenizer.note);
+    }
+  }
   config::validate(cfg);
   p.device = train::DeviceContext::make(cfg);  // cpu, or a cuda device this host has
   p.runtime = train::apply_runtime(cfg);
   p.data = train::load_run_data(cfg);
+  if (!path.empty()) train::check_run_tokenizer(run_tokenizer, *p.data.tokenizer, path);
   p.task = train::make_task(cfg, p.data.tokenizer->vocab_size(), p.data.mlm_predictions);
   if (!path.empty()) {
     p.checkpoint = train::load_checkpoint(path, p.task->module(), cfg, key);

@@ -168,8 +168,12 @@ void validate_hf_config(const HfModelConfig& c, const std::string& where) {
 }
 
 HfModelConfig read_hf_config(const std::string& folder) {
+  return read_hf_config_file(folder + "/config.json");
+}
+
+HfModelConfig read_hf_config_file(const std::string& path) {
   HfModelConfig c;
-  c.file = folder + "/config.json";
+  c.file = path;
   const json doc = detail::read_json_object(c.file);
   const detail::JsonFields keys(doc, c.file, &c.defaulted);
 

@@ -1,5 +1,5 @@
-// Hugging Face folders in and out: the name table, adopting a folder's model and tokenizer into a
-// config, loading its weights, and exporting an llmprof checkpoint as one.
+// Hugging Face folders in: adopting a folder's model and tokenizer into a config and loading its
+// weights (the name table: hf_names.cpp; export: hf_export.cpp).
 #include "llmprof/train/hf_checkpoint.h"
 
 #include <fmt/format.h>
@@ -8,7 +8,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -19,116 +18,19 @@
 #include "llmprof/error.h"
 #include "llmprof/hf/hf_config.h"
 #include "llmprof/hf/safetensors.h"
-#include "llmprof/output/run_dir.h"
-#include "llmprof/rundir/files.h"
 #include "llmprof/train/task.h"
+#include "hf_names.h"
 
 namespace fs = std::filesystem;
 
 namespace llmprof::train {
 
+using detail::HfModelNames;
+using detail::Layout;
+using detail::names_for;
+using detail::TensorMap;
+
 namespace {
-
-// How a Hugging Face tensor becomes llmprof's.
-enum class Layout {
-  kSame,
-  kTransposed,  // GPT-2's Conv1D stores (in, out); llmprof's Linear is (out, in)
-  kRowsOf3,     // llmprof's fused qkv_lin = [q_lin; k_lin; v_lin] along dim 0
-};
-
-struct TensorMap {
-  std::string ours;
-  std::vector<std::string> theirs;  // one, or three for kRowsOf3; without the body prefix
-  Layout layout = Layout::kSame;
-  bool body = true;  // under the body prefix (transformer. / distilbert.) in a full model's file
-};
-
-// Tensors of a full Hugging Face model that llmprof computes without storing: the tied LM head
-// (checked equal to the embedding) and GPT-2's causal-mask buffers.
-struct HfModelNames {
-  std::string body_prefix;  // "transformer." (GPT2LMHeadModel), "distilbert."
-  std::vector<TensorMap> tensors;
-  std::string tied_head;     // lm_head.weight / vocab_projector.weight
-  std::string tied_to;       // its llmprof twin: wte.weight / word_embeddings.weight
-  std::vector<std::string> buffer_suffixes;  // ".attn.bias", ".attn.masked_bias"
-};
-
-HfModelNames gpt2_names(int64_t n_layer) {
-  HfModelNames n;
-  n.body_prefix = "transformer.";
-  n.tied_head = "lm_head.weight";
-  n.tied_to = "wte.weight";
-  n.buffer_suffixes = {".attn.bias", ".attn.masked_bias"};
-  auto same = [&](const std::string& ours, const std::string& theirs) {
-    n.tensors.push_back({ours, {theirs}, Layout::kSame});
-  };
-  auto conv1d = [&](const std::string& ours, const std::string& theirs) {
-    n.tensors.push_back({ours, {theirs}, Layout::kTransposed});
-  };
-  same("wte.weight", "wte.weight");
-  same("wpe.weight", "wpe.weight");
-  for (int64_t i = 0; i < n_layer; ++i) {
-    const std::string o = fmt::format("h{}.", i), t = fmt::format("h.{}.", i);
-    for (const char* ln : {"ln_1", "ln_2"}) {
-      same(o + ln + ".weight", t + ln + ".weight");
-      same(o + ln + ".bias", t + ln + ".bias");
-    }
-    for (const char* lin : {"attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"}) {
-      conv1d(o + lin + ".weight", t + lin + ".weight");
-      same(o + lin + ".bias", t + lin + ".bias");
-    }
-  }
-  same("ln_f.weight", "ln_f.weight");
-  same("ln_f.bias", "ln_f.bias");
-  return n;
-}
-
-HfModelNames distilbert_names(int64_t n_layer, bool mlm_head) {
-  HfModelNames n;
-  n.body_prefix = "distilbert.";
-  n.buffer_suffixes = {"embeddings.position_ids"};
-  auto same = [&](const std::string& ours, const std::string& theirs, bool body = true) {
-    n.tensors.push_back({ours, {theirs}, Layout::kSame, body});
-  };
-  same("word_embeddings.weight", "embeddings.word_embeddings.weight");
-  same("position_embeddings.weight", "embeddings.position_embeddings.weight");
-  same("emb_layer_norm.weight", "embeddings.LayerNorm.weight");
-  same("emb_layer_norm.bias", "embeddings.LayerNorm.bias");
-  for (int64_t i = 0; i < n_layer; ++i) {
-    const std::string o = fmt::format("layers.{}.", i), t = fmt::format("transformer.layer.{}.", i);
-    for (const char* part : {"weight", "bias"}) {
-      const std::string p = std::string(".") + part;
-      n.tensors.push_back({o + "attention.qkv_lin" + p,
-                           {t + "attention.q_lin" + p, t + "attention.k_lin" + p,
-                            t + "attention.v_lin" + p},
-                           Layout::kRowsOf3});
-      for (const char* m : {"attention.out_lin", "sa_layer_norm", "ffn.lin1", "ffn.lin2",
-                            "output_layer_norm"}) {
-        same(o + m + p, t + m + p);
-      }
-    }
-  }
-  if (mlm_head) {
-    n.tied_head = "vocab_projector.weight";
-    n.tied_to = "word_embeddings.weight";
-    for (const char* m : {"vocab_transform", "vocab_layer_norm"}) {
-      same(std::string(m) + ".weight", std::string(m) + ".weight", false);
-      same(std::string(m) + ".bias", std::string(m) + ".bias", false);
-    }
-    same("vocab_projector_bias", "vocab_projector.bias", false);
-  } else {
-    for (const char* m : {"pre_classifier", "classifier"}) {
-      same(std::string(m) + ".weight", std::string(m) + ".weight", false);
-      same(std::string(m) + ".bias", std::string(m) + ".bias", false);
-    }
-  }
-  return n;
-}
-
-HfModelNames names_for(const config::Config& cfg) {
-  if (cfg.model.type == config::ModelType::kGpt) return gpt2_names(cfg.model.n_layer);
-  return distilbert_names(cfg.model.n_layer, cfg.train.task == config::TaskKind::kMlm);
-}
 
 std::string shape_text(at::IntArrayRef s) { return fmt::format("({})", fmt::join(s, ", ")); }
 
@@ -213,11 +115,31 @@ ConfigError key_error(const config::Config& cfg, const std::string& key, const s
 bool is_hf_folder(const std::string& path) {
   if (path.empty()) return false;
   std::error_code ec;
-  const fs::path config = fs::path(path) / "config.json";
-  if (!fs::is_regular_file(config, ec)) return false;
-  std::ifstream in(config);
+  const fs::path dir(path);
+  if (!fs::is_regular_file(dir / "config.json", ec)) return false;
+  if (fs::is_regular_file(dir / "model.safetensors", ec) ||
+      fs::is_regular_file(dir / "pytorch_model.bin", ec)) {
+    return true;
+  }
+  std::ifstream in(dir / "config.json");
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   return j.is_object() && j.contains("model_type");
+}
+
+config::DataConfig hf_tokenizer_data(const std::string& folder) {
+  const hf::HfModelConfig hc = hf::read_hf_config(folder);
+  const hf::HfTokenizerFiles tok = hf::find_tokenizer_files(folder, hc.model_type);
+  config::DataConfig d;
+  if (hc.model_type == hf::HfModelType::kGpt2) {
+    d.tokenizer = config::TokenizerKind::kGpt2;
+    d.vocab_path = tok.vocab_json;
+    d.merges_path = tok.merges_txt;
+  } else {
+    d.tokenizer = config::TokenizerKind::kWordpiece;
+    d.vocab_path = tok.vocab_txt;
+    d.lower_case = tok.do_lower_case;
+  }
+  return d;
 }
 
 std::vector<std::string> adopt_hf_model(config::Config& cfg, const std::string& folder,
@@ -300,18 +222,21 @@ std::vector<std::string> adopt_hf_model(config::Config& cfg, const std::string& 
     if (ours == theirs) continue;
     // The model's shape is the checkpoint's: a shape the user gave that differs is an error. The
     // tokenizer files are the folder's, whatever data.* said (a config runnable without weights).
+    // A key the user never set held a default, not a choice: it is replaced without a word.
     const bool shape = k.rfind("model.", 0) == 0;
     for (const auto& [given, where] : cfg.given_keys) {
-      if (!shape || given != k) continue;
-      throw ConfigError(fmt::format("{}: {} sets {}={} but the checkpoint {} has {}={}; the "
-                                    "model and tokenizer come from the checkpoint: drop the key "
-                                    "or give another checkpoint",
-                                    k, where, k, ours, folder, k, theirs),
-                        cfg.source_file, k);
+      if (given != k) continue;
+      if (shape) {
+        throw ConfigError(fmt::format("{}: {} sets {}={} but the checkpoint {} has {}={}; the "
+                                      "model and tokenizer come from the checkpoint: drop the key "
+                                      "or give another checkpoint",
+                                      k, where, k, ours, folder, k, theirs),
+                          cfg.source_file, k);
+      }
+      notes.push_back(fmt::format("{}={} from {} (in place of {}, {})", k, theirs, folder,
+                                  ours.empty() ? "\"\"" : ours, where));
     }
     config::apply_override(cfg, k + "=" + theirs);
-    notes.push_back(fmt::format("{}={} from {} (in place of {})", k, theirs, folder,
-                                ours.empty() ? "\"\"" : ours));
   }
   if (cfg.model.block_size > cfg.model.max_positions) {
     throw ConfigError(fmt::format("model.block_size: {} exceeds the checkpoint's {} positions ({})",
@@ -397,132 +322,6 @@ LoadReport load_hf_checkpoint(const std::string& folder, torch::nn::Module& mode
     if (!buffer) r.unexpected.push_back(name);
   }
   return r;
-}
-
-HfExport export_hf(const std::string& path, const std::string& out) {
-  config::Config probe;
-  const std::string key = "export";
-  const std::string dir = resolve_checkpoint_dir(path, probe, key);
-  const std::string ckpt_yaml = rundir::path(dir, rundir::kConfig);
-  if (!fs::exists(ckpt_yaml)) {
-    throw ConfigError(fmt::format("{}: checkpoint {} has no config.yaml; it was not written by "
-                                  "llmprof train",
-                                  path, dir));
-  }
-  if (fs::exists(out)) {
-    throw ConfigError(fmt::format("--out: '{}' exists; results are never overwritten", out));
-  }
-  config::Config cfg = config::load_config(ckpt_yaml);
-  // The checkpoint's tensors fix the vocabulary (model.vocab_size 0 means "the tokenizer's").
-  std::ifstream meta_in(rundir::path(dir, rundir::kCheckpointMeta));
-  const nlohmann::json meta = nlohmann::json::parse(meta_in, nullptr, false);
-  int64_t vocab = cfg.model.vocab_size;
-  if (meta.is_object() && meta.contains("tensors")) {
-    for (const auto& t : meta["tensors"]) {
-      const std::string name = t.value("name", "");
-      if (name == "wte.weight" || name == "word_embeddings.weight") vocab = t["shape"][0];
-    }
-  }
-  std::unique_ptr<Task> task = make_task(cfg, vocab, /*mlm_predictions=*/1);
-  load_checkpoint(dir, task->module(), cfg, key);
-
-  // Hugging Face's names for llmprof's tensors, in the inverse layout.
-  const HfModelNames names = names_for(cfg);
-  std::map<std::string, torch::Tensor> ours;
-  for (const auto& p : task->module().named_parameters()) ours.emplace(p.key(), p.value());
-  std::vector<std::pair<std::string, torch::Tensor>> tensors;
-  for (const TensorMap& m : names.tensors) {
-    auto it = ours.find(m.ours);
-    if (it == ours.end()) continue;
-    torch::Tensor t = it->second.detach().to(torch::kFloat);
-    const std::string prefix = m.body ? names.body_prefix : "";
-    if (m.layout == Layout::kRowsOf3) {
-      auto parts = t.chunk(3, 0);
-      for (size_t i = 0; i < 3; ++i) {
-        tensors.emplace_back(prefix + m.theirs[i], parts[i].contiguous());
-      }
-    } else {
-      tensors.emplace_back(prefix + m.theirs[0],
-                           (m.layout == Layout::kTransposed ? t.t() : t).contiguous());
-    }
-  }
-  std::vector<hf::TensorToWrite> to_write;
-  for (const auto& [name, t] : tensors) {
-    to_write.push_back({name, hf::DType::kF32, t.sizes().vec(), t.data_ptr(),
-                        static_cast<size_t>(t.numel()) * sizeof(float)});
-  }
-
-  HfExport result;
-  hf::HfModelConfig hc;
-  hc.vocab_size = vocab;
-  const config::ModelConfig& m = cfg.model;
-  const int64_t positions = m.max_positions > 0 ? m.max_positions : m.block_size;
-  if (m.type == config::ModelType::kGpt) {
-    hc.model_type = hf::HfModelType::kGpt2;
-    hc.architectures = {"GPT2LMHeadModel"};
-    hc.gpt2.n_layer = m.n_layer;
-    hc.gpt2.n_head = m.n_head;
-    hc.gpt2.n_embd = m.n_embd;
-    hc.gpt2.n_positions = positions;
-    hc.gpt2.activation_function =
-        m.activation == config::Activation::kGeluTanh ? "gelu_new" : "gelu";
-    hc.gpt2.resid_pdrop = hc.gpt2.embd_pdrop = hc.gpt2.attn_pdrop = m.dropout;
-    if (!m.bias) {
-      throw ConfigError(fmt::format("{}: model.bias=false has no GPT-2 equivalent (GPT-2 has "
-                                    "biases)",
-                                    ckpt_yaml));
-    }
-  } else {
-    hc.model_type = hf::HfModelType::kDistilBert;
-    const bool classify = cfg.train.task == config::TaskKind::kClassify;
-    hc.architectures = {classify ? "DistilBertForSequenceClassification"
-                                 : "DistilBertForMaskedLM"};
-    hc.distilbert.n_layers = m.n_layer;
-    hc.distilbert.n_heads = m.n_head;
-    hc.distilbert.dim = m.n_embd;
-    hc.distilbert.hidden_dim = m.ffn_dim > 0 ? m.ffn_dim : 4 * m.n_embd;
-    hc.distilbert.max_position_embeddings = positions;
-    hc.distilbert.dropout = hc.distilbert.attention_dropout = m.dropout;
-    if (classify) {
-      for (int64_t i = 0; i < m.num_labels; ++i) hc.id2label.push_back(fmt::format("LABEL_{}", i));
-    }
-  }
-  result.architecture = hc.architectures.front();
-
-  const std::string tmp = out + ".tmp";
-  std::error_code ec;
-  fs::remove_all(tmp, ec);
-  fs::create_directories(tmp);
-  hf::write_safetensors((fs::path(tmp) / "model.safetensors").string(), to_write,
-                        hf::SafetensorsMetadata{{"format", "pt"}});
-  result.tensors = static_cast<int64_t>(to_write.size());
-  result.files.push_back("model.safetensors");
-  hf::write_hf_config(tmp, hc);
-  result.files.push_back("config.json");
-  auto copy = [&](const std::string& from, const std::string& name) {
-    fs::copy_file(from, fs::path(tmp) / name, fs::copy_options::overwrite_existing);
-    result.files.push_back(name);
-  };
-  if (cfg.data.tokenizer == config::TokenizerKind::kGpt2) {
-    copy(cfg.data.vocab_path, "vocab.json");
-    copy(cfg.data.merges_path, "merges.txt");
-  } else if (cfg.data.tokenizer == config::TokenizerKind::kWordpiece) {
-    copy(cfg.data.vocab_path, "vocab.txt");
-    const nlohmann::json tc = {{"do_lower_case", cfg.data.lower_case},
-                               {"model_max_length", positions},
-                               {"tokenizer_class", "DistilBertTokenizer"}};
-    output::write_file_atomic((fs::path(tmp) / "tokenizer_config.json").string(),
-                              tc.dump(2) + "\n");
-    result.files.push_back("tokenizer_config.json");
-  } else {
-    result.notes.push_back(fmt::format(
-        "data.tokenizer={} has no transformers tokenizer class: the folder holds the model only; "
-        "map text to ids with the run's own vocabulary",
-        config::name(cfg.data.tokenizer)));
-  }
-  fs::rename(tmp, out);
-  result.folder = out;
-  return result;
 }
 
 }  // namespace llmprof::train

@@ -360,7 +360,7 @@ TrainResult finish(const config::Config& cfg, Training& t, Session& session,
   const int64_t done = session.steps_completed();
   if (cfg.train.save_checkpoint && done > 0 && outcome.status != RunStatus::kDiverged) {
     save_checkpoint(rundir::path(dir, rundir::kCheckpoint), t.task->module(), cfg,
-                    t.task->kind(), done);
+                    t.task->kind(), done, t.data.tokenizer.get());
     spdlog::info("checkpoint {} (step {})", rundir::path(dir, rundir::kCheckpoint), done);
   }
   session.annotate("data", t.data.report.dump());
@@ -392,15 +392,20 @@ TrainResult finish(const config::Config& cfg, Training& t, Session& session,
 
 TrainResult run_training(const config::Config& given, const TrainOptions& opts) {
   config::Config cfg = given;
+  RunTokenizer init_tokenizer;  // an llmprof run starts from its own tokenizer
   if (is_hf_folder(cfg.model.init_from)) {  // a Hugging Face folder gives model and tokenizer
     for (std::string& note : adopt_hf_model(cfg, cfg.model.init_from, "model.init_from")) {
       cfg.notes.push_back(std::move(note));
     }
+  } else if (!cfg.model.init_from.empty()) {
+    init_tokenizer = take_checkpoint_tokenizer(cfg, cfg.model.init_from, "model.init_from");
+    if (!init_tokenizer.note.empty()) cfg.notes.push_back(init_tokenizer.note);
   }
   config::validate(cfg);
   check_device(cfg);
   StopSignals signals;  // from here: a signal during set-up stops the run too, not the process
   Training t(cfg);  // set-up: model, data, optimizer, eval batches
+  check_run_tokenizer(init_tokenizer, *t.data.tokenizer, cfg.model.init_from);
   if (signals.signal() != 0) {
     throw Interrupted(fmt::format("stopped by signal {} during set-up, before the run directory "
                                   "was made",
@@ -450,7 +455,7 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
       if (eval_every > 0 && (n % eval_every == 0 || last)) evaluate_step(t, step);
       if (cfg.train.save_checkpoint && ckpt_every > 0 && !last && n % ckpt_every == 0) {
         save_checkpoint(fmt::format("{}/checkpoint-step{}", session.run_dir(), n),
-                        t.task->module(), cfg, t.task->kind(), n);
+                        t.task->module(), cfg, t.task->kind(), n, t.data.tokenizer.get());
       }
       if (signals.signal() != 0 && !last) {
         outcome = {RunStatus::kInterrupted,

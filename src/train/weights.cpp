@@ -1,6 +1,7 @@
 #include "llmprof/train/weights.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include "llmprof/base/printable.h"
 #include "llmprof/config/config.h"
 #include "llmprof/config/schema.h"
+#include "llmprof/data/tokenizer.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/checkpoint_meta.h"
@@ -39,9 +41,44 @@ std::vector<std::pair<std::string, torch::Tensor>> named_tensors(torch::nn::Modu
   return out;
 }
 
+constexpr const char* kTokenizerDir = "tokenizer";
+constexpr const char* kHfConfigCopy = "hf_config.json";
+
+// checkpoint.json's tokenizer: its files copied into tmp_dir/tokenizer and their content hash. A
+// tokenizer without files or hash (a test's fake) is recorded as before: type and path only.
+nlohmann::json save_tokenizer(const fs::path& tmp_dir, const config::Config& cfg,
+                              const data::Tokenizer* tokenizer) {
+  const config::DataConfig& d = cfg.data;
+  nlohmann::json legacy = {{"type", config::name(d.tokenizer)}, {"vocab_path", d.vocab_path}};
+  if (tokenizer == nullptr || tokenizer->fingerprint().empty()) return legacy;
+  fs::create_directories(tmp_dir / kTokenizerDir);
+  const std::vector<std::string> files = tokenizer->save_files((tmp_dir / kTokenizerDir).string());
+  std::string source = d.tokenizer == config::TokenizerKind::kChar && d.vocab_path.empty()
+                           ? "built from the corpus " + (d.path.empty() ? "(generated)" : d.path)
+                           : d.vocab_path;
+  if (d.tokenizer == config::TokenizerKind::kGpt2) source += ", " + d.merges_path;
+  return {{"type", tokenizer->name()},     {"sha256", tokenizer->fingerprint()},
+          {"vocab_size", tokenizer->vocab_size()}, {"lower_case", d.lower_case},
+          {"dir", kTokenizerDir},          {"files", files},
+          {"source", source}};
+}
+
+// The Hugging Face config.json this run's weights started from: model.init_from's, or the copy an
+// llmprof checkpoint it started from kept. Empty when there is none.
+std::string source_hf_config(const config::Config& cfg) {
+  const std::string& from = cfg.model.init_from;
+  if (from.empty()) return {};
+  if (is_hf_folder(from)) return (fs::path(from) / "config.json").string();
+  std::error_code ec;
+  for (const fs::path dir : {fs::path(from), fs::path(from) / rundir::kCheckpoint}) {
+    if (fs::is_regular_file(dir / kHfConfigCopy, ec)) return (dir / kHfConfigCopy).string();
+  }
+  return {};
+}
+
 // The checkpoint files into tmp_dir (created).
 void write_checkpoint(const fs::path& tmp_dir, torch::nn::Module& model, const config::Config& cfg,
-                     config::TaskKind task, int64_t step) {
+                     config::TaskKind task, int64_t step, const data::Tokenizer* tokenizer) {
   fs::create_directories(tmp_dir);
   torch::serialize::OutputArchive archive;
   nlohmann::json names = nlohmann::json::array();
@@ -59,9 +96,20 @@ void write_checkpoint(const fs::path& tmp_dir, torch::nn::Module& model, const c
       {"model", {{"n_layer", m.n_layer}, {"n_head", m.n_head}, {"n_embd", m.n_embd},
                  {"block_size", m.block_size}, {"ffn_dim", m.ffn_dim},
                  {"max_positions", m.max_positions}, {"num_labels", m.num_labels}}},
-      {"tokenizer",
-       {{"type", config::name(cfg.data.tokenizer)}, {"vocab_path", cfg.data.vocab_path}}},
+      {"tokenizer", save_tokenizer(tmp_dir, cfg, tokenizer)},
       {"tensors", names}};
+  // A run keeps the Hugging Face config.json it started from, so export needs no folder but it.
+  if (const std::string hf = source_hf_config(cfg); !hf.empty()) {
+    std::error_code ec;
+    fs::copy_file(hf, tmp_dir / kHfConfigCopy, ec);
+    if (ec) {
+      spdlog::warn("checkpoint {}: cannot copy {} ({}); export will write config.json from the "
+                   "model's shape alone",
+                   tmp_dir.string(), hf, ec.message());
+    } else {
+      meta["hf_config"] = kHfConfigCopy;
+    }
+  }
   output::write_file_atomic(rundir::path(tmp_dir.string(), rundir::kCheckpointMeta), meta.dump(2) + "\n");
   output::write_file_atomic(rundir::path(tmp_dir.string(), rundir::kConfig), config::to_yaml(cfg));
 }
@@ -69,12 +117,12 @@ void write_checkpoint(const fs::path& tmp_dir, torch::nn::Module& model, const c
 }  // namespace
 
 void save_checkpoint(const std::string& dir, torch::nn::Module& model, const config::Config& cfg,
-                     config::TaskKind task, int64_t step) {
+                     config::TaskKind task, int64_t step, const data::Tokenizer* tokenizer) {
   const fs::path final_dir(dir), tmp_dir(dir + ".tmp");
   std::error_code ec;
   fs::remove_all(tmp_dir, ec);
   try {
-    write_checkpoint(tmp_dir, model, cfg, task, step);
+    write_checkpoint(tmp_dir, model, cfg, task, step, tokenizer);
     fs::remove_all(final_dir, ec);
     fs::rename(tmp_dir, final_dir);
   } catch (const Error&) {
@@ -102,10 +150,16 @@ std::string resolve_checkpoint_dir(const std::string& path, const config::Config
   }
   if (fs::exists(p / "model.pt")) return p.string();
   if (fs::exists(p / rundir::kCheckpoint / "model.pt")) return (p / rundir::kCheckpoint).string();
-  if (fs::exists(p / "model.safetensors") || fs::exists(p / "pytorch_model.bin")) {
-    throw ConfigError(fmt::format("{}: '{}' holds Hugging Face weights but no config.json naming "
-                                  "its model_type (gpt2 or distilbert); copy the checkpoint's "
-                                  "config.json beside them",
+  if (fs::exists(p / "model.safetensors", ec) || fs::exists(p / "pytorch_model.bin", ec)) {
+    if (!fs::exists(p / "config.json", ec)) {
+      throw ConfigError(fmt::format("{}: '{}' holds Hugging Face weights but no config.json "
+                                    "naming its model_type (gpt2 or distilbert); copy the "
+                                    "checkpoint's config.json beside them",
+                                    key, path),
+                        cfg.source_file, key);
+    }
+    throw ConfigError(fmt::format("{}: '{}' is a Hugging Face folder (config.json and weights), "
+                                  "not an llmprof checkpoint or run directory",
                                   key, path),
                       cfg.source_file, key);
   }
@@ -226,8 +280,10 @@ std::vector<std::string> adopt_checkpoint_model(config::Config& cfg, const std::
                         cfg.source_file, k);
     }
     config::apply_override(cfg, k + "=" + theirs);
-    notes.push_back(fmt::format("{} {} from the checkpoint ({} says {})", k, theirs,
-                                cfg.source_file.empty() ? "the config" : cfg.source_file, ours));
+    for (const auto& [given, where] : cfg.given_keys) {
+      if (given == k) notes.push_back(fmt::format("{} {} from the checkpoint ({} says {})", k,
+                                                  theirs, where, ours));
+    }
   }
   return notes;
 }

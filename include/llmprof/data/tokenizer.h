@@ -27,6 +27,16 @@ class Tokenizer {
   virtual std::string decode(const std::vector<int32_t>& ids) const = 0;
   // Writes what is needed to rebuild it into dir (char: vocab.json; gpt2: a JSON with the paths).
   virtual void save(const std::string& dir) const = 0;
+  // sha256 (64 hex digits) of what maps text to ids, not of a file: the kind, every token's bytes
+  // in id order, GPT-2's merges in rank order, WordPiece's lower_case. The same vocabulary read
+  // from another file or folder hashes the same; two vocabularies of one size do not. Empty for
+  // a tokenizer that cannot say (a test's fake).
+  virtual std::string fingerprint() const { return {}; }
+  // Writes the files it was built from into dir (which exists), as read, and returns their names:
+  // gpt2 vocab.json + merges.txt, wordpiece vocab.txt, char vocab.json. make_tokenizer builds the
+  // same tokenizer again from them (data.vocab_path, data.merges_path). Throws DataError for a
+  // tokenizer that has no files (a test's fake), IoError when a file cannot be written.
+  virtual std::vector<std::string> save_files(const std::string& dir) const;
 };
 
 // Character-level tokenizer: the sorted set of distinct bytes of the corpus (nanoGPT's
@@ -40,7 +50,8 @@ std::unique_ptr<Tokenizer> load_char_tokenizer(const std::string& dir);
 std::unique_ptr<Tokenizer> make_gpt2_tokenizer(const std::string& encoder_json_path,
                                                const std::string& vocab_bpe_path);
 
-// Builds the tokenizer data.tokenizer names; corpus is used by "char".
+// Builds the tokenizer data.tokenizer names; corpus is used by "char" unless data.vocab_path
+// names a char vocab.json that save() or save_files() wrote (a run's own vocabulary).
 std::unique_ptr<Tokenizer> make_tokenizer(const config::DataConfig& cfg, std::string_view corpus);
 
 }  // namespace llmprof::data

@@ -72,6 +72,9 @@ struct HfModelConfig {
 // key of the wrong type or an impossible value throws DataError naming the file and the key.
 HfModelConfig read_hf_config(const std::string& folder);
 
+// The same for a config.json at path, whatever its name (a run's copy, hf_config.json).
+HfModelConfig read_hf_config_file(const std::string& path);
+
 // Checks a config as read_hf_config checks a file; DataError naming `where` and the key.
 void validate_hf_config(const HfModelConfig& config, const std::string& where);
 

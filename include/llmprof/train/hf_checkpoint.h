@@ -15,19 +15,27 @@
 
 namespace llmprof::config {
 struct Config;
+struct DataConfig;
 }
 
 namespace llmprof::train {
 
-// True when path is a folder with a config.json naming a model_type (a Hugging Face checkpoint).
+// True when path is a folder with a config.json beside Hugging Face weights (model.safetensors,
+// pytorch_model.bin) or naming a model_type: a Hugging Face checkpoint, read as one, so that a
+// config.json that is not valid JSON is reported as such (file, line, column).
 bool is_hf_folder(const std::string& path);
+
+// The tokenizer keys the folder gives (data.tokenizer, vocab_path, merges_path, lower_case), as
+// adopt_hf_model sets them. A folder without them: DataError naming it.
+config::DataConfig hf_tokenizer_data(const std::string& folder);
 
 // Sets cfg's model (type, every shape key, the activation, bias) and tokenizer (data.tokenizer,
 // data.vocab_path, data.merges_path, data.lower_case) from the folder's config.json and
-// tokenizer files. A key the user set (config file or --set) that disagrees is a ConfigError
-// naming both values; a folder llmprof cannot build (an MLP width other than 4 x n_embd, a ReLU
-// DistilBERT, sinusoidal positions, untied embeddings) is a ConfigError saying why. Returns one
-// note per key it set.
+// tokenizer files. A shape key the user set (config file or --set) that disagrees is a
+// ConfigError naming both values; a folder llmprof cannot build (an MLP width other than
+// 4 x n_embd, a ReLU DistilBERT, sinusoidal positions, untied embeddings) is a ConfigError saying
+// why. Returns one note per data.* key the user set that the folder's tokenizer replaces; keys
+// left at their defaults are set silently (a default is no disagreement).
 std::vector<std::string> adopt_hf_model(config::Config& cfg, const std::string& folder,
                                         const std::string& key);
 
@@ -47,8 +55,12 @@ struct HfExport {
 };
 
 // Writes a Hugging Face folder for the llmprof checkpoint at path (a checkpoint or run
-// directory): model.safetensors (F32), config.json and the tokenizer files. out must not exist
-// (results are never overwritten); it is written as out.tmp and renamed. Bad input: ConfigError.
+// directory): model.safetensors (F32), config.json and the tokenizer files, all from the
+// checkpoint (its copy of the tokenizer, checked against the hash it records, and of the
+// config.json the run started from), so the folder a run started from may be gone. out must not
+// exist (results are never overwritten); it is staged beside out and renamed at the end, and an
+// error or SIGINT/SIGTERM (Interrupted) leaves nothing behind. Bad input: ConfigError; a Hugging
+// Face folder given as path is one too, saying so.
 HfExport export_hf(const std::string& path, const std::string& out);
 
 }  // namespace llmprof::train

@@ -16,12 +16,19 @@
 namespace llmprof::config {
 struct Config;
 }
+namespace llmprof::data {
+class Tokenizer;
+}
 
 namespace llmprof::train {
 
-// Writes dir (created; replaced atomically via dir.tmp) for the model after `step` steps.
+// Writes dir (created; replaced atomically via dir.tmp) for the model after `step` steps, with
+// the run's tokenizer (its files in dir/tokenizer and their content hash in checkpoint.json) and
+// the Hugging Face config.json the run started from, if any (dir/hf_config.json): the checkpoint
+// needs nothing outside itself. tokenizer may be null (recorded by type and path only).
 void save_checkpoint(const std::string& dir, torch::nn::Module& model, const config::Config& cfg,
-                     config::TaskKind task, int64_t step);
+                     config::TaskKind task, int64_t step,
+                     const data::Tokenizer* tokenizer = nullptr);
 
 struct LoadReport {
   std::string path;                       // the checkpoint directory actually read
@@ -40,10 +47,30 @@ std::string resolve_checkpoint_dir(const std::string& path, const config::Config
 // The model shape of the checkpoint at path (a checkpoint or run directory), from its config.yaml:
 // every model.* key that fixes a tensor's shape is set in cfg from the checkpoint, so a config
 // file gives data and eval settings and the checkpoint the model. A shape key given with --set
-// (cfg.set_keys) that differs is a ConfigError naming both values. Returns one note per key
-// changed.
+// (cfg.set_keys) that differs is a ConfigError naming both values. Returns one note per key the
+// config file gave that differs (a default the checkpoint replaces is no disagreement).
 std::vector<std::string> adopt_checkpoint_model(config::Config& cfg, const std::string& path,
                                                 const std::string& key);
+
+// What take_checkpoint_tokenizer found: the sha256 the tokenizer built from cfg.data must have,
+// or, for a checkpoint that records none (saved by an earlier llmprof), an empty one and a note.
+struct RunTokenizer {
+  std::string sha256;
+  std::string note;
+};
+
+// Points cfg.data (tokenizer, vocab_path, merges_path, lower_case) at the copy of the tokenizer
+// the checkpoint at path (a checkpoint or run directory) was trained with: eval, bench and
+// export tokenize as the run did. A tokenizer the config names (a data.* tokenizer key given in
+// the file or with --set, or model.init_from's Hugging Face folder) that differs from it by
+// content hash is a ConfigError naming both; one of another kind too.
+RunTokenizer take_checkpoint_tokenizer(config::Config& cfg, const std::string& path,
+                                       const std::string& key);
+
+// Throws DataError unless tokenizer's fingerprint is rt.sha256: the copy in the checkpoint was
+// changed after the run. Nothing to check when rt.sha256 is empty.
+void check_run_tokenizer(const RunTokenizer& rt, const data::Tokenizer& tokenizer,
+                         const std::string& checkpoint);
 
 // Loads the checkpoint at path into model. Throws ConfigError (naming `key`, e.g. model.init_from)
 // for a missing/unreadable checkpoint, another model type, or a tensor whose shape differs.
