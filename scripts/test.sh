@@ -15,7 +15,7 @@ if [[ ${1:-} == --sanitize ]]; then
   sanitize=1
   shift
 fi
-scripts/install_deps.sh
+scripts/install_deps.sh ccache  # ccache: a rebuild compiles only what changed (scripts/build.sh)
 # The `slurm` test starts a one-node Slurm (scripts/slurm/start-local.sh) from Debian's packages:
 # installed here where possible; where not, that test says why and is skipped.
 if ! command -v slurmctld >/dev/null 2>&1; then
