@@ -406,6 +406,7 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
       {"model", task.describe()},
       {"parameters", task.num_parameters()},
       {"checkpoint", p.checkpoint ? nlohmann::json(p.checkpoint->path) : nlohmann::json(nullptr)},
+      {"tokenizer", tokenizer_json(*p.data.tokenizer)},
       {"checkpoint_note",
        p.checkpoint ? fmt::format("{} task, step {}", p.checkpoint->task, p.checkpoint->step)
                     : "no --checkpoint and no model.init_from: untrained "

@@ -33,13 +33,6 @@ nlohmann::json to_json(const EvalSetResult& r) {
           {"tokens_per_s", r.tokens_per_s}};
 }
 
-// What mapped the text to ids: the run's own tokenizer when the checkpoint keeps one.
-nlohmann::json tokenizer_json(const data::Tokenizer& t) {
-  const std::string sha = t.fingerprint();
-  return {{"type", t.name()},
-          {"vocab_size", t.vocab_size()},
-          {"sha256", sha.empty() ? nlohmann::json(nullptr) : nlohmann::json(sha)}};
-}
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 #include "prepare.h"
 
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "llmprof/base/clock.h"
@@ -99,6 +100,14 @@ train::EvalSums evaluate_set(train::Task& task, const train::EvalSet& set,
   device.synchronize();  // sync: the time runs to the end of the device's work
   if (seconds) *seconds = static_cast<double>(now_ns() - t0) * 1e-9;
   return sums;
+}
+
+// What mapped the text to ids: the run's own tokenizer when the checkpoint keeps one.
+nlohmann::json tokenizer_json(const data::Tokenizer& t) {
+  const std::string sha = t.fingerprint();
+  return {{"type", t.name()},
+          {"vocab_size", t.vocab_size()},
+          {"sha256", sha.empty() ? nlohmann::json(nullptr) : nlohmann::json(sha)}};
 }
 
 }  // namespace llmprof::eval

@@ -2,6 +2,8 @@
 // the task's model in eval mode with its checkpoint loaded, and the eval sets.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,5 +49,9 @@ std::vector<train::EvalSet> eval_sets(const Prepared& p, int64_t batch_size);
 train::EvalSums evaluate_set(train::Task& task, const train::EvalSet& set,
                              const train::Autocast& autocast, train::DeviceContext& device,
                              double* seconds);
+
+// What mapped the text to ids (eval.json and bench.json "tokenizer"): type, vocab_size and the
+// content hash, the run's own tokenizer when the checkpoint keeps one.
+nlohmann::json tokenizer_json(const data::Tokenizer& t);
 
 }  // namespace llmprof::eval

@@ -238,6 +238,16 @@ std::vector<std::string> adopt_hf_model(config::Config& cfg, const std::string& 
     }
     config::apply_override(cfg, k + "=" + theirs);
   }
+  // A block size left at its default is no choice either: it shrinks to the folder's positions.
+  const bool block_given =
+      std::any_of(cfg.given_keys.begin(), cfg.given_keys.end(),
+                  [](const auto& given) { return given.first == "model.block_size"; });
+  if (!block_given && cfg.model.block_size > cfg.model.max_positions) {
+    notes.push_back(fmt::format("model.block_size={} from {} (its positions; the default {} is "
+                                "more)",
+                                cfg.model.max_positions, folder, cfg.model.block_size));
+    config::apply_override(cfg, fmt::format("model.block_size={}", cfg.model.max_positions));
+  }
   if (cfg.model.block_size > cfg.model.max_positions) {
     throw ConfigError(fmt::format("model.block_size: {} exceeds the checkpoint's {} positions ({})",
                                   cfg.model.block_size, cfg.model.max_positions, hc.file),

@@ -12,13 +12,10 @@ namespace llmprof {
 namespace {
 
 using test::run_llmprof;
+using test::expect_contains;
 using test::ScratchDir;
 
-const std::string kTiny = std::string(LLMPROF_SOURCE_DIR) + "/configs/tiny_test.yaml";
-
-void expect_contains(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in:\n" << text;
-}
+const std::string& kTiny = test::kTinyConfig;
 
 // A tiny run of 5 steps, 1 of warm-up: its findings suggest at least train.batch_size=8.
 std::string tiny_run(const ScratchDir& dir) {

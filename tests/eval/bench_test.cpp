@@ -24,7 +24,7 @@ namespace {
 
 using test::ScratchDir;
 
-const std::string kTiny = std::string(LLMPROF_SOURCE_DIR) + "/configs/tiny_test.yaml";
+const std::string& kTiny = test::kTinyConfig;
 
 // ---------------------------------------------------------------------------------------------
 // latency_stats: numpy-style linear interpolation, position q * (n - 1) in the sorted list.
@@ -173,6 +173,11 @@ TEST(RunBench, TinyGptWritesEveryVariantAndBatchWithOrderedPercentiles) {
   EXPECT_EQ(doc["task"], "lm");
   EXPECT_EQ(doc["rows"].size(), 6u);
   EXPECT_TRUE(doc["checkpoint"].is_string());
+  // The tokenizer bench mapped the text with: the run's, as its checkpoint recorded it.
+  const auto meta = nlohmann::json::parse(
+      test::read_file(doc["checkpoint"].get<std::string>() + "/checkpoint.json"));
+  EXPECT_EQ(doc["tokenizer"]["sha256"], meta["tokenizer"]["sha256"]) << doc["tokenizer"].dump();
+  EXPECT_TRUE(doc["tokenizer"]["sha256"].is_string());
   EXPECT_EQ(doc["generation"]["prompt_tokens"], 16);  // block_size / 2
   EXPECT_NE(doc["notes"]["bf16"].get<std::string>().find("fp32"), std::string::npos);
   EXPECT_FALSE(doc["torch_version"].get<std::string>().empty());

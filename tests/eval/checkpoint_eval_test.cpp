@@ -25,7 +25,7 @@ namespace {
 
 using test::ScratchDir;
 
-const std::string kTiny = std::string(LLMPROF_SOURCE_DIR) + "/configs/tiny_test.yaml";
+const std::string& kTiny = test::kTinyConfig;
 
 std::string train_run(config::Config cfg) {
   cfg.train.save_checkpoint = true;

@@ -11,14 +11,11 @@ namespace llmprof {
 namespace {
 
 using test::run_llmprof;
+using test::expect_contains;
 using test::ScratchDir;
 
 std::string fixture(const std::string& name) {
   return std::string(LLMPROF_SOURCE_DIR) + "/tests/report/fixtures/" + name;
-}
-
-void expect_contains(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in:\n" << text;
 }
 
 // A run directory copied from a fixture, with one file replaced.

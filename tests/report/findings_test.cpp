@@ -9,9 +9,12 @@
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 #include "report/fixture_paths.h"
+#include "support/test_support.h"
 
 namespace llmprof::report {
 namespace {
+
+using test::expect_contains;
 
 using test::report_fixture;
 
@@ -36,10 +39,6 @@ const Fixture& run_b() {
     return Fixture{std::move(r), std::move(m)};
   }();
   return f;
-}
-
-void expect_contains(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
 }
 
 TEST(RuleDataWait, FiresWhenDataIsTwentyPercentOfStep) {

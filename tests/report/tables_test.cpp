@@ -13,11 +13,9 @@
 namespace llmprof::report {
 namespace {
 
-using test::report_fixture;
+using test::expect_contains;
 
-void expect_contains(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in:\n" << text;
-}
+using test::report_fixture;
 
 const Table& find_table(const Document& doc, const std::string& id) {
   for (const auto& t : doc.tables) {

@@ -18,11 +18,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::report_fixture;
+using test::expect_contains;
 using test::ScratchDir;
-
-void expect_contains(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
-}
 
 // A tried set with a comparison of the given ratio, interval and verdict (3 pairs of 20 steps).
 TriedSet tried(const std::string& set, double ratio, double low, double high, ab::Verdict v) {

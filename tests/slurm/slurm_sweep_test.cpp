@@ -26,18 +26,15 @@ namespace llmprof {
 namespace {
 
 using test::run_llmprof;
+using test::expect_contains;
 using test::ScratchDir;
 using Row = test::CsvRow;
 using test::csv_rows;
 using Clock = std::chrono::steady_clock;
 
-const std::string kTiny = std::string(LLMPROF_SOURCE_DIR) + "/configs/tiny_test.yaml";
+const std::string& kTiny = test::kTinyConfig;
 const std::vector<std::string> k2x2 = {"--grid", "train.batch_size=2,4", "--grid",
                                        "optim.lr=1e-3,3e-3"};
-
-void expect_contains(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in:\n" << text;
-}
 
 // A shell command's stdout (stderr along), trailing newlines cut.
 std::string shell(const std::string& cmd) {

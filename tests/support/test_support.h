@@ -70,6 +70,14 @@ std::string data_error_of(Fn fn) {
   return {};
 }
 
+// configs/tiny_test.yaml: the smallest config that trains (milliseconds a step).
+inline const std::string kTinyConfig = std::string(LLMPROF_SOURCE_DIR) + "/configs/tiny_test.yaml";
+
+// A non-fatal failure, printing text, unless part is in it.
+inline void expect_contains(const std::string& text, const std::string& part) {
+  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in:\n" << text;
+}
+
 }  // namespace llmprof::test
 
 #define LLMPROF_SKIP_WITHOUT_SHARED_DATA()                                                    \

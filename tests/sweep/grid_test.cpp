@@ -15,6 +15,8 @@
 namespace llmprof::sweep {
 namespace {
 
+using test::expect_contains;
+
 using Strings = std::vector<std::string>;
 
 // The message of the ConfigError (or UsageError) fn throws; fails the test when it throws none.
@@ -28,10 +30,6 @@ std::string error_of(Fn fn) {
   }
   ADD_FAILURE() << "no error thrown";
   return "";
-}
-
-void expect_contains(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
 }
 
 TEST(ExpandRange, IntegersIncludeStopAndFollowTheStep) {

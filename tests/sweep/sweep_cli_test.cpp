@@ -25,15 +25,12 @@ namespace llmprof {
 namespace {
 
 using test::run_llmprof;
+using test::expect_contains;
 using test::ScratchDir;
 using Row = test::CsvRow;
 using test::csv_rows;
 
-const std::string kTiny = std::string(LLMPROF_SOURCE_DIR) + "/configs/tiny_test.yaml";
-
-void expect_contains(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in:\n" << text;
-}
+const std::string& kTiny = test::kTinyConfig;
 
 // `sweep --config tiny --out DIR --name s --quiet` plus extra arguments.
 std::vector<std::string> sweep_args(const ScratchDir& dir, std::vector<std::string> extra) {

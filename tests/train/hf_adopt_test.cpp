@@ -41,6 +41,30 @@ TEST(HfAdopt, KeysLeftAtTheirDefaultsAreReplacedWithoutANote) {
   EXPECT_TRUE(notes.empty()) << joined(notes);
 }
 
+// A block size the user never set shrinks to the folder's positions (a note says so); one the user
+// set that exceeds them is an error naming the key.
+TEST(HfAdopt, ADefaultBlockSizeShrinksToTheFoldersPositionsAGivenOneIsAnError) {
+  config::Config cfg;
+  ASSERT_GT(cfg.model.block_size, 16);  // the default; gpt2_tiny has 16 positions
+  const std::vector<std::string> notes =
+      adopt_hf_model(cfg, fixture("gpt2_tiny"), "model.init_from");
+  EXPECT_EQ(cfg.model.block_size, 16);
+  ASSERT_EQ(notes.size(), 1u) << joined(notes);
+  EXPECT_NE(notes[0].find("model.block_size=16"), std::string::npos) << notes[0];
+
+  config::Config given;
+  given.model.block_size = 32;
+  given.given_keys = {{"model.block_size", "my.yaml line 4"}};
+  try {
+    adopt_hf_model(given, fixture("gpt2_tiny"), "model.init_from");
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "model.block_size");
+    EXPECT_NE(std::string(e.what()).find("32 exceeds the checkpoint's 16 positions"),
+              std::string::npos) << e.what();
+  }
+}
+
 TEST(HfAdopt, ATokenizerKeyTheUserSetIsReportedWithWhereItWasSet) {
   config::Config cfg;
   cfg.model.block_size = 8;
