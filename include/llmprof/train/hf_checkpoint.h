@@ -6,8 +6,6 @@
 // llmprof's fused qkv_lin, in that order.
 #pragma once
 
-#include <torch/torch.h>
-
 #include <string>
 #include <vector>
 
