@@ -70,8 +70,8 @@ CSV_ROW_KEYS = [
     ("*ops.csv", ["op", "input_shapes"]),
 ]
 
-# Masked key paths, by file: dotted paths, '*' matches one or more path parts ("timing.*"),
-# list items are [i] ("rows.[*].p50_ms" is written "rows.*.p50_ms").
+# Masked key paths, by file: dotted paths whose parts are globs; a list item is the part [i], so
+# "rows.*.p50_ms" is every row's p50_ms; a last part "*" masks the whole subtree ("timing.*").
 JSON_MASKED_KEYS = [
     ("*summary.json", ["timing.*", "throughput.*", "flops.achieved_flops_per_s.*",
                        "mfu.value.*", "memory.*", "process.*", "profiler_overhead.*",
@@ -79,16 +79,15 @@ JSON_MASKED_KEYS = [
                        "modules.*_ms", "modules.*_fraction", "wall_s", "start_time",
                        "end_time", "data.load_ms", "eval.*_ms", "roofline.*"]),
     ("*env.json", ["host.*", "start_time", "peak_bandwidth.*", "peak_flops.*",
-                   "llmprof.git_sha", "llmprof.build_type", "blas.*", "torch.parallel_info",
-                   "command_line.*"]),
+                   "llmprof.git_sha", "llmprof.build_type", "blas.*", "torch.parallel_info"]),
     ("*eval.json", ["context.host.*", "context.start_time", "context.peak_bandwidth.*",
                     "context.llmprof.git_sha", "context.llmprof.build_type", "context.blas.*",
-                    "context.torch.parallel_info", "context.command_line.*",
+                    "context.torch.parallel_info",
                     "sets.*.samples_per_s", "sets.*.tokens_per_s", "sets.*.seconds",
                     "sets.*.eval_ms"]),
     ("*bench.json", ["context.host.*", "context.start_time", "context.peak_bandwidth.*",
                      "context.llmprof.git_sha", "context.llmprof.build_type", "context.blas.*",
-                     "context.torch.parallel_info", "context.command_line.*",
+                     "context.torch.parallel_info",
                      "rows.*.samples_per_s", "rows.*.tokens_per_s", "rows.*.latency.*",
                      "rows.*.ttft_ms", "rows.*.per_token_p50_ms", "rows.*.generate_tokens_per_s",
                      "quality.*.samples_per_s", "quality.*.tokens_per_s", "quality.*.seconds"]),
