@@ -1,37 +1,20 @@
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "checkpoint_args.h"
 #include "commands.h"
-#include "llmprof/config/schema.h"
 #include "llmprof/eval/evaluate.h"
-#include "llmprof/output/log.h"
 
 namespace llmprof::cli {
 
 namespace {
 
-struct EvalArgs {
-  std::string config_path;
-  std::string checkpoint;
-  std::vector<std::string> overrides;
-  std::string out_dir;
-  bool quiet = false;
-  bool allow_init_weights = false;
-};
-
-int run_eval_command(const EvalArgs& args, const std::vector<std::string>& command_line) {
-  config::Config cfg = config::load_config(args.config_path, args.overrides);
-  output::init_logging(args.quiet);
+int run_eval_command(const CheckpointArgs& args, const std::vector<std::string>& command_line) {
   eval::EvalOptions opts;
-  opts.checkpoint = args.checkpoint;
-  opts.output_dir = args.out_dir;
-  opts.run_label = std::filesystem::path(args.config_path).stem().string() + "-eval";
-  opts.command_line = command_line;
-  opts.allow_init_weights = args.allow_init_weights;
+  const config::Config cfg = load_checkpoint_command(args, "eval", command_line, opts);
   const eval::EvalResult r = eval::run_eval(cfg, opts);
 
   fmt::print("results:    {}\n", r.run_dir);
@@ -62,27 +45,20 @@ int run_eval_command(const EvalArgs& args, const std::vector<std::string>& comma
 }  // namespace
 
 void add_eval_command(CLI::App& app, int& exit_code) {
-  auto args = std::make_shared<EvalArgs>();
+  auto args = std::make_shared<CheckpointArgs>();
   auto* sub = app.add_subcommand(
       "eval", "Loss and perplexity (or accuracy) on the validation split and eval.paths sets");
-  sub->add_option("--config,-c", args->config_path, "Config file (YAML or JSON)")->required();
-  sub->add_option("--checkpoint", args->checkpoint,
-                  "Checkpoint or run directory (default: model.init_from)");
-  sub->add_option("--set", args->overrides, "Override a key: --set eval.max_batches=20 (repeatable)");
-  sub->add_option("--out", args->out_dir, "Parent directory of the results (overrides output.dir)");
-  sub->add_flag("--quiet,-q", args->quiet, "Warnings and errors only on stderr");
-  sub->add_flag("--allow-init-weights", args->allow_init_weights,
-                "Evaluate a checkpoint that lacks tensors of the model (a task head) anyway; "
-                "results are marked 'partly initial'");
+  add_checkpoint_options(
+      *sub, *args,
+      {"Override a key: --set eval.max_batches=20 (repeatable)",
+       "Warnings and errors only on stderr",
+       "Evaluate a checkpoint that lacks tensors of the model (a task head) anyway; "
+       "results are marked 'partly initial'"});
   sub->footer(
       "Example: llmprof eval -c configs/distilbert_mlm_wikitext.yaml --checkpoint runs/mlm-run");
+  // eval.json records the command without --quiet, which changes nothing it writes.
   sub->callback([args, &exit_code]() {
-    std::vector<std::string> cl{"llmprof", "eval", "--config", args->config_path};
-    if (!args->checkpoint.empty()) cl.insert(cl.end(), {"--checkpoint", args->checkpoint});
-    for (const auto& o : args->overrides) cl.insert(cl.end(), {"--set", o});
-    if (!args->out_dir.empty()) cl.insert(cl.end(), {"--out", args->out_dir});
-    if (args->allow_init_weights) cl.push_back("--allow-init-weights");
-    exit_code = run_eval_command(*args, cl);
+    exit_code = run_eval_command(*args, checkpoint_command_line("eval", *args, false));
   });
 }
 

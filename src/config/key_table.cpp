@@ -10,6 +10,12 @@
 #include <vector>
 
 #include "key_spec.h"
+#include "llmprof/config/enums.h"
+
+namespace llmprof::config {
+// As `llmprof config keys` prints a key's type.
+LLMPROF_ENUM_NAMES(detail::KeyType, "type", "int", "float", "bool", "string", "enum");
+}  // namespace llmprof::config
 
 namespace llmprof::config::detail {
 namespace {
@@ -361,19 +367,7 @@ bool is_group(const std::string& name) {
 }
 
 std::string type_name(KeyType type) {
-  switch (type) {
-    case KeyType::kInt:
-      return "int";
-    case KeyType::kFloat:
-      return "float";
-    case KeyType::kBool:
-      return "bool";
-    case KeyType::kString:
-      return "string";
-    case KeyType::kEnum:
-      return "enum";
-  }
-  return "?";
+  return std::string(config::name(type));
 }
 
 std::string range_text(const KeySpec& spec) {

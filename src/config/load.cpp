@@ -189,12 +189,8 @@ void apply_override_impl(Config& cfg, const std::string& assignment, Origins* or
   if (origins != nullptr) (*origins)[spec->path] = origin;
 }
 
-// The first failed check of cfg: each key's range and choices, then the cross-key rules.
-std::optional<Problem> find_problem(const Config& cfg) {
-  for (const KeySpec& spec : detail::key_table()) {
-    if (auto why = detail::range_problem(spec, cfg))
-      return Problem{{spec.path}, spec.path + ": " + *why};
-  }
+// The model's type against the task, tokenizer and data, and its shape.
+std::optional<Problem> model_problem(const Config& cfg) {
   const ModelConfig& m = cfg.model;
   const TaskKind task = cfg.train.task;
   const bool gpt = m.type == ModelType::kGpt, distilbert = m.type == ModelType::kDistilbert;
@@ -237,7 +233,12 @@ std::optional<Problem> find_problem(const Config& cfg) {
                                "and [SEP]; use at least 3",
                                m.block_size)};
   }
-  if (task == TaskKind::kClassify && cfg.data.label_column.empty()) {
+  return std::nullopt;
+}
+
+// The training task's inputs and checkpointing.
+std::optional<Problem> train_problem(const Config& cfg) {
+  if (cfg.train.task == TaskKind::kClassify && cfg.data.label_column.empty()) {
     return Problem{{"data.label_column", "train.task"},
                    "data.label_column: train.task=classify needs the label column's header"};
   }
@@ -246,6 +247,11 @@ std::optional<Problem> find_problem(const Config& cfg) {
         {"train.checkpoint_interval", "train.save_checkpoint"},
         "train.checkpoint_interval: set train.save_checkpoint=true to write checkpoints"};
   }
+  return std::nullopt;
+}
+
+// The bench.variants and bench.batch_sizes lists.
+std::optional<Problem> bench_problem(const Config& cfg) {
   for (const std::string& v : split_list(cfg.bench.variants)) {
     if (!find_enum<BenchVariant>(v)) {
       return Problem{{"bench.variants"},
@@ -268,15 +274,26 @@ std::optional<Problem> find_problem(const Config& cfg) {
   if (split_list(cfg.bench.batch_sizes).empty()) {
     return Problem{{"bench.batch_sizes"}, "bench.batch_sizes: empty; list at least one size"};
   }
+  return std::nullopt;
+}
+
+// Heads that split the embedding evenly.
+std::optional<Problem> heads_problem(const Config& cfg) {
+  const ModelConfig& m = cfg.model;
   if (m.n_embd % m.n_head != 0) {
     return Problem{
         {"model.n_head", "model.n_embd"},
         fmt::format("model.n_head: {} does not divide model.n_embd={}", m.n_head, m.n_embd)};
   }
+  return std::nullopt;
+}
+
+// The files each tokenizer needs, unless model.init_from brings them.
+std::optional<Problem> tokenizer_problem(const Config& cfg) {
   const DataConfig& d = cfg.data;
   // model.init_from gives the tokenizer files (a Hugging Face folder's, a run's own copy); where
   // it gives none, building the tokenizer says so.
-  const bool files_from_init = !m.init_from.empty();
+  const bool files_from_init = !cfg.model.init_from.empty();
   if (d.tokenizer == TokenizerKind::kWordpiece && d.vocab_path.empty() && !files_from_init) {
     return Problem{{"data.tokenizer", "data.vocab_path"},
                    "data.tokenizer: wordpiece needs data.vocab_path (a BERT vocab.txt, e.g. "
@@ -290,6 +307,11 @@ std::optional<Problem> find_problem(const Config& cfg) {
                                "data.merges_path (vocab.bpe); {} is empty",
                                missing)};
   }
+  return std::nullopt;
+}
+
+// The learning-rate schedule.
+std::optional<Problem> schedule_problem(const Config& cfg) {
   const ScheduleConfig& s = cfg.schedule;
   if (s.warmup_steps > s.max_steps) {
     return Problem{{"schedule.warmup_steps", "schedule.max_steps"},
@@ -300,6 +322,11 @@ std::optional<Problem> find_problem(const Config& cfg) {
     return Problem{{"schedule.min_lr", "optim.lr"},
                    fmt::format("schedule.min_lr: {} exceeds optim.lr={}", s.min_lr, cfg.optim.lr)};
   }
+  return std::nullopt;
+}
+
+// What needs device=cuda, and what CUDA graphs cannot capture.
+std::optional<Problem> device_problem(const Config& cfg) {
   if (cfg.train.precision == Precision::kFp16 && cfg.device != Device::kCuda) {
     return Problem{
         {"train.precision", "device"},
@@ -341,6 +368,19 @@ std::optional<Problem> find_problem(const Config& cfg) {
     if (why != nullptr) {
       return Problem{keys, fmt::format("train.cuda_graphs: true {}", why)};
     }
+  }
+  return std::nullopt;
+}
+
+// The first failed check of cfg: each key's range and choices, then the cross-key rules.
+std::optional<Problem> find_problem(const Config& cfg) {
+  for (const KeySpec& spec : detail::key_table()) {
+    if (auto why = detail::range_problem(spec, cfg))
+      return Problem{{spec.path}, spec.path + ": " + *why};
+  }
+  for (auto* check : {model_problem, train_problem, bench_problem, heads_problem, tokenizer_problem,
+                      schedule_problem, device_problem}) {
+    if (std::optional<Problem> problem = check(cfg)) return problem;
   }
   return std::nullopt;
 }

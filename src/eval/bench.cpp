@@ -256,6 +256,186 @@ nlohmann::json notes(const config::Config& cfg, bool generation, int64_t prompt_
   return n;
 }
 
+// Everything the timed loops need, made before the result directory exists.
+struct BenchSetup {
+  // Prepared in place: its samplers keep pointers into its data.
+  BenchSetup(const config::Config& given, const BenchOptions& opts)
+      : p(prepare(given, opts.checkpoint, opts.allow_init_weights)) {}
+  Prepared p;                             // p.cfg: the given config with the checkpoint's shape
+  std::vector<BenchVariant> variants;
+  std::vector<int64_t> batch_sizes;
+  int64_t prompt_tokens = 0;              // P of the decoder generation; 0: none measured
+  bool generation = false;
+  int64_t quality_batch = 0;
+  std::vector<train::EvalSet> sets;       // sets[0] is the validation split
+  std::vector<std::vector<train::Batch>> inputs;  // per batch size, on the device
+  std::unique_ptr<gpu::EventApi> events;  // CUDA only
+};
+
+// Per batch size the first kTimedBatches validation batches, each (b, T), cycled by the timed
+// loop: fresh activations every call, as in real inference.
+std::vector<std::vector<train::Batch>> timed_inputs(const Prepared& p,
+                                                    const std::vector<int64_t>& batch_sizes) {
+  const config::Config& cfg = p.cfg;
+  constexpr int64_t kTimedBatches = 8;
+  std::vector<std::vector<train::Batch>> inputs;
+  for (int64_t b : batch_sizes) {
+    train::EvalSet some = train::make_validation_eval_set(cfg, p.data, b, kTimedBatches);
+    if (some.batches.empty()) {
+      throw DataError(
+          fmt::format("llmprof bench: the validation set ({}) holds no batch", some.source));
+    }
+    for (train::Batch& batch : some.batches) batch = p.device->copy_to_device(batch);
+    inputs.push_back(std::move(some.batches));
+  }
+  return inputs;
+}
+
+// The rest of s from s.p.
+void set_up(BenchSetup& s, bool cuda) {
+  const config::Config& cfg = s.p.cfg;  // with the checkpoint's model shape
+  s.variants = config::bench_variants(cfg);
+  s.batch_sizes = config::bench_batch_sizes(cfg);
+  s.prompt_tokens = prompt_length(cfg);
+  s.generation = s.p.task->gpt() != nullptr && s.prompt_tokens > 0;
+  s.quality_batch = cfg.eval.batch_size > 0 ? cfg.eval.batch_size : s.batch_sizes.front();
+  s.sets = eval_sets(s.p, s.quality_batch);
+  s.inputs = timed_inputs(s.p, s.batch_sizes);
+  // CUDA: each call timed by two events on LibTorch's default stream (the legacy one).
+  s.events = cuda ? gpu::make_cuda_event_api(nullptr) : nullptr;
+}
+
+// The quality of one variant on every eval set, written to bench_quality.csv and quality_json;
+// returns the validation split's row, which every latency row of the variant carries.
+std::optional<QualityRow> measure_variant_quality(BenchSetup& s,
+                                                  BenchVariant variant,
+                                                  output::CsvWriter& quality_csv,
+                                                  nlohmann::json& quality_json) {
+  const config::Config& cfg = s.p.cfg;
+  train::Task& task = *s.p.task;
+  std::optional<QualityRow> val;
+  for (const train::EvalSet& set : s.sets) {
+    QualityRow q = measure_quality(task, set, variant, *s.p.device, cfg.device);
+    q.weights = weights_label(s.p);
+    write_quality(quality_csv, q);
+    quality_json.push_back(to_json(q));
+    if (!val) val = q;  // sets[0] is the validation split
+    spdlog::info("{} on {}: loss {}, {}", config::name(variant), q.dataset,
+                 fmt_opt(q.loss, "{:.4f}"),
+                 task.reports_accuracy() ? "accuracy " + fmt_opt(q.accuracy, "{:.4f}")
+                                         : "perplexity " + fmt_opt(q.perplexity, "{:.3f}"));
+  }
+  return val;
+}
+
+// KV-cache generation from the first P tokens of each row of input: ttft, decode step, rate.
+void measure_generation(const BenchSetup& s,
+                        const train::Batch& input,
+                        const train::Autocast& autocast,
+                        BenchRow& row) {
+  const config::Config& cfg = s.p.cfg;
+  // The prompt: the first P tokens of each row of the input batch, (b, P).
+  const torch::Tensor prompt = input.x.slice(1, 0, s.prompt_tokens).contiguous();
+  const GenerateTimes g =
+      time_generate(**s.p.task->gpt(), prompt, cfg.bench.generate_tokens, autocast,
+                    s.events.get(), cfg.bench.warmup_iters > 0 ? 1 : 0, cfg.bench.iters);
+  row.ttft_ms = latency_stats(g.ttft_ms).p50_ms;
+  if (g.step_ms.empty()) return;
+  row.per_token_p50_ms = latency_stats(g.step_ms).p50_ms;
+  double decode_ms = 0;
+  for (double ms : g.step_ms) decode_ms += ms;
+  // Each decode step yields one token per row of the batch.
+  if (decode_ms > 0) {
+    row.generate_tokens_per_s = static_cast<double>(row.batch) *
+                                static_cast<double>(g.step_ms.size()) / (decode_ms * 1e-3);
+  }
+}
+
+// The latency row of one variant at batch size s.batch_sizes[i].
+BenchRow measure_row(const BenchSetup& s,
+                     BenchVariant variant,
+                     size_t i,
+                     int64_t weight_bytes,
+                     const std::optional<QualityRow>& val) {
+  const config::Config& cfg = s.p.cfg;
+  const train::Autocast autocast = autocast_of(variant, cfg.device);
+  const std::vector<train::Batch>& input_batches = s.inputs[i];
+  const train::Batch& input = input_batches.front();
+  BenchRow row;
+  row.variant = variant;
+  row.batch = s.batch_sizes[i];
+  row.seq_len = input.x.size(1);
+  row.latency = latency_stats(time_forward(*s.p.task, input_batches, autocast, s.events.get(),
+                                           cfg.bench.warmup_iters, cfg.bench.iters));
+  const double mean_s = row.latency.mean_ms * 1e-3;
+  row.samples_per_s = static_cast<double>(row.batch) / mean_s;
+  row.tokens_per_s = static_cast<double>(row.batch * row.seq_len) / mean_s;
+  if (val) {
+    row.loss = val->loss;
+    row.perplexity = val->perplexity;
+    row.accuracy = val->accuracy;
+  }
+  row.weight_bytes = weight_bytes;
+  if (s.generation) measure_generation(s, input, autocast, row);
+  return row;
+}
+
+// bench.json: the setting, the context block, every latency row and every quality row.
+nlohmann::json bench_json(const BenchSetup& s,
+                          const BenchOptions& opts,
+                          const BenchResult& result,
+                          nlohmann::json quality_json) {
+  const config::Config& cfg = s.p.cfg;
+  const Prepared& p = s.p;
+  train::Task& task = *p.task;
+  const bool generation = s.generation;
+  const int64_t P = s.prompt_tokens;
+  train::TrainOptions env_opts;
+  env_opts.command_line = opts.command_line;
+  nlohmann::json context = train::collect_env(cfg, p.runtime, train::PeakFlops{},
+                                                 train::PeakBytes{0, 0, "none", "not used by bench"},
+                                                 env_opts);
+  context.erase("peak_flops");  // bench measures no matmul peak
+  context.erase("schema_version");
+  nlohmann::json rows_json = nlohmann::json::array();
+  for (const BenchRow& r : result.rows) rows_json.push_back(to_json(r));
+  nlohmann::json variant_names = nlohmann::json::array();
+  for (const BenchVariant v : s.variants) variant_names.push_back(config::name(v));
+  return {
+      {"schema_version", kBenchSchemaVersion},
+      {"task", task.name()},
+      {"model", task.describe()},
+      {"parameters", task.num_parameters()},
+      {"checkpoint", p.checkpoint ? nlohmann::json(p.checkpoint->path) : nlohmann::json(nullptr)},
+      {"tokenizer", tokenizer_json(*p.data.tokenizer)},
+      {"checkpoint_note",
+       p.checkpoint ? fmt::format("{} task, step {}", p.checkpoint->task, p.checkpoint->step)
+                    : "no --checkpoint and no model.init_from: untrained "
+                      "initial weights (quality figures are a baseline)"},
+      {"weights", weights_label(p)},
+      {"init_tensors", init_tensors(p)},
+      {"model_from_checkpoint", p.notes},
+      {"threads", p.runtime.threads},
+      {"quant_engine", config::name(cfg.bench.quant_engine)},
+      {"torch_version", TORCH_VERSION},
+      {"variants", variant_names},
+      {"batch_sizes", s.batch_sizes},
+      {"warmup_iters", cfg.bench.warmup_iters},
+      {"iters", cfg.bench.iters},
+      {"quality_batch_size", s.quality_batch},
+      {"generation", generation ? nlohmann::json{{"prompt_tokens", P},
+                                                 {"generate_tokens", cfg.bench.generate_tokens}}
+                                : nlohmann::json(nullptr)},
+      {"generation_note", generation ? nlohmann::json(nullptr)
+                          : p.task->gpt() == nullptr
+                              ? nlohmann::json("encoder task: no autoregressive generation")
+                              : nlohmann::json("bench.generate_tokens=0: generation not measured")},
+      {"notes", notes(cfg, generation, P)},
+      {"context", context},
+      {"rows", rows_json},
+      {"quality", std::move(quality_json)}};
+}
+
 }  // namespace
 
 BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
@@ -274,37 +454,15 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
     }
   }
   // -- set-up: data, model, eval sets and inputs (before the result directory exists) ---------
-  Prepared p = prepare(given, opts.checkpoint, opts.allow_init_weights);
-  const config::Config& cfg = p.cfg;  // with the checkpoint's model shape
-  const std::vector<BenchVariant> variants = config::bench_variants(cfg);
-  const std::vector<int64_t> batch_sizes = config::bench_batch_sizes(cfg);
-  const int64_t P = prompt_length(cfg);
-
-  train::Task& task = *p.task;
-  model::Gpt* gpt = task.gpt();
-  const bool generation = gpt != nullptr && P > 0;
-  const int64_t quality_batch = cfg.eval.batch_size > 0 ? cfg.eval.batch_size : batch_sizes.front();
-  const std::vector<train::EvalSet> sets = eval_sets(p, quality_batch);
-  // Per batch size the first kTimedBatches validation batches, each (b, T), cycled by the timed
-  // loop: fresh activations every call, as in real inference.
-  constexpr int64_t kTimedBatches = 8;
-  std::vector<std::vector<train::Batch>> inputs;
-  for (int64_t b : batch_sizes) {
-    train::EvalSet some = train::make_validation_eval_set(cfg, p.data, b, kTimedBatches);
-    if (some.batches.empty()) {
-      throw DataError(
-          fmt::format("llmprof bench: the validation set ({}) holds no batch", some.source));
-    }
-    for (train::Batch& batch : some.batches) batch = p.device->copy_to_device(batch);
-    inputs.push_back(std::move(some.batches));
-  }
-  // CUDA: each call timed by two events on LibTorch's default stream (the legacy one).
-  const std::unique_ptr<gpu::EventApi> events = cuda ? gpu::make_cuda_event_api(nullptr) : nullptr;
+  BenchSetup s(given, opts);
+  set_up(s, cuda);
+  const config::Config& cfg = s.p.cfg;  // with the checkpoint's model shape
+  train::Task& task = *s.p.task;
 
   // -- result directory ----------------------------------------------------------------------
   BenchResult result;
   result.reports_accuracy = task.reports_accuracy();
-  result.generation = generation;
+  result.generation = s.generation;
   const std::string parent = opts.output_dir.empty() ? cfg.output.dir : opts.output_dir;
   result.run_dir = output::create_run_dir(parent, cfg.output.name, opts.run_label);
   const std::string& dir = result.run_dir;
@@ -314,69 +472,23 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
   output::CsvWriter quality_csv(rundir::path(dir, rundir::kBenchQuality), kQualityColumns);
   spdlog::info("bench directory {}", dir);
   for (const std::string& note : cfg.notes) spdlog::warn("config: {}", note);
-  for (const std::string& note : p.notes) spdlog::info("model: {}", note);
+  for (const std::string& note : s.p.notes) spdlog::info("model: {}", note);
   spdlog::info("model: {}, {} parameters; task {}; {} threads; variants {}; batch sizes {}",
-               task.describe(), task.num_parameters(), task.name(), p.runtime.threads,
+               task.describe(), task.num_parameters(), task.name(), s.p.runtime.threads,
                cfg.bench.variants, cfg.bench.batch_sizes);
 
   nlohmann::json quality_json = nlohmann::json::array();
-  for (const BenchVariant variant : variants) {
-    const train::Autocast autocast = autocast_of(variant, cfg.device);
+  for (const BenchVariant variant : s.variants) {
     VariantScope scope(cfg, task.module(), variant);
     if (variant == BenchVariant::kInt8) {
       spdlog::info("int8: {} Linear layers quantized on {}", scope.stats().linears,
                    config::name(scope.stats().engine));
     }
     // Quality first: every row of this variant carries the validation set's figures.
-    std::optional<QualityRow> val;
-    for (const train::EvalSet& set : sets) {
-      QualityRow q = measure_quality(task, set, variant, *p.device, cfg.device);
-      q.weights = weights_label(p);
-      write_quality(quality_csv, q);
-      quality_json.push_back(to_json(q));
-      if (!val) val = q;  // sets[0] is the validation split
-      spdlog::info("{} on {}: loss {}, {}", config::name(variant), q.dataset,
-                   fmt_opt(q.loss, "{:.4f}"),
-                   task.reports_accuracy() ? "accuracy " + fmt_opt(q.accuracy, "{:.4f}")
-                                           : "perplexity " + fmt_opt(q.perplexity, "{:.3f}"));
-    }
-    for (size_t i = 0; i < batch_sizes.size(); ++i) {
-      const std::vector<train::Batch>& input_batches = inputs[i];
-      const train::Batch& input = input_batches.front();
-      BenchRow row;
-      row.variant = variant;
-      row.batch = batch_sizes[i];
-      row.seq_len = input.x.size(1);
-      row.latency = latency_stats(
-          time_forward(task, input_batches, autocast, events.get(), cfg.bench.warmup_iters,
-                       cfg.bench.iters));
-      const double mean_s = row.latency.mean_ms * 1e-3;
-      row.samples_per_s = static_cast<double>(row.batch) / mean_s;
-      row.tokens_per_s = static_cast<double>(row.batch * row.seq_len) / mean_s;
-      if (val) {
-        row.loss = val->loss;
-        row.perplexity = val->perplexity;
-        row.accuracy = val->accuracy;
-      }
-      row.weight_bytes = scope.weight_bytes();
-      if (generation) {
-        // The prompt: the first P tokens of each row of the input batch, (b, P).
-        const torch::Tensor prompt = input.x.slice(1, 0, P).contiguous();
-        const GenerateTimes g =
-            time_generate(**gpt, prompt, cfg.bench.generate_tokens, autocast, events.get(),
-                          cfg.bench.warmup_iters > 0 ? 1 : 0, cfg.bench.iters);
-        row.ttft_ms = latency_stats(g.ttft_ms).p50_ms;
-        if (!g.step_ms.empty()) {
-          row.per_token_p50_ms = latency_stats(g.step_ms).p50_ms;
-          double decode_ms = 0;
-          for (double ms : g.step_ms) decode_ms += ms;
-          // Each decode step yields one token per row of the batch.
-          if (decode_ms > 0) {
-            row.generate_tokens_per_s = static_cast<double>(row.batch) *
-                                        static_cast<double>(g.step_ms.size()) / (decode_ms * 1e-3);
-          }
-        }
-      }
+    const std::optional<QualityRow> val =
+        measure_variant_quality(s, variant, quality_csv, quality_json);
+    for (size_t i = 0; i < s.batch_sizes.size(); ++i) {
+      BenchRow row = measure_row(s, variant, i, scope.weight_bytes(), val);
       write_row(bench_csv, row);
       spdlog::info("{} batch {}: {:.1f} samples/s, p50 {:.3f} ms, p99 {:.3f} ms{}",
                    config::name(variant), row.batch, row.samples_per_s, row.latency.p50_ms,
@@ -389,50 +501,7 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
   }
 
   // -- bench.json ----------------------------------------------------------------------------
-  train::TrainOptions env_opts;
-  env_opts.command_line = opts.command_line;
-  nlohmann::json context = train::collect_env(cfg, p.runtime, train::PeakFlops{},
-                                                 train::PeakBytes{0, 0, "none", "not used by bench"},
-                                                 env_opts);
-  context.erase("peak_flops");  // bench measures no matmul peak
-  context.erase("schema_version");
-  nlohmann::json rows_json = nlohmann::json::array();
-  for (const BenchRow& r : result.rows) rows_json.push_back(to_json(r));
-  nlohmann::json variant_names = nlohmann::json::array();
-  for (const BenchVariant v : variants) variant_names.push_back(config::name(v));
-  nlohmann::json doc = {
-      {"schema_version", kBenchSchemaVersion},
-      {"task", task.name()},
-      {"model", task.describe()},
-      {"parameters", task.num_parameters()},
-      {"checkpoint", p.checkpoint ? nlohmann::json(p.checkpoint->path) : nlohmann::json(nullptr)},
-      {"tokenizer", tokenizer_json(*p.data.tokenizer)},
-      {"checkpoint_note",
-       p.checkpoint ? fmt::format("{} task, step {}", p.checkpoint->task, p.checkpoint->step)
-                    : "no --checkpoint and no model.init_from: untrained "
-                      "initial weights (quality figures are a baseline)"},
-      {"weights", weights_label(p)},
-      {"init_tensors", init_tensors(p)},
-      {"model_from_checkpoint", p.notes},
-      {"threads", p.runtime.threads},
-      {"quant_engine", config::name(cfg.bench.quant_engine)},
-      {"torch_version", TORCH_VERSION},
-      {"variants", variant_names},
-      {"batch_sizes", batch_sizes},
-      {"warmup_iters", cfg.bench.warmup_iters},
-      {"iters", cfg.bench.iters},
-      {"quality_batch_size", quality_batch},
-      {"generation", generation ? nlohmann::json{{"prompt_tokens", P},
-                                                 {"generate_tokens", cfg.bench.generate_tokens}}
-                                : nlohmann::json(nullptr)},
-      {"generation_note", generation ? nlohmann::json(nullptr)
-                          : gpt == nullptr
-                              ? nlohmann::json("encoder task: no autoregressive generation")
-                              : nlohmann::json("bench.generate_tokens=0: generation not measured")},
-      {"notes", notes(cfg, generation, P)},
-      {"context", context},
-      {"rows", rows_json},
-      {"quality", quality_json}};
+  const nlohmann::json doc = bench_json(s, opts, result, std::move(quality_json));
   output::write_file_atomic(rundir::path(dir, rundir::kBenchJson), doc.dump(2) + "\n");
   return result;
 }

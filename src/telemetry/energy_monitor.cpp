@@ -7,11 +7,17 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "llmprof/config/enums.h"
 #include "llmprof/telemetry/energy_integrate.h"
 #include "llmprof/telemetry/nvml.h"
 #include "llmprof/telemetry/power_sampler.h"
 #include "llmprof/telemetry/proc_cpu.h"
 #include "llmprof/telemetry/rapl.h"
+
+namespace llmprof::config {
+LLMPROF_ENUM_NAMES(telemetry::ChannelKind, "energy.sources.channels.kind", "counter", "power",
+                   "none");
+}  // namespace llmprof::config
 
 namespace llmprof::telemetry {
 
@@ -27,15 +33,8 @@ constexpr int64_t kHoldSlackNs = 100000000;
 }  // namespace
 
 std::string_view channel_kind_name(ChannelKind kind) {
-  switch (kind) {
-    case ChannelKind::kCounter:
-      return "counter";
-    case ChannelKind::kPower:
-      return "power";
-    case ChannelKind::kNone:
-      return "none";
-  }
-  return "none";
+  const std::string_view name = config::name(kind);
+  return name == "?" ? "none" : name;  // "?": a cast outside the table
 }
 
 EnergyMonitor::EnergyMonitor(const config::EnergyConfig& cfg,

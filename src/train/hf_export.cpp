@@ -170,6 +170,19 @@ std::string write_tokenizer(const config::DataConfig& d,
       config::name(d.tokenizer));
 }
 
+// The checkpoint's tensors fix the vocabulary (model.vocab_size 0 means "the tokenizer's"):
+// the rows of the token embedding that checkpoint.json lists.
+int64_t checkpoint_vocab(const std::string& meta_path, const config::Config& cfg) {
+  std::ifstream meta_in(meta_path);
+  const nlohmann::json meta_json = nlohmann::json::parse(meta_in, nullptr, false);
+  int64_t vocab = cfg.model.vocab_size;
+  for (const auto& t : meta_json.value("tensors", nlohmann::json::array())) {
+    const std::string name = t.is_object() ? t.value("name", "") : "";
+    if (name == "wte.weight" || name == "word_embeddings.weight") vocab = t["shape"][0];
+  }
+  return vocab;
+}
+
 // model.safetensors, config.json and the tokenizer files into the staged folder, stopping at a
 // signal between files.
 void write_folder(const hf::StagedFolder& staged,
@@ -226,14 +239,7 @@ HfExport export_hf(const std::string& path, const std::string& out) {
   } catch (const DataError& e) {
     throw ConfigError(fmt::format("export: {}", e.what()));
   }
-  // The checkpoint's tensors fix the vocabulary (model.vocab_size 0 means "the tokenizer's").
-  std::ifstream meta_in(meta_path);
-  const nlohmann::json meta_json = nlohmann::json::parse(meta_in, nullptr, false);
-  int64_t vocab = cfg.model.vocab_size;
-  for (const auto& t : meta_json.value("tensors", nlohmann::json::array())) {
-    const std::string name = t.is_object() ? t.value("name", "") : "";
-    if (name == "wte.weight" || name == "word_embeddings.weight") vocab = t["shape"][0];
-  }
+  const int64_t vocab = checkpoint_vocab(meta_path, cfg);
   const config::DataConfig tok = tokenizer_files(dir, meta, cfg);
   std::optional<hf::HfModelConfig> base;
   if (!meta.hf_config.empty()) base = hf::read_hf_config_file(rundir::path(dir, meta.hf_config));

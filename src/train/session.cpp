@@ -14,6 +14,7 @@
 #include <map>
 
 #include "llmprof/config/config.h"
+#include "llmprof/config/enums.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 #include "llmprof/output/log.h"
@@ -37,20 +38,16 @@
 #include "step_row.h"
 #include "summary.h"
 
+namespace llmprof::config {
+LLMPROF_ENUM_NAMES(train::RunStatus, "summary.json status", "completed", "diverged", "failed",
+                   "interrupted");
+}  // namespace llmprof::config
+
 namespace llmprof::train {
 
 const char* run_status_name(RunStatus status) {
-  switch (status) {
-    case RunStatus::kCompleted:
-      return "completed";
-    case RunStatus::kDiverged:
-      return "diverged";
-    case RunStatus::kFailed:
-      return "failed";
-    case RunStatus::kInterrupted:
-      return "interrupted";
-  }
-  return "failed";
+  // The table's names are string literals: null-terminated.
+  return status <= RunStatus::kInterrupted ? config::name(status).data() : "failed";
 }
 
 namespace {

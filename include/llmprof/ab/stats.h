@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include "llmprof/config/enums.h"
+
 namespace llmprof::ab {
 
 inline constexpr int64_t kBootstrapResamples = 2000;
@@ -28,25 +30,23 @@ inline constexpr int64_t kMinRepetitions = 2;  // fewer pairs: no interval, inco
 
 enum class Verdict : int { kFaster = 0, kSlower = 1, kInconclusive = 2 };
 
+}  // namespace llmprof::ab
+
+namespace llmprof::config {
+LLMPROF_ENUM_NAMES(ab::Verdict, "verdict", "faster", "slower", "inconclusive");
+}  // namespace llmprof::config
+
+namespace llmprof::ab {
+
 // "faster" | "slower" | "inconclusive": the stable names written to files.
 inline std::string_view verdict_name(Verdict v) {
-  switch (v) {
-    case Verdict::kFaster:
-      return "faster";
-    case Verdict::kSlower:
-      return "slower";
-    case Verdict::kInconclusive:
-      break;
-  }
-  return "inconclusive";
+  const std::string_view name = config::name(v);
+  return name == "?" ? "inconclusive" : name;  // "?": a cast outside the table
 }
 
 // The verdict a name stands for; nullopt for any other text.
 inline std::optional<Verdict> parse_verdict(std::string_view name) {
-  for (Verdict v : {Verdict::kFaster, Verdict::kSlower, Verdict::kInconclusive}) {
-    if (verdict_name(v) == name) return v;
-  }
-  return std::nullopt;
+  return config::find_enum<Verdict>(name);
 }
 
 // A bootstrap confidence interval of the ratio of medians.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "llmprof/ab/ab.h"
+#include "llmprof/config/enums.h"
 #include "llmprof/error.h"
 
 namespace llmprof::ab {
@@ -20,25 +21,24 @@ enum class Figure : int {
   kWallUsPerToken = 2,  // (sum of steps.csv step_ms + eval_ms) / sum of tokens, every step
 };
 
+}  // namespace llmprof::ab
+
+namespace llmprof::config {
+LLMPROF_ENUM_NAMES(ab::Figure, "figure", "median_step_ms", "step_us_per_token",
+                   "wall_us_per_token");
+}  // namespace llmprof::config
+
+namespace llmprof::ab {
+
 // "median_step_ms" | "step_us_per_token" | "wall_us_per_token": stable names for files.
 inline std::string_view figure_name(Figure figure) {
-  switch (figure) {
-    case Figure::kMedianStepMs:
-      return "median_step_ms";
-    case Figure::kStepUsPerToken:
-      return "step_us_per_token";
-    case Figure::kWallUsPerToken:
-      break;
-  }
-  return "wall_us_per_token";
+  const std::string_view name = config::name(figure);
+  return name == "?" ? "wall_us_per_token" : name;  // "?": a cast outside the table
 }
 
 // The figure a name stands for; nullopt for any other text.
 inline std::optional<Figure> parse_figure(std::string_view name) {
-  for (Figure f : {Figure::kMedianStepMs, Figure::kStepUsPerToken, Figure::kWallUsPerToken}) {
-    if (figure_name(f) == name) return f;
-  }
-  return std::nullopt;
+  return config::find_enum<Figure>(name);
 }
 
 // The figure of a finished run directory. Throws DataError naming the file when the run did not

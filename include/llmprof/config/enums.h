@@ -81,7 +81,8 @@ LLMPROF_ENUM_NAMES(BenchVariant, "bench.variants", "fp32", "bf16", "int8", "fp16
 enum class Launcher : int { kLocal = 0, kSlurm = 1 };
 LLMPROF_ENUM_NAMES(Launcher, "sweep.launcher", "local", "slurm");
 
-#undef LLMPROF_ENUM_NAMES
+// LLMPROF_ENUM_NAMES stays defined: the enums that other concerns write to files (a run's
+// status, an A/B verdict) get their name table with it, inside namespace llmprof::config.
 
 // The name of a value ("bf16"), as config files and output files spell it; "?" for a value
 // outside the table (only a cast can make one).
