@@ -89,7 +89,8 @@ void calibrate_events(ThreadBuffer& main, int probe_ops, bool ops, TracerCalibra
   }
   c.ns_per_call_record_function = std::max(0.0, static_cast<double>(empty_ns - off_ns) / probe_ops);
   if (ops) {
-    c.ns_per_call_reading_shapes = std::max(0.0, static_cast<double>(reading_ns - on_ns) / probe_ops);
+    c.ns_per_call_reading_shapes =
+        std::max(0.0, static_cast<double>(reading_ns - on_ns) / probe_ops);
   }
   c.events_per_probe_op = static_cast<double>(events) / probe_ops;
   c.ns_per_event =
@@ -136,15 +137,17 @@ void calibrate_untimed_views(ThreadBuffer& main, int probe_ops, TracerCalibratio
     std::fill(main.step_untimed.begin(), main.step_untimed.end(), 0);
   }
   c.ns_per_untimed_event =
-      counted > 0 ? std::max(0.0, static_cast<double>(view_on - view_off) / static_cast<double>(counted))
-                  : 0.0;
+      counted > 0
+          ? std::max(0.0, static_cast<double>(view_on - view_off) / static_cast<double>(counted))
+          : 0.0;
   c.ns_per_hidden_call = static_cast<double>(toggles) / kToggles;
 }
 
 // One scope = 2 clock reads + 2 sequence-number reads + the stores: time 20k of them.
 double calibrate_scope_ns() {
   constexpr int kScopes = 20000;
-  ScopeRecorder probe_scopes(kScopes, [] { return static_cast<int64_t>(at::sequence_number::peek()); });
+  ScopeRecorder probe_scopes(kScopes,
+                             [] { return static_cast<int64_t>(at::sequence_number::peek()); });
   set_active_scope_recorder(&probe_scopes);
   const int64_t t0 = now_ns();
   for (int i = 0; i < kScopes; ++i) {

@@ -51,7 +51,8 @@ std::vector<ThreadBuffer::HiddenViews> views_by_op(const ThreadBuffer& tb) {
   });
   size_t out = 0;
   for (size_t i = 0; i < pairs.size(); ++i) {
-    if (out > 0 && pairs[out - 1].parent == pairs[i].parent && pairs[out - 1].view == pairs[i].view) {
+    if (out > 0 && pairs[out - 1].parent == pairs[i].parent &&
+        pairs[out - 1].view == pairs[i].view) {
       ++pairs[out - 1].count;
     } else {
       pairs[out++] = pairs[i];
@@ -145,7 +146,9 @@ void StepSampler::read_step(const Buffers& buffers) {
       shapes_.mapped_steps += pending_mapped_;
     } else {  // shapes changed somewhere since the reference: the mapped steps lose theirs
       for (auto& tb : buffers) {
-        for (size_t i = tb->ref_first + tb->ref_count; i < tb->step_first; ++i) tb->ops[i].shape_id = -1;
+        for (size_t i = tb->ref_first + tb->ref_count; i < tb->step_first; ++i) {
+          tb->ops[i].shape_id = -1;
+        }
       }
       shapes_.unmapped_steps += pending_mapped_;
       shapes_.every_step = true;

@@ -48,7 +48,8 @@ struct Tracer::Impl {
 
   explicit Impl(const TracerOptions& o)
       : options(o),
-        scopes(o.max_scope_events, [] { return static_cast<int64_t>(at::sequence_number::peek()); }),
+        scopes(o.max_scope_events,
+               [] { return static_cast<int64_t>(at::sequence_number::peek()); }),
         sampler(o) {}
 
   bool ops_level() const { return options.level >= Level::kOps; }
@@ -142,8 +143,8 @@ struct Tracer::Impl {
   void prefault_from_warm_up() {
     ThreadBuffer& main = *buffers[0];
     const size_t per_step = main.ops.size() - step_first_op;
-    const size_t want = std::min(main.ops.capacity(),
-                                 step_first_op + per_step * (options.active_steps + 1) * 5 / 4 + 1024);
+    const size_t room = per_step * (options.active_steps + 1) * 5 / 4 + 1024;
+    const size_t want = std::min(main.ops.capacity(), step_first_op + room);
     if (prefaulted || want <= main.ops.size()) return;
     const size_t keep_ops = step_first_op;
     main.ops.resize(want);
@@ -153,7 +154,8 @@ struct Tracer::Impl {
     // The view log of a read step: this step's view calls (+25%).
     int64_t views = 0;
     for (int64_t c : main.step_untimed) views += c;
-    main.view_log.resize(std::min(main.view_log.capacity(), static_cast<size_t>(views) * 5 / 4 + 1024));
+    main.view_log.resize(
+        std::min(main.view_log.capacity(), static_cast<size_t>(views) * 5 / 4 + 1024));
     main.view_log.clear();
     prefaulted = true;
   }
@@ -285,7 +287,8 @@ TraceData Tracer::take_data() {
   d.memory = m.phase_memory;
   d.steps = m.steps;
   const auto per_scope = [&](const std::vector<int64_t>& bytes) {
-    return std::vector<int64_t>(bytes.begin(), bytes.begin() + std::min(d.scopes.size(), bytes.size()));
+    const size_t n = std::min(d.scopes.size(), bytes.size());
+    return std::vector<int64_t>(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n));
   };
   d.scope_alloc_bytes = per_scope(m.memory->scope_alloc());
   d.scope_saved_bytes = per_scope(m.memory->scope_saved());
