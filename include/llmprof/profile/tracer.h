@@ -3,7 +3,8 @@
 // created them through their sequence numbers), aten ops (ops level, with input shapes for FLOP
 // counting) and memory (c10's memory reporting hook: the mechanism torch.profiler's
 // profile_memory uses). Everything goes into preallocated buffers; a full buffer stops recording
-// with a warning. Torch-free header: the implementation is in tracer_torch.cpp.
+// with a warning. Torch-free header: the implementation is in tracer_torch.cpp and the private
+// files it names (callbacks, memory reporter, calibration, buffers, sampling).
 #pragma once
 
 #include <cstdint>
