@@ -300,22 +300,22 @@ std::optional<Problem> find_problem(const Config& cfg) {
     return Problem{{"schedule.min_lr", "optim.lr"},
                    fmt::format("schedule.min_lr: {} exceeds optim.lr={}", s.min_lr, cfg.optim.lr)};
   }
-  if (cfg.train.precision == Precision::kFp16 && cfg.device != Device::kCuda) {
+  if (cfg.train.precision == Precision::kFp16 && !cfg.device.is_cuda()) {
     return Problem{
         {"train.precision", "device"},
         fmt::format("train.precision: fp16 needs device=cuda (device={}); on CPU use bf16",
-                    name(cfg.device))};
+                    name(cfg.device.kind))};
   }
-  if (cfg.model.fused_loss && cfg.device != Device::kCuda) {
+  if (cfg.model.fused_loss && !cfg.device.is_cuda()) {
     return Problem{{"model.fused_loss", "device"},
                    fmt::format("model.fused_loss: true runs llmprof's CUDA kernels and needs "
                                "device=cuda (device={}); set model.fused_loss=false",
-                               name(cfg.device))};
+                               name(cfg.device.kind))};
   }
   if (cfg.train.cuda_graphs) {
     const char* why = nullptr;
     std::vector<std::string> keys{"train.cuda_graphs"};
-    if (cfg.device != Device::kCuda) {
+    if (!cfg.device.is_cuda()) {
       why = "needs device=cuda";
       keys.push_back("device");
     } else if (cfg.train.precision == Precision::kFp16) {

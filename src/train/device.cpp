@@ -21,16 +21,16 @@
 namespace llmprof::train {
 
 void check_device(const config::Config& cfg) {
-  if (cfg.device == config::Device::kCpu) return;
+  if (!cfg.device.is_cuda()) return;
   const gpu::CudaAvailability cuda = gpu::cuda_availability();
   if (!cuda.available) {
     throw ConfigError("device: 'cuda' is not available: " + cuda.reason, cfg.source_file,
                       "device");
   }
-  if (cfg.device_index >= cuda.device_count) {
+  if (cfg.device.index >= cuda.device_count) {
     throw ConfigError(fmt::format("device: cuda:{} does not exist: the CUDA runtime sees {} "
                                   "device{} (cuda:0{}); check CUDA_VISIBLE_DEVICES",
-                                  cfg.device_index, cuda.device_count,
+                                  cfg.device.index, cuda.device_count,
                                   cuda.device_count == 1 ? "" : "s",
                                   cuda.device_count == 1
                                       ? ""
@@ -182,9 +182,9 @@ std::string cuda_device_name(int index) {
 
 std::unique_ptr<DeviceContext> DeviceContext::make(const config::Config& cfg) {
   check_device(cfg);  // cpu, or a cuda device this build and host have
-  if (cfg.device == config::Device::kCpu) return std::make_unique<CpuContext>();
+  if (!cfg.device.is_cuda()) return std::make_unique<CpuContext>();
 #if defined(LLMPROF_WITH_CUDA)
-  return std::make_unique<CudaContext>(static_cast<int>(cfg.device_index), cfg.data.prefetch + 1);
+  return std::make_unique<CudaContext>(static_cast<int>(cfg.device.index), cfg.data.prefetch + 1);
 #else
   throw ConfigError("device: 'cuda': this llmprof has no CUDA path", cfg.source_file, "device");
 #endif

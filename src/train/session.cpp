@@ -40,17 +40,7 @@
 namespace llmprof::train {
 
 const char* run_status_name(RunStatus status) {
-  switch (status) {
-    case RunStatus::kCompleted:
-      return "completed";
-    case RunStatus::kDiverged:
-      return "diverged";
-    case RunStatus::kFailed:
-      return "failed";
-    case RunStatus::kInterrupted:
-      return "interrupted";
-  }
-  return "failed";
+  return config::name(status).data();  // the table's names are string literals
 }
 
 namespace {
@@ -68,19 +58,18 @@ PeakFlops peak_of(const config::Config& cfg) {
   if (cfg.profile.peak_flops_per_s > 0) {
     return {cfg.profile.peak_flops_per_s, "configured", "profile.peak_flops_per_s"};
   }
-  if (cfg.device == config::Device::kCuda) {
+  if (cfg.device.is_cuda()) {
     // MFU against the device's dense datasheet peak, as MFU is usually quoted; a device not in
     // the table gets its measured matmul peak (llmprof peak measures it for any device).
-    const auto index = static_cast<int>(cfg.device_index);
-    if (auto sheet = datasheet_peak(cuda_device_name(index), cfg.train.precision)) return *sheet;
-    return measure_matmul_peak(cfg.train.precision, 8192, 10, index);
+    const std::string device_name = cuda_device_name(static_cast<int>(cfg.device.index));
+    if (auto sheet = datasheet_peak(device_name, cfg.train.precision)) return *sheet;
+    return measure_matmul_peak(cfg.train.precision, 8192, 10, cfg.device);
   }
   const bool bf16 = cfg.train.precision == config::Precision::kBf16;
   PeakFlops peak =
       measure_matmul_peak(bf16 ? config::Precision::kBf16 : config::Precision::kFp32, 2048, 5);
   // fp32 on a CPU that computes bf16 natively: what bf16 would reach (~0.4 s), for the report.
-  if (!bf16 && cfg.device == config::Device::kCpu &&
-      (cpu_has_flag("avx512_bf16") || cpu_has_flag("amx_bf16"))) {
+  if (!bf16 && (cpu_has_flag("avx512_bf16") || cpu_has_flag("amx_bf16"))) {
     peak.bf16_flops_per_s = measure_matmul_peak(config::Precision::kBf16, 2048, 5).flops_per_s;
   }
   return peak;
@@ -95,10 +84,10 @@ PeakBytes peak_bytes_of(const config::Config& cfg) {
     return {0, 0, "none",
             "measured at profile.level=ops (the roofline); or set profile.peak_bytes_per_s"};
   }
-  const bool cuda = cfg.device == config::Device::kCuda;
-  const PeakBandwidth bw =
-      measure_memory_bandwidth(0, 3, cuda ? static_cast<int>(cfg.device_index) : -1);
-  if (cuda) return {bw.triad_bytes_per_s, bw.copy_bytes_per_s, "measured", bw.method + " (triad)"};
+  const PeakBandwidth bw = measure_memory_bandwidth(0, 3, cfg.device);
+  if (cfg.device.is_cuda()) {
+    return {bw.triad_bytes_per_s, bw.copy_bytes_per_s, "measured", bw.method + " (triad)"};
+  }
   // Its arrays are freed: they must not count as the run's peak RSS.
   const bool reset = telemetry::reset_peak_rss();
   return {bw.triad_bytes_per_s, bw.copy_bytes_per_s, "measured",
@@ -124,7 +113,7 @@ std::unique_ptr<gpu::ActivitySource> gpu_source_of(const config::Config& cfg,
                                                    const SessionOptions& o) {
   if (cfg.profile.level < profile::Level::kOps) return nullptr;
   if (o.gpu_activity) return o.gpu_activity();
-  if (cfg.device != config::Device::kCuda) return nullptr;
+  if (!cfg.device.is_cuda()) return nullptr;
   const gpu::CudaAvailability cupti = gpu::CuptiActivitySource::available();
   if (!cupti.available) {
     spdlog::warn("no GPU kernel records: {}", cupti.reason);
@@ -430,7 +419,7 @@ RunSummary Session::finish(RunStatus status, const std::string& message) {
     why = error_text(write_error);
   }
   SummaryInputs in;
-  in.status = run_status_name(status);
+  in.status = status;
   in.message = why;
   in.level = m.cfg.profile.level;
   in.max_steps = m.max_steps;

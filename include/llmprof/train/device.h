@@ -23,8 +23,8 @@ namespace llmprof::train {
 struct Autocast {
   explicit Autocast(const config::Config& cfg)
       : Autocast(cfg.device, cfg.train.precision) {}
-  Autocast(config::Device device, config::Precision precision)
-      : device_type(device == config::Device::kCuda ? torch::kCUDA : torch::kCPU),
+  Autocast(const config::Device& device, config::Precision precision)
+      : device_type(device.is_cuda() ? torch::kCUDA : torch::kCPU),
         dtype(precision == config::Precision::kFp16 ? torch::kHalf : torch::kBFloat16),
         on(precision != config::Precision::kFp32) {}
   torch::DeviceType device_type;
@@ -32,9 +32,15 @@ struct Autocast {
   bool on;
 };
 
+// The torch device of a config device: kCPU, or kCUDA with its ordinal.
+inline torch::Device torch_device(const config::Device& device) {
+  if (!device.is_cuda()) return torch::kCPU;
+  return {torch::kCUDA, static_cast<c10::DeviceIndex>(device.index)};
+}
+
 class DeviceContext {
  public:
-  // The context of cfg.device: the CPU, or cuda:cfg.device_index made the current device.
+  // The context of cfg.device: the CPU, or cuda:cfg.device.index made the current device.
   // Throws ConfigError (key device) when cuda is not available in this build or on this host.
   static std::unique_ptr<DeviceContext> make(const config::Config& cfg);
   virtual ~DeviceContext() = default;
