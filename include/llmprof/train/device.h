@@ -14,8 +14,13 @@
 
 #include "llmprof/config/config.h"
 #include "llmprof/data/loader.h"
+#include "llmprof/train/calibrate.h"
 #include "llmprof/train/task.h"
 #include "llmprof/train/device_memory.h"
+
+namespace llmprof::gpu {
+class ActivitySource;
+}
 
 namespace llmprof::train {
 
@@ -57,6 +62,17 @@ class DeviceContext {
   virtual Batch to_device(const Batch& b) { return b; }
   // A batch owned by the caller (eval sets), copied to the device once.
   Batch copy_to_device(const Batch& b) const;
+
+  // The peak FLOP/s MFU divides by at precision. CUDA: the device's dense datasheet figure (one
+  // the table lacks: a measured 8192^3 matmul, best of 10). CPU: a measured 2048^3 matmul, best
+  // of 5 (bf16 or fp32; fp32 on a CPU with native bf16 measures the bf16 peak beside it).
+  virtual PeakFlops peak_flops(config::Precision precision) const = 0;
+  // The memory roof measured on this device's memory: STREAM triad, best of 3 (the CPU's
+  // arrays then leave the peak RSS where /proc/self/clear_refs allows it).
+  virtual PeakBytes peak_bytes() const = 0;
+  // Where the GPU activity of recorded windows comes from: CUPTI on a CUDA device whose build and
+  // host have it (else null, and the log says why); null on the CPU.
+  virtual std::unique_ptr<gpu::ActivitySource> activity_source() const;
 
   // Waits for the device's queued work (the end of timed regions in bench, never in a step).
   virtual void synchronize() {}
