@@ -56,8 +56,9 @@ double read_figure(const std::string& run_dir, Figure figure) {
   std::vector<rundir::InputWarning> warnings;
   const std::optional<rundir::Summary> s = rundir::read_summary(path, warnings);
   if (!s) throw DataError(path + ": missing or empty: the repetition did not finish");
-  if (s->status != "completed") {
-    throw DataError(fmt::format("{}: status {}{}, not completed", path, s->status,
+  if (s->status != config::RunStatus::kCompleted) {
+    throw DataError(fmt::format("{}: status {}{}, not completed", path,
+                                s->status ? config::name(*s->status) : "missing",
                                 s->message.empty() ? "" : " (" + s->message + ")"));
   }
   switch (figure) {

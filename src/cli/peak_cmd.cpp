@@ -38,17 +38,17 @@ void add_peak_command(CLI::App& app, int& exit_code) {
     config::Config cfg;
     cfg.threads = args->threads;
     config::apply_override(cfg, "device=" + args->device);  // cpu | cuda | cuda:N
-    if (cfg.device == config::Device::kCuda) {
+    if (cfg.device.is_cuda()) {
       train::check_device(cfg);
-      const auto index = static_cast<int>(cfg.device_index);
-      const train::PeakFlops peak = train::measure_matmul_peak(*precision, 8192, 10, index);
+      const auto index = static_cast<int>(cfg.device.index);
+      const train::PeakFlops peak = train::measure_matmul_peak(*precision, 8192, 10, cfg.device);
       fmt::print("peak_flops_per_s: {}\nmethod: {}\n", peak.flops_per_s, peak.method);
       // What train's MFU is computed against on this device, when the table knows it.
       if (auto sheet = train::datasheet_peak(train::cuda_device_name(index), *precision)) {
         fmt::print("datasheet_flops_per_s: {}\ndatasheet: {}\nmeasured_of_datasheet: {:.3f}\n",
                    sheet->flops_per_s, sheet->method, peak.flops_per_s / sheet->flops_per_s);
       }
-      const train::PeakBandwidth bw = train::measure_memory_bandwidth(0, 10, index);
+      const train::PeakBandwidth bw = train::measure_memory_bandwidth(0, 10, cfg.device);
       fmt::print("peak_bytes_per_s: {}\ncopy_bytes_per_s: {}\nbandwidth_method: {} (triad)\n",
                  bw.triad_bytes_per_s, bw.copy_bytes_per_s, bw.method);
       exit_code = 0;

@@ -69,12 +69,16 @@ void add_run_point_command(CLI::App& sweep_cmd, int& exit_code) {
   sub->callback([args, &exit_code]() {
     output::init_logging(args->quiet);
     const sweep::PointRunOutcome o = sweep::run_point(args->dir, args->index);
-    if (!args->quiet || o.status == "failed") {
-      fmt::print("{}: {}{}{}\n", o.point_id, o.status,
-                 o.status == "skipped" ? "" : fmt::format(" in {:.1f} s", o.duration_s),
+    if (!args->quiet || o.status == config::PointStatus::kFailed) {
+      fmt::print("{}: {}{}{}\n", o.point_id, config::name(o.status),
+                 o.status == config::PointStatus::kSkipped
+                     ? ""
+                     : fmt::format(" in {:.1f} s", o.duration_s),
                  o.message.empty() ? "" : " (" + o.message + ")");
     }
-    exit_code = o.status == "failed" ? kExitRuntime : o.status == "interrupted" ? 130 : kExitOk;
+    exit_code = o.status == config::PointStatus::kFailed        ? kExitRuntime
+                : o.status == config::PointStatus::kInterrupted ? 130
+                                                                : kExitOk;
   });
 }
 
@@ -88,23 +92,28 @@ void add_status_command(CLI::App& sweep_cmd, int& exit_code) {
   sub->callback([dir, &exit_code]() {
     output::init_logging(false);
     const sweep::SweepStatus st = sweep::sweep_status(*dir);
-    fmt::print("sweep:    {} (launcher {}, {})\n", st.sweep_dir, st.launcher, st.state);
+    fmt::print("sweep:    {} (launcher {}, {})\n", st.sweep_dir, st.launcher,
+               config::name(st.state));
     fmt::print(
         "points:   {}: {} pending, {} running, {} completed, {} diverged, {} failed, "
         "{} interrupted\n",
         st.points, st.pending, st.running, st.completed, st.diverged, st.failed, st.interrupted);
     fmt::print("progress: {}\n", st.progress);
-    if (st.state == "submit_failed") {  // its pending points are not queued anywhere
+    if (st.state ==
+        config::SweepState::kSubmitFailed) {  // its pending points are not queued anywhere
       fmt::print("state:    submit_failed: {}\n", st.state_note);
     }
     for (const sweep::PointState& p : st.states) {
-      if (p.status == "completed" || p.status == "diverged" || p.status == "pending") continue;
+      if (p.status == config::PointStatus::kCompleted ||
+          p.status == config::PointStatus::kDiverged || p.status == config::PointStatus::kPending) {
+        continue;
+      }
       std::string where = p.host.empty() ? "" : " on " + p.host;
       if (!p.slurm_job_id.empty()) {
         where += fmt::format(", job {}{}", p.slurm_job_id,
                              p.slurm_task_id.empty() ? "" : "_" + p.slurm_task_id);
       }
-      fmt::print("  {:<11} {}{}, since {}{}\n", p.status, p.id, where, p.start_time,
+      fmt::print("  {:<11} {}{}, since {}{}\n", config::name(p.status), p.id, where, p.start_time,
                  p.message.empty() ? "" : ": " + p.message);
     }
     for (const std::string& line : sweep::slurm_queue_lines(st.sweep_dir)) {

@@ -27,8 +27,15 @@ std::string fmt_opt(const std::optional<double>& v, const char* spec) {
 
 // The exit code of a finished run: 0 completed, 1 diverged or failed, 130 interrupted.
 int exit_code_for(const train::TrainResult& r) {
-  if (r.status == "completed") return kExitOk;
-  if (r.status == "interrupted") return 130;
+  switch (r.status) {
+    case config::RunStatus::kCompleted:
+      return kExitOk;
+    case config::RunStatus::kInterrupted:
+      return 130;
+    case config::RunStatus::kDiverged:
+    case config::RunStatus::kFailed:
+      break;
+  }
   return kExitRuntime;
 }
 
@@ -43,7 +50,8 @@ int run_train(const TrainArgs& args, const std::vector<std::string>& command_lin
   train::TrainResult r = train::run_training(cfg, opts);
 
   fmt::print("run:        {}\n", r.run_dir);
-  fmt::print("status:     {}{}\n", r.status, r.message.empty() ? "" : " (" + r.message + ")");
+  fmt::print("status:     {}{}\n", config::name(r.status),
+             r.message.empty() ? "" : " (" + r.message + ")");
   fmt::print("steps:      {}\n", r.steps_completed);
   fmt::print("step time:  {} ms (median after warm-up)\n", fmt_opt(r.median_step_ms, "{:.2f}"));
   fmt::print("throughput: {} tokens/s\n", fmt_opt(r.tokens_per_s, "{:.0f}"));

@@ -322,8 +322,8 @@ std::vector<KeySpec> build_table() {
                  "run directory name; empty = <config stem>-<timestamp>"),
       // top level
       int_key(LLMPROF_TOP_KEY(threads), 0, 1024, "intra-op threads; 0 = all cores"),
-      enum_key<LLMPROF_TOP_REF(device)>("device to train on: cpu | cuda | cuda:N"),
-      int_key(LLMPROF_TOP_KEY(device_index), 0, 1023,
+      enum_key<LLMPROF_REF(device, kind)>("device to train on: cpu | cuda | cuda:N"),
+      int_key("device_index", &member<&Config::device, &Device::index>, 0, 1023,
               "cuda: device ordinal; `device: cuda:N` sets it"),
   };
 }

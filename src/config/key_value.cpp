@@ -294,8 +294,7 @@ void assign_value(const KeySpec& spec, Config& cfg, const DocNode& value, const 
           fail(spec, printable(text) + ": the device ordinal after 'cuda:' must be 0..1023",
                origin);
         }
-        next.device = Device::kCuda;
-        next.device_index = n;
+        next.device = Device{DeviceKind::kCuda, n};
         break;
       }
       const auto it = std::find(spec.choices.begin(), spec.choices.end(), text);

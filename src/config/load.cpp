@@ -327,22 +327,22 @@ std::optional<Problem> schedule_problem(const Config& cfg) {
 
 // What needs device=cuda, and what CUDA graphs cannot capture.
 std::optional<Problem> device_problem(const Config& cfg) {
-  if (cfg.train.precision == Precision::kFp16 && cfg.device != Device::kCuda) {
+  if (cfg.train.precision == Precision::kFp16 && !cfg.device.is_cuda()) {
     return Problem{
         {"train.precision", "device"},
         fmt::format("train.precision: fp16 needs device=cuda (device={}); on CPU use bf16",
-                    name(cfg.device))};
+                    name(cfg.device.kind))};
   }
-  if (cfg.model.fused_loss && cfg.device != Device::kCuda) {
+  if (cfg.model.fused_loss && !cfg.device.is_cuda()) {
     return Problem{{"model.fused_loss", "device"},
                    fmt::format("model.fused_loss: true runs llmprof's CUDA kernels and needs "
                                "device=cuda (device={}); set model.fused_loss=false",
-                               name(cfg.device))};
+                               name(cfg.device.kind))};
   }
   if (cfg.train.cuda_graphs) {
     const char* why = nullptr;
     std::vector<std::string> keys{"train.cuda_graphs"};
-    if (cfg.device != Device::kCuda) {
+    if (!cfg.device.is_cuda()) {
       why = "needs device=cuda";
       keys.push_back("device");
     } else if (cfg.train.precision == Precision::kFp16) {

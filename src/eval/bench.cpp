@@ -129,14 +129,14 @@ struct QualityRow {
 };
 
 // The variant's autocast on the bench's device: bf16/fp16 autocast, fp32 and int8 none.
-train::Autocast autocast_of(BenchVariant variant, config::Device device) {
+train::Autocast autocast_of(BenchVariant variant, const config::Device& device) {
   return train::Autocast(device, variant == BenchVariant::kBf16   ? config::Precision::kBf16
                                  : variant == BenchVariant::kFp16 ? config::Precision::kFp16
                                                                   : config::Precision::kFp32);
 }
 
 QualityRow measure_quality(train::Task& task, const train::EvalSet& set, BenchVariant variant,
-                           train::DeviceContext& device, config::Device where) {
+                           train::DeviceContext& device, const config::Device& where) {
   double seconds = 0;
   const train::Autocast autocast = autocast_of(variant, where);
   const train::EvalSums sums = evaluate_set(task, set, autocast, device, &seconds);
@@ -235,7 +235,7 @@ nlohmann::json notes(const config::Config& cfg, bool generation, int64_t prompt_
                    "untimed warm-up calls then {} timed; percentiles interpolate linearly between "
                    "order statistics (numpy's default); samples_per_s = batch / mean, "
                    "tokens_per_s = batch * seq_len / mean",
-                   cfg.device == config::Device::kCuda
+                   cfg.device.is_cuda()
                        ? "between two CUDA events on the default stream, the host waiting for the "
                          "second before the next call (calls do not overlap; launch gaps count)"
                        : "on the steady clock (CPU execution is synchronous: no device sync)",
@@ -440,7 +440,7 @@ nlohmann::json bench_json(const BenchSetup& s,
 
 BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
   config::validate(given);
-  const bool cuda = given.device == config::Device::kCuda;
+  const bool cuda = given.device.is_cuda();
   for (const BenchVariant v : config::bench_variants(given)) {
     if (v == BenchVariant::kInt8 && cuda) {
       throw ConfigError("bench.variants: int8 (dynamic quantization of the Linears) runs on the "

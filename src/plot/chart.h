@@ -34,6 +34,13 @@ struct PlotInputs {
 // Loads runs and sweeps (sweep point runs that fail to load are left out with a warning).
 PlotInputs load_inputs(const PlotOptions& options);
 
+// Why no run of runs has the rows of the file profile.level `needed` records, from the levels
+// their summaries recorded: "no ops.csv in the runs: a: recorded at profile.level=phases; ..."
+// naming each run whose level is known; without any, "no ops.csv in the runs (train with
+// profile.level=ops)".
+std::string no_rows_reason(const std::vector<const rundir::Run*>& runs,
+                           config::ProfileLevel needed);
+
 // Writes .dat and .gp files into the output directory and runs gnuplot on them.
 class ChartWriter {
  public:

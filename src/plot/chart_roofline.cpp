@@ -78,7 +78,11 @@ std::string short_op(const std::string& op) {
 }
 
 ChartResult roofline_chart(const rundir::Run& run, const std::string& name, const ChartWriter& w) {
-  if (run.ops.empty()) return skipped(name, run.label + ": no ops.csv (profile.level=ops)");
+  if (run.ops.empty()) {
+    const std::string why = rundir::why_no_rows(run, config::ProfileLevel::kOps);
+    return skipped(name,
+                   run.label + ": no ops.csv (" + (why.empty() ? "profile.level=ops" : why) + ")");
+  }
   if (!run.peak_flops_per_s || !run.peak_bytes_per_s || *run.peak_bytes_per_s <= 0) {
     return skipped(name, run.label + ": env.json has no peak_flops and peak_bandwidth");
   }
@@ -179,11 +183,13 @@ ChartResult roofline_chart(const rundir::Run& run, const std::string& name, cons
 
 std::vector<ChartResult> roofline_charts(const PlotInputs& in, const ChartWriter& w) {
   std::vector<ChartResult> out;
-  std::vector<const rundir::Run*> with;
+  std::vector<const rundir::Run*> with, all;
   for (const auto& run : in.runs) {
     if (!run.ops.empty()) with.push_back(&run);
+    all.push_back(&run);
   }
-  if (with.empty()) return {skipped("12_roofline", "no run has ops.csv (profile.level=ops)")};
+  if (with.empty())
+    return {skipped("12_roofline", no_rows_reason(all, config::ProfileLevel::kOps))};
   for (size_t i = 0; i < with.size(); ++i) {
     const std::string name =
         with.size() == 1 ? "12_roofline" : fmt::format("12_roofline_{}", i + 1);

@@ -71,9 +71,10 @@ std::vector<ChartResult> module_charts(const PlotInputs& in, const ChartWriter& 
                          [](const rundir::Run& r) { return !r.modules.empty(); });
   const char* kNames[] = {"01_block_timing", "02_attention_breakdown", "03_mlp_breakdown"};
   if (!any) {
-    for (const char* n : kNames) {
-      out.push_back(skipped(n, "no modules.csv in the runs (train with profile.level=modules)"));
-    }
+    std::vector<const rundir::Run*> runs;
+    for (const rundir::Run& r : in.runs) runs.push_back(&r);
+    const std::string why = no_rows_reason(runs, config::ProfileLevel::kModules);
+    for (const char* n : kNames) out.push_back(skipped(n, why));
     return out;
   }
   std::string xlabel = in.runs.size() > 1 ? "run and pass" : "pass";

@@ -7,6 +7,7 @@
 #include "chart.h"
 #include "llmprof/base/numbers.h"
 #include "llmprof/error.h"
+#include "llmprof/rundir/files.h"
 
 namespace llmprof::plot::detail {
 
@@ -97,6 +98,22 @@ void note_cut_parts(const Run& run, const std::string& who, std::vector<std::str
 
 }  // namespace
 
+std::string no_rows_reason(const std::vector<const rundir::Run*>& runs,
+                           config::ProfileLevel needed) {
+  const bool ops = needed >= config::ProfileLevel::kOps;
+  std::vector<std::string> why;
+  for (const rundir::Run* run : runs) {
+    const std::string reason = rundir::why_no_rows(*run, needed);
+    if (!reason.empty()) why.push_back(runs.size() == 1 ? reason : run->label + ": " + reason);
+  }
+  const std::string_view file = ops ? rundir::kOps : rundir::kModules;
+  if (why.empty()) {
+    return fmt::format("no {} in the runs (train with profile.level={})", file,
+                       config::name(needed));
+  }
+  return fmt::format("no {} in the runs: {}", file, fmt::join(why, "; "));
+}
+
 PlotInputs load_inputs(const PlotOptions& options) {
   if (options.inputs.empty()) throw UsageError("plot: give at least one run or sweep directory");
   PlotInputs in;
@@ -119,7 +136,7 @@ PlotInputs load_inputs(const PlotOptions& options) {
     in.configs.push_back(report::aggregate_sweep(in.sweeps[s]));
     for (const auto& pt : in.sweeps[s].points) {
       std::optional<Run> run;
-      if (!pt.run_dir.empty() && (pt.status == "completed" || pt.status == "ok")) {
+      if (!pt.run_dir.empty() && pt.status == config::RunStatus::kCompleted) {
         try {
           run = rundir::load_run(pt.run_dir);
           note_cut_parts(*run, "sweep point " + pt.point_id, in.warnings);

@@ -15,9 +15,15 @@ namespace llmprof::report {
 
 namespace {
 
-// Metrics of failed, diverged or interrupted points are not comparable: only these count.
-bool usable_status(const std::string& status) {
-  return status == "completed" || status == "ok" || status.empty();
+// Metrics of failed, diverged or interrupted points are not comparable: only completed ones
+// count, and those of a sweep.csv without statuses.
+bool usable_status(const std::optional<config::RunStatus>& status) {
+  return !status || *status == config::RunStatus::kCompleted;
+}
+
+// A point's status as the sweep table prints it; "" for an empty cell.
+std::string status_name(const std::optional<config::RunStatus>& status) {
+  return status ? std::string(config::name(*status)) : std::string();
 }
 
 }  // namespace
@@ -60,10 +66,10 @@ std::vector<SweepConfig> aggregate_sweep(const Sweep& sweep) {
     std::map<std::string, int64_t> counts;
     std::vector<std::string> order;
     for (size_t i : c.points) {
-      const std::string& s = sweep.points[i].status;
+      const std::string s = status_name(sweep.points[i].status);
       if (counts[s]++ == 0) order.push_back(s);
     }
-    c.completed = counts["completed"] + counts["ok"];
+    c.completed = counts[std::string(config::name(config::RunStatus::kCompleted))];
     if (order.size() == 1) {
       c.status = order.front();
     } else {

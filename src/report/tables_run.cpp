@@ -49,12 +49,12 @@ Table summary_table(const std::vector<const Run*>& runs, const std::vector<RunMe
     const Run& r = *runs[i];
     const RunMetrics& m = metrics[i];
     const Stats* step = m.stat("step_ms");
-    any_incomplete |= r.status == "incomplete";
+    any_incomplete |= !r.has_summary;
     any_cut |= !r.warnings.empty();
-    std::string status = r.status + (r.message.empty() ? "" : " (" + r.message + ")");
+    std::string status = r.status_text() + (r.message.empty() ? "" : " (" + r.message + ")");
     if (!r.warnings.empty()) {
       status += fmt::format("{}{} part(s) cut short",
-                            r.status == "incomplete" ? ": " : ", incomplete: ", r.warnings.size());
+                            !r.has_summary ? ": " : ", incomplete: ", r.warnings.size());
     }
     any_estimated |= m.energy_estimated;
     any_step_loss |= m.final_train_loss && !m.train_loss_from_eval;
@@ -133,6 +133,13 @@ Table phase_table(const Run& run, const RunMetrics& m) {
       "({} ms).",
       step ? step->n : 0, m.warmup_excluded, e.n, format_number(m.eval_total_ms),
       format_number(m.step_total_ms + m.eval_total_ms)));
+  // The tables this run's profile level left out, as its summary.json recorded the level.
+  for (const auto level : {config::ProfileLevel::kModules, config::ProfileLevel::kOps}) {
+    if (std::string why = rundir::why_no_rows(run, level); !why.empty()) {
+      t.notes.push_back(fmt::format("No {} tables: {}.",
+                                    level == config::ProfileLevel::kOps ? "op" : "module", why));
+    }
+  }
   return t;
 }
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "llmprof/base/numbers.h"
+#include "llmprof/base/printable.h"
 #include "llmprof/error.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
@@ -267,14 +268,24 @@ void read_env(const std::string& path, Run& run) {
   }
 }
 
+// A summary.json field written through a name table, parsed once here: nullopt when absent or
+// null; anything else outside the table is a DataError naming the file, the field and the value.
+template <typename E>
+std::optional<E> name_field(const nlohmann::json& s, const char* field, const std::string& path) {
+  if (!s.contains(field) || s[field].is_null()) return std::nullopt;
+  const nlohmann::json& v = s[field];
+  return parse_name<E>(v.is_string() ? v.get<std::string>() : v.dump(), path, field);
+}
+
 void fill_from_summary(const std::string& path, Run& run) {
   std::optional<Summary> summary = read_summary(path, run.warnings);
   if (!summary) {
-    run.status = "incomplete";
     run.incomplete = true;
     return;
   }
+  run.has_summary = true;
   run.status = summary->status;
+  run.profile_level = summary->profile_level;
   run.message = summary->message;
   run.summary_warmup_steps = summary->warmup_excluded;
   run.summary_max_steps = summary->max_steps;
@@ -290,8 +301,8 @@ std::optional<Summary> read_summary(const std::string& path, Warnings& warnings)
   const nlohmann::json& s = *doc;
   using detail::json_number;
   Summary out;
-  out.status =
-      s.contains("status") && s["status"].is_string() ? s["status"].get<std::string>() : "unknown";
+  out.status = name_field<config::RunStatus>(s, "status", path);
+  out.profile_level = name_field<config::ProfileLevel>(s, "profile_level", path);
   if (s.contains("message") && s["message"].is_string()) out.message = s["message"];
   if (auto w = json_number(s, "steps.warmup_excluded")) out.warmup_excluded = whole_int64(*w);
   if (auto n = json_number(s, "steps.max_steps")) out.max_steps = whole_int64(*n);
@@ -318,6 +329,33 @@ std::optional<Summary> read_summary(const std::string& path, Warnings& warnings)
     out.energy = en;
   }
   return out;
+}
+
+void detail::throw_unknown_name(const std::string& where,
+                                std::string_view field,
+                                std::string_view text,
+                                const std::string_view* names,
+                                size_t count) {
+  throw DataError(fmt::format("{}: {} '{}' is not one of {}", where, field, printable(text),
+                              fmt::join(names, names + count, "|")));
+}
+
+std::string why_no_rows(const Run& run, config::ProfileLevel needed) {
+  const bool ops = needed >= config::ProfileLevel::kOps;
+  const bool empty = ops ? run.ops.empty() : run.modules.empty();
+  if (!run.profile_level || !empty) return "";
+  const std::string_view file = ops ? kOps : kModules;
+  if (*run.profile_level < needed) {
+    return fmt::format("recorded at profile.level={}; {} needs profile.level={}",
+                       config::name(*run.profile_level), file, config::name(needed));
+  }
+  return fmt::format("profile.level={}, but {} holds no rows", config::name(*run.profile_level),
+                     file);
+}
+
+std::string Run::status_text() const {
+  if (status) return std::string(config::name(*status));
+  return has_summary ? "unknown" : "incomplete";
 }
 
 std::optional<double> Run::config_number(const std::string& key) const {

@@ -53,6 +53,20 @@ const std::vector<std::string>& sweep_metric_names() {
   return kMetrics;
 }
 
+namespace {
+
+// A sweep.csv status cell: empty -> nullopt; "ok" (the contract's older name) -> completed; a
+// name outside the table -> DataError naming the file, the line and the value.
+std::optional<config::RunStatus> point_status(const detail::CsvFile& csv, size_t row, int col) {
+  const std::string& text = csv.text(row, col);
+  if (text.empty()) return std::nullopt;
+  if (text == "ok") return config::RunStatus::kCompleted;
+  return parse_name<config::RunStatus>(text, fmt::format("{} line {}", csv.path, csv.lines[row]),
+                                       "status");
+}
+
+}  // namespace
+
 Sweep load_sweep(const std::string& dir) {
   fs::path p(dir);
   if (!fs::is_directory(p)) throw DataError(detail::not_a_directory(dir));
@@ -61,9 +75,10 @@ Sweep load_sweep(const std::string& dir) {
   if (fs::exists(path(dir, kSweepJson))) {
     const nlohmann::json doc = detail::read_json(path(dir, kSweepJson));
     if (doc.is_object() && doc.contains("status") && doc["status"].is_string()) {
-      sweep.status = doc["status"].get<std::string>();
+      sweep.status = parse_name<config::SweepState>(doc["status"].get<std::string>(),
+                                                    path(dir, kSweepJson), "status");
     }
-    if (sweep.status == "submit_failed") {  // sbatch refused: no point ever ran
+    if (sweep.status == config::SweepState::kSubmitFailed) {  // sbatch refused: no point ever ran
       std::string note;
       if (doc.contains("status_note") && doc["status_note"].is_string()) {
         note = ": " + doc["status_note"].get<std::string>();
@@ -71,10 +86,10 @@ Sweep load_sweep(const std::string& dir) {
       sweep.warnings.push_back({"", path(dir, kSweepJson), 0,
                                 "status 'submit_failed': sbatch refused the sweep, none of its "
                                 "points was queued" + printable(note, 400)});
-    } else if (!sweep.status.empty() && sweep.status != "finished") {
+    } else if (sweep.status && *sweep.status != config::SweepState::kFinished) {
       sweep.warnings.push_back(
           {"", path(dir, kSweepJson), 0,
-           "status '" + sweep.status +
+           "status '" + std::string(config::name(*sweep.status)) +
                "': the sweep is still running, was stopped or was killed; points without a "
                "finished run are missing (run the same llmprof sweep command to finish it)"});
     }
@@ -106,7 +121,7 @@ Sweep load_sweep(const std::string& dir) {
     for (int c = 0; c < repeat; ++c) pt.key_values.push_back(csv.text(r, c));
     pt.repeat = csv.integer(r, repeat).value_or(0);
     pt.point_id = csv.text(r, point_id);
-    pt.status = csv.text(r, status);
+    pt.status = point_status(csv, r, status);
     pt.exit_code = csv.number(r, exit_code);
     for (size_t m = 0; m < metric_cols.size(); ++m) {
       pt.metrics[sweep_metric_names()[m]] = csv.number(r, metric_cols[m]);

@@ -331,7 +331,7 @@ std::optional<PointResult> finished_run(const Plan& plan, const Point& p, bool w
     }
     return std::nullopt;
   }
-  prior.exit_code = prior.status == "completed" ? kExitOk : kExitRuntime;
+  prior.exit_code = prior.status == config::PointStatus::kCompleted ? kExitOk : kExitRuntime;
   return prior;
 }
 

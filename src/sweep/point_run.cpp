@@ -104,7 +104,7 @@ PointRunOutcome run_point(const std::string& sweep_dir, int64_t index) {
   detail::FileLock claim(point_lock_path(plan, p), kClaimWait_s, /*inherit=*/true);
   if (!claim.locked()) {
     std::optional<PointResult> rec = read_record(plan, p);
-    out.status = "skipped";
+    out.status = config::PointStatus::kSkipped;
     out.message = rec ? fmt::format("another task runs it (host {}, Slurm job {} task {}, since {})",
                                     rec->host, rec->slurm_job_id.empty() ? "-" : rec->slurm_job_id,
                                     rec->slurm_task_id.empty() ? "-" : rec->slurm_task_id,
@@ -113,13 +113,13 @@ PointRunOutcome run_point(const std::string& sweep_dir, int64_t index) {
     return out;
   }
   if (std::optional<PointResult> done = finished_run(plan, p, /*warn_if_changed=*/true)) {
-    out.status = "skipped";
-    out.message = "already " + done->status + " (" + done->run_dir + ")";
+    out.status = config::PointStatus::kSkipped;
+    out.message = fmt::format("already {} ({})", config::name(done->status), done->run_dir);
     refresh_tables(plan);
     return out;
   }
   PointResult started;
-  started.status = "running";
+  started.status = config::PointStatus::kRunning;
   started.moved_aside = move_aside(plan, p);
   started.log_path = out.log_path;
   started.host = detail::host_name();

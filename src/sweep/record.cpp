@@ -9,6 +9,7 @@
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/files.h"
+#include "llmprof/rundir/read.h"
 #include "process.h"
 
 namespace llmprof::sweep {
@@ -45,7 +46,7 @@ void write_record(const Plan& plan, const Point& p, const PointResult& r) {
   nlohmann::ordered_json j;
   j["schema_version"] = rundir::kSweepSchemaVersion;
   j["id"] = p.id;
-  j["status"] = r.status;
+  j["status"] = std::string(config::name(r.status));
   j["exit_code"] = or_null(r.exit_code);
   j["signal"] = or_null(r.signal);
   j["message"] = r.message;
@@ -68,7 +69,8 @@ std::optional<PointResult> read_record(const Plan& plan, const Point& p) {
   const json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || text_at(j, "status").empty()) return std::nullopt;
   PointResult r;
-  r.status = text_at(j, "status");
+  r.status =
+      rundir::parse_name<config::PointStatus>(text_at(j, "status"), record_path(plan, p), "status");
   r.exit_code = number_at<int>(j, "exit_code");
   r.signal = number_at<int>(j, "signal");
   r.message = text_at(j, "message");
@@ -99,24 +101,26 @@ PointResult current_result(const Plan& plan, const Point& p) {
     return r;
   }
   PointResult r = *record;
-  if (r.status == "running" && !detail::is_locked(point_lock_path(plan, p))) {
+  if (r.status == config::PointStatus::kRunning && !detail::is_locked(point_lock_path(plan, p))) {
     PointResult from_summary = r;
     const std::string run_dir = plan.runs_dir + "/" + p.id;
     if (read_summary(run_dir, from_summary) && is_final_status(from_summary.status)) {
       r.status = from_summary.status;  // train finished; the task died before it could record it
       r.run_dir = run_dir;
     } else {
-      r.status = "interrupted";
+      r.status = config::PointStatus::kInterrupted;
       r.message =
           "its task ended without recording an outcome (killed, cancelled past KillWait, or its "
           "node went down)";
     }
   }
-  if (!r.run_dir.empty() && r.status != "running") {
+  if (!r.run_dir.empty() && r.status != config::PointStatus::kRunning) {
     read_summary(r.run_dir, r);  // metrics, and the status train wrote, where it wrote one
   }
   // train exits 0 when completed, 1 when diverged (what a reused point's row says too).
-  if (is_final_status(r.status)) r.exit_code = r.status == "completed" ? kExitOk : kExitRuntime;
+  if (is_final_status(r.status)) {
+    r.exit_code = r.status == config::PointStatus::kCompleted ? kExitOk : kExitRuntime;
+  }
   r.reused = is_final_status(r.status) && r.invocation != plan.info.invocation;
   return r;
 }
@@ -133,9 +137,10 @@ std::vector<PointResult> refresh_tables(const Plan& plan) {
   std::vector<PointResult> results = current_results(plan);
   SweepInfo info = plan.info;
   const PointCounts counts = count_points(results);
-  if ((info.status == "running" || info.status == "submitted") &&
+  if ((info.status == config::SweepState::kRunning ||
+       info.status == config::SweepState::kSubmitted) &&
       counts.ended() == static_cast<int64_t>(results.size())) {
-    info.status = "finished";
+    info.status = config::SweepState::kFinished;
   }
   write_sweep_files(info, plan.points, results);
   return results;

@@ -24,6 +24,7 @@ std::string point_lock_path(const Plan& plan, const Point& p);
 void write_record(const Plan& plan, const Point& p, const PointResult& r);
 
 // The record, or nullopt when absent or unreadable (a point with no record has not started).
+// A status outside config::PointStatus's table is a DataError naming the record and the value.
 std::optional<PointResult> read_record(const Plan& plan, const Point& p);
 
 // What is known of p now: its record, with a "running" one whose lock nobody holds turned into

@@ -58,17 +58,17 @@ bool is_stop_request(int wait_status) {
 
 }  // namespace
 
-bool is_final_status(const std::string& status) {
-  return status == "completed" || status == "diverged";
+bool is_final_status(config::PointStatus status) {
+  return status == config::PointStatus::kCompleted || status == config::PointStatus::kDiverged;
 }
 
 PointCounts count_points(const std::vector<PointResult>& results) {
   PointCounts c;
   for (const PointResult& r : results) {
-    c.completed += r.status == "completed";
-    c.diverged += r.status == "diverged";
-    c.failed += r.status == "failed";
-    c.interrupted += r.status == "interrupted";
+    c.completed += r.status == config::PointStatus::kCompleted;
+    c.diverged += r.status == config::PointStatus::kDiverged;
+    c.failed += r.status == config::PointStatus::kFailed;
+    c.interrupted += r.status == config::PointStatus::kInterrupted;
   }
   return c;
 }
@@ -81,8 +81,8 @@ bool read_summary(const std::string& run_dir, PointResult& r) {
   } catch (const DataError&) {  // half-written or damaged: the point runs again
     return false;
   }
-  if (!s || s->status == "unknown") return false;
-  r.status = s->status;
+  if (!s || !s->status) return false;
+  r.status = config::point_status(*s->status);
   r.message = s->message;
   r.median_step_ms = s->median_step_ms;
   r.tokens_per_s = s->tokens_per_s;
@@ -135,7 +135,8 @@ PointResult finished_result(const std::string& run_dir,
     how = fmt::format("exit code {}", *r.exit_code);
   }
   if (!r.run_dir.empty() && read_summary(r.run_dir, r)) return r;
-  r.status = is_stop_request(wait_status) ? "interrupted" : "failed";
+  r.status = is_stop_request(wait_status) ? config::PointStatus::kInterrupted
+                                          : config::PointStatus::kFailed;
   std::string why = last_error_line(log_path);
   r.message = why.empty() ? how + ", no summary.json" : how + ": " + why;
   return r;
@@ -156,10 +157,13 @@ std::string sweep_csv(const Grid& grid,
   for (size_t i = 0; i < points.size(); ++i) {
     const Point& p = points[i];
     const PointResult& r = results[i];
-    if (r.status == "pending" || r.status == "running") continue;  // no outcome yet
+    if (r.status == config::PointStatus::kPending || r.status == config::PointStatus::kRunning) {
+      continue;  // no outcome yet
+    }
     std::vector<std::string> row;
     for (const auto& kv : p.values) row.push_back(kv.second);
-    for (const std::string& f : {std::to_string(p.repeat), p.id, r.status, csv_number(r.exit_code),
+    const std::string status(config::name(r.status));
+    for (const std::string& f : {std::to_string(p.repeat), p.id, status, csv_number(r.exit_code),
                                  csv_number(r.median_step_ms), csv_number(r.tokens_per_s),
                                  csv_number(r.mfu), csv_number(r.final_train_loss),
                                  csv_number(r.final_val_loss), csv_number(r.final_val_perplexity),
@@ -178,7 +182,7 @@ nlohmann::ordered_json info_json(const SweepInfo& info) {
   using ojson = nlohmann::ordered_json;  // keys in the order written: schema_version first
   ojson j;
   j["schema_version"] = rundir::kSweepSchemaVersion;
-  j["status"] = info.status;
+  j["status"] = std::string(config::name(info.status));
   j["status_note"] = info.status_note.empty() ? ojson(nullptr) : ojson(info.status_note);
   j["launcher"] = info.launcher;
   j["base_config"] = info.base_config;
@@ -231,7 +235,8 @@ SweepInfo info_from_json(const json& j, const std::string& file) {
   };
   SweepInfo info;
   try {
-    info.status = need("status").get<std::string>();
+    info.status =
+        rundir::parse_name<config::SweepState>(need("status").get<std::string>(), file, "status");
     if (j.contains("status_note") && j["status_note"].is_string()) {  // absent before 2026-11
       info.status_note = j["status_note"].get<std::string>();
     }
@@ -280,14 +285,15 @@ std::string sweep_json(const SweepInfo& info,
   for (size_t i = 0; i < points.size(); ++i) {
     const Point& p = points[i];
     const PointResult& r = results[i];
-    counts[r.status] = counts.value(r.status, 0) + 1;
+    const std::string status(config::name(r.status));
+    counts[status] = counts.value(status, 0) + 1;
     ojson values = ojson::object();
     for (const auto& [key, value] : p.values) values[key] = value;
     pts.push_back({{"id", p.id},
                    {"index", p.index},
                    {"repeat", p.repeat},
                    {"values", values},
-                   {"status", r.status},
+                   {"status", status},
                    {"exit_code", or_null(r.exit_code)},
                    {"signal", or_null(r.signal)},
                    {"message", r.message.empty() ? ojson(nullptr) : ojson(r.message)},

@@ -10,14 +10,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "llmprof/config/enums.h"
 #include "llmprof/sweep/grid.h"
 
 namespace llmprof::sweep {
 
 // The outcome of one point, as far as it is known.
 struct PointResult {
-  std::string status =
-      "pending";                 // pending | running | completed | diverged | failed | interrupted
+  config::PointStatus status = config::PointStatus::kPending;
   std::optional<int> exit_code;  // the train process's exit status; 128+N when killed by N
   std::optional<int> signal;     // N when the process was killed by signal N
   std::string message;           // why, when not completed
@@ -60,7 +60,7 @@ struct SweepInfo {
   bool peak_reused = false;      // true: taken from sweep.json of an earlier invocation
   std::vector<std::string> command_line;
   std::string start_time;          // ISO 8601, local time with offset
-  std::string status = "running";  // running | submitted | submit_failed | finished | interrupted
+  config::SweepState status = config::SweepState::kRunning;
   std::string status_note;         // why, for submit_failed (sbatch's message); "" otherwise
   std::string launcher = "local";  // config::name(Launcher)
   std::string invocation;          // this launcher invocation: start time and pid
@@ -74,7 +74,7 @@ nlohmann::ordered_json info_json(const SweepInfo& info);
 SweepInfo info_from_json(const nlohmann::json& j, const std::string& file);
 
 // True for statuses a re-run keeps: completed, and diverged (an outcome of the config itself).
-bool is_final_status(const std::string& status);
+bool is_final_status(config::PointStatus status);
 
 // Points by outcome; pending and running points are in none.
 struct PointCounts {

@@ -191,7 +191,7 @@ SlurmSubmission submit_sweep(const SweepOptions& opts, const SlurmSettings& sett
   }
   detail::DirLock lock(info.sweep_dir + "/.lock", kLockTimeout_s);
   share_peak(plan);
-  plan.info.status = "submitted";
+  plan.info.status = config::SweepState::kSubmitted;
   write_plan(plan);
   for (size_t i = 0; i < plan.points.size(); ++i) {
     const Point& p = plan.points[i];
@@ -219,7 +219,7 @@ SlurmSubmission submit_sweep(const SweepOptions& opts, const SlurmSettings& sett
     sub.array_job_id = sbatch(program, args);
   } catch (const Error& e) {
     // Nothing is queued: sweep.json and `llmprof sweep status` say so, not "submitted".
-    plan.info.status = "submit_failed";
+    plan.info.status = config::SweepState::kSubmitFailed;
     plan.info.status_note = std::string(e.what()) + "; none of its points was queued";
     write_plan(plan);
     refresh_tables(plan);

@@ -27,13 +27,13 @@ SweepStatus sweep_status(const std::string& sweep_dir) {
   std::vector<std::string> running;
   for (size_t i = 0; i < plan.points.size(); ++i) {
     const PointResult& r = results[i];
-    st.pending += r.status == "pending";
-    st.running += r.status == "running";
-    st.completed += r.status == "completed";
-    st.diverged += r.status == "diverged";
-    st.failed += r.status == "failed";
-    st.interrupted += r.status == "interrupted";
-    if (r.status == "running") running.push_back(plan.points[i].id);
+    st.pending += r.status == config::PointStatus::kPending;
+    st.running += r.status == config::PointStatus::kRunning;
+    st.completed += r.status == config::PointStatus::kCompleted;
+    st.diverged += r.status == config::PointStatus::kDiverged;
+    st.failed += r.status == config::PointStatus::kFailed;
+    st.interrupted += r.status == config::PointStatus::kInterrupted;
+    if (r.status == config::PointStatus::kRunning) running.push_back(plan.points[i].id);
     st.states.push_back({plan.points[i].id, r.status, r.host, r.slurm_job_id, r.slurm_task_id,
                          r.start_time, r.end_time, r.message});
   }

@@ -103,10 +103,10 @@ class Scheduler {
     PointResult& r = results_[i];
     try {
       running_.push_back({i, detail::spawn_point(run_point_argv(plan_, i), ""), Clock::now()});
-      r.status = "running";
+      r.status = config::PointStatus::kRunning;
       progress_.event("start " + p.id, Kind::kPointEvent);
     } catch (const IoError& e) {
-      r.status = "failed";
+      r.status = config::PointStatus::kFailed;
       r.message = e.what();
       progress_.event(p.id + " failed: " + r.message, Kind::kWarning);
     }
@@ -128,15 +128,17 @@ class Scheduler {
       reaped = true;
       results_ = refresh_tables(plan_);  // the point's record says how it went
       for (size_t q : queue_) results_[q] = PointResult{};  // what is left runs again
-      for (const Running& other : running_) results_[other.index].status = "running";
+      for (const Running& other : running_) {
+        results_[other.index].status = config::PointStatus::kRunning;
+      }
       PointResult& r = results_[index];
-      if (r.status == "pending") {  // run-point ended before recording anything
+      if (r.status == config::PointStatus::kPending) {  // run-point ended before recording anything
         r = finished_result(plan_.runs_dir + "/" + p.id, r.log_path, wait_status);
       }
       if (!r.duration_s) r.duration_s = wall_s;
       durations_s_.push_back(*r.duration_s);
-      progress_.event(fmt::format("{} {} in {:.1f} s{} [{}]", p.id, r.status, *r.duration_s,
-                                  r.message.empty() ? "" : " (" + r.message + ")",
+      progress_.event(fmt::format("{} {} in {:.1f} s{} [{}]", p.id, config::name(r.status),
+                                  *r.duration_s, r.message.empty() ? "" : " (" + r.message + ")",
                                   detail::progress_text(count_points(results_),
                                                         static_cast<int64_t>(results_.size()),
                                                         running_ids(), eta())),
@@ -181,11 +183,11 @@ SweepOutcome outcome(const SweepInfo& info, const std::vector<PointResult>& resu
   o.points = static_cast<int64_t>(results.size());
   o.stopped = stopped;
   for (const PointResult& r : results) {
-    if (r.status == "completed") ++o.completed;
-    if (r.status == "diverged") ++o.diverged;
-    if (r.status == "failed") ++o.failed;
-    if (r.status == "interrupted") ++o.interrupted;
-    if (r.status == "pending") ++o.not_run;
+    o.completed += r.status == config::PointStatus::kCompleted;
+    o.diverged += r.status == config::PointStatus::kDiverged;
+    o.failed += r.status == config::PointStatus::kFailed;
+    o.interrupted += r.status == config::PointStatus::kInterrupted;
+    o.not_run += r.status == config::PointStatus::kPending;
   }
   return o;
 }
@@ -214,7 +216,7 @@ SweepOutcome run_sweep(const SweepOptions& opts) {
   const int64_t reused = static_cast<int64_t>(plan.points.size() - queue.size());
 
   const bool interrupted = Scheduler(plan, results, std::move(queue), opts.quiet, signals).run() != 0;
-  info.status = interrupted ? "interrupted" : "finished";
+  info.status = interrupted ? config::SweepState::kInterrupted : config::SweepState::kFinished;
   write_plan(plan);
   results = refresh_tables(plan);
   SweepOutcome o = outcome(info, results, interrupted);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "llmprof/base/clock.h"
+#include "llmprof/train/device.h"
 
 namespace llmprof::train {
 
@@ -22,21 +23,22 @@ bool cpu_has_flag(const std::string& flag) {
   return false;
 }
 
-PeakFlops measure_matmul_peak(config::Precision precision, int64_t n, int reps, int device) {
+PeakFlops measure_matmul_peak(config::Precision precision,
+                              int64_t n,
+                              int reps,
+                              const config::Device& device) {
   torch::NoGradGuard no_grad;
   const auto dtype = precision == config::Precision::kBf16   ? torch::kBFloat16
                      : precision == config::Precision::kFp16 ? torch::kHalf
                                                              : torch::kFloat;
-  const torch::Device where = device < 0 ? torch::Device(torch::kCPU)
-                                         : torch::Device(torch::kCUDA,
-                                                         static_cast<c10::DeviceIndex>(device));
+  const torch::Device where = torch_device(device);
   const auto options = torch::TensorOptions().dtype(dtype).device(where);
   torch::Tensor a = torch::randn({n, n}).to(options);
   torch::Tensor b = torch::randn({n, n}).to(options);
   torch::Tensor c = torch::empty({n, n}, options);
   // sync: each timed matmul runs alone on the device (CUDA only; the CPU's are synchronous).
   const auto sync = [&] {
-    if (device >= 0) torch::cuda::synchronize(device);
+    if (device.is_cuda()) torch::cuda::synchronize(device.index);
   };
   for (int i = 0; i < 2; ++i) torch::mm_out(c, a, b);  // warm-up: threads, packing, cuBLAS
   sync();
@@ -51,10 +53,11 @@ PeakFlops measure_matmul_peak(config::Precision precision, int64_t n, int reps, 
   const double flops = 2.0 * static_cast<double>(n) * n * n;  // n^3 multiply-adds
   peak.flops_per_s = flops / (static_cast<double>(best_ns) * 1e-9);
   peak.source = "measured";
-  peak.method = device < 0 ? fmt::format("best of {} {} {}x{} matmuls, {} threads", reps,
-                                         config::name(precision), n, n, at::get_num_threads())
-                           : fmt::format("best of {} {} {}x{} matmuls on cuda:{}", reps,
-                                         config::name(precision), n, n, device);
+  peak.method = !device.is_cuda()
+                    ? fmt::format("best of {} {} {}x{} matmuls, {} threads", reps,
+                                  config::name(precision), n, n, at::get_num_threads())
+                    : fmt::format("best of {} {} {}x{} matmuls on cuda:{}", reps,
+                                  config::name(precision), n, n, device.index);
   return peak;
 }
 
@@ -110,24 +113,24 @@ int64_t last_level_cache_bytes() {
 
 }  // namespace
 
-PeakBandwidth measure_memory_bandwidth(int64_t array_bytes, int reps, int device) {
+PeakBandwidth measure_memory_bandwidth(int64_t array_bytes,
+                                       int reps,
+                                       const config::Device& device) {
   torch::NoGradGuard no_grad;
   PeakBandwidth bw;
-  const bool cuda = device >= 0;
+  const bool cuda = device.is_cuda();
   bw.llc_bytes = cuda ? 0 : last_level_cache_bytes();
   // Server parts hide hundreds of MiB of L3 (and VMs often hide its size): at least 1 GiB; a
   // GPU's L2 is tens of MiB.
   if (array_bytes <= 0) array_bytes = std::max<int64_t>(4 * bw.llc_bytes, int64_t{1} << 30);
   const int64_t n = array_bytes / 4;
   bw.array_bytes = n * 4;
-  const auto options = torch::TensorOptions().device(
-      cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device))
-           : torch::Device(torch::kCPU));
+  const auto options = torch::TensorOptions().device(torch_device(device));
   torch::Tensor a = torch::ones({n}, options), b = torch::ones({n}, options),
                 c = torch::ones({n}, options);
   // sync: on CUDA each timed kernel runs alone, from an idle device to its end.
   const auto sync = [&] {
-    if (cuda) torch::cuda::synchronize(device);
+    if (cuda) torch::cuda::synchronize(device.index);
   };
   const double bytes = static_cast<double>(bw.array_bytes);
   int64_t copy_ns = INT64_MAX, triad_ns = INT64_MAX;
@@ -148,7 +151,7 @@ PeakBandwidth measure_memory_bandwidth(int64_t array_bytes, int reps, int device
   bw.triad_bytes_per_s = 3 * bytes / (static_cast<double>(triad_ns) * 1e-9);
   bw.method = cuda ? fmt::format("best of {} fp32 device copy/triad over 3 x {} MiB arrays on "
                                  "cuda:{}",
-                                 reps, bw.array_bytes >> 20, device)
+                                 reps, bw.array_bytes >> 20, device.index)
                    : fmt::format("best of {} fp32 copy/triad over 3 x {} MiB arrays, {} threads",
                                  reps, bw.array_bytes >> 20, at::get_num_threads());
   return bw;

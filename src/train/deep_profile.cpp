@@ -27,7 +27,7 @@ DeepProfile::DeepProfile(const config::Config& cfg,
       run_dir_(std::move(run_dir)), roofs_(roofs),
       scope_flops_(scope_flops), totals_(roofs),
       gpu_(level_ >= profile::Level::kOps ? std::move(gpu) : nullptr),
-      device_(static_cast<int>(cfg.device_index)) {
+      device_(static_cast<int>(cfg.device.index)) {
   if (level_ < profile::Level::kModules) return;
   profile::TracerOptions o;
   o.level = level_;

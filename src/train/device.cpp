@@ -7,6 +7,8 @@
 
 #include "llmprof/error.h"
 #include "llmprof/gpu/cuda_availability.h"
+#include "llmprof/gpu/cupti_source.h"
+#include "llmprof/telemetry/rusage.h"
 #include "llmprof/train/setup.h"
 
 #if defined(LLMPROF_WITH_CUDA)
@@ -14,6 +16,7 @@
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
+#include <spdlog/spdlog.h>
 
 #include <cstring>
 #endif
@@ -21,16 +24,16 @@
 namespace llmprof::train {
 
 void check_device(const config::Config& cfg) {
-  if (cfg.device == config::Device::kCpu) return;
+  if (!cfg.device.is_cuda()) return;
   const gpu::CudaAvailability cuda = gpu::cuda_availability();
   if (!cuda.available) {
     throw ConfigError("device: 'cuda' is not available: " + cuda.reason, cfg.source_file,
                       "device");
   }
-  if (cfg.device_index >= cuda.device_count) {
+  if (cfg.device.index >= cuda.device_count) {
     throw ConfigError(fmt::format("device: cuda:{} does not exist: the CUDA runtime sees {} "
                                   "device{} (cuda:0{}); check CUDA_VISIBLE_DEVICES",
-                                  cfg.device_index, cuda.device_count,
+                                  cfg.device.index, cuda.device_count,
                                   cuda.device_count == 1 ? "" : "s",
                                   cuda.device_count == 1
                                       ? ""
@@ -49,12 +52,38 @@ void move_module(torch::nn::Module& module, const DeviceContext& context) {
   if (context.is_cuda()) module.to(context.device());
 }
 
+std::unique_ptr<gpu::ActivitySource> DeviceContext::activity_source() const { return nullptr; }
+
 namespace {
+
+// The STREAM triad roof over bw, "measured".
+PeakBytes measured_roof(const PeakBandwidth& bw, const std::string& how) {
+  return {bw.triad_bytes_per_s, bw.copy_bytes_per_s, "measured", bw.method + how};
+}
 
 class CpuContext : public DeviceContext {
  public:
   torch::Device device() const override { return torch::kCPU; }
   std::string describe() const override { return "cpu"; }
+
+  PeakFlops peak_flops(config::Precision precision) const override {
+    const bool bf16 = precision == config::Precision::kBf16;
+    PeakFlops peak =
+        measure_matmul_peak(bf16 ? config::Precision::kBf16 : config::Precision::kFp32, 2048, 5);
+    // fp32 on a CPU that computes bf16 natively: what bf16 would reach (~0.4 s), for the report.
+    if (!bf16 && (cpu_has_flag("avx512_bf16") || cpu_has_flag("amx_bf16"))) {
+      peak.bf16_flops_per_s = measure_matmul_peak(config::Precision::kBf16, 2048, 5).flops_per_s;
+    }
+    return peak;
+  }
+  PeakBytes peak_bytes() const override {
+    const PeakBandwidth bw = measure_memory_bandwidth(0, 3);
+    // Its arrays are freed: they must not count as the run's peak RSS.
+    const bool reset = telemetry::reset_peak_rss();
+    return measured_roof(bw, reset ? " (triad; peak RSS reset after it)"
+                                   : " (triad; its arrays stay in the peak RSS: "
+                                     "/proc/self/clear_refs refused)");
+  }
 };
 
 #if defined(LLMPROF_WITH_CUDA)
@@ -129,6 +158,23 @@ class CudaContext : public DeviceContext {
   torch::Device device() const override {
     return {torch::kCUDA, static_cast<c10::DeviceIndex>(index_)};
   }
+  PeakFlops peak_flops(config::Precision precision) const override {
+    // MFU against the device's dense datasheet peak, as MFU is usually quoted; a device not in
+    // the table gets its measured matmul peak (llmprof peak measures it for any device).
+    if (auto sheet = datasheet_peak(cuda_device_name(index_), precision)) return *sheet;
+    return measure_matmul_peak(precision, 8192, 10, where());
+  }
+  PeakBytes peak_bytes() const override {
+    return measured_roof(measure_memory_bandwidth(0, 3, where()), " (triad)");
+  }
+  std::unique_ptr<gpu::ActivitySource> activity_source() const override {
+    const gpu::CudaAvailability cupti = gpu::CuptiActivitySource::available();
+    if (!cupti.available) {
+      spdlog::warn("no GPU kernel records: {}", cupti.reason);
+      return nullptr;
+    }
+    return std::make_unique<gpu::CuptiActivitySource>();
+  }
   std::string describe() const override { return description_; }
   data::SlotMemory* slot_memory() override { return slots_.get(); }
   Batch to_device(const Batch& b) override {
@@ -160,6 +206,8 @@ class CudaContext : public DeviceContext {
   }
 
  private:
+  config::Device where() const { return {config::DeviceKind::kCuda, index_}; }
+
   int index_;
   std::string description_;
   std::unique_ptr<PinnedSlots> slots_;
@@ -182,9 +230,9 @@ std::string cuda_device_name(int index) {
 
 std::unique_ptr<DeviceContext> DeviceContext::make(const config::Config& cfg) {
   check_device(cfg);  // cpu, or a cuda device this build and host have
-  if (cfg.device == config::Device::kCpu) return std::make_unique<CpuContext>();
+  if (!cfg.device.is_cuda()) return std::make_unique<CpuContext>();
 #if defined(LLMPROF_WITH_CUDA)
-  return std::make_unique<CudaContext>(static_cast<int>(cfg.device_index), cfg.data.prefetch + 1);
+  return std::make_unique<CudaContext>(static_cast<int>(cfg.device.index), cfg.data.prefetch + 1);
 #else
   throw ConfigError("device: 'cuda': this llmprof has no CUDA path", cfg.source_file, "device");
 #endif

@@ -63,7 +63,7 @@ nlohmann::json collect_env(const config::Config& cfg,
   env["torch"] = {{"version", TORCH_VERSION},
                   {"cuda_available", torch::cuda::is_available()},
                   {"parallel_info", at::get_parallel_info()}};
-  env["device"] = config::name(cfg.device);
+  env["device"] = config::name(cfg.device.kind);
   env["threads"] = runtime.threads;
   env["threads_configured"] = cfg.threads;
   env["blas"] = {{"openblas_config", runtime.blas_config.empty() ? json(nullptr)

@@ -26,7 +26,7 @@
 #include "llmprof/telemetry/rusage.h"
 #include "deep_profile.h"
 #include "llmprof/train/device.h"
-#include "llmprof/gpu/cupti_source.h"
+#include "llmprof/gpu/activity_source.h"
 #include "llmprof/gpu/event_pool.h"
 #include "llmprof/base/clock.h"
 #include "llmprof/profile/nvtx.h"
@@ -38,16 +38,10 @@
 #include "step_row.h"
 #include "summary.h"
 
-namespace llmprof::config {
-LLMPROF_ENUM_NAMES(train::RunStatus, "summary.json status", "completed", "diverged", "failed",
-                   "interrupted");
-}  // namespace llmprof::config
-
 namespace llmprof::train {
 
 const char* run_status_name(RunStatus status) {
-  // The table's names are string literals: null-terminated.
-  return status <= RunStatus::kInterrupted ? config::name(status).data() : "failed";
+  return config::name(status).data();  // the table's names are string literals
 }
 
 namespace {
@@ -61,30 +55,15 @@ profile::ScopeFlops scope_flops_of(const SessionOptions& o) {
   return f;
 }
 
-PeakFlops peak_of(const config::Config& cfg) {
+PeakFlops peak_of(const config::Config& cfg, const DeviceContext& device) {
   if (cfg.profile.peak_flops_per_s > 0) {
     return {cfg.profile.peak_flops_per_s, "configured", "profile.peak_flops_per_s"};
   }
-  if (cfg.device == config::Device::kCuda) {
-    // MFU against the device's dense datasheet peak, as MFU is usually quoted; a device not in
-    // the table gets its measured matmul peak (llmprof peak measures it for any device).
-    const auto index = static_cast<int>(cfg.device_index);
-    if (auto sheet = datasheet_peak(cuda_device_name(index), cfg.train.precision)) return *sheet;
-    return measure_matmul_peak(cfg.train.precision, 8192, 10, index);
-  }
-  const bool bf16 = cfg.train.precision == config::Precision::kBf16;
-  PeakFlops peak =
-      measure_matmul_peak(bf16 ? config::Precision::kBf16 : config::Precision::kFp32, 2048, 5);
-  // fp32 on a CPU that computes bf16 natively: what bf16 would reach (~0.4 s), for the report.
-  if (!bf16 && cfg.device == config::Device::kCpu &&
-      (cpu_has_flag("avx512_bf16") || cpu_has_flag("amx_bf16"))) {
-    peak.bf16_flops_per_s = measure_matmul_peak(config::Precision::kBf16, 2048, 5).flops_per_s;
-  }
-  return peak;
+  return device.peak_flops(cfg.train.precision);
 }
 
 // Measured only where the roofline needs it (ops level): 3 GiB of arrays and ~2 s.
-PeakBytes peak_bytes_of(const config::Config& cfg) {
+PeakBytes peak_bytes_of(const config::Config& cfg, const DeviceContext& device) {
   if (cfg.profile.peak_bytes_per_s > 0) {
     return {cfg.profile.peak_bytes_per_s, 0, "configured", "profile.peak_bytes_per_s"};
   }
@@ -92,16 +71,7 @@ PeakBytes peak_bytes_of(const config::Config& cfg) {
     return {0, 0, "none",
             "measured at profile.level=ops (the roofline); or set profile.peak_bytes_per_s"};
   }
-  const bool cuda = cfg.device == config::Device::kCuda;
-  const PeakBandwidth bw =
-      measure_memory_bandwidth(0, 3, cuda ? static_cast<int>(cfg.device_index) : -1);
-  if (cuda) return {bw.triad_bytes_per_s, bw.copy_bytes_per_s, "measured", bw.method + " (triad)"};
-  // Its arrays are freed: they must not count as the run's peak RSS.
-  const bool reset = telemetry::reset_peak_rss();
-  return {bw.triad_bytes_per_s, bw.copy_bytes_per_s, "measured",
-          bw.method + (reset ? " (triad; peak RSS reset after it)"
-                             : " (triad; its arrays stay in the peak RSS: /proc/self/clear_refs "
-                               "refused)")};
+  return device.peak_bytes();
 }
 
 // The message of a stored exception.
@@ -115,19 +85,14 @@ std::string error_text(const std::exception_ptr& error) {
   }
 }
 
-// The GPU activity of the recorded windows at level ops: the caller's source, or CUPTI on a CUDA
-// device (where this build and host have it; otherwise the log says why there are no kernels).
+// The GPU activity of the recorded windows at level ops: the caller's source, or the device's
+// (CUPTI on a CUDA device where this build and host have it).
 std::unique_ptr<gpu::ActivitySource> gpu_source_of(const config::Config& cfg,
-                                                   const SessionOptions& o) {
+                                                   const SessionOptions& o,
+                                                   const DeviceContext& device) {
   if (cfg.profile.level < profile::Level::kOps) return nullptr;
   if (o.gpu_activity) return o.gpu_activity();
-  if (cfg.device != config::Device::kCuda) return nullptr;
-  const gpu::CudaAvailability cupti = gpu::CuptiActivitySource::available();
-  if (!cupti.available) {
-    spdlog::warn("no GPU kernel records: {}", cupti.reason);
-    return nullptr;
-  }
-  return std::make_unique<gpu::CuptiActivitySource>();
+  return device.activity_source();
 }
 
 RuntimeInfo runtime_in_force() {
@@ -142,17 +107,18 @@ RuntimeInfo runtime_in_force() {
 struct Session::Impl {
   Impl(const config::Config& c, const SessionOptions& o, const RuntimeInfo& rt)
       : cfg(c), opts(o), runtime(rt),
-        max_steps(o.max_steps > 0 ? o.max_steps : c.schedule.max_steps), peak(peak_of(c)),
-        bandwidth(peak_bytes_of(c)),
+        max_steps(o.max_steps > 0 ? o.max_steps : c.schedule.max_steps),
+        device(DeviceContext::make(c)), peak(peak_of(c, *device)),
+        bandwidth(peak_bytes_of(c, *device)),
         clock_read_ns(profile::measure_clock_read_ns()),
         run_dir(output::create_run_dir(o.output_dir.empty() ? c.output.dir : o.output_dir,
                                        c.output.name, o.run_label)),
         log_file(rundir::path(run_dir, rundir::kLog)),
         steps_csv(rundir::path(run_dir, rundir::kSteps)),
         eval_csv(rundir::path(run_dir, rundir::kEval)),
-        recorder(c.profile.level >= profile::Level::kPhases), device(DeviceContext::make(c)),
+        recorder(c.profile.level >= profile::Level::kPhases),
         deep(c, scope_flops_of(o), {peak.flops_per_s, bandwidth.bytes_per_s}, run_dir,
-             gpu_source_of(c, o)),
+             gpu_source_of(c, o, *device)),
         progress(max_steps, o.quiet) {}
 
   // Adds log.txt to the log for the Session's life.
@@ -165,6 +131,8 @@ struct Session::Impl {
   SessionOptions opts;
   RuntimeInfo runtime;
   int64_t max_steps;
+  // The CPU, or the CUDA device and its allocator: made first, the peaks are measured on it.
+  std::unique_ptr<DeviceContext> device;
   PeakFlops peak;
   PeakBytes bandwidth;
   double clock_read_ns;
@@ -174,7 +142,6 @@ struct Session::Impl {
   rundir::EvalWriter eval_csv;
   std::unique_ptr<telemetry::EnergyMonitor> energy;
   profile::PhaseRecorder recorder;
-  std::unique_ptr<DeviceContext> device;  // the CPU, or the CUDA device and its allocator
   // CUDA: the step's device time (every level) and each phase's (level >= phases), from events
   // on the default stream.
   std::unique_ptr<gpu::EventApi> event_api;
@@ -427,7 +394,7 @@ RunSummary Session::finish(RunStatus status, const std::string& message) {
     why = error_text(write_error);
   }
   SummaryInputs in;
-  in.status = run_status_name(status);
+  in.status = status;
   in.message = why;
   in.level = m.cfg.profile.level;
   in.max_steps = m.max_steps;

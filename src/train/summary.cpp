@@ -72,7 +72,7 @@ json build_summary(const SummaryInputs& in) {
 
   json s;
   s["schema_version"] = rundir::kSummarySchemaVersion;
-  s["status"] = in.status;
+  s["status"] = std::string(config::name(in.status));
   s["message"] = in.message.empty() ? json(nullptr) : json(in.message);
   s["profile_level"] = config::name(in.level);
   s["steps"] = {{"completed", done}, {"max_steps", in.max_steps}, {"warmup_excluded", skip},

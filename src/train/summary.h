@@ -24,7 +24,7 @@ struct EvalPoint {
 };
 
 struct SummaryInputs {
-  std::string status;   // completed | diverged | failed | interrupted
+  config::RunStatus status = config::RunStatus::kCompleted;
   std::string message;
   config::ProfileLevel level = config::ProfileLevel::kPhases;
   int64_t max_steps = 0;

@@ -250,7 +250,7 @@ void capture_step(const config::Config& cfg, Training& t, const LoopState& s) {
   fused->use_device_learning_rates();
   fused->stage_learning_rates();
   t.graph_batch = t.device->copy_to_device(wrap_batch(s.held));
-  t.graph = StepGraph::make(static_cast<int>(cfg.device_index));
+  t.graph = StepGraph::make(static_cast<int>(cfg.device.index));
   const Autocast& p = t.precision;
   const auto forward_backward = [&] {
     torch::Tensor loss;
@@ -376,7 +376,7 @@ TrainResult finish(const config::Config& cfg, Training& t, Session& session,
   const RunSummary s = session.finish(outcome.status, outcome.message);
   TrainResult result;
   result.run_dir = s.run_dir;
-  result.status = run_status_name(s.status);
+  result.status = s.status;
   result.message = s.message;
   result.steps_completed = s.steps_completed;
   result.final_train_loss = s.final_train_loss.value_or(NAN);

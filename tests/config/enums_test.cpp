@@ -35,7 +35,7 @@ using AllEnums = ::testing::Types<ModelType,
                                   TaskKind,
                                   ProfileLevel,
                                   QuantEngine,
-                                  Device,
+                                  DeviceKind,
                                   BenchVariant,
                                   Activation,
                                   Attention,
@@ -116,7 +116,7 @@ TEST(ApplyOverride, StoresTheEnumAndPrintsItsName) {
   apply_override(c, "device=cuda");
   apply_override(c, "bench.quant_engine=qnnpack");
   EXPECT_EQ(c.train.precision, Precision::kBf16);
-  EXPECT_EQ(c.device, Device::kCuda);
+  EXPECT_EQ(c.device.kind, DeviceKind::kCuda);
   EXPECT_EQ(c.bench.quant_engine, QuantEngine::kQnnpack);
   EXPECT_EQ(get_value(c, "train.precision"), "bf16");
   EXPECT_EQ(get_value(c, "bench.quant_engine"), "qnnpack");
@@ -136,6 +136,40 @@ TEST(BenchVariants, ParsesTheListInOrder) {
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()), "bench.variants: 'fp64' is not one of fp32|bf16|int8|fp16");
     EXPECT_EQ(e.key(), "bench.variants");
+  }
+}
+
+// The statuses run directories and sweeps write: the same table mechanism, not config keys.
+template <typename E>
+class StatusTableTest : public ::testing::Test {};
+using StatusEnums = ::testing::Types<RunStatus, PointStatus, SweepState>;
+TYPED_TEST_SUITE(StatusTableTest, StatusEnums);
+
+TYPED_TEST(StatusTableTest, EveryValueRoundTripsThroughItsName) {
+  using E = TypeParam;
+  const auto& names = EnumTable<E>::names;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const E value = static_cast<E>(i);
+    EXPECT_EQ(find_enum<E>(name(value)), value) << names[i];
+  }
+  EXPECT_EQ(find_enum<E>("unknown"), std::nullopt);
+  EXPECT_EQ(find_enum<E>("Completed"), std::nullopt) << "names are exact, not case-folded";
+}
+
+// The names are what summary.json, sweep.csv, sweep.json and the point records hold: pinned here,
+// so a renamed value fails a test instead of changing every file written from then on.
+TEST(StatusNames, AreTheStringsTheFilesHold) {
+  EXPECT_EQ(choices_of<RunStatus>(), "completed|diverged|failed|interrupted");
+  EXPECT_EQ(choices_of<PointStatus>(),
+            "pending|running|skipped|completed|diverged|failed|interrupted");
+  EXPECT_EQ(choices_of<SweepState>(), "running|submitted|submit_failed|finished|interrupted");
+  EXPECT_EQ(choices_of<DeviceKind>(), "cpu|cuda");
+}
+
+TEST(PointStatusOf, ARunsStatusKeepsItsName) {
+  for (const RunStatus s :
+       {RunStatus::kCompleted, RunStatus::kDiverged, RunStatus::kFailed, RunStatus::kInterrupted}) {
+    EXPECT_EQ(name(point_status(s)), name(s));
   }
 }
 

@@ -67,7 +67,7 @@ TEST_F(LoadConfigTest, KeysNotGivenKeepTheirDefaults) {
   EXPECT_EQ(name(c.optim.name), "adamw");
   EXPECT_EQ(c.optim.lr, 1e-3);
   EXPECT_EQ(c.train.batch_size, 12);
-  EXPECT_EQ(name(c.device), "cpu");
+  EXPECT_EQ(name(c.device.kind), "cpu");
   EXPECT_EQ(c.source_file, path);
 }
 

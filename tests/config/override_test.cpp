@@ -131,8 +131,8 @@ TEST(ApplyOverride, OutOfRangeLeavesTheConfigUnchanged) {
 TEST(ApplyOverride, CudaWithAnOrdinalSetsDeviceAndIndex) {
   Config c;
   apply_override(c, "device=cuda:3");
-  EXPECT_EQ(c.device, Device::kCuda);
-  EXPECT_EQ(c.device_index, 3);
+  EXPECT_EQ(c.device.kind, DeviceKind::kCuda);
+  EXPECT_EQ(c.device.index, 3);
   EXPECT_EQ(get_value(c, "device"), "cuda");
   EXPECT_EQ(get_value(c, "device_index"), "3");
   for (const char* bad : {"device=cuda:", "device=cuda:x", "device=cuda:-1", "device=cuda:1024",
@@ -142,7 +142,7 @@ TEST(ApplyOverride, CudaWithAnOrdinalSetsDeviceAndIndex) {
     EXPECT_NE(std::string(e.what()).find("the device ordinal after 'cuda:' must be 0..1023"),
               std::string::npos)
         << bad << ": " << e.what();
-    EXPECT_EQ(d.device, Device::kCpu) << "a rejected value leaves the config as it was";
+    EXPECT_EQ(d.device.kind, DeviceKind::kCpu) << "a rejected value leaves the config as it was";
   }
 }
 

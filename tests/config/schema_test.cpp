@@ -87,8 +87,8 @@ Config unusual_config() {
   c.bench = {"int8", "2, 4", 0, 3, QuantEngine::kQnnpack, 0, 17};
   c.output = {"", "null"};
   c.threads = 1024;
-  c.device = Device::kCuda;
-  c.device_index = 3;
+  c.device.kind = DeviceKind::kCuda;
+  c.device.index = 3;
   return c;
 }
 // clang-format on
@@ -208,7 +208,7 @@ TEST(Validate, RejectsFp16OnCpuAndAcceptsItOnCuda) {
   EXPECT_NE(std::string(e.what()).find("train.precision: fp16 needs device=cuda"),
             std::string::npos);
   EXPECT_NE(std::string(e.what()).find("on CPU use bf16"), std::string::npos);
-  c.device = Device::kCuda;
+  c.device.kind = DeviceKind::kCuda;
   EXPECT_NO_THROW(validate(c));
 }
 
@@ -221,7 +221,7 @@ TEST(Validate, FusedLossNeedsCuda) {
                                        "needs device=cuda (device=cpu)"),
             std::string::npos)
       << e.what();
-  c.device = Device::kCuda;
+  c.device.kind = DeviceKind::kCuda;
   EXPECT_NO_THROW(validate(c));
 }
 
@@ -232,7 +232,7 @@ TEST(Validate, CudaGraphsNeedCudaBf16OneMicroBatchFusedAdamWAndPhases) {
   c.train.cuda_graphs = true;
   const auto message = [&] { return std::string(catch_config_error([&] { validate(c); }).what()); };
   EXPECT_NE(message().find("train.cuda_graphs: true needs device=cuda"), std::string::npos);
-  c.device = Device::kCuda;
+  c.device.kind = DeviceKind::kCuda;
   c.train.precision = Precision::kFp16;
   EXPECT_NE(message().find("fp16's loss scaler"), std::string::npos);
   c.train.precision = Precision::kBf16;

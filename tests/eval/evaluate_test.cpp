@@ -36,7 +36,7 @@ std::string train_checkpoint(config::Config cfg) {
   train::TrainOptions o;
   o.quiet = true;
   const train::TrainResult r = train::run_training(cfg, o);
-  EXPECT_EQ(r.status, "completed") << r.message;
+  EXPECT_EQ(llmprof::config::name(r.status), "completed") << r.message;
   return r.run_dir;
 }
 

@@ -69,7 +69,7 @@ std::string train(const std::string& yaml) {
   train::TrainOptions o;
   o.quiet = true;
   const train::TrainResult r = train::run_training(config::load_config(yaml), o);
-  EXPECT_EQ(r.status, "completed") << r.message;
+  EXPECT_EQ(llmprof::config::name(r.status), "completed") << r.message;
   return r.run_dir;
 }
 

@@ -232,5 +232,36 @@ TEST(ParseImageFormat, AcceptsPngAndSvgOnly) {
   EXPECT_THROW(parse_image_format("jpg"), UsageError);
 }
 
+// The skip reasons name the profile level summary.json recorded, instead of inferring it from
+// which files exist.
+TEST(MakePlots, SkipReasonsTakeTheProfileLevelFromTheSummary) {
+  SKIP_WITHOUT_GNUPLOT();
+  ScratchDir dir;
+  fs::copy(fixture("run_a"), dir.file("run"), fs::copy_options::recursive);
+  fs::remove(dir.file("run/modules.csv"));
+  fs::remove(dir.file("run/ops.csv"));
+  test::write_file(dir.file("run/summary.json"),
+                   R"({"schema_version": 1, "status": "completed", "profile_level": "phases"})");
+  PlotOptions opts;
+  opts.inputs = {dir.file("run")};
+  opts.out_dir = dir.file("plots");
+  opts.format = ImageFormat::kSvg;
+  auto charts = by_name(make_plots(opts).charts);
+  EXPECT_EQ(charts.at("01_block_timing").skipped,
+            "no modules.csv in the runs: recorded at profile.level=phases; modules.csv needs "
+            "profile.level=modules");
+  EXPECT_EQ(charts.at("12_roofline").skipped,
+            "no ops.csv in the runs: recorded at profile.level=phases; ops.csv needs "
+            "profile.level=ops");
+  EXPECT_TRUE(charts.at("04_phases").skipped.empty()) << charts.at("04_phases").skipped;
+
+  // At level ops with ops.csv gone: the file is missing, not the level.
+  test::write_file(dir.file("run/summary.json"),
+                   R"({"schema_version": 1, "status": "completed", "profile_level": "ops"})");
+  charts = by_name(make_plots(opts).charts);
+  EXPECT_EQ(charts.at("12_roofline").skipped,
+            "no ops.csv in the runs: profile.level=ops, but ops.csv holds no rows");
+}
+
 }  // namespace
 }  // namespace llmprof::plot

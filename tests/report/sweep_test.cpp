@@ -25,7 +25,7 @@ TEST(LoadSweep, KeysAreTheColumnsBeforeRepeat) {
   Sweep s = rundir::load_sweep(report_fixture("sweep_2d"));
   EXPECT_EQ(s.keys, (std::vector<std::string>{"train.batch_size", "optim.lr"}));
   ASSERT_EQ(s.points.size(), 5u);
-  EXPECT_EQ(s.points[3].status, "diverged");
+  EXPECT_EQ(s.points[3].status, config::RunStatus::kDiverged);
   EXPECT_FALSE(s.points[3].metrics.at("val_loss").has_value());
   EXPECT_NE(s.points[0].run_dir.find("runs/p0"), std::string::npos);
   EXPECT_TRUE(rundir::is_sweep_dir(report_fixture("sweep_2d")));
@@ -75,7 +75,7 @@ TEST(LoadSweep, ATornLastRowAndAnUnfinishedStatusAreWarningsNotErrors) {
                    "8,1,p001,completed,2.6\n16,1,p0");
   Sweep s = rundir::load_sweep(dir.path());
   ASSERT_EQ(s.points.size(), 1u);
-  EXPECT_EQ(s.status, "running");
+  EXPECT_EQ(s.status, config::SweepState::kRunning);
   ASSERT_EQ(s.warnings.size(), 2u);
   EXPECT_NE(s.warnings[0].text().find("status 'running'"), std::string::npos)
       << s.warnings[0].text();
@@ -90,6 +90,48 @@ TEST(LoadSweep, ATornLastRowAndAnUnfinishedStatusAreWarningsNotErrors) {
   test::write_file(dir.file("sweep.csv"),
                    "train.batch_size,repeat,point_id,status,val_loss\n8,1,p001,completed,2.6\n");
   EXPECT_TRUE(rundir::load_sweep(dir.path()).warnings.empty()) << "a whole, finished sweep";
+}
+
+// sweep.csv's status is parsed once, at the reader: names of the table, "ok" (the contract's
+// older name for completed) and an empty cell; anything else names the file, line and value.
+TEST(LoadSweep, PointStatusesAreParsedOnceAndAnUnknownOneIsADataError) {
+  test::ScratchDir dir;
+  test::write_file(dir.file("sweep.csv"),
+                   "train.batch_size,repeat,point_id,status,val_loss\n"
+                   "8,1,p001,ok,2.6\n16,1,p002,,2.5\n32,1,p003,failed,\n");
+  const Sweep s = rundir::load_sweep(dir.path());
+  ASSERT_EQ(s.points.size(), 3u);
+  EXPECT_EQ(s.points[0].status, config::RunStatus::kCompleted);
+  EXPECT_FALSE(s.points[1].status.has_value());
+  EXPECT_EQ(s.points[2].status, config::RunStatus::kFailed);
+  EXPECT_FALSE(s.status.has_value()) << "no sweep.json";
+
+  test::write_file(dir.file("sweep.csv"),
+                   "train.batch_size,repeat,point_id,status,val_loss\n"
+                   "8,1,p001,completed,2.6\n16,1,p002,timeout,\n");
+  try {
+    rundir::load_sweep(dir.path());
+    FAIL() << "expected a DataError";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find(dir.file("sweep.csv") +
+                                         " line 3: status 'timeout' is "
+                                         "not one of completed|diverged|failed|interrupted"),
+              std::string::npos)
+        << e.what();
+  }
+  test::write_file(dir.file("sweep.csv"),
+                   "train.batch_size,repeat,point_id,status,val_loss\n8,1,p001,completed,2.6\n");
+  test::write_file(dir.file("sweep.json"), "{\"status\": \"done\"}\n");
+  try {
+    rundir::load_sweep(dir.path());
+    FAIL() << "expected a DataError";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find(dir.file("sweep.json") +
+                                         ": status 'done' is not one of "
+                                         "running|submitted|submit_failed|finished|interrupted"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(LoadSweep, MalformedRowNamesFileAndLine) {

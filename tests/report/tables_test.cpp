@@ -185,5 +185,50 @@ TEST(BuildReport, CompareAddsSideBySideTablesAndMethodFooter) {
   expect_contains(md, "3 x sqrt(se_A^2 + se_B^2)");
 }
 
+// The fixture run_a copied with summary.json saying profile_level, and the files removed.
+std::string run_at_level(test::ScratchDir& dir,
+                         const std::string& level,
+                         const std::vector<std::string>& remove) {
+  namespace fs = std::filesystem;
+  const std::string run = dir.file("run");
+  fs::copy(report_fixture("run_a"), run, fs::copy_options::recursive);
+  for (const auto& f : remove) fs::remove(run + "/" + f);
+  test::write_file(
+      run + "/summary.json",
+      R"({"schema_version": 1, "status": "completed", "profile_level": ")" + level + "\"}\n");
+  return run;
+}
+
+// The phase table says which tables the run's profile level (summary.json) left out, rather
+// than guessing it from which files exist.
+TEST(PhaseTable, NamesTheTablesTheSummarysProfileLevelLeftOut) {
+  test::ScratchDir dir("report_level");
+  ReportOptions opts;
+  opts.inputs = {run_at_level(dir, "phases", {"modules.csv", "ops.csv"})};
+  const Document doc = build_report(opts);
+  const Table& t = find_table(doc, "phases.run");
+  EXPECT_EQ(t.notes.size(), 3u);
+  expect_contains(t.notes.at(1),
+                  "No module tables: recorded at profile.level=phases; modules.csv needs "
+                  "profile.level=modules.");
+  expect_contains(t.notes.at(2),
+                  "No op tables: recorded at profile.level=phases; ops.csv needs "
+                  "profile.level=ops.");
+  EXPECT_THROW(find_table(doc, "modules.run"), std::runtime_error);
+}
+
+TEST(PhaseTable, SaysWhenAFileItsLevelRecordsHoldsNoRows) {
+  test::ScratchDir dir("report_level_ops");
+  ReportOptions opts;
+  opts.inputs = {run_at_level(dir, "ops", {"ops.csv"})};
+  const Document doc = build_report(opts);
+  const Table& t = find_table(doc, "phases.run");
+  ASSERT_EQ(t.notes.size(), 2u);
+  expect_contains(t.notes[1], "No op tables: profile.level=ops, but ops.csv holds no rows.");
+  // Without a level (the fixtures' summary.json predates it) nothing is guessed.
+  const Document fixture = report_of({"run_incomplete"});
+  EXPECT_EQ(find_table(fixture, "phases.run_incomplete").notes.size(), 1u);
+}
+
 }  // namespace
 }  // namespace llmprof::report

@@ -32,7 +32,7 @@ std::string warning_lines(const std::vector<InputWarning>& warnings) {
 // A completed run: status, no warning, one steps.csv row per configured step, the evals the
 // config's eval interval asks for.
 void expect_complete_run(const Run& run) {
-  EXPECT_EQ(run.status, "completed") << run.dir;
+  EXPECT_EQ(run.status, config::RunStatus::kCompleted) << run.dir;
   EXPECT_FALSE(run.incomplete) << run.dir;
   EXPECT_TRUE(run.warnings.empty()) << warning_lines(run.warnings);
   const std::optional<double> max_steps = run.config_number("schedule.max_steps");
@@ -65,11 +65,11 @@ TEST(ReleaseFixtures, MlmRunReadsWithoutWarning) {
 TEST(ReleaseFixtures, SweepReadsWithEveryPointCompleted) {
   const Sweep sweep = load_sweep(release_fixture("sweep"));
   EXPECT_TRUE(sweep.warnings.empty()) << warning_lines(sweep.warnings);
-  EXPECT_EQ(sweep.status, "finished");
+  EXPECT_EQ(sweep.status, config::SweepState::kFinished);
   ASSERT_EQ(sweep.keys.size(), 2u);  // a 2 x 2 grid
   ASSERT_EQ(sweep.points.size(), 4u);
   for (const SweepPoint& p : sweep.points) {
-    EXPECT_EQ(p.status, "completed") << p.point_id;
+    EXPECT_EQ(p.status, config::RunStatus::kCompleted) << p.point_id;
     ASSERT_FALSE(p.run_dir.empty()) << p.point_id;
     expect_complete_run(load_run(p.run_dir));
   }

@@ -2,6 +2,10 @@
 // alone, and malformed files failing with the file and line.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <string>
+#include <vector>
+
 #include "llmprof/error.h"
 #include "llmprof/rundir/read.h"
 #include "report/fixture_paths.h"
@@ -30,7 +34,7 @@ void expect_data_error(Fn fn, const std::vector<std::string>& parts) {
 TEST(LoadRun, ReadsEveryFileOfACompleteRun) {
   auto run = load_run(report_fixture("run_a"));
   EXPECT_EQ(run.label, "run_a");
-  EXPECT_EQ(run.status, "completed");
+  EXPECT_EQ(run.status_text(), "completed");
   EXPECT_FALSE(run.incomplete);
   EXPECT_EQ(run.steps.size(), 11u);
   EXPECT_EQ(run.config.at("train.batch_size"), "4");
@@ -62,7 +66,7 @@ TEST(LoadRun, ReadsEnergyFromSummary) {
 
 TEST(LoadRun, MarksARunWithoutSummaryIncomplete) {
   auto run = load_run(report_fixture("run_incomplete"));
-  EXPECT_EQ(run.status, "incomplete");
+  EXPECT_EQ(run.status_text(), "incomplete");
   EXPECT_TRUE(run.incomplete);
   EXPECT_EQ(run.steps.size(), 4u);
   EXPECT_TRUE(run.evals.empty());
@@ -143,7 +147,8 @@ TEST(LoadRun, EmptySideFilesOfAFullDiskAreSkippedWithAWarning) {
   EXPECT_EQ(run.steps.size(), 2u);
   EXPECT_TRUE(run.modules.empty());
   EXPECT_TRUE(run.incomplete);
-  EXPECT_EQ(run.status, "incomplete");  // an empty summary.json says no more than a missing one
+  EXPECT_EQ(run.status_text(),
+            "incomplete");  // an empty summary.json says no more than a missing one
   ASSERT_EQ(run.warnings.size(), 4u);
   std::string all;
   for (const auto& w : run.warnings) all += w.text() + "\n";
@@ -243,6 +248,84 @@ TEST(DisambiguateLabels, SharedDirectoryNamesGetTheirParent) {
   EXPECT_EQ(a.label, "sweep1/b8");
   EXPECT_EQ(b.label, "sweep2/b8");
   EXPECT_EQ(c.label, "quick");
+}
+
+// A copy of the fixture run_a with summary.json's profile_level (and status) replaced, and the
+// named files removed.
+std::string run_at_level(ScratchDir& dir,
+                         const std::string& level_json,
+                         const std::vector<std::string>& remove,
+                         const std::string& status_json = "\"completed\"") {
+  namespace fs = std::filesystem;
+  const std::string run = dir.file("run");
+  fs::copy(report_fixture("run_a"), run, fs::copy_options::recursive);
+  for (const auto& f : remove) fs::remove(run + "/" + f);
+  test::write_file(run + "/summary.json", "{\"schema_version\": 1, \"status\": " + status_json +
+                                              ", \"profile_level\": " + level_json + "}\n");
+  return run;
+}
+
+TEST(ReadSummary, ParsesTheStatusAndProfileLevelOnce) {
+  ScratchDir dir("summary_names");
+  const std::string run = run_at_level(dir, "\"modules\"", {}, "\"interrupted\"");
+  std::vector<InputWarning> warnings;
+  const std::optional<Summary> s = read_summary(run + "/summary.json", warnings);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->status, config::RunStatus::kInterrupted);
+  EXPECT_EQ(s->profile_level, config::ProfileLevel::kModules);
+  // Absent or null: unknown, not an error (summary.json from before profile_level).
+  test::write_file(run + "/summary.json", R"({"status": null})");
+  const std::optional<Summary> none = read_summary(run + "/summary.json", warnings);
+  ASSERT_TRUE(none.has_value());
+  EXPECT_FALSE(none->status.has_value());
+  EXPECT_FALSE(none->profile_level.has_value());
+  EXPECT_EQ(load_run(run).status_text(), "unknown");
+}
+
+TEST(ReadSummary, AnUnknownStatusIsADataErrorNamingTheFileAndTheValue) {
+  ScratchDir dir("summary_bad_status");
+  const std::string run = run_at_level(dir, "\"ops\"", {}, "\"finished\"");
+  const std::string file = run + "/summary.json";
+  std::vector<InputWarning> warnings;
+  expect_data_error([&] { read_summary(file, warnings); },
+                    {file + ": status 'finished' is not one of "
+                            "completed|diverged|failed|interrupted"});
+  expect_data_error([&] { load_run(run); }, {file, "status 'finished'"});
+  test::write_file(file, R"({"status": 3})");  // not a name at all
+  expect_data_error([&] { read_summary(file, warnings); }, {file + ": status '3' is not one of"});
+}
+
+TEST(ReadSummary, AnUnknownProfileLevelIsADataErrorNamingTheFileAndTheValue) {
+  ScratchDir dir("summary_bad_level");
+  const std::string run = run_at_level(dir, "\"kernels\"", {});
+  std::vector<InputWarning> warnings;
+  expect_data_error([&] { read_summary(run + "/summary.json", warnings); },
+                    {run + "/summary.json: profile_level 'kernels' is not one of "
+                           "off|phases|modules|ops"});
+}
+
+TEST(LoadRun, TakesTheProfileLevelFromTheSummary) {
+  ScratchDir dir("level_from_summary");
+  const std::string run = run_at_level(dir, "\"phases\"", {"modules.csv", "ops.csv"});
+  const rundir::Run r = load_run(run);
+  EXPECT_EQ(r.profile_level, config::ProfileLevel::kPhases);
+  EXPECT_EQ(r.status, config::RunStatus::kCompleted);
+  EXPECT_EQ(why_no_rows(r, config::ProfileLevel::kModules),
+            "recorded at profile.level=phases; modules.csv needs profile.level=modules");
+  EXPECT_EQ(why_no_rows(r, config::ProfileLevel::kOps),
+            "recorded at profile.level=phases; ops.csv needs profile.level=ops");
+}
+
+TEST(LoadRun, AFileMissingAtItsLevelSaysSoAndAnUnknownLevelSaysNothing) {
+  ScratchDir dir("level_missing_file");
+  const std::string run = run_at_level(dir, "\"ops\"", {"ops.csv"});
+  const rundir::Run r = load_run(run);
+  EXPECT_EQ(why_no_rows(r, config::ProfileLevel::kOps),
+            "profile.level=ops, but ops.csv holds no rows");
+  EXPECT_EQ(why_no_rows(r, config::ProfileLevel::kModules), "") << "modules.csv has rows";
+  const rundir::Run fixture = load_run(report_fixture("run_incomplete"));  // no summary.json
+  EXPECT_FALSE(fixture.profile_level.has_value());
+  EXPECT_EQ(why_no_rows(fixture, config::ProfileLevel::kModules), "");
 }
 
 }  // namespace

@@ -209,7 +209,7 @@ TEST(RundirTables, SummaryReaderTakesWhatReportAndSweepUse) {
   const std::optional<Summary> s = read_summary(path(dir.path(), kSummary), warnings);
   ASSERT_TRUE(s.has_value());
   EXPECT_TRUE(warnings.empty());
-  EXPECT_EQ(s->status, "diverged");
+  EXPECT_EQ(s->status, config::RunStatus::kDiverged);
   EXPECT_EQ(s->message, "loss became nan at step 3");
   EXPECT_EQ(s->warmup_excluded, 1);
   EXPECT_EQ(s->max_steps, 10);

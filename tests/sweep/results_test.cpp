@@ -33,7 +33,8 @@ TEST(CountPoints, SortsOutcomesAndLeavesPendingAndRunningOut) {
   std::vector<PointResult> results(7);
   const char* statuses[] = {"completed",   "completed", "diverged", "failed",
                             "interrupted", "pending",   "running"};
-  for (size_t i = 0; i < results.size(); ++i) results[i].status = statuses[i];
+  for (size_t i = 0; i < results.size(); ++i)
+    results[i].status = config::parse_enum<config::PointStatus>(statuses[i]);
   PointCounts c = count_points(results);
   EXPECT_EQ(c.completed, 2);
   EXPECT_EQ(c.diverged, 1);
@@ -47,7 +48,7 @@ TEST(ReadSummary, ReadsMetricsAndLeavesNullsEmpty) {
   test::write_file(dir.file("run/summary.json"), kSummary);
   PointResult r;
   ASSERT_TRUE(read_summary(dir.file("run"), r));
-  EXPECT_EQ(r.status, "completed");
+  EXPECT_EQ(config::name(r.status), "completed");
   EXPECT_EQ(r.median_step_ms, 12.5);
   EXPECT_EQ(r.tokens_per_s, 10240);
   EXPECT_FALSE(r.mfu.has_value());
@@ -62,7 +63,7 @@ TEST(FinishedResult, SummaryStatusWinsOverExitCode) {
   test::write_file(dir.file("run/summary.json"),
                    R"({"status": "diverged", "message": "loss became nan at step 3"})");
   PointResult r = finished_result(dir.file("run"), dir.file("run.log"), exited(1));
-  EXPECT_EQ(r.status, "diverged");
+  EXPECT_EQ(config::name(r.status), "diverged");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.message, "loss became nan at step 3");
   EXPECT_EQ(r.run_dir, dir.file("run"));
@@ -74,7 +75,7 @@ TEST(FinishedResult, NoSummaryIsFailedWithExitCodeAndLastErrorLine) {
                    "[12:00:00] warning something\nllmprof: error: data file '/nope.txt' not "
                    "found (data.path)\n\n");
   PointResult r = finished_result(dir.file("p"), dir.file("p.log"), exited(2));
-  EXPECT_EQ(r.status, "failed");
+  EXPECT_EQ(config::name(r.status), "failed");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_FALSE(r.signal.has_value());
   EXPECT_EQ(r.message, "exit code 2: data file '/nope.txt' not found (data.path)");
@@ -84,13 +85,14 @@ TEST(FinishedResult, NoSummaryIsFailedWithExitCodeAndLastErrorLine) {
 TEST(FinishedResult, SignalsAreFailedOrInterruptedByKind) {
   test::ScratchDir dir;
   PointResult k = finished_result(dir.file("p"), dir.file("p.log"), killed(SIGKILL));
-  EXPECT_EQ(k.status, "failed");
+  EXPECT_EQ(config::name(k.status), "failed");
   EXPECT_EQ(k.exit_code, 128 + SIGKILL);
   EXPECT_EQ(k.signal, SIGKILL);
   EXPECT_NE(k.message.find("killed by signal 9"), std::string::npos) << k.message;
-  EXPECT_EQ(finished_result(dir.file("p"), dir.file("p.log"), killed(SIGINT)).status,
+  EXPECT_EQ(config::name(finished_result(dir.file("p"), dir.file("p.log"), killed(SIGINT)).status),
             "interrupted");
-  EXPECT_EQ(finished_result(dir.file("p"), dir.file("p.log"), exited(130)).status, "interrupted");
+  EXPECT_EQ(config::name(finished_result(dir.file("p"), dir.file("p.log"), exited(130)).status),
+            "interrupted");
 }
 
 TEST(SweepCsv, OneRowPerFinishedPointWithEmptyUnknowns) {

@@ -129,13 +129,13 @@ TEST(CheckpointTokenizer, FineTuningFromARunTokenizesWithTheRunsVocabulary) {
   for (int i = 0; i < 200; ++i) wide += "the quick brown fox jumps over the lazy dog\n";
   for (int i = 0; i < 200; ++i) narrow += "the dog\n";  // 8 of the 28 characters above
   const TrainResult first = run_training(tiny_char(dir, "wide", wide), quiet);
-  ASSERT_EQ(first.status, "completed") << first.message;
+  ASSERT_EQ(llmprof::config::name(first.status), "completed") << first.message;
   // Before, the vocabulary was built from this corpus (8 characters) and the run's 28-row
   // embedding could not load.
   config::Config ft = tiny_char(dir, "narrow", narrow);
   ft.model.init_from = first.run_dir;
   const TrainResult second = run_training(ft, quiet);
-  ASSERT_EQ(second.status, "completed") << second.message;
+  ASSERT_EQ(llmprof::config::name(second.status), "completed") << second.message;
   const rundir::CheckpointMeta m =
       rundir::read_checkpoint_meta(second.run_dir + "/checkpoint/checkpoint.json");
   ASSERT_TRUE(m.tokenizer.has_value());

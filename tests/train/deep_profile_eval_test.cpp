@@ -41,7 +41,7 @@ std::string run_ops(const std::string& out, const std::string& name, int64_t eva
   TrainOptions o;
   o.quiet = true;
   const TrainResult r = run_training(c, o);
-  EXPECT_EQ(r.status, "completed") << r.message;
+  EXPECT_EQ(llmprof::config::name(r.status), "completed") << r.message;
   return r.run_dir;
 }
 

@@ -31,7 +31,7 @@ TrainResult run(const config::Config& c) {
   TrainOptions o;
   o.quiet = true;
   TrainResult r = run_training(c, o);
-  EXPECT_EQ(r.status, "completed") << r.message;
+  EXPECT_EQ(llmprof::config::name(r.status), "completed") << r.message;
   return r;
 }
 

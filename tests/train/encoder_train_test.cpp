@@ -71,7 +71,7 @@ TEST(EncoderTraining, MlmRunReportsPerplexityDataAndCheckpoint) {
   config::Config cfg = tiny_mlm(dir.path(), "mlm");
   cfg.train.save_checkpoint = true;
   TrainResult r = run_training(cfg, quiet());
-  ASSERT_EQ(r.status, "completed") << r.message;
+  ASSERT_EQ(llmprof::config::name(r.status), "completed") << r.message;
   ASSERT_TRUE(r.final_val_loss);
   EXPECT_LT(*r.final_val_loss, std::log(30522.0) + 1.0);  // no worse than ~uniform over the vocab
   const auto s = summary_of(r);
@@ -107,7 +107,7 @@ TEST(EncoderTraining, ModulesLevelTimesTheSameScopesAsTheDecoderAndReconcilesFlo
   cfg.schedule.max_steps = 6;
   cfg.train.eval_interval = 0;
   TrainResult r = run_training(cfg, quiet());
-  ASSERT_EQ(r.status, "completed") << r.message;
+  ASSERT_EQ(llmprof::config::name(r.status), "completed") << r.message;
   const auto rows = csv_rows(r.run_dir + "/modules.csv");
   ASSERT_FALSE(rows.empty());
   const auto& header = rows[0];
@@ -152,7 +152,7 @@ TEST(EncoderTraining, SentimentClassificationBeatsChanceInAShortRun) {
   config::Config cfg = tiny_sentiment(dir.path(), "sentiment");
   cfg.threads = 2;
   TrainResult r = run_training(cfg, quiet());
-  ASSERT_EQ(r.status, "completed") << r.message;
+  ASSERT_EQ(llmprof::config::name(r.status), "completed") << r.message;
   const auto s = summary_of(r);
   const double acc = s["loss"]["final_val_accuracy"].get<double>();
   std::printf("val accuracy after %d steps: %.3f\n", 120, acc);
@@ -167,7 +167,7 @@ TEST(EncoderTraining, InitFromLoadsTheEncoderAndKeepsTheNewHeadAtInit) {
   mlm.train.save_checkpoint = true;
   mlm.schedule.max_steps = 3;
   mlm.train.eval_interval = 0;
-  ASSERT_EQ(run_training(mlm, quiet()).status, "completed");
+  ASSERT_EQ(llmprof::config::name(run_training(mlm, quiet()).status), "completed");
 
   config::Config cls = tiny_sentiment(dir.path(), "fine");
   cls.model.block_size = 32;
@@ -178,7 +178,7 @@ TEST(EncoderTraining, InitFromLoadsTheEncoderAndKeepsTheNewHeadAtInit) {
   cls.train.eval_interval = 0;
   cls.model.init_from = dir.path() + "/pre";  // a run directory: its checkpoint/ is used
   TrainResult r = run_training(cls, quiet());
-  ASSERT_EQ(r.status, "completed") << r.message;
+  ASSERT_EQ(llmprof::config::name(r.status), "completed") << r.message;
   const auto init = summary_of(r)["init_from"];
   EXPECT_EQ(init["task"], "mlm");
   EXPECT_GT(init["loaded"].get<int>(), 10);
@@ -224,7 +224,7 @@ TEST(DeviceCheck, CudaOnThisCpuBuildIsAConfigErrorSayingWhy) {
   cfg.train.task = config::TaskKind::kLm;
   cfg.data = config::DataConfig{};
   cfg.model.ffn_dim = 0;
-  cfg.device = config::Device::kCuda;
+  cfg.device.kind = config::DeviceKind::kCuda;
   try {
     run_training(cfg, quiet());
     FAIL() << "expected a ConfigError";

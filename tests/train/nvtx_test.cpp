@@ -54,7 +54,7 @@ TEST(Nvtx, StepsPhasesAndModuleScopesAreBalancedRangesOnTheirThread) {
   ::setenv("LLMPROF_NVTX_RECORD", record.c_str(), 1);
   ASSERT_TRUE(profile::nvtx::available());
   const TrainResult r = run_training(nvtx_config(dir.path(), "on"), quiet());
-  ASSERT_EQ(r.status, "completed");
+  ASSERT_EQ(llmprof::config::name(r.status), "completed");
   EXPECT_FALSE(profile::nvtx::enabled()) << "the run's end turns the ranges off";
 
   std::istringstream lines(test::read_file(record));
@@ -103,7 +103,7 @@ TEST(Nvtx, StepsPhasesAndModuleScopesAreBalancedRangesOnTheirThread) {
   const size_t before = test::read_file(record).size();
   config::Config off = nvtx_config(dir.path(), "off");
   off.profile.nvtx = false;
-  ASSERT_EQ(run_training(off, quiet()).status, "completed");
+  ASSERT_EQ(llmprof::config::name(run_training(off, quiet()).status), "completed");
   EXPECT_EQ(test::read_file(record).size(), before);
 }
 

@@ -48,7 +48,7 @@ TEST(RunTraining, WritesEveryRunFileWithOneRowPerStep) {
   ScratchDir dir;
   config::Config cfg = tiny_config(dir.path(), "run");
   TrainResult r = run_training(cfg, quiet());
-  ASSERT_EQ(r.status, "completed") << r.message;
+  ASSERT_EQ(llmprof::config::name(r.status), "completed") << r.message;
   for (const char* f : {"config.yaml", "env.json", "steps.csv", "eval.csv", "log.txt",
                         "summary.json", "vocab.json"}) {
     EXPECT_TRUE(fs::exists(r.run_dir + "/" + f)) << f;
@@ -71,7 +71,7 @@ TEST(RunTraining, StepNumbersCountFromOneInEveryFileAndTheLog) {
   ScratchDir dir;
   config::Config cfg = tiny_config(dir.path(), "steps");  // 20 steps, eval every 10
   TrainResult r = run_training(cfg, quiet());
-  ASSERT_EQ(r.status, "completed") << r.message;
+  ASSERT_EQ(llmprof::config::name(r.status), "completed") << r.message;
   std::vector<double> steps = column(r.run_dir + "/steps.csv", "step");
   ASSERT_EQ(steps.size(), 20u);
   for (size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(steps[i], static_cast<double>(i + 1));
@@ -90,7 +90,7 @@ TEST(RunTraining, StepNumbersCountFromOneInEveryFileAndTheLog) {
 TEST(RunTraining, PhasesAddUpToTheStep) {
   ScratchDir dir;
   TrainResult r = run_training(tiny_config(dir.path(), "run"), quiet());
-  ASSERT_EQ(r.status, "completed");
+  ASSERT_EQ(llmprof::config::name(r.status), "completed");
   auto step = column(r.run_dir + "/steps.csv", "step_ms");
   auto d = column(r.run_dir + "/steps.csv", "data_ms");
   auto f = column(r.run_dir + "/steps.csv", "forward_ms");
@@ -138,7 +138,7 @@ TEST(RunTraining, GradAccumulationCheckpointingAndBf16Run) {
   cfg.train.precision = config::Precision::kBf16;
   cfg.schedule.max_steps = 6;
   TrainResult r = run_training(cfg, quiet());
-  ASSERT_EQ(r.status, "completed") << r.message;
+  ASSERT_EQ(llmprof::config::name(r.status), "completed") << r.message;
   auto tokens = column(r.run_dir + "/steps.csv", "tokens");
   EXPECT_EQ(tokens[0], 2 * 4 * 32);
   EXPECT_TRUE(std::isfinite(r.final_train_loss));
@@ -212,7 +212,7 @@ TEST(RunTraining, TinyShakespeareValLossFallsWellBelowLnVocab) {
   cfg.train.eval_steps = 8;
   cfg.threads = 2;
   TrainResult r = run_training(cfg, quiet());
-  ASSERT_EQ(r.status, "completed") << r.message;
+  ASSERT_EQ(llmprof::config::name(r.status), "completed") << r.message;
   ASSERT_TRUE(r.final_val_loss.has_value());
   EXPECT_LT(*r.final_val_loss, 2.6) << "ln(65) = " << std::log(65.0);
 }

@@ -158,8 +158,7 @@ struct Config {
   BenchConfig bench;
   OutputConfig output;
   int64_t threads = 0;        // intra-op threads; 0 = all cores
-  Device device = Device::kCpu;  // cpu | cuda
-  int64_t device_index = 0;      // cuda: the device ordinal (`device: cuda:N` sets both)
+  Device device;              // keys device (cpu | cuda | cuda:N) and device_index
   std::string source_file;     // the file the config came from (not a key)
   // Not keys: what loading adjusted (e.g. a warm-up clamped to a short run), for the run's log
   // and summary; and the keys given with --set, each with its assignment.

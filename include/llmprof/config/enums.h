@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -69,8 +70,21 @@ LLMPROF_ENUM_NAMES(ProfileLevel, "profile.level", "off", "phases", "modules", "o
 enum class QuantEngine : int { kOnednn = 0, kQnnpack = 1, kFbgemm = 2, kX86 = 3 };
 LLMPROF_ENUM_NAMES(QuantEngine, "bench.quant_engine", "onednn", "qnnpack", "fbgemm", "x86");
 
-enum class Device : int { kCpu = 0, kCuda = 1 };
-LLMPROF_ENUM_NAMES(Device, "device", "cpu", "cuda");
+// The kind of device a run computes on; Device pairs it with the ordinal.
+enum class DeviceKind : int { kCpu = 0, kCuda = 1 };
+LLMPROF_ENUM_NAMES(DeviceKind, "device", "cpu", "cuda");
+
+// Where a run computes: the CPU, or the CUDA device `index`. Parsed once at the config boundary
+// from `device` (cpu | cuda | cuda:N, torch's spelling) and `device_index`; past it only
+// train::DeviceContext and gpu/ branch on the kind.
+struct Device {
+  DeviceKind kind = DeviceKind::kCpu;
+  int64_t index = 0;  // cuda: the device ordinal; `device: cuda:N` sets kind and index
+
+  bool is_cuda() const { return kind == DeviceKind::kCuda; }
+  bool operator==(const Device& o) const { return kind == o.kind && index == o.index; }
+  bool operator!=(const Device& o) const { return !(*this == o); }
+};
 
 // One item of the bench.variants list (a list key: config::bench_variants parses it).
 enum class BenchVariant : int { kFp32 = 0, kBf16 = 1, kInt8 = 2, kFp16 = 3 };
@@ -81,8 +95,40 @@ LLMPROF_ENUM_NAMES(BenchVariant, "bench.variants", "fp32", "bf16", "int8", "fp16
 enum class Launcher : int { kLocal = 0, kSlurm = 1 };
 LLMPROF_ENUM_NAMES(Launcher, "sweep.launcher", "local", "slurm");
 
-// LLMPROF_ENUM_NAMES stays defined: the enums that other concerns write to files (a run's
-// status, an A/B verdict) get their name table with it, inside namespace llmprof::config.
+// How a run ended, as summary.json's "status" and sweep.csv name it (not a config key: the key
+// of the table is the field its names are read from). The readers of run directories parse the
+// name once (rundir::read_summary); an unknown name there is a DataError naming file and value.
+enum class RunStatus : int { kCompleted = 0, kDiverged = 1, kFailed = 2, kInterrupted = 3 };
+LLMPROF_ENUM_NAMES(RunStatus, "status", "completed", "diverged", "failed", "interrupted");
+
+// A sweep point's state, as sweep.csv, sweep.json and runs/<id>.point.json name it: pending and
+// running until its run ends, then the run's RunStatus (same names); skipped is what
+// `llmprof sweep run-point` answers for a point it did not run (never recorded).
+enum class PointStatus : int {
+  kPending = 0,
+  kRunning = 1,
+  kSkipped = 2,
+  kCompleted = 3,
+  kDiverged = 4,
+  kFailed = 5,
+  kInterrupted = 6
+};
+LLMPROF_ENUM_NAMES(PointStatus, "status", "pending", "running", "skipped", "completed", "diverged",
+                   "failed", "interrupted");
+
+// A whole sweep's state, sweep.json's (and plan.json's) "status".
+enum class SweepState : int {
+  kRunning = 0,
+  kSubmitted = 1,
+  kSubmitFailed = 2,
+  kFinished = 3,
+  kInterrupted = 4
+};
+LLMPROF_ENUM_NAMES(SweepState, "status", "running", "submitted", "submit_failed", "finished",
+                   "interrupted");
+
+// LLMPROF_ENUM_NAMES stays defined: the enums that other concerns write to files (an A/B
+// verdict, an energy channel) get their name table with it, inside namespace llmprof::config.
 
 // The name of a value ("bf16"), as config files and output files spell it; "?" for a value
 // outside the table (only a cast can make one).
@@ -100,6 +146,21 @@ constexpr std::optional<E> find_enum(std::string_view text) {
     if (EnumTable<E>::names[i] == text) return static_cast<E>(i);
   }
   return std::nullopt;
+}
+
+// The point status of a run that ended with status: the same name.
+constexpr PointStatus point_status(RunStatus status) {
+  switch (status) {
+    case RunStatus::kCompleted:
+      return PointStatus::kCompleted;
+    case RunStatus::kDiverged:
+      return PointStatus::kDiverged;
+    case RunStatus::kFailed:
+      return PointStatus::kFailed;
+    case RunStatus::kInterrupted:
+      return PointStatus::kInterrupted;
+  }
+  return PointStatus::kFailed;
 }
 
 namespace detail {

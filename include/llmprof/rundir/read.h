@@ -9,8 +9,10 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "llmprof/config/enums.h"
 #include "llmprof/rundir/tables.h"
 
 namespace llmprof::rundir {
@@ -27,6 +29,24 @@ struct InputWarning {
   std::string text() const;
 };
 
+namespace detail {
+[[noreturn]] void throw_unknown_name(const std::string& where,
+                                     std::string_view field,
+                                     std::string_view text,
+                                     const std::string_view* names,
+                                     size_t count);
+}  // namespace detail
+
+// The value of the name-table enum E (config/enums.h) named `text`, as a file llmprof writes
+// spells it (a status, a profile level); anything else is a DataError "<where>: <field> '<text>'
+// is not one of a|b|c", where names the file (and line).
+template <typename E>
+E parse_name(std::string_view text, const std::string& where, std::string_view field) {
+  if (std::optional<E> value = config::find_enum<E>(text)) return *value;
+  detail::throw_unknown_name(where, field, text, config::EnumTable<E>::names.data(),
+                             config::EnumTable<E>::names.size());
+}
+
 // summary.json "energy": measured or estimated energy of the run.
 struct EnergySummary {
   std::optional<double> total_j, kwh, tokens_per_j, flops_per_j, mean_power_w, peak_power_w, co2_g;
@@ -36,8 +56,12 @@ struct EnergySummary {
 
 // What readers take from summary.json (train/summary.cpp writes it; schema kSummarySchemaVersion).
 struct Summary {
-  std::string status;   // completed | diverged | failed | interrupted; "unknown" when missing
+  // How the run ended; nullopt when the file has no status (null or absent). A name outside
+  // config::RunStatus's table is a DataError naming the file and the value.
+  std::optional<config::RunStatus> status;
   std::string message;  // why a run stopped; may be empty
+  // The profile.level the run recorded at; nullopt in files without it. Checked as status is.
+  std::optional<config::ProfileLevel> profile_level;
   std::optional<int64_t> warmup_excluded, max_steps;   // steps.*
   std::optional<double> median_step_ms, tokens_per_s;  // timing.step_ms / throughput medians
   std::optional<double> mfu;                           // mfu.value.median
@@ -54,8 +78,12 @@ std::optional<Summary> read_summary(const std::string& path, std::vector<InputWa
 struct Run {
   std::string dir;          // as given
   std::string label;        // short name for tables and legends (the directory's name)
-  std::string status;       // summary.json status, or "incomplete" without summary.json
+  std::optional<config::RunStatus> status;  // summary.json status; nullopt without one
+  bool has_summary = false;                 // summary.json was there (and not empty)
   bool incomplete = false;  // no summary.json, or a file cut short (see warnings)
+  // summary.json profile_level: which of modules.csv and ops.csv the run was asked to write;
+  // nullopt without summary.json (or one from before the field).
+  std::optional<config::ProfileLevel> profile_level;
   std::string message;      // summary.json message (why a run stopped), may be empty
   std::vector<InputWarning> warnings;  // rows and files left out because they were cut short
 
@@ -80,9 +108,19 @@ struct Run {
   std::vector<MemoryRow> memory;
   std::vector<ActivationRow> activations;
 
+  // The status as tables print it: its name; "unknown" when summary.json has none; "incomplete"
+  // without summary.json.
+  std::string status_text() const;
+
   // A config value as a number, or nullopt when absent or not numeric.
   std::optional<double> config_number(const std::string& key) const;
 };
+
+// Why run has no rows of the file that profile.level `needed` records (modules.csv at modules,
+// ops.csv at ops), from summary.json's profile_level: "recorded at profile.level=phases;
+// ops.csv needs profile.level=ops", or "profile.level=ops, but ops.csv holds no rows"; "" when
+// the level is unknown (no summary.json) or the file has rows.
+std::string why_no_rows(const Run& run, config::ProfileLevel needed);
 
 // Reads a run directory. Throws DataError (exit 2) for a missing directory, a directory without
 // steps.csv (or an empty one), or a malformed file (naming the file and line); parts cut short
@@ -113,7 +151,10 @@ struct SweepPoint {
   std::vector<std::string> key_values;  // parallel to Sweep::keys, as written
   int64_t repeat = 0;
   std::string point_id;
-  std::string status;
+  // The run's status; nullopt where the cell is empty (or the file has no status column). "ok"
+  // reads as completed (the contract's older name); any other name outside config::RunStatus's
+  // table is a DataError naming the file, the line and the value.
+  std::optional<config::RunStatus> status;
   std::optional<double> exit_code;
   std::map<std::string, std::optional<double>> metrics;  // sweep_metric_names() -> value
   std::string run_dir;  // resolved point run directory; empty when it does not exist
@@ -125,7 +166,9 @@ struct Sweep {
   std::vector<std::string> keys;  // swept keys, dotted ("train.batch_size")
   std::vector<SweepPoint> points;
   bool energy_estimated = false;  // sweep.csv energy_estimated: some energy is a TDP estimate
-  std::string status;  // sweep.json "status": running (or killed), finished, interrupted; "" absent
+  // sweep.json "status" (running, or killed, submitted, submit_failed, finished, interrupted);
+  // nullopt without sweep.json. A name outside the table is a DataError naming the file.
+  std::optional<config::SweepState> status;
   std::vector<InputWarning> warnings;  // a row cut short (left out); a sweep not finished
 };
 

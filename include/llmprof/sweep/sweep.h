@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "llmprof/config/enums.h"
+
 namespace llmprof::sweep {
 
 // What `llmprof sweep` was asked to do.
@@ -44,7 +46,7 @@ struct SweepOutcome {
 // What `llmprof sweep run-point` did with its point.
 struct PointRunOutcome {
   std::string point_id;
-  std::string status;     // completed | diverged | failed | interrupted | skipped
+  config::PointStatus status = config::PointStatus::kSkipped;  // a run's status, or skipped
   std::string message;    // why skipped, failed or interrupted
   std::optional<int> exit_code;  // of the point's train process; none when skipped
   double duration_s = 0;
@@ -61,7 +63,7 @@ PointRunOutcome run_point(const std::string& sweep_dir, int64_t index);
 // One point as `llmprof sweep status` shows it.
 struct PointState {
   std::string id;
-  std::string status;  // pending | running | completed | diverged | failed | interrupted
+  config::PointStatus status = config::PointStatus::kPending;
   std::string host, slurm_job_id, slurm_task_id, start_time, end_time, message;
 };
 
@@ -69,7 +71,7 @@ struct PointState {
 struct SweepStatus {
   std::string sweep_dir;
   std::string launcher;  // local | slurm
-  std::string state;     // sweep.json's status: running | submitted | submit_failed | finished ...
+  config::SweepState state = config::SweepState::kRunning;  // sweep.json's status
   std::string state_note;  // why, for submit_failed (sbatch's message); "" otherwise
   int64_t points = 0, pending = 0, running = 0, completed = 0, diverged = 0, failed = 0,
           interrupted = 0;

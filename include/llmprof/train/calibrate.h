@@ -34,8 +34,11 @@ struct PeakBytes {
 };
 
 // Best-of-reps throughput of an n x n x n matmul at precision (fp16 on CUDA only), on the CPU
-// (device -1) or on cuda:device, where each rep is timed between two device synchronizations.
-PeakFlops measure_matmul_peak(config::Precision precision, int64_t n, int reps, int device = -1);
+// or on a CUDA device, where each rep is timed between two device synchronizations.
+PeakFlops measure_matmul_peak(config::Precision precision,
+                              int64_t n,
+                              int reps,
+                              const config::Device& device = {});
 
 // NVIDIA's dense (no sparsity) tensor-core peak for a device by its CUDA name ("NVIDIA H100 80GB
 // HBM3") at a precision (fp32 runs count TF32 tensor cores, PyTorch's default for matmuls is
@@ -56,8 +59,10 @@ struct PeakBandwidth {
 };
 
 // array_bytes 0: 4 x the last-level cache (sysfs), at least 1 GiB (server L3s reach hundreds of
-// MiB and VMs often do not show their size). device >= 0: on cuda:device (its memory, each pass
-// timed from an idle device to its end).
-PeakBandwidth measure_memory_bandwidth(int64_t array_bytes, int reps, int device = -1);
+// MiB and VMs often do not show their size). On a CUDA device: its memory, each pass timed from
+// an idle device to its end.
+PeakBandwidth measure_memory_bandwidth(int64_t array_bytes,
+                                       int reps,
+                                       const config::Device& device = {});
 
 }  // namespace llmprof::train

@@ -14,8 +14,13 @@
 
 #include "llmprof/config/config.h"
 #include "llmprof/data/loader.h"
+#include "llmprof/train/calibrate.h"
 #include "llmprof/train/task.h"
 #include "llmprof/train/device_memory.h"
+
+namespace llmprof::gpu {
+class ActivitySource;
+}
 
 namespace llmprof::train {
 
@@ -23,8 +28,8 @@ namespace llmprof::train {
 struct Autocast {
   explicit Autocast(const config::Config& cfg)
       : Autocast(cfg.device, cfg.train.precision) {}
-  Autocast(config::Device device, config::Precision precision)
-      : device_type(device == config::Device::kCuda ? torch::kCUDA : torch::kCPU),
+  Autocast(const config::Device& device, config::Precision precision)
+      : device_type(device.is_cuda() ? torch::kCUDA : torch::kCPU),
         dtype(precision == config::Precision::kFp16 ? torch::kHalf : torch::kBFloat16),
         on(precision != config::Precision::kFp32) {}
   torch::DeviceType device_type;
@@ -32,9 +37,15 @@ struct Autocast {
   bool on;
 };
 
+// The torch device of a config device: kCPU, or kCUDA with its ordinal.
+inline torch::Device torch_device(const config::Device& device) {
+  if (!device.is_cuda()) return torch::kCPU;
+  return {torch::kCUDA, static_cast<c10::DeviceIndex>(device.index)};
+}
+
 class DeviceContext {
  public:
-  // The context of cfg.device: the CPU, or cuda:cfg.device_index made the current device.
+  // The context of cfg.device: the CPU, or cuda:cfg.device.index made the current device.
   // Throws ConfigError (key device) when cuda is not available in this build or on this host.
   static std::unique_ptr<DeviceContext> make(const config::Config& cfg);
   virtual ~DeviceContext() = default;
@@ -51,6 +62,17 @@ class DeviceContext {
   virtual Batch to_device(const Batch& b) { return b; }
   // A batch owned by the caller (eval sets), copied to the device once.
   Batch copy_to_device(const Batch& b) const;
+
+  // The peak FLOP/s MFU divides by at precision. CUDA: the device's dense datasheet figure (one
+  // the table lacks: a measured 8192^3 matmul, best of 10). CPU: a measured 2048^3 matmul, best
+  // of 5 (bf16 or fp32; fp32 on a CPU with native bf16 measures the bf16 peak beside it).
+  virtual PeakFlops peak_flops(config::Precision precision) const = 0;
+  // The memory roof measured on this device's memory: STREAM triad, best of 3 (the CPU's
+  // arrays then leave the peak RSS where /proc/self/clear_refs allows it).
+  virtual PeakBytes peak_bytes() const = 0;
+  // Where the GPU activity of recorded windows comes from: CUPTI on a CUDA device whose build and
+  // host have it (else null, and the log says why); null on the CPU.
+  virtual std::unique_ptr<gpu::ActivitySource> activity_source() const;
 
   // Waits for the device's queued work (the end of timed regions in bench, never in a step).
   virtual void synchronize() {}

@@ -43,9 +43,9 @@ namespace llmprof::train {
 struct RuntimeInfo;
 class Session;
 
-// How a run ended. Values are stable (summary.json, sweep.csv name them through run_status_name).
-enum class RunStatus : int { kCompleted = 0, kDiverged = 1, kFailed = 2, kInterrupted = 3 };
-// "completed", "diverged", "failed", "interrupted".
+// How a run ended: config::RunStatus, whose name table summary.json and sweep.csv write.
+using config::RunStatus;
+// "completed", "diverged", "failed", "interrupted": config::name(status) as a C string.
 const char* run_status_name(RunStatus status);
 
 // What the run directory cannot know by itself: the model and the work of a step.

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "llmprof/config/enums.h"
+
 namespace llmprof::config {
 struct Config;
 }
@@ -23,7 +25,7 @@ struct TrainOptions {
 
 struct TrainResult {
   std::string run_dir;
-  std::string status;      // completed | diverged | failed | interrupted
+  config::RunStatus status = config::RunStatus::kCompleted;  // config::name prints it
   std::string message;     // why, when not completed
   int64_t steps_completed = 0;
   double final_train_loss = 0;
