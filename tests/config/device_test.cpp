@@ -7,22 +7,13 @@
 #include "llmprof/config/config.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
+#include "support/config_error.h"
 #include "support/test_support.h"
 
 namespace llmprof::config {
 namespace {
 
-// Runs f and returns the ConfigError it throws; a test failure if it throws none.
-template <typename F>
-ConfigError config_error_of(F&& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected a ConfigError";
-  return ConfigError("no error thrown");
-}
+using test::config_error_of;
 
 TEST(DeviceKey, DefaultsToTheCpuAndPrintsAsBefore) {
   const Config c;

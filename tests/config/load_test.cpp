@@ -6,22 +6,13 @@
 
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
+#include "support/config_error.h"
 #include "support/test_support.h"
 
 namespace llmprof::config {
 namespace {
 
-// Runs f and returns the ConfigError it throws; a test failure if it throws none.
-template <typename F>
-ConfigError catch_config_error(F&& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected a ConfigError";
-  return ConfigError("no error thrown");
-}
+using test::config_error_of;
 
 // A fixture file under tests/config/fixtures.
 std::string fixture(const std::string& name) {
@@ -38,7 +29,7 @@ class LoadConfigTest : public ::testing::Test {
   }
   ConfigError load_error(const std::string& name, const std::string& text) {
     std::string path = write(name, text);
-    return catch_config_error([&] { load_config(path); });
+    return config_error_of([&] { load_config(path); });
   }
   test::ScratchDir dir_{"config"};
 };
@@ -161,7 +152,7 @@ TEST_F(LoadConfigTest, FlatDottedKeysAndOtherExtensionsReadAsYaml) {
 
 TEST_F(LoadConfigTest, MissingFileIsNamed) {
   std::string path = dir_.file("nope.yaml");
-  ConfigError e = catch_config_error([&] { load_config(path); });
+  ConfigError e = config_error_of([&] { load_config(path); });
   EXPECT_EQ(std::string(e.what()), "config file '" + path + "' not found");
   EXPECT_EQ(e.exit_code(), 2);
   EXPECT_EQ(e.file(), path);

@@ -5,22 +5,13 @@
 
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
+#include "support/config_error.h"
 #include "support/test_support.h"
 
 namespace llmprof::config {
 namespace {
 
-// Runs f and returns the ConfigError it throws; a test failure if it throws none.
-template <typename F>
-ConfigError catch_config_error(F&& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected a ConfigError";
-  return ConfigError("no error thrown");
-}
+using test::config_error_of;
 
 TEST(ApplyOverride, ParsesEachTypeLikeTheFile) {
   Config c;
@@ -48,13 +39,13 @@ TEST(ApplyOverride, ParsesEachTypeLikeTheFile) {
 
 TEST(ApplyOverride, NumberBeyondADoubleIsOutOfRangeNotANonNumber) {
   Config c;
-  ConfigError e = catch_config_error([&] { apply_override(c, "optim.lr=1e400"); });
+  ConfigError e = config_error_of([&] { apply_override(c, "optim.lr=1e400"); });
   const std::string what = e.what();
   EXPECT_NE(what.find("optim.lr: 1e400 is out of range (0, 10]"), std::string::npos) << what;
   EXPECT_EQ(what.find("expected a number"), std::string::npos) << what;
-  ConfigError tiny = catch_config_error([&] { apply_override(c, "optim.weight_decay=1e-400"); });
+  ConfigError tiny = config_error_of([&] { apply_override(c, "optim.weight_decay=1e-400"); });
   EXPECT_NE(std::string(tiny.what()).find("too small"), std::string::npos) << tiny.what();
-  ConfigError word = catch_config_error([&] { apply_override(c, "optim.lr=fast"); });
+  ConfigError word = config_error_of([&] { apply_override(c, "optim.lr=fast"); });
   EXPECT_NE(std::string(word.what()).find("expected a number"), std::string::npos) << word.what();
 }
 
@@ -79,7 +70,7 @@ TEST(ApplyOverride, EmptyValueClearsAString) {
 
 TEST(ApplyOverride, MissingEqualsNamesArgumentAndExpectedForm) {
   Config c;
-  ConfigError e = catch_config_error([&] { apply_override(c, "model.n_layer"); });
+  ConfigError e = config_error_of([&] { apply_override(c, "model.n_layer"); });
   EXPECT_NE(std::string(e.what()).find("'model.n_layer'"), std::string::npos) << e.what();
   EXPECT_NE(std::string(e.what()).find("--set key=value"), std::string::npos) << e.what();
   EXPECT_EQ(e.exit_code(), 2);
@@ -89,7 +80,7 @@ TEST(ApplyOverride, MissingEqualsNamesArgumentAndExpectedForm) {
 
 TEST(ApplyOverride, UnknownKeySuggestsNearestAndNamesTheArgument) {
   Config c;
-  ConfigError e = catch_config_error([&] { apply_override(c, "optim.lrr=0.1"); });
+  ConfigError e = config_error_of([&] { apply_override(c, "optim.lrr=0.1"); });
   EXPECT_EQ(std::string(e.what()),
             "unknown key 'optim.lrr' in --set optim.lrr=0.1; did you mean 'optim.lr'?");
   EXPECT_EQ(e.key(), "optim.lrr");
@@ -100,13 +91,13 @@ TEST(ApplyOverride, UnknownKeySuggestsNearestAndNamesTheArgument) {
 
 TEST(ApplyOverride, GroupNameIsNotAKey) {
   Config c;
-  ConfigError e = catch_config_error([&] { apply_override(c, "model=4"); });
+  ConfigError e = config_error_of([&] { apply_override(c, "model=4"); });
   EXPECT_NE(std::string(e.what()).find("'model' is a group"), std::string::npos) << e.what();
 }
 
 TEST(ApplyOverride, WrongTypeSaysItCameFromSet) {
   Config c;
-  ConfigError e = catch_config_error([&] { apply_override(c, "model.n_layer=abc"); });
+  ConfigError e = config_error_of([&] { apply_override(c, "model.n_layer=abc"); });
   EXPECT_EQ(std::string(e.what()),
             "model.n_layer: expected an integer, got 'abc' (from --set model.n_layer=abc)");
   EXPECT_EQ(e.key(), "model.n_layer");
@@ -119,7 +110,7 @@ TEST(ApplyOverride, WrongTypeSaysItCameFromSet) {
 
 TEST(ApplyOverride, OutOfRangeLeavesTheConfigUnchanged) {
   Config c;
-  ConfigError e = catch_config_error([&] { apply_override(c, "train.batch_size=0"); });
+  ConfigError e = config_error_of([&] { apply_override(c, "train.batch_size=0"); });
   EXPECT_EQ(std::string(e.what()),
             "train.batch_size: 0 is out of range [1, 1048576] (from --set train.batch_size=0)");
   EXPECT_EQ(c.train.batch_size, 12);
@@ -138,7 +129,7 @@ TEST(ApplyOverride, CudaWithAnOrdinalSetsDeviceAndIndex) {
   for (const char* bad : {"device=cuda:", "device=cuda:x", "device=cuda:-1", "device=cuda:1024",
                           "device=cuda:1e2", "device=cuda: 1"}) {
     Config d;
-    ConfigError e = catch_config_error([&] { apply_override(d, bad); });
+    ConfigError e = config_error_of([&] { apply_override(d, bad); });
     EXPECT_NE(std::string(e.what()).find("the device ordinal after 'cuda:' must be 0..1023"),
               std::string::npos)
         << bad << ": " << e.what();
@@ -167,7 +158,7 @@ TEST(LoadConfig, CrossKeyErrorCausedByOverridePointsAtTheOverride) {
   test::ScratchDir dir("config");
   std::string path = dir.file("c.yaml");
   test::write_file(path, "threads: 1\n");
-  ConfigError e = catch_config_error([&] { load_config(path, {"model.n_head=5"}); });
+  ConfigError e = config_error_of([&] { load_config(path, {"model.n_head=5"}); });
   EXPECT_EQ(std::string(e.what()),
             "model.n_head: 5 does not divide model.n_embd=128 (from --set model.n_head=5)");
   EXPECT_EQ(e.file(), path);
@@ -177,7 +168,7 @@ TEST(LoadConfig, CrossKeyErrorCausedByOverridePointsAtTheOverride) {
 TEST(LoadConfig, OverrideErrorStillRaisedWhenFileIsFine) {
   test::ScratchDir dir("config");
   test::write_file(dir.file("c.yaml"), "threads: 1\n");
-  ConfigError e = catch_config_error([&] { load_config(dir.file("c.yaml"), {"model.n_layr=2"}); });
+  ConfigError e = config_error_of([&] { load_config(dir.file("c.yaml"), {"model.n_layr=2"}); });
   EXPECT_NE(std::string(e.what()).find("did you mean 'model.n_layer'?"), std::string::npos);
 }
 

@@ -9,22 +9,13 @@
 #include <vector>
 
 #include "llmprof/error.h"
+#include "support/config_error.h"
 #include "support/test_support.h"
 
 namespace llmprof::config {
 namespace {
 
-// Runs f and returns the ConfigError it throws; a test failure if it throws none.
-template <typename F>
-ConfigError catch_config_error(F&& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected a ConfigError";
-  return ConfigError("no error thrown");
-}
+using test::config_error_of;
 
 // clang-format off
 // Every key of config.h, written out by hand so a field added without a schema row fails here.
@@ -147,7 +138,7 @@ TEST(GetValue, PrintsValuesAsYamlDoes) {
 }
 
 TEST(GetValue, ThrowsConfigErrorWithSuggestionWhenKeyUnknown) {
-  ConfigError e = catch_config_error([] { get_value(Config{}, "model.n_embed"); });
+  ConfigError e = config_error_of([] { get_value(Config{}, "model.n_embed"); });
   EXPECT_EQ(std::string(e.what()), "unknown key 'model.n_embed'; did you mean 'model.n_embd'?");
   EXPECT_EQ(e.key(), "model.n_embed");
   EXPECT_EQ(e.exit_code(), 2);
@@ -159,7 +150,7 @@ TEST(Validate, AcceptsDefaults) { EXPECT_NO_THROW(validate(Config{})); }
 TEST(Validate, RejectsHeadsThatDoNotDivideWidth) {
   Config c;
   c.model.n_head = 5;
-  ConfigError e = catch_config_error([&] { validate(c); });
+  ConfigError e = config_error_of([&] { validate(c); });
   EXPECT_EQ(std::string(e.what()), "model.n_head: 5 does not divide model.n_embd=128");
   EXPECT_EQ(e.key(), "model.n_head");
   EXPECT_EQ(e.exit_code(), 2);
@@ -169,7 +160,7 @@ TEST(Validate, NamesTheSourceFileWhenTheConfigCameFromOne) {
   Config c;
   c.source_file = "configs/x.yaml";
   c.model.n_head = 3;
-  ConfigError e = catch_config_error([&] { validate(c); });
+  ConfigError e = config_error_of([&] { validate(c); });
   EXPECT_EQ(std::string(e.what()),
             "model.n_head: 3 does not divide model.n_embd=128 (config configs/x.yaml)");
   EXPECT_EQ(e.file(), "configs/x.yaml");
@@ -179,7 +170,7 @@ TEST(Validate, RejectsGpt2TokenizerWithoutVocabFiles) {
   Config c;
   c.data.tokenizer = TokenizerKind::kGpt2;
   c.data.vocab_path = "encoder.json";
-  ConfigError e = catch_config_error([&] { validate(c); });
+  ConfigError e = config_error_of([&] { validate(c); });
   EXPECT_NE(std::string(e.what()).find("data.tokenizer: gpt2 needs"), std::string::npos);
   EXPECT_NE(std::string(e.what()).find("data.merges_path is empty"), std::string::npos);
   c.data.merges_path = "vocab.bpe";
@@ -189,7 +180,7 @@ TEST(Validate, RejectsGpt2TokenizerWithoutVocabFiles) {
 TEST(Validate, RejectsWarmupLongerThanRun) {
   Config c;
   c.schedule.warmup_steps = 300;
-  ConfigError e = catch_config_error([&] { validate(c); });
+  ConfigError e = config_error_of([&] { validate(c); });
   EXPECT_EQ(std::string(e.what()), "schedule.warmup_steps: 300 exceeds schedule.max_steps=200");
   EXPECT_EQ(e.key(), "schedule.warmup_steps");
 }
@@ -197,14 +188,14 @@ TEST(Validate, RejectsWarmupLongerThanRun) {
 TEST(Validate, RejectsMinLrAbovePeakLr) {
   Config c;
   c.schedule.min_lr = 0.01;
-  ConfigError e = catch_config_error([&] { validate(c); });
+  ConfigError e = config_error_of([&] { validate(c); });
   EXPECT_EQ(std::string(e.what()), "schedule.min_lr: 0.01 exceeds optim.lr=0.001");
 }
 
 TEST(Validate, RejectsFp16OnCpuAndAcceptsItOnCuda) {
   Config c;
   c.train.precision = Precision::kFp16;
-  ConfigError e = catch_config_error([&] { validate(c); });
+  ConfigError e = config_error_of([&] { validate(c); });
   EXPECT_NE(std::string(e.what()).find("train.precision: fp16 needs device=cuda"),
             std::string::npos);
   EXPECT_NE(std::string(e.what()).find("on CPU use bf16"), std::string::npos);
@@ -216,7 +207,7 @@ TEST(Validate, RejectsFp16OnCpuAndAcceptsItOnCuda) {
 TEST(Validate, FusedLossNeedsCuda) {
   Config c;
   c.model.fused_loss = true;
-  ConfigError e = catch_config_error([&] { validate(c); });
+  ConfigError e = config_error_of([&] { validate(c); });
   EXPECT_NE(std::string(e.what()).find("model.fused_loss: true runs llmprof's CUDA kernels and "
                                        "needs device=cuda (device=cpu)"),
             std::string::npos)
@@ -230,7 +221,7 @@ TEST(Validate, FusedLossNeedsCuda) {
 TEST(Validate, CudaGraphsNeedCudaBf16OneMicroBatchFusedAdamWAndPhases) {
   Config c;
   c.train.cuda_graphs = true;
-  const auto message = [&] { return std::string(catch_config_error([&] { validate(c); }).what()); };
+  const auto message = [&] { return std::string(config_error_of([&] { validate(c); }).what()); };
   EXPECT_NE(message().find("train.cuda_graphs: true needs device=cuda"), std::string::npos);
   c.device.kind = DeviceKind::kCuda;
   c.train.precision = Precision::kFp16;
@@ -268,12 +259,12 @@ TEST(Validate, AcceptsDistilbertWithMlmOrClassify) {
 TEST(Validate, RejectsTaskThatDoesNotFitTheModelType) {
   Config c = distilbert_config();
   c.train.task = TaskKind::kLm;
-  ConfigError e = catch_config_error([&] { validate(c); });
+  ConfigError e = config_error_of([&] { validate(c); });
   EXPECT_NE(std::string(e.what()).find("train.task=mlm or classify"), std::string::npos) << e.what();
   EXPECT_EQ(e.key(), "train.task");
   Config g;
   g.train.task = TaskKind::kClassify;
-  e = catch_config_error([&] { validate(g); });
+  e = config_error_of([&] { validate(g); });
   EXPECT_EQ(std::string(e.what()),
             "train.task: classify needs model.type=distilbert (model.type=gpt trains with "
             "train.task=lm)");
@@ -282,25 +273,25 @@ TEST(Validate, RejectsTaskThatDoesNotFitTheModelType) {
 TEST(Validate, RejectsDistilbertWithoutWordpieceOrData) {
   Config c = distilbert_config();
   c.data.tokenizer = TokenizerKind::kChar;
-  ConfigError e = catch_config_error([&] { validate(c); });
+  ConfigError e = config_error_of([&] { validate(c); });
   EXPECT_EQ(e.key(), "data.tokenizer");
   EXPECT_NE(std::string(e.what()).find("wordpiece"), std::string::npos);
   c = distilbert_config();
   c.data.vocab_path = "";
-  EXPECT_EQ(catch_config_error([&] { validate(c); }).key(), "data.tokenizer");
+  EXPECT_EQ(config_error_of([&] { validate(c); }).key(), "data.tokenizer");
   c = distilbert_config();
   c.data.path = "";
-  EXPECT_EQ(catch_config_error([&] { validate(c); }).key(), "data.path");
+  EXPECT_EQ(config_error_of([&] { validate(c); }).key(), "data.path");
 }
 
 TEST(Validate, RejectsPositionsShorterThanTheBlockAndFfnDimOnGpt) {
   Config c = distilbert_config();
   c.model.max_positions = 32;  // block_size 64
-  EXPECT_EQ(std::string(catch_config_error([&] { validate(c); }).what()),
+  EXPECT_EQ(std::string(config_error_of([&] { validate(c); }).what()),
             "model.max_positions: 32 is smaller than model.block_size=64");
   Config g;
   g.model.ffn_dim = 100;
-  EXPECT_EQ(catch_config_error([&] { validate(g); }).key(), "model.ffn_dim");
+  EXPECT_EQ(config_error_of([&] { validate(g); }).key(), "model.ffn_dim");
   g.model.ffn_dim = 4 * g.model.n_embd;
   EXPECT_NO_THROW(validate(g));
 }
@@ -308,11 +299,11 @@ TEST(Validate, RejectsPositionsShorterThanTheBlockAndFfnDimOnGpt) {
 TEST(Validate, RejectsBadBenchListsNamingTheItem) {
   Config c;
   c.bench.variants = "fp32, int4";
-  EXPECT_EQ(std::string(catch_config_error([&] { validate(c); }).what()),
+  EXPECT_EQ(std::string(config_error_of([&] { validate(c); }).what()),
             "bench.variants: 'int4' is not one of fp32|bf16|int8|fp16");
   c = Config{};
   c.bench.batch_sizes = "1,x8";
-  EXPECT_EQ(std::string(catch_config_error([&] { validate(c); }).what()),
+  EXPECT_EQ(std::string(config_error_of([&] { validate(c); }).what()),
             "bench.batch_sizes: 'x8' is not a batch size in [1, 1048576]");
   c.bench.batch_sizes = " 1, 8 ,32";
   EXPECT_EQ(bench_batch_sizes(c), (std::vector<int64_t>{1, 8, 32}));
@@ -322,7 +313,7 @@ TEST(Validate, RejectsBadBenchListsNamingTheItem) {
 TEST(Validate, RejectsCheckpointIntervalWithoutSaving) {
   Config c;
   c.train.checkpoint_interval = 10;
-  EXPECT_EQ(catch_config_error([&] { validate(c); }).key(), "train.checkpoint_interval");
+  EXPECT_EQ(config_error_of([&] { validate(c); }).key(), "train.checkpoint_interval");
   c.train.save_checkpoint = true;
   EXPECT_NO_THROW(validate(c));
 }
@@ -332,13 +323,13 @@ TEST(Validate, RejectsCheckpointIntervalWithoutSaving) {
 TEST(Validate, RejectsOutOfRangeAndUnknownEnumValuesSetInCode) {
   Config c;
   c.train.batch_size = 0;
-  EXPECT_EQ(std::string(catch_config_error([&] { validate(c); }).what()),
+  EXPECT_EQ(std::string(config_error_of([&] { validate(c); }).what()),
             "train.batch_size: 0 is out of range [1, 1048576]");
-  EXPECT_EQ(std::string(catch_config_error([&] { parse_enum<Optimizer>("adamx"); }).what()),
+  EXPECT_EQ(std::string(config_error_of([&] { parse_enum<Optimizer>("adamx"); }).what()),
             "optim.name: 'adamx' is not one of sgd|adam|adamw; did you mean 'adamw'?");
   c = Config{};
   c.optim.name = static_cast<Optimizer>(7);  // only a cast makes a value outside the table
-  EXPECT_EQ(std::string(catch_config_error([&] { validate(c); }).what()),
+  EXPECT_EQ(std::string(config_error_of([&] { validate(c); }).what()),
             "optim.name: value 7 is not one of sgd|adam|adamw");
 }
 
