@@ -48,8 +48,6 @@ struct GroupOptions {
   double timeout_s = 60.0;             // ddp.timeout_s: store operations and every collective
   double heartbeat_interval_s = 0.5;   // a background thread bumps this rank's store key so often
   int cuda_device = -1;                // NCCL only: the CUDA device of this rank
-  std::string file_store_path;         // non-empty: a FileStore there instead of the TCPStore
-                                       // (tests; every rank must see the same file)
 };
 
 // One process group for the whole run. Not copyable; destroy it before exit (stops the heartbeat,

@@ -38,7 +38,8 @@ struct RankEnv {
 };
 
 // Reads the environment through `get` (returns nullptr for an unset variable; tests pass a map).
-// Precedence: RANK/WORLD_SIZE (torchrun) over SLURM_PROCID/SLURM_NTASKS; none = world size 1.
+// Precedence: RANK/WORLD_SIZE (torchrun) over SLURM_PROCID/SLURM_NTASKS (read only inside an
+// srun step, SLURM_STEP_ID set: a batch script is one process); none = world size 1.
 // A malformed or out-of-range value throws llmprof::ConfigError naming the variable and value
 // (exit 2), e.g. "RANK=3 is not below WORLD_SIZE=2".
 RankEnv rank_env_from(const std::function<const char*(const char*)>& get);
