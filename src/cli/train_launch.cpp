@@ -26,8 +26,8 @@ constexpr double kDefaultTimeoutS = 60;
 // Several tasks under srun, or ranks under a torchrun-style launcher: each is a rank already.
 void check_not_launched_elsewhere(int64_t nproc) {
   if (std::getenv(dist::kLaunchedEnv) != nullptr) {
-    throw UsageError(fmt::format("--nproc {}: this process is already a rank started by --nproc",
-                                 nproc));
+    throw UsageError(
+        fmt::format("--nproc {}: this process is already a rank started by --nproc", nproc));
   }
   for (const char* var : {"SLURM_NTASKS", "WORLD_SIZE"}) {
     const char* v = std::getenv(var);

@@ -39,10 +39,9 @@ std::vector<std::string> rank_args(const std::vector<std::string>& args,
                                    int64_t threads) {
   std::vector<std::string> out = args;
   if (threads > 0) out.insert(out.end(), {"--set", fmt::format("threads={}", threads)});
-  const bool quiet =
-      std::find_if(args.begin(), args.end(), [](const std::string& a) {
-        return a == "--quiet" || a == "-q";
-      }) != args.end();
+  const bool quiet = std::find_if(args.begin(), args.end(), [](const std::string& a) {
+                       return a == "--quiet" || a == "-q";
+                     }) != args.end();
   if (rank > 0 && !quiet) out.push_back("--quiet");
   return out;
 }
@@ -83,9 +82,7 @@ RankEnd rank_end_of(int64_t rank, pid_t pid, int wait_status) {
   return end;
 }
 
-bool is_failure(const RankEnd& end) {
-  return end.kind != RankEnd::Kind::kExited || end.code != 0;
-}
+bool is_failure(const RankEnd& end) { return end.kind != RankEnd::Kind::kExited || end.code != 0; }
 
 std::string describe(const RankEnd& end) {
   const std::string who = fmt::format("rank {} (pid {})", end.rank, end.pid);
@@ -167,9 +164,10 @@ int free_port(const std::string& addr) {
 void check_port_free(int port, const std::string& addr) {
   const int fd = bind_tcp(addr, port);
   if (fd < 0) {
-    throw UsageError(fmt::format("MASTER_PORT {} is busy on {} ({}); unset MASTER_PORT to "
-                                 "let llmprof pick a free port, or choose another",
-                                 port, addr, std::strerror(errno)));
+    throw UsageError(
+        fmt::format("MASTER_PORT {} is busy on {} ({}); unset MASTER_PORT to "
+                    "let llmprof pick a free port, or choose another",
+                    port, addr, std::strerror(errno)));
   }
   ::close(fd);
 }

@@ -57,7 +57,8 @@ class SignalGuard {
   SignalGuard& operator=(const SignalGuard&) = delete;
 
  private:
-  struct sigaction old_int_ {}, old_term_{};
+  struct sigaction old_int_ {
+  }, old_term_{};
 };
 
 using Clock = std::chrono::steady_clock;
@@ -69,8 +70,8 @@ double seconds_since(Clock::time_point t) {
 struct Rank {
   int64_t rank = 0;
   pid_t pid = -1;
-  int err_fd = -1;       // read end of its stderr pipe (ranks > 0); -1 when none or closed
-  std::string partial;   // stderr bytes after the last newline
+  int err_fd = -1;      // read end of its stderr pipe (ranks > 0); -1 when none or closed
+  std::string partial;  // stderr bytes after the last newline
   bool reaped = false;
   bool stopped = false;  // seen stopped (reported once)
 };
@@ -150,8 +151,8 @@ pid_t start_rank(const LaunchOptions& o, Rank& r) {
   if (fds[1] >= 0) ::close(fds[1]);
   if (pid < 0) {
     if (fds[0] >= 0) ::close(fds[0]);
-    throw IoError(fmt::format("cannot start rank {} (fork): {}", r.rank,
-                              std::strerror(fork_errno)));
+    throw IoError(
+        fmt::format("cannot start rank {} (fork): {}", r.rank, std::strerror(fork_errno)));
   }
   if (fds[0] >= 0) ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
   r.err_fd = fds[0];
@@ -247,8 +248,8 @@ struct Watch {
     result.interrupted = true;
     for (const Rank& r : ranks) signal_rank(r, sig);
     note(fmt::format("{} received: forwarded to every rank", ::strsignal(sig)));
-    set_deadline(o.grace_s, fmt::format("still running {:g} s after {}", o.grace_s,
-                                        ::strsignal(sig)));
+    set_deadline(o.grace_s,
+                 fmt::format("still running {:g} s after {}", o.grace_s, ::strsignal(sig)));
   }
 
   void record(Rank& r, int status) {
@@ -263,9 +264,8 @@ struct Watch {
     result.ends.push_back(end);
     if (!is_failure(end)) {
       if (o.finish_window_s > 0) {
-        set_deadline(o.finish_window_s,
-                     fmt::format("still running {:g} s after rank {} finished",
-                                 o.finish_window_s, end.rank));
+        set_deadline(o.finish_window_s, fmt::format("still running {:g} s after rank {} finished",
+                                                    o.finish_window_s, end.rank));
       }
       return;
     }
@@ -273,8 +273,8 @@ struct Watch {
     if (!result.first_failure) {
       result.first_failure = end;
       if (!result.interrupted) note(describe(end));
-      set_deadline(o.grace_s, fmt::format("still running {:g} s after rank {} failed", o.grace_s,
-                                          end.rank));
+      set_deadline(o.grace_s,
+                   fmt::format("still running {:g} s after rank {} failed", o.grace_s, end.rank));
     } else if (!result.interrupted) {
       note(describe(end));
     }
@@ -333,8 +333,8 @@ LaunchResult launch_local(const LaunchOptions& options) {
     watch.enforce_deadlines();
     if (watch.killed_at && seconds_since(*watch.killed_at) > kReapLimitS) {
       for (const Rank& r : ranks) {
-        if (!r.reaped) watch.note(fmt::format("rank {} (pid {}) did not end after SIGKILL",
-                                              r.rank, r.pid));
+        if (!r.reaped)
+          watch.note(fmt::format("rank {} (pid {}) did not end after SIGKILL", r.rank, r.pid));
       }
       break;
     }

@@ -101,8 +101,8 @@ TEST(Describe, NamesRankPidAndWhatHappened) {
   EXPECT_EQ(describe(end_of(RankEnd::Kind::kExited, 2)), "rank 1 (pid 4242) exited with code 2");
   EXPECT_EQ(describe(end_of(RankEnd::Kind::kKilled, SIGKILL)),
             "rank 1 (pid 4242) was killed by signal 9 (Killed)");
-  EXPECT_EQ(describe(end_of(RankEnd::Kind::kStopped, SIGSTOP)).rfind(
-                "rank 1 (pid 4242) was stopped by signal 19 (Stopped", 0),
+  EXPECT_EQ(describe(end_of(RankEnd::Kind::kStopped, SIGSTOP))
+                .rfind("rank 1 (pid 4242) was stopped by signal 19 (Stopped", 0),
             0u);
 }
 
@@ -204,7 +204,8 @@ TEST(LaunchLocal, EveryRankSeesItsPlaceInTheEnvironment) {
   Seen seen;
   const std::string script =
       "echo \"$RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $MASTER_ADDR $MASTER_PORT "
-      "$OMP_NUM_THREADS $LLMPROF_LAUNCHED\" > " + dir.path() + "/r$RANK";
+      "$OMP_NUM_THREADS $LLMPROF_LAUNCHED\" > " +
+      dir.path() + "/r$RANK";
   LaunchOptions o = sh_ranks({script, script, script}, seen);
   o.threads = 2;
   const LaunchResult r = launch_local(o);

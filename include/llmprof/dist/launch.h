@@ -89,9 +89,9 @@ struct LaunchOptions {
   std::vector<std::vector<std::string>> rank_argv;
   std::string master_addr = "127.0.0.1";
   int master_port = 0;
-  int64_t threads = 0;   // OMP_NUM_THREADS of each rank; 0 leaves it as inherited
-  double grace_s = 30;   // after the first failure or a stop signal: time to stop alone
-  double limit_s = 0;    // the whole launch's guard; 0 = none
+  int64_t threads = 0;  // OMP_NUM_THREADS of each rank; 0 leaves it as inherited
+  double grace_s = 30;  // after the first failure or a stop signal: time to stop alone
+  double limit_s = 0;   // the whole launch's guard; 0 = none
   // After a rank exited with 0, the others must end within this time (they are then one
   // collective from their own end; a rank still running after it is a hang); 0 = no limit.
   double finish_window_s = 0;
