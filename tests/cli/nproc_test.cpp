@@ -136,14 +136,23 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
+// Whether this llmprof trains data-parallel: a 1-step --nproc 2 run writes rank1/ (without the
+// engine, two separate runs). Probed once per test program.
 bool has_distributed_training() {
-  return run_llmprof({"config", "keys"}).output.find("ddp.timeout_s") != std::string::npos;
+  static const bool yes = [] {
+    ScratchDir dir;
+    run_llmprof({"train", "--config", kTiny, "--nproc", "2", "--out", dir.path(), "--set",
+                 "output.name=probe", "--set", "schedule.max_steps=1", "--set",
+                 "train.eval_interval=0", "--quiet"});
+    return fs::exists(dir.file("probe/rank1/summary.json"));
+  }();
+  return yes;
 }
 
-#define SKIP_WITHOUT_DDP()                                                                  \
-  if (!has_distributed_training())                                                          \
-  GTEST_SKIP() << "this llmprof has no distributed training (no ddp.timeout_s in `llmprof " \
-                  "config keys`)"
+#define SKIP_WITHOUT_DDP()                                                                     \
+  if (!has_distributed_training())                                                             \
+  GTEST_SKIP() << "this llmprof has no distributed training (a 1-step --nproc 2 run wrote no " \
+                  "rank1/ directory)"
 
 // The pid of the launched rank `rank` among parent's children (their environment's RANK); -1.
 pid_t rank_pid(pid_t parent, int rank) {

@@ -45,10 +45,15 @@ std::string srun_train(const ScratchDir& dir, const std::string& name, const std
          " --set schedule.max_steps=4 --set train.eval_interval=0 --quiet " + extra;
 }
 
-// Whether this llmprof trains data-parallel: its schema has the ddp.* keys.
+// Whether this llmprof trains data-parallel: a 1-step --nproc 2 run writes rank1/ (without the
+// engine, two separate runs).
 bool has_distributed_training() {
-  const Shell keys = run_shell(test::llmprof_binary() + " config keys");
-  return keys.output.find("ddp.") != std::string::npos;
+  ScratchDir dir("llmprof-srun");
+  run_shell("timeout -k 5 120 " + test::llmprof_binary() + " train --config " + test::kTinyConfig +
+            " --nproc 2 --out " + dir.path() +
+            " --set output.name=probe --set schedule.max_steps=1 --set train.eval_interval=0 "
+            "--quiet");
+  return fs::exists(dir.file("probe/rank1/summary.json"));
 }
 
 TEST(SlurmSrun, NprocUnderSeveralTasksIsRefusedByEveryTask) {
@@ -61,8 +66,8 @@ TEST(SlurmSrun, NprocUnderSeveralTasksIsRefusedByEveryTask) {
 
 TEST(SlurmSrun, TwoTasksTrainAsTwoRanksOfOneRun) {
   if (!has_distributed_training()) {
-    GTEST_SKIP() << "this llmprof has no distributed training (no ddp.* key in `llmprof config "
-                    "keys`): srun -n 2 would run two separate trainings";
+    GTEST_SKIP() << "this llmprof has no distributed training (a 1-step --nproc 2 run wrote no "
+                    "rank1/ directory): srun -n 2 would run two separate trainings";
   }
   ScratchDir dir("llmprof-srun");
   const Shell r = run_shell(srun_train(dir, "ddp", ""));
