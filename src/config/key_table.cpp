@@ -320,6 +320,19 @@ std::vector<KeySpec> build_table() {
       string_key(LLMPROF_KEY(output, dir), "parent directory of run directories"),
       string_key(LLMPROF_KEY(output, name),
                  "run directory name; empty = <config stem>-<timestamp>"),
+      // ddp
+      float_key(LLMPROF_KEY(ddp, bucket_mb), open_closed(0, 65536),
+                "data-parallel: gradient bucket cap in MiB after the first (DDP's bucket_cap_mb)"),
+      float_key(LLMPROF_KEY(ddp, first_bucket_mb), open_closed(0, 65536),
+                "data-parallel: cap of the first gradient bucket in MiB"),
+      bool_key(LLMPROF_KEY(ddp, overlap),
+               "data-parallel: all-reduce each bucket as backward fills it; false = every bucket "
+               "after backward's compute"),
+      float_key(LLMPROF_KEY(ddp, timeout_s), open_closed(0, 86400),
+                "data-parallel: seconds for the rendezvous and each collective; a dead or stopped "
+                "rank ends the others within it"),
+      enum_key<LLMPROF_REF(ddp, backend)>(
+          "data-parallel communication: auto (gloo on cpu, nccl on cuda) | gloo | nccl"),
       // top level
       int_key(LLMPROF_TOP_KEY(threads), 0, 1024, "intra-op threads; 0 = all cores"),
       enum_key<LLMPROF_REF(device, kind)>("device to train on: cpu | cuda | cuda:N"),

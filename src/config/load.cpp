@@ -372,6 +372,15 @@ std::optional<Problem> device_problem(const Config& cfg) {
   return std::nullopt;
 }
 
+// The ddp section: nccl needs a CUDA device.
+std::optional<Problem> ddp_problem(const Config& cfg) {
+  if (cfg.ddp.backend == DdpBackend::kNccl && cfg.device.kind != DeviceKind::kCuda) {
+    return Problem{{"ddp.backend", "device"},
+                   "ddp.backend: nccl needs device=cuda; use gloo (or auto) on cpu"};
+  }
+  return std::nullopt;
+}
+
 // The first failed check of cfg: each key's range and choices, then the cross-key rules.
 std::optional<Problem> find_problem(const Config& cfg) {
   for (const KeySpec& spec : detail::key_table()) {
@@ -379,7 +388,7 @@ std::optional<Problem> find_problem(const Config& cfg) {
       return Problem{{spec.path}, spec.path + ": " + *why};
   }
   for (auto* check : {model_problem, train_problem, bench_problem, heads_problem, tokenizer_problem,
-                      schedule_problem, device_problem}) {
+                      schedule_problem, device_problem, ddp_problem}) {
     if (std::optional<Problem> problem = check(cfg)) return problem;
   }
   return std::nullopt;

@@ -43,13 +43,12 @@ void check_set(const char* who, const EncodedSet& set, int64_t batch_size) {
   check_block_size(who, set.block_size);
 }
 
-// Row b of batch `index` for a sampler: the sequence it holds, and whether it is padding (a
-// sequential batch past the end of the set: sequence 0, every label ignored).
+// Row b of a sampler's batch: the sequence it holds, and whether it is padding (a sequential
+// batch past the end of the set: sequence 0, every label ignored). `sample` is the row's global
+// sample index (loader.h Shard); rng was seeded by it.
 int64_t pick_sequence(const EncodedSet& set,
                       SampleOrder order,
-                      int64_t index,
-                      int64_t batch_size,
-                      int64_t b,
+                      int64_t sample,
                       std::mt19937_64& rng,
                       bool* padding) {
   *padding = false;
@@ -57,8 +56,7 @@ int64_t pick_sequence(const EncodedSet& set,
     return static_cast<int64_t>(
         detail::uniform_below(rng, static_cast<uint64_t>(set.num_sequences)));
   }
-  const int64_t s = index * batch_size + b;
-  if (s < set.num_sequences) return s;
+  if (sample < set.num_sequences) return sample;
   *padding = true;
   return 0;
 }
@@ -75,8 +73,9 @@ class MlmSampler final : public BatchSampler {
              int64_t batch_size,
              const MlmOptions& opt,
              SampleOrder order,
-             uint64_t seed)
-      : set_(set), opt_(opt), order_(order), seed_(seed) {
+             uint64_t seed,
+             Shard shard)
+      : set_(set), opt_(opt), order_(order), seed_(seed), shard_(shard) {
     layout_.batch_size = batch_size;
     layout_.block_size = set.block_size;
     layout_.y_cols = mlm_predictions_per_sequence(set.block_size, opt.probability);
@@ -89,10 +88,11 @@ class MlmSampler final : public BatchSampler {
   void fill(int64_t index, const BatchBuffers& out) const override {
     const int64_t T = layout_.block_size;
     const int64_t P = layout_.y_cols;
-    std::mt19937_64 rng(detail::batch_seed(seed_, index));
     for (int64_t b = 0; b < layout_.batch_size; ++b) {
+      const int64_t sample = global_sample_index(shard_, layout_.batch_size, index, b);
+      std::mt19937_64 rng(detail::sample_seed(seed_, sample));
       bool padding = false;
-      const int64_t s = pick_sequence(set_, order_, index, layout_.batch_size, b, rng, &padding);
+      const int64_t s = pick_sequence(set_, order_, sample, rng, &padding);
       const int32_t length = set_.lengths[static_cast<size_t>(s)];
       int64_t* y = out.y + b * P;
       mask_sequence(set_.ids.data() + s * T, length, T, P, opt_, rng, out.x + b * T,
@@ -107,14 +107,16 @@ class MlmSampler final : public BatchSampler {
   MlmOptions opt_;
   SampleOrder order_;
   uint64_t seed_;
+  Shard shard_;
   BatchLayout layout_;
 };
 
 // Layout: x (B, T), mask (B, T), y (B, 1).
 class ClassifySampler final : public BatchSampler {
  public:
-  ClassifySampler(const EncodedSet& set, int64_t batch_size, SampleOrder order, uint64_t seed)
-      : set_(set), order_(order), seed_(seed) {
+  ClassifySampler(const EncodedSet& set, int64_t batch_size, SampleOrder order, uint64_t seed,
+                  Shard shard)
+      : set_(set), order_(order), seed_(seed), shard_(shard) {
     layout_.batch_size = batch_size;
     layout_.block_size = set.block_size;
     layout_.y_cols = 1;
@@ -125,10 +127,11 @@ class ClassifySampler final : public BatchSampler {
 
   void fill(int64_t index, const BatchBuffers& out) const override {
     const int64_t T = layout_.block_size;
-    std::mt19937_64 rng(detail::batch_seed(seed_, index));
     for (int64_t b = 0; b < layout_.batch_size; ++b) {
+      const int64_t sample = global_sample_index(shard_, layout_.batch_size, index, b);
+      std::mt19937_64 rng(detail::sample_seed(seed_, sample));
       bool padding = false;
-      const int64_t s = pick_sequence(set_, order_, index, layout_.batch_size, b, rng, &padding);
+      const int64_t s = pick_sequence(set_, order_, sample, rng, &padding);
       const int32_t* ids = set_.ids.data() + s * T;
       std::copy(ids, ids + T, out.x + b * T);
       fill_mask(set_.lengths[static_cast<size_t>(s)], T, out.mask + b * T);
@@ -140,6 +143,7 @@ class ClassifySampler final : public BatchSampler {
   const EncodedSet& set_;
   SampleOrder order_;
   uint64_t seed_;
+  Shard shard_;
   BatchLayout layout_;
 };
 
@@ -272,8 +276,10 @@ std::unique_ptr<BatchSampler> make_mlm_sampler(const EncodedSet& set,
                                                int64_t batch_size,
                                                const MlmOptions& opt,
                                                SampleOrder order,
-                                               uint64_t seed) {
+                                               uint64_t seed,
+                                               Shard shard) {
   check_set("make_mlm_sampler", set, batch_size);
+  detail::check_shard("make_mlm_sampler", shard.rank, shard.world_size);
   if (!(opt.mask_fraction >= 0.0 && opt.random_fraction >= 0.0 &&
         opt.mask_fraction + opt.random_fraction <= 1.0)) {
     throw DataError("make_mlm_sampler: mask_fraction " + fmt::format("{:g}", opt.mask_fraction) +
@@ -284,20 +290,22 @@ std::unique_ptr<BatchSampler> make_mlm_sampler(const EncodedSet& set,
     throw DataError("make_mlm_sampler: random_fraction " + fmt::format("{:g}", opt.random_fraction) +
                     " needs vocab_size >= 1, got " + std::to_string(opt.vocab_size));
   }
-  return std::make_unique<MlmSampler>(set, batch_size, opt, order, seed);
+  return std::make_unique<MlmSampler>(set, batch_size, opt, order, seed, shard);
 }
 
 std::unique_ptr<BatchSampler> make_classify_sampler(const EncodedSet& set,
                                                     int64_t batch_size,
                                                     SampleOrder order,
-                                                    uint64_t seed) {
+                                                    uint64_t seed,
+                                                    Shard shard) {
   check_set("make_classify_sampler", set, batch_size);
+  detail::check_shard("make_classify_sampler", shard.rank, shard.world_size);
   if (set.labels.size() != static_cast<size_t>(set.num_sequences)) {
     throw DataError("make_classify_sampler: the set has " + std::to_string(set.labels.size()) +
                     " labels for " + std::to_string(set.num_sequences) +
                     " sequences (an MLM set?)");
   }
-  return std::make_unique<ClassifySampler>(set, batch_size, order, seed);
+  return std::make_unique<ClassifySampler>(set, batch_size, order, seed, shard);
 }
 
 int64_t sequential_batches(const EncodedSet& set, int64_t batch_size) {

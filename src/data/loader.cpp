@@ -16,14 +16,16 @@ namespace llmprof::data {
 
 namespace {
 
-// nanoGPT's random windows: batch i is sample_batch with an rng seeded by (seed, i).
+// nanoGPT's random windows: row b of batch i starts uniformly in [0, size - T - 1], drawn by an
+// rng seeded by (seed, global sample index of the row).
 class WindowSampler final : public BatchSampler {
  public:
   WindowSampler(const std::vector<int32_t>& tokens,
                 int64_t batch_size,
                 int64_t block_size,
-                uint64_t seed)
-      : tokens_(tokens), seed_(seed) {
+                uint64_t seed,
+                Shard shard)
+      : tokens_(tokens), seed_(seed), shard_(shard) {
     layout_.batch_size = batch_size;
     layout_.block_size = block_size;
     layout_.y_cols = block_size;  // y (B, T): x shifted by one
@@ -32,22 +34,44 @@ class WindowSampler final : public BatchSampler {
   BatchLayout layout() const override { return layout_; }
 
   void fill(int64_t index, const BatchBuffers& out) const override {
-    std::mt19937_64 rng(detail::batch_seed(seed_, index));
-    sample_batch(tokens_, layout_.batch_size, layout_.block_size, rng, out.x, out.y);
+    const int64_t B = layout_.batch_size, T = layout_.block_size;
+    const auto n_starts = static_cast<uint64_t>(static_cast<int64_t>(tokens_.size()) - T);
+    const int32_t* src = tokens_.data();
+    for (int64_t b = 0; b < B; ++b) {
+      std::mt19937_64 rng(detail::sample_seed(seed_, global_sample_index(shard_, B, index, b)));
+      const auto start = static_cast<int64_t>(detail::uniform_below(rng, n_starts));
+      for (int64_t t = 0; t < T; ++t) {
+        out.x[b * T + t] = src[start + t];
+        out.y[b * T + t] = src[start + t + 1];
+      }
+    }
   }
 
  private:
   const std::vector<int32_t>& tokens_;
   uint64_t seed_;
+  Shard shard_;
   BatchLayout layout_;
 };
 
 }  // namespace
 
+namespace detail {
+
+void check_shard(const char* who, int64_t rank, int64_t world_size) {
+  if (world_size < 1 || rank < 0 || rank >= world_size) {
+    throw DataError(std::string(who) + ": rank " + std::to_string(rank) +
+                    " is not in [0, world size " + std::to_string(world_size) + ")");
+  }
+}
+
+}  // namespace detail
+
 std::unique_ptr<BatchSampler> make_window_sampler(const std::vector<int32_t>& tokens,
                                                   int64_t batch_size,
                                                   int64_t block_size,
-                                                  uint64_t seed) {
+                                                  uint64_t seed,
+                                                  Shard shard) {
   if (batch_size < 1 || block_size < 1) {
     throw DataError("window sampler: need batch_size >= 1 and block_size >= 1; got " +
                     std::to_string(batch_size) + ", " + std::to_string(block_size));
@@ -56,7 +80,8 @@ std::unique_ptr<BatchSampler> make_window_sampler(const std::vector<int32_t>& to
     throw DataError("window sampler: " + std::to_string(tokens.size()) +
                     " tokens hold no window of block_size " + std::to_string(block_size) + " + 1");
   }
-  return std::make_unique<WindowSampler>(tokens, batch_size, block_size, seed);
+  detail::check_shard("window sampler", shard.rank, shard.world_size);
+  return std::make_unique<WindowSampler>(tokens, batch_size, block_size, seed, shard);
 }
 
 // ---------------------------------------------------------------------------------------------

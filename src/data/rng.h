@@ -21,6 +21,15 @@ inline uint64_t batch_seed(uint64_t seed, int64_t index) {
   return splitmix64(seed ^ splitmix64(static_cast<uint64_t>(index)));
 }
 
+// The seed of global sample `index` (data-parallel runs key every per-sample draw by it, so a
+// sample is drawn the same on whichever rank holds it); a domain of its own apart from batch_seed.
+inline uint64_t sample_seed(uint64_t seed, int64_t index) {
+  return splitmix64(splitmix64(seed ^ 0x5A4D504C45ULL) ^ static_cast<uint64_t>(index));
+}
+
+// Throws DataError unless 0 <= rank < world_size (defined in loader.cpp).
+void check_shard(const char* who, int64_t rank, int64_t world_size);
+
 // Uniform integer in [0, n), n >= 1, by rejection: draws below 2^64 mod n are redrawn so that
 // r % n has no modulo bias.
 inline uint64_t uniform_below(std::mt19937_64& rng, uint64_t n) {

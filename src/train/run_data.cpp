@@ -101,7 +101,7 @@ std::vector<Batch> take_batches(const data::BatchSampler& sampler, int64_t n) {
   return batches;
 }
 
-void load_lm_data(const config::Config& cfg, RunData& rd) {
+void load_lm_data(const config::Config& cfg, RunData& rd, data::Shard shard) {
   std::string text;
   if (cfg.data.path.empty()) {
     text = data::generate_corpus(static_cast<uint64_t>(cfg.train.seed), cfg.data.generated_chars);
@@ -116,7 +116,7 @@ void load_lm_data(const config::Config& cfg, RunData& rd) {
   rd.splits = data::split_tokens(tokens, cfg.data.val_fraction, cfg.model.block_size);
   rd.train_sampler = data::make_window_sampler(rd.splits.train, cfg.train.batch_size,
                                                cfg.model.block_size,
-                                               static_cast<uint64_t>(cfg.train.seed));
+                                               static_cast<uint64_t>(cfg.train.seed), shard);
   rd.description = fmt::format("{} train / {} val tokens", rd.splits.train.size(),
                                rd.splits.val.size());
   rd.report = {{"source", rd.source},
@@ -218,14 +218,15 @@ data::MlmOptions mlm_options(const config::Config& cfg, const RunData& rd) {
 
 std::unique_ptr<data::BatchSampler> encoder_sampler(const config::Config& cfg, const RunData& rd,
                                                     const data::EncodedSet& set, int64_t B,
-                                                    data::SampleOrder order, uint64_t seed) {
+                                                    data::SampleOrder order, uint64_t seed,
+                                                    data::Shard shard = {}) {
   if (cfg.train.task == config::TaskKind::kMlm) {
-    return data::make_mlm_sampler(set, B, mlm_options(cfg, rd), order, seed);
+    return data::make_mlm_sampler(set, B, mlm_options(cfg, rd), order, seed, shard);
   }
-  return data::make_classify_sampler(set, B, order, seed);
+  return data::make_classify_sampler(set, B, order, seed, shard);
 }
 
-void load_encoder_data(const config::Config& cfg, RunData& rd) {
+void load_encoder_data(const config::Config& cfg, RunData& rd, data::Shard shard) {
   auto wp = data::make_wordpiece_tokenizer(cfg.data.vocab_path, cfg.data.lower_case);
   rd.special = wp->special();
   rd.tokenizer = std::move(wp);
@@ -260,7 +261,7 @@ void load_encoder_data(const config::Config& cfg, RunData& rd) {
     rd.report["mlm_predictions_per_sequence"] = rd.mlm_predictions;
   }
   rd.train_sampler = encoder_sampler(cfg, rd, rd.train_set, cfg.train.batch_size,
-                                     data::SampleOrder::kRandom, seed);
+                                     data::SampleOrder::kRandom, seed, shard);
   rd.description = fmt::format("{} train / {} val sequences of {} tokens ({} / {} real tokens{})",
                                rd.train_set.num_sequences, rd.val_set.num_sequences,
                                cfg.model.block_size, rd.train_set.tokens, rd.val_set.tokens,
@@ -307,21 +308,42 @@ void fill_encoder_set(EvalSet& set, const config::Config& cfg, const RunData& rd
 
 }  // namespace
 
-RunData load_run_data(const config::Config& cfg) {
+RunData load_run_data(const config::Config& cfg, data::Shard shard) {
   RunData rd;
   if (cfg.model.type == config::ModelType::kGpt) {
-    load_lm_data(cfg, rd);
+    load_lm_data(cfg, rd, shard);
   } else {
-    load_encoder_data(cfg, rd);
+    load_encoder_data(cfg, rd, shard);
   }
   return rd;
 }
 
-EvalSet make_train_eval_set(const config::Config& cfg, const RunData& rd, const std::string& split) {
+namespace {
+
+// Rows [r*B, (r+1)*B) of every batch of a set drawn with W x B rows (the shard's slice).
+void keep_rows(EvalSet& set, data::Shard shard, int64_t B) {
+  if (shard.world_size == 1) return;
+  const auto slice = [&](torch::Tensor& t) {
+    if (t.defined()) t = t.narrow(0, shard.rank * B, B).clone();
+  };
+  for (Batch& b : set.batches) {
+    slice(b.x);
+    slice(b.y);
+    slice(b.mask);
+    slice(b.pos);
+  }
+}
+
+}  // namespace
+
+EvalSet make_train_eval_set(const config::Config& cfg, const RunData& rd, const std::string& split,
+                            data::Shard shard) {
   EvalSet set;
   set.name = split;
   set.source = rd.source;
-  const int64_t B = cfg.train.batch_size, T = cfg.model.block_size;
+  // The set is drawn at the global batch (W x B rows), whatever the rank, and each rank keeps
+  // its slice: the ranks' sums add up to one rank's over the same rows.
+  const int64_t B = cfg.train.batch_size * shard.world_size, T = cfg.model.block_size;
   const uint64_t seed = static_cast<uint64_t>(cfg.train.seed) + (split == "train" ? 1 : 2);
   if (cfg.model.type == config::ModelType::kGpt) {
     // The stream sampled with one rng across batches, as nanoGPT's estimate_loss.
@@ -334,11 +356,12 @@ EvalSet make_train_eval_set(const config::Config& cfg, const RunData& rd, const 
       data::sample_batch(tokens, B, T, rng, b.x.data_ptr<int64_t>(), b.y.data_ptr<int64_t>());
       set.batches.push_back(b);
     }
-    return set;
+  } else {
+    const data::EncodedSet& s = split == "train" ? rd.train_set : rd.val_set;
+    auto sampler = encoder_sampler(cfg, rd, s, B, data::SampleOrder::kRandom, seed);
+    set.batches = take_batches(*sampler, cfg.train.eval_steps);
   }
-  const data::EncodedSet& s = split == "train" ? rd.train_set : rd.val_set;
-  auto sampler = encoder_sampler(cfg, rd, s, B, data::SampleOrder::kRandom, seed);
-  set.batches = take_batches(*sampler, cfg.train.eval_steps);
+  keep_rows(set, shard, cfg.train.batch_size);
   return set;
 }
 

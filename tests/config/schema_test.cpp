@@ -47,6 +47,7 @@ const std::vector<std::string> kAllKeys = {
     "bench.variants", "bench.batch_sizes", "bench.warmup_iters", "bench.iters",
     "bench.quant_engine", "bench.generate_tokens", "bench.prompt_tokens",
     "output.dir", "output.name",
+    "ddp.bucket_mb", "ddp.first_bucket_mb", "ddp.overlap", "ddp.timeout_s", "ddp.backend",
     "threads", "device", "device_index"};
 // clang-format on
 
@@ -77,6 +78,7 @@ Config unusual_config() {
   c.eval = {"wiki=a.txt,gsm8k=b.jsonl", 7, 3};
   c.bench = {"int8", "2, 4", 0, 3, QuantEngine::kQnnpack, 0, 17};
   c.output = {"", "null"};
+  c.ddp = {4.5, 0.25, false, 7.5, DdpBackend::kGloo};
   c.threads = 1024;
   c.device.kind = DeviceKind::kCuda;
   c.device.index = 3;

@@ -185,11 +185,13 @@ TEST(BatchLoader, ReportsTheWindowLayoutWithoutMaskOrPos) {
   EXPECT_EQ(v.layout.pos_cols, 0);
   EXPECT_EQ(v.mask, nullptr);
   EXPECT_EQ(v.pos, nullptr);
-  // Batch i is sample_batch with an rng seeded by batch_seed(seed, i), as before samplers
-  // existed: training runs keep their batch sequence.
-  std::mt19937_64 rng(detail::batch_seed(1, 0));
+  // Row b of batch i is a window whose start is drawn from an rng seeded by
+  // sample_seed(seed, i * B + b): uniform in [0, size - T - 1], as sample_batch draws it.
   std::vector<int64_t> x(16), y(16);
-  sample_batch(tokens, 2, 8, rng, x.data(), y.data());
+  for (int64_t b = 0; b < 2; ++b) {
+    std::mt19937_64 rng(detail::sample_seed(1, b));
+    sample_batch(tokens, 1, 8, rng, x.data() + b * 8, y.data() + b * 8);
+  }
   EXPECT_EQ(std::vector<int64_t>(v.x, v.x + 16), x);
   EXPECT_EQ(std::vector<int64_t>(v.y, v.y + 16), y);
   loader.release(v);

@@ -145,6 +145,18 @@ struct OutputConfig {
   std::string name;          // run directory name; empty = <config stem>-<timestamp>
 };
 
+// Data-parallel training (world size > 1, from the launcher's environment): PyTorch
+// DistributedDataParallel's gradient buckets and their defaults.
+struct DdpConfig {
+  double bucket_mb = 25;             // bucket cap after the first (DDP's bucket_cap_mb)
+  double first_bucket_mb = 1;        // cap of the first bucket (DDP's first bucket: 1 MiB)
+  bool overlap = true;               // all-reduce each bucket as backward fills it; false = all
+                                     // buckets after backward's compute, as the comparison
+  double timeout_s = 120;            // rendezvous, store and every collective; a dead or stopped
+                                     // rank ends the others within it
+  DdpBackend backend = DdpBackend::kAuto;  // auto = gloo on cpu, nccl on cuda
+};
+
 struct Config {
   ModelConfig model;
   DataConfig data;
@@ -157,6 +169,7 @@ struct Config {
   EvalConfig eval;
   BenchConfig bench;
   OutputConfig output;
+  DdpConfig ddp;
   int64_t threads = 0;        // intra-op threads; 0 = all cores
   Device device;              // keys device (cpu | cuda | cuda:N) and device_index
   std::string source_file;     // the file the config came from (not a key)

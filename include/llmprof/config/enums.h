@@ -70,6 +70,10 @@ LLMPROF_ENUM_NAMES(ProfileLevel, "profile.level", "off", "phases", "modules", "o
 enum class QuantEngine : int { kOnednn = 0, kQnnpack = 1, kFbgemm = 2, kX86 = 3 };
 LLMPROF_ENUM_NAMES(QuantEngine, "bench.quant_engine", "onednn", "qnnpack", "fbgemm", "x86");
 
+// Data-parallel communication backend: auto = gloo on CPU, nccl on CUDA.
+enum class DdpBackend : int { kAuto = 0, kGloo = 1, kNccl = 2 };
+LLMPROF_ENUM_NAMES(DdpBackend, "ddp.backend", "auto", "gloo", "nccl");
+
 // The kind of device a run computes on; Device pairs it with the ordinal.
 enum class DeviceKind : int { kCpu = 0, kCuda = 1 };
 LLMPROF_ENUM_NAMES(DeviceKind, "device", "cpu", "cuda");

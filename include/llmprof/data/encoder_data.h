@@ -64,21 +64,25 @@ void mask_sequence(const int32_t* ids, int32_t length, int64_t block_size, int64
 
 // Batch order for the samplers below.
 enum class SampleOrder {
-  kRandom,      // training: batch i holds B sequences drawn uniformly with an rng seeded by (seed, i)
-  kSequential,  // evaluation: batch i holds sequences [i*B, (i+1)*B); rows past N repeat
+  kRandom,      // training: each row a sequence drawn uniformly with an rng seeded by (seed, the
+                // row's global sample index, loader.h Shard)
+  kSequential,  // evaluation: row b of batch i holds the sequence of its global sample index
+                // (one rank: sequences [i*B, (i+1)*B)); rows past N repeat
                 // sequence 0 with every label kIgnoreLabel, so they add no loss
 };
 
 // Layout: x (B, T) ids after masking, mask (B, T), y (B, P) labels, pos (B, P) positions.
-// Masking rng for batch i is seeded by (seed, i): the same batch gets the same masks every time.
-// set must outlive the sampler. Throws DataError for an empty set, B < 1 or bad fractions.
+// Each row's masking rng is seeded by (seed, its global sample index): the same sample gets the
+// same masks every time, on whichever rank. set must outlive the sampler. Throws DataError for
+// an empty set, B < 1, bad fractions or a shard outside [0, world_size).
 std::unique_ptr<BatchSampler> make_mlm_sampler(const EncodedSet& set, int64_t batch_size,
                                                const MlmOptions& opt, SampleOrder order,
-                                               uint64_t seed);
+                                               uint64_t seed, Shard shard = {});
 
 // Layout: x (B, T) ids, mask (B, T), y (B, 1) labels. set (with labels) must outlive the sampler.
 std::unique_ptr<BatchSampler> make_classify_sampler(const EncodedSet& set, int64_t batch_size,
-                                                    SampleOrder order, uint64_t seed);
+                                                    SampleOrder order, uint64_t seed,
+                                                    Shard shard = {});
 
 // Batches a sequential sampler needs to cover the set once: ceil(N / B).
 int64_t sequential_batches(const EncodedSet& set, int64_t batch_size);

@@ -1,7 +1,7 @@
 // A batch loader with num_workers background threads and a bounded prefetch queue of
-// preallocated slots. A BatchSampler fills batch i deterministically from i (an rng seeded from
-// (seed, i)), so the batch sequence is the same whatever num_workers is: workers change speed,
-// never the loss trajectory.
+// preallocated slots. A BatchSampler fills batch i deterministically from i (each row from an rng
+// seeded by (seed, the row's global sample index)), so the batch sequence is the same whatever
+// num_workers is: workers change speed, never the loss trajectory.
 #pragma once
 
 #include <condition_variable>
@@ -30,6 +30,23 @@ struct BatchBuffers {
   int64_t* pos = nullptr;
 };
 
+// Which slice of the sample stream one rank of a data-parallel run takes. Micro-batch i of the
+// run is a global batch of world_size x B rows; rank r holds rows [r*B, (r+1)*B) of it, so row b
+// of a rank's batch i is global sample (i * world_size + r) * B + b. One rank with batch
+// world_size x B therefore sees exactly the rows of world_size ranks with batch B, concatenated
+// in rank order; every per-sample random draw (window start, sequence pick, MLM mask) comes from
+// an rng seeded by that global index, so it is the same whoever draws it.
+struct Shard {
+  int64_t rank = 0;
+  int64_t world_size = 1;
+};
+
+// The global sample index of row b of a rank's batch i (the mapping above).
+inline int64_t global_sample_index(const Shard& shard, int64_t batch_size, int64_t batch,
+                                   int64_t row) {
+  return (batch * shard.world_size + shard.rank) * batch_size + row;
+}
+
 // Produces batch i of a deterministic sequence. fill() is called concurrently from several
 // worker threads, so it must be const and keep no mutable state.
 class BatchSampler {
@@ -39,11 +56,13 @@ class BatchSampler {
   virtual void fill(int64_t index, const BatchBuffers& out) const = 0;
 };
 
-// nanoGPT's random windows of a token stream (dataset.h sample_batch), rng seeded by (seed, i).
-// tokens must outlive the sampler. Throws DataError when no window of T + 1 tokens fits.
+// nanoGPT's random windows of a token stream: the window start of each row uniform in
+// [0, size - T - 1] (as dataset.h sample_batch) from an rng seeded by (seed, its global sample
+// index). tokens must outlive the sampler. Throws DataError when no window of T + 1 tokens fits
+// or the shard is not 0 <= rank < world_size.
 std::unique_ptr<BatchSampler> make_window_sampler(const std::vector<int32_t>& tokens,
                                                   int64_t batch_size, int64_t block_size,
-                                                  uint64_t seed);
+                                                  uint64_t seed, Shard shard = {});
 
 // A filled batch, valid until release(). x is (B, T), y (B, y_cols), mask (B, T) or null, pos
 // (B, P) or null, all row-major int64.

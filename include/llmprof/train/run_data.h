@@ -46,12 +46,16 @@ struct RunData {
   data::EncodedSet train_set, val_set;
 };
 
-// Reads and tokenizes the run's data. Throws DataError/ConfigError naming the file or key.
-RunData load_run_data(const config::Config& cfg);
+// Reads and tokenizes the run's data. Throws DataError/ConfigError naming the file or key. The
+// training sampler draws this rank's slice of the global sample stream (data/loader.h Shard).
+RunData load_run_data(const config::Config& cfg, data::Shard shard = {});
 
 // Train-time eval batches (train.eval_steps per split): lm samples random windows with seeds
-// train.seed + 1 / + 2 (as before); the encoder tasks draw random batches the same way.
-EvalSet make_train_eval_set(const config::Config& cfg, const RunData& rd, const std::string& split);
+// train.seed + 1 / + 2 (as before); the encoder tasks draw random batches the same way. Drawn at
+// the global batch (world_size x train.batch_size rows) and cut to this rank's rows, so the
+// ranks' eval sums add up to those of one rank with the global batch.
+EvalSet make_train_eval_set(const config::Config& cfg, const RunData& rd, const std::string& split,
+                            data::Shard shard = {});
 
 // A whole eval set for llmprof eval/bench: the validation split, or a file from eval.paths read
 // with the run's tokenizer, in order, in batches of batch_size. With max_batches > 0 and a larger
