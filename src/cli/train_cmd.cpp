@@ -9,6 +9,7 @@
 #include "llmprof/error.h"
 #include "llmprof/output/log.h"
 #include "llmprof/train/trainer.h"
+#include "train_launch.h"
 
 namespace llmprof::cli {
 
@@ -19,6 +20,7 @@ struct TrainArgs {
   std::vector<std::string> overrides;
   std::string out_dir;
   bool quiet = false;
+  int64_t nproc = 0;  // --nproc: 0 not given; 1 in this process; N > 1 local ranks
 };
 
 std::string fmt_opt(const std::optional<double>& v, const char* spec) {
@@ -72,8 +74,13 @@ void add_train_command(CLI::App& app, int& exit_code) {
   sub->add_option("--set", args->overrides, "Override a key: --set model.n_layer=6 (repeatable)");
   sub->add_option("--out", args->out_dir, "Parent directory of the run (overrides output.dir)");
   sub->add_flag("--quiet,-q", args->quiet, "No progress line; warnings and errors only");
-  sub->footer("Example: llmprof train --config configs/quickstart.yaml --set optim.lr=3e-4");
-  sub->callback([args, &app, &exit_code]() {
+  sub->add_option("--nproc", args->nproc,
+                  "Data-parallel ranks on this machine (re-runs llmprof once per rank; the "
+                  "cores are divided among them unless threads is set)");
+  sub->footer(
+      "Examples: llmprof train --config configs/quickstart.yaml --set optim.lr=3e-4\n"
+      "          llmprof train --config configs/quickstart.yaml --nproc 2");
+  sub->callback([args, sub, &app, &exit_code]() {
     std::vector<std::string> cl{"llmprof", "train", "--config", args->config_path};
     for (const auto& o : args->overrides) {
       cl.push_back("--set");
@@ -81,7 +88,11 @@ void add_train_command(CLI::App& app, int& exit_code) {
     }
     if (!args->out_dir.empty()) cl.insert(cl.end(), {"--out", args->out_dir});
     (void)app;
-    exit_code = run_train(*args, cl);
+    if (args->nproc < 0 || (args->nproc == 0 && sub->count("--nproc") > 0)) {
+      throw UsageError(fmt::format("--nproc {}: give 1 or more ranks", args->nproc));
+    }
+    exit_code = args->nproc > 1 ? launch_train(args->config_path, args->overrides, args->nproc)
+                                : run_train(*args, cl);
   });
 }
 

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Data-parallel training, 1 rank against 2 ranks at the same per-rank batch (the quick-start shape
+# by default): ms/step (median after warm-up of the merged steps.csv, i.e. the slowest rank's
+# step), comm ms per step and bytes all-reduced per step (summary.json's `distributed` section),
+# for ddp.overlap true and false and two bucket sizes. Variants run interleaved, each repetition
+# starting one variant further along; the table gives medians over the repetitions and each
+# variant's ratio to 1 rank (the median of the per-repetition ratios too).
+#
+#   scripts/bench/ddp.sh [--config FILE] [--steps N] [--repetitions R] [--buckets "25 1"]
+#
+# The machine's cores are divided among the ranks (llmprof train --nproc): 1 rank gets all of
+# them, 2 ranks half each; the table says how many each rank had.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+config=configs/quickstart.yaml steps=40 reps=3 buckets="25 1"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --config) config=$2; shift 2 ;;
+    --steps) steps=$2; shift 2 ;;
+    --repetitions) reps=$2; shift 2 ;;
+    --buckets) buckets=$2; shift 2 ;;
+    *) echo "ddp.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+bin=build/llmprof
+[ -x $bin ] || { echo "ddp.sh: build first (scripts/build.sh)" >&2; exit 2; }
+command -v python3 >/dev/null || { echo "ddp.sh: needs python3 to read summary.json" >&2; exit 2; }
+out=$(mktemp -d /tmp/llmprof-ddp.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+
+# Variants: name, ranks, overlap, bucket_mb.
+variants=("r1 1 true 25")
+for b in $buckets; do
+  variants+=("r2-overlap-b$b 2 true $b" "r2-nooverlap-b$b 2 false $b")
+done
+common=(--quiet --out "$out" --set schedule.max_steps="$steps" --set schedule.warmup_steps=5
+        --set train.eval_interval=0 --set profile.warmup_steps=5
+        --set data.generated_chars=200000)
+n=${#variants[@]}
+for r in $(seq 1 "$reps"); do
+  for i in $(seq 0 $((n - 1))); do
+    read -r name ranks overlap bucket <<<"${variants[$(((i + r - 1) % n))]}"
+    args=(train --config "$config" "${common[@]}" --set output.name="$name-$r" --nproc "$ranks"
+          --set ddp.overlap="$overlap" --set ddp.bucket_mb="$bucket")
+    echo "$bin ${args[*]}" >"$out/$name-$r.cmd"
+    if ! $bin "${args[@]}" >"$out/$name-$r.log" 2>&1; then
+      echo "ddp.sh: run $name-$r failed; its output:" >&2
+      tail -20 "$out/$name-$r.log" >&2
+      exit 1
+    fi
+  done
+done
+
+echo "command: scripts/bench/ddp.sh --config $config --steps $steps --repetitions $reps --buckets \"$buckets\""
+echo "one run: $(cat "$out/r2-overlap-b${buckets%% *}-1.cmd" | sed "s|$out|OUT|")"
+python3 - "$out" "$reps" "${variants[@]}" <<'EOF'
+import json, os, statistics, sys
+
+out, reps, variants = sys.argv[1], int(sys.argv[2]), [v.split() for v in sys.argv[3:]]
+
+def first(d, *keys):
+    """The first of keys present in dict d (None when none is)."""
+    for k in keys:
+        if isinstance(d, dict) and k in d and d[k] is not None:
+            return d[k]
+    return None
+
+def median_of(x):
+    """A statistics block's median, or the number itself."""
+    return x.get("median") if isinstance(x, dict) else x
+
+def read(run):
+    s = json.load(open(os.path.join(out, run, "summary.json")))
+    dist = s.get("distributed") or {}
+    step_ms = median_of(s["timing"]["step_ms"])
+    comm_ms = median_of(first(dist, "comm_ms_per_step", "comm_ms"))
+    bytes_ = median_of(first(dist, "bytes_per_step", "comm_bytes_per_step"))
+    threads = None
+    env = os.path.join(out, run, "env.json")
+    if not os.path.exists(env):
+        env = os.path.join(out, run, "rank0", "env.json")
+    if os.path.exists(env):
+        threads = json.load(open(env)).get("threads")
+    return step_ms, comm_ms, bytes_, threads, first(dist, "world_size"), first(dist, "backend")
+
+rows = {}
+for name, ranks, overlap, bucket in variants:
+    rows[name] = [read(f"{name}-{r}") for r in range(1, reps + 1)]
+
+def med(vals):
+    vals = [v for v in vals if v is not None]
+    return statistics.median(vals) if vals else None
+
+def fmt(v, spec):
+    return format(v, spec) if v is not None else "null"
+
+base = [r[0] for r in rows["r1"]]
+print(f"{'variant':<20} {'ranks':>5} {'overlap':>7} {'bucket_mb':>9} {'ms/step':>9} "
+      f"{'x 1 rank':>9} {'(paired)':>9} {'comm ms/step':>12} {'MB/step':>9} {'threads':>7}")
+for name, ranks, overlap, bucket in variants:
+    rs = rows[name]
+    ms = med([r[0] for r in rs])
+    paired = med([r[0] / b for r, b in zip(rs, base)])
+    comm = med([r[1] for r in rs])
+    mb = med([r[2] / 1e6 if r[2] is not None else None for r in rs])
+    threads = rs[0][3]
+    if ranks == "1":
+        overlap, bucket, comm, mb = "-", "-", comm, mb
+    print(f"{name:<20} {ranks:>5} {overlap:>7} {bucket:>9} {fmt(ms, '9.2f')} "
+          f"{fmt(ms / med(base), '9.3f')} {fmt(paired, '9.3f')} {fmt(comm, '12.2f')} "
+          f"{fmt(mb, '9.3f')} {str(threads) if threads is not None else 'null':>7}")
+print(f"medians over {reps} repetitions; ms/step of a 2-rank run is the global step (slowest rank); "
+      "null: not in summary.json")
+EOF

@@ -1,0 +1,90 @@
+// `srun -n 2 llmprof train` on the one-node cluster that slurm_sweep_test.cpp's main starts: each
+// Slurm task is a rank (SLURM_PROCID / SLURM_NTASKS / SLURM_LOCALID, the job's first host as the
+// master), with no launcher flag; and --nproc under several tasks is refused before training.
+// Every srun is bounded by timeout(1) and srun's own --time.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "support/csv_rows.h"
+#include "support/test_support.h"
+
+namespace fs = std::filesystem;
+
+namespace llmprof {
+namespace {
+
+using test::expect_contains;
+using test::ScratchDir;
+
+struct Shell {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+Shell run_shell(const std::string& cmd) {
+  Shell r;
+  if (FILE* f = ::popen((cmd + " 2>&1").c_str(), "r")) {
+    char buf[512];
+    while (fgets(buf, sizeof buf, f) != nullptr) r.output += buf;
+    const int st = ::pclose(f);
+    r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  }
+  return r;
+}
+
+// "srun -n 2 ... llmprof train --config tiny --out DIR --set output.name=NAME <extra>", bounded.
+std::string srun_train(const ScratchDir& dir, const std::string& name, const std::string& extra) {
+  return "timeout -k 10 240 srun -n 2 --time=4 --kill-on-bad-exit=1 " + test::llmprof_binary() +
+         " train --config " + test::kTinyConfig + " --out " + dir.path() +
+         " --set output.name=" + name +
+         " --set schedule.max_steps=4 --set train.eval_interval=0 --quiet " + extra;
+}
+
+// Whether this llmprof trains data-parallel: a 1-step --nproc 2 run writes rank1/ (without the
+// engine, two separate runs).
+bool has_distributed_training() {
+  ScratchDir dir("llmprof-srun");
+  run_shell("timeout -k 5 120 " + test::llmprof_binary() + " train --config " + test::kTinyConfig +
+            " --nproc 2 --out " + dir.path() +
+            " --set output.name=probe --set schedule.max_steps=1 --set train.eval_interval=0 "
+            "--quiet");
+  return fs::exists(dir.file("probe/rank1/summary.json"));
+}
+
+TEST(SlurmSrun, NprocUnderSeveralTasksIsRefusedByEveryTask) {
+  ScratchDir dir("llmprof-srun");
+  const Shell r = run_shell(srun_train(dir, "refused", "--nproc 2"));
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  expect_contains(r.output, "--nproc 2 with SLURM_NTASKS=2");
+  EXPECT_FALSE(fs::exists(dir.file("refused"))) << r.output;
+}
+
+TEST(SlurmSrun, TwoTasksTrainAsTwoRanksOfOneRun) {
+  if (!has_distributed_training()) {
+    GTEST_SKIP() << "this llmprof has no distributed training (a 1-step --nproc 2 run wrote no "
+                    "rank1/ directory): srun -n 2 would run two separate trainings";
+  }
+  ScratchDir dir("llmprof-srun");
+  const Shell r = run_shell(srun_train(dir, "ddp", ""));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string run = dir.file("ddp");
+  for (const char* rank : {"rank0", "rank1"}) {
+    EXPECT_TRUE(fs::exists(run + "/" + rank + "/summary.json")) << rank << "\n" << r.output;
+    EXPECT_TRUE(fs::exists(run + "/" + rank + "/steps.csv")) << rank;
+  }
+  const auto summary = nlohmann::json::parse(test::read_file(run + "/summary.json"));
+  ASSERT_TRUE(summary.contains("distributed")) << summary.dump(1);
+  EXPECT_EQ(summary["distributed"]["world_size"], 2);
+  EXPECT_EQ(summary["status"], "completed");
+  // The merged steps.csv: one row per global step.
+  EXPECT_EQ(test::csv_rows(run + "/steps.csv").size(), 4u);
+  EXPECT_TRUE(fs::exists(run + "/comm.csv"));
+}
+
+}  // namespace
+}  // namespace llmprof
