@@ -11,7 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 packages=(libfmt-dev libfmt9 libspdlog-dev libspdlog1.10 libyaml-cpp-dev libyaml-cpp0.7
-          nlohmann-json3-dev libcli11-dev libgtest-dev zlib1g-dev zlib1g)
+          nlohmann-json3-dev libcli11-dev libgtest-dev zlib1g-dev zlib1g
+          libgloo-dev libpcre2-dev libpcre2-8-0)
 mkdir -p .device/debs .device/root .device/src
 (cd .device/debs && apt-get download "${packages[@]}")
 for deb in .device/debs/*.deb; do dpkg -x "$deb" .device/root; done

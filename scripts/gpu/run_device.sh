@@ -98,6 +98,7 @@ case "$stage" in
           smoke) stage smoke 50 ;; fusedloss) stage fusedloss 60 ;; nvtx) stage nvtx 45 ;;
           eval) stage eval 40 ;; bench) stage bench 50 ;; measure) stage measure "${MEASURE_S:-240}" ;;
           peerkernels) stage peerkernels 90 ;; distilbert) stage distilbert 45 ;;
+          dist) stage dist 120 ;; llama) stage llama 180 ;; plan) stage plan 200 ;;
           *) echo "all: no stage '$s'" ;;
         esac
       done
@@ -107,6 +108,66 @@ case "$stage" in
      tar -czf results.tgz --exclude=results.tgz runs ./*.log ./*.txt ./*.jsonl 2>/dev/null
      rm -rf runs ./*.log ./*.jsonl)
     ls -la "$out"
+    ;;
+  dist)  # data parallelism on LibTorch 2.x: NCCL at world size 1 (one GPU: NCCL refuses two
+    # ranks on one device) with a short kernel trace kept for the communication fixtures, then
+    # Gloo with 2 ranks on the host's CPU (the 2.x Gloo path at a world size that communicates)
+    echo "+ RANK=0 WORLD_SIZE=1 ... $llmprof train -c $config --set ddp.backend=nccl"
+    RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=29517 \
+      "$llmprof" train -c "$config" --set "output.dir=$out/runs" --set output.name=nccl_ws1 \
+      "${data_sets[@]}" --set ddp.backend=nccl --set schedule.max_steps=30 --set profile.level=phases \
+      >"$out/nccl_ws1.log" 2>&1 || { echo "nccl_ws1: failed"; tail -n 8 "$out/nccl_ws1.log"; }
+    [ -f "$out/runs/nccl_ws1/summary.json" ] && python3 scripts/gpu/summarize_run.py nccl_ws1 "$out/runs/nccl_ws1"
+    python3 - "$out/runs/nccl_ws1" <<'PY' || true
+import json, sys
+s = json.load(open(sys.argv[1] + "/summary.json"))
+print("nccl_ws1 distributed:", json.dumps(s.get("distributed"))[:600])
+PY
+    echo "+ RANK=0 WORLD_SIZE=1 ... $llmprof train (2 layers, ops, trace, nccl): the trace fixture"
+    RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=29518 \
+      "$llmprof" train -c "$config" --set "output.dir=$out/runs" --set output.name=nccl_trace \
+      "${data_sets[@]}" --set ddp.backend=nccl --set model.n_layer=2 --set train.batch_size=4 \
+      --set schedule.max_steps=8 --set profile.level=ops --set profile.trace=true \
+      --set profile.schedule_wait=4 --set profile.schedule_warmup=1 --set profile.schedule_active=2 \
+      >"$out/nccl_trace.log" 2>&1 || { echo "nccl_trace: failed"; tail -n 8 "$out/nccl_trace.log"; }
+    ls -la "$out/runs/nccl_trace" 2>/dev/null | head -n 30
+    echo "+ $llmprof train --nproc 2 -c configs/quickstart.yaml (device cpu, gloo)"
+    "$llmprof" train -c configs/quickstart.yaml --nproc 2 --set "output.dir=$out/runs" \
+      --set output.name=gloo_cpu_2 --set schedule.max_steps=40 --set train.eval_interval=0 \
+      --set threads=4 >"$out/gloo_cpu_2.log" 2>&1 || { echo "gloo_cpu_2: failed"; tail -n 8 "$out/gloo_cpu_2.log"; }
+    python3 - "$out/runs/gloo_cpu_2" <<'PY' || true
+import json, sys
+s = json.load(open(sys.argv[1] + "/summary.json"))
+print("gloo_cpu_2:", s.get("status"), json.dumps(s.get("distributed"))[:600])
+PY
+    ;;
+  llama)  # Llama-family on the device: tiny folders against transformers and the tokenizers
+    # library, then configs/llama_cuda.yaml measured next to GPT-2 small
+    echo "+ python3 scripts/hf/check_llama_transformers.py --llmprof $llmprof"
+    PYTHONUNBUFFERED=1 timeout 150 python3 scripts/hf/check_llama_transformers.py --llmprof "$llmprof" \
+      2>&1 | tee "$out/llama_transformers.txt" | tail -n 40
+    for t in .device/tokenizers/*.json; do
+      [ -f "$t" ] || continue
+      echo "+ python3 scripts/hf/check_tokenizer_ids.py $t --llmprof $llmprof"
+      timeout 60 python3 scripts/hf/check_tokenizer_ids.py "$t" --llmprof "$llmprof" 2>&1 | tail -n 4
+    done
+    llama=configs/llama_cuda.yaml
+    echo "+ $llmprof train -c $llama (profile.level off, then ops)"
+    for level in off ops; do
+      "$llmprof" train -c "$llama" --set "output.dir=$out/runs" --set "output.name=llama_$level" \
+        "${data_sets[@]}" --set "profile.level=$level" --set schedule.max_steps=40 \
+        >"$out/llama_$level.log" 2>&1 || { echo "llama_$level: failed"; tail -n 8 "$out/llama_$level.log"; continue; }
+      python3 scripts/gpu/summarize_run.py "llama_$level" "$out/runs/llama_$level"
+    done
+    train gpt2_off_ref profile.level=off schedule.max_steps=40
+    [ -f "$out/runs/llama_ops/kernels.csv" ] && head -n 12 "$out/runs/llama_ops/kernels.csv"
+    ;;
+  plan)  # the memory planner against the CUDA caching allocator, and the out-of-memory edge
+    if [ -x scripts/gpu/plan_check.sh ]; then
+      timeout 200 scripts/gpu/plan_check.sh "$llmprof" "$out" 2>&1 | tail -n 40
+    else
+      echo "plan: scripts/gpu/plan_check.sh not found"
+    fi
     ;;
   smoke)
     [ "${PEAK:-1}" = 0 ] || "$llmprof" peak --device cuda --precision bf16 | tee "$out/peak_bf16.txt"
