@@ -4,7 +4,8 @@
 # browser test of the HTML report; the quick start does not need it).
 set -euo pipefail
 pkgs=(cmake ninja-build g++ git libtorch-dev libopenblas0-openmp libcli11-dev nlohmann-json3-dev
-      libfmt-dev libspdlog-dev libyaml-cpp-dev libgtest-dev gnuplot-nox zlib1g-dev)
+      libfmt-dev libspdlog-dev libyaml-cpp-dev libgtest-dev gnuplot-nox zlib1g-dev
+      libpcre2-dev)
 pkgs+=("$@")
 missing=()
 for p in "${pkgs[@]}"; do

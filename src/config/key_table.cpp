@@ -166,9 +166,11 @@ std::vector<KeySpec> build_table() {
       string_key(LLMPROF_KEY(data, path),
                  "training text file (.gz read directly); empty = the built-in generated corpus"),
       enum_key<LLMPROF_REF(data, tokenizer)>(
-          "tokenizer: char (byte-level vocab of the corpus), gpt2 (BPE) or wordpiece (BERT)"),
+          "tokenizer: char (byte-level vocab of the corpus), gpt2 (BPE), wordpiece (BERT) or hf "
+          "(a Hugging Face tokenizer.json, BPE: Llama, Qwen2, SmolLM2, Mistral)"),
       string_key(LLMPROF_KEY(data, vocab_path),
-                 "gpt2 tokenizer: path of encoder.json; wordpiece: path of vocab.txt; char: a "
+                 "gpt2 tokenizer: path of encoder.json; wordpiece: path of vocab.txt; hf: path of "
+                 "tokenizer.json; char: a "
                  "run's saved vocab.json (empty: built from the corpus)"),
       string_key(LLMPROF_KEY(data, merges_path), "gpt2 tokenizer: path of vocab.bpe"),
       bool_key(LLMPROF_KEY(data, lower_case),

@@ -299,6 +299,10 @@ std::optional<Problem> tokenizer_problem(const Config& cfg) {
                    "data.tokenizer: wordpiece needs data.vocab_path (a BERT vocab.txt, e.g. "
                    "bert-base-uncased-vocab.txt)"};
   }
+  if (d.tokenizer == TokenizerKind::kHf && d.vocab_path.empty() && !files_from_init) {
+    return Problem{{"data.tokenizer", "data.vocab_path"},
+                   "data.tokenizer: hf needs data.vocab_path (a Hugging Face tokenizer.json)"};
+  }
   if (d.tokenizer == TokenizerKind::kGpt2 && (d.vocab_path.empty() || d.merges_path.empty()) &&
       !files_from_init) {
     const char* missing = d.vocab_path.empty() ? "data.vocab_path" : "data.merges_path";

@@ -32,8 +32,8 @@ struct ModelConfig {
 
 struct DataConfig {
   std::string path;                 // text file; empty = the built-in generated corpus
-  TokenizerKind tokenizer = TokenizerKind::kChar;  // char | gpt2 | wordpiece
-  std::string vocab_path;           // gpt2: encoder.json; wordpiece: vocab.txt
+  TokenizerKind tokenizer = TokenizerKind::kChar;  // char | gpt2 | wordpiece | hf
+  std::string vocab_path;           // gpt2: encoder.json; wordpiece: vocab.txt; hf: tokenizer.json
   std::string merges_path;          // gpt2: vocab.bpe
   bool lower_case = true;           // wordpiece: uncased vocabulary (do_lower_case)
   double val_fraction = 0.1;        // tail of the token stream held out for eval

@@ -46,8 +46,9 @@ LLMPROF_ENUM_NAMES(Activation, "model.activation", "gelu", "gelu_tanh");
 enum class Attention : int { kManual = 0, kSdpa = 1 };
 LLMPROF_ENUM_NAMES(Attention, "model.attention", "manual", "sdpa");
 
-enum class TokenizerKind : int { kChar = 0, kGpt2 = 1, kWordpiece = 2 };
-LLMPROF_ENUM_NAMES(TokenizerKind, "data.tokenizer", "char", "gpt2", "wordpiece");
+// kHf: a Hugging Face tokenizer.json (data.vocab_path), BPE with its pre-tokenizers.
+enum class TokenizerKind : int { kChar = 0, kGpt2 = 1, kWordpiece = 2, kHf = 3 };
+LLMPROF_ENUM_NAMES(TokenizerKind, "data.tokenizer", "char", "gpt2", "wordpiece", "hf");
 
 // kAuto picks by file extension; a dataset read back always holds one of the others.
 enum class DataFormat : int { kAuto = 0, kText = 1, kJsonl = 2, kCsv = 3, kTsv = 4 };
