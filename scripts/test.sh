@@ -35,6 +35,9 @@ scripts/install_deps.sh python3-yaml ||
 # implementation the hf tokenizer tests compare ids with; without it those comparisons are skipped.
 scripts/install_deps.sh python3-regex ||
   echo "test.sh: python3-regex not installed: the tokenizer.json reference comparisons will be skipped"
+# numpy for scripts/hf/make_llama_fixtures.py, which the Llama-folder script test runs.
+scripts/install_deps.sh python3-numpy ||
+  echo "test.sh: python3-numpy not installed: the Llama fixture script test will be skipped"
 
 if [[ $sanitize == 0 ]]; then
   scripts/build.sh
