@@ -134,7 +134,7 @@ class PreTokenizer:
             return [(text[b:e], at_start and b == 0)
                     for b, e in split_text(self.pattern, text, 'Isolated')]
         if t == 'ByteLevel':
-            if s.get('add_prefix_space', True) and not text.startswith(' '):
+            if s.get('add_prefix_space', True) and text and not text.startswith(' '):
                 text = ' ' + text
             rs = split_text(self.pattern, text, 'Isolated') if self.pattern else [(0, len(text))]
             return [(''.join(BYTE_CHAR[b] for b in text[b0:e].encode('utf-8')), at_start and b0 == 0)
@@ -145,7 +145,8 @@ class PreTokenizer:
         if scheme is None:
             scheme = 'always' if s.get('add_prefix_space', True) else 'never'
         text = text.replace(' ', rep)
-        if not text.startswith(rep) and (scheme == 'always' or (scheme == 'first' and at_start)):
+        if text and not text.startswith(rep) and (
+                scheme == 'always' or (scheme == 'first' and at_start)):
             text = rep + text
         if not s.get('split', True):
             return [(text, at_start)] if text else []

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llmprof/base/printable.h"
+#include "llmprof/base/printable_json.h"
 #include "unicode.h"
 
 namespace llmprof::data::detail {
@@ -64,9 +65,9 @@ void BpeModel::parse_vocab(const nlohmann::json& v, const JsonWhere& where) {
   if (!v.is_object()) hf_fail(where, "expected an object mapping tokens to ids");
   vocab_.reserve(v.size());
   for (const auto& [token, id] : v.items()) {
-    if (!id.is_number_unsigned() || id.get<uint64_t>() > INT32_MAX) {
-      hf_fail(where, "token " + quote(token) + " has id " + printable(id.dump(), 40) +
-                         ", expected an integer in [0, 2^31)");
+    if (!id.is_number_unsigned() || id.get<uint64_t>() > kMaxTokenId) {
+      hf_fail(where, "token " + quote(token) + " has id " + printable_json(id) +
+                         ", expected an integer in [0, 2^24)");
     }
     vocab_.emplace(token, static_cast<int32_t>(id.get<uint64_t>()));
   }

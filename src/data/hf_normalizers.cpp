@@ -56,29 +56,29 @@ class SequenceNormalizer final : public Normalizer {
 // ---------------------------------------------------------------------------------------------
 // Decoders
 
-// Stand-in characters back to bytes; a character outside the alphabet keeps its UTF-8 bytes.
+// Stand-in characters back to bytes; a token with a character outside the alphabet (an added
+// token such as "<|im_start|>" in another script) keeps its own bytes whole. tokenizers then
+// replaces invalid UTF-8 by U+FFFD; llmprof keeps the bytes, so byte-level text round-trips.
 class ByteLevelDecoder final : public Decoder {
  public:
   void decode(std::vector<std::string>& tokens) const override {
     for (std::string& t : tokens) {
       std::string bytes;
-      for (size_t pos = 0; pos < t.size();) {
+      bool all = true;
+      for (size_t pos = 0; pos < t.size() && all;) {
         size_t len = 1;
         const int b = byte_level_byte(decode_utf8(t, pos, &len));
-        if (b >= 0) {
-          bytes += static_cast<char>(b);
-        } else {
-          bytes.append(t, pos, len);
-        }
+        all = b >= 0;
+        bytes += static_cast<char>(b);
         pos += len;
       }
-      t = std::move(bytes);
+      if (all) t = std::move(bytes);
     }
   }
 };
 
-// The replacement character back to spaces; the first token loses the space the pre-tokenizer
-// prepended (prepend_scheme first/always).
+// The replacement character back to spaces, except in the first token, which loses every one
+// (as tokenizers does) unless prepend_scheme is never.
 class MetaspaceDecoder final : public Decoder {
  public:
   MetaspaceDecoder(std::string replacement, bool strip_first)
@@ -89,7 +89,7 @@ class MetaspaceDecoder final : public Decoder {
       const std::string& t = tokens[i];
       for (size_t pos = 0; pos < t.size();) {
         if (t.compare(pos, replacement_.size(), replacement_) == 0) {
-          if (!(i == 0 && pos == 0 && strip_first_)) out += ' ';
+          if (!(i == 0 && strip_first_)) out += ' ';
           pos += replacement_.size();
         } else {
           out += t[pos++];
@@ -140,7 +140,10 @@ class ByteFallbackDecoder final : public Decoder {
     int v = 0;
     for (int k = 3; k < 5; ++k) {
       const char c = t[static_cast<size_t>(k)];
-      const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+      const int d = c >= '0' && c <= '9'   ? c - '0'
+                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                           : -1;
       if (d < 0) return -1;
       v = v * 16 + d;
     }

@@ -131,7 +131,7 @@ class ByteLevelPreTokenizer final : public PreTokenizer {
   }
   void pre_tokenize(std::vector<Split>& splits) const override {
     split_each(splits, [&](Split& s, std::vector<Split>& out) {
-      if (add_prefix_space_ && (s.text.empty() || s.text[0] != ' ')) s.text.insert(0, " ");
+      if (add_prefix_space_ && !s.text.empty() && s.text[0] != ' ') s.text.insert(0, " ");
       const size_t first = out.size();
       if (regex_) {
         push_ranges(s, apply_behavior(ranges_of(*regex_, s.text, false), Behavior::kIsolated),
@@ -169,7 +169,8 @@ class MetaspacePreTokenizer final : public PreTokenizer {
     split_each(splits, [&](Split& s, std::vector<Split>& out) {
       s.text = space_->replace_all(s.text, replacement_);
       const bool starts = s.text.compare(0, replacement_.size(), replacement_) == 0;
-      if (!starts && (prepend_ == Prepend::kAlways || (prepend_ == Prepend::kFirst && s.at_start))) {
+      if (!starts && !s.text.empty() &&
+          (prepend_ == Prepend::kAlways || (prepend_ == Prepend::kFirst && s.at_start))) {
         s.text.insert(0, replacement_);
       }
       if (!split_) {

@@ -42,6 +42,7 @@ bool hf_bool(const nlohmann::json& j, const std::string& key, const JsonWhere& w
 }
 
 std::string hf_type(const nlohmann::json& j, const JsonWhere& where) {
+  if (where.path.size() > kMaxJsonPathBytes) hf_fail(where, "nested too deeply");
   const nlohmann::json& t = hf_need(j, "type", where);
   if (!t.is_string()) hf_fail(where.key("type"), "expected a string");
   return t.get<std::string>();

@@ -5,6 +5,7 @@
 // special ones and runs the decoder.
 #include "llmprof/data/hf_tokenizer.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <unordered_set>
@@ -14,6 +15,7 @@
 #include "hf_tokenizer_parts.h"
 #include "tokenizer_fingerprint.h"
 #include "llmprof/base/printable.h"
+#include "llmprof/base/printable_json.h"
 #include "llmprof/config/enums.h"
 #include "llmprof/data/corpus.h"
 #include "llmprof/error.h"
@@ -41,10 +43,15 @@ class AddedMatcher {
  public:
   void add(const AddedToken* t, std::string content) {
     if (content.empty()) return;
-    auto& list = by_first_[static_cast<unsigned char>(content[0])];
-    list.emplace_back(std::move(content), t);
-    std::stable_sort(list.begin(), list.end(),
-                     [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+    by_first_[static_cast<unsigned char>(content[0])].emplace_back(std::move(content), t);
+  }
+  // Longest first within each first byte, once all are added.
+  void sort() {
+    for (auto& [first, list] : by_first_) {
+      std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) {
+        return a.first.size() > b.first.size();
+      });
+    }
   }
   bool empty() const { return by_first_.empty(); }
 
@@ -134,12 +141,14 @@ PostIds parse_template(const nlohmann::json& j, const JsonWhere& where) {
     }
     const std::string name =
         detail::hf_string(single[i]["SpecialToken"], "id", at.key("SpecialToken"));
-    if (!specials.is_object() || !specials.contains(name)) {
-      detail::hf_fail(where.key("special_tokens"), "no entry for '" + printable(name, 40) + "'");
-    }
-    const nlohmann::json& list = detail::hf_need(specials[name], "ids", where.key("special_tokens").key(name));
+    const JsonWhere entry = where.key("special_tokens").key(printable(name, 40));
+    if (!specials.is_object() || !specials.contains(name)) detail::hf_fail(entry, "missing");
+    const nlohmann::json& list = detail::hf_need(specials[name], "ids", entry);
+    if (!list.is_array()) detail::hf_fail(entry.key("ids"), "expected an array");
     for (const auto& id : list) {
-      if (!id.is_number_unsigned()) detail::hf_fail(where.key("special_tokens").key(name), "ids must be integers");
+      if (!id.is_number_unsigned() || id.get<uint64_t>() > detail::kMaxTokenId) {
+        detail::hf_fail(entry.key("ids"), "expected token ids");
+      }
       (seen_a ? ids.suffix : ids.prefix).push_back(id.get<int32_t>());
     }
   }
@@ -154,7 +163,8 @@ PostIds parse_post_processor(const nlohmann::json& j, const JsonWhere& where) {
   if (type == "RobertaProcessing" || type == "BertProcessing") {
     auto id_of = [&](const char* key) {
       const nlohmann::json& v = detail::hf_need(j, key, where);
-      if (!v.is_array() || v.size() != 2 || !v[1].is_number_unsigned()) {
+      if (!v.is_array() || v.size() != 2 || !v[1].is_number_unsigned() ||
+          v[1].get<uint64_t>() > detail::kMaxTokenId) {
         detail::hf_fail(where.key(key), "expected [token, id]");
       }
       return v[1].get<int32_t>();
@@ -189,11 +199,9 @@ class HfBpeTokenizer final : public HfTokenizer {
     }
     const JsonWhere root{origin, ""};
     if (!j.is_object()) detail::hf_fail(root, "expected a JSON object (a tokenizer.json)");
-    for (const char* unsupported : {"truncation", "padding"}) {
-      if (j.contains(unsupported) && !j[unsupported].is_null()) {
-        detail::hf_fail(root.key(unsupported), "not implemented by llmprof (expected null)");
-      }
-    }
+    if (llmprof::detail::json_deeper_than(j, 64)) detail::hf_fail(root, "JSON nested deeper than 64 levels");
+    // "truncation" and "padding" are ignored: transformers' tokenizer(text) turns them off
+    // unless the call asks for them, and llmprof asks for neither.
     model_ = std::make_unique<detail::BpeModel>(detail::hf_need(j, "model", root), root.key("model"));
     normalizer_ = detail::parse_normalizer(j.value("normalizer", nlohmann::json()), root.key("normalizer"));
     pre_tokenizer_ = detail::parse_pre_tokenizer(j.value("pre_tokenizer", nlohmann::json()),
@@ -314,8 +322,8 @@ class HfBpeTokenizer final : public HfTokenizer {
       const JsonWhere at = where.index(i);
       AddedToken t;
       const nlohmann::json& id = detail::hf_need(a[i], "id", at);
-      if (!id.is_number_unsigned() || id.get<uint64_t>() > INT32_MAX) {
-        detail::hf_fail(at.key("id"), "expected an integer in [0, 2^31)");
+      if (!id.is_number_unsigned() || id.get<uint64_t>() > detail::kMaxTokenId) {
+        detail::hf_fail(at.key("id"), "expected an integer in [0, 2^24)");
       }
       t.id = static_cast<int32_t>(id.get<uint64_t>());
       t.content = detail::hf_string(a[i], "content", at);
@@ -346,6 +354,8 @@ class HfBpeTokenizer final : public HfTokenizer {
         normalized_added_.add(&t, c);
       }
     }
+    raw_added_.sort();
+    normalized_added_.sort();
   }
 
   std::string text_;         // the file as read (save_files)

@@ -22,6 +22,12 @@ struct JsonWhere {
   JsonWhere index(size_t i) const { return {origin, path + "[" + std::to_string(i) + "]"}; }
 };
 
+// Token ids above this are refused (the largest vocabularies in use hold ~256k tokens), so a
+// corrupt id cannot make the id -> token table take gigabytes.
+constexpr int64_t kMaxTokenId = (1 << 24) - 1;
+// Sequences nested deeper than this (a JSON path this long) are refused, bounding the recursion.
+constexpr size_t kMaxJsonPathBytes = 512;
+
 // Throws DataError "<origin>: <path>: <message>".
 [[noreturn]] void hf_fail(const JsonWhere& where, const std::string& message);
 // j[key], or hf_fail naming the missing key.
@@ -32,7 +38,7 @@ std::string hf_string(const nlohmann::json& j, const std::string& key, const Jso
                       const std::string& fallback = "");
 bool hf_bool(const nlohmann::json& j, const std::string& key, const JsonWhere& where,
              bool fallback);
-// The "type" of a piece; fails unless it is a string.
+// The "type" of a piece; fails unless it is a string, or when it sits too deep.
 std::string hf_type(const nlohmann::json& j, const JsonWhere& where);
 
 // A compiled PCRE2 pattern (UTF, UCP: \p{L}, \s and \w are Unicode's; invalid UTF-8 in the
