@@ -5,7 +5,7 @@
 set -euo pipefail
 pkgs=(cmake ninja-build g++ git libtorch-dev libopenblas0-openmp libcli11-dev nlohmann-json3-dev
       libfmt-dev libspdlog-dev libyaml-cpp-dev libgtest-dev gnuplot-nox zlib1g-dev
-      libgloo-dev)
+      libgloo-dev libpcre2-dev)
 pkgs+=("$@")
 missing=()
 for p in "${pkgs[@]}"; do

@@ -31,6 +31,13 @@ scripts/install_deps.sh chromium || echo "test.sh: chromium not installed: the b
 # PyYAML for tests/faults/check_files.py (the fault tests); without it those tests are skipped.
 scripts/install_deps.sh python3-yaml ||
   echo "test.sh: python3-yaml not installed: the fault tests will be skipped"
+# Python's `regex` (\p{L}) for scripts/hf/tokenizer_reference.py, the independent tokenizer.json
+# implementation the hf tokenizer tests compare ids with; without it those comparisons are skipped.
+scripts/install_deps.sh python3-regex ||
+  echo "test.sh: python3-regex not installed: the tokenizer.json reference comparisons will be skipped"
+# numpy for scripts/hf/make_llama_fixtures.py, which the Llama-folder script test runs.
+scripts/install_deps.sh python3-numpy ||
+  echo "test.sh: python3-numpy not installed: the Llama fixture script test will be skipped"
 
 if [[ $sanitize == 0 ]]; then
   scripts/build.sh

@@ -134,7 +134,8 @@ std::vector<KeySpec> build_table() {
   return {
       // model
       enum_key<LLMPROF_REF(model, type)>(
-          "gpt (nanoGPT decoder) | distilbert (DistilBERT-style encoder)"),
+          "gpt (nanoGPT decoder) | distilbert (DistilBERT-style encoder) | llama (RoPE, "
+          "RMSNorm, SwiGLU, grouped-query attention: Llama, Qwen2, Mistral, SmolLM2)"),
       int_key(LLMPROF_KEY(model, n_layer), 1, 256, "transformer blocks"),
       int_key(LLMPROF_KEY(model, n_head), 1, 256, "attention heads; must divide model.n_embd"),
       int_key(LLMPROF_KEY(model, n_embd), 1, 65536, "residual stream width C"),
@@ -162,13 +163,44 @@ std::vector<KeySpec> build_table() {
       string_key(LLMPROF_KEY(model, init_from),
                  "weights to start from: an llmprof checkpoint or run directory, or a Hugging Face "
                  "GPT-2/DistilBERT folder (which also gives the model shape and tokenizer)"),
+      // model: llama only (Llama, Qwen2, Mistral, SmolLM2 shapes)
+      int_key(LLMPROF_KEY(model, n_kv_head), 0, 256,
+              "llama: key/value heads of grouped-query attention; must divide model.n_head; "
+              "0 = model.n_head (multi-head attention)"),
+      int_key(LLMPROF_KEY(model, intermediate_size), 0, 1 << 20,
+              "llama: SwiGLU width; 0 = 4 * model.n_embd"),
+      float_key(LLMPROF_KEY(model, rope_theta), open(0, kInf), "llama: RoPE base theta"),
+      float_key(LLMPROF_KEY(model, rms_norm_eps), open(0, 1), "llama: RMSNorm epsilon"),
+      bool_key(LLMPROF_KEY(model, tie_embeddings),
+               "llama: lm_head shares embed_tokens.weight (no lm_head.weight of its own)"),
+      int_key(LLMPROF_KEY(model, head_dim), 0, 4096,
+              "llama: per-head width; 0 = model.n_embd / model.n_head"),
+      bool_key(LLMPROF_KEY(model, attention_bias), "llama: biases on q/k/v projections (Qwen2)"),
+      int_key(LLMPROF_KEY(model, sliding_window), 0, 1 << 24,
+              "llama: Mistral's attention window, kept for export; 0 = none; a window smaller "
+              "than model.block_size is refused (llmprof attends over the whole block)"),
+      enum_key<LLMPROF_REF(model, rope_scaling_type)>(
+          "llama: RoPE frequency scaling: none | llama3 (Llama 3.1's rope_scaling)"),
+      float_key("model.rope_scaling.factor", LLMPROF_REF(model, rope_scaling_factor),
+                at_least(1), "llama3 rope_scaling: factor"),
+      float_key("model.rope_scaling.low_freq_factor",
+                LLMPROF_REF(model, rope_scaling_low_freq_factor), open(0, kInf),
+                "llama3 rope_scaling: low_freq_factor"),
+      float_key("model.rope_scaling.high_freq_factor",
+                LLMPROF_REF(model, rope_scaling_high_freq_factor), open(0, kInf),
+                "llama3 rope_scaling: high_freq_factor (> low_freq_factor)"),
+      int_key("model.rope_scaling.original_max_position_embeddings",
+              LLMPROF_REF(model, rope_scaling_original_max_position_embeddings), 1, 1 << 24,
+              "llama3 rope_scaling: the context length the model was pretrained with"),
       // data
       string_key(LLMPROF_KEY(data, path),
                  "training text file (.gz read directly); empty = the built-in generated corpus"),
       enum_key<LLMPROF_REF(data, tokenizer)>(
-          "tokenizer: char (byte-level vocab of the corpus), gpt2 (BPE) or wordpiece (BERT)"),
+          "tokenizer: char (byte-level vocab of the corpus), gpt2 (BPE), wordpiece (BERT) or hf "
+          "(a Hugging Face tokenizer.json, BPE: Llama, Qwen2, SmolLM2, Mistral)"),
       string_key(LLMPROF_KEY(data, vocab_path),
-                 "gpt2 tokenizer: path of encoder.json; wordpiece: path of vocab.txt; char: a "
+                 "gpt2 tokenizer: path of encoder.json; wordpiece: path of vocab.txt; hf: path of "
+                 "tokenizer.json; char: a "
                  "run's saved vocab.json (empty: built from the corpus)"),
       string_key(LLMPROF_KEY(data, merges_path), "gpt2 tokenizer: path of vocab.bpe"),
       bool_key(LLMPROF_KEY(data, lower_case),

@@ -194,11 +194,11 @@ std::optional<Problem> model_problem(const Config& cfg) {
   const ModelConfig& m = cfg.model;
   const TaskKind task = cfg.train.task;
   const bool gpt = m.type == ModelType::kGpt, distilbert = m.type == ModelType::kDistilbert;
-  if (gpt && task != TaskKind::kLm) {
+  if (!distilbert && task != TaskKind::kLm) {
     return Problem{{"train.task", "model.type"},
-                   fmt::format("train.task: {} needs model.type=distilbert (model.type=gpt trains "
+                   fmt::format("train.task: {} needs model.type=distilbert (model.type={} trains "
                                "with train.task=lm)",
-                               name(task))};
+                               name(task), name(m.type))};
   }
   if (distilbert && task == TaskKind::kLm) {
     return Problem{{"train.task", "model.type"},
@@ -277,9 +277,54 @@ std::optional<Problem> bench_problem(const Config& cfg) {
   return std::nullopt;
 }
 
-// Heads that split the embedding evenly.
+// The llama keys: grouped-query heads, the window, the RoPE scaling; llama keys on another type.
+std::optional<Problem> llama_problem(const Config& cfg) {
+  const ModelConfig& m = cfg.model;
+  if (m.type != ModelType::kLlama) {
+    const ModelConfig d;
+    const bool set = m.n_kv_head != d.n_kv_head || m.intermediate_size != d.intermediate_size ||
+                     m.head_dim != d.head_dim || m.tie_embeddings || m.attention_bias ||
+                     m.sliding_window != 0 || m.rope_scaling_type != RopeScaling::kNone;
+    if (!set) return std::nullopt;
+    return Problem{{"model.type"},
+                   fmt::format("model.type: {} has no grouped-query heads, SwiGLU width, head_dim, "
+                               "tied-embedding, attention_bias, sliding_window or rope_scaling "
+                               "keys (those are model.type=llama's); leave them at their defaults",
+                               name(m.type))};
+  }
+  if (m.n_kv_head > 0 && m.n_head % m.n_kv_head != 0) {
+    return Problem{{"model.n_kv_head", "model.n_head"},
+                   fmt::format("model.n_kv_head: {} does not divide model.n_head={} (each key/value "
+                               "head serves n_head / n_kv_head query heads)",
+                               m.n_kv_head, m.n_head)};
+  }
+  if (m.head_dim % 2 != 0 || (m.head_dim == 0 && (m.n_embd / m.n_head) % 2 != 0)) {
+    return Problem{{"model.head_dim", "model.n_embd"},
+                   fmt::format("model.head_dim: the rotary embedding needs an even head width, "
+                               "got {}",
+                               m.head_dim > 0 ? m.head_dim : m.n_embd / m.n_head)};
+  }
+  if (m.sliding_window > 0 && m.sliding_window < m.block_size) {
+    return Problem{{"model.sliding_window", "model.block_size"},
+                   fmt::format("model.sliding_window: {} is smaller than model.block_size={}; "
+                               "llmprof attends over the whole block (no sliding-window "
+                               "attention): lower model.block_size to at most the window",
+                               m.sliding_window, m.block_size)};
+  }
+  if (m.rope_scaling_type == RopeScaling::kLlama3 &&
+      m.rope_scaling_high_freq_factor <= m.rope_scaling_low_freq_factor) {
+    return Problem{{"model.rope_scaling.high_freq_factor", "model.rope_scaling.low_freq_factor"},
+                   fmt::format("model.rope_scaling.high_freq_factor: {} must exceed "
+                               "low_freq_factor={}",
+                               m.rope_scaling_high_freq_factor, m.rope_scaling_low_freq_factor)};
+  }
+  return std::nullopt;
+}
+
+// Heads that split the embedding evenly (llama with head_dim set: any width).
 std::optional<Problem> heads_problem(const Config& cfg) {
   const ModelConfig& m = cfg.model;
+  if (m.type == ModelType::kLlama && m.head_dim > 0) return std::nullopt;
   if (m.n_embd % m.n_head != 0) {
     return Problem{
         {"model.n_head", "model.n_embd"},
@@ -298,6 +343,10 @@ std::optional<Problem> tokenizer_problem(const Config& cfg) {
     return Problem{{"data.tokenizer", "data.vocab_path"},
                    "data.tokenizer: wordpiece needs data.vocab_path (a BERT vocab.txt, e.g. "
                    "bert-base-uncased-vocab.txt)"};
+  }
+  if (d.tokenizer == TokenizerKind::kHf && d.vocab_path.empty() && !files_from_init) {
+    return Problem{{"data.tokenizer", "data.vocab_path"},
+                   "data.tokenizer: hf needs data.vocab_path (a Hugging Face tokenizer.json)"};
   }
   if (d.tokenizer == TokenizerKind::kGpt2 && (d.vocab_path.empty() || d.merges_path.empty()) &&
       !files_from_init) {
@@ -387,8 +436,8 @@ std::optional<Problem> find_problem(const Config& cfg) {
     if (auto why = detail::range_problem(spec, cfg))
       return Problem{{spec.path}, spec.path + ": " + *why};
   }
-  for (auto* check : {model_problem, train_problem, bench_problem, heads_problem, tokenizer_problem,
-                      schedule_problem, device_problem, ddp_problem}) {
+  for (auto* check : {model_problem, llama_problem, train_problem, bench_problem, heads_problem,
+                      tokenizer_problem, schedule_problem, device_problem, ddp_problem}) {
     if (std::optional<Problem> problem = check(cfg)) return problem;
   }
   return std::nullopt;

@@ -11,6 +11,7 @@
 #include "llmprof/base/printable_json.h"
 #include "llmprof/config/config.h"
 #include "llmprof/data/corpus.h"
+#include "llmprof/data/hf_tokenizer.h"
 #include "llmprof/data/wordpiece.h"
 #include "llmprof/error.h"
 
@@ -177,11 +178,16 @@ std::unique_ptr<Tokenizer> make_tokenizer(const config::DataConfig& cfg, std::st
         throw DataError("data.tokenizer wordpiece needs data.vocab_path (BERT's vocab.txt)");
       }
       return make_wordpiece_tokenizer(cfg.vocab_path, cfg.lower_case);
+    case config::TokenizerKind::kHf:
+      if (cfg.vocab_path.empty()) {
+        throw DataError("data.tokenizer hf needs data.vocab_path (a Hugging Face tokenizer.json)");
+      }
+      return load_hf_tokenizer(cfg.vocab_path);
   }
   // Only a value cast from an int in code gets here.
   throw DataError("data.tokenizer: unknown tokenizer value " +
                   std::to_string(static_cast<int>(cfg.tokenizer)) +
-                  " (expected char|gpt2|wordpiece)");
+                  " (expected char|gpt2|wordpiece|hf)");
 }
 
 }  // namespace llmprof::data

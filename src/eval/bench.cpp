@@ -55,7 +55,7 @@ nlohmann::json json_or_null(const std::optional<double>& v) {
 // The prompt length P for decoder generation, 0 when none is measured. Checked before anything
 // is loaded or written: P + generate_tokens must fit in the model's context.
 int64_t prompt_length(const config::Config& cfg) {
-  if (cfg.model.type != config::ModelType::kGpt || cfg.bench.generate_tokens == 0) return 0;
+  if (cfg.model.type == config::ModelType::kDistilbert || cfg.bench.generate_tokens == 0) return 0;
   const int64_t T = cfg.model.block_size, n = cfg.bench.generate_tokens;
   const int64_t P = cfg.bench.prompt_tokens > 0 ? cfg.bench.prompt_tokens : T / 2;
   if (P < 1 || P + n > T) {
@@ -256,6 +256,20 @@ nlohmann::json notes(const config::Config& cfg, bool generation, int64_t prompt_
   return n;
 }
 
+// The generation's sizes and its KV cache per token (the cache holds the weights' dtype, fp32
+// here) against a multi-head model of the same width: grouped-query attention's saving.
+nlohmann::json generation_json(const model::Decoder& d, int64_t prompt_tokens,
+                               int64_t generate_tokens) {
+  const int64_t kv = d.kv_bytes_per_token(4), mha = d.mha_kv_bytes_per_token(4);
+  return {{"prompt_tokens", prompt_tokens},
+          {"generate_tokens", generate_tokens},
+          {"kv_cache_bytes_per_token", kv},
+          {"mha_kv_cache_bytes_per_token", mha},
+          {"kv_cache_note",
+           fmt::format("fp32 cache: {} bytes per token ({} for one kv head per query head, {:.2f}x)",
+                       kv, mha, kv > 0 ? static_cast<double>(mha) / static_cast<double>(kv) : 0.0)}};
+}
+
 // Everything the timed loops need, made before the result directory exists.
 struct BenchSetup {
   // Prepared in place: its samplers keep pointers into its data.
@@ -297,7 +311,7 @@ void set_up(BenchSetup& s, bool cuda) {
   s.variants = config::bench_variants(cfg);
   s.batch_sizes = config::bench_batch_sizes(cfg);
   s.prompt_tokens = prompt_length(cfg);
-  s.generation = s.p.task->gpt() != nullptr && s.prompt_tokens > 0;
+  s.generation = s.p.task->decoder() != nullptr && s.prompt_tokens > 0;
   s.quality_batch = cfg.eval.batch_size > 0 ? cfg.eval.batch_size : s.batch_sizes.front();
   s.sets = eval_sets(s.p, s.quality_batch);
   s.inputs = timed_inputs(s.p, s.batch_sizes);
@@ -337,7 +351,7 @@ void measure_generation(const BenchSetup& s,
   // The prompt: the first P tokens of each row of the input batch, (b, P).
   const torch::Tensor prompt = input.x.slice(1, 0, s.prompt_tokens).contiguous();
   const GenerateTimes g =
-      time_generate(**s.p.task->gpt(), prompt, cfg.bench.generate_tokens, autocast,
+      time_generate(*s.p.task->decoder(), prompt, cfg.bench.generate_tokens, autocast,
                     s.events.get(), cfg.bench.warmup_iters > 0 ? 1 : 0, cfg.bench.iters);
   row.ttft_ms = latency_stats(g.ttft_ms).p50_ms;
   if (g.step_ms.empty()) return;
@@ -423,11 +437,10 @@ nlohmann::json bench_json(const BenchSetup& s,
       {"warmup_iters", cfg.bench.warmup_iters},
       {"iters", cfg.bench.iters},
       {"quality_batch_size", s.quality_batch},
-      {"generation", generation ? nlohmann::json{{"prompt_tokens", P},
-                                                 {"generate_tokens", cfg.bench.generate_tokens}}
+      {"generation", generation ? generation_json(*p.task->decoder(), P, cfg.bench.generate_tokens)
                                 : nlohmann::json(nullptr)},
       {"generation_note", generation ? nlohmann::json(nullptr)
-                          : p.task->gpt() == nullptr
+                          : p.task->decoder() == nullptr
                               ? nlohmann::json("encoder task: no autoregressive generation")
                               : nlohmann::json("bench.generate_tokens=0: generation not measured")},
       {"notes", notes(cfg, generation, P)},

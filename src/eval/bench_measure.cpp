@@ -83,7 +83,7 @@ std::vector<double> time_forward(train::Task& task,
   return ms;
 }
 
-GenerateTimes time_generate(model::GptImpl& gpt,
+GenerateTimes time_generate(model::Decoder& gpt,
                             const torch::Tensor& prompt,
                             int64_t new_tokens,
                             const train::Autocast& autocast,
@@ -91,7 +91,7 @@ GenerateTimes time_generate(model::GptImpl& gpt,
                             int64_t warmup,
                             int64_t reps) {
   InferenceScope inference;
-  gpt.eval();
+  gpt.module().eval();
   const int64_t B = prompt.size(0), P = prompt.size(1);
   // One cache for every repetition: resetting length reuses its buffers (B, nh, P + n, hs).
   model::KvCache cache = gpt.make_cache(B, P + new_tokens);

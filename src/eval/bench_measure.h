@@ -69,7 +69,7 @@ struct GenerateTimes {
 
 // Greedy generation of new_tokens after prompt (B, P) with a KV cache of P + new_tokens,
 // `warmup` untimed generations and then `reps` timed ones; autocast per call, events as above.
-GenerateTimes time_generate(model::GptImpl& gpt,
+GenerateTimes time_generate(model::Decoder& gpt,
                             const torch::Tensor& prompt,
                             int64_t new_tokens,
                             const train::Autocast& autocast,

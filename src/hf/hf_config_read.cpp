@@ -7,6 +7,7 @@
 #include <set>
 
 #include "json_fields.h"
+#include "llama_config.h"
 #include "llmprof/base/printable_json.h"
 #include "llmprof/error.h"
 #include "llmprof/hf/hf_config.h"
@@ -20,6 +21,7 @@ using nlohmann::json;
 constexpr const char* kGpt2Needs =
     "a gpt2 config needs n_layer, n_head, n_embd, n_positions or "
     "n_ctx, and vocab_size";
+constexpr const char* kSupported = "gpt2, distilbert, llama, qwen2, mistral";
 constexpr const char* kDistilBertNeeds =
     "a distilbert config needs n_layers, n_heads, dim, "
     "hidden_dim, max_position_embeddings and vocab_size";
@@ -128,12 +130,26 @@ void require_divides(const std::string& where,
 }  // namespace
 
 const char* model_type_name(HfModelType type) {
-  return type == HfModelType::kGpt2 ? "gpt2" : "distilbert";
+  switch (type) {
+    case HfModelType::kGpt2:
+      return "gpt2";
+    case HfModelType::kDistilBert:
+      return "distilbert";
+    case HfModelType::kLlama:
+      return "llama";
+    case HfModelType::kQwen2:
+      return "qwen2";
+    case HfModelType::kMistral:
+      return "mistral";
+  }
+  return "?";
 }
 
 void validate_hf_config(const HfModelConfig& c, const std::string& where) {
   require_positive(where, "vocab_size", c.vocab_size);
-  if (c.model_type == HfModelType::kGpt2) {
+  if (c.llama_family()) {
+    detail::validate_llama(c, where);
+  } else if (c.model_type == HfModelType::kGpt2) {
     const Gpt2Fields& g = c.gpt2;
     require_positive(where, "n_layer", g.n_layer);
     require_positive(where, "n_head", g.n_head);
@@ -178,28 +194,34 @@ HfModelConfig read_hf_config_file(const std::string& path) {
   const detail::JsonFields keys(doc, c.file, &c.defaulted);
 
   if (!keys.has("model_type")) {
-    throw DataError(fmt::format("{}: no key 'model_type' (supported: gpt2, distilbert)", c.file));
+    throw DataError(fmt::format("{}: no key 'model_type' (supported: {})", c.file, kSupported));
   }
   const std::string type = keys.string("model_type", "");
-  if (type == "gpt2") {
-    c.model_type = HfModelType::kGpt2;
-  } else if (type == "distilbert") {
-    c.model_type = HfModelType::kDistilBert;
-  } else {
-    keys.fail("model_type",
-              fmt::format("\"{}\" is not supported (supported: gpt2, distilbert)", type));
+  bool known = false;
+  for (HfModelType t : {HfModelType::kGpt2, HfModelType::kDistilBert, HfModelType::kLlama,
+                        HfModelType::kQwen2, HfModelType::kMistral}) {
+    if (type == model_type_name(t)) c.model_type = t, known = true;
+  }
+  if (!known) {
+    keys.fail("model_type", fmt::format("\"{}\" is not supported (supported: {})", type, kSupported));
   }
   c.architectures = keys.strings("architectures");
-  c.vocab_size = keys.required_int(
-      "vocab_size", c.model_type == HfModelType::kGpt2 ? kGpt2Needs : kDistilBertNeeds);
-  c.tie_word_embeddings = keys.boolean("tie_word_embeddings", true);
+  c.vocab_size = keys.required_int("vocab_size", c.llama_family() ? "a llama/qwen2/mistral config"
+                                                 : c.model_type == HfModelType::kGpt2
+                                                     ? kGpt2Needs
+                                                     : kDistilBertNeeds);
+  // GPT2Config and DistilBertConfig tie by default; LlamaConfig, Qwen2Config and MistralConfig
+  // do not.
+  c.tie_word_embeddings = keys.boolean("tie_word_embeddings", !c.llama_family());
   c.initializer_range = keys.number("initializer_range", c.initializer_range);
   // transformers 4.56 and later write "dtype" where older ones wrote "torch_dtype".
   for (const char* key : {"torch_dtype", "dtype"}) {
     if (c.torch_dtype.empty() && keys.has(key)) c.torch_dtype = keys.string(key, "");
   }
   c.id2label = read_labels(doc, keys);
-  if (c.model_type == HfModelType::kGpt2) {
+  if (c.llama_family()) {
+    c.llama = detail::read_llama(doc, keys, c.model_type);
+  } else if (c.model_type == HfModelType::kGpt2) {
     c.gpt2 = read_gpt2(keys);
   } else {
     c.distilbert = read_distilbert(keys);

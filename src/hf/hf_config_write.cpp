@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "llama_config.h"
 #include "llmprof/hf/hf_config.h"
 #include "llmprof/output/run_dir.h"
 
@@ -67,7 +68,9 @@ std::string hf_config_json(const HfModelConfig& c) {
     out["id2label"] = id2label;
     out["label2id"] = label2id;
   }
-  if (c.model_type == HfModelType::kGpt2) {
+  if (c.llama_family()) {
+    detail::add_llama(c, out);
+  } else if (c.model_type == HfModelType::kGpt2) {
     add_gpt2(c.gpt2, out);
   } else {
     add_distilbert(c.distilbert, out);

@@ -48,6 +48,18 @@ HfTokenizerFiles find_tokenizer_files(const std::string& folder,
                                       std::optional<HfModelType> expected) {
   require_folder(folder);
   HfTokenizerFiles files;
+  if (expected && *expected != HfModelType::kGpt2 && *expected != HfModelType::kDistilBert) {
+    files.kind = HfTokenizerKind::kTokenizerJson;
+    files.tokenizer_json = folder + "/tokenizer.json";
+    if (!is_file(files.tokenizer_json)) {
+      throw DataError(fmt::format("'{}' has no tokenizer.json (it {}; a {} folder's tokenizer is "
+                                  "read from tokenizer.json, the tokenizers library's format)",
+                                  folder, folder_listing(folder), model_type_name(*expected)));
+    }
+    const std::string config = folder + "/tokenizer_config.json";
+    if (is_file(config)) files.tokenizer_config_json = config;
+    return files;
+  }
   const std::string vocab_json = folder + "/vocab.json", merges = folder + "/merges.txt";
   const std::string vocab_txt = folder + "/vocab.txt";
   const bool has_bpe = is_file(vocab_json) || is_file(merges);

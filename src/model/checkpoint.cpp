@@ -2,16 +2,18 @@
 
 #include "llmprof/model/autocast.h"
 #include "llmprof/model/gpt.h"
+#include "llmprof/model/llama.h"
 
 namespace llmprof::model {
 
 namespace {
 
-class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> {
+template <typename Block>
+class CheckpointFunction : public torch::autograd::Function<CheckpointFunction<Block>> {
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx,
                                torch::Tensor x,
-                               BlockImpl* block) {
+                               Block* block) {
     ctx->save_for_backward({x});
     ctx->saved_data["block"] = reinterpret_cast<int64_t>(block);
     // The recompute runs under the autocast of the forward, on the input's device type.
@@ -26,7 +28,7 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grad_out) {
-    auto* block = reinterpret_cast<BlockImpl*>(ctx->saved_data["block"].toInt());
+    auto* block = reinterpret_cast<Block*>(ctx->saved_data["block"].toInt());
     torch::Tensor x = ctx->get_saved_variables()[0].detach().requires_grad_(true);
     auto gen = at::detail::getDefaultCPUGenerator();
     torch::Tensor rng_now = gen.get_state();
@@ -49,7 +51,11 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
 }  // namespace
 
 torch::Tensor checkpointed_forward(BlockImpl* block, const torch::Tensor& x) {
-  return CheckpointFunction::apply(x, block);
+  return CheckpointFunction<BlockImpl>::apply(x, block);
+}
+
+torch::Tensor checkpointed_forward(LlamaBlockImpl* block, const torch::Tensor& x) {
+  return CheckpointFunction<LlamaBlockImpl>::apply(x, block);
 }
 
 }  // namespace llmprof::model

@@ -8,8 +8,10 @@
 namespace llmprof::model {
 
 class BlockImpl;
+class LlamaBlockImpl;
 
-// y = block(x) without saving the block's activations.
+// y = block(x) without saving the block's activations (GPT and Llama blocks).
 torch::Tensor checkpointed_forward(BlockImpl* block, const torch::Tensor& x);
+torch::Tensor checkpointed_forward(LlamaBlockImpl* block, const torch::Tensor& x);
 
 }  // namespace llmprof::model

@@ -14,7 +14,8 @@ namespace {
 constexpr std::string_view kScopeNames[kNumScopes] = {
     "embedding", "block",     "ln_1",         "attn",     "attn.qkv", "attn.core",
     "attn.scores", "attn.softmax", "attn.mix", "attn.proj", "ln_2",     "mlp",
-    "mlp.up",    "mlp.act",   "mlp.down",     "ln_f",     "lm_head",  "loss"};
+    "mlp.up",    "mlp.act",   "mlp.down",     "ln_f",     "lm_head",  "loss",
+    "attn.q",    "attn.k",    "attn.v",       "attn.o",   "attn.rope", "mlp.gate", "norm"};
 constexpr int kParents[kNumScopes] = {
     -1,                                   // embedding
     -1,                                   // block
@@ -33,7 +34,14 @@ constexpr int kParents[kNumScopes] = {
     static_cast<int>(Scope::kMlp),        // mlp.down
     -1,                                   // ln_f
     -1,                                   // lm_head
-    -1};                                  // loss
+    -1,                                   // loss
+    static_cast<int>(Scope::kAttn),       // attn.q
+    static_cast<int>(Scope::kAttn),       // attn.k
+    static_cast<int>(Scope::kAttn),       // attn.v
+    static_cast<int>(Scope::kAttn),       // attn.o
+    static_cast<int>(Scope::kAttn),       // attn.rope
+    static_cast<int>(Scope::kMlp),        // mlp.gate
+    -1};                                  // norm: in a block (its index) or the final one (-1)
 thread_local ScopeRecorder* t_recorder = nullptr;
 
 // User scopes: names by id - kNumScopes. Registration appends under the lock; a name's slot is

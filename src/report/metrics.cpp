@@ -57,7 +57,8 @@ const std::vector<std::string>& scope_order() {
   static const std::vector<std::string> kScopes = {
       "embedding",   "block",        "ln_1",     "attn",      "attn.qkv", "attn.core",
       "attn.scores", "attn.softmax", "attn.mix", "attn.proj", "ln_2",     "mlp",
-      "mlp.up",      "mlp.act",      "mlp.down", "ln_f",      "lm_head",  "loss"};
+      "mlp.up",      "mlp.act",      "mlp.down", "ln_f",      "lm_head",  "loss",
+      "attn.q",      "attn.k",       "attn.v",   "attn.rope", "attn.o",   "mlp.gate", "norm"};
   return kScopes;
 }
 

@@ -110,6 +110,93 @@ ConfigError key_error(const config::Config& cfg, const std::string& key, const s
   return ConfigError(fmt::format("{}: {}", key, what), cfg.source_file, key);
 }
 
+
+// A number as the config schema prints it back (get_value), so that 1e-05 and 0.00001 compare.
+std::string normalized(const config::Config& cfg, const std::string& key, const std::string& v) {
+  config::Config probe = cfg;
+  config::apply_override(probe, key + "=" + v);
+  return config::get_value(probe, key);
+}
+
+// What llmprof's Llama cannot build from a Llama-family config.json: a ConfigError saying why.
+void check_llama_buildable(const hf::HfModelConfig& hc, const config::Config& cfg,
+                           const std::string& key) {
+  const hf::LlamaFields& l = hc.llama;
+  const std::string type = hf::model_type_name(hc.model_type);
+  if (l.hidden_act != "silu") {
+    throw key_error(cfg, key, fmt::format("{}: hidden_act {} is not supported (silu, SwiGLU)",
+                                          hc.file, l.hidden_act));
+  }
+  if (l.mlp_bias) {
+    throw key_error(cfg, key, fmt::format("{}: mlp_bias=true is not supported (llmprof's Llama "
+                                          "MLP has no biases)",
+                                          hc.file));
+  }
+  if (l.attention_bias && hc.model_type != hf::HfModelType::kQwen2) {
+    throw key_error(cfg, key, fmt::format("{}: attention_bias=true ({} puts biases on q, k, v and "
+                                          "o) is not supported: llmprof's Llama has Qwen2's q/k/v "
+                                          "biases only",
+                                          hc.file, type));
+  }
+  if (l.rope_scaling && l.rope_scaling->type != "llama3") {
+    throw key_error(cfg, key, fmt::format("{}: rope_scaling type '{}' is not implemented (llama3 "
+                                          "is, and none)",
+                                          hc.file, l.rope_scaling->type));
+  }
+}
+
+// The (key, value) pairs a Llama-family folder fixes.
+std::vector<std::pair<std::string, std::string>> llama_wanted(const hf::HfModelConfig& hc,
+                                                              const hf::HfTokenizerFiles& tok) {
+  const hf::LlamaFields& l = hc.llama;
+  const bool qwen2 = hc.model_type == hf::HfModelType::kQwen2;
+  const int64_t head_dim = l.head_dim_or_default();
+  std::vector<std::pair<std::string, std::string>> w = {
+      {"model.type", "llama"},
+      {"model.n_layer", std::to_string(l.num_hidden_layers)},
+      {"model.n_head", std::to_string(l.num_attention_heads)},
+      {"model.n_kv_head", std::to_string(l.num_key_value_heads)},
+      {"model.n_embd", std::to_string(l.hidden_size)},
+      {"model.head_dim", head_dim * l.num_attention_heads == l.hidden_size
+                             ? std::string("0")
+                             : std::to_string(head_dim)},
+      {"model.intermediate_size", std::to_string(l.intermediate_size)},
+      {"model.max_positions", std::to_string(l.max_position_embeddings)},
+      {"model.vocab_size", std::to_string(hc.vocab_size)},
+      {"model.rope_theta", fmt::format("{}", l.rope_theta)},
+      {"model.rms_norm_eps", fmt::format("{}", l.rms_norm_eps)},
+      {"model.tie_embeddings", hc.tie_word_embeddings ? "true" : "false"},
+      {"model.attention_bias", l.attention_bias ? "true" : "false"},
+      {"model.sliding_window", std::to_string(l.active_window(qwen2).value_or(0))}};
+  if (l.rope_scaling) {
+    const hf::RopeScaling& r = *l.rope_scaling;
+    w.insert(w.end(), {{"model.rope_scaling.type", r.type},
+                       {"model.rope_scaling.factor", fmt::format("{}", r.factor)},
+                       {"model.rope_scaling.low_freq_factor", fmt::format("{}", r.low_freq_factor)},
+                       {"model.rope_scaling.high_freq_factor",
+                        fmt::format("{}", r.high_freq_factor)},
+                       {"model.rope_scaling.original_max_position_embeddings",
+                        std::to_string(r.original_max_position_embeddings)}});
+  } else {
+    w.emplace_back("model.rope_scaling.type", "none");
+  }
+  w.insert(w.end(), {{"data.tokenizer", "hf"}, {"data.vocab_path", tok.tokenizer_json}});
+  return w;
+}
+
+// Mistral's sliding window (and Qwen2's when switched on) is not built: the model attends over
+// the whole block, which is the same only when the window holds the block.
+void check_window(const hf::HfModelConfig& hc, const config::Config& cfg) {
+  const auto window = hc.llama.active_window(hc.model_type == hf::HfModelType::kQwen2);
+  if (window && *window < cfg.model.block_size) {
+    throw ConfigError(fmt::format("model.block_size: {} is more than the sliding window {} of {} "
+                                  "(sliding_window); llmprof attends over the whole block: give "
+                                  "model.block_size <= {}",
+                                  cfg.model.block_size, *window, hc.file, *window),
+                      cfg.source_file, "model.block_size");
+  }
+}
+
 }  // namespace
 
 bool is_hf_folder(const std::string& path) {
@@ -130,7 +217,10 @@ config::DataConfig hf_tokenizer_data(const std::string& folder) {
   const hf::HfModelConfig hc = hf::read_hf_config(folder);
   const hf::HfTokenizerFiles tok = hf::find_tokenizer_files(folder, hc.model_type);
   config::DataConfig d;
-  if (hc.model_type == hf::HfModelType::kGpt2) {
+  if (hc.llama_family()) {
+    d.tokenizer = config::TokenizerKind::kHf;
+    d.vocab_path = tok.tokenizer_json;
+  } else if (hc.model_type == hf::HfModelType::kGpt2) {
     d.tokenizer = config::TokenizerKind::kGpt2;
     d.vocab_path = tok.vocab_json;
     d.merges_path = tok.merges_txt;
@@ -152,7 +242,8 @@ std::vector<std::string> adopt_hf_model(config::Config& cfg, const std::string& 
   } catch (const DataError& e) {
     throw key_error(cfg, key, e.what());
   }
-  if (!hc.tie_word_embeddings) {
+  if (hc.llama_family()) check_llama_buildable(hc, cfg, key);
+  if (!hc.tie_word_embeddings && !hc.llama_family()) {
     throw key_error(cfg, key, fmt::format("{} has tie_word_embeddings=false; llmprof's models "
                                           "tie the LM head to the token embedding",
                                           hc.file));
@@ -160,7 +251,9 @@ std::vector<std::string> adopt_hf_model(config::Config& cfg, const std::string& 
   // (key, value) pairs the folder fixes, in the order they are reported.
   std::vector<std::pair<std::string, std::string>> wanted;
   const bool gpt2 = hc.model_type == hf::HfModelType::kGpt2;
-  if (gpt2) {
+  if (hc.llama_family()) {
+    wanted = llama_wanted(hc, tok);
+  } else if (gpt2) {
     const hf::Gpt2Fields& g = hc.gpt2;
     if (g.n_inner && *g.n_inner != 4 * g.n_embd) {
       throw key_error(cfg, key, fmt::format("{}: n_inner {} is not 4 x n_embd ({}); llmprof's "
@@ -217,8 +310,9 @@ std::vector<std::string> adopt_hf_model(config::Config& cfg, const std::string& 
     }
   }
   std::vector<std::string> notes;
-  for (const auto& [k, theirs] : wanted) {
+  for (auto [k, theirs] : wanted) {
     const std::string ours = config::get_value(cfg, k);
+    if (hc.llama_family()) theirs = normalized(cfg, k, theirs);
     if (ours == theirs) continue;
     // The model's shape is the checkpoint's: a shape the user gave that differs is an error. The
     // tokenizer files are the folder's, whatever data.* said (a config runnable without weights).
@@ -253,6 +347,7 @@ std::vector<std::string> adopt_hf_model(config::Config& cfg, const std::string& 
                                   cfg.model.block_size, cfg.model.max_positions, hc.file),
                       cfg.source_file, "model.block_size");
   }
+  if (hc.llama_family()) check_window(hc, cfg);
   return notes;
 }
 
@@ -321,6 +416,16 @@ LoadReport load_hf_checkpoint(const std::string& folder, torch::nn::Module& mode
                                               file->file(), names.tied_head));
       }
     }
+  }
+  if (cfg.model.type == config::ModelType::kLlama && !r.missing.empty()) {
+    // Every tensor of a Llama-family folder is the model's: none is a head a run adds.
+    const std::string& m = r.missing.front();
+    throw key_error(cfg, key, fmt::format("{} has no tensor '{}{}'{} ({} missing in all)",
+                                          file->file(), m == "lm_head.weight" ? "" : "model.", m,
+                                          m == "lm_head.weight"
+                                              ? " (config.json says tie_word_embeddings=false)"
+                                              : "",
+                                          r.missing.size()));
   }
   for (const std::string& name : file->names()) {
     if (used.count(name)) continue;

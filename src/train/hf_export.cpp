@@ -58,6 +58,63 @@ std::vector<std::pair<std::string, torch::Tensor>> hf_tensors(torch::nn::Module&
   return tensors;
 }
 
+// A Llama run's config.json: model_type and token ids from the config.json it started from (llama,
+// qwen2 or mistral), else llama (qwen2 when it has q/k/v biases: LlamaConfig's attention_bias
+// would add one to o_proj too).
+hf::HfModelConfig llama_config_for(const config::Config& cfg, int64_t vocab,
+                                   const std::optional<hf::HfModelConfig>& base) {
+  const config::ModelConfig& m = cfg.model;
+  hf::HfModelConfig hc = base && base->llama_family() ? *base : hf::HfModelConfig{};
+  const bool bias = m.attention_bias;
+  if (!(base && base->llama_family()) || (bias && hc.model_type != hf::HfModelType::kQwen2)) {
+    hc.model_type = bias ? hf::HfModelType::kQwen2 : hf::HfModelType::kLlama;
+  }
+  hc.file.clear();
+  hc.defaulted.clear();
+  hc.id2label.clear();
+  hc.vocab_size = vocab;
+  hc.torch_dtype = "float32";  // what model.safetensors holds
+  hc.tie_word_embeddings = m.tie_embeddings;
+  const bool qwen2 = hc.model_type == hf::HfModelType::kQwen2;
+  hc.architectures = {qwen2 ? "Qwen2ForCausalLM"
+                      : hc.model_type == hf::HfModelType::kMistral ? "MistralForCausalLM"
+                                                                   : "LlamaForCausalLM"};
+  hf::LlamaFields& l = hc.llama;
+  l.num_hidden_layers = m.n_layer;
+  l.num_attention_heads = m.n_head;
+  l.num_key_value_heads = m.n_kv_head > 0 ? m.n_kv_head : m.n_head;
+  l.hidden_size = m.n_embd;
+  l.head_dim = m.head_dim > 0 ? m.head_dim : m.n_embd / m.n_head;
+  l.intermediate_size = m.intermediate_size > 0 ? m.intermediate_size : 4 * m.n_embd;
+  l.max_position_embeddings = m.max_positions > 0 ? m.max_positions : m.block_size;
+  l.rope_theta = m.rope_theta;
+  l.rms_norm_eps = m.rms_norm_eps;
+  l.attention_bias = bias;
+  l.attention_dropout = m.dropout;
+  l.hidden_act = "silu";
+  l.mlp_bias = false;
+  if (m.sliding_window > 0) {
+    l.sliding_window = m.sliding_window;
+    l.use_sliding_window = true;
+  } else if (qwen2) {
+    l.use_sliding_window = false;  // keeps the file's sliding_window, switched off
+  } else {
+    l.sliding_window.reset();
+  }
+  if (m.rope_scaling_type == config::RopeScaling::kNone) {
+    l.rope_scaling.reset();
+  } else {
+    hf::RopeScaling r;
+    r.type = "llama3";
+    r.factor = m.rope_scaling_factor;
+    r.low_freq_factor = m.rope_scaling_low_freq_factor;
+    r.high_freq_factor = m.rope_scaling_high_freq_factor;
+    r.original_max_position_embeddings = m.rope_scaling_original_max_position_embeddings;
+    l.rope_scaling = r;
+  }
+  return hc;
+}
+
 // config.json: the model's shape from the run; what the run does not decide (token ids,
 // initializer range, class names when the count is the same) from the config.json it started
 // from, when the checkpoint keeps one (base).
@@ -66,6 +123,7 @@ hf::HfModelConfig hf_config_for(const config::Config& cfg,
                                 const std::optional<hf::HfModelConfig>& base,
                                 const std::string& ckpt_yaml) {
   const config::ModelConfig& m = cfg.model;
+  if (m.type == config::ModelType::kLlama) return llama_config_for(cfg, vocab, base);
   const bool gpt = m.type == config::ModelType::kGpt;
   const hf::HfModelType type = gpt ? hf::HfModelType::kGpt2 : hf::HfModelType::kDistilBert;
   hf::HfModelConfig hc = base && base->model_type == type ? *base : hf::HfModelConfig{};
@@ -154,6 +212,17 @@ std::string write_tokenizer(const config::DataConfig& d,
     copy(d.merges_path, "merges.txt");
     return {};
   }
+  if (d.tokenizer == config::TokenizerKind::kHf) {
+    // tokenizer.json as the run read it; transformers' AutoTokenizer takes it through
+    // PreTrainedTokenizerFast (its post-processor adds BOS/EOS as the original did).
+    copy(d.vocab_path, "tokenizer.json");
+    const nlohmann::json tc = {{"model_max_length", positions},
+                               {"tokenizer_class", "PreTrainedTokenizerFast"}};
+    output::write_file_atomic((fs::path(folder) / "tokenizer_config.json").string(),
+                              tc.dump(2) + "\n");
+    files.push_back("tokenizer_config.json");
+    return {};
+  }
   if (d.tokenizer == config::TokenizerKind::kWordpiece) {
     copy(d.vocab_path, "vocab.txt");
     const nlohmann::json tc = {{"do_lower_case", d.lower_case},
@@ -178,7 +247,9 @@ int64_t checkpoint_vocab(const std::string& meta_path, const config::Config& cfg
   int64_t vocab = cfg.model.vocab_size;
   for (const auto& t : meta_json.value("tensors", nlohmann::json::array())) {
     const std::string name = t.is_object() ? t.value("name", "") : "";
-    if (name == "wte.weight" || name == "word_embeddings.weight") vocab = t["shape"][0];
+    if (name == "wte.weight" || name == "word_embeddings.weight" || name == "embed_tokens.weight") {
+      vocab = t["shape"][0];
+    }
   }
   return vocab;
 }

@@ -1,4 +1,5 @@
-// The name table: GPT2LMHeadModel's and DistilBERT's tensor names against llmprof's.
+// The name table: GPT2LMHeadModel's, DistilBERT's and LlamaForCausalLM's (Qwen2ForCausalLM,
+// MistralForCausalLM) tensor names against llmprof's.
 #include "hf_names.h"
 
 #include <fmt/format.h>
@@ -81,10 +82,46 @@ HfModelNames distilbert_names(int64_t n_layer, bool mlm_head) {
   return n;
 }
 
+// LlamaForCausalLM: llmprof's Llama names its tensors as the body under "model." does; the head is
+// lm_head.weight outside it, absent from a tied model's file (or equal to the embedding). Biases
+// of q/k/v (Qwen2) are listed always and loaded where the model has them.
+HfModelNames llama_names(int64_t n_layer, bool tied) {
+  HfModelNames n;
+  n.body_prefix = "model.";
+  n.buffer_suffixes = {".rotary_emb.inv_freq"};  // older transformers saved it
+  auto same = [&](const std::string& name, bool body = true) {
+    n.tensors.push_back({name, {name}, Layout::kSame, body});
+  };
+  same("embed_tokens.weight");
+  for (int64_t i = 0; i < n_layer; ++i) {
+    const std::string l = fmt::format("layers.{}.", i);
+    same(l + "input_layernorm.weight");
+    for (const char* proj : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
+      same(l + "self_attn." + proj + ".weight");
+      if (proj[0] != 'o') same(l + "self_attn." + proj + ".bias");
+    }
+    same(l + "post_attention_layernorm.weight");
+    for (const char* proj : {"gate_proj", "up_proj", "down_proj"}) {
+      same(l + "mlp." + proj + ".weight");
+    }
+  }
+  same("norm.weight");
+  if (tied) {
+    n.tied_head = "lm_head.weight";
+    n.tied_to = "embed_tokens.weight";
+  } else {
+    same("lm_head.weight", false);
+  }
+  return n;
+}
+
 }  // namespace
 
 HfModelNames names_for(const config::Config& cfg) {
   if (cfg.model.type == config::ModelType::kGpt) return gpt2_names(cfg.model.n_layer);
+  if (cfg.model.type == config::ModelType::kLlama) {
+    return llama_names(cfg.model.n_layer, cfg.model.tie_embeddings);
+  }
   return distilbert_names(cfg.model.n_layer, cfg.train.task == config::TaskKind::kMlm);
 }
 

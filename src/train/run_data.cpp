@@ -310,7 +310,7 @@ void fill_encoder_set(EvalSet& set, const config::Config& cfg, const RunData& rd
 
 RunData load_run_data(const config::Config& cfg, data::Shard shard) {
   RunData rd;
-  if (cfg.model.type == config::ModelType::kGpt) {
+  if (cfg.model.type != config::ModelType::kDistilbert) {  // the decoders: gpt, llama
     load_lm_data(cfg, rd, shard);
   } else {
     load_encoder_data(cfg, rd, shard);
@@ -345,7 +345,7 @@ EvalSet make_train_eval_set(const config::Config& cfg, const RunData& rd, const 
   // its slice: the ranks' sums add up to one rank's over the same rows.
   const int64_t B = cfg.train.batch_size * shard.world_size, T = cfg.model.block_size;
   const uint64_t seed = static_cast<uint64_t>(cfg.train.seed) + (split == "train" ? 1 : 2);
-  if (cfg.model.type == config::ModelType::kGpt) {
+  if (cfg.model.type != config::ModelType::kDistilbert) {  // the decoders: gpt, llama
     // The stream sampled with one rng across batches, as nanoGPT's estimate_loss.
     const std::vector<int32_t>& tokens = split == "train" ? rd.splits.train : rd.splits.val;
     std::mt19937_64 rng(seed);
@@ -372,7 +372,7 @@ EvalSet make_validation_eval_set(const config::Config& cfg, const RunData& rd, i
   set.source = cfg.data.val_path.empty()
                    ? fmt::format("{} (tail {})", rd.source, cfg.data.val_fraction)
                    : cfg.data.val_path;
-  if (cfg.model.type == config::ModelType::kGpt) {
+  if (cfg.model.type != config::ModelType::kDistilbert) {  // the decoders: gpt, llama
     fill_window_set(set, cfg, rd.splits.val, batch_size, max_batches);
     return set;
   }
@@ -385,7 +385,7 @@ EvalSet make_file_eval_set(const config::Config& cfg, const RunData& rd, const s
   EvalSet set;
   set.name = name;
   set.source = path;
-  if (cfg.model.type == config::ModelType::kGpt) {
+  if (cfg.model.type != config::ModelType::kDistilbert) {  // the decoders: gpt, llama
     const std::string text = data::read_file_maybe_gzip(path);
     const std::vector<int32_t> tokens = rd.tokenizer->encode(text);
     if (static_cast<int64_t>(tokens.size()) < cfg.model.block_size + 1) {

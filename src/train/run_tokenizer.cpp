@@ -80,15 +80,17 @@ RunTokenizer take_checkpoint_tokenizer(config::Config& cfg,
   const rundir::CheckpointTokenizer& t = *meta.tokenizer;
   const auto kind = config::find_enum<config::TokenizerKind>(t.type);
   if (!kind) {
-    throw ConfigError(fmt::format("{}: {}: tokenizer.type '{}' is not char, gpt2 or wordpiece", key,
+    throw ConfigError(fmt::format("{}: {}: tokenizer.type '{}' is not char, gpt2, wordpiece or hf", key,
                                   rundir::path(dir, rundir::kCheckpointMeta), printable(t.type)),
                       cfg.source_file, key);
   }
   const fs::path files = fs::path(dir) / t.dir;
   config::DataConfig run = cfg.data;
   run.tokenizer = *kind;
-  run.vocab_path =
-      (files / (*kind == config::TokenizerKind::kWordpiece ? "vocab.txt" : "vocab.json")).string();
+  const char* vocab_file = *kind == config::TokenizerKind::kWordpiece ? "vocab.txt"
+                           : *kind == config::TokenizerKind::kHf      ? "tokenizer.json"
+                                                                      : "vocab.json";
+  run.vocab_path = (files / vocab_file).string();
   run.merges_path = *kind == config::TokenizerKind::kGpt2 ? (files / "merges.txt").string() : "";
   run.lower_case = t.lower_case;
   if (const std::optional<NamedTokenizer> named = named_tokenizer(cfg, path)) {

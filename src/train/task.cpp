@@ -8,6 +8,7 @@
 #include "llmprof/model/distilbert.h"
 #include "llmprof/model/flops.h"
 #include "llmprof/model/fused_loss.h"
+#include "llmprof/model/llama.h"
 
 namespace llmprof::train {
 
@@ -22,7 +23,10 @@ torch::Tensor wrap(const int64_t* p, int64_t rows, int64_t cols) {
 
 class LmTask : public Task {
  public:
-  explicit LmTask(model::Gpt m) : model_(std::move(m)) {
+  explicit LmTask(model::Gpt m)
+      : model_(std::move(m)),
+        decoder_(model_, 2 * model_->options().n_layer * model_->options().n_embd,
+                 2 * model_->options().n_layer * model_->options().n_embd) {
     const auto& o = model_->options();
     shape_ = {o.n_layer, o.n_head, o.n_embd, o.block_size, o.vocab_size, o.bias};
   }
@@ -50,11 +54,103 @@ class LmTask : public Task {
                        shape_.n_embd, shape_.block_size, shape_.vocab_size);
   }
   model::Gpt* gpt() override { return &model_; }
+  model::Decoder* decoder() override { return &decoder_; }
 
  private:
   model::Gpt model_;
+  model::DecoderOf<model::Gpt> decoder_;
   model::GptShape shape_{};
 };
+
+// ---------------------------------------------------------------------------------------------
+// lm with the Llama-family decoder: RoPE, RMSNorm, SwiGLU, grouped-query attention.
+
+model::LlamaShape llama_shape(const model::LlamaOptions& o) {
+  return {o.n_layer,    o.n_head,     o.kv_heads(),       o.n_embd,         o.head_width(),
+          o.ffn_width(), o.block_size, o.vocab_size,       o.tie_embeddings, o.attention_bias};
+}
+
+class LlamaTask : public Task {
+ public:
+  explicit LlamaTask(model::Llama m)
+      : model_(std::move(m)),
+        shape_(llama_shape(model_->options())),
+        decoder_(model_, 2 * shape_.n_layer * shape_.n_kv_head * shape_.head_dim,
+                 2 * shape_.n_layer * shape_.n_head * shape_.head_dim) {}
+  config::TaskKind kind() const override { return config::TaskKind::kLm; }
+  torch::nn::Module& module() override { return *model_; }
+  int64_t num_parameters() override { return model_->num_parameters(); }
+  torch::Tensor loss(const Batch& b) override { return model_->loss(model_->forward(b.x), b.y); }
+  torch::Tensor logits(const Batch& b) override { return model_->forward(b.x); }
+  double forward_flops_per_sequence() const override {
+    return model::llama_forward_flops_per_sequence(shape_);
+  }
+  double train_flops_per_step(int64_t B, int64_t A, bool ckpt) const override {
+    return model::llama_train_flops_per_step(shape_, B, A, ckpt);
+  }
+  profile::ScopeFlops scope_forward_flops(int64_t B) const override {
+    return model::llama_scope_forward_flops(shape_, B);
+  }
+  std::string flops_formula(bool ckpt) const override {
+    return std::string("per sequence forward = L*(2*T*C*(2*nh*hd + 2*nkv*hd) + 6*T*C*F + "
+                       "4*T^2*nh*hd) + 2*T*C*V (matmuls only: q, k, v, o, SwiGLU, attention "
+                       "core, lm_head); step = 3 x forward x batch_size x grad_accum_steps") +
+           (ckpt ? " + recomputed block forwards" : "");
+  }
+  std::string describe() const override;
+  model::Decoder* decoder() override { return &decoder_; }
+
+ private:
+  model::Llama model_;
+  model::LlamaShape shape_;
+  model::DecoderOf<model::Llama> decoder_;
+};
+
+std::string LlamaTask::describe() const {
+  const model::LlamaShape& s = shape_;
+  std::string text =
+      fmt::format("llama L={} H={} KV={} C={} hd={} F={} T={} V={}{}", s.n_layer, s.n_head,
+                  s.n_kv_head, s.n_embd, s.head_dim, s.intermediate_size, s.block_size,
+                  s.vocab_size, s.tie_embeddings ? " tied" : "");
+  if (s.n_kv_head == s.n_head) return text;
+  // GQA against a multi-head model of the same width, bf16 cache (2 bytes per element).
+  const model::GqaSavings g = model::llama_gqa_savings(s, 2);
+  return text + fmt::format(
+                    "; GQA: KV cache {} B/token in bf16 vs {} for MHA ({:.2f}x less), attention "
+                    "forward {:.3g} vs {:.3g} MFLOP/token (k/v projections {:.3g} vs {:.3g})",
+                    g.kv_bytes_per_token, g.mha_kv_bytes_per_token,
+                    static_cast<double>(g.mha_kv_bytes_per_token) /
+                        static_cast<double>(g.kv_bytes_per_token),
+                    g.attention_flops_per_token * 1e-6, g.mha_attention_flops_per_token * 1e-6,
+                    g.kv_proj_flops_per_token * 1e-6, g.mha_kv_proj_flops_per_token * 1e-6);
+}
+
+// The llama options of cfg's model keys.
+model::LlamaOptions llama_options(const config::Config& cfg, int64_t vocab) {
+  const config::ModelConfig& m = cfg.model;
+  model::LlamaOptions o;
+  o.n_layer = m.n_layer;
+  o.n_head = m.n_head;
+  o.n_kv_head = m.n_kv_head;
+  o.n_embd = m.n_embd;
+  o.head_dim = m.head_dim;
+  o.intermediate_size = m.intermediate_size;
+  o.block_size = m.block_size;
+  o.vocab_size = vocab;
+  o.rope_theta = m.rope_theta;
+  o.rms_norm_eps = m.rms_norm_eps;
+  o.tie_embeddings = m.tie_embeddings;
+  o.attention_bias = m.attention_bias;
+  o.rope_llama3 = m.rope_scaling_type == config::RopeScaling::kLlama3;
+  o.rope_factor = m.rope_scaling_factor;
+  o.rope_low_freq_factor = m.rope_scaling_low_freq_factor;
+  o.rope_high_freq_factor = m.rope_scaling_high_freq_factor;
+  o.rope_original_max_positions = m.rope_scaling_original_max_position_embeddings;
+  o.activation_checkpointing = cfg.train.activation_checkpointing;
+  o.sdpa = m.attention == config::Attention::kSdpa;
+  o.fused_loss = m.fused_loss;
+  return o;
+}
 
 // ---------------------------------------------------------------------------------------------
 // mlm / classify: the DistilBERT encoder with one of its two heads.
@@ -202,6 +298,14 @@ std::unique_ptr<Task> make_task(const config::Config& cfg, int64_t tokenizer_voc
     opt.bias = m.bias;
     opt.activation_checkpointing = cfg.train.activation_checkpointing;
     return std::make_unique<LmTask>(model::Gpt(opt));
+  }
+  if (m.type == config::ModelType::kLlama) {
+    if (m.dropout > 0) {
+      throw ConfigError("model.dropout: model.type=llama has no dropout (as Llama's attention "
+                        "and MLP in inference and most fine-tuning); set it to 0",
+                        cfg.source_file, "model.dropout");
+    }
+    return std::make_unique<LlamaTask>(model::Llama(llama_options(cfg, vocab)));
   }
   if (cfg.train.activation_checkpointing) {
     throw ConfigError("train.activation_checkpointing: not implemented for model.type=distilbert "

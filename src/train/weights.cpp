@@ -240,6 +240,12 @@ std::vector<std::string> shape_keys(const config::Config& ckpt) {
     keys.insert(keys.end(), {"model.block_size", "model.max_positions", "model.activation"});
   }
   if (ckpt.model.type == config::ModelType::kDistilbert) keys.push_back("model.max_positions");
+  if (ckpt.model.type == config::ModelType::kLlama) {
+    // RoPE tables have block_size rows but no weights: the block may change; the rest is shape.
+    keys.insert(keys.end(), {"model.n_kv_head", "model.intermediate_size", "model.head_dim",
+                             "model.tie_embeddings", "model.attention_bias", "model.rope_theta",
+                             "model.rms_norm_eps", "model.rope_scaling.type"});
+  }
   if (ckpt.train.task == config::TaskKind::kClassify) keys.push_back("model.num_labels");
   return keys;
 }

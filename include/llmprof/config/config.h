@@ -28,12 +28,26 @@ struct ModelConfig {
   bool fused_loss = false;   // cuda: cross-entropy as llmprof's two kernels, not LibTorch's ops
   int64_t num_labels = 2;    // train.task=classify: classes
   std::string init_from;     // llmprof checkpoint or run directory, or a Hugging Face folder
+  // llama (Llama, Qwen2, Mistral, SmolLM2 shapes): RoPE, RMSNorm, SwiGLU, grouped-query attention.
+  int64_t n_kv_head = 0;           // key/value heads; must divide n_head; 0 = n_head (MHA)
+  int64_t intermediate_size = 0;   // SwiGLU width; 0 = 4 * n_embd
+  double rope_theta = 10000.0;     // RoPE base (Llama 2: 1e4, SmolLM2: 1e5, Llama 3: 5e5)
+  double rms_norm_eps = 1e-5;      // RMSNorm epsilon (Llama 2 uses 1e-6)
+  bool tie_embeddings = false;     // lm_head shares embed_tokens.weight (SmolLM2, Qwen2-0.5B)
+  int64_t head_dim = 0;            // per-head width; 0 = n_embd / n_head
+  bool attention_bias = false;     // biases on q/k/v projections (Qwen2)
+  int64_t sliding_window = 0;      // Mistral's window; 0 = none; must be >= block_size
+  RopeScaling rope_scaling_type = RopeScaling::kNone;  // none | llama3
+  double rope_scaling_factor = 8.0;              // llama3: wavelength stretch of low frequencies
+  double rope_scaling_low_freq_factor = 1.0;     // llama3
+  double rope_scaling_high_freq_factor = 4.0;    // llama3
+  int64_t rope_scaling_original_max_position_embeddings = 8192;  // llama3
 };
 
 struct DataConfig {
   std::string path;                 // text file; empty = the built-in generated corpus
-  TokenizerKind tokenizer = TokenizerKind::kChar;  // char | gpt2 | wordpiece
-  std::string vocab_path;           // gpt2: encoder.json; wordpiece: vocab.txt
+  TokenizerKind tokenizer = TokenizerKind::kChar;  // char | gpt2 | wordpiece | hf
+  std::string vocab_path;           // gpt2: encoder.json; wordpiece: vocab.txt; hf: tokenizer.json
   std::string merges_path;          // gpt2: vocab.bpe
   bool lower_case = true;           // wordpiece: uncased vocabulary (do_lower_case)
   double val_fraction = 0.1;        // tail of the token stream held out for eval

@@ -33,8 +33,13 @@ constexpr std::array<std::string_view, sizeof...(Names)> name_array(Names... nam
     static constexpr auto names = detail::name_array(__VA_ARGS__); \
   }
 
-enum class ModelType : int { kGpt = 0, kDistilbert = 1 };
-LLMPROF_ENUM_NAMES(ModelType, "model.type", "gpt", "distilbert");
+enum class ModelType : int { kGpt = 0, kDistilbert = 1, kLlama = 2 };
+LLMPROF_ENUM_NAMES(ModelType, "model.type", "gpt", "distilbert", "llama");
+
+// llama: the rotary embedding's frequency scaling (Hugging Face's rope_scaling). none: the plain
+// inv_freq = 1 / theta^(2i/d); llama3: Llama 3.1's band-wise rescaling of inv_freq.
+enum class RopeScaling : int { kNone = 0, kLlama3 = 1 };
+LLMPROF_ENUM_NAMES(RopeScaling, "model.rope_scaling.type", "none", "llama3");
 
 // The GELU of the gpt MLP: exact (erf, nanoGPT's nn.GELU) or tanh (GPT-2's gelu_new).
 enum class Activation : int { kGelu = 0, kGeluTanh = 1 };
@@ -46,8 +51,9 @@ LLMPROF_ENUM_NAMES(Activation, "model.activation", "gelu", "gelu_tanh");
 enum class Attention : int { kManual = 0, kSdpa = 1 };
 LLMPROF_ENUM_NAMES(Attention, "model.attention", "manual", "sdpa");
 
-enum class TokenizerKind : int { kChar = 0, kGpt2 = 1, kWordpiece = 2 };
-LLMPROF_ENUM_NAMES(TokenizerKind, "data.tokenizer", "char", "gpt2", "wordpiece");
+// kHf: a Hugging Face tokenizer.json (data.vocab_path), BPE with its pre-tokenizers.
+enum class TokenizerKind : int { kChar = 0, kGpt2 = 1, kWordpiece = 2, kHf = 3 };
+LLMPROF_ENUM_NAMES(TokenizerKind, "data.tokenizer", "char", "gpt2", "wordpiece", "hf");
 
 // kAuto picks by file extension; a dataset read back always holds one of the others.
 enum class DataFormat : int { kAuto = 0, kText = 1, kJsonl = 2, kCsv = 3, kTsv = 4 };

@@ -1,8 +1,10 @@
-// Hugging Face checkpoint folders of GPT-2 and DistilBERT: config.json read and written, and which
-// tokenizer and weights files a folder holds. Keys and defaults are those of transformers'
-// GPT2Config and DistilBertConfig; shape keys have no default here (a model is never guessed).
+// Hugging Face checkpoint folders of GPT-2, DistilBERT and the Llama family (llama, qwen2,
+// mistral): config.json read and written, and which tokenizer and weights files a folder holds.
+// Keys and defaults are those of transformers' GPT2Config, DistilBertConfig, LlamaConfig,
+// Qwen2Config and MistralConfig; shape keys have no default here (a model is never guessed).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -11,9 +13,9 @@
 namespace llmprof::hf {
 
 // config.json's model_type. Values are stable.
-enum class HfModelType : int { kGpt2 = 0, kDistilBert = 1 };
+enum class HfModelType : int { kGpt2 = 0, kDistilBert = 1, kLlama = 2, kQwen2 = 3, kMistral = 4 };
 
-// "gpt2" or "distilbert".
+// "gpt2", "distilbert", "llama", "qwen2" or "mistral".
 const char* model_type_name(HfModelType type);
 
 // GPT2Config's keys (GPT2LMHeadModel, GPT2Model).
@@ -48,6 +50,52 @@ struct DistilBertFields {
   double seq_classif_dropout = 0.2;
 };
 
+// rope_scaling (or transformers 5's rope_parameters): the type as the file names it ("llama3",
+// "linear", "yarn" ...; read from rope_type or type) and llama3's four numbers (0 when absent).
+struct RopeScaling {
+  std::string type;
+  double factor = 0.0;
+  double low_freq_factor = 0.0;
+  double high_freq_factor = 0.0;
+  int64_t original_max_position_embeddings = 0;
+};
+
+// LlamaConfig's keys, shared by Qwen2Config and MistralConfig (LlamaForCausalLM,
+// Qwen2ForCausalLM, MistralForCausalLM).
+struct LlamaFields {
+  int64_t num_hidden_layers = 0;        // required
+  int64_t num_attention_heads = 0;      // required
+  int64_t num_key_value_heads = 0;      // absent or null: num_attention_heads (plain MHA)
+  int64_t hidden_size = 0;              // required
+  int64_t intermediate_size = 0;        // required: the SwiGLU width
+  int64_t max_position_embeddings = 0;  // required
+  std::optional<int64_t> head_dim;      // absent or null: hidden_size / num_attention_heads
+  double rms_norm_eps = 1e-6;
+  double rope_theta = 10000.0;
+  std::optional<RopeScaling> rope_scaling;  // absent, null or type "default": none
+  // Biases on q/k/v/o (llama's attention_bias); Qwen2 always has q/k/v biases and no o bias, which
+  // is what `attention_bias` means here for qwen2 (written back as Qwen2Config has no such key).
+  bool attention_bias = false;
+  bool mlp_bias = false;
+  std::string hidden_act = "silu";
+  double attention_dropout = 0.0;
+  std::optional<int64_t> sliding_window;  // mistral; qwen2 only with use_sliding_window
+  bool use_sliding_window = false;        // qwen2's switch for sliding_window
+  // Token ids as the file gives them (eos_token_id may be a list, as in Llama 3): raw JSON, "" when
+  // absent.
+  std::string bos_token_id_json;
+  std::string eos_token_id_json;
+  std::string pad_token_id_json;
+
+  int64_t head_dim_or_default() const {
+    return head_dim ? *head_dim : hidden_size / std::max<int64_t>(num_attention_heads, 1);
+  }
+  // The sliding window that applies to attention: mistral's when set, qwen2's when switched on.
+  std::optional<int64_t> active_window(bool qwen2) const {
+    return qwen2 && !use_sliding_window ? std::nullopt : sliding_window;
+  }
+};
+
 struct HfModelConfig {
   std::string file;  // the config.json read; empty for one built in code
   HfModelType model_type = HfModelType::kGpt2;
@@ -62,13 +110,19 @@ struct HfModelConfig {
   std::vector<std::string> defaulted;  // optional keys absent from the file, taken at the default
   Gpt2Fields gpt2;                     // read and written when model_type is kGpt2
   DistilBertFields distilbert;         // read and written when model_type is kDistilBert
+  LlamaFields llama;                   // read and written for kLlama, kQwen2 and kMistral
+
+  bool llama_family() const {
+    return model_type == HfModelType::kLlama || model_type == HfModelType::kQwen2 ||
+           model_type == HfModelType::kMistral;
+  }
 
   int64_t num_labels() const {
     return id2label.empty() ? 2 : static_cast<int64_t>(id2label.size());
   }
 };
 
-// Reads <folder>/config.json. A model_type other than gpt2/distilbert, a missing required key, a
+// Reads <folder>/config.json. A model_type not named above, a missing required key, a
 // key of the wrong type or an impossible value throws DataError naming the file and the key.
 HfModelConfig read_hf_config(const std::string& folder);
 
@@ -88,7 +142,7 @@ std::string hf_config_json(const HfModelConfig& config);
 void write_hf_config(const std::string& folder, const HfModelConfig& config);
 
 // The tokenizer files of a checkpoint folder.
-enum class HfTokenizerKind : int { kGpt2Bpe = 0, kWordPiece = 1 };
+enum class HfTokenizerKind : int { kGpt2Bpe = 0, kWordPiece = 1, kTokenizerJson = 2 };
 
 struct HfTokenizerFiles {
   HfTokenizerKind kind = HfTokenizerKind::kGpt2Bpe;
@@ -96,13 +150,14 @@ struct HfTokenizerFiles {
   std::string merges_txt;  // GPT-2 BPE: ranked merges (the same file as OpenAI's vocab.bpe)
   std::string vocab_txt;   // WordPiece: one token per line, id = line number
   std::string tokenizer_config_json;     // path when present, else empty
-  std::string tokenizer_json;            // the "fast" tokenizer.json when present (not read)
+  std::string tokenizer_json;            // the "fast" tokenizer.json when present (read for the
+                                         // Llama family: kTokenizerJson)
   bool do_lower_case = true;             // WordPiece only; see find_tokenizer_files
   bool do_lower_case_from_file = false;  // false: tokenizer_config.json did not say
 };
 
-// Finds the tokenizer files of folder: vocab.json + merges.txt (GPT-2) or vocab.txt (BERT), and
-// do_lower_case from tokenizer_config.json. With expected, requires that model's files; without,
+// Finds the tokenizer files of folder: vocab.json + merges.txt (GPT-2), vocab.txt (BERT) or
+// tokenizer.json (the Llama family, which needs it), and do_lower_case from tokenizer_config.json. With expected, requires that model's files; without,
 // a folder holding both kinds is refused. Missing or half a pair: DataError listing the folder.
 HfTokenizerFiles find_tokenizer_files(const std::string& folder,
                                       std::optional<HfModelType> expected = std::nullopt);

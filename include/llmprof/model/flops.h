@@ -71,4 +71,49 @@ double encoder_train_flops_per_step(const EncoderShape& s,
 profile::ScopeFlops encoder_scope_forward_flops(const EncoderShape& s,
                                                                     int64_t B);
 
+// ---------------------------------------------------------------------------------------------
+// Llama-family decoder (model/llama.h): grouped-query attention, SwiGLU, untied or tied head
+
+struct LlamaShape {
+  int64_t n_layer, n_head, n_kv_head, n_embd, head_dim;  // L, nh, nkv, C, hd
+  int64_t intermediate_size;                             // F
+  int64_t block_size, vocab_size;                        // T, V
+  bool tie_embeddings, attention_bias;
+};
+
+// Parameters (the tied head counted once):
+//   embed V*C + per layer (q C*nh*hd + k,v 2*C*nkv*hd + o nh*hd*C + SwiGLU 3*C*F + 2 norms 2C
+//   + q/k/v biases (nh + 2 nkv)*hd with attention_bias) + final norm C + lm_head V*C unless tied.
+int64_t llama_parameter_count(const LlamaShape& s);
+
+// Forward FLOPs for one sequence of T tokens (multiply-add = 2), matmuls only:
+//   per layer: q 2*T*C*nh*hd + k and v 2 * 2*T*C*nkv*hd + o 2*T*nh*hd*C
+//              + SwiGLU gate, up, down 3 * 2*T*C*F
+//              + scores 2*T*T*nh*hd + mix 2*T*T*nh*hd (every query head, full T x T)
+//   lm_head: 2*T*C*V
+// GQA saves only in k and v (nkv instead of nh heads); the attention core is the same as MHA's.
+// RMSNorm, RoPE, SiLU, softmax and the loss are O(T*C) and left out, as for GPT.
+double llama_forward_flops_per_sequence(const LlamaShape& s);
+
+// 3 x forward (+ one recomputed forward of the blocks with activation checkpointing), over
+// batch_size * grad_accum_steps sequences, as gpt_train_flops_per_step.
+double llama_train_flops_per_step(const LlamaShape& s,
+                                  int64_t batch_size,
+                                  int64_t grad_accum_steps,
+                                  bool activation_checkpointing);
+
+// Forward matmul FLOPs per call of each llama scope (attn.q/k/v/o, attn.core, attn.scores,
+// attn.mix, attn, mlp.gate/up/down, mlp, block per layer; lm_head), -1 where not modelled.
+profile::ScopeFlops llama_scope_forward_flops(const LlamaShape& s, int64_t B);
+
+// What grouped-query attention saves against a multi-head model of the same width (nh kv heads),
+// per token: KV-cache bytes (L * 2 * nkv * hd * elem_bytes against L * 2 * nh * hd * elem_bytes)
+// and forward FLOPs of the k/v projections (2 * 2*C*nkv*hd * L against 2 * 2*C*nh*hd * L).
+struct GqaSavings {
+  int64_t kv_bytes_per_token, mha_kv_bytes_per_token;
+  double kv_proj_flops_per_token, mha_kv_proj_flops_per_token;
+  double attention_flops_per_token, mha_attention_flops_per_token;  // q,k,v,o + core at T
+};
+GqaSavings llama_gqa_savings(const LlamaShape& s, int64_t elem_bytes);
+
 }  // namespace llmprof::model

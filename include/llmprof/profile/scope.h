@@ -37,8 +37,17 @@ enum class Scope : int16_t {
   kLnF,
   kLmHead,
   kLoss,
+  // llama (model/llama.h): separate q/k/v/o projections, the rotary embedding, the SwiGLU gate,
+  // and RMSNorm (input, post-attention and final norms: one name, the block index tells them).
+  kAttnQ,
+  kAttnK,
+  kAttnV,
+  kAttnO,
+  kAttnRope,
+  kMlpGate,
+  kNorm,
 };
-inline constexpr int kNumScopes = 18;  // the built-in scopes above
+inline constexpr int kNumScopes = 25;  // the built-in scopes above
 
 // Scope ids from kNumScopes up name a user's own modules (register_scope): every table indexed
 // by scope id holds kMaxScopes entries.

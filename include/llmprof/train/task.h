@@ -12,6 +12,7 @@
 
 #include "llmprof/config/enums.h"
 #include "llmprof/data/loader.h"
+#include "llmprof/model/decoder.h"
 #include "llmprof/model/gpt.h"
 #include "llmprof/profile/scope.h"
 
@@ -73,6 +74,8 @@ class Task {
   virtual std::string describe() const = 0;
   // The decoder, for KV-cache generation; null for the encoder tasks.
   virtual model::Gpt* gpt() { return nullptr; }
+  // The decoder (gpt, llama) for KV-cache generation; null for the encoder tasks.
+  virtual model::Decoder* decoder() { return nullptr; }
 };
 
 // The task cfg describes, with its model built and initialised (seeded with train.seed);
