@@ -33,4 +33,7 @@ void add_export_command(CLI::App& app, int& exit_code);
 // llmprof plot RUN_OR_SWEEP_DIR... [--out DIR] [--format png|svg]
 void add_plot_command(CLI::App& app, int& exit_code);
 
+// llmprof plan --config F [--set k=v]... [--device D] [--world-size W] [--format text|json]
+void add_plan_command(CLI::App& app, int& exit_code);
+
 }  // namespace llmprof::cli

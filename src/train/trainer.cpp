@@ -17,6 +17,8 @@
 #include "llmprof/error.h"
 #include "llmprof/model/autocast.h"
 #include "llmprof/model/flops.h"
+#include "llmprof/plan/plan.h"
+#include "llmprof/plan/probe.h"
 #include "llmprof/profile/phase.h"
 #include "llmprof/profile/tracer.h"
 #include "llmprof/rundir/files.h"
@@ -404,7 +406,9 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
   config::validate(cfg);
   check_device(cfg);
   StopSignals signals;  // from here: a signal during set-up stops the run too, not the process
+  plan::MemoryProbe probe(cfg.device.is_cuda(), cfg.device.index);  // before the model exists
   Training t(cfg);  // set-up: model, data, optimizer, eval batches
+  probe.set_model(t.params, t.task->module().buffers());
   check_run_tokenizer(init_tokenizer, *t.data.tokenizer, cfg.model.init_from);
   if (signals.signal() != 0) {
     throw Interrupted(fmt::format("stopped by signal {} during set-up, before the run directory "
@@ -412,6 +416,7 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
                                   signals.signal()));
   }
   Session session(cfg, session_options(cfg, *t.task, opts), &t.runtime);  // the run directory
+  session.set_phase_observer(&probe);
   t.data.tokenizer->save(session.run_dir());
   log_inputs(t);
   data::BatchLoader loader(*t.data.train_sampler, cfg.data.num_workers, cfg.data.prefetch,
@@ -442,12 +447,14 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
                                             .dump());
       }
       if (t.graph) static_cast<FusedAdam&>(*t.optimizer).stage_learning_rates();
+      probe.before_step(n);
       Step step = session.step();  // its row is written as it leaves scope, even on break
       if (t.graph) {
         graph_step(t, step, loader, state);
       } else {
         timed_step(cfg, t, step, loader, state);
       }
+      probe.after_step(n);
       if (auto stop = record_loss(cfg, step, state, lr)) {
         outcome = *stop;
         break;
@@ -472,6 +479,8 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
     outcome = {RunStatus::kFailed, what.substr(0, what.find('\n'))};
   }
   try {
+    session.annotate("plan", plan::reconcile_json(cfg, cfg.model.vocab_size > 0 ? 0 : t.data.tokenizer->vocab_size(),
+                                                  cfg.device.is_cuda(), probe.measured()));
     return finish(cfg, t, session, outcome);
   } catch (const llmprof::Error& e) {  // the checkpoint or a table met a full disk
     finish_failed(session, e.what());
