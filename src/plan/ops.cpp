@@ -48,7 +48,9 @@ Op layer_norm_op(const Shape& s, const std::string& module, int block, int64_t p
   Op op;
   op.module = module;
   op.block = block;
-  op.saved = 2 * s.t(N * 4) + s.t(N * C * 4);  // mean, rstd, output (saved by the next linear)
+  // mean and rstd; the output when the next linear saves it (under autocast that linear saves
+  // its bf16 copy instead and the fp32 output is freed).
+  op.saved = 2 * s.t(N * 4) + (s.autocast ? 0 : s.t(N * C * 4));
   op.dtype = "fp32";
   op.bwd_temp = 2 * s.t(N * C * 4) + pending;
   op.param_grad = s.t(C * 4) + (bias ? s.t(C * 4) : 0);
@@ -72,9 +74,8 @@ void attention_core(const Shape& s, std::vector<Op>& ops, const std::string& p, 
                    0, dt});
     return;
   }
-  // sdpa on the CPU (LibTorch's math path) saves what the manual path saves plus the scaled q
-  // and the out-of-place masked scores; the manual path scales and masks in place.
-  const int64_t extra = causal_sdpa ? nc + scores : 0;
+  // sdpa on the CPU (LibTorch 1.13's math path) saves what the manual path saves (measured).
+  const int64_t extra = 0;
   ops.push_back({p + ".scores", block, Saves::kActivations, 2 * nc + extra, 0,
                  live_qkv + scores, scores + 2 * nc + live_qkv + pending, 0, 0, dt});
   int64_t probs = scores;
