@@ -36,4 +36,7 @@ void add_plot_command(CLI::App& app, int& exit_code);
 // llmprof tokenize --tokenizer tokenizer.json (--text S... | --texts-json F) [--plain] (hidden)
 void add_tokenize_command(CLI::App& app, int& exit_code);
 
+// llmprof plan --config F [--set k=v]... [--device D] [--world-size W] [--format text|json]
+void add_plan_command(CLI::App& app, int& exit_code);
+
 }  // namespace llmprof::cli

@@ -234,6 +234,10 @@ Step Session::step() {
   return Step(*this, number);
 }
 
+void Session::set_phase_observer(profile::PhaseObserver* observer) {
+  impl_->recorder.set_observer(observer);
+}
+
 void Session::annotate(const std::string& key, const std::string& json_text) {
   try {
     impl_->annotations.emplace_back(key, nlohmann::json::parse(json_text));

@@ -18,6 +18,8 @@
 #include "llmprof/error.h"
 #include "llmprof/model/autocast.h"
 #include "llmprof/model/flops.h"
+#include "llmprof/plan/plan.h"
+#include "llmprof/plan/probe.h"
 #include "llmprof/profile/phase.h"
 #include "llmprof/profile/tracer.h"
 #include "llmprof/rundir/files.h"
@@ -502,7 +504,9 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
   const std::unique_ptr<DataParallel> dp =
       DataParallel::connect(cfg, dist::rank_env_from_environment());
   const data::Shard shard{dp ? dp->rank() : 0, dp ? dp->world_size() : 1};
+  plan::MemoryProbe probe(cfg.device.is_cuda(), cfg.device.index);  // before the model exists
   Training t(cfg, shard);  // set-up: model, data, optimizer, eval batches
+  probe.set_model(t.params, t.task->module().buffers());
   check_run_tokenizer(init_tokenizer, *t.data.tokenizer, cfg.model.init_from);
   check_shardable(cfg, t.data, static_cast<int>(shard.world_size));
   LoopState state(cfg.train.grad_accum_steps);
@@ -516,6 +520,7 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
   SessionOptions so = session_options(cfg, *t.task, opts);
   const std::string top_dir = rank_run_dir(dp.get(), session_cfg, so);
   Session session(session_cfg, so, &t.runtime);  // the run directory
+  session.set_phase_observer(&probe);
   if (dp) dp->open_comm_csv(session.run_dir());
   t.data.tokenizer->save(session.run_dir());
   log_inputs(t);
@@ -547,6 +552,7 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
                                             .dump());
       }
       if (t.graph) static_cast<FusedAdam&>(*t.optimizer).stage_learning_rates();
+      probe.before_step(n);
       Step step = session.step();  // its row is written as it leaves scope, even on break
       const int64_t step_t0 = now_ns();
       if (t.graph) {
@@ -555,6 +561,7 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
         timed_step(cfg, t, step, loader, state, dp.get());
       }
       const double step_ms = static_cast<double>(now_ns() - step_t0) * 1e-6;
+      probe.after_step(n);
       std::optional<Outcome> stop = record_loss(cfg, step, state, lr);
       if (dp) stop = after_rank_step(*dp, n, step_ms, state, stop, signals.signal() != 0);
       if (stop) {
@@ -582,6 +589,8 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
     outcome = {RunStatus::kFailed, what.substr(0, what.find('\n'))};
   }
   try {
+    session.annotate("plan", plan::reconcile_json(cfg, cfg.model.vocab_size > 0 ? 0 : t.data.tokenizer->vocab_size(),
+                                                  cfg.device.is_cuda(), probe.measured()));
     return finish(cfg, t, session, outcome, dp.get(), top_dir);
   } catch (const llmprof::Error& e) {  // the checkpoint or a table met a full disk
     finish_failed(session, e.what());

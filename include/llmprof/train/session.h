@@ -165,6 +165,9 @@ class Session {
   Step step();
   int64_t steps_completed() const;
 
+  // Told of every phase's begin and end (llmprof plan's memory probe); null: none.
+  void set_phase_observer(profile::PhaseObserver* observer);
+
   // Adds a top-level section to summary.json; json_text is a JSON value.
   void annotate(const std::string& key, const std::string& json_text);
 

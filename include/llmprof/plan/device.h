@@ -1,0 +1,38 @@
+// The devices llmprof plan knows: capacity and datasheet peaks, or a byte count.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llmprof::plan {
+
+struct DeviceSpec {
+  std::string name;             // as given: h100-80gb, a100-40gb, cpu, cuda, 42949672960
+  std::string product;          // "NVIDIA A100-SXM4-40GB", "this machine's memory"
+  bool cuda = true;             // the CUDA caching allocator applies
+  int64_t capacity_bytes = 0;   // total memory
+  int64_t reserved_bytes = 0;   // not usable by tensors: CUDA context + cuBLAS workspace (estimate)
+  double bf16_flops_per_s = 0;  // dense tensor-core peak; 0 = unknown
+  double fp32_flops_per_s = 0;  // non-tensor-core fp32 peak; 0 = unknown
+  double bytes_per_s = 0;       // DRAM bandwidth; 0 = unknown
+  std::string source;           // where the figures come from
+
+  int64_t usable_bytes() const { return capacity_bytes - reserved_bytes; }
+};
+
+// The names find_device accepts, besides a byte count ("cpu", "cuda", "h100-80gb", ...).
+std::vector<std::string> known_devices();
+
+// A known device by name, or a byte count (e.g. 42949672960, 40GiB, 40GB). cpu: this machine's
+// MemAvailable. Throws UsageError listing the known names for anything else. "cuda" is resolved by
+// the caller (the current GPU's properties); here it is an error unless cuda_name/bytes are given.
+DeviceSpec find_device(std::string_view name);
+
+// The table entry whose product matches a CUDA device name (e.g. "NVIDIA H100 80GB HBM3"), for
+// the peaks of `--device cuda`; nullopt when unknown.
+std::optional<DeviceSpec> device_for_product(std::string_view cuda_name);
+
+}  // namespace llmprof::plan

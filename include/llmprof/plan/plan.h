@@ -1,0 +1,154 @@
+// llmprof plan: the memory of one training step predicted from the config alone, by component,
+// with the place of its peak, before anything is allocated. The model is an event simulation of
+// the step: each op of the forward allocates what autograd saves for its backward (plus its
+// transient outputs), the loss adds its buffers, the backward walks the ops in reverse freeing
+// saved tensors and allocating gradients, the optimizer adds its state and temporaries. Byte
+// counts follow how llmprof's own models compute (src/model/gpt.cpp, distilbert.cpp): each term
+// below names the tensor it counts. Torch-free: the CLI and train both call it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmprof/config/config.h"
+#include "llmprof/plan/device.h"
+
+namespace llmprof::plan {
+
+// The parts of a step's memory. Values are stable: they index tables and name JSON fields.
+enum class Component : int {
+  kParameters = 0,      // fp32 master weights
+  kGradients = 1,       // fp32 .grad, at their largest (all of them, before the optimizer)
+  kOptimizerState = 2,  // adam/adamw: exp_avg + exp_avg_sq; sgd: momentum buffer
+  kBuffers = 3,         // registered buffers (causal masks, position ids)
+  kBatch = 4,           // the micro-batch's index tensors (int64)
+  kActivations = 5,     // saved for backward by all blocks + embedding + final norm
+  kAutocastCopies = 6,  // bf16/fp16 casts of weights (and inputs) kept for backward
+  kLossBuffers = 7,     // logits' log-softmax (or the fused loss's row stats)
+  kTransient = 8,       // what the op at the peak adds on top (gradients in flight, temporaries)
+  kDdpBuckets = 9,      // data-parallel gradient buckets (a gradient-sized flat copy)
+};
+inline constexpr int kNumComponents = 10;
+// "parameters", "gradients", "optimizer_state", ...
+std::string_view component_name(Component c);
+
+// Where in a step something happens: the phase and the module (e.g. backward, h0.attn.softmax).
+struct Place {
+  std::string phase;   // forward | loss | backward | optimizer
+  std::string module;  // e.g. "h3.mlp.act", "lm_head", "adamw"
+};
+
+// Bytes saved for backward by one module of one block (or by the embedding/head), by dtype.
+struct ModuleBytes {
+  std::string module;  // e.g. "attn.softmax"
+  std::string dtype;   // fp32 | bf16 | fp16 | bool | mixed
+  int64_t bytes = 0;
+};
+
+// What the planner needs beyond the config: the vocabulary (the tokenizer's, when model.vocab_size
+// is 0), the data-parallel world size (rows of the technique table), the device.
+struct PlanOptions {
+  int64_t vocab_size = 0;  // 0: model.vocab_size
+  int64_t world_size = 1;  // >1: data-parallel buckets (a gradient-sized flat copy per rank)
+  bool cuda = false;       // the CUDA caching allocator's rounding and CUDA's op choices
+};
+
+struct MemoryPlan {
+  int64_t parameters = 0;                // count
+  int64_t parameter_bytes = 0, buffer_bytes = 0, gradient_bytes = 0, optimizer_state_bytes = 0;
+  std::vector<int64_t> component_bytes;  // kNumComponents entries, at the predicted peak
+  // Totals of the step, independent of when they are live.
+  int64_t activations_bytes = 0;           // all saved activations at the end of the forward
+  int64_t activations_per_block_bytes = 0;  // one transformer block's
+  std::vector<ModuleBytes> block_modules;   // one block's, per module
+  int64_t peak_bytes = 0;            // tensor bytes at the peak (allocated)
+  int64_t peak_reserved_bytes = 0;   // with the allocator's rounding and segments (an estimate)
+  Place peak_place;
+  int64_t forward_end_bytes = 0;  // live at the end of the forward (loss included) above its start
+  double flops_per_step = 0;       // matmul FLOPs of the step (forward + backward [+ recompute])
+  double bytes_per_step = 0;       // DRAM bytes of the step's roofline (an estimate)
+  std::vector<std::string> notes;  // what was assumed
+};
+
+// The step's memory as planned. Throws ConfigError naming a key the planner does not model.
+MemoryPlan plan_memory(const config::Config& cfg, const PlanOptions& opt);
+
+// The keys of cfg that change memory but the planner does not model, as "key: why" (empty: none).
+std::vector<std::string> unmodelled_keys(const config::Config& cfg);
+
+// The vocabulary the run's tokenizer will have: model.vocab_size, GPT-2's 50257, the lines of a
+// wordpiece vocab.txt, or the distinct bytes of the char corpus; 0 when it cannot be told.
+int64_t tokenizer_vocab_size(const config::Config& cfg);
+
+// The largest train.batch_size whose predicted reserved peak fits `usable_bytes` (0 if none).
+int64_t largest_batch(const config::Config& cfg, const PlanOptions& opt, int64_t usable_bytes);
+
+// Model states of mixed-precision Adam per parameter, as DeepSpeed/ZeRO count them: 2 (fp16
+// weights) + 2 (fp16 grads) + K=12 (fp32 master, m, v) = 16 bytes; sharded over world_size
+// (ZeRO paper, Rajbhandari et al. 2020, Figure 1).
+enum class Sharding : int { kNone = 0, kZero1 = 1, kZero2 = 2, kZero3 = 3 };
+int64_t model_state_bytes(int64_t parameters, Sharding sharding, int64_t world_size);
+
+// The CUDA caching allocator's block size for a request (c10/cuda/CUDACachingAllocator.cpp:
+// round up to 512 bytes) and the segment it comes from (<= 1 MiB: 2 MiB small segments; < 10 MiB:
+// 20 MiB large segments; else rounded to 2 MiB).
+int64_t cuda_block_bytes(int64_t request_bytes);
+int64_t cuda_segment_bytes(int64_t block_bytes);
+
+}  // namespace llmprof::plan
+
+namespace llmprof::plan {
+
+// One row of the technique table: the config change, its predicted memory and step time.
+struct TechniqueRow {
+  std::string name;           // "baseline (fp32)", "+ bf16 autocast", "+ ZeRO-2 (world 8)"
+  bool predicted_only = false;  // sharding rows: llmprof does not shard
+  int64_t peak_bytes = 0;       // predicted reserved peak per device
+  int64_t model_state_bytes = 0;  // parameters + gradients + optimizer state (+ casts) per device
+  int64_t activation_bytes = 0;   // activations + loss buffers at the peak
+  bool fits = false;
+  std::optional<double> step_ms;  // roofline lower bound; nullopt: no peaks for the device
+  int64_t micro_batch = 0;
+  int64_t accumulation = 1;
+};
+
+// The whole answer of `llmprof plan`.
+struct PlanReport {
+  DeviceSpec device;
+  MemoryPlan memory;                    // the config as given
+  bool fits = false;
+  int64_t largest_batch = 0;            // train.batch_size that still fits (0: none)
+  std::optional<double> step_ms;        // roofline lower bound of the config as given
+  std::optional<double> calibration;    // measured / roofline, when a measured run was given
+  std::string time_label;               // "roofline lower bound" or "calibrated on RUN"
+  std::vector<TechniqueRow> techniques;
+  int64_t world_size = 8;
+};
+
+// The roofline lower bound of a step: max(FLOPs / peak FLOP/s, bytes / bandwidth) in ms;
+// nullopt when the device's peaks are unknown.
+std::optional<double> roofline_step_ms(const MemoryPlan& m, const DeviceSpec& d,
+                                       config::Precision precision);
+
+// Plans cfg on device d: the memory, the largest batch, the technique table (world_size ranks for
+// the data-parallel rows). Throws ConfigError for a config it cannot plan.
+PlanReport make_report(const config::Config& cfg, const DeviceSpec& d, int64_t vocab_size,
+                       int64_t world_size);
+
+// The report as JSON text (llmprof plan --format json; summary.json's plan section).
+std::string report_json(const PlanReport& r);
+
+// A component whose prediction is off by more than this fraction of the measured bytes "differs".
+inline constexpr double kDiffersFraction = 0.10;
+
+struct Measured;
+// summary.json's "plan" section (JSON text): the config's plan (vocab_size: the tokenizer's when
+// model.vocab_size is 0) beside what the run measured, per component. A config the planner cannot
+// plan gives {"predicted": null, "reason": ...}.
+std::string reconcile_json(const config::Config& cfg, int64_t vocab_size, bool cuda,
+                           const Measured& measured);
+
+}  // namespace llmprof::plan

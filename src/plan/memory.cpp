@@ -1,0 +1,286 @@
+// The step simulation (plan.h): live bytes by component through forward, loss, backward and the
+// optimizer of a steady-state step (step 2 on: optimizer state exists, gradients were set to
+// None by the previous step), with the peak and where it happens.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "llmprof/data/encoder_data.h"
+#include "llmprof/error.h"
+#include "llmprof/plan/plan.h"
+#include "ops.h"
+
+namespace llmprof::plan {
+
+namespace {
+
+using detail::Graph;
+using detail::Op;
+using detail::Saves;
+using detail::Shape;
+
+constexpr int64_t kMiB = 1 << 20;
+
+int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+// Live bytes by component, and the peak seen so far with its place and breakdown.
+struct Sim {
+  std::array<int64_t, kNumComponents> live{};
+  std::array<int64_t, kNumComponents> at_peak{};
+  int64_t peak = -1;
+  Place place;
+
+  int64_t total() const {
+    int64_t s = 0;
+    for (int64_t b : live) s += b;
+    return s;
+  }
+  void add(Component c, int64_t bytes) { live[static_cast<int>(c)] += bytes; }
+  // A moment where `transient` bytes are live on top of the components.
+  void check(int64_t transient, const char* phase, const std::string& module) {
+    const int64_t now = total() + transient;
+    if (now <= peak) return;
+    peak = now;
+    at_peak = live;
+    at_peak[static_cast<int>(Component::kTransient)] += transient;
+    place = {phase, module};
+  }
+};
+
+Component saved_component(const Op& op) {
+  return op.kind == Saves::kLoss ? Component::kLossBuffers : Component::kActivations;
+}
+
+void forward_op(Sim& sim, const Op& op, bool keep) {
+  sim.check(op.fwd_temp, op.kind == Saves::kLoss ? "loss" : "forward", op.module);
+  if (!keep) return;
+  sim.add(saved_component(op), op.saved);
+  sim.add(Component::kAutocastCopies, op.autocast);
+}
+
+void backward_op(Sim& sim, const Op& op) {
+  sim.add(Component::kGradients, op.param_grad);
+  sim.check(op.bwd_temp, "backward", op.module);
+  sim.add(saved_component(op), -op.saved);
+  sim.add(Component::kAutocastCopies, -op.autocast);
+}
+
+// Ops of block b (a contiguous range of the graph).
+std::pair<size_t, size_t> block_range(const Graph& g, int b) {
+  size_t first = g.ops.size(), last = 0;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    if (g.ops[i].block == b) {
+      first = std::min(first, i);
+      last = i + 1;
+    }
+  }
+  return {first, last};
+}
+
+// Forward then backward. With activation checkpointing a block keeps only its input (the
+// previous op's output, already saved) during the forward, and recomputes its ops in backward.
+void walk(Sim& sim, const Graph& g, const Shape& s, bool checkpointing) {
+  for (const Op& op : g.ops) forward_op(sim, op, !checkpointing || op.block < 0);
+  if (checkpointing) {  // each block's output is kept as the next block's input
+    sim.add(Component::kActivations, s.L * s.t(s.N() * s.C * 4));
+  }
+  for (size_t k = g.ops.size(); k-- > 0;) {
+    const Op& op = g.ops[k];
+    if (checkpointing && op.block >= 0) {
+      const auto [first, last] = block_range(g, op.block);
+      sim.add(Component::kActivations, -s.t(s.N() * s.C * 4));
+      for (size_t j = first; j < last; ++j) forward_op(sim, g.ops[j], true);
+      for (size_t j = last; j-- > first;) backward_op(sim, g.ops[j]);
+      k = first;
+      continue;
+    }
+    backward_op(sim, op);
+  }
+}
+
+// Adam/AdamW (LibTorch's for-each-parameter loop): exp_avg_sq.sqrt() and its division are two
+// temporaries of the parameter's size; adam's L2 decay adds grad + wd * p. Foreach variants make
+// them for all parameters at once; fused kernels make none.
+int64_t optimizer_temp(const config::Config& cfg, const Graph& g, int64_t param_bytes) {
+  const auto& o = cfg.optim;
+  if (o.name == config::Optimizer::kSgd) {
+    return o.weight_decay > 0 ? g.largest_param * 4 : 0;
+  }
+  if (o.fused) return 0;
+  const int64_t per = 2 + (o.name == config::Optimizer::kAdam && o.weight_decay > 0 ? 1 : 0);
+  return per * g.largest_param * 4 + 0 * param_bytes;
+}
+
+int64_t optimizer_state(const config::Config& cfg, int64_t param_bytes) {
+  if (cfg.optim.name == config::Optimizer::kSgd) return cfg.optim.momentum > 0 ? param_bytes : 0;
+  return 2 * param_bytes;  // exp_avg, exp_avg_sq
+}
+
+Shape shape_of(const config::Config& cfg, const PlanOptions& opt) {
+  const auto& m = cfg.model;
+  Shape s;
+  s.B = cfg.train.batch_size;
+  s.T = m.block_size;
+  s.C = m.n_embd;
+  s.L = m.n_layer;
+  s.H = m.n_head;
+  s.V = opt.vocab_size > 0 ? opt.vocab_size : m.vocab_size;
+  s.F = m.ffn_dim > 0 ? m.ffn_dim : 4 * m.n_embd;
+  s.autocast = cfg.train.precision != config::Precision::kFp32;
+  s.act = s.autocast ? 2 : 4;
+  s.cuda = opt.cuda;
+  s.sdpa = m.attention == config::Attention::kSdpa;
+  s.bias = m.bias;
+  s.fused_loss = m.fused_loss;
+  s.dropout = m.dropout;
+  if (m.type == config::ModelType::kDistilbert && cfg.train.task == config::TaskKind::kMlm) {
+    s.mlm_positions = data::mlm_predictions_per_sequence(s.T, cfg.data.mlm_probability);
+  }
+  return s;
+}
+
+Graph graph_of(const config::Config& cfg, const Shape& s) {
+  switch (cfg.model.type) {
+    case config::ModelType::kDistilbert:
+      return detail::distilbert_graph(s, cfg);
+    case config::ModelType::kGpt:
+      break;
+  }
+  return detail::gpt_graph(s, cfg);
+}
+
+}  // namespace
+
+std::string_view component_name(Component c) {
+  static constexpr std::array<std::string_view, kNumComponents> names = {
+      "parameters",  "gradients",       "optimizer_state", "buffers",         "batch",
+      "activations", "autocast_copies", "loss_buffers",    "transient",       "ddp_buckets"};
+  return names[static_cast<size_t>(c)];
+}
+
+int64_t cuda_block_bytes(int64_t request_bytes) {
+  return request_bytes <= 0 ? 512 : round_up(request_bytes, 512);
+}
+
+int64_t cuda_segment_bytes(int64_t block_bytes) {
+  if (block_bytes <= kMiB) return 2 * kMiB;          // kSmallBuffer
+  if (block_bytes < 10 * kMiB) return 20 * kMiB;     // kLargeBuffer
+  return round_up(block_bytes, 2 * kMiB);            // kRoundLarge
+}
+
+std::vector<std::string> unmodelled_keys(const config::Config& cfg) {
+  std::vector<std::string> out;
+  if (cfg.train.cuda_graphs) {
+    out.push_back("train.cuda_graphs: the graph's private memory pool is not modelled");
+  }
+  if (cfg.model.type == config::ModelType::kDistilbert && cfg.model.attention ==
+                                                              config::Attention::kSdpa) {
+    // distilbert's attention is always the manual one; the key has no effect there.
+  }
+  return out;
+}
+
+MemoryPlan plan_memory(const config::Config& cfg, const PlanOptions& opt) {
+  for (const std::string& why : unmodelled_keys(cfg)) {
+    throw ConfigError("llmprof plan: cannot plan " + why, cfg.source_file,
+                      why.substr(0, why.find(':')));
+  }
+  const Shape s = shape_of(cfg, opt);
+  if (s.V <= 0) {
+    throw ConfigError("llmprof plan: model.vocab_size is 0 (taken from the tokenizer at run time);"
+                      " give it, e.g. --set model.vocab_size=65 for Tiny Shakespeare's char "
+                      "tokenizer", cfg.source_file, "model.vocab_size");
+  }
+  const Graph g = graph_of(cfg, s);
+  MemoryPlan plan;
+  for (const Op& op : g.ops) plan.parameters += op.params;
+  const int64_t param_bytes = plan.parameters * 4;
+  plan.parameter_bytes = param_bytes;
+  plan.buffer_bytes = g.buffer_bytes;
+  plan.optimizer_state_bytes = optimizer_state(cfg, param_bytes);
+  for (const Op& op : g.ops) plan.gradient_bytes += op.param_grad;
+  Sim sim;
+  sim.add(Component::kParameters, param_bytes);
+  sim.add(Component::kOptimizerState, optimizer_state(cfg, param_bytes));
+  sim.add(Component::kBuffers, g.buffer_bytes);
+  if (opt.cuda) sim.add(Component::kBatch, 2 * s.t(s.N() * 8));  // x, y copied to the device
+  if (opt.world_size > 1) sim.add(Component::kDdpBuckets, param_bytes);
+  const bool ckpt = cfg.train.activation_checkpointing && cfg.model.type == config::ModelType::kGpt;
+  const int64_t start = sim.total();
+  walk(sim, g, s, ckpt);
+  // Optimizer: all gradients, the state, the temporaries of the largest parameter.
+  sim.check(optimizer_temp(cfg, g, param_bytes), "optimizer",
+            std::string(config::name(cfg.optim.name)) + (cfg.optim.fused ? " (fused)" : ""));
+  plan.component_bytes.assign(sim.at_peak.begin(), sim.at_peak.end());
+  plan.peak_bytes = sim.peak;
+  plan.peak_place = sim.place;
+  // Saved totals, by walking the forward alone.
+  Sim fwd;
+  for (const Op& op : g.ops) forward_op(fwd, op, !ckpt || op.block < 0);
+  if (ckpt) fwd.add(Component::kActivations, s.L * s.t(s.N() * s.C * 4));
+  plan.forward_end_bytes = fwd.total();
+  plan.activations_bytes = fwd.live[static_cast<int>(Component::kActivations)];
+  (void)start;
+  for (const Op& op : g.ops) {
+    if (op.block != 0) continue;
+    const std::string name = op.module.substr(op.module.find('.') + 1);
+    plan.block_modules.push_back({name, op.dtype, op.saved + op.autocast});
+    plan.activations_per_block_bytes += op.saved + op.autocast;
+  }
+  plan.peak_reserved_bytes =
+      opt.cuda ? round_up(plan.peak_bytes, 2 * kMiB) + 20 * kMiB : plan.peak_bytes;
+  plan.notes = g.notes;
+  // FLOPs: 6 per parameter of each matmul per token, plus attention's 12*L*T*C per token
+  // (scores and mix, forward 4, backward 8); checkpointing re-runs the blocks' forward.
+  const double N = static_cast<double>(s.N());
+  double matmul_params = 0;
+  for (const Op& op : g.ops) {
+    if (op.module.find("ln") == std::string::npos && op.module != "embedding") {
+      matmul_params += static_cast<double>(op.params);
+    }
+  }
+  if (cfg.model.type == config::ModelType::kGpt) matmul_params += double(s.V) * double(s.C);
+  const double attn = 12.0 * double(s.L) * double(s.T) * double(s.C) * N;
+  plan.flops_per_step = 6.0 * N * matmul_params + attn;
+  if (ckpt) plan.flops_per_step += 2.0 * N * (matmul_params - double(s.V) * double(s.C)) + attn / 3;
+  plan.bytes_per_step = double(param_bytes) * 10.0 + 4.0 * double(plan.activations_bytes);
+  return plan;
+}
+
+int64_t largest_batch(const config::Config& cfg, const PlanOptions& opt, int64_t usable_bytes) {
+  config::Config c = cfg;
+  int64_t lo = 0, hi = 1;
+  auto fits = [&](int64_t b) {
+    c.train.batch_size = b;
+    return plan_memory(c, opt).peak_reserved_bytes <= usable_bytes;
+  };
+  while (hi <= (int64_t{1} << 20) && fits(hi)) {
+    lo = hi;
+    hi *= 2;
+  }
+  if (hi > (int64_t{1} << 20)) return lo;
+  while (hi - lo > 1) {  // fits(lo), !fits(hi)
+    const int64_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+int64_t model_state_bytes(int64_t parameters, Sharding sharding, int64_t world_size) {
+  const int64_t P = parameters, n = std::max<int64_t>(1, world_size);
+  switch (sharding) {
+    case Sharding::kNone:
+      return 16 * P;
+    case Sharding::kZero1:
+      return 4 * P + 12 * P / n;
+    case Sharding::kZero2:
+      return 2 * P + 14 * P / n;
+    case Sharding::kZero3:
+      return 16 * P / n;
+  }
+  return 16 * P;
+}
+
+}  // namespace llmprof::plan

@@ -1,0 +1,172 @@
+// The technique table of llmprof plan, as the profiling lecture's "LLaMA-7B on one A100 40GB"
+// case study: each row switches one more technique on, cumulatively, and is planned again.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+#include "llmprof/config/enums.h"
+#include "llmprof/plan/plan.h"
+
+namespace llmprof::plan {
+
+namespace {
+
+int64_t component(const MemoryPlan& m, Component c) {
+  return m.component_bytes.empty() ? 0 : m.component_bytes[static_cast<size_t>(c)];
+}
+
+int64_t model_states(const MemoryPlan& m) {
+  return component(m, Component::kParameters) + component(m, Component::kGradients) +
+         component(m, Component::kOptimizerState) + component(m, Component::kAutocastCopies);
+}
+
+TechniqueRow row_of(const std::string& name, const config::Config& c, const MemoryPlan& m,
+                    const DeviceSpec& d) {
+  TechniqueRow r;
+  r.name = name;
+  r.peak_bytes = m.peak_reserved_bytes;
+  r.model_state_bytes = model_states(m);
+  r.activation_bytes = component(m, Component::kActivations) +
+                       component(m, Component::kLossBuffers);
+  r.fits = r.peak_bytes <= d.usable_bytes();
+  r.micro_batch = c.train.batch_size;
+  r.accumulation = c.train.grad_accum_steps;
+  const auto t = roofline_step_ms(m, d, c.train.precision);
+  if (t) r.step_ms = *t * static_cast<double>(c.train.grad_accum_steps);
+  return r;
+}
+
+// A sharded row: the per-rank peak with the model states replaced by ZeRO's closed form
+// (mixed-precision Adam, 16 bytes per parameter unsharded) and no replicated bucket copy.
+TechniqueRow sharded_row(const std::string& name, const TechniqueRow& base, const MemoryPlan& m,
+                         Sharding sharding, int64_t world, const DeviceSpec& d) {
+  TechniqueRow r = base;
+  r.name = name;
+  r.predicted_only = true;
+  const int64_t states = model_state_bytes(m.parameters, sharding, world);
+  r.peak_bytes = base.peak_bytes - base.model_state_bytes -
+                 component(m, Component::kDdpBuckets) + states;
+  r.model_state_bytes = states;
+  r.fits = r.peak_bytes <= d.usable_bytes();
+  return r;
+}
+
+}  // namespace
+
+std::optional<double> roofline_step_ms(const MemoryPlan& m, const DeviceSpec& d,
+                                       config::Precision precision) {
+  const double flops = precision == config::Precision::kFp32 ? d.fp32_flops_per_s
+                                                              : d.bf16_flops_per_s;
+  if (flops <= 0 || d.bytes_per_s <= 0) return std::nullopt;
+  return 1e3 * std::max(m.flops_per_step / flops, m.bytes_per_step / d.bytes_per_s);
+}
+
+PlanReport make_report(const config::Config& cfg, const DeviceSpec& d, int64_t vocab_size,
+                       int64_t world_size) {
+  PlanReport r;
+  r.device = d;
+  r.world_size = world_size;
+  PlanOptions opt{vocab_size, 1, d.cuda};
+  r.memory = plan_memory(cfg, opt);
+  r.fits = r.memory.peak_reserved_bytes <= d.usable_bytes();
+  r.largest_batch = largest_batch(cfg, opt, d.usable_bytes());
+  r.step_ms = roofline_step_ms(r.memory, d, cfg.train.precision);
+  r.time_label = "roofline lower bound";
+  // The rows, cumulative from an fp32 eager baseline of the same shape and batch.
+  config::Config c = cfg;
+  c.train.precision = config::Precision::kFp32;
+  c.train.activation_checkpointing = false;
+  c.train.grad_accum_steps = 1;
+  c.model.attention = config::Attention::kManual;
+  c.model.fused_loss = false;
+  const bool gpt = c.model.type == config::ModelType::kGpt;
+  auto add = [&](const std::string& name, const config::Config& k, const PlanOptions& o) {
+    r.techniques.push_back(row_of(name, k, plan_memory(k, o), d));
+  };
+  add("baseline (fp32)", c, opt);
+  c.train.precision = cfg.train.precision == config::Precision::kFp16 ? config::Precision::kFp16
+                                                                     : config::Precision::kBf16;
+  add(std::string("+ ") + std::string(config::name(c.train.precision)) + " autocast", c, opt);
+  if (gpt) {
+    c.train.activation_checkpointing = true;
+    add("+ activation checkpointing", c, opt);
+  }
+  if (c.train.batch_size >= 2) {
+    const int64_t accum = std::min<int64_t>(4, c.train.batch_size);
+    c.train.grad_accum_steps = accum;
+    c.train.batch_size = c.train.batch_size / accum;
+    add("+ accumulation (" + std::to_string(accum) + " micro-batches)", c, opt);
+  }
+  if (gpt) {
+    c.model.attention = config::Attention::kSdpa;
+    add("+ flash attention (sdpa)", c, opt);
+  }
+  if (d.cuda) {
+    c.model.fused_loss = true;
+    add("+ fused loss", c, opt);
+  }
+  PlanOptions dp = opt;
+  dp.world_size = world_size;
+  const MemoryPlan m = plan_memory(c, dp);
+  const std::string w = " (world " + std::to_string(world_size) + ")";
+  r.techniques.push_back(row_of("+ data parallel" + w, c, m, d));
+  const TechniqueRow ddp = r.techniques.back();
+  r.techniques.push_back(sharded_row("+ ZeRO-1" + w, ddp, m, Sharding::kZero1, world_size, d));
+  r.techniques.push_back(sharded_row("+ ZeRO-2" + w, ddp, m, Sharding::kZero2, world_size, d));
+  r.techniques.push_back(
+      sharded_row("+ ZeRO-3 / FSDP" + w, ddp, m, Sharding::kZero3, world_size, d));
+  return r;
+}
+
+std::string report_json(const PlanReport& r) {
+  using nlohmann::json;
+  const MemoryPlan& m = r.memory;
+  json comp = json::object();
+  for (int c = 0; c < kNumComponents; ++c) {
+    comp[std::string(component_name(static_cast<Component>(c)))] =
+        m.component_bytes[static_cast<size_t>(c)];
+  }
+  json modules = json::array();
+  for (const ModuleBytes& b : m.block_modules) {
+    modules.push_back({{"module", b.module}, {"dtype", b.dtype}, {"bytes", b.bytes}});
+  }
+  json rows = json::array();
+  for (const TechniqueRow& t : r.techniques) {
+    rows.push_back({{"technique", t.name},
+                    {"predicted_only", t.predicted_only},
+                    {"peak_bytes", t.peak_bytes},
+                    {"model_state_bytes", t.model_state_bytes},
+                    {"activation_bytes", t.activation_bytes},
+                    {"fits", t.fits},
+                    {"micro_batch", t.micro_batch},
+                    {"accumulation", t.accumulation},
+                    {"step_ms", t.step_ms ? json(*t.step_ms) : json(nullptr)}});
+  }
+  json j = {
+      {"schema_version", 1},
+      {"device", {{"name", r.device.name}, {"product", r.device.product},
+                  {"capacity_bytes", r.device.capacity_bytes},
+                  {"usable_bytes", r.device.usable_bytes()}, {"source", r.device.source}}},
+      {"parameters", m.parameters},
+      {"components_at_peak_bytes", comp},
+      {"activations_bytes", m.activations_bytes},
+      {"activations_per_block_bytes", m.activations_per_block_bytes},
+      {"block_modules", modules},
+      {"peak_bytes", m.peak_bytes},
+      {"peak_reserved_bytes", m.peak_reserved_bytes},
+      {"peak_reserved_note", r.device.cuda ? "estimate: 2 MiB-rounded + one 20 MiB segment"
+                                           : "c10 bytes; glibc adds per-block headers"},
+      {"peak_phase", m.peak_place.phase},
+      {"peak_module", m.peak_place.module},
+      {"fits", r.fits},
+      {"largest_batch", r.largest_batch},
+      {"flops_per_step", m.flops_per_step},
+      {"step_ms", r.step_ms ? json(*r.step_ms) : json(nullptr)},
+      {"step_ms_label", r.time_label},
+      {"calibration_ratio", r.calibration ? json(*r.calibration) : json(nullptr)},
+      {"techniques", rows},
+      {"notes", m.notes}};
+  return j.dump(2);
+}
+
+}  // namespace llmprof::plan

@@ -1,0 +1,182 @@
+// llmprof plan: closed forms, component sums, hand-counted activations, the allocator's rounding,
+// the device table and bad input (torch-free: the planner alone).
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "llmprof/config/config.h"
+#include "llmprof/error.h"
+#include "llmprof/plan/device.h"
+#include "llmprof/plan/plan.h"
+
+namespace llmprof::plan {
+namespace {
+
+config::Config gpt(int64_t L, int64_t C, int64_t H, int64_t T, int64_t V, int64_t B) {
+  config::Config c;
+  c.model.n_layer = L;
+  c.model.n_embd = C;
+  c.model.n_head = H;
+  c.model.block_size = T;
+  c.model.vocab_size = V;
+  c.train.batch_size = B;
+  return c;
+}
+
+TEST(ModelStateBytes, SixteenBytesPerParameterForMixedPrecisionAdam) {
+  // ZeRO paper, Figure 1: 7.5B parameters, 64 ranks, K = 12: 120 GB, 31.4, 16.6, 1.88 GB.
+  const int64_t P = 7500000000;
+  EXPECT_EQ(model_state_bytes(P, Sharding::kNone, 64), 120000000000);
+  EXPECT_EQ(model_state_bytes(P, Sharding::kZero1, 64), 30000000000 + 1406250000);
+  EXPECT_EQ(model_state_bytes(P, Sharding::kZero2, 64), 15000000000 + 1640625000);
+  EXPECT_EQ(model_state_bytes(P, Sharding::kZero3, 64), 1875000000);
+}
+
+TEST(PlanMemory, ModelStatesOfBf16AdamwAreSixteenBytesPerParameter) {
+  config::Config c = gpt(2, 64, 4, 32, 100, 2);
+  c.train.precision = config::Precision::kBf16;
+  const MemoryPlan m = plan_memory(c, {});
+  EXPECT_EQ(m.parameter_bytes + m.gradient_bytes + m.optimizer_state_bytes, 16 * m.parameters);
+  EXPECT_EQ(m.parameter_bytes + m.gradient_bytes + m.optimizer_state_bytes,
+            model_state_bytes(m.parameters, Sharding::kNone, 1));
+}
+
+TEST(PlanMemory, ParametersOfGpt2SmallAre124M) {
+  // GPT-2 small with wpe of 1024 rows and the tied lm_head: 124,439,808 (nanoGPT's count).
+  const MemoryPlan m = plan_memory(gpt(12, 768, 12, 1024, 50257, 1), {});
+  EXPECT_EQ(m.parameters, 124439808);
+}
+
+TEST(PlanMemory, ComponentsSumToThePeak) {
+  for (bool ckpt : {false, true}) {
+    config::Config c = gpt(3, 48, 4, 24, 65, 5);
+    c.train.activation_checkpointing = ckpt;
+    const MemoryPlan m = plan_memory(c, {});
+    EXPECT_EQ(std::accumulate(m.component_bytes.begin(), m.component_bytes.end(), int64_t{0}),
+              m.peak_bytes)
+        << "checkpointing " << ckpt;
+  }
+}
+
+TEST(PlanMemory, GptBlockSavesSixteenResidualWidthsPlusTheScoresInFp32) {
+  // Per block, fp32, manual attention: x, ln_1 out, q, k, v copies, y, h, ln_2 out (8 NC), the
+  // MLP's c_fc output and GELU output (2 x 4NC), block output (NC): 16 NC floats; LayerNorm mean
+  // and rstd (4 N floats); softmax probabilities (B H T T floats). The block's input is counted
+  // in the previous block (its output) so one block here holds 15 NC + its output.
+  const int64_t B = 3, T = 16, C = 32, H = 4, N = B * T;
+  const MemoryPlan m = plan_memory(gpt(2, C, H, T, 65, B), {});
+  EXPECT_EQ(m.activations_per_block_bytes, 4 * (16 * N * C + 4 * N + B * H * T * T));
+}
+
+TEST(PlanMemory, CheckpointingKeepsOnlyBlockInputs) {
+  const int64_t B = 2, T = 16, C = 32, N = B * T, L = 3;
+  config::Config c = gpt(L, C, 4, T, 65, B);
+  const MemoryPlan full = plan_memory(c, {});
+  c.train.activation_checkpointing = true;
+  const MemoryPlan ckpt = plan_memory(c, {});
+  // Outside the blocks: embedding output (NC), ln_f mean/rstd (2N) and output (NC).
+  const int64_t outside = 4 * (N * C + 2 * N + N * C);
+  EXPECT_EQ(ckpt.activations_bytes, outside + L * 4 * N * C);
+  EXPECT_EQ(full.activations_bytes, outside + L * full.activations_per_block_bytes);
+}
+
+TEST(PlanMemory, PeakMovesToTheOptimizerWhenParametersDominate) {
+  // A large vocabulary and one sequence: the optimizer's all-gradients moment is the peak.
+  const MemoryPlan m = plan_memory(gpt(1, 64, 4, 8, 30000, 1), {});
+  EXPECT_EQ(m.peak_place.phase, "optimizer");
+  const MemoryPlan small_vocab = plan_memory(gpt(1, 64, 4, 64, 65, 16), {});
+  EXPECT_EQ(small_vocab.peak_place.phase, "backward");
+}
+
+TEST(CudaAllocator, RoundsBlocksTo512BytesAndSegmentsBySize) {
+  EXPECT_EQ(cuda_block_bytes(1), 512);
+  EXPECT_EQ(cuda_block_bytes(512), 512);
+  EXPECT_EQ(cuda_block_bytes(513), 1024);
+  EXPECT_EQ(cuda_segment_bytes(1 << 20), 2 << 20);                // small pool
+  EXPECT_EQ(cuda_segment_bytes((1 << 20) + 512), 20 << 20);       // large, < 10 MiB
+  EXPECT_EQ(cuda_segment_bytes(11 << 20), 12 << 20);              // rounded to 2 MiB
+}
+
+TEST(PlanMemory, CudaRoundsEveryTensorUp) {
+  const config::Config c = gpt(1, 8, 2, 3, 5, 1);  // tensors far below 512 bytes
+  const MemoryPlan cpu = plan_memory(c, {});
+  PlanOptions o;
+  o.cuda = true;
+  const MemoryPlan cuda = plan_memory(c, o);
+  EXPECT_GT(cuda.peak_bytes, cpu.peak_bytes);
+  // Saved tensors are whole blocks (parameters are counted as one total, a few KiB low).
+  EXPECT_EQ(cuda.activations_bytes % 512, 0);
+}
+
+TEST(LargestBatch, FitsAndTheNextDoesNot) {
+  config::Config c = gpt(2, 64, 4, 64, 65, 1);
+  const int64_t usable = 64 << 20;
+  const int64_t b = largest_batch(c, {}, usable);
+  ASSERT_GT(b, 0);
+  c.train.batch_size = b;
+  EXPECT_LE(plan_memory(c, {}).peak_reserved_bytes, usable);
+  c.train.batch_size = b + 1;
+  EXPECT_GT(plan_memory(c, {}).peak_reserved_bytes, usable);
+}
+
+TEST(FindDevice, UnknownNameListsTheKnownOnes) {
+  try {
+    find_device("tpu-v5");
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("tpu-v5"), std::string::npos) << what;
+    for (const char* n : {"cpu", "cuda", "h100-80gb", "h200", "a100-40gb", "a100-80gb"}) {
+      EXPECT_NE(what.find(n), std::string::npos) << n << " missing in: " << what;
+    }
+  }
+}
+
+TEST(FindDevice, AcceptsByteCountsAndTheTable) {
+  EXPECT_EQ(find_device("40GiB").capacity_bytes, int64_t{40} << 30);
+  EXPECT_EQ(find_device("24GB").capacity_bytes, 24000000000);
+  EXPECT_EQ(find_device("1234").capacity_bytes, 1234);
+  EXPECT_EQ(find_device("a100-40gb").capacity_bytes, int64_t{40} << 30);
+  EXPECT_THROW(find_device("40XB"), UsageError);
+  EXPECT_EQ(device_for_product("NVIDIA H100 80GB HBM3")->name, "h100-80gb");
+  EXPECT_FALSE(device_for_product("Tesla T4").has_value());
+}
+
+TEST(PlanMemory, UnmodelledKeyIsNamed) {
+  config::Config c = gpt(1, 16, 2, 8, 10, 1);
+  c.train.cuda_graphs = true;
+  try {
+    plan_memory(c, {});
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "train.cuda_graphs");
+  }
+}
+
+TEST(PlanMemory, UnknownVocabularyIsNamed) {
+  config::Config c = gpt(1, 16, 2, 8, 0, 1);
+  try {
+    plan_memory(c, {});
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "model.vocab_size");
+  }
+}
+
+TEST(MakeReport, LlamaSevenBShapeOomsOnA100FortyUntilSharded) {
+  // A 7B decoder shape (32 x 4096, vocab 32000, T 2048) in fp32 cannot fit 40 GB; the ZeRO-3
+  // row over 8 ranks brings model states to 16 x P / 8 bytes.
+  config::Config c = gpt(32, 4096, 32, 2048, 32000, 1);
+  c.model.bias = false;
+  const PlanReport r = make_report(c, find_device("a100-40gb"), 0, 8);
+  EXPECT_FALSE(r.fits);
+  ASSERT_FALSE(r.techniques.empty());
+  EXPECT_FALSE(r.techniques.front().fits);
+  const TechniqueRow& z3 = r.techniques.back();
+  EXPECT_TRUE(z3.predicted_only);
+  EXPECT_EQ(z3.model_state_bytes, 16 * r.memory.parameters / 8);
+  EXPECT_TRUE(r.step_ms.has_value());
+}
+
+}  // namespace
+}  // namespace llmprof::plan

@@ -1,0 +1,94 @@
+// llmprof train records its plan beside what it measured (summary.json "plan"), and llmprof
+// plan's command line: small CPU shapes, predicted vs measured within 10% (model states 1%).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/test_support.h"
+
+namespace llmprof::plan {
+namespace {
+
+using nlohmann::json;
+using test::run_llmprof;
+
+// Trains 3 steps of tiny_test.yaml with the extra settings and returns summary.json's plan.
+json plan_section(const test::ScratchDir& dir, const std::vector<std::string>& sets) {
+  std::vector<std::string> args = {"train", "--config", test::kTinyConfig, "--quiet",
+                                   "--set", "schedule.max_steps=3", "--set",
+                                   "train.eval_interval=0", "--set", "output.dir=" + dir.path(),
+                                   "--set", "output.name=run"};
+  for (const std::string& s : sets) {
+    args.push_back("--set");
+    args.push_back(s);
+  }
+  const auto r = run_llmprof(args);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return json::parse(test::read_file(dir.file("run/summary.json"))).at("plan");
+}
+
+void expect_reconciled(const json& plan) {
+  const json& c = plan.at("components");
+  const double peak = c.at("peak").at("ratio").get<double>();
+  EXPECT_NEAR(peak, 1.0, 0.10) << plan.dump(1);
+  for (const char* k : {"parameters", "gradients", "optimizer_state"}) {
+    EXPECT_NEAR(c.at(k).at("ratio").get<double>(), 1.0, 0.01) << k;
+  }
+  EXPECT_EQ(plan.at("peak_phase").at("predicted"), plan.at("peak_phase").at("measured"));
+}
+
+TEST(TrainPlan, GptFp32PeakWithinTenPercentAndSamePhase) {
+  test::ScratchDir dir("plan-gpt");
+  const json p = plan_section(dir, {"train.batch_size=6", "model.block_size=24"});
+  expect_reconciled(p);
+  EXPECT_EQ(p.at("peak_phase").at("measured"), "backward");
+}
+
+TEST(TrainPlan, GptBf16CheckpointedSdpaWithinTenPercent) {
+  test::ScratchDir dir("plan-gpt-bf16");
+  expect_reconciled(plan_section(dir, {"train.precision=bf16", "model.attention=sdpa",
+                                       "train.activation_checkpointing=true", "model.n_layer=3"}));
+}
+
+TEST(TrainPlan, DistilbertMlmWithinTenPercent) {
+  const std::string vocab = test::shared_data("vocab/bert-base-uncased-vocab.txt");
+  const std::string text = test::shared_data("wikitext-2/wiki.valid.tokens");
+  if (test::read_file(vocab).empty() || test::read_file(text).empty()) {
+    GTEST_SKIP() << "shared data absent: " << vocab;
+  }
+  test::ScratchDir dir("plan-distilbert");
+  expect_reconciled(plan_section(
+      dir, {"model.type=distilbert", "train.task=mlm", "data.tokenizer=wordpiece",
+            "data.vocab_path=" + vocab, "data.path=" + text, "data.format=text",
+            "data.max_examples=300", "model.n_embd=48", "model.n_head=4"}));
+}
+
+TEST(PlanCommand, UnknownDeviceExitsTwoListingKnownOnes) {
+  const auto r = run_llmprof({"plan", "--config", test::kTinyConfig, "--set",
+                              "model.vocab_size=65", "--device", "v100"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  test::expect_contains(r.output, "v100");
+  test::expect_contains(r.output, "a100-40gb");
+}
+
+TEST(PlanCommand, JsonHasComponentsAndTechniques) {
+  const auto r = run_llmprof({"plan", "--config", test::kTinyConfig, "--set",
+                              "model.vocab_size=65", "--device", "h100-80gb", "--format",
+                              "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json j = json::parse(r.output);
+  EXPECT_EQ(j.at("device").at("name"), "h100-80gb");
+  EXPECT_GT(j.at("peak_bytes").get<int64_t>(), 0);
+  EXPECT_TRUE(j.at("fits").get<bool>());
+  EXPECT_GE(j.at("techniques").size(), 8u);
+  EXPECT_EQ(j.at("step_ms_label"), "roofline lower bound");
+}
+
+TEST(PlanCommand, CharVocabularyUnknownWithoutCorpusIsNamed) {
+  const auto r = run_llmprof({"plan", "--config", test::kTinyConfig});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  test::expect_contains(r.output, "model.vocab_size");
+}
+
+}  // namespace
+}  // namespace llmprof::plan
