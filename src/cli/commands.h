@@ -33,4 +33,7 @@ void add_export_command(CLI::App& app, int& exit_code);
 // llmprof plot RUN_OR_SWEEP_DIR... [--out DIR] [--format png|svg]
 void add_plot_command(CLI::App& app, int& exit_code);
 
+// llmprof check BASELINE CANDIDATE [--max|--min|--within NAME=AMOUNT]... | --ab CMD_A CMD_B
+void add_check_command(CLI::App& app, int& exit_code);
+
 }  // namespace llmprof::cli
