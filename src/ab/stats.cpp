@@ -48,11 +48,10 @@ std::vector<double> paired_ratios(const std::vector<double>& baseline,
   return out;
 }
 
-Interval bootstrap_ratio_interval(const std::vector<double>& baseline,
-                                  const std::vector<double>& candidate,
-                                  double confidence,
-                                  int64_t resamples,
-                                  uint64_t seed) {
+std::vector<double> bootstrap_ratios(const std::vector<double>& baseline,
+                                     const std::vector<double>& candidate,
+                                     int64_t resamples,
+                                     uint64_t seed) {
   check_pairs(baseline, candidate);
   if (resamples < 1) throw std::invalid_argument("[ab] bootstrap needs at least one resample");
   const size_t n = baseline.size();
@@ -70,6 +69,15 @@ Interval bootstrap_ratio_interval(const std::vector<double>& baseline,
     ratios.push_back(median(drawn_b) / median(drawn_a));
   }
   std::sort(ratios.begin(), ratios.end());
+  return ratios;
+}
+
+Interval bootstrap_ratio_interval(const std::vector<double>& baseline,
+                                  const std::vector<double>& candidate,
+                                  double confidence,
+                                  int64_t resamples,
+                                  uint64_t seed) {
+  const std::vector<double> ratios = bootstrap_ratios(baseline, candidate, resamples, seed);
   const double tail = (1 - confidence) / 2;
   return {quantile_sorted(ratios, tail), quantile_sorted(ratios, 1 - tail)};
 }

@@ -85,15 +85,15 @@ std::vector<std::string> train_argv(const TrainTrial& trial, Arm arm, int64_t ro
   return argv;
 }
 
-Repetition run_train_repetition(const TrainTrial& trial, Arm arm, int64_t round) {
+Repetition run_argv_repetition(const std::vector<std::string>& argv, const std::string& run_dir,
+                               Arm arm, int64_t round, std::optional<Figure> figure) {
   Repetition rep;
   rep.arm = arm;
   rep.round = round;
-  rep.run_dir = rundir::path(trial.scratch_dir, name_of(trial, arm, round));
+  rep.run_dir = run_dir;
   const std::string log = rep.run_dir + ".log";
   // In this process group: a Ctrl-C reaches train too, which records its end and exits 130.
-  const pid_t pid = sweep::detail::spawn_point(train_argv(trial, arm, round), log,
-                                               /*own_group=*/false);
+  const pid_t pid = sweep::detail::spawn_point(argv, log, /*own_group=*/false);
   const int status = sweep::detail::wait_exit(pid);
   const bool signalled =
       WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM);
@@ -108,13 +108,20 @@ Repetition run_train_repetition(const TrainTrial& trial, Arm arm, int64_t round)
                                       arm_name(arm), round + 1, exit, last_line(log), log),
                           arm);
   }
+  if (!figure) return rep;
   try {
-    rep.figure = read_figure(rep.run_dir, trial.figure);
+    rep.figure = read_figure(rep.run_dir, *figure);
   } catch (const DataError& e) {
     throw RepetitionError(
         fmt::format("A/B: the {} repetition {}: {}", arm_name(arm), round + 1, e.what()), arm);
   }
   return rep;
+}
+
+Repetition run_train_repetition(const TrainTrial& trial, Arm arm, int64_t round) {
+  return run_argv_repetition(train_argv(trial, arm, round),
+                             rundir::path(trial.scratch_dir, name_of(trial, arm, round)), arm,
+                             round, trial.figure);
 }
 
 std::string make_scratch_dir() {

@@ -39,4 +39,7 @@ void add_tokenize_command(CLI::App& app, int& exit_code);
 // llmprof plan --config F [--set k=v]... [--device D] [--world-size W] [--format text|json]
 void add_plan_command(CLI::App& app, int& exit_code);
 
+// llmprof check BASELINE CANDIDATE [--max|--min|--within NAME=AMOUNT]... | --ab CMD_A CMD_B
+void add_check_command(CLI::App& app, int& exit_code);
+
 }  // namespace llmprof::cli

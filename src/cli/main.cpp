@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
   llmprof::cli::add_export_command(app, exit_code);
   llmprof::cli::add_tokenize_command(app, exit_code);
   llmprof::cli::add_plan_command(app, exit_code);
+  llmprof::cli::add_check_command(app, exit_code);
   try {
     llmprof::output::init_logging(false);
     app.parse(argc, argv);

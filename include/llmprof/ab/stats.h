@@ -83,6 +83,14 @@ Interval bootstrap_ratio_interval(const std::vector<double>& baseline,
                                   int64_t resamples = kBootstrapResamples,
                                   uint64_t seed = kBootstrapSeed);
 
+// The ratios median(candidate*) / median(baseline*) of `resamples` draws of the pairs with
+// replacement, sorted ascending (the distribution bootstrap_ratio_interval takes quantiles of).
+// Throws as bootstrap_ratio_interval does.
+std::vector<double> bootstrap_ratios(const std::vector<double>& baseline,
+                                     const std::vector<double>& candidate,
+                                     int64_t resamples = kBootstrapResamples,
+                                     uint64_t seed = kBootstrapSeed);
+
 // faster: high < 1; slower: low > 1; otherwise inconclusive.
 Verdict verdict_of(const Interval& interval);
 

@@ -75,6 +75,12 @@ std::vector<std::string> train_argv(const TrainTrial& trial, Arm arm, int64_t ro
 // signal stopped it.
 Repetition run_train_repetition(const TrainTrial& trial, Arm arm, int64_t round);
 
+// Runs argv (argv[0] a path) as one repetition that writes the run directory run_dir, its log to
+// run_dir + ".log"; measured by figure when given (figure 0 otherwise). Throws as
+// run_train_repetition does.
+Repetition run_argv_repetition(const std::vector<std::string>& argv, const std::string& run_dir,
+                               Arm arm, int64_t round, std::optional<Figure> figure);
+
 // A new, empty directory <system temp>/llmprof-ab-XXXXXX. Throws IoError.
 std::string make_scratch_dir();
 

@@ -1,0 +1,202 @@
+#include "llmprof/check/check.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <random>
+
+#include "llmprof/error.h"
+#include "llmprof/rundir/tables.h"
+#include "support/test_support.h"
+
+namespace llmprof::check {
+namespace {
+
+using test::ScratchDir;
+using test::write_file;
+
+// A run directory with the summary.json fields check reads and a steps.csv of three steps.
+std::string make_run(const ScratchDir& dir, const std::string& name, double step_ms,
+                     double val_loss, double params, double rss, double loss3) {
+  const std::string run = dir.file(name);
+  write_file(run + "/summary.json",
+             "{\"schema_version\": 1, \"status\": \"completed\", \"parameters\": " +
+                 std::to_string(params) + ", \"timing\": {\"step_ms\": {\"median\": " +
+                 std::to_string(step_ms) + "}}, \"loss\": {\"final_val_loss\": " +
+                 std::to_string(val_loss) + ", \"final_train_loss\": null}, \"memory\": " +
+                 "{\"peak_rss_bytes\": " + std::to_string(rss) + "}, \"flops\": " +
+                 "{\"analytic_per_step\": 1000}}");
+  // steps.csv as the run directory writes it: every column, only loss filled in.
+  std::string header = "step", empties;
+  for (const auto& c : rundir::step_columns()) {
+    header += "," + std::string(c.name);
+    if (c.name != "loss") empties += ",";
+  }
+  std::string rows = header + "\n";
+  for (const auto& [step, loss] : {std::pair{1, 4.0}, {2, 3.5}, {3, loss3}}) {
+    rows += std::to_string(step) + "," + std::to_string(loss) + empties + "\n";
+  }
+  write_file(run + "/steps.csv", rows);
+  return run;
+}
+
+TEST(CheckGate, ParsesRelativeAndAbsoluteAmounts) {
+  const Gate a = parse_gate(Bound::kMax, "step_ms=+5%");
+  EXPECT_EQ(a.figure.name, "step_ms");
+  EXPECT_TRUE(a.relative);
+  EXPECT_DOUBLE_EQ(a.amount, 0.05);
+  const Gate b = parse_gate(Bound::kMax, "val_loss=0.02");
+  EXPECT_FALSE(b.relative);
+  EXPECT_DOUBLE_EQ(b.amount, 0.02);
+}
+
+TEST(CheckGate, UnsignedMinAmountIsTheAllowedDrop) {
+  EXPECT_DOUBLE_EQ(parse_gate(Bound::kMin, "tokens_per_s=5%").amount, -0.05);
+  EXPECT_DOUBLE_EQ(parse_gate(Bound::kMin, "tokens_per_s=-5%").amount, -0.05);
+  EXPECT_DOUBLE_EQ(parse_gate(Bound::kMin, "tokens_per_s=+5%").amount, 0.05);  // must improve
+}
+
+TEST(CheckGate, UnknownFigureListsTheKnownOnes) {
+  try {
+    parse_gate(Bound::kMax, "step_time=+5%");
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    test::expect_contains(e.what(), "no figure 'step_time'");
+    test::expect_contains(e.what(), "step_ms, forward_ms");
+  }
+}
+
+TEST(CheckGate, BadAmountDirectionAndToleranceAreUsageErrors) {
+  EXPECT_THROW(parse_gate(Bound::kMax, "step_ms=5 percent"), UsageError);
+  EXPECT_THROW(parse_gate(Bound::kMax, "step_ms"), UsageError);
+  EXPECT_THROW(parse_gate(Bound::kMax, "step_ms=%"), UsageError);
+  try {
+    parse_gate(Bound::kMax, "tokens_per_s=+5%");
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    test::expect_contains(e.what(), "better when higher: bound it with --min tokens_per_s");
+  }
+  EXPECT_THROW(parse_gate(Bound::kWithin, "loss@3=-1e-4"), UsageError);
+}
+
+TEST(CheckFigure, StepLossTakesAnyStepNumber) {
+  EXPECT_EQ(find_figure("loss@20").name, "loss@20");
+  EXPECT_EQ(find_figure("loss@20").kind, Kind::kLoss);
+  EXPECT_THROW(find_figure("loss@0"), UsageError);
+  EXPECT_THROW(find_figure("loss@x"), UsageError);
+}
+
+TEST(CheckDirs, DeterministicFiguresAreGatedTimingReported) {
+  ScratchDir dir("check");
+  const std::string a = make_run(dir, "a", 10.0, 3.00, 1000, 1e8, 3.0);
+  const std::string b = make_run(dir, "b", 20.0, 3.05, 1000, 1.2e8, 3.0);
+  const CheckResult r = check_dirs(a, b,
+                                   {parse_gate(Bound::kMax, "step_ms=+5%"),
+                                    parse_gate(Bound::kMax, "val_loss=+0.02"),
+                                    parse_gate(Bound::kWithin, "parameters=0"),
+                                    parse_gate(Bound::kMax, "peak_rss_bytes=+10%"),
+                                    parse_gate(Bound::kWithin, "loss@3=1e-6")});
+  ASSERT_EQ(r.results.size(), 5u);
+  EXPECT_EQ(r.results[0].outcome, Outcome::kReported);  // 2x slower, but from two directories
+  EXPECT_DOUBLE_EQ(*r.results[0].ratio, 2.0);
+  EXPECT_EQ(r.results[1].outcome, Outcome::kFail);  // 3.05 > 3.00 + 0.02
+  EXPECT_NEAR(*r.results[1].limit, 3.02, 1e-12);
+  EXPECT_EQ(r.results[2].outcome, Outcome::kPass);
+  EXPECT_EQ(r.results[3].outcome, Outcome::kFail);  // 1.2e8 > 1.1e8
+  EXPECT_EQ(r.results[4].outcome, Outcome::kPass);
+  EXPECT_EQ(exit_code_of(r), kExitRegression);
+}
+
+TEST(CheckDirs, NullFigureIsInconclusiveWithTheReason) {
+  ScratchDir dir("check");
+  const std::string a = make_run(dir, "a", 10.0, 3.0, 1000, 1e8, 3.0);
+  const CheckResult r = check_dirs(a, a, {parse_gate(Bound::kMax, "train_loss=+0.02"),
+                                          parse_gate(Bound::kWithin, "loss@9=0")});
+  EXPECT_EQ(r.results[0].outcome, Outcome::kInconclusive);
+  test::expect_contains(r.results[0].reason, "/loss/final_train_loss is null");
+  EXPECT_EQ(r.results[1].outcome, Outcome::kInconclusive);
+  test::expect_contains(r.results[1].reason, "has no step 9 (the run has 3)");
+  EXPECT_EQ(exit_code_of(r), kExitInconclusive);
+}
+
+TEST(CheckDirs, MissingDirectoryIsADataError) {
+  ScratchDir dir("check");
+  const std::string a = make_run(dir, "a", 10.0, 3.0, 1000, 1e8, 3.0);
+  EXPECT_THROW(check_dirs(a, dir.file("nope"), default_gates(false)), DataError);
+}
+
+TEST(CheckHolm, StepDownStopsAtTheFirstKeptHypothesis) {
+  // Sorted 0.01 <= 0.05/3 rejected; 0.03 > 0.05/2 kept, and so is everything after it.
+  const std::vector<bool> r = holm_reject({0.01, 0.04, 0.03}, 0.05);
+  EXPECT_EQ(r, (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(holm_reject({0.01, 0.02}, 0.05), (std::vector<bool>{true, true}));  // 0.02 <= 0.05/1
+}
+
+// Paired repetitions: noise shared by the pair's round (a machine slower for a while) and its own.
+void repetitions(double slowdown, uint64_t seed, std::vector<RepetitionFigures>& b,
+                 std::vector<RepetitionFigures>& c) {
+  std::mt19937_64 rng(seed);
+  std::lognormal_distribution<double> round_noise(0, 0.3), own(0, 0.03);
+  for (int i = 0; i < 10; ++i) {
+    const double base = 10 * round_noise(rng);
+    b.push_back({{base * own(rng)}, ""});
+    c.push_back({{base * slowdown * own(rng)}, ""});
+  }
+}
+
+TEST(CheckRepetitions, SameCodePassesAndSlowerCodeFails) {
+  const std::vector<Gate> gates{parse_gate(Bound::kMax, "step_ms=+10%")};
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    std::vector<RepetitionFigures> b, c;
+    repetitions(1.0, seed, b, c);
+    const GateResult same = judge_repetitions(gates, b, c)[0];
+    EXPECT_NE(same.outcome, Outcome::kFail) << same.reason;
+    std::vector<RepetitionFigures> b2, c2;
+    repetitions(1.25, seed, b2, c2);
+    const GateResult slower = judge_repetitions(gates, b2, c2)[0];
+    EXPECT_EQ(slower.outcome, Outcome::kFail) << slower.reason;
+    ASSERT_TRUE(slower.interval);
+    EXPECT_GT(slower.interval->low, 1.10);
+  }
+}
+
+TEST(CheckRepetitions, OnePairIsInconclusive) {
+  const std::vector<Gate> gates{parse_gate(Bound::kMax, "step_ms=+5%")};
+  const GateResult r =
+      judge_repetitions(gates, {{{10.0}, "a"}}, {{{30.0}, "b"}})[0];
+  EXPECT_EQ(r.outcome, Outcome::kInconclusive);
+  test::expect_contains(r.reason, "at least 2 are needed");
+}
+
+TEST(CheckRender, JunitCarriesBothValuesAndValidates) {
+  ScratchDir dir("check");
+  const std::string a = make_run(dir, "a", 10.0, 3.00, 1000, 1e8, 3.0);
+  const std::string b = make_run(dir, "b<&>", 20.0, 3.05, 1000, 1e8, 3.0);
+  CheckResult r = check_dirs(a, b, {parse_gate(Bound::kMax, "val_loss=+0.02"),
+                                    parse_gate(Bound::kMax, "train_loss=+0.02"),
+                                    parse_gate(Bound::kMax, "step_ms=+5%")});
+  r.command = "llmprof check a b --max val_loss=+0.02";
+  const std::string xml = render_junit(r);
+  test::expect_contains(xml, "tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\"");
+  test::expect_contains(xml, "baseline value: 3");
+  test::expect_contains(xml, "candidate value: 3.05");
+  test::expect_contains(xml, "b&lt;&amp;&gt;");
+  write_file(dir.file("check.xml"), xml);
+  if (std::system("command -v xmllint >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "xmllint not installed (Debian: libxml2-utils): the schema check is skipped";
+  }
+  const std::string cmd = "xmllint --noout --schema " + std::string(LLMPROF_SOURCE_DIR) +
+                          "/tests/check/junit.xsd " + dir.file("check.xml") + " 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
+
+TEST(CheckRender, JsonAndMarkdownNameTheVerdict) {
+  ScratchDir dir("check");
+  const std::string a = make_run(dir, "a", 10.0, 3.00, 1000, 1e8, 3.0);
+  const CheckResult r = check_dirs(a, a, {parse_gate(Bound::kWithin, "parameters=0")});
+  test::expect_contains(render_json(r), "\"verdict\": \"pass\"");
+  test::expect_contains(render_markdown(r), "| `--within parameters=0` |  | **pass** |");
+}
+
+}  // namespace
+}  // namespace llmprof::check
