@@ -83,13 +83,14 @@ class C10dGroup final : public ProcessGroup {
  public:
   C10dGroup(const RankEnv& env, const GroupOptions& options) : env_(env), options_(options) {
     // A failure's detection and its naming both fit in timeout_s: the collectives get what is
-    // left after the heartbeat probe (2.5 intervals and a connection), at least half of it.
+    // left after the heartbeat probe (2.5 intervals and a connection) and a 0.25 s margin, at
+    // least half of it.
     probe_s_ = 2.5 * options.heartbeat_interval_s + 0.5;
-    collective_s_ = std::max(options.timeout_s - probe_s_, options.timeout_s / 2);
+    collective_s_ = std::max(options.timeout_s - probe_s_ - 0.25, options.timeout_s / 2);
     store_ = rendezvous();
-    heartbeat_ = std::make_unique<Heartbeat>(env.master_addr, env.master_port, env.rank,
-                                             env.world_size, options.heartbeat_interval_s);
     try {
+      heartbeat_ = std::make_unique<Heartbeat>(env.master_addr, env.master_port, env.rank,
+                                               env.world_size, options.heartbeat_interval_s);
       auto pg_store = c10::make_intrusive<c10d::PrefixStore>("llmprof/pg", store_);
       pg_ = make_backend(pg_store);
     } catch (const DistError&) {

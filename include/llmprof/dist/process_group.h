@@ -45,7 +45,10 @@ std::string_view backend_name(Backend backend);  // "gloo", "nccl"
 
 struct GroupOptions {
   Backend backend = Backend::kGloo;
-  double timeout_s = 60.0;             // ddp.timeout_s: store operations and every collective
+  // ddp.timeout_s: the rendezvous, store operations, and a failed collective's detection plus
+  // the heartbeat probe naming the culprit (collectives themselves get timeout_s minus
+  // 2.5 heartbeat intervals and 0.75 s, at least half of timeout_s).
+  double timeout_s = 60.0;
   double heartbeat_interval_s = 0.5;   // a background thread bumps this rank's store key so often
   int cuda_device = -1;                // NCCL only: the CUDA device of this rank
 };
