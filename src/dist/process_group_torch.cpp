@@ -168,7 +168,7 @@ PgPtr C10dGroup::make_backend(const StorePtr& store) {
   const auto timeout = ms_of(collective_s_);
   if (options_.backend == Backend::kNccl) {
 #if LLMPROF_DIST_NCCL
-    return compat::make_nccl(store, env_.rank, env_.world_size, timeout);
+    return compat::make_nccl(store, env_.rank, env_.world_size, options_.cuda_device, timeout);
 #else
     throw DistError("ddp backend nccl: this build has no ProcessGroupNCCL (CUDA LibTorch needed)",
                     -1, kExitUsage);

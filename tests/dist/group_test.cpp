@@ -106,6 +106,23 @@ TEST(DistGradSync, NoSyncMicroStepsDoNotCommunicateAndBytesCountOnce) {
   }
 }
 
+TEST(DistGradSync, RecordOffKeepsTheNumbersAndRecordsNothing) {
+  if (!dist::built_with_c10d()) GTEST_SKIP() << "built without c10d";
+  auto ranks = run_ranks("accumulate", 2, kDeadlineS, {{"MICRO", "2"}, {"RECORD", "0"}});
+  expect_ok(ranks);
+  expect_average(ranks);
+  EXPECT_EQ(field(ranks[0], "records"), "0");
+  EXPECT_EQ(field(ranks[1], "records"), "0");
+}
+
+TEST(DistGradSync, TensorListedTwiceIsSynchronisedOnce) {
+  if (!dist::built_with_c10d()) GTEST_SKIP() << "built without c10d";
+  auto ranks = run_ranks("accumulate", 2, kDeadlineS, {{"MICRO", "1"}, {"DUP", "1"}});
+  expect_ok(ranks);
+  expect_average(ranks);
+  EXPECT_EQ(field(ranks[0], "record_bytes"), "264192");
+}
+
 std::vector<RankResult> run_steps(bool overlap) {
   return run_ranks("steps", 2, kDeadlineS, {{"OVERLAP", overlap ? "1" : "0"}});
 }

@@ -101,7 +101,10 @@ void accumulate() {
   auto local = std::dynamic_pointer_cast<torch::nn::SequentialImpl>(model->clone());
   GradSyncOptions options;
   options.bucket_mb = options.first_bucket_mb = 0.0625;
-  GradSync sync(*group, model->parameters(), options);
+  options.record = env_int("RECORD", 1) != 0;
+  auto params = model->parameters();
+  if (env_int("DUP", 0) != 0) params.push_back(params[2]);  // a tied weight, listed twice
+  GradSync sync(*group, params, options);
   int64_t records_before_last = 0;
   for (int k = 0; k < micro; ++k) {
     const bool last = k == micro - 1;
