@@ -27,6 +27,7 @@ std::string_view grad_dtype_name(GradDtype dtype) {
 
 namespace {
 
+#if LLMPROF_WITH_DIST
 GradDtype dtype_of(c10::ScalarType t) {
   switch (t) {
     case c10::kFloat: return GradDtype::kFloat32;
@@ -36,6 +37,7 @@ GradDtype dtype_of(c10::ScalarType t) {
     default: return GradDtype::kOther;
   }
 }
+#endif
 
 int64_t bytes_of_mb(double mb, const char* key) {
   if (!(mb > 0) || mb > 1 << 20) {

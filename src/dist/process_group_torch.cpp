@@ -26,6 +26,17 @@ bool built_with_c10d() {
 #endif
 }
 
+bool built_with_backend(Backend backend) {
+#if LLMPROF_DIST_NCCL
+  if (backend == Backend::kNccl) return true;
+#endif
+#if LLMPROF_DIST_GLOO
+  if (backend == Backend::kGloo) return true;
+#endif
+  (void)backend;
+  return false;
+}
+
 namespace {
 
 std::string first_line(std::string s) {
@@ -315,7 +326,9 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const RankEnv& env,
     throw ConfigError(fmt::format("heartbeat interval {} s: expected in (0, ddp.timeout_s]",
                                   options.heartbeat_interval_s));
   }
-  if (env.world_size <= 1) return std::make_unique<SoloGroup>(options);
+  if (env.world_size <= 1 && !options.c10d_for_one_rank) {
+    return std::make_unique<SoloGroup>(options);
+  }
 #if LLMPROF_WITH_DIST
   return std::make_unique<C10dGroup>(env, options);
 #else

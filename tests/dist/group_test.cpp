@@ -11,6 +11,7 @@
 
 #include <torch/torch.h>
 
+#include "llmprof/dist/grad_sync.h"
 #include "llmprof/dist/process_group.h"
 #include "ranks.h"
 #include "scenarios.h"
@@ -260,6 +261,19 @@ TEST(DistGroup, BusyMasterPortIsAUsageError) {
   close(fd);
 }
 
+TEST(DistGroup, WorldSizeTwoWithoutC10dIsAUsageError) {
+  if (dist::built_with_c10d()) GTEST_SKIP() << "built with c10d (a -DLLMPROF_WITH_DIST=OFF build checks this)";
+  dist::RankEnv env;
+  env.world_size = 2;
+  try {
+    dist::ProcessGroup::create(env, dist::GroupOptions{});
+    ADD_FAILURE() << "no error";
+  } catch (const dist::DistError& e) {
+    EXPECT_EQ(e.exit_code(), kExitUsage);
+    EXPECT_NE(std::string(e.what()).find("built without c10d"), std::string::npos) << e.what();
+  }
+}
+
 TEST(DistGroup, WorldSizeOneNeedsNoRendezvous) {
   dist::GroupOptions options;
   auto group = dist::ProcessGroup::create(dist::RankEnv{}, options);
@@ -269,6 +283,62 @@ TEST(DistGroup, WorldSizeOneNeedsNoRendezvous) {
   EXPECT_EQ(group->all_gather({1.0, 2.0}), (std::vector<double>{1.0, 2.0}));
   EXPECT_EQ(group->world_size(), 1);
   EXPECT_EQ(group->native_handle(), nullptr);
+}
+
+// One rank on a real c10d group: GradSync's gradients equal plain backward's (an average over
+// one rank) and every gradient byte is recorded once. On CPU over Gloo; on a CUDA host over NCCL
+// too (one GPU allows one rank).
+void one_rank_matches_plain_backward(dist::Backend backend, torch::Device device) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  dist::RankEnv env;
+  env.master_port = ntohs(addr.sin_port);
+  dist::GroupOptions options;
+  options.backend = backend;
+  options.timeout_s = 10;
+  options.c10d_for_one_rank = true;
+  options.cuda_device = device.is_cuda() ? device.index() : -1;
+  auto group = dist::ProcessGroup::create(env, options);
+  torch::manual_seed(3);
+  torch::nn::Sequential model(torch::nn::Linear(64, 64), torch::nn::Functional(torch::tanh),
+                              torch::nn::Linear(64, 8));
+  model->to(device);
+  group->broadcast_module(*model);
+  auto plain = std::dynamic_pointer_cast<torch::nn::SequentialImpl>(model->clone(device));
+  dist::GradSyncOptions sync_options;
+  sync_options.bucket_mb = sync_options.first_bucket_mb = 0.01;
+  dist::GradSync sync(*group, model->parameters(), sync_options);
+  auto x = torch::randn({16, 64}, device);
+  sync.begin_micro_step(true);
+  sync.backward(model->forward(x).pow(2).mean());
+  plain->forward(x).pow(2).mean().backward();
+  auto a = model->parameters(), b = plain->parameters();
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(torch::equal(a[i].grad(), b[i].grad())) << "parameter " << i;
+  }
+  int64_t bytes = 0;
+  for (const auto& r : sync.take_step_records()) bytes += r.bytes;
+  EXPECT_EQ(bytes, (64 * 64 + 64 + 64 * 8 + 8) * 4);
+  std::vector<double> sums{1.25};
+  group->all_reduce_sum(sums);
+  EXPECT_EQ(sums[0], 1.25);
+}
+
+TEST(DistGroup, OneRankGlooGroupMatchesPlainBackward) {
+  if (!dist::built_with_backend(dist::Backend::kGloo)) GTEST_SKIP() << "built without Gloo";
+  one_rank_matches_plain_backward(dist::Backend::kGloo, torch::kCPU);
+}
+
+TEST(DistGroup, OneRankNcclGroupMatchesPlainBackwardOnTheGpu) {
+  if (!dist::built_with_backend(dist::Backend::kNccl)) GTEST_SKIP() << "built without NCCL";
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  one_rank_matches_plain_backward(dist::Backend::kNccl, torch::Device(torch::kCUDA, 0));
 }
 
 }  // namespace
