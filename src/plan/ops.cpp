@@ -67,11 +67,10 @@ void attention_core(const Shape& s, std::vector<Op>& ops, const std::string& p, 
   const std::string dt = s.autocast ? "bf16" : "fp32";
   if (causal_sdpa && s.cuda) {
     // Flash / memory-efficient attention: q, k, v (views of qkv, which they keep alive), the
-    // output and the row log-sum-exp (B,H,T fp32).
+    // output, laid out (B,T,H,hs) so the transpose back is a view the projection saves, and the
+    // row log-sum-exp (B,H,T fp32).
     ops.push_back({p + ".core", block, Saves::kActivations, live_qkv + nc + s.t(N * s.H * 4), 0,
                    nc, 3 * nc + nc + pending, 0, 0, dt});
-    ops.push_back({p + ".core.out", block, Saves::kActivations, nc, 0, 0, 2 * nc + pending, 0,
-                   0, dt});
     return;
   }
   // sdpa on the CPU (LibTorch 1.13's math path) saves what the manual path saves (measured).
@@ -79,6 +78,9 @@ void attention_core(const Shape& s, std::vector<Op>& ops, const std::string& p, 
   ops.push_back({p + ".scores", block, Saves::kActivations, 2 * nc + extra, 0,
                  live_qkv + scores, scores + 2 * nc + live_qkv + pending, 0, 0, dt});
   int64_t probs = scores;
+  // CUDA autocast runs softmax in fp32: its fp32 output is saved, and the weighted sum saves its
+  // bf16 cast (CPU autocast leaves softmax in the input's dtype).
+  if (s.cuda && s.autocast) probs = s.t(s.B * s.H * s.T * s.T * 4) + scores;
   if (s.dropout > 0) probs += s.cuda ? s.t(s.B * s.H * s.T * s.T) : scores;  // mask (+ output)
   if (s.dropout > 0 && !s.cuda) probs += scores;
   ops.push_back({p + ".softmax", block, Saves::kActivations, probs, 0, live_qkv + 2 * scores,
@@ -234,6 +236,70 @@ Graph distilbert_graph(const Shape& s, const config::Config& cfg) {
     head_and_loss(mlm, g.ops, rows, V, /*tied=*/true, /*head_bias=*/true);
   }
   g.buffer_bytes = s.t(positions * 8);
+  g.largest_param = std::max(V * C, C * F);
+  return g;
+}
+
+// Llama (model.type llama, src/model/llama.cpp): RMSNorm in fp32 (x * rsqrt(mean(x^2) + eps),
+// then weight *: saves rsqrt (N) and the normalised x (NC), and its output when the next linear
+// saves it), separate q/k/v projections (GQA: k, v of width Ckv = n_kv_head * head_dim), RoPE in
+// fp32 (saves only the cos/sin tables, buffers; under autocast its fp32 result is cast back),
+// the manual core as GPT's with k and v copies of width Ckv, SwiGLU (silu saves gate; the product
+// saves silu(gate) and up; down saves the product: 4 N F).
+Graph llama_graph(const Shape& s, const config::Config& cfg) {
+  (void)cfg;
+  Graph g;
+  const int64_t N = s.N(), C = s.C, V = s.V, F = s.F, a = s.act, T = s.T;
+  const int64_t hd = s.head_dim > 0 ? s.head_dim : C / s.H;
+  const int64_t kv = (s.kv_heads > 0 ? s.kv_heads : s.H) * hd, qw = s.H * hd;
+  const int64_t pend = s.t(N * C * 4), in_elems = s.autocast ? N * C : 0;
+  const std::string dt = s.autocast ? "bf16" : "fp32";
+  auto rms = [&](const std::string& m, int b) {
+    Op op{m, b, Saves::kActivations, s.t(N * 4) + s.t(N * C * 4) + (s.autocast ? 0 : s.t(N * C * 4)),
+          0, s.t(N * C * 4), 3 * s.t(N * C * 4) + pend, s.t(C * 4), C, "fp32"};
+    return op;
+  };
+  Op emb{"embed_tokens", -1, Saves::kActivations, s.t(N * C * 4), 0, 0,
+         s.t(N * C * 4) + s.t(V * C * 4), s.t(V * C * 4), V * C, "fp32"};
+  g.ops.push_back(emb);
+  for (int i = 0; i < s.L; ++i) {
+    const std::string p = "layers." + std::to_string(i);
+    g.ops.push_back(rms(p + ".input_layernorm", i));
+    g.ops.push_back(linear_op(s, p + ".self_attn.q_proj", i, C, qw, s.attention_bias, in_elems, pend));
+    g.ops.push_back(linear_op(s, p + ".self_attn.k_proj", i, C, kv, s.attention_bias, in_elems, pend));
+    g.ops.push_back(linear_op(s, p + ".self_attn.v_proj", i, C, kv, s.attention_bias, in_elems, pend));
+    const int64_t scores = s.t(s.B * s.H * T * T * a);
+    const int64_t kvc = (s.sdpa && !s.cuda) ? s.t(N * qw * a) : s.t(N * kv * a);
+    if (s.sdpa && s.cuda) {
+      g.ops.push_back({p + ".self_attn.core", i, Saves::kActivations,
+                       s.t(N * qw * a) + 2 * s.t(N * kv * a) + s.t(N * qw * a) + s.t(N * s.H * 4),
+                       0, s.t(N * qw * 4), 4 * s.t(N * qw * a) + pend, 0, 0, dt});
+    } else {
+      int64_t probs = scores;
+      if (s.cuda && s.autocast) probs = s.t(s.B * s.H * T * T * 4) + scores;
+      g.ops.push_back({p + ".self_attn.scores", i, Saves::kActivations, s.t(N * qw * a) + kvc, 0,
+                       s.t(N * qw * 4) + scores, scores + 2 * s.t(N * qw * a) + pend, 0, 0, dt});
+      g.ops.push_back({p + ".self_attn.softmax", i, Saves::kActivations, probs, 0, 2 * scores,
+                       2 * scores + pend, 0, 0, dt});
+      g.ops.push_back({p + ".self_attn.mix", i, Saves::kActivations, kvc + s.t(N * qw * a), 0,
+                       s.t(N * qw * a), 3 * s.t(N * qw * a) + scores + pend, 0, 0, dt});
+    }
+    g.ops.push_back(linear_op(s, p + ".self_attn.o_proj", i, qw, C, false, 0, pend));
+    g.ops.push_back({p + ".residual_1", i, Saves::kActivations, s.t(N * C * 4), 0, 0, 2 * pend, 0,
+                     0, "fp32"});
+    g.ops.push_back(rms(p + ".post_attention_layernorm", i));
+    g.ops.push_back(linear_op(s, p + ".mlp.gate_proj", i, C, F, false, in_elems, pend));
+    g.ops.push_back(linear_op(s, p + ".mlp.up_proj", i, C, F, false, in_elems, pend));
+    g.ops.push_back({p + ".mlp.act", i, Saves::kActivations, 4 * s.t(N * F * a), 0,
+                     s.t(N * F * a), 4 * s.t(N * F * a) + pend, 0, 0, dt});
+    g.ops.push_back(linear_op(s, p + ".mlp.down_proj", i, F, C, false, 0, pend));
+    g.ops.push_back({p + ".residual_2", i, Saves::kActivations, s.t(N * C * 4), 0, 0, 2 * pend, 0,
+                     0, "fp32"});
+  }
+  g.ops.push_back(rms("norm", -1));
+  g.ops.back().bwd_temp -= 0;
+  head_and_loss(s, g.ops, N, V, s.tie_embeddings, /*head_bias=*/false);
+  g.buffer_bytes = 2 * s.t(T * hd * 4);  // rope cos, sin (T, hd) fp32
   g.largest_param = std::max(V * C, C * F);
   return g;
 }
