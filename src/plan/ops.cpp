@@ -148,7 +148,9 @@ void head_and_loss(const Shape& s, std::vector<Op>& ops, int64_t rows, int64_t V
     const int64_t cast = s.autocast ? logits32 : 0;
     loss.saved = logits32;
     loss.fwd_temp = logits + cast;
-    loss.bwd_temp = 2 * logits32 + (s.autocast ? logits : 0);
+    // d(log-probs) and d(logits) in fp32; then d(log-probs) is freed before the cast back to the
+    // logits' dtype (autocast), so the two moments are alternatives, not a sum.
+    loss.bwd_temp = std::max(2 * logits32, logits32 + (s.autocast ? logits : 0));
   }
   ops.push_back(loss);
 }

@@ -63,6 +63,25 @@ TEST(TrainPlan, DistilbertMlmWithinTenPercent) {
             "data.max_examples=300", "model.n_embd=48", "model.n_head=4"}));
 }
 
+TEST(TrainPlan, ReportShowsTheTableAndNamesAComponentOffByMoreThanTenPercent) {
+  test::ScratchDir dir("plan-report");
+  plan_section(dir, {});
+  const std::string summary = dir.file("run/summary.json");
+  auto report = run_llmprof({"report", dir.file("run")});
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  test::expect_contains(report.output, "Plan: predicted vs measured memory");
+  EXPECT_EQ(report.output.find("mispredicts"), std::string::npos) << report.output;
+  // The same run with its predicted peak made 1.5x the measured one: the finding names it.
+  json s = json::parse(test::read_file(summary));
+  json& peak = s["plan"]["components"]["peak"];
+  peak["predicted_bytes"] = peak["measured_bytes"].get<double>() * 1.5;
+  peak["ratio"] = 1.5;
+  test::write_file(summary, s.dump());
+  report = run_llmprof({"report", dir.file("run")});
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  test::expect_contains(report.output, "llmprof plan mispredicts peak");
+}
+
 TEST(PlanCommand, UnknownDeviceExitsTwoListingKnownOnes) {
   const auto r = run_llmprof({"plan", "--config", test::kTinyConfig, "--set",
                               "model.vocab_size=65", "--device", "v100"});
