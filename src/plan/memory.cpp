@@ -103,14 +103,14 @@ void walk(Sim& sim, const Graph& g, const Shape& s, bool checkpointing) {
 // Adam/AdamW (LibTorch's for-each-parameter loop): exp_avg_sq.sqrt() and its division are two
 // temporaries of the parameter's size; adam's L2 decay adds grad + wd * p. Foreach variants make
 // them for all parameters at once; fused kernels make none.
-int64_t optimizer_temp(const config::Config& cfg, const Graph& g, int64_t param_bytes) {
+int64_t optimizer_temp(const config::Config& cfg, const Graph& g) {
   const auto& o = cfg.optim;
   if (o.name == config::Optimizer::kSgd) {
     return o.weight_decay > 0 ? g.largest_param * 4 : 0;
   }
   if (o.fused) return 0;
   const int64_t per = 2 + (o.name == config::Optimizer::kAdam && o.weight_decay > 0 ? 1 : 0);
-  return per * g.largest_param * 4 + 0 * param_bytes;
+  return per * g.largest_param * 4;
 }
 
 int64_t optimizer_state(const config::Config& cfg, int64_t param_bytes) {
@@ -175,10 +175,6 @@ std::vector<std::string> unmodelled_keys(const config::Config& cfg) {
   if (cfg.train.cuda_graphs) {
     out.push_back("train.cuda_graphs: the graph's private memory pool is not modelled");
   }
-  if (cfg.model.type == config::ModelType::kDistilbert && cfg.model.attention ==
-                                                              config::Attention::kSdpa) {
-    // distilbert's attention is always the manual one; the key has no effect there.
-  }
   return out;
 }
 
@@ -208,10 +204,9 @@ MemoryPlan plan_memory(const config::Config& cfg, const PlanOptions& opt) {
   if (opt.cuda) sim.add(Component::kBatch, 2 * s.t(s.N() * 8));  // x, y copied to the device
   if (opt.world_size > 1) sim.add(Component::kDdpBuckets, param_bytes);
   const bool ckpt = cfg.train.activation_checkpointing && cfg.model.type == config::ModelType::kGpt;
-  const int64_t start = sim.total();
   walk(sim, g, s, ckpt);
   // Optimizer: all gradients, the state, the temporaries of the largest parameter.
-  sim.check(optimizer_temp(cfg, g, param_bytes), "optimizer",
+  sim.check(optimizer_temp(cfg, g), "optimizer",
             std::string(config::name(cfg.optim.name)) + (cfg.optim.fused ? " (fused)" : ""));
   plan.component_bytes.assign(sim.at_peak.begin(), sim.at_peak.end());
   plan.peak_bytes = sim.peak;
@@ -222,7 +217,6 @@ MemoryPlan plan_memory(const config::Config& cfg, const PlanOptions& opt) {
   if (ckpt) fwd.add(Component::kActivations, s.L * s.t(s.N() * s.C * 4));
   plan.forward_end_bytes = fwd.total();
   plan.activations_bytes = fwd.live[static_cast<int>(Component::kActivations)];
-  (void)start;
   for (const Op& op : g.ops) {
     if (op.block != 0) continue;
     const std::string name = op.module.substr(op.module.find('.') + 1);

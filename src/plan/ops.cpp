@@ -78,21 +78,24 @@ void attention_core(const Shape& s, std::vector<Op>& ops, const std::string& p, 
   ops.push_back({p + ".scores", block, Saves::kActivations, 2 * nc + extra, 0,
                  live_qkv + scores, scores + 2 * nc + live_qkv + pending, 0, 0, dt});
   int64_t probs = scores;
+  // Attention dropout: its mask and its output (what the weighted sum then saves), besides the
+  // probabilities softmax saves.
+  if (s.dropout > 0) probs += (s.cuda ? s.t(s.B * s.H * s.T * s.T) : scores) + scores;
   // CUDA autocast runs softmax in fp32: its fp32 output is saved, and the weighted sum saves its
   // bf16 cast (CPU autocast leaves softmax in the input's dtype).
-  if (s.cuda && s.autocast) probs = s.t(s.B * s.H * s.T * s.T * 4) + scores;
-  if (s.dropout > 0) probs += s.cuda ? s.t(s.B * s.H * s.T * s.T) : scores;  // mask (+ output)
-  if (s.dropout > 0 && !s.cuda) probs += scores;
+  if (s.cuda && s.autocast) probs += s.t(s.B * s.H * s.T * s.T * 4);
   ops.push_back({p + ".softmax", block, Saves::kActivations, probs, 0, live_qkv + 2 * scores,
                  2 * scores + pending, 0, 0, dt});
   ops.push_back({p + ".mix", block, Saves::kActivations, 2 * nc, 0, live_qkv + nc,
                  3 * nc + scores + pending, 0, 0, dt});
 }
 
-// Dropout after a (N, width) output: CPU saves the mask in the output's dtype, CUDA a bool mask.
+// Dropout after a (N, width) output: its mask (CPU, LibTorch 1.13: input * noise saves the noise
+// in the input's dtype; CUDA: native_dropout's bool mask). Its output takes the place of its input
+// wherever that was saved, so it adds the mask only.
 int64_t dropout_bytes(const Shape& s, int64_t elems, int64_t elem_bytes) {
   if (s.dropout <= 0) return 0;
-  return s.cuda ? s.t(elems) : s.t(elems * elem_bytes) + s.t(elems * elem_bytes);
+  return s.cuda ? s.t(elems) : s.t(elems * elem_bytes);
 }
 
 void gpt_block(const Shape& s, std::vector<Op>& ops, int i) {
@@ -187,7 +190,9 @@ Graph distilbert_graph(const Shape& s, const config::Config& cfg) {
   emb.param_grad = s.t(V * C * 4) + s.t(positions * C * 4);
   g.ops.push_back(emb);
   g.ops.push_back(layer_norm_op(s, "embedding.ln", -1, 0, true));
-  g.ops.back().saved += s.t(N * C * 4) + dropout_bytes(s, N * C, 4);  // the sum it normalises
+  // The sum it normalises; with dropout, its mask (the LayerNorm output is replaced as the
+  // blocks' input by the dropout's output, the same bytes).
+  g.ops.back().saved += s.t(N * C * 4) + dropout_bytes(s, N * C, 4);
   const int64_t in_elems = s.autocast ? N * C : 0;
   for (int i = 0; i < s.L; ++i) {
     const std::string p = "layers." + std::to_string(i);
@@ -195,9 +200,7 @@ Graph distilbert_graph(const Shape& s, const config::Config& cfg) {
     g.ops.push_back(linear_op(s, p + ".attention.qkv_lin", i, C, 3 * C, true, in_elems, pend));
     g.ops.back().fwd_temp = qkv;
     // Encoder attention: no causal mask; the padding mask fills in place (no new bytes).
-    Shape enc = s;
-    enc.dropout = 0;
-    attention_core(enc, g.ops, p + ".attention", i, qkv, pend, false);
+    attention_core(s, g.ops, p + ".attention", i, qkv, pend, false);  // attention_dropout = dropout
     g.ops.push_back(linear_op(s, p + ".attention.out_lin", i, C, C, true, 0, pend));
     // h = attn + x (fp32 under autocast: fp32 + bf16), then LayerNorm (bf16 input cast back to
     // the fp32 weight's dtype is the same tensor in fp32).
@@ -216,8 +219,7 @@ Graph distilbert_graph(const Shape& s, const config::Config& cfg) {
   if (cfg.train.task == config::TaskKind::kClassify) {
     // [CLS] (B,C) -> pre_classifier -> relu -> classifier (B,K): small; the loss over (B,K).
     Shape cls = s;
-    cls.B = s.B;
-    cls.T = 1;
+    cls.T = 1;  // the [CLS] rows only
     g.ops.push_back(linear_op(cls, "pre_classifier", -1, C, C, true, s.autocast ? s.B * C : 0, 0));
     g.ops.back().saved += s.t(s.B * C * a);  // relu output
     head_and_loss(cls, g.ops, s.B, cfg.model.num_labels, /*tied=*/false, /*head_bias=*/true);
@@ -225,7 +227,6 @@ Graph distilbert_graph(const Shape& s, const config::Config& cfg) {
     // MLM: the hidden states gathered at P positions per sequence (B*P rows), vocab_transform,
     // GELU, vocab_layer_norm (fp32), then the tied projector with its bias over (B*P, V).
     Shape mlm = s;
-    mlm.B = s.B;
     mlm.T = s.mlm_positions;
     const int64_t rows = mlm.N();
     g.ops.push_back(linear_op(mlm, "vocab_transform", -1, C, C, true, rows * C, 0));
@@ -299,7 +300,6 @@ Graph llama_graph(const Shape& s, const config::Config& cfg) {
                      0, "fp32"});
   }
   g.ops.push_back(rms("norm", -1));
-  g.ops.back().bwd_temp -= 0;
   head_and_loss(s, g.ops, N, V, s.tie_embeddings, /*head_bias=*/false);
   g.buffer_bytes = 2 * s.t(T * hd * 4);  // rope cos, sin (T, hd) fp32
   g.largest_param = std::max(V * C, C * F);

@@ -50,6 +50,15 @@ TEST(TrainPlan, GptBf16CheckpointedSdpaWithinTenPercent) {
                                        "train.activation_checkpointing=true", "model.n_layer=3"}));
 }
 
+TEST(TrainPlan, GptDropoutMasksAreCountedInSavedBytes) {
+  // LibTorch 1.13's CPU dropout saves its noise tensor (input dtype): embedding, attention
+  // probabilities (mask and output), both residual branches.
+  test::ScratchDir dir("plan-dropout");
+  const json p = plan_section(dir, {"model.dropout=0.2", "train.batch_size=8"});
+  expect_reconciled(p);
+  EXPECT_NEAR(p.at("components").at("saved_for_backward").at("ratio").get<double>(), 1.0, 0.01);
+}
+
 TEST(TrainPlan, DistilbertMlmWithinTenPercent) {
   const std::string vocab = test::shared_data("vocab/bert-base-uncased-vocab.txt");
   const std::string text = test::shared_data("wikitext-2/wiki.valid.tokens");
