@@ -60,9 +60,11 @@ void forward_op(Sim& sim, const Op& op, bool keep) {
   sim.add(Component::kAutocastCopies, op.autocast);
 }
 
-void backward_op(Sim& sim, const Op& op) {
-  sim.add(Component::kGradients, op.param_grad);
-  sim.check(op.bwd_temp, "backward", op.module);
+// accumulating: the gradients already exist (a later micro-batch of train.grad_accum_steps), so
+// a parameter's new gradient is a temporary added into them in place.
+void backward_op(Sim& sim, const Op& op, bool accumulating) {
+  if (!accumulating) sim.add(Component::kGradients, op.param_grad);
+  sim.check(op.bwd_temp + (accumulating ? op.param_grad : 0), "backward", op.module);
   sim.add(saved_component(op), -op.saved);
   sim.add(Component::kAutocastCopies, -op.autocast);
 }
@@ -81,7 +83,7 @@ std::pair<size_t, size_t> block_range(const Graph& g, int b) {
 
 // Forward then backward. With activation checkpointing a block keeps only its input (the
 // previous op's output, already saved) during the forward, and recomputes its ops in backward.
-void walk(Sim& sim, const Graph& g, const Shape& s, bool checkpointing) {
+void walk(Sim& sim, const Graph& g, const Shape& s, bool checkpointing, bool accumulating) {
   for (const Op& op : g.ops) forward_op(sim, op, !checkpointing || op.block < 0);
   if (checkpointing) {  // each block's output is kept as the next block's input
     sim.add(Component::kActivations, s.L * s.t(s.N() * s.C * 4));
@@ -92,11 +94,11 @@ void walk(Sim& sim, const Graph& g, const Shape& s, bool checkpointing) {
       const auto [first, last] = block_range(g, op.block);
       sim.add(Component::kActivations, -s.t(s.N() * s.C * 4));
       for (size_t j = first; j < last; ++j) forward_op(sim, g.ops[j], true);
-      for (size_t j = last; j-- > first;) backward_op(sim, g.ops[j]);
+      for (size_t j = last; j-- > first;) backward_op(sim, g.ops[j], accumulating);
       k = first;
       continue;
     }
-    backward_op(sim, op);
+    backward_op(sim, op, accumulating);
   }
 }
 
@@ -204,7 +206,11 @@ MemoryPlan plan_memory(const config::Config& cfg, const PlanOptions& opt) {
   if (opt.cuda) sim.add(Component::kBatch, 2 * s.t(s.N() * 8));  // x, y copied to the device
   if (opt.world_size > 1) sim.add(Component::kDdpBuckets, param_bytes);
   const bool ckpt = cfg.train.activation_checkpointing && cfg.model.type == config::ModelType::kGpt;
-  walk(sim, g, s, ckpt);
+  // With gradient accumulation the last micro-batch is the high one: all gradients are live from
+  // its start.
+  const bool accumulating = cfg.train.grad_accum_steps > 1;
+  if (accumulating) sim.add(Component::kGradients, plan.gradient_bytes);
+  walk(sim, g, s, ckpt, accumulating);
   // Optimizer: all gradients, the state, the temporaries of the largest parameter.
   sim.check(optimizer_temp(cfg, g), "optimizer",
             std::string(config::name(cfg.optim.name)) + (cfg.optim.fused ? " (fused)" : ""));

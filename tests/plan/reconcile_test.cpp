@@ -59,6 +59,12 @@ TEST(TrainPlan, GptDropoutMasksAreCountedInSavedBytes) {
   EXPECT_NEAR(p.at("components").at("saved_for_backward").at("ratio").get<double>(), 1.0, 0.01);
 }
 
+TEST(TrainPlan, AccumulationPeaksInTheLastMicroBatchWithAllGradientsLive) {
+  test::ScratchDir dir("plan-accum");
+  const json p = plan_section(dir, {"train.grad_accum_steps=2", "train.batch_size=6"});
+  expect_reconciled(p);
+}
+
 TEST(TrainPlan, DistilbertMlmWithinTenPercent) {
   const std::string vocab = test::shared_data("vocab/bert-base-uncased-vocab.txt");
   const std::string text = test::shared_data("wikitext-2/wiki.valid.tokens");
