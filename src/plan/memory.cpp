@@ -180,32 +180,29 @@ std::vector<std::string> unmodelled_keys(const config::Config& cfg) {
   return out;
 }
 
-MemoryPlan plan_memory(const config::Config& cfg, const PlanOptions& opt) {
+namespace {
+
+void check_plannable(const config::Config& cfg, const Shape& s) {
   for (const std::string& why : unmodelled_keys(cfg)) {
     throw ConfigError("llmprof plan: cannot plan " + why, cfg.source_file,
                       why.substr(0, why.find(':')));
   }
-  const Shape s = shape_of(cfg, opt);
   if (s.V <= 0) {
     throw ConfigError("llmprof plan: model.vocab_size is 0 (taken from the tokenizer at run time);"
                       " give it, e.g. --set model.vocab_size=65 for Tiny Shakespeare's char "
                       "tokenizer", cfg.source_file, "model.vocab_size");
   }
-  const Graph g = graph_of(cfg, s);
-  MemoryPlan plan;
-  for (const Op& op : g.ops) plan.parameters += op.params;
-  const int64_t param_bytes = plan.parameters * 4;
-  plan.parameter_bytes = param_bytes;
-  plan.buffer_bytes = g.buffer_bytes;
-  plan.optimizer_state_bytes = optimizer_state(cfg, param_bytes);
-  for (const Op& op : g.ops) plan.gradient_bytes += op.param_grad;
+}
+
+// The steady step's walk: the peak, its place and the components live there.
+void simulate_step(MemoryPlan& plan, const config::Config& cfg, const PlanOptions& opt,
+                   const Graph& g, const Shape& s, bool ckpt) {
   Sim sim;
-  sim.add(Component::kParameters, param_bytes);
-  sim.add(Component::kOptimizerState, optimizer_state(cfg, param_bytes));
+  sim.add(Component::kParameters, plan.parameter_bytes);
+  sim.add(Component::kOptimizerState, plan.optimizer_state_bytes);
   sim.add(Component::kBuffers, g.buffer_bytes);
   if (opt.cuda) sim.add(Component::kBatch, 2 * s.t(s.N() * 8));  // x, y copied to the device
-  if (opt.world_size > 1) sim.add(Component::kDdpBuckets, param_bytes);
-  const bool ckpt = cfg.train.activation_checkpointing && cfg.model.type == config::ModelType::kGpt;
+  if (opt.world_size > 1) sim.add(Component::kDdpBuckets, plan.parameter_bytes);
   // With gradient accumulation the last micro-batch is the high one: all gradients are live from
   // its start.
   const bool accumulating = cfg.train.grad_accum_steps > 1;
@@ -217,7 +214,12 @@ MemoryPlan plan_memory(const config::Config& cfg, const PlanOptions& opt) {
   plan.component_bytes.assign(sim.at_peak.begin(), sim.at_peak.end());
   plan.peak_bytes = sim.peak;
   plan.peak_place = sim.place;
-  // Saved totals, by walking the forward alone.
+  plan.peak_reserved_bytes =
+      opt.cuda ? round_up(plan.peak_bytes, 2 * kMiB) + 20 * kMiB : plan.peak_bytes;
+}
+
+// What the forward leaves saved (all of it, and one block's by module).
+void saved_totals(MemoryPlan& plan, const Graph& g, const Shape& s, bool ckpt) {
   Sim fwd;
   for (const Op& op : g.ops) forward_op(fwd, op, !ckpt || op.block < 0);
   if (ckpt) fwd.add(Component::kActivations, s.L * s.t(s.N() * s.C * 4));
@@ -229,23 +231,50 @@ MemoryPlan plan_memory(const config::Config& cfg, const PlanOptions& opt) {
     plan.block_modules.push_back({name, op.dtype, op.saved + op.autocast});
     plan.activations_per_block_bytes += op.saved + op.autocast;
   }
-  plan.peak_reserved_bytes =
-      opt.cuda ? round_up(plan.peak_bytes, 2 * kMiB) + 20 * kMiB : plan.peak_bytes;
-  plan.notes = g.notes;
-  // FLOPs: 6 per parameter of each matmul per token, plus attention's 12*L*T*C per token
-  // (scores and mix, forward 4, backward 8); checkpointing re-runs the blocks' forward.
+}
+
+// FLOPs: 6 per parameter of each matmul per token, plus attention's 12*L*T*C per token (scores
+// and mix, forward 4, backward 8); checkpointing re-runs the blocks' forward. Bytes: the
+// parameters' traffic (read forward and backward, gradient written, AdamW's read-modify-write:
+// ~10 x their fp32 bytes) and the activations' (written, read, their gradients: 4 x).
+void step_cost(MemoryPlan& plan, const config::Config& cfg, const Graph& g, const Shape& s,
+               bool ckpt) {
   const double N = static_cast<double>(s.N());
   double matmul_params = 0;
   for (const Op& op : g.ops) {
-    if (op.module.find("ln") == std::string::npos && op.module != "embedding") {
+    const bool norm = op.module.find("ln") != std::string::npos ||
+                      op.module.find("norm") != std::string::npos;
+    if (!norm && op.module != "embedding" && op.module != "embed_tokens") {
       matmul_params += static_cast<double>(op.params);
     }
   }
-  if (cfg.model.type == config::ModelType::kGpt) matmul_params += double(s.V) * double(s.C);
+  const double head = double(s.V) * double(s.C);
+  if (cfg.model.type == config::ModelType::kGpt) matmul_params += head;  // the tied lm_head
   const double attn = 12.0 * double(s.L) * double(s.T) * double(s.C) * N;
   plan.flops_per_step = 6.0 * N * matmul_params + attn;
-  if (ckpt) plan.flops_per_step += 2.0 * N * (matmul_params - double(s.V) * double(s.C)) + attn / 3;
-  plan.bytes_per_step = double(param_bytes) * 10.0 + 4.0 * double(plan.activations_bytes);
+  if (ckpt) plan.flops_per_step += 2.0 * N * (matmul_params - head) + attn / 3;
+  plan.bytes_per_step = double(plan.parameter_bytes) * 10.0 + 4.0 * double(plan.activations_bytes);
+}
+
+}  // namespace
+
+MemoryPlan plan_memory(const config::Config& cfg, const PlanOptions& opt) {
+  const Shape s = shape_of(cfg, opt);
+  check_plannable(cfg, s);
+  const Graph g = graph_of(cfg, s);
+  MemoryPlan plan;
+  for (const Op& op : g.ops) {
+    plan.parameters += op.params;
+    plan.gradient_bytes += op.param_grad;
+  }
+  plan.parameter_bytes = plan.parameters * 4;
+  plan.buffer_bytes = g.buffer_bytes;
+  plan.optimizer_state_bytes = optimizer_state(cfg, plan.parameter_bytes);
+  const bool ckpt = cfg.train.activation_checkpointing && cfg.model.type == config::ModelType::kGpt;
+  simulate_step(plan, cfg, opt, g, s, ckpt);
+  saved_totals(plan, g, s, ckpt);
+  step_cost(plan, cfg, g, s, ckpt);
+  plan.notes = g.notes;
   return plan;
 }
 
