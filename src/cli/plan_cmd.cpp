@@ -9,6 +9,7 @@
 #include "llmprof/error.h"
 #include "llmprof/gpu/device_properties.h"
 #include "llmprof/plan/plan.h"
+#include "llmprof/rundir/read.h"
 
 namespace llmprof::cli {
 
@@ -35,6 +36,23 @@ plan::DeviceSpec resolve_device(const std::string& name, int64_t index) {
   d.reserved_bytes = 512LL << 20;
   if (d.source.empty()) d.source = "cudaGetDeviceProperties (no datasheet peaks for this product)";
   return d;
+}
+
+// --calibrate RUN: the run's median step against the roofline bound of the run's own config.
+void calibrate_on(plan::PlanReport& r, const config::Config& cfg, const std::string& run) {
+  std::vector<rundir::InputWarning> warnings;
+  const auto summary = rundir::read_summary(run + "/summary.json", warnings);
+  if (!summary || !summary->median_step_ms) {
+    throw UsageError("--calibrate " + run + ": no summary.json with a median step time");
+  }
+  const config::Config run_cfg = config::load_config(run + "/config.yaml");
+  const plan::PlanReport own =
+      plan::make_report(run_cfg, r.device, plan::tokenizer_vocab_size(run_cfg), 1);
+  if (!own.step_ms) {
+    throw UsageError("--calibrate " + run + ": the device has no peaks to bound the step with");
+  }
+  (void)cfg;
+  plan::calibrate(r, *summary->median_step_ms / *own.step_ms, run);
 }
 
 void print_text(const plan::PlanReport& r, const config::Config& cfg) {
@@ -86,6 +104,7 @@ void add_plan_command(CLI::App& app, int& exit_code) {
     std::string device;
     int64_t world_size = 8;
     std::string format = "text";
+    std::string calibrate;
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand(
@@ -98,6 +117,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                   "(default: the config's device)");
   sub->add_option("--world-size", args->world_size, "Ranks of the data-parallel rows (8)");
   sub->add_option("--format", args->format, "text or json");
+  sub->add_option("--calibrate", args->calibrate,
+                  "A run directory measured on this device: step times are scaled by its "
+                  "measured median step over its own roofline bound");
   sub->callback([args, &exit_code]() {
     if (args->format != "text" && args->format != "json") {
       throw UsageError("--format '" + args->format + "': expected text or json");
@@ -107,8 +129,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
     const std::string device =
         args->device.empty() ? (cfg.device.is_cuda() ? "cuda" : "cpu") : args->device;
     const plan::DeviceSpec d = resolve_device(device, cfg.device.index);
-    const plan::PlanReport r =
+    plan::PlanReport r =
         plan::make_report(cfg, d, plan::tokenizer_vocab_size(cfg), args->world_size);
+    if (!args->calibrate.empty()) calibrate_on(r, cfg, args->calibrate);
     if (args->format == "json") {
       fmt::print("{}\n", plan::report_json(r));
     } else {

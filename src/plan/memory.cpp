@@ -60,9 +60,11 @@ void forward_op(Sim& sim, const Op& op, bool keep) {
   sim.add(Component::kAutocastCopies, op.autocast);
 }
 
-void backward_op(Sim& sim, const Op& op) {
-  sim.add(Component::kGradients, op.param_grad);
-  sim.check(op.bwd_temp, "backward", op.module);
+// accumulating: the gradients already exist (a later micro-batch of train.grad_accum_steps), so
+// a parameter's new gradient is a temporary added into them in place.
+void backward_op(Sim& sim, const Op& op, bool accumulating) {
+  if (!accumulating) sim.add(Component::kGradients, op.param_grad);
+  sim.check(op.bwd_temp + (accumulating ? op.param_grad : 0), "backward", op.module);
   sim.add(saved_component(op), -op.saved);
   sim.add(Component::kAutocastCopies, -op.autocast);
 }
@@ -81,7 +83,7 @@ std::pair<size_t, size_t> block_range(const Graph& g, int b) {
 
 // Forward then backward. With activation checkpointing a block keeps only its input (the
 // previous op's output, already saved) during the forward, and recomputes its ops in backward.
-void walk(Sim& sim, const Graph& g, const Shape& s, bool checkpointing) {
+void walk(Sim& sim, const Graph& g, const Shape& s, bool checkpointing, bool accumulating) {
   for (const Op& op : g.ops) forward_op(sim, op, !checkpointing || op.block < 0);
   if (checkpointing) {  // each block's output is kept as the next block's input
     sim.add(Component::kActivations, s.L * s.t(s.N() * s.C * 4));
@@ -92,25 +94,25 @@ void walk(Sim& sim, const Graph& g, const Shape& s, bool checkpointing) {
       const auto [first, last] = block_range(g, op.block);
       sim.add(Component::kActivations, -s.t(s.N() * s.C * 4));
       for (size_t j = first; j < last; ++j) forward_op(sim, g.ops[j], true);
-      for (size_t j = last; j-- > first;) backward_op(sim, g.ops[j]);
+      for (size_t j = last; j-- > first;) backward_op(sim, g.ops[j], accumulating);
       k = first;
       continue;
     }
-    backward_op(sim, op);
+    backward_op(sim, op, accumulating);
   }
 }
 
 // Adam/AdamW (LibTorch's for-each-parameter loop): exp_avg_sq.sqrt() and its division are two
 // temporaries of the parameter's size; adam's L2 decay adds grad + wd * p. Foreach variants make
 // them for all parameters at once; fused kernels make none.
-int64_t optimizer_temp(const config::Config& cfg, const Graph& g, int64_t param_bytes) {
+int64_t optimizer_temp(const config::Config& cfg, const Graph& g) {
   const auto& o = cfg.optim;
   if (o.name == config::Optimizer::kSgd) {
     return o.weight_decay > 0 ? g.largest_param * 4 : 0;
   }
   if (o.fused) return 0;
   const int64_t per = 2 + (o.name == config::Optimizer::kAdam && o.weight_decay > 0 ? 1 : 0);
-  return per * g.largest_param * 4 + 0 * param_bytes;
+  return per * g.largest_param * 4;
 }
 
 int64_t optimizer_state(const config::Config& cfg, int64_t param_bytes) {
@@ -175,77 +177,104 @@ std::vector<std::string> unmodelled_keys(const config::Config& cfg) {
   if (cfg.train.cuda_graphs) {
     out.push_back("train.cuda_graphs: the graph's private memory pool is not modelled");
   }
-  if (cfg.model.type == config::ModelType::kDistilbert && cfg.model.attention ==
-                                                              config::Attention::kSdpa) {
-    // distilbert's attention is always the manual one; the key has no effect there.
-  }
   return out;
 }
 
-MemoryPlan plan_memory(const config::Config& cfg, const PlanOptions& opt) {
+namespace {
+
+void check_plannable(const config::Config& cfg, const Shape& s) {
   for (const std::string& why : unmodelled_keys(cfg)) {
     throw ConfigError("llmprof plan: cannot plan " + why, cfg.source_file,
                       why.substr(0, why.find(':')));
   }
-  const Shape s = shape_of(cfg, opt);
   if (s.V <= 0) {
     throw ConfigError("llmprof plan: model.vocab_size is 0 (taken from the tokenizer at run time);"
                       " give it, e.g. --set model.vocab_size=65 for Tiny Shakespeare's char "
                       "tokenizer", cfg.source_file, "model.vocab_size");
   }
-  const Graph g = graph_of(cfg, s);
-  MemoryPlan plan;
-  for (const Op& op : g.ops) plan.parameters += op.params;
-  const int64_t param_bytes = plan.parameters * 4;
-  plan.parameter_bytes = param_bytes;
-  plan.buffer_bytes = g.buffer_bytes;
-  plan.optimizer_state_bytes = optimizer_state(cfg, param_bytes);
-  for (const Op& op : g.ops) plan.gradient_bytes += op.param_grad;
+}
+
+// The steady step's walk: the peak, its place and the components live there.
+void simulate_step(MemoryPlan& plan, const config::Config& cfg, const PlanOptions& opt,
+                   const Graph& g, const Shape& s, bool ckpt) {
   Sim sim;
-  sim.add(Component::kParameters, param_bytes);
-  sim.add(Component::kOptimizerState, optimizer_state(cfg, param_bytes));
+  sim.add(Component::kParameters, plan.parameter_bytes);
+  sim.add(Component::kOptimizerState, plan.optimizer_state_bytes);
   sim.add(Component::kBuffers, g.buffer_bytes);
   if (opt.cuda) sim.add(Component::kBatch, 2 * s.t(s.N() * 8));  // x, y copied to the device
-  if (opt.world_size > 1) sim.add(Component::kDdpBuckets, param_bytes);
-  const bool ckpt = cfg.train.activation_checkpointing && cfg.model.type == config::ModelType::kGpt;
-  const int64_t start = sim.total();
-  walk(sim, g, s, ckpt);
+  if (opt.world_size > 1) sim.add(Component::kDdpBuckets, plan.parameter_bytes);
+  // With gradient accumulation the last micro-batch is the high one: all gradients are live from
+  // its start.
+  const bool accumulating = cfg.train.grad_accum_steps > 1;
+  if (accumulating) sim.add(Component::kGradients, plan.gradient_bytes);
+  walk(sim, g, s, ckpt, accumulating);
   // Optimizer: all gradients, the state, the temporaries of the largest parameter.
-  sim.check(optimizer_temp(cfg, g, param_bytes), "optimizer",
+  sim.check(optimizer_temp(cfg, g), "optimizer",
             std::string(config::name(cfg.optim.name)) + (cfg.optim.fused ? " (fused)" : ""));
   plan.component_bytes.assign(sim.at_peak.begin(), sim.at_peak.end());
   plan.peak_bytes = sim.peak;
   plan.peak_place = sim.place;
-  // Saved totals, by walking the forward alone.
+  plan.peak_reserved_bytes =
+      opt.cuda ? round_up(plan.peak_bytes, 2 * kMiB) + 20 * kMiB : plan.peak_bytes;
+}
+
+// What the forward leaves saved (all of it, and one block's by module).
+void saved_totals(MemoryPlan& plan, const Graph& g, const Shape& s, bool ckpt) {
   Sim fwd;
   for (const Op& op : g.ops) forward_op(fwd, op, !ckpt || op.block < 0);
   if (ckpt) fwd.add(Component::kActivations, s.L * s.t(s.N() * s.C * 4));
   plan.forward_end_bytes = fwd.total();
   plan.activations_bytes = fwd.live[static_cast<int>(Component::kActivations)];
-  (void)start;
   for (const Op& op : g.ops) {
     if (op.block != 0) continue;
     const std::string name = op.module.substr(op.module.find('.') + 1);
     plan.block_modules.push_back({name, op.dtype, op.saved + op.autocast});
     plan.activations_per_block_bytes += op.saved + op.autocast;
   }
-  plan.peak_reserved_bytes =
-      opt.cuda ? round_up(plan.peak_bytes, 2 * kMiB) + 20 * kMiB : plan.peak_bytes;
-  plan.notes = g.notes;
-  // FLOPs: 6 per parameter of each matmul per token, plus attention's 12*L*T*C per token
-  // (scores and mix, forward 4, backward 8); checkpointing re-runs the blocks' forward.
+}
+
+// FLOPs: 6 per parameter of each matmul per token, plus attention's 12*L*T*C per token (scores
+// and mix, forward 4, backward 8); checkpointing re-runs the blocks' forward. Bytes: the
+// parameters' traffic (read forward and backward, gradient written, AdamW's read-modify-write:
+// ~10 x their fp32 bytes) and the activations' (written, read, their gradients: 4 x).
+void step_cost(MemoryPlan& plan, const config::Config& cfg, const Graph& g, const Shape& s,
+               bool ckpt) {
   const double N = static_cast<double>(s.N());
   double matmul_params = 0;
   for (const Op& op : g.ops) {
-    if (op.module.find("ln") == std::string::npos && op.module != "embedding") {
+    const bool norm = op.module.find("ln") != std::string::npos ||
+                      op.module.find("norm") != std::string::npos;
+    if (!norm && op.module != "embedding" && op.module != "embed_tokens") {
       matmul_params += static_cast<double>(op.params);
     }
   }
-  if (cfg.model.type == config::ModelType::kGpt) matmul_params += double(s.V) * double(s.C);
+  const double head = double(s.V) * double(s.C);
+  if (cfg.model.type == config::ModelType::kGpt) matmul_params += head;  // the tied lm_head
   const double attn = 12.0 * double(s.L) * double(s.T) * double(s.C) * N;
   plan.flops_per_step = 6.0 * N * matmul_params + attn;
-  if (ckpt) plan.flops_per_step += 2.0 * N * (matmul_params - double(s.V) * double(s.C)) + attn / 3;
-  plan.bytes_per_step = double(param_bytes) * 10.0 + 4.0 * double(plan.activations_bytes);
+  if (ckpt) plan.flops_per_step += 2.0 * N * (matmul_params - head) + attn / 3;
+  plan.bytes_per_step = double(plan.parameter_bytes) * 10.0 + 4.0 * double(plan.activations_bytes);
+}
+
+}  // namespace
+
+MemoryPlan plan_memory(const config::Config& cfg, const PlanOptions& opt) {
+  const Shape s = shape_of(cfg, opt);
+  check_plannable(cfg, s);
+  const Graph g = graph_of(cfg, s);
+  MemoryPlan plan;
+  for (const Op& op : g.ops) {
+    plan.parameters += op.params;
+    plan.gradient_bytes += op.param_grad;
+  }
+  plan.parameter_bytes = plan.parameters * 4;
+  plan.buffer_bytes = g.buffer_bytes;
+  plan.optimizer_state_bytes = optimizer_state(cfg, plan.parameter_bytes);
+  const bool ckpt = cfg.train.activation_checkpointing && cfg.model.type == config::ModelType::kGpt;
+  simulate_step(plan, cfg, opt, g, s, ckpt);
+  saved_totals(plan, g, s, ckpt);
+  step_cost(plan, cfg, g, s, ckpt);
+  plan.notes = g.notes;
   return plan;
 }
 

@@ -67,11 +67,10 @@ void attention_core(const Shape& s, std::vector<Op>& ops, const std::string& p, 
   const std::string dt = s.autocast ? "bf16" : "fp32";
   if (causal_sdpa && s.cuda) {
     // Flash / memory-efficient attention: q, k, v (views of qkv, which they keep alive), the
-    // output and the row log-sum-exp (B,H,T fp32).
+    // output, laid out (B,T,H,hs) so the transpose back is a view the projection saves, and the
+    // row log-sum-exp (B,H,T fp32).
     ops.push_back({p + ".core", block, Saves::kActivations, live_qkv + nc + s.t(N * s.H * 4), 0,
                    nc, 3 * nc + nc + pending, 0, 0, dt});
-    ops.push_back({p + ".core.out", block, Saves::kActivations, nc, 0, 0, 2 * nc + pending, 0,
-                   0, dt});
     return;
   }
   // sdpa on the CPU (LibTorch 1.13's math path) saves what the manual path saves (measured).
@@ -79,18 +78,24 @@ void attention_core(const Shape& s, std::vector<Op>& ops, const std::string& p, 
   ops.push_back({p + ".scores", block, Saves::kActivations, 2 * nc + extra, 0,
                  live_qkv + scores, scores + 2 * nc + live_qkv + pending, 0, 0, dt});
   int64_t probs = scores;
-  if (s.dropout > 0) probs += s.cuda ? s.t(s.B * s.H * s.T * s.T) : scores;  // mask (+ output)
-  if (s.dropout > 0 && !s.cuda) probs += scores;
+  // Attention dropout: its mask and its output (what the weighted sum then saves), besides the
+  // probabilities softmax saves.
+  if (s.dropout > 0) probs += (s.cuda ? s.t(s.B * s.H * s.T * s.T) : scores) + scores;
+  // CUDA autocast runs softmax in fp32: its fp32 output is saved, and the weighted sum saves its
+  // bf16 cast (CPU autocast leaves softmax in the input's dtype).
+  if (s.cuda && s.autocast) probs += s.t(s.B * s.H * s.T * s.T * 4);
   ops.push_back({p + ".softmax", block, Saves::kActivations, probs, 0, live_qkv + 2 * scores,
                  2 * scores + pending, 0, 0, dt});
   ops.push_back({p + ".mix", block, Saves::kActivations, 2 * nc, 0, live_qkv + nc,
                  3 * nc + scores + pending, 0, 0, dt});
 }
 
-// Dropout after a (N, width) output: CPU saves the mask in the output's dtype, CUDA a bool mask.
+// Dropout after a (N, width) output: its mask (CPU, LibTorch 1.13: input * noise saves the noise
+// in the input's dtype; CUDA: native_dropout's bool mask). Its output takes the place of its input
+// wherever that was saved, so it adds the mask only.
 int64_t dropout_bytes(const Shape& s, int64_t elems, int64_t elem_bytes) {
   if (s.dropout <= 0) return 0;
-  return s.cuda ? s.t(elems) : s.t(elems * elem_bytes) + s.t(elems * elem_bytes);
+  return s.cuda ? s.t(elems) : s.t(elems * elem_bytes);
 }
 
 void gpt_block(const Shape& s, std::vector<Op>& ops, int i) {
@@ -146,7 +151,9 @@ void head_and_loss(const Shape& s, std::vector<Op>& ops, int64_t rows, int64_t V
     const int64_t cast = s.autocast ? logits32 : 0;
     loss.saved = logits32;
     loss.fwd_temp = logits + cast;
-    loss.bwd_temp = 2 * logits32 + (s.autocast ? logits : 0);
+    // d(log-probs) and d(logits) in fp32; then d(log-probs) is freed before the cast back to the
+    // logits' dtype (autocast), so the two moments are alternatives, not a sum.
+    loss.bwd_temp = std::max(2 * logits32, logits32 + (s.autocast ? logits : 0));
   }
   ops.push_back(loss);
 }
@@ -183,7 +190,9 @@ Graph distilbert_graph(const Shape& s, const config::Config& cfg) {
   emb.param_grad = s.t(V * C * 4) + s.t(positions * C * 4);
   g.ops.push_back(emb);
   g.ops.push_back(layer_norm_op(s, "embedding.ln", -1, 0, true));
-  g.ops.back().saved += s.t(N * C * 4) + dropout_bytes(s, N * C, 4);  // the sum it normalises
+  // The sum it normalises; with dropout, its mask (the LayerNorm output is replaced as the
+  // blocks' input by the dropout's output, the same bytes).
+  g.ops.back().saved += s.t(N * C * 4) + dropout_bytes(s, N * C, 4);
   const int64_t in_elems = s.autocast ? N * C : 0;
   for (int i = 0; i < s.L; ++i) {
     const std::string p = "layers." + std::to_string(i);
@@ -191,9 +200,7 @@ Graph distilbert_graph(const Shape& s, const config::Config& cfg) {
     g.ops.push_back(linear_op(s, p + ".attention.qkv_lin", i, C, 3 * C, true, in_elems, pend));
     g.ops.back().fwd_temp = qkv;
     // Encoder attention: no causal mask; the padding mask fills in place (no new bytes).
-    Shape enc = s;
-    enc.dropout = 0;
-    attention_core(enc, g.ops, p + ".attention", i, qkv, pend, false);
+    attention_core(s, g.ops, p + ".attention", i, qkv, pend, false);  // attention_dropout = dropout
     g.ops.push_back(linear_op(s, p + ".attention.out_lin", i, C, C, true, 0, pend));
     // h = attn + x (fp32 under autocast: fp32 + bf16), then LayerNorm (bf16 input cast back to
     // the fp32 weight's dtype is the same tensor in fp32).
@@ -212,8 +219,7 @@ Graph distilbert_graph(const Shape& s, const config::Config& cfg) {
   if (cfg.train.task == config::TaskKind::kClassify) {
     // [CLS] (B,C) -> pre_classifier -> relu -> classifier (B,K): small; the loss over (B,K).
     Shape cls = s;
-    cls.B = s.B;
-    cls.T = 1;
+    cls.T = 1;  // the [CLS] rows only
     g.ops.push_back(linear_op(cls, "pre_classifier", -1, C, C, true, s.autocast ? s.B * C : 0, 0));
     g.ops.back().saved += s.t(s.B * C * a);  // relu output
     head_and_loss(cls, g.ops, s.B, cfg.model.num_labels, /*tied=*/false, /*head_bias=*/true);
@@ -221,7 +227,6 @@ Graph distilbert_graph(const Shape& s, const config::Config& cfg) {
     // MLM: the hidden states gathered at P positions per sequence (B*P rows), vocab_transform,
     // GELU, vocab_layer_norm (fp32), then the tied projector with its bias over (B*P, V).
     Shape mlm = s;
-    mlm.B = s.B;
     mlm.T = s.mlm_positions;
     const int64_t rows = mlm.N();
     g.ops.push_back(linear_op(mlm, "vocab_transform", -1, C, C, true, rows * C, 0));
@@ -234,6 +239,69 @@ Graph distilbert_graph(const Shape& s, const config::Config& cfg) {
     head_and_loss(mlm, g.ops, rows, V, /*tied=*/true, /*head_bias=*/true);
   }
   g.buffer_bytes = s.t(positions * 8);
+  g.largest_param = std::max(V * C, C * F);
+  return g;
+}
+
+// Llama (model.type llama, src/model/llama.cpp): RMSNorm in fp32 (x * rsqrt(mean(x^2) + eps),
+// then weight *: saves rsqrt (N) and the normalised x (NC), and its output when the next linear
+// saves it), separate q/k/v projections (GQA: k, v of width Ckv = n_kv_head * head_dim), RoPE in
+// fp32 (saves only the cos/sin tables, buffers; under autocast its fp32 result is cast back),
+// the manual core as GPT's with k and v copies of width Ckv, SwiGLU (silu saves gate; the product
+// saves silu(gate) and up; down saves the product: 4 N F).
+Graph llama_graph(const Shape& s, const config::Config& cfg) {
+  (void)cfg;
+  Graph g;
+  const int64_t N = s.N(), C = s.C, V = s.V, F = s.F, a = s.act, T = s.T;
+  const int64_t hd = s.head_dim > 0 ? s.head_dim : C / s.H;
+  const int64_t kv = (s.kv_heads > 0 ? s.kv_heads : s.H) * hd, qw = s.H * hd;
+  const int64_t pend = s.t(N * C * 4), in_elems = s.autocast ? N * C : 0;
+  const std::string dt = s.autocast ? "bf16" : "fp32";
+  auto rms = [&](const std::string& m, int b) {
+    Op op{m, b, Saves::kActivations, s.t(N * 4) + s.t(N * C * 4) + (s.autocast ? 0 : s.t(N * C * 4)),
+          0, s.t(N * C * 4), 3 * s.t(N * C * 4) + pend, s.t(C * 4), C, "fp32"};
+    return op;
+  };
+  Op emb{"embed_tokens", -1, Saves::kActivations, s.t(N * C * 4), 0, 0,
+         s.t(N * C * 4) + s.t(V * C * 4), s.t(V * C * 4), V * C, "fp32"};
+  g.ops.push_back(emb);
+  for (int i = 0; i < s.L; ++i) {
+    const std::string p = "layers." + std::to_string(i);
+    g.ops.push_back(rms(p + ".input_layernorm", i));
+    g.ops.push_back(linear_op(s, p + ".self_attn.q_proj", i, C, qw, s.attention_bias, in_elems, pend));
+    g.ops.push_back(linear_op(s, p + ".self_attn.k_proj", i, C, kv, s.attention_bias, in_elems, pend));
+    g.ops.push_back(linear_op(s, p + ".self_attn.v_proj", i, C, kv, s.attention_bias, in_elems, pend));
+    const int64_t scores = s.t(s.B * s.H * T * T * a);
+    const int64_t kvc = (s.sdpa && !s.cuda) ? s.t(N * qw * a) : s.t(N * kv * a);
+    if (s.sdpa && s.cuda) {
+      g.ops.push_back({p + ".self_attn.core", i, Saves::kActivations,
+                       s.t(N * qw * a) + 2 * s.t(N * kv * a) + s.t(N * qw * a) + s.t(N * s.H * 4),
+                       0, s.t(N * qw * 4), 4 * s.t(N * qw * a) + pend, 0, 0, dt});
+    } else {
+      int64_t probs = scores;
+      if (s.cuda && s.autocast) probs = s.t(s.B * s.H * T * T * 4) + scores;
+      g.ops.push_back({p + ".self_attn.scores", i, Saves::kActivations, s.t(N * qw * a) + kvc, 0,
+                       s.t(N * qw * 4) + scores, scores + 2 * s.t(N * qw * a) + pend, 0, 0, dt});
+      g.ops.push_back({p + ".self_attn.softmax", i, Saves::kActivations, probs, 0, 2 * scores,
+                       2 * scores + pend, 0, 0, dt});
+      g.ops.push_back({p + ".self_attn.mix", i, Saves::kActivations, kvc + s.t(N * qw * a), 0,
+                       s.t(N * qw * a), 3 * s.t(N * qw * a) + scores + pend, 0, 0, dt});
+    }
+    g.ops.push_back(linear_op(s, p + ".self_attn.o_proj", i, qw, C, false, 0, pend));
+    g.ops.push_back({p + ".residual_1", i, Saves::kActivations, s.t(N * C * 4), 0, 0, 2 * pend, 0,
+                     0, "fp32"});
+    g.ops.push_back(rms(p + ".post_attention_layernorm", i));
+    g.ops.push_back(linear_op(s, p + ".mlp.gate_proj", i, C, F, false, in_elems, pend));
+    g.ops.push_back(linear_op(s, p + ".mlp.up_proj", i, C, F, false, in_elems, pend));
+    g.ops.push_back({p + ".mlp.act", i, Saves::kActivations, 4 * s.t(N * F * a), 0,
+                     s.t(N * F * a), 4 * s.t(N * F * a) + pend, 0, 0, dt});
+    g.ops.push_back(linear_op(s, p + ".mlp.down_proj", i, F, C, false, 0, pend));
+    g.ops.push_back({p + ".residual_2", i, Saves::kActivations, s.t(N * C * 4), 0, 0, 2 * pend, 0,
+                     0, "fp32"});
+  }
+  g.ops.push_back(rms("norm", -1));
+  head_and_loss(s, g.ops, N, V, s.tie_embeddings, /*head_bias=*/false);
+  g.buffer_bytes = 2 * s.t(T * hd * 4);  // rope cos, sin (T, hd) fp32
   g.largest_param = std::max(V * C, C * F);
   return g;
 }

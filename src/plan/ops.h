@@ -32,6 +32,8 @@ struct Shape {
   int64_t B = 0, T = 0, C = 0, L = 0, H = 0, V = 0, F = 0;  // F: MLP width
   int64_t kv_heads = 0, head_dim = 0;                        // llama (GQA)
   int64_t mlm_positions = 0;  // distilbert mlm: predicted positions per sequence
+  bool tie_embeddings = true;  // llama: lm_head shares embed_tokens
+  bool attention_bias = false;  // llama: q/k/v biases
   int64_t act = 4;   // bytes of a matmul output: 4 fp32, 2 bf16/fp16 under autocast
   bool autocast = false;
   bool cuda = false;

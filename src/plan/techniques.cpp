@@ -1,5 +1,6 @@
 // The technique table of llmprof plan, as the profiling lecture's "LLaMA-7B on one A100 40GB"
 // case study: each row switches one more technique on, cumulatively, and is planned again.
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -57,13 +58,32 @@ std::optional<double> roofline_step_ms(const MemoryPlan& m, const DeviceSpec& d,
                                        config::Precision precision) {
   const double flops = precision == config::Precision::kFp32 ? d.fp32_flops_per_s
                                                               : d.bf16_flops_per_s;
-  if (flops <= 0 || d.bytes_per_s <= 0) return std::nullopt;
-  return 1e3 * std::max(m.flops_per_step / flops, m.bytes_per_step / d.bytes_per_s);
+  if (flops <= 0) return std::nullopt;
+  // Without a bandwidth (a CPU given only profile.peak_flops_per_s) the compute term alone: still
+  // a lower bound.
+  const double memory_s = d.bytes_per_s > 0 ? m.bytes_per_step / d.bytes_per_s : 0.0;
+  return 1e3 * std::max(m.flops_per_step / flops, memory_s);
 }
 
-PlanReport make_report(const config::Config& cfg, const DeviceSpec& d, int64_t vocab_size,
+void calibrate(PlanReport& r, double ratio, const std::string& run) {
+  r.calibration = ratio;
+  r.time_label = fmt::format("calibrated on {} (measured / roofline = {:.2f})", run, ratio);
+  if (r.step_ms) *r.step_ms *= ratio;
+  for (TechniqueRow& t : r.techniques) {
+    if (t.step_ms) *t.step_ms *= ratio;
+  }
+}
+
+PlanReport make_report(const config::Config& cfg, const DeviceSpec& device, int64_t vocab_size,
                        int64_t world_size) {
   PlanReport r;
+  DeviceSpec d = device;
+  if (!d.cuda && d.fp32_flops_per_s <= 0 && cfg.profile.peak_flops_per_s > 0) {
+    // The CPU's peaks as the config gives them (llmprof peak measures them).
+    d.fp32_flops_per_s = d.bf16_flops_per_s = cfg.profile.peak_flops_per_s;
+    d.bytes_per_s = cfg.profile.peak_bytes_per_s;
+    d.source = "profile.peak_flops_per_s / peak_bytes_per_s";
+  }
   r.device = d;
   r.world_size = world_size;
   PlanOptions opt{vocab_size, 1, d.cuda};

@@ -342,6 +342,27 @@ std::optional<Finding> rule_memory_headroom(const Run& run, const RunMetrics& m)
   return f;
 }
 
+// llmprof plan's prediction off by more than 10% for a component: the planner's model of this
+// run is wrong there (or something it does not model allocates), so its answers are suspect.
+std::optional<Finding> rule_plan_differs(const Run& run, const RunMetrics&) {
+  constexpr double kPlanTolerance = 0.10;
+  const PlanRow* worst = nullptr;
+  for (const auto& r : run.plan) {
+    if (!r.ratio) continue;
+    if (worst == nullptr || std::abs(*r.ratio - 1) > std::abs(*worst->ratio - 1)) worst = &r;
+  }
+  if (worst == nullptr || std::abs(*worst->ratio - 1) <= kPlanTolerance) return std::nullopt;
+  Finding f = make(run, "plan_differs", *worst->ratio, 1 + kPlanTolerance, "predicted / measured");
+  f.title = "llmprof plan mispredicts " + worst->component;
+  f.evidence = fmt::format("{}: predicted {}, measured {} ({:.2f}x; more than {} off).",
+                           worst->component, bytes_cell(worst->predicted_bytes).text,
+                           bytes_cell(worst->measured_bytes).text, *worst->ratio,
+                           pct(kPlanTolerance));
+  f.suggestion = "trust `llmprof plan` for this config only after checking what it does not "
+                 "model (summary.json plan.definition); report the config if it is a plain run";
+  return f;
+}
+
 std::optional<Finding> rule_page_faults(const Run& run, const RunMetrics& m) {
   const Stats* faults = m.stat("minor_faults");
   // The mean as well as the median: glibc can map a large block on every other step (seen with
@@ -482,7 +503,7 @@ std::vector<Finding> run_findings(const Run& run, const RunMetrics& m) {
   static const Rule kRules[] = {rule_data_wait,      rule_eval_share,          rule_optimizer_share,
                                 rule_attention_core, rule_low_mfu_small_batch, rule_memory_headroom,
                                 rule_page_faults,    rule_context_switches,
-                                rule_roofline,       rule_precision};
+                                rule_roofline,       rule_precision,           rule_plan_differs};
   std::vector<Finding> out;
   for (Rule rule : kRules) {
     if (auto f = rule(run, m)) {

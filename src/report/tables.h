@@ -31,6 +31,8 @@ std::optional<Table> roofline_modules_table(const Run& run, size_t top_n);
 
 // memory.csv by phase, plus peak RSS against host memory; nullopt without memory figures.
 std::optional<Table> memory_table(const Run& run, const RunMetrics& m);
+// summary.json plan: llmprof plan's prediction beside the run's measurement, per component.
+std::optional<Table> plan_table(const Run& run);
 
 // activations.csv by scope, summed over blocks; nullopt without it.
 std::optional<Table> activations_table(const Run& run);

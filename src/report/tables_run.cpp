@@ -264,6 +264,26 @@ std::optional<Table> memory_table(const Run& run, const RunMetrics& m) {
   return t;
 }
 
+std::optional<Table> plan_table(const Run& run) {
+  if (run.plan.empty()) return std::nullopt;
+  Table t;
+  t.id = "plan." + run.label;
+  t.title = "Plan: predicted vs measured memory: " + run.label;
+  t.columns = {{"component", "component"},
+               {"predicted_bytes", "predicted"},
+               {"measured_bytes", "measured"},
+               {"ratio", "predicted / measured"}};
+  for (const auto& r : run.plan) {
+    t.rows.push_back({text_cell(r.component), bytes_cell(r.predicted_bytes),
+                      bytes_cell(r.measured_bytes), ratio_cell(r.ratio)});
+  }
+  t.notes.push_back(fmt::format("Peak predicted at {}, measured in {}. llmprof plan's model of one "
+                                "step; measured from the allocator in the run's step 2.",
+                                run.plan_peak_predicted.empty() ? "?" : run.plan_peak_predicted,
+                                run.plan_peak_measured.empty() ? "?" : run.plan_peak_measured));
+  return t;
+}
+
 std::optional<Table> activations_table(const Run& run) {
   if (run.activations.empty()) return std::nullopt;
   std::vector<std::string> order;

@@ -291,9 +291,34 @@ void fill_from_summary(const std::string& path, Run& run) {
   run.summary_max_steps = summary->max_steps;
   run.summary_peak_rss_bytes = summary->peak_rss_bytes;
   run.energy = summary->energy;
+  run.plan = summary->plan;
+  run.plan_peak_predicted = summary->plan_peak_predicted;
+  run.plan_peak_measured = summary->plan_peak_measured;
 }
 
 }  // namespace
+
+// summary.json "plan" (written by llmprof train): the components and the phase of the peak.
+void read_plan(const nlohmann::json& s, Summary& out) {
+  if (!s.contains("plan") || !s["plan"].is_object()) return;
+  const nlohmann::json& p = s["plan"];
+  if (p.contains("components") && p["components"].is_object()) {
+    for (const auto& [name, c] : p["components"].items()) {
+      if (!c.is_object()) continue;
+      out.plan.push_back({name, detail::json_number(c, "predicted_bytes"),
+                          detail::json_number(c, "measured_bytes"), detail::json_number(c, "ratio")});
+    }
+  }
+  if (p.contains("peak_phase") && p["peak_phase"].is_object()) {
+    const auto& ph = p["peak_phase"];
+    auto text = [&](const char* k) {
+      return ph.contains(k) && ph[k].is_string() ? ph[k].get<std::string>() : std::string();
+    };
+    out.plan_peak_predicted = text("predicted");
+    if (!text("predicted_module").empty()) out.plan_peak_predicted += " / " + text("predicted_module");
+    out.plan_peak_measured = text("measured");
+  }
+}
 
 std::optional<Summary> read_summary(const std::string& path, Warnings& warnings) {
   std::optional<nlohmann::json> doc = read_side_json(path, warnings);
@@ -328,6 +353,7 @@ std::optional<Summary> read_summary(const std::string& path, Warnings& warnings)
         e.contains("estimated") && e["estimated"].is_boolean() && e["estimated"].get<bool>();
     out.energy = en;
   }
+  read_plan(s, out);
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include "llmprof/error.h"
 #include "llmprof/plan/device.h"
 #include "llmprof/plan/plan.h"
+#include "ops.h"
 
 namespace llmprof::plan {
 namespace {
@@ -176,6 +177,31 @@ TEST(MakeReport, LlamaSevenBShapeOomsOnA100FortyUntilSharded) {
   EXPECT_TRUE(z3.predicted_only);
   EXPECT_EQ(z3.model_state_bytes, 16 * r.memory.parameters / 8);
   EXPECT_TRUE(r.step_ms.has_value());
+}
+
+TEST(LlamaGraph, SevenBHasItsPublishedParameterCount) {
+  // LLaMA-7B: 32 x 4096, 32 heads, SwiGLU 11008, vocab 32000, untied head, no biases:
+  // 2 V C + L (4 C^2 + 3 C F + 2 C) + C = 6,738,415,616 (Touvron et al. 2023, Table 2: 6.7B).
+  detail::Shape s;
+  s.B = 1, s.T = 2048, s.C = 4096, s.L = 32, s.H = 32, s.V = 32000, s.F = 11008;
+  s.tie_embeddings = false;
+  int64_t params = 0;
+  for (const auto& op : detail::llama_graph(s, config::Config{}).ops) params += op.params;
+  EXPECT_EQ(params, 6738415616);
+}
+
+TEST(LlamaGraph, GroupedQueryAttentionSavesNarrowerKeysAndValues) {
+  // Manual core, fp32: q copy (N C) and k, v copies (N Ckv each) saved; Ckv = C / 4 with 4x GQA.
+  detail::Shape s;
+  s.B = 2, s.T = 8, s.C = 64, s.L = 1, s.H = 8, s.V = 10, s.F = 128;
+  auto saved = [&](int64_t kv_heads) {
+    s.kv_heads = kv_heads;
+    int64_t b = 0;
+    for (const auto& op : detail::llama_graph(s, config::Config{}).ops) b += op.saved;
+    return b;
+  };
+  const int64_t N = s.B * s.T;
+  EXPECT_EQ(saved(8) - saved(2), 2 * 4 * N * (64 - 16));
 }
 
 }  // namespace

@@ -50,6 +50,21 @@ TEST(TrainPlan, GptBf16CheckpointedSdpaWithinTenPercent) {
                                        "train.activation_checkpointing=true", "model.n_layer=3"}));
 }
 
+TEST(TrainPlan, GptDropoutMasksAreCountedInSavedBytes) {
+  // LibTorch 1.13's CPU dropout saves its noise tensor (input dtype): embedding, attention
+  // probabilities (mask and output), both residual branches.
+  test::ScratchDir dir("plan-dropout");
+  const json p = plan_section(dir, {"model.dropout=0.2", "train.batch_size=8"});
+  expect_reconciled(p);
+  EXPECT_NEAR(p.at("components").at("saved_for_backward").at("ratio").get<double>(), 1.0, 0.01);
+}
+
+TEST(TrainPlan, AccumulationPeaksInTheLastMicroBatchWithAllGradientsLive) {
+  test::ScratchDir dir("plan-accum");
+  const json p = plan_section(dir, {"train.grad_accum_steps=2", "train.batch_size=6"});
+  expect_reconciled(p);
+}
+
 TEST(TrainPlan, DistilbertMlmWithinTenPercent) {
   const std::string vocab = test::shared_data("vocab/bert-base-uncased-vocab.txt");
   const std::string text = test::shared_data("wikitext-2/wiki.valid.tokens");
@@ -61,6 +76,25 @@ TEST(TrainPlan, DistilbertMlmWithinTenPercent) {
       dir, {"model.type=distilbert", "train.task=mlm", "data.tokenizer=wordpiece",
             "data.vocab_path=" + vocab, "data.path=" + text, "data.format=text",
             "data.max_examples=300", "model.n_embd=48", "model.n_head=4"}));
+}
+
+TEST(TrainPlan, ReportShowsTheTableAndNamesAComponentOffByMoreThanTenPercent) {
+  test::ScratchDir dir("plan-report");
+  plan_section(dir, {});
+  const std::string summary = dir.file("run/summary.json");
+  auto report = run_llmprof({"report", dir.file("run")});
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  test::expect_contains(report.output, "Plan: predicted vs measured memory");
+  EXPECT_EQ(report.output.find("mispredicts"), std::string::npos) << report.output;
+  // The same run with its predicted peak made 1.5x the measured one: the finding names it.
+  json s = json::parse(test::read_file(summary));
+  json& peak = s["plan"]["components"]["peak"];
+  peak["predicted_bytes"] = peak["measured_bytes"].get<double>() * 1.5;
+  peak["ratio"] = 1.5;
+  test::write_file(summary, s.dump());
+  report = run_llmprof({"report", dir.file("run")});
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  test::expect_contains(report.output, "llmprof plan mispredicts peak");
 }
 
 TEST(PlanCommand, UnknownDeviceExitsTwoListingKnownOnes) {

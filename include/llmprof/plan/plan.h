@@ -138,6 +138,10 @@ std::optional<double> roofline_step_ms(const MemoryPlan& m, const DeviceSpec& d,
 PlanReport make_report(const config::Config& cfg, const DeviceSpec& d, int64_t vocab_size,
                        int64_t world_size);
 
+// Scales the report's step times by ratio = a measured step / its roofline bound (the run's own
+// config on the same device), and labels them calibrated on `run`.
+void calibrate(PlanReport& r, double ratio, const std::string& run);
+
 // The report as JSON text (llmprof plan --format json; summary.json's plan section).
 std::string report_json(const PlanReport& r);
 

@@ -2,8 +2,10 @@
 // caching allocator's statistics) from before the model is built, read at the phase boundaries
 // of the first two steps. Step 1 gives the optimizer state (created by its first step) and step 2,
 // the first steady step, gives gradients, the bytes saved for backward and the step's peak with
-// its phase. Installed for the whole run (its reporter stays the thread's memory reporter under
-// the profiler's own); after step 2 it only keeps c10's running total consistent.
+// its phase. Installed for the whole run (the profiler's own reporter nests above it); after
+// step 2 it turns c10's bookkeeping off, so the steps the summary's statistics use (after
+// profile.warmup_steps >= 2) do not pay for it. On CUDA nothing is installed: the caching
+// allocator keeps its statistics anyway.
 #pragma once
 
 #include <cstdint>

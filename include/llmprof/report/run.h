@@ -13,6 +13,7 @@ using rundir::InputWarning;
 using rundir::MemoryRow;
 using rundir::ModuleRow;
 using rundir::OpRow;
+using rundir::PlanRow;
 using rundir::RooflineColumns;
 using rundir::Run;
 using rundir::Sweep;

@@ -54,6 +54,12 @@ struct EnergySummary {
   bool estimated = false;
 };
 
+// summary.json "plan": one component's predicted and measured bytes (llmprof plan's reconciliation).
+struct PlanRow {
+  std::string component;  // parameters | gradients | optimizer_state | saved_for_backward | peak ...
+  std::optional<double> predicted_bytes, measured_bytes, ratio;  // ratio = predicted / measured
+};
+
 // What readers take from summary.json (train/summary.cpp writes it; schema kSummarySchemaVersion).
 struct Summary {
   // How the run ended; nullopt when the file has no status (null or absent). A name outside
@@ -68,6 +74,8 @@ struct Summary {
   std::optional<double> final_train_loss, final_val_loss, final_val_perplexity;  // loss.*
   std::optional<double> peak_rss_bytes;                // memory.peak_rss_bytes
   std::optional<EnergySummary> energy;
+  std::vector<PlanRow> plan;  // plan.components, in file order; empty without a plan section
+  std::string plan_peak_predicted, plan_peak_measured;  // plan.peak_phase (phase [/ module])
 };
 
 // summary.json at path: nullopt when absent, or empty (with a warning). Invalid JSON throws
@@ -88,6 +96,8 @@ struct Run {
   std::vector<InputWarning> warnings;  // rows and files left out because they were cut short
 
   std::map<std::string, std::string> config;     // config.yaml flattened: "train.batch_size" -> "4"
+  std::vector<PlanRow> plan;  // summary.json plan: predicted vs measured memory by component
+  std::string plan_peak_predicted, plan_peak_measured;
   std::optional<double> host_memory_bytes;       // env.json host.memory_bytes
   std::optional<double> host_cores;              // env.json host.cores
   std::optional<double> peak_flops_per_s;        // env.json peak_flops.flops_per_s
