@@ -51,12 +51,23 @@ train() {
 case "$stage" in
   build)
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/gpu.txt"
-    scripts/build_gpu.sh -DLLMPROF_BUILD_TESTS=OFF >"$out/build.log" 2>&1
+    # NCCL's header comes with PyTorch's nvidia-nccl wheel, not with the CUDA toolkit.
+    extra=()
+    nccl_inc=$(python3 -c 'import os, nvidia.nccl as n; print(os.path.join(list(n.__path__)[0], "include"))' 2>/dev/null)
+    [ -n "$nccl_inc" ] && [ -f "$nccl_inc/nccl.h" ] && extra+=("-DLLMPROF_NCCL_INCLUDE_DIR=$nccl_inc")
+    echo "build: nccl.h from ${nccl_inc:-nowhere}"
+    scripts/build_gpu.sh -DLLMPROF_BUILD_TESTS=OFF "${extra[@]}" >"$out/build.log" 2>&1
     rc=$?
+    grep -E "llmprof: (dist|GPU path|CUDA kernels)" "$out/build.log"
     tail -n 15 "$out/build.log"
     if [ $rc -ne 0 ] && [ -f build-cuda/build.ninja ]; then  # every error at once, not the first
       ninja -C build-cuda -k 0 >"$out/build_errors.log" 2>&1
       grep -E -A6 "error|undefined reference" "$out/build_errors.log" | head -n 150
+      echo "build: again without data parallelism (LLMPROF_WITH_DIST=OFF)"
+      cmake -S . -B build-cuda -DLLMPROF_WITH_DIST=OFF >/dev/null &&
+        cmake --build build-cuda -j "$(nproc)" 2>&1 | tail -n 5
+    fi
+    if [ ! -x "$llmprof" ] && [ -f build-cuda/build.ninja ]; then
       echo "build: again without LibTorch 2.x's fast paths (LLMPROF_TORCH2_FAST_PATHS=OFF)"
       cmake -S . -B build-cuda -DLLMPROF_TORCH2_FAST_PATHS=OFF >/dev/null &&
         cmake --build build-cuda -j "$(nproc)" 2>&1 | tail -n 5
@@ -164,7 +175,7 @@ PY
     ;;
   plan)  # the memory planner against the CUDA caching allocator, and the out-of-memory edge
     if [ -x scripts/gpu/plan_check.sh ]; then
-      timeout 200 scripts/gpu/plan_check.sh "$llmprof" "$out" 2>&1 | tail -n 40
+      timeout 200 scripts/gpu/plan_check.sh --llmprof "$llmprof" --out "$out/plan" 2>&1 | tail -n 40
     else
       echo "plan: scripts/gpu/plan_check.sh not found"
     fi
