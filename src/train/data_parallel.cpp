@@ -113,7 +113,14 @@ std::string DataParallel::shared_top_dir(const config::Config& cfg, const std::s
 
 void DataParallel::start(torch::nn::Module& module, const std::vector<at::Tensor>& params,
                          const config::Config& cfg, const int64_t* backward_start_ns) {
-  group_->broadcast_module(module);
+  // Parameters and floating-point buffers from rank 0. Gloo refuses bool tensors ("Invalid
+  // scalar type"), and the model's other buffers (the causal mask) are built from the config,
+  // which every rank shares (checked at connect), so they are equal already.
+  std::vector<at::Tensor> tensors = module.parameters();
+  for (const at::Tensor& b : module.buffers()) {
+    if (b.is_floating_point()) tensors.push_back(b);
+  }
+  group_->broadcast_tensors(tensors);
   dist::GradSyncOptions o;
   o.bucket_mb = bucket_mb_ = cfg.ddp.bucket_mb;
   o.first_bucket_mb = first_bucket_mb_ = cfg.ddp.first_bucket_mb;
