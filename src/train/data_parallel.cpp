@@ -67,7 +67,11 @@ DataParallel::~DataParallel() = default;
 
 std::unique_ptr<DataParallel> DataParallel::connect(const config::Config& cfg,
                                                     const dist::RankEnv& env) {
-  if (!env.distributed()) return nullptr;
+  // A torchrun-style environment forms the group even at world size 1, as PyTorch's DDP does
+  // under torchrun --nproc_per_node 1 (and as a one-GPU host checks NCCL); a plain run, or one
+  // Slurm task (a sweep point under srun), stays a single process without a store.
+  const bool one_rank_group = env.world_size == 1 && env.source == dist::EnvSource::kTorchrun;
+  if (!env.distributed() && !one_rank_group) return nullptr;
   if (cfg.train.cuda_graphs) {
     throw ConfigError("train.cuda_graphs: not with data-parallel training (world size " +
                           std::to_string(env.world_size) + "): set train.cuda_graphs=false",
@@ -77,6 +81,7 @@ std::unique_ptr<DataParallel> DataParallel::connect(const config::Config& cfg,
   o.backend = backend_of(cfg);
   o.timeout_s = cfg.ddp.timeout_s;
   o.cuda_device = cfg.device.is_cuda() ? static_cast<int>(cfg.device.index) : -1;
+  o.c10d_for_one_rank = one_rank_group;
   std::unique_ptr<DataParallel> dp(new DataParallel(env, dist::ProcessGroup::create(env, o)));
   dp->group_->check_same_config(config_hash(cfg));
   return dp;
