@@ -217,7 +217,7 @@ class HfBpeTokenizer final : public HfTokenizer {
     parse_added(j.value("added_tokens", nlohmann::json::array()), root.key("added_tokens"));
     for (const auto* list : {&post_.prefix, &post_.suffix}) {
       for (int32_t id : *list) {
-        if (id < 0 || id >= vocab_size()) {
+        if (id < 0 || id >= vocab_size() || !has_token_[static_cast<size_t>(id)]) {
           detail::hf_fail(root.key("post_processor"),
                           "id " + std::to_string(id) + " is not a token of this tokenizer");
         }

@@ -179,6 +179,60 @@ TEST(HfTokenizer, ComposesToNfcWhenQwen2Normalizes) {
   EXPECT_EQ(detail::nfc("A\xFF\xCC\x8A"), "A\xFF\xCC\x8A");  // invalid byte kept, blocks nothing
 }
 
+// NFC against Python's unicodedata.normalize on what breaks naive implementations: Hangul
+// syllables and jamo, stacked Vietnamese marks in either order, composition exclusions (U+0958),
+// singletons (U+212B ANGSTROM SIGN), a non-starter decomposition (U+0344), blocked marks.
+TEST(HfTokenizer, ComputesNfcAsPythonWhenTextIsHard) {
+  if (std::system("timeout 30 python3 -c 'import unicodedata' >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "python3 is absent: NFC comparison skipped";
+  }
+  const std::vector<std::string> texts = {
+      "\xEA\xB0\x80\xE1\x86\xA8 \xE1\x84\x80\xE1\x85\xA1\xE1\x86\xA8",
+      "Vie\xCC\xA3\xCC\x82t a\xCC\x82\xCC\xA3 o\xCC\x9B\xCC\x81",
+      "\xE0\xA5\x98 \xE2\x84\xAB \xCD\x84 a\xCD\x84",
+      "e\xCC\x81\xCC\x81 A\xCC\x8A\xCC\x81 a\xCC\xB8\xCC\x81 \xC3\x85\xCC\xA3",
+      "\xE1\xBE\xB7 \xCE\xB1\xCD\x85\xCD\x82 \xE3\x81\x8B\xE3\x82\x99 \xEF\xAC\x80"};
+  test::ScratchDir dir("nfc");
+  test::write_file(dir.file("in.json"), nlohmann::json(texts).dump());
+  const std::string cmd =
+      "timeout 60 python3 -c \"import json,sys,unicodedata as u; "
+      "print(json.dumps([u.normalize('NFC', t) for t in json.load(open(sys.argv[1]))]))\" " +
+      dir.file("in.json") + " > " + dir.file("out.json");
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const auto expected =
+      nlohmann::json::parse(test::read_file(dir.file("out.json"))).get<std::vector<std::string>>();
+  ASSERT_EQ(expected.size(), texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    EXPECT_EQ(detail::nfc(texts[i]), expected[i]) << "text " << i;
+  }
+}
+
+TEST(HfTokenizer, AbsorbsSpacesWhenAnAddedTokenStrips) {
+  LLMPROF_SKIP_WITHOUT_PCRE2();
+  nlohmann::json j = test::qwen2_tokenizer();
+  j["added_tokens"][1]["lstrip"] = true;  // <|im_start|>
+  j["added_tokens"][1]["rstrip"] = true;
+  Loaded l(j);
+  const HfTokenizer& t = *l.tok;
+  const int32_t im_start = id_of(t, "<|im_start|>");
+  // The spaces on both sides belong to the token, so "b" has no leading space.
+  EXPECT_EQ(t.encode_plain("a  <|im_start|>\t b"), (Ids{id_of(t, "a"), im_start, id_of(t, "b")}));
+  EXPECT_EQ(t.encode_plain("<|im_start|><|im_start|>"), (Ids{im_start, im_start}));
+  if (have_python_reference()) {
+    const std::vector<std::string> texts = {"a  <|im_start|>\t b", " <|im_start|> x <|im_start|>",
+                                            "\n<|im_start|>\n"};
+    const std::vector<Ids> expected = reference_ids(l.dir.file("tokenizer.json"), texts, l.dir);
+    ASSERT_EQ(expected.size(), texts.size());
+    for (size_t i = 0; i < texts.size(); ++i) EXPECT_EQ(t.encode(texts[i]), expected[i]) << i;
+  }
+}
+
+TEST(HfTokenizer, ThrowsNamingTheIdWhenDecodeGetsNoToken) {
+  Loaded l(test::tinyllama_tokenizer());
+  const std::string msg = data_error_of([&] { l.tok->decode({1, 5, 100000}); });
+  expect_contains(msg, "id 100000 at position 2");
+}
+
 TEST(HfTokenizer, SplitsEveryDigitWhenSmolLm2Digits) {
   LLMPROF_SKIP_WITHOUT_PCRE2();
   Loaded l(test::smollm2_tokenizer());
