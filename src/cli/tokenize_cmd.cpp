@@ -45,7 +45,8 @@ void add_tokenize_command(CLI::App& app, int& exit_code) {
     if (texts.empty()) throw UsageError("tokenize: give --text or --texts-json");
     const auto tok = data::load_hf_tokenizer(args->tokenizer);
     nlohmann::json out = nlohmann::json::array();
-    for (const std::string& t : texts) out.push_back(args->plain ? tok->encode_plain(t) : tok->encode(t));
+    for (const std::string& t : texts)
+      out.push_back(args->plain ? tok->encode_plain(t) : tok->encode(t));
     fmt::print("{}\n", out.dump());
     exit_code = 0;
   });

@@ -28,8 +28,8 @@ BpeModel::BpeModel(const nlohmann::json& model, const JsonWhere& where) {
   if (!model.is_object()) hf_fail(where, "expected a JSON object");
   const std::string type = hf_string(model, "type", where, "BPE");
   if (type != "BPE") {
-    hf_fail(where.key("type"), "model '" + printable(type, 40) +
-                                   "' is not implemented by llmprof (it has BPE only)");
+    hf_fail(where.key("type"),
+            "model '" + printable(type, 40) + "' is not implemented by llmprof (it has BPE only)");
   }
   const auto dropout = model.find("dropout");
   if (dropout != model.end() && !dropout->is_null() &&
@@ -121,7 +121,8 @@ void BpeModel::initial_symbols(const std::string& piece, std::vector<int32_t>& w
       done = true;
     } else if (byte_fallback_) {
       done = true;
-      for (size_t k = 0; k < len; ++k) done = done && byte_ids_[static_cast<unsigned char>(piece[pos + k])] >= 0;
+      for (size_t k = 0; k < len; ++k)
+        done = done && byte_ids_[static_cast<unsigned char>(piece[pos + k])] >= 0;
       for (size_t k = 0; done && k < len; ++k) {
         word.push_back(byte_ids_[static_cast<unsigned char>(piece[pos + k])]);
       }

@@ -208,7 +208,8 @@ class SequenceDecoder final : public Decoder {
   std::vector<std::unique_ptr<Decoder>> parts_;
 };
 
-const nlohmann::json& need_array(const nlohmann::json& j, const std::string& key,
+const nlohmann::json& need_array(const nlohmann::json& j,
+                                 const std::string& key,
                                  const JsonWhere& where) {
   const nlohmann::json& a = hf_need(j, key, where);
   if (!a.is_array()) hf_fail(where.key(key), "expected an array");
@@ -257,8 +258,8 @@ std::unique_ptr<Decoder> parse_decoder(const nlohmann::json& j, const JsonWhere&
   if (type == "Fuse") return std::make_unique<FuseDecoder>();
   if (type == "Metaspace") {
     const std::string scheme = hf_string(j, "prepend_scheme", where, "");
-    const bool strip = scheme.empty() ? hf_bool(j, "add_prefix_space", where, true)
-                                      : scheme != "never";
+    const bool strip =
+        scheme.empty() ? hf_bool(j, "add_prefix_space", where, true) : scheme != "never";
     return std::make_unique<MetaspaceDecoder>(hf_string(j, "replacement", where, "\xE2\x96\x81"),
                                               strip);
   }

@@ -134,8 +134,7 @@ class ByteLevelPreTokenizer final : public PreTokenizer {
       if (add_prefix_space_ && !s.text.empty() && s.text[0] != ' ') s.text.insert(0, " ");
       const size_t first = out.size();
       if (regex_) {
-        push_ranges(s, apply_behavior(ranges_of(*regex_, s.text, false), Behavior::kIsolated),
-                    out);
+        push_ranges(s, apply_behavior(ranges_of(*regex_, s.text, false), Behavior::kIsolated), out);
       } else if (!s.text.empty()) {
         out.push_back(s);
       }
@@ -158,7 +157,9 @@ class ByteLevelPreTokenizer final : public PreTokenizer {
 class MetaspacePreTokenizer final : public PreTokenizer {
  public:
   enum class Prepend { kAlways, kFirst, kNever };
-  MetaspacePreTokenizer(std::string replacement, Prepend prepend, bool split,
+  MetaspacePreTokenizer(std::string replacement,
+                        Prepend prepend,
+                        bool split,
                         const JsonWhere& where)
       : replacement_(std::move(replacement)),
         space_(std::make_unique<Regex>(" ", true, where)),
@@ -220,20 +221,19 @@ MetaspacePreTokenizer::Prepend parse_prepend(const nlohmann::json& j, const Json
   if (scheme == "always") return P::kAlways;
   if (scheme == "first") return P::kFirst;
   if (scheme == "never") return P::kNever;
-  hf_fail(where.key("prepend_scheme"), "'" + printable(scheme, 40) +
-                                           "' is not first, always or never");
+  hf_fail(where.key("prepend_scheme"),
+          "'" + printable(scheme, 40) + "' is not first, always or never");
 }
 
 }  // namespace
 
-std::unique_ptr<PreTokenizer> parse_pre_tokenizer(const nlohmann::json& j,
-                                                  const JsonWhere& where) {
+std::unique_ptr<PreTokenizer> parse_pre_tokenizer(const nlohmann::json& j, const JsonWhere& where) {
   if (j.is_null()) return nullptr;
   const std::string type = hf_type(j, where);
   if (type == "Split") {
     return std::make_unique<SplitPreTokenizer>(
-        parse_pattern(hf_need(j, "pattern", where), where.key("pattern")),
-        parse_behavior(j, where), hf_bool(j, "invert", where, false));
+        parse_pattern(hf_need(j, "pattern", where), where.key("pattern")), parse_behavior(j, where),
+        hf_bool(j, "invert", where, false));
   }
   if (type == "ByteLevel") {
     return std::make_unique<ByteLevelPreTokenizer>(hf_bool(j, "add_prefix_space", where, true),

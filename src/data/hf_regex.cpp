@@ -1,15 +1,18 @@
 // tokenizer.json's shared helpers: JSON access with the path in messages, the PCRE2 wrapper the
 // Split pre-tokenizer and Replace pieces use, and GPT-2's byte-level alphabet.
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include <array>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "hf_tokenizer_parts.h"
 #include "llmprof/base/printable.h"
 #include "llmprof/error.h"
 #include "unicode.h"
+
+#ifdef LLMPROF_HAVE_PCRE2
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#endif
 
 namespace llmprof::data::detail {
 
@@ -17,7 +20,8 @@ void hf_fail(const JsonWhere& where, const std::string& message) {
   throw DataError(where.origin + ": " + (where.path.empty() ? "" : where.path + ": ") + message);
 }
 
-const nlohmann::json& hf_need(const nlohmann::json& j, const std::string& key,
+const nlohmann::json& hf_need(const nlohmann::json& j,
+                              const std::string& key,
                               const JsonWhere& where) {
   if (!j.is_object()) hf_fail(where, "expected a JSON object");
   const auto it = j.find(key);
@@ -25,7 +29,9 @@ const nlohmann::json& hf_need(const nlohmann::json& j, const std::string& key,
   return *it;
 }
 
-std::string hf_string(const nlohmann::json& j, const std::string& key, const JsonWhere& where,
+std::string hf_string(const nlohmann::json& j,
+                      const std::string& key,
+                      const JsonWhere& where,
                       const std::string& fallback) {
   const auto it = j.find(key);
   if (it == j.end() || it->is_null()) return fallback;
@@ -33,7 +39,9 @@ std::string hf_string(const nlohmann::json& j, const std::string& key, const Jso
   return it->get<std::string>();
 }
 
-bool hf_bool(const nlohmann::json& j, const std::string& key, const JsonWhere& where,
+bool hf_bool(const nlohmann::json& j,
+             const std::string& key,
+             const JsonWhere& where,
              bool fallback) {
   const auto it = j.find(key);
   if (it == j.end() || it->is_null()) return fallback;
@@ -49,33 +57,69 @@ std::string hf_type(const nlohmann::json& j, const JsonWhere& where) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// PCRE2
+// Patterns: a literal is found with std::string_view::find; a regex is PCRE2's.
 
 namespace {
+
+#ifdef LLMPROF_HAVE_PCRE2
 pcre2_code* code_of(void* p) { return static_cast<pcre2_code*>(p); }
+
+// PCRE2's text for an error code.
+std::string pcre2_message(int code) {
+  std::array<PCRE2_UCHAR, 256> msg{};
+  pcre2_get_error_message(code, msg.data(), msg.size());
+  return reinterpret_cast<const char*>(msg.data());
+}
+#endif
+
 }  // namespace
 
-Regex::Regex(const std::string& pattern, bool literal, const JsonWhere& where) {
-  uint32_t options = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF;
-  options |= literal ? PCRE2_LITERAL : PCRE2_UCP;  // PCRE2 refuses UCP with LITERAL
+bool regex_engine_available() {
+#ifdef LLMPROF_HAVE_PCRE2
+  return true;
+#else
+  return false;
+#endif
+}
+
+Regex::Regex(const std::string& pattern, bool literal, const JsonWhere& where)
+    : literal_(literal ? std::optional<std::string>(pattern) : std::nullopt) {
+  if (literal) return;
+#ifdef LLMPROF_HAVE_PCRE2
   int error = 0;
   PCRE2_SIZE offset = 0;
-  code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options,
-                        &error, &offset, nullptr);
+  code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+                        PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &error, &offset, nullptr);
   if (code_ == nullptr) {
-    std::array<PCRE2_UCHAR, 256> msg{};
-    pcre2_get_error_message(error, msg.data(), msg.size());
     hf_fail(where, "PCRE2 rejects the pattern '" + printable(pattern, 120) + "' at offset " +
-                       std::to_string(offset) + ": " + reinterpret_cast<const char*>(msg.data()));
+                       std::to_string(offset) + ": " + pcre2_message(error));
   }
   // JIT where the platform has it; the interpreter otherwise (same matches, slower).
   jit_ = pcre2_jit_compile(code_of(code_), PCRE2_JIT_COMPLETE) == 0;
+#else
+  hf_fail(where, "the regex '" + printable(pattern, 80) +
+                     "' needs PCRE2, and this llmprof was built without it (install libpcre2-dev "
+                     "and rebuild)");
+#endif
 }
 
-Regex::~Regex() { pcre2_code_free(code_of(code_)); }
+Regex::~Regex() {
+#ifdef LLMPROF_HAVE_PCRE2
+  if (code_ != nullptr) pcre2_code_free(code_of(code_));
+#endif
+}
 
 std::vector<std::pair<size_t, size_t>> Regex::find_all(std::string_view text) const {
   std::vector<std::pair<size_t, size_t>> out;
+  if (literal_) {
+    if (literal_->empty()) return out;
+    for (size_t pos = text.find(*literal_); pos != std::string_view::npos;
+         pos = text.find(*literal_, pos + literal_->size())) {
+      out.emplace_back(pos, pos + literal_->size());
+    }
+    return out;
+  }
+#ifdef LLMPROF_HAVE_PCRE2
   pcre2_match_data* md = pcre2_match_data_create_from_pattern(code_of(code_), nullptr);
   if (md == nullptr) throw std::bad_alloc();
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
@@ -88,10 +132,7 @@ std::vector<std::pair<size_t, size_t>> Regex::find_all(std::string_view text) co
     if (rc == PCRE2_ERROR_NOMATCH) break;
     if (rc < 0) {
       pcre2_match_data_free(md);
-      std::array<PCRE2_UCHAR, 256> msg{};
-      pcre2_get_error_message(rc, msg.data(), msg.size());
-      throw DataError(std::string("tokenizer regex: PCRE2 match failed: ") +
-                      reinterpret_cast<const char*>(msg.data()));
+      throw DataError("tokenizer regex: PCRE2 match failed: " + pcre2_message(rc));
     }
     const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
     const size_t b = ov[0];
@@ -107,6 +148,7 @@ std::vector<std::pair<size_t, size_t>> Regex::find_all(std::string_view text) co
     }
   }
   pcre2_match_data_free(md);
+#endif
   return out;
 }
 

@@ -13,12 +13,12 @@
 #include "file_io.h"
 #include "hf_bpe.h"
 #include "hf_tokenizer_parts.h"
-#include "tokenizer_fingerprint.h"
 #include "llmprof/base/printable.h"
 #include "llmprof/base/printable_json.h"
 #include "llmprof/config/enums.h"
 #include "llmprof/data/corpus.h"
 #include "llmprof/error.h"
+#include "tokenizer_fingerprint.h"
 #include "unicode.h"
 
 namespace fs = std::filesystem;
@@ -104,7 +104,8 @@ class AddedMatcher {
       }
       size_t len = 1;
       while (hit->rstrip && e < t.size() && is_space(t, e, &len)) e += len;
-      if (b > text_begin) out.push_back({t.substr(text_begin, b - text_begin), -1, s.at_start && text_begin == 0});
+      if (b > text_begin)
+        out.push_back({t.substr(text_begin, b - text_begin), -1, s.at_start && text_begin == 0});
       out.push_back({hit->content, hit->id, false});
       text_begin = i = e;
     }
@@ -199,11 +200,14 @@ class HfBpeTokenizer final : public HfTokenizer {
     }
     const JsonWhere root{origin, ""};
     if (!j.is_object()) detail::hf_fail(root, "expected a JSON object (a tokenizer.json)");
-    if (llmprof::detail::json_deeper_than(j, 64)) detail::hf_fail(root, "JSON nested deeper than 64 levels");
+    if (llmprof::detail::json_deeper_than(j, 64))
+      detail::hf_fail(root, "JSON nested deeper than 64 levels");
     // "truncation" and "padding" are ignored: transformers' tokenizer(text) turns them off
     // unless the call asks for them, and llmprof asks for neither.
-    model_ = std::make_unique<detail::BpeModel>(detail::hf_need(j, "model", root), root.key("model"));
-    normalizer_ = detail::parse_normalizer(j.value("normalizer", nlohmann::json()), root.key("normalizer"));
+    model_ =
+        std::make_unique<detail::BpeModel>(detail::hf_need(j, "model", root), root.key("model"));
+    normalizer_ =
+        detail::parse_normalizer(j.value("normalizer", nlohmann::json()), root.key("normalizer"));
     pre_tokenizer_ = detail::parse_pre_tokenizer(j.value("pre_tokenizer", nlohmann::json()),
                                                  root.key("pre_tokenizer"));
     decoder_ = detail::parse_decoder(j.value("decoder", nlohmann::json()), root.key("decoder"));
@@ -213,7 +217,7 @@ class HfBpeTokenizer final : public HfTokenizer {
     parse_added(j.value("added_tokens", nlohmann::json::array()), root.key("added_tokens"));
     for (const auto* list : {&post_.prefix, &post_.suffix}) {
       for (int32_t id : *list) {
-        if (id < 0 || id >= vocab_size()) {
+        if (id < 0 || id >= vocab_size() || !has_token_[static_cast<size_t>(id)]) {
           detail::hf_fail(root.key("post_processor"),
                           "id " + std::to_string(id) + " is not a token of this tokenizer");
         }
@@ -223,7 +227,9 @@ class HfBpeTokenizer final : public HfTokenizer {
     if (fs::exists(origin)) path_ = fs::absolute(origin).string();
   }
 
-  std::string name() const override { return std::string(config::name(config::TokenizerKind::kHf)); }
+  std::string name() const override {
+    return std::string(config::name(config::TokenizerKind::kHf));
+  }
   int64_t vocab_size() const override { return static_cast<int64_t>(tokens_.size()); }
 
   std::vector<int32_t> encode(std::string_view text) const override {
@@ -380,6 +386,8 @@ std::unique_ptr<HfTokenizer> parse_hf_tokenizer(const std::string& json_text,
                                                 const std::string& origin) {
   return std::make_unique<HfBpeTokenizer>(json_text, origin);
 }
+
+bool hf_tokenizer_regex_available() { return detail::regex_engine_available(); }
 
 std::unique_ptr<HfTokenizer> load_hf_tokenizer(const std::string& tokenizer_json_path) {
   return parse_hf_tokenizer(read_text_file(tokenizer_json_path), tokenizer_json_path);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -31,21 +32,30 @@ constexpr size_t kMaxJsonPathBytes = 512;
 // Throws DataError "<origin>: <path>: <message>".
 [[noreturn]] void hf_fail(const JsonWhere& where, const std::string& message);
 // j[key], or hf_fail naming the missing key.
-const nlohmann::json& hf_need(const nlohmann::json& j, const std::string& key,
+const nlohmann::json& hf_need(const nlohmann::json& j,
+                              const std::string& key,
                               const JsonWhere& where);
 // j[key] as a string / bool; absent or null gives fallback; another type fails.
-std::string hf_string(const nlohmann::json& j, const std::string& key, const JsonWhere& where,
+std::string hf_string(const nlohmann::json& j,
+                      const std::string& key,
+                      const JsonWhere& where,
                       const std::string& fallback = "");
-bool hf_bool(const nlohmann::json& j, const std::string& key, const JsonWhere& where,
+bool hf_bool(const nlohmann::json& j,
+             const std::string& key,
+             const JsonWhere& where,
              bool fallback);
 // The "type" of a piece; fails unless it is a string, or when it sits too deep.
 std::string hf_type(const nlohmann::json& j, const JsonWhere& where);
+
+// Whether regexes can be compiled: llmprof was built with PCRE2 (LLMPROF_HAVE_PCRE2).
+bool regex_engine_available();
 
 // A compiled PCRE2 pattern (UTF, UCP: \p{L}, \s and \w are Unicode's; invalid UTF-8 in the
 // subject is matched as bytes that no character class contains), or a literal string.
 class Regex {
  public:
-  // Throws DataError naming where and PCRE2's message for a pattern it rejects.
+  // Throws DataError naming where and PCRE2's message for a pattern it rejects, or saying that
+  // llmprof was built without PCRE2 (a literal needs no engine).
   Regex(const std::string& pattern, bool literal, const JsonWhere& where);
   ~Regex();
   Regex(const Regex&) = delete;
@@ -56,7 +66,8 @@ class Regex {
   std::string replace_all(std::string_view text, const std::string& content) const;
 
  private:
-  void* code_ = nullptr;  // pcre2_code_8
+  std::optional<std::string> literal_;  // set: a literal, found without an engine
+  void* code_ = nullptr;                // pcre2_code_8
   bool jit_ = false;
 };
 
@@ -103,8 +114,7 @@ class Decoder {
 
 // Each returns nullptr for a JSON null and fails naming the type for one llmprof lacks.
 std::unique_ptr<Normalizer> parse_normalizer(const nlohmann::json& j, const JsonWhere& where);
-std::unique_ptr<PreTokenizer> parse_pre_tokenizer(const nlohmann::json& j,
-                                                  const JsonWhere& where);
+std::unique_ptr<PreTokenizer> parse_pre_tokenizer(const nlohmann::json& j, const JsonWhere& where);
 std::unique_ptr<Decoder> parse_decoder(const nlohmann::json& j, const JsonWhere& where);
 
 }  // namespace llmprof::data::detail

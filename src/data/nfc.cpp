@@ -56,10 +56,11 @@ uint32_t compose(uint32_t a, uint32_t b) {
     return a + (b - kTBase);
   }
   const auto* end = std::end(kCompositions);
-  const auto* it = std::lower_bound(std::begin(kCompositions), end, std::make_pair(a, b),
-                                    [](const Composition& c, const std::pair<uint32_t, uint32_t>& k) {
-                                      return std::make_pair(c.first, c.second) < k;
-                                    });
+  const auto* it =
+      std::lower_bound(std::begin(kCompositions), end, std::make_pair(a, b),
+                       [](const Composition& c, const std::pair<uint32_t, uint32_t>& k) {
+                         return std::make_pair(c.first, c.second) < k;
+                       });
   return it != end && it->first == a && it->second == b ? it->composite : 0;
 }
 

@@ -335,6 +335,20 @@ TEST(Validate, RejectsOutOfRangeAndUnknownEnumValuesSetInCode) {
             "optim.name: value 7 is not one of sgd|adam|adamw");
 }
 
+TEST(Validate, RejectsHfTokenizerWithoutTokenizerJson) {
+  Config c;
+  c.data.tokenizer = TokenizerKind::kHf;
+  ConfigError e = config_error_of([&] { validate(c); });
+  EXPECT_EQ(e.key(), "data.tokenizer");
+  EXPECT_NE(std::string(e.what()).find("data.vocab_path (a Hugging Face tokenizer.json)"),
+            std::string::npos)
+      << e.what();
+  c.data.vocab_path = "tokenizer.json";
+  validate(c);  // the file itself is read when the tokenizer is built
+  EXPECT_EQ(name(TokenizerKind::kHf), "hf");
+  EXPECT_EQ(find_enum<TokenizerKind>("hf"), TokenizerKind::kHf);
+}
+
 TEST(ToYaml, WritesEveryKeyGroupedWithDocComments) {
   std::string yaml = to_yaml(Config{});
   EXPECT_NE(yaml.find("model:\n  type: gpt"), std::string::npos) << yaml;

@@ -24,7 +24,8 @@ inline std::vector<std::string> chars_of(const std::string& text) {
   std::vector<std::string> out;
   for (size_t i = 0; i < text.size();) {
     size_t len = 1;
-    while (i + len < text.size() && (static_cast<unsigned char>(text[i + len]) & 0xC0) == 0x80) ++len;
+    while (i + len < text.size() && (static_cast<unsigned char>(text[i + len]) & 0xC0) == 0x80)
+      ++len;
     out.push_back(text.substr(i, len));
     i += len;
   }
@@ -37,7 +38,8 @@ inline std::vector<std::string> chars_of(const std::string& text) {
 inline nlohmann::json bpe_model(const std::vector<std::string>& specials,
                                 const std::vector<std::string>& alphabet,
                                 const std::vector<std::string>& words,
-                                const std::vector<std::string>& whole, bool pair_form) {
+                                const std::vector<std::string>& whole,
+                                bool pair_form) {
   nlohmann::json vocab = nlohmann::json::object();
   int id = 0;
   auto add = [&](const std::string& t) {
@@ -63,40 +65,72 @@ inline nlohmann::json bpe_model(const std::vector<std::string>& specials,
     }
   }
   for (const auto& t : whole) add(t);
-  return {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr},
-          {"continuing_subword_prefix", nullptr}, {"end_of_word_suffix", nullptr},
-          {"fuse_unk", false}, {"byte_fallback", false}, {"vocab", vocab}, {"merges", merges}};
+  return {{"type", "BPE"},
+          {"dropout", nullptr},
+          {"unk_token", nullptr},
+          {"continuing_subword_prefix", nullptr},
+          {"end_of_word_suffix", nullptr},
+          {"fuse_unk", false},
+          {"byte_fallback", false},
+          {"vocab", vocab},
+          {"merges", merges}};
 }
 
 inline std::vector<std::string> byte_alphabet() {
   std::vector<std::string> a;
-  for (int b = 0; b < 256; ++b) a.push_back(data::detail::byte_level_char(static_cast<unsigned char>(b)));
+  for (int b = 0; b < 256; ++b)
+    a.push_back(data::detail::byte_level_char(static_cast<unsigned char>(b)));
   return a;
 }
 
 // Words whose merges the byte-level fixtures share (written as text, mapped to stand-ins).
 inline std::vector<std::string> byte_level_words() {
   std::vector<std::string> out;
-  for (const char* w : {" the", " and", "ing", " world", "Hello", " you", "'re", "'t", " don",
-                        "123", "12", " 1", "\n\n", "  ", "   ", " caf\xC3\xA9", "\xE6\x97\xA5",
-                        "\xE6\x97\xA5\xE6\x9C\xAC", " na", "re", "ll", "'ll", "I", " \xF0\x9F\xA4\x96"}) {
+  for (const char* w : {" the",
+                        " and",
+                        "ing",
+                        " world",
+                        "Hello",
+                        " you",
+                        "'re",
+                        "'t",
+                        " don",
+                        "123",
+                        "12",
+                        " 1",
+                        "\n\n",
+                        "  ",
+                        "   ",
+                        " caf\xC3\xA9",
+                        "\xE6\x97\xA5",
+                        "\xE6\x97\xA5\xE6\x9C\xAC",
+                        " na",
+                        "re",
+                        "ll",
+                        "'ll",
+                        "I",
+                        " \xF0\x9F\xA4\x96"}) {
     out.push_back(byte_level(w));
   }
   return out;
 }
 
 inline nlohmann::json added(int id, const std::string& content, bool special) {
-  return {{"id", id},          {"content", content}, {"single_word", false}, {"lstrip", false},
-          {"rstrip", false},   {"normalized", !special}, {"special", special}};
+  return {{"id", id},        {"content", content},     {"single_word", false}, {"lstrip", false},
+          {"rstrip", false}, {"normalized", !special}, {"special", special}};
 }
 
 inline nlohmann::json split(const std::string& regex) {
-  return {{"type", "Split"}, {"pattern", {{"Regex", regex}}}, {"behavior", "Isolated"},
+  return {{"type", "Split"},
+          {"pattern", {{"Regex", regex}}},
+          {"behavior", "Isolated"},
           {"invert", false}};
 }
 
 inline nlohmann::json byte_level_pre(bool use_regex) {
-  return {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true},
+  return {{"type", "ByteLevel"},
+          {"add_prefix_space", false},
+          {"trim_offsets", true},
           {"use_regex", use_regex}};
 }
 
@@ -111,22 +145,36 @@ inline nlohmann::json llama3_tokenizer() {
                                    {byte_level(" hello"), byte_level("12345")}, true);
   model["ignore_merges"] = true;
   const int n = static_cast<int>(model["vocab"].size());
-  return {{"version", "1.0"}, {"truncation", nullptr}, {"padding", nullptr},
-          {"added_tokens", {added(n, "<|begin_of_text|>", true), added(n + 1, "<|end_of_text|>", true)}},
+  return {{"version", "1.0"},
+          {"truncation", nullptr},
+          {"padding", nullptr},
+          {"added_tokens",
+           {added(n, "<|begin_of_text|>", true), added(n + 1, "<|end_of_text|>", true)}},
           {"normalizer", nullptr},
-          {"pre_tokenizer", {{"type", "Sequence"},
-                             {"pretokenizers", {split(kLlama3Regex), byte_level_pre(false)}}}},
+          {"pre_tokenizer",
+           {{"type", "Sequence"}, {"pretokenizers", {split(kLlama3Regex), byte_level_pre(false)}}}},
           {"post_processor",
            {{"type", "Sequence"},
             {"processors",
-             {{{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", false}, {"use_regex", true}},
+             {{{"type", "ByteLevel"},
+               {"add_prefix_space", true},
+               {"trim_offsets", false},
+               {"use_regex", true}},
               {{"type", "TemplateProcessing"},
-               {"single", {{{"SpecialToken", {{"id", "<|begin_of_text|>"}, {"type_id", 0}}}},
-                           {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+               {"single",
+                {{{"SpecialToken", {{"id", "<|begin_of_text|>"}, {"type_id", 0}}}},
+                 {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
                {"pair", nlohmann::json::array()},
-               {"special_tokens", {{"<|begin_of_text|>", {{"id", "<|begin_of_text|>"}, {"ids", {n}},
-                                                         {"tokens", {"<|begin_of_text|>"}}}}}}}}}}},
-          {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
+               {"special_tokens",
+                {{"<|begin_of_text|>",
+                  {{"id", "<|begin_of_text|>"},
+                   {"ids", {n}},
+                   {"tokens", {"<|begin_of_text|>"}}}}}}}}}}},
+          {"decoder",
+           {{"type", "ByteLevel"},
+            {"add_prefix_space", true},
+            {"trim_offsets", true},
+            {"use_regex", true}}},
           {"model", model}};
 }
 
@@ -134,14 +182,25 @@ inline nlohmann::json llama3_tokenizer() {
 inline nlohmann::json qwen2_tokenizer() {
   nlohmann::json model = bpe_model({}, byte_alphabet(), byte_level_words(), {}, false);
   const int n = static_cast<int>(model["vocab"].size());
-  return {{"version", "1.0"}, {"truncation", nullptr}, {"padding", nullptr},
-          {"added_tokens", {added(n, "<|endoftext|>", true), added(n + 1, "<|im_start|>", true),
-                            added(n + 2, "<|im_end|>", true)}},
+  return {{"version", "1.0"},
+          {"truncation", nullptr},
+          {"padding", nullptr},
+          {"added_tokens",
+           {added(n, "<|endoftext|>", true), added(n + 1, "<|im_start|>", true),
+            added(n + 2, "<|im_end|>", true)}},
           {"normalizer", {{"type", "NFC"}}},
-          {"pre_tokenizer", {{"type", "Sequence"},
-                             {"pretokenizers", {split(kQwen2Regex), byte_level_pre(false)}}}},
-          {"post_processor", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}}},
-          {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}}},
+          {"pre_tokenizer",
+           {{"type", "Sequence"}, {"pretokenizers", {split(kQwen2Regex), byte_level_pre(false)}}}},
+          {"post_processor",
+           {{"type", "ByteLevel"},
+            {"add_prefix_space", false},
+            {"trim_offsets", false},
+            {"use_regex", false}}},
+          {"decoder",
+           {{"type", "ByteLevel"},
+            {"add_prefix_space", false},
+            {"trim_offsets", false},
+            {"use_regex", false}}},
           {"model", model}};
 }
 
@@ -149,14 +208,21 @@ inline nlohmann::json qwen2_tokenizer() {
 inline nlohmann::json smollm2_tokenizer() {
   nlohmann::json model = bpe_model({}, byte_alphabet(), byte_level_words(), {}, false);
   const int n = static_cast<int>(model["vocab"].size());
-  return {{"version", "1.0"}, {"truncation", nullptr}, {"padding", nullptr},
+  return {{"version", "1.0"},
+          {"truncation", nullptr},
+          {"padding", nullptr},
           {"added_tokens", {added(n, "<|endoftext|>", true), added(n + 1, "<|im_start|>", true)}},
           {"normalizer", nullptr},
-          {"pre_tokenizer", {{"type", "Sequence"},
-                             {"pretokenizers", {{{"type", "Digits"}, {"individual_digits", true}},
-                                                byte_level_pre(true)}}}},
+          {"pre_tokenizer",
+           {{"type", "Sequence"},
+            {"pretokenizers",
+             {{{"type", "Digits"}, {"individual_digits", true}}, byte_level_pre(true)}}}},
           {"post_processor", nullptr},
-          {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
+          {"decoder",
+           {{"type", "ByteLevel"},
+            {"add_prefix_space", true},
+            {"trim_offsets", true},
+            {"use_regex", true}}},
           {"model", model}};
 }
 
@@ -169,15 +235,15 @@ inline nlohmann::json metaspace_model() {
     alphabet.push_back(name);
   }
   alphabet.push_back("\xE2\x96\x81");
-  for (const char* s : {"abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "0123456789",
-                        "',.!?:-"}) {
+  for (const char* s :
+       {"abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "0123456789", "',.!?:-"}) {
     for (const char* c = s; *c; ++c) alphabet.push_back(std::string(1, *c));
   }
   alphabet.push_back("\xC3\xA9");  // é
   const std::string sp = "\xE2\x96\x81";
   nlohmann::json model = bpe_model({"<unk>", "<s>", "</s>"}, alphabet,
-                                   {sp + "the", sp + "Hello", sp + "world", "ing", sp + "don",
-                                    "'t", sp + "caf\xC3\xA9", sp + sp, "12"},
+                                   {sp + "the", sp + "Hello", sp + "world", "ing", sp + "don", "'t",
+                                    sp + "caf\xC3\xA9", sp + sp, "12"},
                                    {}, false);
   model["unk_token"] = "<unk>";
   model["fuse_unk"] = true;
@@ -187,8 +253,9 @@ inline nlohmann::json metaspace_model() {
 
 inline nlohmann::json bos_template(const std::string& bos, int id) {
   return {{"type", "TemplateProcessing"},
-          {"single", {{{"SpecialToken", {{"id", bos}, {"type_id", 0}}}},
-                      {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+          {"single",
+           {{{"SpecialToken", {{"id", bos}, {"type_id", 0}}}},
+            {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
           {"pair", nlohmann::json::array()},
           {"special_tokens", {{bos, {{"id", bos}, {"ids", {id}}, {"tokens", {bos}}}}}}};
 }
@@ -201,34 +268,49 @@ inline nlohmann::json sentencepiece_added() {
 // byte_fallback, the SentencePiece decoder chain.
 inline nlohmann::json tinyllama_tokenizer() {
   const std::string sp = "\xE2\x96\x81";
-  return {{"version", "1.0"}, {"truncation", nullptr}, {"padding", nullptr},
+  return {{"version", "1.0"},
+          {"truncation", nullptr},
+          {"padding", nullptr},
           {"added_tokens", sentencepiece_added()},
-          {"normalizer", {{"type", "Sequence"},
-                          {"normalizers", {{{"type", "Prepend"}, {"prepend", sp}},
-                                           {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", sp}}}}}},
+          {"normalizer",
+           {{"type", "Sequence"},
+            {"normalizers",
+             {{{"type", "Prepend"}, {"prepend", sp}},
+              {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", sp}}}}}},
           {"pre_tokenizer", nullptr},
           {"post_processor", bos_template("<s>", 1)},
-          {"decoder", {{"type", "Sequence"},
-                       {"decoders", {{{"type", "Replace"}, {"pattern", {{"String", sp}}}, {"content", " "}},
-                                     {{"type", "ByteFallback"}},
-                                     {{"type", "Fuse"}},
-                                     {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}}}}}},
+          {"decoder",
+           {{"type", "Sequence"},
+            {"decoders",
+             {{{"type", "Replace"}, {"pattern", {{"String", sp}}}, {"content", " "}},
+              {{"type", "ByteFallback"}},
+              {{"type", "Fuse"}},
+              {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}}}}}},
           {"model", metaspace_model()}};
 }
 
 // Mistral (newer files): Metaspace pre-tokenizer, prepend_scheme first, split false.
 inline nlohmann::json mistral_tokenizer() {
   const std::string sp = "\xE2\x96\x81";
-  return {{"version", "1.0"}, {"truncation", nullptr}, {"padding", nullptr},
-          {"added_tokens", sentencepiece_added()},
-          {"normalizer", nullptr},
-          {"pre_tokenizer", {{"type", "Metaspace"}, {"replacement", sp}, {"prepend_scheme", "first"}, {"split", false}}},
-          {"post_processor", bos_template("<s>", 1)},
-          {"decoder", {{"type", "Sequence"},
-                       {"decoders", {{{"type", "Metaspace"}, {"replacement", sp}, {"prepend_scheme", "first"}, {"split", false}},
-                                     {{"type", "ByteFallback"}},
-                                     {{"type", "Fuse"}}}}}},
-          {"model", metaspace_model()}};
+  return {
+      {"version", "1.0"},
+      {"truncation", nullptr},
+      {"padding", nullptr},
+      {"added_tokens", sentencepiece_added()},
+      {"normalizer", nullptr},
+      {"pre_tokenizer",
+       {{"type", "Metaspace"}, {"replacement", sp}, {"prepend_scheme", "first"}, {"split", false}}},
+      {"post_processor", bos_template("<s>", 1)},
+      {"decoder",
+       {{"type", "Sequence"},
+        {"decoders",
+         {{{"type", "Metaspace"},
+           {"replacement", sp},
+           {"prepend_scheme", "first"},
+           {"split", false}},
+          {{"type", "ByteFallback"}},
+          {{"type", "Fuse"}}}}}},
+      {"model", metaspace_model()}};
 }
 
 }  // namespace llmprof::test

@@ -22,6 +22,13 @@ namespace {
 
 using Ids = std::vector<int32_t>;
 using test::data_error_of;
+
+// The byte-level shapes' Split, Digits and ByteLevel patterns need PCRE2 in the build.
+#define LLMPROF_SKIP_WITHOUT_PCRE2()                                                  \
+  do {                                                                                \
+    if (!hf_tokenizer_regex_available())                                              \
+      GTEST_SKIP() << "built without PCRE2 (libpcre2-dev): regex tokenizers skipped"; \
+  } while (0)
 using test::expect_contains;
 
 // Strings where tokenizers differ: contractions, digit runs longer than 3, CJK, emoji, trailing
@@ -31,11 +38,13 @@ const std::vector<std::string>& hard_strings() {
       "Hello world",
       "I'm here, don't you're we'VE they'LL he'd",
       "1234567 and 89 or 12345",
-      "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E\xE3\x81\xAE\xE3\x83\x86\xE3\x82\xAD\xE3\x82\xB9\xE3\x83\x88",
+      "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E\xE3\x81\xAE\xE3\x83\x86\xE3\x82\xAD\xE3\x82\xB9\xE3\x83"
+      "\x88",
       "emoji \xF0\x9F\xA4\x96\xF0\x9F\x8E\x89 ok \xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD",
       "trailing spaces   ",
       "a\n\nb\n\n\nc",
-      "caf\xC3\xA9 cafe\xCC\x81 na\xC3\xAFve \xCE\x95\xCE\xBB\xCE\xBB\xCE\xB7\xCE\xBD\xCE\xB9\xCE\xBA\xCE\xAC "
+      "caf\xC3\xA9 cafe\xCC\x81 na\xC3\xAFve "
+      "\xCE\x95\xCE\xBB\xCE\xBB\xCE\xB7\xCE\xBD\xCE\xB9\xCE\xBA\xCE\xAC "
       "\xD1\x80\xD1\x83\xD1\x81\xD1\x81\xD0\xBA\xD0\xB8\xD0\xB9 \xD8\xB9\xD8\xB1\xD8\xA8\xD9\x8A",
       "  leading and\ttab\r\nwindows  \n  x",
       "",
@@ -48,14 +57,15 @@ const std::vector<std::string>& hard_strings() {
 }
 
 bool have_python_reference() {
-  static const bool ok =
-      std::system("timeout 30 python3 -c 'import regex' >/dev/null 2>&1") == 0;
+  static const bool ok = std::system("timeout 30 python3 -c 'import regex' >/dev/null 2>&1") == 0;
   return ok;
 }
 
 // The reference's ids for texts under tokenizer_json (add_special_tokens unless plain).
-std::vector<Ids> reference_ids(const std::string& tokenizer_json, const std::vector<std::string>& texts,
-                               const test::ScratchDir& dir, bool plain = false) {
+std::vector<Ids> reference_ids(const std::string& tokenizer_json,
+                               const std::vector<std::string>& texts,
+                               const test::ScratchDir& dir,
+                               bool plain = false) {
   test::write_file(dir.file("texts.json"), nlohmann::json(texts).dump());
   const std::string cmd = "timeout 120 python3 " + std::string(LLMPROF_SOURCE_DIR) +
                           "/scripts/hf/tokenizer_reference.py " + tokenizer_json +
@@ -96,11 +106,24 @@ void expect_reference_ids(const nlohmann::json& fixture, const std::string& name
   }
 }
 
-TEST(HfTokenizer, MatchesReferenceWhenLlama3Style) { expect_reference_ids(test::llama3_tokenizer(), "llama3", true); }
-TEST(HfTokenizer, MatchesReferenceWhenQwen2Style) { expect_reference_ids(test::qwen2_tokenizer(), "qwen2", true); }
-TEST(HfTokenizer, MatchesReferenceWhenSmolLm2Style) { expect_reference_ids(test::smollm2_tokenizer(), "smollm2", true); }
-TEST(HfTokenizer, MatchesReferenceWhenTinyLlamaStyle) { expect_reference_ids(test::tinyllama_tokenizer(), "tinyllama", false); }
-TEST(HfTokenizer, MatchesReferenceWhenMistralMetaspaceStyle) { expect_reference_ids(test::mistral_tokenizer(), "mistral", false); }
+TEST(HfTokenizer, MatchesReferenceWhenLlama3Style) {
+  LLMPROF_SKIP_WITHOUT_PCRE2();
+  expect_reference_ids(test::llama3_tokenizer(), "llama3", true);
+}
+TEST(HfTokenizer, MatchesReferenceWhenQwen2Style) {
+  LLMPROF_SKIP_WITHOUT_PCRE2();
+  expect_reference_ids(test::qwen2_tokenizer(), "qwen2", true);
+}
+TEST(HfTokenizer, MatchesReferenceWhenSmolLm2Style) {
+  LLMPROF_SKIP_WITHOUT_PCRE2();
+  expect_reference_ids(test::smollm2_tokenizer(), "smollm2", true);
+}
+TEST(HfTokenizer, MatchesReferenceWhenTinyLlamaStyle) {
+  expect_reference_ids(test::tinyllama_tokenizer(), "tinyllama", false);
+}
+TEST(HfTokenizer, MatchesReferenceWhenMistralMetaspaceStyle) {
+  expect_reference_ids(test::mistral_tokenizer(), "mistral", false);
+}
 
 // Loads a fixture from a scratch file.
 struct Loaded {
@@ -119,6 +142,7 @@ int32_t id_of(const HfTokenizer& t, const std::string& token) {
 }
 
 TEST(HfTokenizer, AddsBosAndTakesWholeVocabTokensWhenLlama3IgnoresMerges) {
+  LLMPROF_SKIP_WITHOUT_PCRE2();
   Loaded l(test::llama3_tokenizer());
   const HfTokenizer& t = *l.tok;
   const int32_t bos = id_of(t, "<|begin_of_text|>");
@@ -141,6 +165,7 @@ TEST(HfTokenizer, AddsBosAndTakesWholeVocabTokensWhenLlama3IgnoresMerges) {
 }
 
 TEST(HfTokenizer, ComposesToNfcWhenQwen2Normalizes) {
+  LLMPROF_SKIP_WITHOUT_PCRE2();
   Loaded l(test::qwen2_tokenizer());
   // "e" + U+0301 COMBINING ACUTE is "é" (U+00E9) after NFC; " café" is one token.
   EXPECT_EQ(l.tok->encode(" cafe\xCC\x81"), l.tok->encode(" caf\xC3\xA9"));
@@ -154,7 +179,62 @@ TEST(HfTokenizer, ComposesToNfcWhenQwen2Normalizes) {
   EXPECT_EQ(detail::nfc("A\xFF\xCC\x8A"), "A\xFF\xCC\x8A");  // invalid byte kept, blocks nothing
 }
 
+// NFC against Python's unicodedata.normalize on what breaks naive implementations: Hangul
+// syllables and jamo, stacked Vietnamese marks in either order, composition exclusions (U+0958),
+// singletons (U+212B ANGSTROM SIGN), a non-starter decomposition (U+0344), blocked marks.
+TEST(HfTokenizer, ComputesNfcAsPythonWhenTextIsHard) {
+  if (std::system("timeout 30 python3 -c 'import unicodedata' >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "python3 is absent: NFC comparison skipped";
+  }
+  const std::vector<std::string> texts = {
+      "\xEA\xB0\x80\xE1\x86\xA8 \xE1\x84\x80\xE1\x85\xA1\xE1\x86\xA8",
+      "Vie\xCC\xA3\xCC\x82t a\xCC\x82\xCC\xA3 o\xCC\x9B\xCC\x81",
+      "\xE0\xA5\x98 \xE2\x84\xAB \xCD\x84 a\xCD\x84",
+      "e\xCC\x81\xCC\x81 A\xCC\x8A\xCC\x81 a\xCC\xB8\xCC\x81 \xC3\x85\xCC\xA3",
+      "\xE1\xBE\xB7 \xCE\xB1\xCD\x85\xCD\x82 \xE3\x81\x8B\xE3\x82\x99 \xEF\xAC\x80"};
+  test::ScratchDir dir("nfc");
+  test::write_file(dir.file("in.json"), nlohmann::json(texts).dump());
+  const std::string cmd =
+      "timeout 60 python3 -c \"import json,sys,unicodedata as u; "
+      "print(json.dumps([u.normalize('NFC', t) for t in json.load(open(sys.argv[1]))]))\" " +
+      dir.file("in.json") + " > " + dir.file("out.json");
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const auto expected =
+      nlohmann::json::parse(test::read_file(dir.file("out.json"))).get<std::vector<std::string>>();
+  ASSERT_EQ(expected.size(), texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    EXPECT_EQ(detail::nfc(texts[i]), expected[i]) << "text " << i;
+  }
+}
+
+TEST(HfTokenizer, AbsorbsSpacesWhenAnAddedTokenStrips) {
+  LLMPROF_SKIP_WITHOUT_PCRE2();
+  nlohmann::json j = test::qwen2_tokenizer();
+  j["added_tokens"][1]["lstrip"] = true;  // <|im_start|>
+  j["added_tokens"][1]["rstrip"] = true;
+  Loaded l(j);
+  const HfTokenizer& t = *l.tok;
+  const int32_t im_start = id_of(t, "<|im_start|>");
+  // The spaces on both sides belong to the token, so "b" has no leading space.
+  EXPECT_EQ(t.encode_plain("a  <|im_start|>\t b"), (Ids{id_of(t, "a"), im_start, id_of(t, "b")}));
+  EXPECT_EQ(t.encode_plain("<|im_start|><|im_start|>"), (Ids{im_start, im_start}));
+  if (have_python_reference()) {
+    const std::vector<std::string> texts = {"a  <|im_start|>\t b", " <|im_start|> x <|im_start|>",
+                                            "\n<|im_start|>\n"};
+    const std::vector<Ids> expected = reference_ids(l.dir.file("tokenizer.json"), texts, l.dir);
+    ASSERT_EQ(expected.size(), texts.size());
+    for (size_t i = 0; i < texts.size(); ++i) EXPECT_EQ(t.encode(texts[i]), expected[i]) << i;
+  }
+}
+
+TEST(HfTokenizer, ThrowsNamingTheIdWhenDecodeGetsNoToken) {
+  Loaded l(test::tinyllama_tokenizer());
+  const std::string msg = data_error_of([&] { l.tok->decode({1, 5, 100000}); });
+  expect_contains(msg, "id 100000 at position 2");
+}
+
 TEST(HfTokenizer, SplitsEveryDigitWhenSmolLm2Digits) {
+  LLMPROF_SKIP_WITHOUT_PCRE2();
   Loaded l(test::smollm2_tokenizer());
   const HfTokenizer& t = *l.tok;
   EXPECT_EQ(t.encode("123"), (Ids{id_of(t, "1"), id_of(t, "2"), id_of(t, "3")}));
@@ -184,6 +264,7 @@ TEST(HfTokenizer, PrependsOnlyAtTheStartWhenMistralSchemeIsFirst) {
 }
 
 TEST(HfTokenizer, IsBuiltByMakeTokenizerWhenConfigSaysHf) {
+  LLMPROF_SKIP_WITHOUT_PCRE2();
   test::ScratchDir dir("hf_tok");
   test::write_file(dir.file("tokenizer.json"), test::qwen2_tokenizer().dump());
   config::DataConfig cfg;
@@ -197,6 +278,7 @@ TEST(HfTokenizer, IsBuiltByMakeTokenizerWhenConfigSaysHf) {
 }
 
 TEST(HfTokenizer, KeepsFingerprintWhenFileIsReformattedOrSaved) {
+  LLMPROF_SKIP_WITHOUT_PCRE2();
   test::ScratchDir dir("hf_tok");
   test::write_file(dir.file("a.json"), test::qwen2_tokenizer().dump());
   test::write_file(dir.file("b.json"), test::qwen2_tokenizer().dump(4));
@@ -216,6 +298,7 @@ std::string error_of(const nlohmann::json& j) {
 }
 
 TEST(HfTokenizer, NamesTheModelWhenItIsUnigram) {
+  LLMPROF_SKIP_WITHOUT_PCRE2();
   nlohmann::json j = test::qwen2_tokenizer();
   j["model"]["type"] = "Unigram";
   const std::string msg = error_of(j);
@@ -224,6 +307,7 @@ TEST(HfTokenizer, NamesTheModelWhenItIsUnigram) {
 }
 
 TEST(HfTokenizer, NamesTheJsonPathWhenAPreTokenizerIsUnknown) {
+  LLMPROF_SKIP_WITHOUT_PCRE2();
   nlohmann::json j = test::qwen2_tokenizer();
   j["pre_tokenizer"]["pretokenizers"][1] = {{"type", "BertPreTokenizer"}};
   const std::string msg = error_of(j);
@@ -241,6 +325,7 @@ TEST(HfTokenizer, NamesTheJsonPathWhenAPreTokenizerIsUnknown) {
 }
 
 TEST(HfTokenizer, NamesTheMergeWhenItsTokenIsNotInTheVocab) {
+  LLMPROF_SKIP_WITHOUT_PCRE2();
   nlohmann::json j = test::qwen2_tokenizer();
   j["model"]["merges"][3] = "zzz\xC4\xA0 q";
   const std::string msg = error_of(j);
@@ -261,12 +346,14 @@ TEST(HfTokenizer, SaysTruncatedWhenTheFileIsCutShort) {
 }
 
 TEST(HfTokenizer, RejectsSingleWordAddedTokensByName) {
+  LLMPROF_SKIP_WITHOUT_PCRE2();
   nlohmann::json j = test::qwen2_tokenizer();
   j["added_tokens"][1]["single_word"] = true;
   expect_contains(error_of(j), "added_tokens[1].single_word");
 }
 
 TEST(HfTokenizer, EncodesTinyShakespeareInSecondsWhenLlama3Style) {
+  LLMPROF_SKIP_WITHOUT_PCRE2();
   LLMPROF_SKIP_WITHOUT_SHARED_DATA();
   const std::string text = read_text_file(test::shared_data("tinyshakespeare.txt"));
   Loaded l(test::llama3_tokenizer());

@@ -16,8 +16,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string origin = "fuzz/tokenizer.json";
   try {
     const auto tok = data::parse_hf_tokenizer(std::string(fuzz::as_text(data, size)), origin);
-    for (const char* text : {"Hello world, don't 1234567!", "\xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\xA4\x96",
-                             "  a\n\nb  ", "<s>x</s><|begin_of_text|>", "\xFF\xC3"}) {
+    for (const char* text :
+         {"Hello world, don't 1234567!", "\xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\xA4\x96", "  a\n\nb  ",
+          "<s>x</s><|begin_of_text|>", "\xFF\xC3"}) {
       try {
         const std::vector<int32_t> ids = tok->encode(text);
         for (int32_t id : ids) fuzz::check(id >= 0 && id < tok->vocab_size(), "an id out of range");

@@ -34,6 +34,10 @@ class HfTokenizer : public Tokenizer {
 // in the vocabulary, or a regex PCRE2 rejects.
 std::unique_ptr<HfTokenizer> load_hf_tokenizer(const std::string& tokenizer_json_path);
 
+// Whether this build runs tokenizer.json regexes (Split, Digits, ByteLevel's GPT-2 pattern): it
+// was built with PCRE2. Without it such a tokenizer is a DataError saying so.
+bool hf_tokenizer_regex_available();
+
 // The same from the file's text; origin names it in messages (a path, "<fuzz input>").
 std::unique_ptr<HfTokenizer> parse_hf_tokenizer(const std::string& json_text,
                                                 const std::string& origin);
