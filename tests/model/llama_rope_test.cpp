@@ -100,17 +100,17 @@ TEST(LlamaFlops, ForwardAndScopesMatchHandCount) {
   // L=2, nh=4, nkv=2, C=32, hd=8, F=48, T=16, V=40:
   //   per layer q 2*16*32*32 = 32768, k = v = 2*16*32*16 = 16384, o 32768,
   //   gate = up = down = 2*16*32*48 = 49152, scores = mix = 2*16*16*32 = 16384;
-  //   block = 32768 + 2*16384 + 32768 + 3*49152 + 2*16384 = 274432;
-  //   lm_head 2*16*32*40 = 40960; forward = 2*274432 + 40960 = 589824.
+  //   block = 32768 + 2*16384 + 32768 + 3*49152 + 2*16384 = 278528;
+  //   lm_head 2*16*32*40 = 40960; forward = 2*278528 + 40960 = 598016.
   LlamaShape s{2, 4, 2, 32, 8, 48, 16, 40, false, false};
-  EXPECT_DOUBLE_EQ(llama_forward_flops_per_sequence(s), 589824.0);
-  EXPECT_DOUBLE_EQ(llama_train_flops_per_step(s, 3, 2, false), 6 * 3 * 589824.0);
-  EXPECT_DOUBLE_EQ(llama_train_flops_per_step(s, 1, 1, true), 3 * 589824.0 + 2 * 274432.0);
+  EXPECT_DOUBLE_EQ(llama_forward_flops_per_sequence(s), 598016.0);
+  EXPECT_DOUBLE_EQ(llama_train_flops_per_step(s, 3, 2, false), 6 * 3 * 598016.0);
+  EXPECT_DOUBLE_EQ(llama_train_flops_per_step(s, 1, 1, true), 3 * 598016.0 + 2 * 278528.0);
   const profile::ScopeFlops f = llama_scope_forward_flops(s, 3);
   auto at = [&](profile::Scope sc) { return f[static_cast<size_t>(sc)]; };
   EXPECT_DOUBLE_EQ(at(profile::Scope::kAttnK), 3 * 16384.0);
   EXPECT_DOUBLE_EQ(at(profile::Scope::kMlpGate), 3 * 49152.0);
-  EXPECT_DOUBLE_EQ(at(profile::Scope::kBlock), 3 * 274432.0);
+  EXPECT_DOUBLE_EQ(at(profile::Scope::kBlock), 3 * 278528.0);
   EXPECT_DOUBLE_EQ(2 * at(profile::Scope::kBlock) + at(profile::Scope::kLmHead),
                    3 * llama_forward_flops_per_sequence(s));
   EXPECT_EQ(at(profile::Scope::kNorm), -1) << "RMSNorm not modelled";
