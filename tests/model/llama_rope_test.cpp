@@ -70,6 +70,19 @@ TEST(LlamaRope, RotatesEachHalfPairByPositionTimesFrequency) {
   for (int i = 0; i < 4; ++i) EXPECT_NEAR(y[i].item<double>(), want[i], 1e-5) << i;
 }
 
+TEST(LlamaRope, GradientIsTheInverseRotation) {
+  // Each pair is rotated by an orthogonal 2x2 R(a): the gradient of sum(R x * w) is R(a)^T w =
+  // R(-a) w, i.e. apply_rope(w, cos, -sin).
+  torch::manual_seed(8);
+  torch::Tensor x = torch::randn({2, 5, 3, 8}, torch::kDouble).requires_grad_(true);
+  torch::Tensor w = torch::randn({2, 5, 3, 8}, torch::kDouble);
+  torch::Tensor ang = torch::rand({5, 1, 8}, torch::kDouble) * 6;
+  ang.narrow(-1, 4, 4).copy_(ang.narrow(-1, 0, 4));  // equal halves, as the tables have
+  (apply_rope(x, ang.cos(), ang.sin()) * w).sum().backward();
+  const double d = (x.grad() - apply_rope(w, ang.cos(), -ang.sin())).abs().max().item<double>();
+  EXPECT_LT(d, 1e-12);
+}
+
 TEST(LlamaRope, Llama3ScalingMatchesHandComputedFrequencies) {
   // hd = 8, theta = 1e4: inv_freq = [1, 0.1, 0.01, 0.001], wavelengths 2 pi / f =
   // [6.28, 62.8, 628.3, 6283]. original 1000, low 1, high 4: low_wavelen 1000, high_wavelen 250.
