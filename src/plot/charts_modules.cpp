@@ -83,7 +83,8 @@ std::vector<ChartResult> module_charts(const PlotInputs& in, const ChartWriter& 
   BarTable block = bars_by_pass(in, {"attention", "MLP", "layer norms", "other"}, "block",
                                 [](const std::map<std::string, ScopeTotal>& s) {
                                   double attn = ms(s, "attn"), mlp = ms(s, "mlp");
-                                  double ln = ms(s, "ln_1") + ms(s, "ln_2");
+                                  // llama's block norms are "norm" (with its final norm, small)
+                                  double ln = ms(s, "ln_1") + ms(s, "ln_2") + ms(s, "norm");
                                   double other = remainder(ms(s, "block"), attn + mlp + ln);
                                   return std::vector<double>{attn, mlp, ln, other};
                                 });
@@ -96,8 +97,11 @@ std::vector<ChartResult> module_charts(const PlotInputs& in, const ChartWriter& 
   BarTable attn = bars_by_pass(
       in, {"qkv projection", "core (scores, softmax, mix)", "output projection", "other"}, "attn",
       [](const std::map<std::string, ScopeTotal>& s) {
-        double qkv = ms(s, "attn.qkv"), core = ms(s, "attn.core");
-        double proj = ms(s, "attn.proj");
+        // llama: q/k/v apart and the rotary embedding count to the projection in; o is proj.
+        double qkv = ms(s, "attn.qkv") + ms(s, "attn.q") + ms(s, "attn.k") + ms(s, "attn.v") +
+                     ms(s, "attn.rope");
+        double core = ms(s, "attn.core");
+        double proj = ms(s, "attn.proj") + ms(s, "attn.o");
         double other = remainder(ms(s, "attn"), qkv + core + proj);
         return std::vector<double>{qkv, core, proj, other};
       });
@@ -109,7 +113,8 @@ std::vector<ChartResult> module_charts(const PlotInputs& in, const ChartWriter& 
   BarTable mlp =
       bars_by_pass(in, {"up projection", "activation (GELU)", "down projection", "other"}, "mlp",
                    [](const std::map<std::string, ScopeTotal>& s) {
-                     double up = ms(s, "mlp.up"), act = ms(s, "mlp.act");
+                     // llama's SwiGLU: gate and up are both the up projection here
+                     double up = ms(s, "mlp.up") + ms(s, "mlp.gate"), act = ms(s, "mlp.act");
                      double down = ms(s, "mlp.down");
                      double other = remainder(ms(s, "mlp"), up + act + down);
                      return std::vector<double>{up, act, down, other};

@@ -24,6 +24,10 @@ const std::vector<std::string> kAllKeys = {
     "model.vocab_size", "model.dropout", "model.bias", "model.ffn_dim", "model.max_positions",
     "model.activation", "model.attention", "model.fused_loss",
     "model.num_labels", "model.init_from",
+    "model.n_kv_head", "model.intermediate_size", "model.rope_theta", "model.rms_norm_eps",
+    "model.tie_embeddings", "model.head_dim", "model.attention_bias", "model.sliding_window",
+    "model.rope_scaling.type", "model.rope_scaling.factor", "model.rope_scaling.low_freq_factor",
+    "model.rope_scaling.high_freq_factor", "model.rope_scaling.original_max_position_embeddings",
     "data.path", "data.tokenizer", "data.vocab_path", "data.merges_path", "data.lower_case",
     "data.val_fraction",
     "data.num_workers", "data.prefetch", "data.generated_chars", "data.format", "data.val_path",
@@ -62,9 +66,11 @@ void expect_same_config(const Config& a, const Config& b) {
 // A config with every key away from its default, including awkward floats and strings.
 Config unusual_config() {
   Config c;
-  c.model = {ModelType::kGpt, 3, 6, 96, 48, 1000, 0.1 + 0.2, false, 384, 96, Activation::kGeluTanh,
+  // llama: the only type whose keys are all in use (its own keys are refused on gpt).
+  c.model = {ModelType::kLlama, 3, 6, 96, 48, 1000, 0.1 + 0.2, false, 384, 96, Activation::kGeluTanh,
              Attention::kSdpa, true, 5,
-             "runs/mlm: #1/checkpoint"};
+             "runs/mlm: #1/checkpoint", 3, 200, 500000.25, 1e-6, true, 16, true, 4096,
+             RopeScaling::kLlama3, 32.5, 2.0, 8.0, 4096};
   c.data = {"data/my corpus: v2 #1.txt", TokenizerKind::kGpt2, "enc\"oder\".json", "vocab\\bpe\ttab",
             false, 1.0 / 3, 0, 7, 12345, DataFormat::kJsonl, "val \"x\".csv", "question, answer", "review", "stars",
             100, 50, 0.2};

@@ -70,6 +70,19 @@ TEST(LlamaRope, RotatesEachHalfPairByPositionTimesFrequency) {
   for (int i = 0; i < 4; ++i) EXPECT_NEAR(y[i].item<double>(), want[i], 1e-5) << i;
 }
 
+TEST(LlamaRope, GradientIsTheInverseRotation) {
+  // Each pair is rotated by an orthogonal 2x2 R(a): the gradient of sum(R x * w) is R(a)^T w =
+  // R(-a) w, i.e. apply_rope(w, cos, -sin).
+  torch::manual_seed(8);
+  torch::Tensor x = torch::randn({2, 5, 3, 8}, torch::kDouble).requires_grad_(true);
+  torch::Tensor w = torch::randn({2, 5, 3, 8}, torch::kDouble);
+  torch::Tensor ang = torch::rand({5, 1, 8}, torch::kDouble) * 6;
+  ang.narrow(-1, 4, 4).copy_(ang.narrow(-1, 0, 4));  // equal halves, as the tables have
+  (apply_rope(x, ang.cos(), ang.sin()) * w).sum().backward();
+  const double d = (x.grad() - apply_rope(w, ang.cos(), -ang.sin())).abs().max().item<double>();
+  EXPECT_LT(d, 1e-12);
+}
+
 TEST(LlamaRope, Llama3ScalingMatchesHandComputedFrequencies) {
   // hd = 8, theta = 1e4: inv_freq = [1, 0.1, 0.01, 0.001], wavelengths 2 pi / f =
   // [6.28, 62.8, 628.3, 6283]. original 1000, low 1, high 4: low_wavelen 1000, high_wavelen 250.
@@ -100,17 +113,17 @@ TEST(LlamaFlops, ForwardAndScopesMatchHandCount) {
   // L=2, nh=4, nkv=2, C=32, hd=8, F=48, T=16, V=40:
   //   per layer q 2*16*32*32 = 32768, k = v = 2*16*32*16 = 16384, o 32768,
   //   gate = up = down = 2*16*32*48 = 49152, scores = mix = 2*16*16*32 = 16384;
-  //   block = 32768 + 2*16384 + 32768 + 3*49152 + 2*16384 = 274432;
-  //   lm_head 2*16*32*40 = 40960; forward = 2*274432 + 40960 = 589824.
+  //   block = 32768 + 2*16384 + 32768 + 3*49152 + 2*16384 = 278528;
+  //   lm_head 2*16*32*40 = 40960; forward = 2*278528 + 40960 = 598016.
   LlamaShape s{2, 4, 2, 32, 8, 48, 16, 40, false, false};
-  EXPECT_DOUBLE_EQ(llama_forward_flops_per_sequence(s), 589824.0);
-  EXPECT_DOUBLE_EQ(llama_train_flops_per_step(s, 3, 2, false), 6 * 3 * 589824.0);
-  EXPECT_DOUBLE_EQ(llama_train_flops_per_step(s, 1, 1, true), 3 * 589824.0 + 2 * 274432.0);
+  EXPECT_DOUBLE_EQ(llama_forward_flops_per_sequence(s), 598016.0);
+  EXPECT_DOUBLE_EQ(llama_train_flops_per_step(s, 3, 2, false), 6 * 3 * 598016.0);
+  EXPECT_DOUBLE_EQ(llama_train_flops_per_step(s, 1, 1, true), 3 * 598016.0 + 2 * 278528.0);
   const profile::ScopeFlops f = llama_scope_forward_flops(s, 3);
   auto at = [&](profile::Scope sc) { return f[static_cast<size_t>(sc)]; };
   EXPECT_DOUBLE_EQ(at(profile::Scope::kAttnK), 3 * 16384.0);
   EXPECT_DOUBLE_EQ(at(profile::Scope::kMlpGate), 3 * 49152.0);
-  EXPECT_DOUBLE_EQ(at(profile::Scope::kBlock), 3 * 274432.0);
+  EXPECT_DOUBLE_EQ(at(profile::Scope::kBlock), 3 * 278528.0);
   EXPECT_DOUBLE_EQ(2 * at(profile::Scope::kBlock) + at(profile::Scope::kLmHead),
                    3 * llama_forward_flops_per_sequence(s));
   EXPECT_EQ(at(profile::Scope::kNorm), -1) << "RMSNorm not modelled";
