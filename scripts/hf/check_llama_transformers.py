@@ -93,12 +93,14 @@ def check_export(llmprof, folder, expected, work):
     with open(text, "w") as f:
         f.write(("The quick brown fox jumps over the lazy dog. 12345 digits, don't stop.\n") * 40)
     out = os.path.join(work, name + "-runs")
-    cmd = [llmprof, "train", "-q", "-c", os.path.join(ROOT, "configs", "tiny.yaml"),
-           "--set", "model.init_from=" + folder, "--set", "data.path=" + text,
-           "--set", "model.block_size=8", "--set", "train.batch_size=1",
-           "--set", "schedule.max_steps=1", "--set", "schedule.warmup_steps=0",
-           "--set", "optim.name=sgd", "--set", "optim.lr=1e-9", "--set", "optim.weight_decay=0",
-           "--set", "train.eval_interval=0", "--set", "output.dir=" + out]
+    config = os.path.join(work, "one_step.yaml")  # no shape key: the folder gives them
+    with open(config, "w") as f:
+        f.write("model: {block_size: 8}\ndata: {num_workers: 1}\n"
+                "schedule: {warmup_steps: 0, max_steps: 1, min_lr: 0}\n"
+                "optim: {name: sgd, lr: 1.0e-9, weight_decay: 0}\n"
+                "train: {batch_size: 1, eval_interval: 0, save_checkpoint: true}\nthreads: 1\n")
+    cmd = [llmprof, "train", "-q", "-c", config, "--set", "model.init_from=" + folder,
+           "--set", "data.path=" + text, "--set", "output.dir=" + out]
     check(run(cmd) == 0, "%s: llmprof train from the folder: %s" % (name, " ".join(cmd)))
     runs = sorted(os.listdir(out)) if os.path.isdir(out) else []
     if not runs:
