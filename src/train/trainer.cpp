@@ -14,6 +14,7 @@
 #include "llmprof/base/clock.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/data/loader.h"
+#include "llmprof/dist/rank_env.h"
 #include "llmprof/error.h"
 #include "llmprof/model/autocast.h"
 #include "llmprof/model/flops.h"
@@ -29,6 +30,7 @@
 #include "llmprof/train/weights.h"
 #include "llmprof/train/device.h"
 #include "cuda_graph.h"
+#include "data_parallel.h"
 #include "fused_adam.h"
 #include "loss_scaler.h"
 
@@ -122,20 +124,24 @@ namespace {
 // exists, so bad input fails here and leaves no debris. Built in place and never moved: the
 // samplers refer to the token vectors inside `data`.
 struct Training {
-  explicit Training(const config::Config& cfg)
+  // shard: this rank's slice of the sample stream (world size 1: the whole of it).
+  Training(const config::Config& cfg, data::Shard shard)
       : precision(cfg),
         device(DeviceContext::make(cfg)),
         runtime(apply_runtime(cfg)),
-        data(load_run_data(cfg)),
+        data(load_run_data(cfg, shard)),
         task(make_task(cfg, data.tokenizer->vocab_size(), data.mlm_predictions)) {
+    // Dropout draws differ per rank (as in DDP); rank 0 keeps a single rank's stream. The
+    // initial weights are rank 0's, broadcast before training.
+    if (shard.rank > 0) torch::manual_seed(static_cast<uint64_t>(cfg.train.seed + shard.rank));
     if (!cfg.model.init_from.empty()) {
       init = load_checkpoint(cfg.model.init_from, task->module(), cfg, "model.init_from");
     }
     move_module(task->module(), *device);  // before the optimizer: its state follows the params
     optimizer = build_optimizer(cfg, task->module());
     params = task->module().parameters();
-    eval_train = on_device(make_train_eval_set(cfg, data, "train"));
-    eval_val = on_device(make_train_eval_set(cfg, data, "val"));
+    eval_train = on_device(make_train_eval_set(cfg, data, "train", shard));
+    eval_val = on_device(make_train_eval_set(cfg, data, "val", shard));
     if (cfg.train.precision == config::Precision::kFp16) {
       scaler = std::make_unique<LossScaler>(device->device());
     }
@@ -187,11 +193,14 @@ struct LoopState {
   bool step_skipped = false;  // fp16: a gradient was inf/NaN, the optimizer did not step
   data::BatchView held;  // the last micro-batch, handed back at the next data phase
   bool holding = false;
+  int64_t backward_start_ns = 0;  // data-parallel: read at each bucket's launch
 };
 
 // The timed step: no allocation, I/O, formatting or host sync beyond training's own.
+// Data-parallel (dp not null): DDP's no_sync on every micro-step but the last, whose backward
+// all-reduces the gradient buckets (averaged across ranks) before clipping and the optimizer.
 void timed_step(const config::Config& cfg, Training& t, Step& step, data::BatchLoader& loader,
-                LoopState& s) {
+                LoopState& s, DataParallel* dp) {
   const int64_t A = cfg.train.grad_accum_steps;
   for (int64_t micro = 0; micro < A; ++micro) {
     data::BatchView batch;
@@ -207,6 +216,7 @@ void timed_step(const config::Config& cfg, Training& t, Step& step, data::BatchL
     }
     {
       auto phase = step.phase(profile::Phase::kForward);
+      if (dp) dp->sync().begin_micro_step(/*sync=*/micro == A - 1);
       const Autocast& p = t.precision;
       model::AutocastScope autocast(p.device_type, p.dtype, p.on);
       loss = t.task->loss(b);
@@ -214,11 +224,13 @@ void timed_step(const config::Config& cfg, Training& t, Step& step, data::BatchL
     }
     {
       auto phase = step.phase(profile::Phase::kBackward);
-      if (t.scaler) {
-        s.loss_scale = t.scaler->current_scale();  // the host's copy: no device read
-        t.scaler->scale(loss).backward();
+      if (t.scaler) s.loss_scale = t.scaler->current_scale();  // the host's copy: no device read
+      const torch::Tensor& scaled = t.scaler ? t.scaler->scale(loss) : loss;
+      if (dp) {
+        s.backward_start_ns = now_ns();
+        dp->sync().backward(scaled);
       } else {
-        loss.backward();
+        scaled.backward();
       }
     }
     s.micro_loss[static_cast<size_t>(micro)] = loss.detach();
@@ -333,11 +345,17 @@ std::optional<Outcome> record_loss(const config::Config& cfg, Step& step, const 
                              step.number(), lr)};
 }
 
-void evaluate_step(Training& t, Step& step) {
+// Data-parallel: each rank evaluates its rows of the eval batches and the sums are added over
+// ranks, so the loss is that of the whole set whatever the world size.
+void evaluate_step(Training& t, Step& step, DataParallel* dp) {
   const profile::ScopedEval in_eval;  // a recorded window's ops.csv keeps its ops apart
   const int64_t t0 = now_ns();
-  const EvalSums tr = evaluate(*t.task, t.eval_train, t.precision);
-  const EvalSums va = evaluate(*t.task, t.eval_val, t.precision);
+  EvalSums tr = evaluate(*t.task, t.eval_train, t.precision);
+  EvalSums va = evaluate(*t.task, t.eval_val, t.precision);
+  if (dp) {
+    dp->all_reduce(tr);
+    dp->all_reduce(va);
+  }
   step.record_eval({{"train", tr.mean_loss(), accuracy_of(*t.task, tr)},
                     {"val", va.mean_loss(), accuracy_of(*t.task, va)}},
                    static_cast<double>(now_ns() - t0) * 1e-6);
@@ -353,12 +371,27 @@ void finish_failed(Session& session, const std::string& why) {
   }
 }
 
+// FNV-1a over the bytes of every parameter (on the CPU): equal on every rank of a data-parallel
+// run whose ranks stayed in step.
+std::string parameter_digest(const std::vector<torch::Tensor>& params) {
+  uint64_t h = 1469598103934665603ull;
+  for (const torch::Tensor& p : params) {
+    const torch::Tensor c = p.detach().to(torch::kCPU).contiguous();
+    const auto* bytes = static_cast<const unsigned char*>(c.data_ptr());
+    const size_t n = static_cast<size_t>(c.numel()) * c.element_size();
+    for (size_t i = 0; i < n; ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
 // The end: the last checkpoint, the data and init_from notes, summary.json.
 TrainResult finish(const config::Config& cfg, Training& t, Session& session,
-                   const Outcome& outcome) {
+                   const Outcome& outcome, DataParallel* dp, const std::string& top_dir) {
   const std::string& dir = session.run_dir();
   const int64_t done = session.steps_completed();
-  if (cfg.train.save_checkpoint && done > 0 && outcome.status != RunStatus::kDiverged) {
+  const bool writes_checkpoints = dp == nullptr || dp->rank() == 0;
+  if (cfg.train.save_checkpoint && writes_checkpoints && done > 0 &&
+      outcome.status != RunStatus::kDiverged) {
     save_checkpoint(rundir::path(dir, rundir::kCheckpoint), t.task->module(), cfg,
                     t.task->kind(), done, t.data.tokenizer.get());
     spdlog::info("checkpoint {} (step {})", rundir::path(dir, rundir::kCheckpoint), done);
@@ -373,7 +406,16 @@ TrainResult finish(const config::Config& cfg, Training& t, Session& session,
                                                  {"unexpected", t.init->unexpected}}
                                       .dump());
   }
+  if (dp) {
+    session.annotate("distributed", nlohmann::json{{"rank", dp->rank()},
+                                                   {"world_size", dp->world_size()},
+                                                   {"top_dir", top_dir},
+                                                   {"parameter_digest", parameter_digest(t.params)}}
+                                        .dump());
+  }
   const RunSummary s = session.finish(outcome.status, outcome.message);
+  // A barrier, then rank 0 merges the top documents; not after a failure (a peer may be gone).
+  if (dp && outcome.status != RunStatus::kFailed) dp->finish(top_dir, s.run_dir);
   TrainResult result;
   result.run_dir = s.run_dir;
   result.status = s.status;
@@ -386,6 +428,57 @@ TrainResult finish(const config::Config& cfg, Training& t, Session& session,
   result.mfu = s.mfu;
   result.top_ops = s.top_ops;
   return result;
+}
+
+}  // namespace
+
+namespace {
+
+// Data-parallel: a training set too small for the global batch (every rank would repeat
+// samples of the others within one step) is the user's to fix (exit 2).
+void check_shardable(const config::Config& cfg, const RunData& rd, int world_size) {
+  if (world_size <= 1) return;
+  const int64_t global = cfg.train.batch_size * world_size;
+  const bool lm = cfg.model.type == config::ModelType::kGpt;
+  const int64_t available = lm ? static_cast<int64_t>(rd.splits.train.size()) - cfg.model.block_size
+                               : rd.train_set.num_sequences;
+  if (available >= global) return;
+  throw DataError(fmt::format("world size {}: the global batch of {} x train.batch_size {} = {} "
+                              "{} is more than the {} the training data holds; lower "
+                              "train.batch_size or the number of ranks",
+                              world_size, world_size, cfg.train.batch_size, global,
+                              lm ? "windows" : "sequences", available));
+}
+
+// The run directory of this rank: world size 1, the run directory itself; data-parallel,
+// <top>/rank<k> under a top directory rank 0 named (session_cfg gets output.name rank<k>).
+std::string rank_run_dir(DataParallel* dp, config::Config& session_cfg, SessionOptions& so) {
+  if (!dp) return "";
+  const std::string top = dp->shared_top_dir(session_cfg, so.output_dir, so.run_label);
+  so.output_dir = top;
+  session_cfg.output.name = fmt::format("{}{}", rundir::kRankDirPrefix, dp->rank());
+  return top;
+}
+
+// After each step of a data-parallel run (outside its timing): the bucket rows, then one small
+// all-gather so every rank takes the same decision (a rank that diverged or was asked to stop
+// stops them all at the same step). Returns the outcome that ends the run, if any.
+std::optional<Outcome> after_rank_step(DataParallel& dp, int64_t n, double step_ms,
+                                       const LoopState& s, std::optional<Outcome> mine,
+                                       bool signalled) {
+  dp.write_comm_rows(n);
+  double loss = 0;
+  for (const auto& l : s.micro_loss) loss += l.item<double>();
+  const DataParallel::Agreed a =
+      dp.agree_after_step({n, step_ms, loss}, mine.has_value() || signalled);
+  if (mine || !a.stop) return mine;
+  if (!std::isfinite(a.global_loss)) {
+    return Outcome{RunStatus::kDiverged,
+                   fmt::format("the loss of another rank became non-finite at step {}", n)};
+  }
+  if (signalled) return std::nullopt;  // this rank's own signal: the usual check below
+  return Outcome{RunStatus::kInterrupted,
+                 fmt::format("another rank was stopped by a signal; stopped after step {}", n)};
 }
 
 }  // namespace
@@ -404,22 +497,34 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
   config::validate(cfg);
   check_device(cfg);
   StopSignals signals;  // from here: a signal during set-up stops the run too, not the process
-  Training t(cfg);  // set-up: model, data, optimizer, eval batches
+  // Data-parallel (the launcher's environment says world size > 1): the group forms and the
+  // configs are compared before the data is read.
+  const std::unique_ptr<DataParallel> dp =
+      DataParallel::connect(cfg, dist::rank_env_from_environment());
+  const data::Shard shard{dp ? dp->rank() : 0, dp ? dp->world_size() : 1};
+  Training t(cfg, shard);  // set-up: model, data, optimizer, eval batches
   check_run_tokenizer(init_tokenizer, *t.data.tokenizer, cfg.model.init_from);
+  check_shardable(cfg, t.data, static_cast<int>(shard.world_size));
+  LoopState state(cfg.train.grad_accum_steps);
+  if (dp) dp->start(t.task->module(), t.params, cfg, &state.backward_start_ns);
   if (signals.signal() != 0) {
     throw Interrupted(fmt::format("stopped by signal {} during set-up, before the run directory "
                                   "was made",
                                   signals.signal()));
   }
-  Session session(cfg, session_options(cfg, *t.task, opts), &t.runtime);  // the run directory
+  config::Config session_cfg = cfg;
+  SessionOptions so = session_options(cfg, *t.task, opts);
+  const std::string top_dir = rank_run_dir(dp.get(), session_cfg, so);
+  Session session(session_cfg, so, &t.runtime);  // the run directory
+  if (dp) dp->open_comm_csv(session.run_dir());
   t.data.tokenizer->save(session.run_dir());
   log_inputs(t);
   data::BatchLoader loader(*t.data.train_sampler, cfg.data.num_workers, cfg.data.prefetch,
                           t.device->slot_memory());
-  LoopState state(cfg.train.grad_accum_steps);
   Outcome outcome;
   const int64_t max_steps = cfg.schedule.max_steps;
   const int64_t eval_every = cfg.train.eval_interval, ckpt_every = cfg.train.checkpoint_interval;
+  const bool writes_checkpoints = !dp || dp->rank() == 0;
   // train.cuda_graphs: eager steps first (library autotuning, optimizer state), then the graph.
   const int64_t graph_after = std::max<int64_t>(1, cfg.profile.warmup_steps);
   try {
@@ -443,17 +548,22 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
       }
       if (t.graph) static_cast<FusedAdam&>(*t.optimizer).stage_learning_rates();
       Step step = session.step();  // its row is written as it leaves scope, even on break
+      const int64_t step_t0 = now_ns();
       if (t.graph) {
         graph_step(t, step, loader, state);
       } else {
-        timed_step(cfg, t, step, loader, state);
+        timed_step(cfg, t, step, loader, state, dp.get());
       }
-      if (auto stop = record_loss(cfg, step, state, lr)) {
+      const double step_ms = static_cast<double>(now_ns() - step_t0) * 1e-6;
+      std::optional<Outcome> stop = record_loss(cfg, step, state, lr);
+      if (dp) stop = after_rank_step(*dp, n, step_ms, state, stop, signals.signal() != 0);
+      if (stop) {
         outcome = *stop;
         break;
       }
-      if (eval_every > 0 && (n % eval_every == 0 || last)) evaluate_step(t, step);
-      if (cfg.train.save_checkpoint && ckpt_every > 0 && !last && n % ckpt_every == 0) {
+      if (eval_every > 0 && (n % eval_every == 0 || last)) evaluate_step(t, step, dp.get());
+      if (cfg.train.save_checkpoint && writes_checkpoints && ckpt_every > 0 && !last &&
+          n % ckpt_every == 0) {
         save_checkpoint(fmt::format("{}/checkpoint-step{}", session.run_dir(), n),
                         t.task->module(), cfg, t.task->kind(), n, t.data.tokenizer.get());
       }
@@ -472,7 +582,7 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
     outcome = {RunStatus::kFailed, what.substr(0, what.find('\n'))};
   }
   try {
-    return finish(cfg, t, session, outcome);
+    return finish(cfg, t, session, outcome, dp.get(), top_dir);
   } catch (const llmprof::Error& e) {  // the checkpoint or a table met a full disk
     finish_failed(session, e.what());
     throw;

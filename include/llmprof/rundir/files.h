@@ -23,6 +23,9 @@ inline constexpr std::string_view kTrace = "trace.json";   // Chrome trace event
 inline constexpr std::string_view kTraceGz = "trace.json.gz";  // the same, profile.trace_gzip
 inline constexpr std::string_view kPower = "power.csv";    // energy samples
 inline constexpr std::string_view kKernels = "kernels.csv";  // GPU kernels (CUDA runs)
+// Data-parallel runs: per bucket all-reduce records, in each rank<k>/ and merged at the top.
+inline constexpr std::string_view kComm = "comm.csv";
+inline constexpr std::string_view kRankDirPrefix = "rank";  // rank<k>/: one rank's run directory
 inline constexpr std::string_view kCheckpoint = "checkpoint";  // directory: weights + config
 inline constexpr std::string_view kCheckpointMeta = "checkpoint.json";
 

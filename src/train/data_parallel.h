@@ -1,0 +1,100 @@
+// The train loop's side of data-parallel training (world size > 1, from the launcher's
+// environment): the process group of the run, the config check, the shared run directory, the
+// parameter broadcast, DDP's gradient sync with its per-bucket records (comm.csv), the eval sums
+// and the merged documents at the top of the run directory. Built on the dist concern; only
+// trainer.cpp uses it. Torch-free: tensors and modules are forward-declared.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llmprof/dist/grad_sync.h"
+#include "llmprof/dist/process_group.h"
+#include "llmprof/dist/rank_env.h"
+
+namespace llmprof::config {
+struct Config;
+}
+namespace llmprof::output {
+class CsvWriter;
+}
+
+namespace llmprof::train {
+
+struct EvalSums;
+
+// One step's figures on this rank, gathered by rank 0 for the merged steps.csv.
+struct RankStep {
+  int64_t step = 0;
+  double step_ms = 0;  // this rank's timed step (wall clock around it)
+  double loss = 0;     // this rank's loss
+};
+
+class DataParallel {
+ public:
+  // Null for a world size of 1 (env not distributed). Forms the process group (ddp.timeout_s,
+  // ddp.backend; auto = gloo on cpu, nccl on cuda) and checks that every rank has the same
+  // resolved config (exit 2 naming the ranks that differ).
+  static std::unique_ptr<DataParallel> connect(const config::Config& cfg,
+                                               const dist::RankEnv& env);
+  ~DataParallel();
+  DataParallel(const DataParallel&) = delete;
+  DataParallel& operator=(const DataParallel&) = delete;
+
+  int rank() const { return env_.rank; }
+  int world_size() const { return env_.world_size; }
+  dist::ProcessGroup& group() { return *group_; }
+
+  // The top run directory: rank 0 creates it (output.dir / output.name or <label>-<time>) and
+  // every rank receives its path, so all agree. Each rank's own run directory is <top>/rank<k>.
+  std::string shared_top_dir(const config::Config& cfg, const std::string& output_dir,
+                             const std::string& label);
+
+  // After the model is on its device: rank 0's parameters and buffers to every rank, then DDP's
+  // reducer over params. backward_start_ns is read at each bucket's launch.
+  void start(torch::nn::Module& module, const std::vector<at::Tensor>& params,
+             const config::Config& cfg, const int64_t* backward_start_ns);
+  dist::GradSync& sync() { return *sync_; }
+
+  // Opens <rank dir>/comm.csv (rows appended and flushed per step).
+  void open_comm_csv(const std::string& rank_dir);
+  // After a step (outside its timing): the step's bucket records into comm.csv.
+  void write_comm_rows(int64_t step);
+
+  // Sums of loss, targets and correct over ranks (eval sharded by rows).
+  void all_reduce(EvalSums& sums);
+  // The mean of the ranks' losses and whether any rank asked to stop, for the same decision on
+  // every rank; rank 0 keeps every rank's step figures for the merged steps.csv.
+  struct Agreed {
+    double global_loss = 0;
+    bool stop = false;
+  };
+  Agreed agree_after_step(const RankStep& mine, bool stop_requested);
+
+  // The end (every rank, after its own summary): a barrier, then rank 0 writes the merged
+  // steps.csv, comm.csv and summary.json at the top.
+  void finish(const std::string& top_dir, const std::string& rank_dir);
+
+ private:
+  DataParallel(const dist::RankEnv& env, std::unique_ptr<dist::ProcessGroup> group);
+  std::string summary_section(const std::string& top_dir) const;
+
+  dist::RankEnv env_;
+  std::unique_ptr<dist::ProcessGroup> group_;
+  std::unique_ptr<dist::GradSync> sync_;
+  std::unique_ptr<output::CsvWriter> comm_;
+  bool overlap_ = true;
+  double bucket_mb_ = 0, first_bucket_mb_ = 0;
+  // Rank 0: per step, every rank's (step_ms, loss); the global loss.
+  std::vector<std::vector<double>> steps_;
+  std::vector<double> global_loss_;
+  // This rank: per step, the summed all-reduce time of its buckets (end - launch), ms.
+  std::vector<double> comm_ms_;
+  std::vector<int64_t> bucket_bytes_;  // the last layout's bucket sizes, bytes
+  int64_t step_bytes_ = 0;             // bytes all-reduced in the last synchronising step
+};
+
+}  // namespace llmprof::train

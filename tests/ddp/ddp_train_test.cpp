@@ -1,0 +1,268 @@
+// Data-parallel training, end to end: ranks started as `llmprof train` processes with a
+// torchrun-style environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), one thread
+// each, every wait bounded. Two ranks of batch b against one rank of batch 2b at dropout 0: the
+// same loss per step and eval loss, the same parameters on both ranks; one gradient's bytes
+// all-reduced per optimizer step whatever the accumulation; overlap on and off alike; a killed
+// rank ends the other within ddp.timeout_s, naming it, its finished rows kept.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/test_support.h"
+
+namespace llmprof::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A port nobody listens on now (bound to 0, read back, released).
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+// Starts llmprof with args and extra environment variables, output to log_path.
+int spawn_with_env(const std::vector<std::string>& args,
+                   const std::map<std::string, std::string>& env, const std::string& log_path) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    ::setenv("OMP_NUM_THREADS", "1", 1);
+    const int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::close(fd);
+    }
+    const std::string bin = llmprof_binary();
+    std::vector<char*> argv{const_cast<char*>(bin.c_str())};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(bin.c_str(), argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// Exit status of pid within seconds; kills it (and fails the test) when it overruns.
+int wait_bounded(int pid, double seconds) {
+  const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+  while (Clock::now() < deadline) {
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      if (WIFEXITED(status)) return WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  ADD_FAILURE() << "pid " << pid << " still running after " << seconds << " s: killed";
+  return -1;
+}
+
+// The common arguments of a tiny run: dropout 0, one thread, few steps, scratch output.
+std::vector<std::string> train_args(const std::string& out, const std::string& name,
+                                    const std::vector<std::string>& sets) {
+  std::vector<std::string> a{"train", "--config", kTinyConfig, "--quiet",
+                             "--set", "output.dir=" + out, "--set", "output.name=" + name,
+                             "--set", "model.dropout=0", "--set", "threads=1",
+                             "--set", "data.num_workers=0", "--set", "ddp.timeout_s=30",
+                             "--set", "energy.enabled=false"};
+  for (const std::string& s : sets) {
+    a.push_back("--set");
+    a.push_back(s);
+  }
+  return a;
+}
+
+// Runs `world` ranks to completion (bounded) and returns their exit codes.
+std::vector<int> run_ranks(int world, const std::vector<std::string>& args,
+                           const std::string& log_stem) {
+  const int port = free_port();
+  std::vector<int> pids;
+  for (int r = 0; r < world; ++r) {
+    pids.push_back(spawn_with_env(
+        args,
+        {{"RANK", std::to_string(r)}, {"WORLD_SIZE", std::to_string(world)},
+         {"LOCAL_RANK", std::to_string(r)}, {"MASTER_ADDR", "127.0.0.1"},
+         {"MASTER_PORT", std::to_string(port)}},
+        log_stem + std::to_string(r) + ".log"));
+  }
+  std::vector<int> codes;
+  for (int pid : pids) codes.push_back(wait_bounded(pid, 240));
+  return codes;
+}
+
+// A CSV as rows of named fields.
+std::vector<std::map<std::string, std::string>> read_csv(const std::string& path) {
+  std::istringstream in(read_file(path));
+  std::string line;
+  std::vector<std::string> header;
+  std::vector<std::map<std::string, std::string>> rows;
+  while (std::getline(in, line)) {
+    std::vector<std::string> fields;
+    std::stringstream ls(line);
+    std::string f;
+    while (std::getline(ls, f, ',')) fields.push_back(f);
+    if (header.empty()) {
+      header = fields;
+      continue;
+    }
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < header.size() && i < fields.size(); ++i) row[header[i]] = fields[i];
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::vector<double> column(const std::string& path, const std::string& name) {
+  std::vector<double> v;
+  for (const auto& row : read_csv(path)) v.push_back(std::stod(row.at(name)));
+  return v;
+}
+
+nlohmann::json summary(const std::string& dir) {
+  return nlohmann::json::parse(read_file(dir + "/summary.json"), nullptr, false);
+}
+
+void expect_close(const std::vector<double>& a, const std::vector<double>& b, double rel,
+                  const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  ASSERT_FALSE(a.empty()) << what;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_NEAR(a[i], b[i], rel * std::abs(b[i])) << what << " row " << i;
+  }
+}
+
+TEST(DdpTrain, TwoRanksOfBatchBTrainAsOneRankOfBatchTwoB) {
+  ScratchDir dir("ddp_equiv");
+  const std::vector<std::string> common{"schedule.max_steps=6", "train.eval_interval=3"};
+  std::vector<std::string> one = common, two = common;
+  one.push_back("train.batch_size=8");
+  two.push_back("train.batch_size=4");
+  ASSERT_EQ(run_llmprof(train_args(dir.path(), "one", one)).exit_code, 0);
+  const std::vector<int> codes = run_ranks(2, train_args(dir.path(), "two", two),
+                                           dir.file("rank"));
+  ASSERT_EQ(codes, (std::vector<int>{0, 0})) << read_file(dir.file("rank0.log"))
+                                              << read_file(dir.file("rank1.log"));
+  const std::string top = dir.file("two");
+  // The global loss (mean of the ranks' losses) is the one rank's loss, step by step.
+  expect_close(column(top + "/steps.csv", "loss"), column(dir.file("one") + "/steps.csv", "loss"),
+               1e-5, "train loss");
+  // Eval: each rank's slice, sums added over ranks: the one rank's eval loss.
+  expect_close(column(top + "/rank0/eval.csv", "loss"),
+               column(dir.file("one") + "/eval.csv", "loss"), 1e-5, "eval loss");
+  expect_close(column(top + "/rank1/eval.csv", "loss"), column(top + "/rank0/eval.csv", "loss"),
+               0, "eval loss of rank 1");
+  // The same parameters on both ranks after the run.
+  const auto d0 = summary(top + "/rank0")["distributed"]["parameter_digest"];
+  const auto d1 = summary(top + "/rank1")["distributed"]["parameter_digest"];
+  ASSERT_TRUE(d0.is_string());
+  EXPECT_EQ(d0, d1);
+  // The top summary's distributed section; each rank directory readable alone.
+  const nlohmann::json s = summary(top);
+  EXPECT_EQ(s["distributed"]["world_size"], 2);
+  EXPECT_EQ(s["distributed"]["backend"], "gloo");
+  EXPECT_EQ(run_llmprof({"report", top + "/rank1"}).exit_code, 0);
+}
+
+TEST(DdpTrain, AllReducesOneGradientsBytesPerOptimizerStepWithAccumulation) {
+  ScratchDir dir("ddp_accum");
+  const std::vector<int> codes = run_ranks(
+      2,
+      train_args(dir.path(), "acc",
+                 {"schedule.max_steps=3", "train.batch_size=2", "train.grad_accum_steps=4",
+                  "train.eval_interval=0"}),
+      dir.file("rank"));
+  ASSERT_EQ(codes, (std::vector<int>{0, 0})) << read_file(dir.file("rank0.log"));
+  const std::string top = dir.file("acc");
+  const auto params = summary(top + "/rank0")["parameters"].get<int64_t>();
+  for (int r = 0; r < 2; ++r) {
+    std::map<int64_t, int64_t> bytes_per_step;
+    for (const auto& row : read_csv(top + "/rank" + std::to_string(r) + "/comm.csv")) {
+      bytes_per_step[std::stoll(row.at("step"))] += std::stoll(row.at("bytes"));
+      EXPECT_EQ(row.at("dtype"), "f32");
+    }
+    ASSERT_EQ(bytes_per_step.size(), 3u) << "rank " << r;  // one synchronising step each
+    for (const auto& [step, bytes] : bytes_per_step) {
+      EXPECT_EQ(bytes, params * 4) << "rank " << r << " step " << step;
+    }
+  }
+  EXPECT_EQ(read_csv(top + "/comm.csv").size(), read_csv(top + "/rank0/comm.csv").size() * 2);
+}
+
+TEST(DdpTrain, OverlapOnAndOffGiveTheSameLosses) {
+  ScratchDir dir("ddp_overlap");
+  const std::vector<std::string> common{"schedule.max_steps=4", "train.batch_size=2",
+                                        "train.eval_interval=0"};
+  std::vector<std::string> off = common;
+  off.push_back("ddp.overlap=false");
+  ASSERT_EQ(run_ranks(2, train_args(dir.path(), "on", common), dir.file("on")),
+            (std::vector<int>{0, 0}));
+  ASSERT_EQ(run_ranks(2, train_args(dir.path(), "off", off), dir.file("off")),
+            (std::vector<int>{0, 0}));
+  expect_close(column(dir.file("off") + "/steps.csv", "loss"),
+               column(dir.file("on") + "/steps.csv", "loss"), 1e-6, "overlap off vs on");
+  EXPECT_EQ(summary(dir.file("off"))["distributed"]["overlap"], false);
+}
+
+TEST(DdpTrain, AKilledRankEndsTheOtherWithinTheTimeoutNamingIt) {
+  ScratchDir dir("ddp_kill");
+  const int port = free_port();
+  const auto args = train_args(dir.path(), "kill",
+                               {"schedule.max_steps=100000", "train.batch_size=2",
+                                "train.eval_interval=0", "ddp.timeout_s=10"});
+  std::vector<int> pids;
+  for (int r = 0; r < 2; ++r) {
+    pids.push_back(spawn_with_env(args,
+                                  {{"RANK", std::to_string(r)}, {"WORLD_SIZE", "2"},
+                                   {"LOCAL_RANK", std::to_string(r)},
+                                   {"MASTER_ADDR", "127.0.0.1"},
+                                   {"MASTER_PORT", std::to_string(port)}},
+                                  dir.file("rank" + std::to_string(r) + ".log")));
+  }
+  const std::string rank0_steps = dir.file("kill") + "/rank0/steps.csv";
+  const auto deadline = Clock::now() + std::chrono::seconds(120);
+  while (Clock::now() < deadline && read_csv(rank0_steps).size() < 3) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_GE(read_csv(rank0_steps).size(), 3u) << read_file(dir.file("rank0.log"));
+  ::kill(pids[1], SIGKILL);
+  EXPECT_EQ(wait_bounded(pids[1], 10), 128 + SIGKILL);
+  const auto t0 = Clock::now();
+  const int code = wait_bounded(pids[0], 10 + 20);
+  const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+  EXPECT_NE(code, 0);
+  EXPECT_LT(took, 10 + 5) << "beyond ddp.timeout_s";
+  expect_contains(read_file(dir.file("rank0.log")), "rank 1");
+  EXPECT_GE(read_csv(rank0_steps).size(), 3u) << "the survivor's finished rows remain";
+  EXPECT_EQ(summary(dir.file("kill") + "/rank0")["status"], "failed");
+}
+
+}  // namespace
+}  // namespace llmprof::test
