@@ -17,8 +17,11 @@ if(LLMPROF_C10D_INCLUDE_DIR)
 endif()
 option(LLMPROF_WITH_DIST "Build data-parallel training over LibTorch's c10d" ${dist_default})
 find_path(LLMPROF_GLOO_INCLUDE_DIR gloo/config.h HINTS ${TORCH_INCLUDE_DIRS})
+# nccl.h: the CUDA toolkit, or a pip PyTorch's nvidia-nccl wheel beside torch/ in site-packages
+# (Torch_DIR is site-packages/torch/share/cmake/Torch).
 find_path(LLMPROF_NCCL_INCLUDE_DIR nccl.h
-          HINTS ${TORCH_INCLUDE_DIRS} ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
+          HINTS ${TORCH_INCLUDE_DIRS} ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include
+                ${Torch_DIR}/../../../../nvidia/nccl/include)
 
 set(dist_backends "")
 if(LLMPROF_WITH_DIST AND LLMPROF_C10D_INCLUDE_DIR AND TARGET llmprof_dist_torch)

@@ -23,6 +23,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #endif
 #if LLMPROF_DIST_NCCL
+#include <c10/cuda/CUDAFunctions.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 #include <torch/version.h>
@@ -87,10 +88,11 @@ inline PgPtr make_gloo(const StorePtr& store, int rank, int size, const std::str
 #endif
 
 #if LLMPROF_DIST_NCCL
-// A CUDA group over NCCL (the caller has made its device current).
-inline PgPtr make_nccl(const StorePtr& store, int rank, int size,
+// A CUDA group over NCCL on `device` (made current; < 0: the current one).
+inline PgPtr make_nccl(const StorePtr& store, int rank, int size, int device,
                        std::chrono::milliseconds timeout) {
   using N = c10d::ProcessGroupNCCL;
+  if (device >= 0) c10::cuda::set_device(static_cast<c10::DeviceIndex>(device));
   auto options = N::Options::create();
   options->timeout = timeout;
   auto nccl = c10::make_intrusive<N>(store, rank, size, options);

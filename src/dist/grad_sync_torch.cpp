@@ -27,6 +27,7 @@ std::string_view grad_dtype_name(GradDtype dtype) {
 
 namespace {
 
+#if LLMPROF_WITH_DIST
 GradDtype dtype_of(c10::ScalarType t) {
   switch (t) {
     case c10::kFloat: return GradDtype::kFloat32;
@@ -36,6 +37,7 @@ GradDtype dtype_of(c10::ScalarType t) {
     default: return GradDtype::kOther;
   }
 }
+#endif
 
 int64_t bytes_of_mb(double mb, const char* key) {
   if (!(mb > 0) || mb > 1 << 20) {
@@ -56,6 +58,7 @@ struct HookState {
   compat::PgPtr pg;
   int world_size = 1;
   bool overlap = true;
+  bool record = true;
   const int64_t* backward_start_ns = nullptr;
   std::vector<BucketRecord> slots;  // preallocated
   size_t used = 0;
@@ -85,24 +88,8 @@ class RecordingHook final : public c10d::CommHookInterface {
   explicit RecordingHook(HookState* state) : s_(state) {}
 
   c10::intrusive_ptr<c10::ivalue::Future> runHook(c10d::GradBucket& bucket) override {
-    const int64_t ready = now_ns();
     at::Tensor& buffer = bucket.getBufferRef();
-    size_t slot = kNoSlot;
-    if (s_->used < s_->slots.size()) {
-      slot = s_->used++;
-      BucketRecord& r = s_->slots[slot];
-      r = BucketRecord{};
-      r.sync_step = s_->sync_step;
-      r.bucket = static_cast<int32_t>(bucket.getIndex());
-      r.bucket_count = s_->bucket_count;
-      r.first_layout = s_->first_layout;
-      r.numel = buffer.numel();
-      r.bytes = r.numel * static_cast<int64_t>(buffer.element_size());
-      r.dtype = dtype_of(buffer.scalar_type());
-      r.ready_ns = ready;
-    } else {
-      ++s_->dropped;
-    }
+    const size_t slot = s_->record ? claim_slot(bucket, buffer) : kNoSlot;
     if (!s_->overlap && !bucket.isLast()) {
       auto pending = c10::make_intrusive<c10::ivalue::Future>(c10::TensorType::get());
       s_->deferred.push_back({buffer, pending, slot});
@@ -117,9 +104,29 @@ class RecordingHook final : public c10d::CommHookInterface {
   }
 
  private:
+  // The next free record, filled with what the bucket tensor says; kNoSlot when full.
+  size_t claim_slot(const c10d::GradBucket& bucket, const at::Tensor& buffer) {
+    if (s_->used >= s_->slots.size()) {
+      ++s_->dropped;
+      return kNoSlot;
+    }
+    const size_t slot = s_->used++;
+    BucketRecord& r = s_->slots[slot];
+    r = BucketRecord{};
+    r.ready_ns = now_ns();
+    r.sync_step = s_->sync_step;
+    r.bucket = static_cast<int32_t>(bucket.getIndex());
+    r.bucket_count = s_->bucket_count;
+    r.first_layout = s_->first_layout;
+    r.numel = buffer.numel();
+    r.bytes = r.numel * static_cast<int64_t>(buffer.element_size());
+    r.dtype = dtype_of(buffer.scalar_type());
+    return slot;
+  }
+
   c10::intrusive_ptr<c10::ivalue::Future> launch(const at::Tensor& buffer, size_t slot) {
-    const int64_t launch_ns = now_ns();
     if (slot != kNoSlot) {
+      const int64_t launch_ns = now_ns();
       BucketRecord& r = s_->slots[slot];
       r.launch_ns = launch_ns;
       if (s_->backward_start_ns != nullptr) {
@@ -177,7 +184,8 @@ std::vector<std::vector<size_t>> initial_layout(const std::vector<at::Tensor>& p
 
 struct GradSync::Impl {
   ProcessGroup* group = nullptr;
-  std::vector<at::Tensor> params;
+  std::vector<at::Tensor> params;     // those synchronised
+  std::vector<size_t> caller_index;  // params[i] is the caller's parameter caller_index[i]
   HookState state;
   std::unique_ptr<c10d::Reducer> reducer;
   bool sync = true;
@@ -193,23 +201,33 @@ GradSync::GradSync(ProcessGroup& group, const std::vector<at::Tensor>& params,
   if (pg == nullptr) {
     throw DistError("gradient synchronisation needs a process group of world size > 1");
   }
-  if (params.empty()) throw DistError("gradient synchronisation: the model has no parameters");
   Impl& m = *impl_;
   m.group = &group;
-  m.params = params;
+  // As DDP: parameters that need gradients, each tensor once (a tied weight listed twice).
+  std::unordered_map<const void*, size_t> seen;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!params[i].requires_grad()) continue;
+    if (!seen.emplace(params[i].unsafeGetTensorImpl(), i).second) continue;
+    m.params.push_back(params[i]);
+    m.caller_index.push_back(i);
+  }
+  if (m.params.empty()) {
+    throw DistError("gradient synchronisation: the model has no parameters that need gradients");
+  }
   HookState& s = m.state;
   s.pg = *pg;
   s.world_size = group.world_size();
   s.overlap = options.overlap;
+  s.record = options.record;
   s.backward_start_ns = options.backward_start_ns;
   s.slots.resize(std::max<size_t>(options.max_records, 1));
-  s.deferred.reserve(params.size());
+  s.deferred.reserve(m.params.size());
   s.launch_args.resize(1);
   std::vector<size_t> limits;
-  auto layout = initial_layout(params, first_cap, cap, limits);
+  auto layout = initial_layout(m.params, first_cap, cap, limits);
   s.bucket_count = static_cast<int32_t>(layout.size());
   try {
-    m.reducer = compat::make_reducer(params, std::move(layout), std::move(limits), s.pg, cap,
+    m.reducer = compat::make_reducer(m.params, std::move(layout), std::move(limits), s.pg, cap,
                                      first_cap);
     m.reducer->register_comm_hook(std::make_unique<RecordingHook>(&s));
   } catch (const std::exception& e) {
@@ -272,7 +290,7 @@ bool GradSync::rebuilt() const { return impl_->rebuilt; }
 std::vector<std::vector<size_t>> GradSync::bucket_layout() const {
   std::unordered_map<const void*, size_t> index;
   for (size_t i = 0; i < impl_->params.size(); ++i) {
-    index[impl_->params[i].unsafeGetTensorImpl()] = i;
+    index[impl_->params[i].unsafeGetTensorImpl()] = impl_->caller_index[i];
   }
   std::vector<std::vector<size_t>> layout;
   for (auto& bucket : impl_->reducer->get_grad_buckets(true)) {

@@ -26,6 +26,17 @@ bool built_with_c10d() {
 #endif
 }
 
+bool built_with_backend(Backend backend) {
+#if LLMPROF_DIST_NCCL
+  if (backend == Backend::kNccl) return true;
+#endif
+#if LLMPROF_DIST_GLOO
+  if (backend == Backend::kGloo) return true;
+#endif
+  (void)backend;
+  return false;
+}
+
 namespace {
 
 std::string first_line(std::string s) {
@@ -83,13 +94,14 @@ class C10dGroup final : public ProcessGroup {
  public:
   C10dGroup(const RankEnv& env, const GroupOptions& options) : env_(env), options_(options) {
     // A failure's detection and its naming both fit in timeout_s: the collectives get what is
-    // left after the heartbeat probe (2.5 intervals and a connection), at least half of it.
+    // left after the heartbeat probe (2.5 intervals and a connection) and a 0.25 s margin, at
+    // least half of it.
     probe_s_ = 2.5 * options.heartbeat_interval_s + 0.5;
-    collective_s_ = std::max(options.timeout_s - probe_s_, options.timeout_s / 2);
+    collective_s_ = std::max(options.timeout_s - probe_s_ - 0.25, options.timeout_s / 2);
     store_ = rendezvous();
-    heartbeat_ = std::make_unique<Heartbeat>(env.master_addr, env.master_port, env.rank,
-                                             env.world_size, options.heartbeat_interval_s);
     try {
+      heartbeat_ = std::make_unique<Heartbeat>(env.master_addr, env.master_port, env.rank,
+                                               env.world_size, options.heartbeat_interval_s);
       auto pg_store = c10::make_intrusive<c10d::PrefixStore>("llmprof/pg", store_);
       pg_ = make_backend(pg_store);
     } catch (const DistError&) {
@@ -167,7 +179,7 @@ PgPtr C10dGroup::make_backend(const StorePtr& store) {
   const auto timeout = ms_of(collective_s_);
   if (options_.backend == Backend::kNccl) {
 #if LLMPROF_DIST_NCCL
-    return compat::make_nccl(store, env_.rank, env_.world_size, timeout);
+    return compat::make_nccl(store, env_.rank, env_.world_size, options_.cuda_device, timeout);
 #else
     throw DistError("ddp backend nccl: this build has no ProcessGroupNCCL (CUDA LibTorch needed)",
                     -1, kExitUsage);
@@ -314,7 +326,9 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const RankEnv& env,
     throw ConfigError(fmt::format("heartbeat interval {} s: expected in (0, ddp.timeout_s]",
                                   options.heartbeat_interval_s));
   }
-  if (env.world_size <= 1) return std::make_unique<SoloGroup>(options);
+  if (env.world_size <= 1 && !options.c10d_for_one_rank) {
+    return std::make_unique<SoloGroup>(options);
+  }
 #if LLMPROF_WITH_DIST
   return std::make_unique<C10dGroup>(env, options);
 #else

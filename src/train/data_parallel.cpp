@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -83,18 +84,27 @@ std::unique_ptr<DataParallel> DataParallel::connect(const config::Config& cfg,
 
 std::string DataParallel::shared_top_dir(const config::Config& cfg, const std::string& output_dir,
                                          const std::string& label) {
-  // Rank 0's path travels as character codes through an all-gather (exact in doubles).
+  // Rank 0's path travels as character codes through an all-gather (exact in doubles); a
+  // length of -1 says rank 0 could not make it, and every rank stops (rank 0 with its error).
   constexpr size_t kMaxPath = 4096;
   std::vector<double> mine(kMaxPath + 1, 0.0);
-  std::string made;
+  std::exception_ptr failed;
   if (rank() == 0) {
-    made = output::create_run_dir(output_dir.empty() ? cfg.output.dir : output_dir,
-                                  cfg.output.name, label);
-    if (made.size() > kMaxPath) throw Error("run directory path too long: " + made);
-    mine[0] = static_cast<double>(made.size());
-    for (size_t i = 0; i < made.size(); ++i) mine[i + 1] = static_cast<unsigned char>(made[i]);
+    try {
+      const std::string made = output::create_run_dir(
+          output_dir.empty() ? cfg.output.dir : output_dir, cfg.output.name, label);
+      if (made.size() > kMaxPath) throw Error("run directory path too long: " + made);
+      mine[0] = static_cast<double>(made.size());
+      for (size_t i = 0; i < made.size(); ++i) mine[i + 1] = static_cast<unsigned char>(made[i]);
+    } catch (const Error&) {
+      failed = std::current_exception();
+      mine[0] = -1;
+    }
   }
   const std::vector<double> all = group_->all_gather(mine);
+  if (failed) std::rethrow_exception(failed);
+  if (all[0] < 0) throw dist::DistError("rank 0 could not create the run directory (its log "
+                                        "says why)", 0);
   const auto n = static_cast<size_t>(all[0]);
   std::string top(n, '\0');
   for (size_t i = 0; i < n; ++i) top[i] = static_cast<char>(static_cast<int>(all[i + 1]));

@@ -231,6 +231,36 @@ TEST(DdpTrain, OverlapOnAndOffGiveTheSameLosses) {
   EXPECT_EQ(summary(dir.file("off"))["distributed"]["overlap"], false);
 }
 
+TEST(DdpTrain, AGlobalBatchLargerThanTheTrainingDataIsAnError) {
+  ScratchDir dir("ddp_split");
+  // 1000 generated characters, 10% held out: 900 training tokens hold 868 windows of 32; two
+  // ranks of batch 500 ask for 1000 distinct samples per micro-step.
+  const std::vector<int> codes = run_ranks(
+      2,
+      train_args(dir.path(), "split",
+                 {"data.generated_chars=1000", "data.val_fraction=0.1", "train.batch_size=500",
+                  "schedule.max_steps=1", "train.eval_interval=0"}),
+      dir.file("rank"));
+  EXPECT_EQ(codes, (std::vector<int>{2, 2})) << read_file(dir.file("rank0.log"));
+  expect_contains(read_file(dir.file("rank0.log")), "train.batch_size 500");
+}
+
+TEST(DdpTrain, RanksWithDifferentConfigsAreRefused) {
+  ScratchDir dir("ddp_config");
+  const int port = free_port();
+  std::vector<int> pids;
+  for (int r = 0; r < 2; ++r) {
+    const std::string layers = "model.n_layer=" + std::to_string(r + 1);
+    pids.push_back(spawn_with_env(
+        train_args(dir.path(), "cfg", {layers, "schedule.max_steps=1"}),
+        {{"RANK", std::to_string(r)}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", std::to_string(r)},
+         {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", std::to_string(port)}},
+        dir.file("rank" + std::to_string(r) + ".log")));
+  }
+  EXPECT_EQ(wait_bounded(pids[0], 60), 2) << read_file(dir.file("rank0.log"));
+  EXPECT_EQ(wait_bounded(pids[1], 60), 2) << read_file(dir.file("rank1.log"));
+}
+
 TEST(DdpTrain, AKilledRankEndsTheOtherWithinTheTimeoutNamingIt) {
   ScratchDir dir("ddp_kill");
   const int port = free_port();

@@ -39,6 +39,9 @@ struct GradSyncOptions {
   double bucket_mb = 25.0;        // ddp.bucket_mb: bucket cap after the first
   double first_bucket_mb = 1.0;   // ddp.first_bucket_mb: cap of the first bucket
   bool overlap = true;            // ddp.overlap: false = all buckets launched after backward
+  // false: the same hook and arithmetic (so the same numbers) without reading clocks or
+  // filling records, the baseline of a profiling-overhead comparison.
+  bool record = true;
   std::size_t max_records = 4096; // preallocated record slots between two take_step_records();
                                   // a full buffer drops records and counts them (dropped())
   // Start of the backward phase (now_ns()), read at each launch for backward_ns_at_launch; the
@@ -47,7 +50,10 @@ struct GradSyncOptions {
 };
 
 // DDP over one module's parameters. Construct after ProcessGroup::broadcast_module. The
-// parameters must be the same tensors, in the same order, on every rank.
+// parameters must be the same tensors, in the same order, on every rank; as DDP, those that need
+// no gradient are left out and a tensor listed twice (tied) is synchronised once. Every
+// synchronised parameter must get a gradient in each synchronising backward (DDP's
+// find_unused_parameters = false). Layout indices are positions in the `params` given.
 class GradSync {
  public:
   GradSync(ProcessGroup& group, const std::vector<at::Tensor>& params, const GradSyncOptions& options);

@@ -42,12 +42,19 @@ bool built_with_c10d();
 
 enum class Backend { kGloo, kNccl };
 std::string_view backend_name(Backend backend);  // "gloo", "nccl"
+bool built_with_backend(Backend backend);        // c10d and that backend's headers were found
 
 struct GroupOptions {
   Backend backend = Backend::kGloo;
-  double timeout_s = 60.0;             // ddp.timeout_s: store operations and every collective
+  // ddp.timeout_s: the rendezvous, store operations, and a failed collective's detection plus
+  // the heartbeat probe naming the culprit (collectives themselves get timeout_s minus
+  // 2.5 heartbeat intervals and 0.75 s, at least half of timeout_s).
+  double timeout_s = 60.0;
   double heartbeat_interval_s = 0.5;   // a background thread bumps this rank's store key so often
   int cuda_device = -1;                // NCCL only: the CUDA device of this rank
+  // World size 1 still forms a c10d group (store, backend, reducer) instead of identities: a
+  // check of a backend on one device (NCCL on a one-GPU host).
+  bool c10d_for_one_rank = false;
 };
 
 // One process group for the whole run. Not copyable; destroy it before exit (stops the heartbeat,
@@ -87,8 +94,10 @@ class ProcessGroup {
 
   // Turns a failure caught around a collective (c10d's exception, a backward that threw from
   // the reducer's wait) into a one-line DistError naming the rank that died or stopped, read from
-  // the heartbeats (waits at most ~2 heartbeat intervals, bounded). `during` says what was
-  // running ("gradient all-reduce", "eval all-reduce").
+  // the heartbeats (waits at most 2.5 heartbeat intervals + 0.5 s). `during` says what was
+  // running ("gradient all-reduce", "eval all-reduce"). Every collective here already does this;
+  // call it around a loss.backward() of your own on a synchronising step:
+  //   try { loss.backward(); } catch (const std::exception& e) { throw g.diagnose(e, "..."); }
   virtual DistError diagnose(const std::exception& error, std::string_view during) = 0;
 
   // The c10d group (c10::intrusive_ptr<c10d::ProcessGroup>*), for GradSync in this concern.
