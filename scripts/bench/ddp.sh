@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Data-parallel training, 1 rank against 2 ranks at the same per-rank batch (the quick-start shape
 # by default): ms/step (median after warm-up of the merged steps.csv, i.e. the slowest rank's
-# step), comm ms per step and bytes all-reduced per step (summary.json's `distributed` section),
+# step), comm ms per step (rank 0's) and bytes all-reduced per step (summary.json's
+# `distributed` section),
 # for ddp.overlap true and false and two bucket sizes. Variants run interleaved, each repetition
 # starting one variant further along; the table gives medians over the repetitions and each
 # variant's ratio to 1 rank (the median of the per-repetition ratios too).
@@ -69,19 +70,25 @@ def median_of(x):
     """A statistics block's median, or the number itself."""
     return x.get("median") if isinstance(x, dict) else x
 
+def step_ms(run, warmup):
+    """Median step_ms of the run's steps.csv after the warm-up steps: for a 2-rank run the merged
+    file's global step (the slowest rank's time)."""
+    import csv
+    with open(os.path.join(out, run, "steps.csv")) as f:
+        vals = [float(r["step_ms"]) for r in csv.DictReader(f)
+                if r.get("step_ms") and int(r["step"]) > warmup]
+    return statistics.median(vals) if vals else None
+
 def read(run):
     s = json.load(open(os.path.join(out, run, "summary.json")))
     dist = s.get("distributed") or {}
-    step_ms = median_of(s["timing"]["step_ms"])
-    comm_ms = median_of(first(dist, "comm_ms_per_step", "comm_ms"))
-    bytes_ = median_of(first(dist, "bytes_per_step", "comm_bytes_per_step"))
-    threads = None
+    comm_ms = median_of(first(dist, "rank0_comm_ms_per_step_median", "comm_ms_per_step"))
+    bytes_ = median_of(first(dist, "bytes_per_step"))
     env = os.path.join(out, run, "env.json")
     if not os.path.exists(env):
         env = os.path.join(out, run, "rank0", "env.json")
-    if os.path.exists(env):
-        threads = json.load(open(env)).get("threads")
-    return step_ms, comm_ms, bytes_, threads, first(dist, "world_size"), first(dist, "backend")
+    threads = json.load(open(env)).get("threads") if os.path.exists(env) else None
+    return step_ms(run, 5), comm_ms, bytes_, threads
 
 rows = {}
 for name, ranks, overlap, bucket in variants:
@@ -109,6 +116,8 @@ for name, ranks, overlap, bucket in variants:
     print(f"{name:<20} {ranks:>5} {overlap:>7} {bucket:>9} {fmt(ms, '9.2f')} "
           f"{fmt(ms / med(base), '9.3f')} {fmt(paired, '9.3f')} {fmt(comm, '12.2f')} "
           f"{fmt(mb, '9.3f')} {str(threads) if threads is not None else 'null':>7}")
-print(f"medians over {reps} repetitions; ms/step of a 2-rank run is the global step (slowest rank); "
-      "null: not in summary.json")
+print(f"medians over {reps} repetitions of the median step after 5 warm-up steps; a 2-rank "
+      "step is the merged steps.csv's (the slowest rank's); comm ms/step: rank 0's summed "
+      "all-reduce time per step, first step apart (summary.json distributed."
+      "rank0_comm_ms_per_step_median); MB/step: bytes all-reduced per step / 1e6")
 EOF

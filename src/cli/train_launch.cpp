@@ -21,7 +21,6 @@ constexpr double kFinishWindowS = 600;
 // How long ranks get to stop by themselves after the first failure or a Ctrl-C, beyond the
 // process group's own timeout (ddp.timeout_s) within which they notice a lost rank.
 constexpr double kGraceMarginS = 10;
-constexpr double kDefaultTimeoutS = 60;
 
 // Several tasks under srun, or ranks under a torchrun-style launcher: each is a rank already.
 void check_not_launched_elsewhere(int64_t nproc) {
@@ -37,15 +36,6 @@ void check_not_launched_elsewhere(int64_t nproc) {
           "one task with --nproc)",
           nproc, var, v));
     }
-  }
-}
-
-// The process group's timeout: ddp.timeout_s where the config has it.
-double ddp_timeout_s(const config::Config& cfg) {
-  try {
-    return std::stod(config::get_value(cfg, "ddp.timeout_s"));
-  } catch (const std::exception&) {
-    return kDefaultTimeoutS;
   }
 }
 
@@ -68,7 +58,7 @@ int launch_train(const std::string& config_path,
   opts.master_port = master_port();
   const int64_t split = dist::threads_per_rank(dist::usable_cores(), nproc);
   opts.threads = cfg.threads > 0 ? cfg.threads : split;
-  opts.grace_s = ddp_timeout_s(cfg) + kGraceMarginS;
+  opts.grace_s = cfg.ddp.timeout_s + kGraceMarginS;
   opts.finish_window_s = kFinishWindowS;
   std::vector<std::string> args = dist::self_command_line();
   args.erase(args.begin());  // argv[0]: the ranks run /proc/self/exe's target

@@ -138,12 +138,16 @@ double seconds_since(Clock::time_point t) {
 
 // Whether this llmprof trains data-parallel: a 1-step --nproc 2 run writes rank1/ (without the
 // engine, two separate runs). Probed once per test program.
+// Its output, for the skip message (an engine that fails is told apart from none).
+std::string g_probe_output;
+
 bool has_distributed_training() {
   static const bool yes = [] {
     ScratchDir dir;
-    run_llmprof({"train", "--config", kTiny, "--nproc", "2", "--out", dir.path(), "--set",
-                 "output.name=probe", "--set", "schedule.max_steps=1", "--set",
-                 "train.eval_interval=0", "--quiet"});
+    g_probe_output = run_llmprof({"train", "--config", kTiny, "--nproc", "2", "--out", dir.path(),
+                                  "--set", "output.name=probe", "--set", "schedule.max_steps=1",
+                                  "--set", "train.eval_interval=0", "--quiet"})
+                         .output;
     return fs::exists(dir.file("probe/rank1/summary.json"));
   }();
   return yes;
@@ -152,7 +156,8 @@ bool has_distributed_training() {
 #define SKIP_WITHOUT_DDP()                                                                     \
   if (!has_distributed_training())                                                             \
   GTEST_SKIP() << "this llmprof has no distributed training (a 1-step --nproc 2 run wrote no " \
-                  "rank1/ directory)"
+                  "rank1/ directory); its output:\n"                                           \
+               << g_probe_output
 
 // The pid of the launched rank `rank` among parent's children (their environment's RANK); -1.
 pid_t rank_pid(pid_t parent, int rank) {
