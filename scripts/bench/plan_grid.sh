@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Held-out check of llmprof plan: a grid of small CPU shapes drawn with a fixed seed (batch,
-# block, layers, width, model type, fp32/bf16, activation checkpointing, manual/sdpa attention),
+# block, layers, width, model type (PLAN_GRID_TYPES, default "gpt distilbert"; llama adds its
+# key/value heads, SwiGLU width and tied head), fp32/bf16, activation checkpointing, manual/sdpa attention),
 # each trained for 3 steps; prints the predicted and measured step peak (summary.json's plan
 # section: c10's allocator bytes), their ratio, parameters+gradients+optimizer state, and the
 # predicted and measured phase of the peak.
@@ -38,9 +39,13 @@ for i in range(n):
     else:
         sets += [f"train.activation_checkpointing={r.choice(['true', 'false'])}",
                  f"model.attention={r.choice(['manual', 'sdpa'])}"]
+    if t == "llama":  # grouped-query attention, SwiGLU width, a tied or untied head
+        sets += [f"model.n_kv_head={r.choice([h for h in (1, 2, 4) if heads % h == 0])}",
+                 f"model.intermediate_size={r.choice([2, 3]) * width}",
+                 f"model.tie_embeddings={r.choice(['true', 'false'])}"]
     print(" ".join(sets))
 PY
-printf '%-3s %-96s %10s %10s %6s %7s %-9s %-9s\n' "#" "point" "pred_MiB" "meas_MiB" "ratio" "states" "pred_at" "meas_at"
+printf '%-3s %-150s %10s %10s %6s %7s %-9s %-9s\n' "#" "point" "pred_MiB" "meas_MiB" "ratio" "states" "pred_at" "meas_at"
 i=0
 while read -r line; do
   i=$((i + 1))
@@ -61,9 +66,9 @@ c = p["components"]
 states = sum(c[k]["measured_bytes"] for k in ("parameters", "gradients", "optimizer_state"))
 pstates = sum(c[k]["predicted_bytes"] for k in ("parameters", "gradients", "optimizer_state"))
 pk = c["peak"]
-print(f'{sys.argv[2]:<3} {sys.argv[3]:<96} {pk["predicted_bytes"]/2**20:10.3f} '
+print(f'{sys.argv[2]:<3} {sys.argv[3]:<150} {pk["predicted_bytes"]/2**20:10.3f} '
       f'{pk["measured_bytes"]/2**20:10.3f} {pk["ratio"]:6.3f} {pstates/states:7.4f} '
       f'{p["peak_phase"]["predicted"]:<9} {p["peak_phase"]["measured"]:<9}')
 PY
 done < "$out/points.txt"
-echo "command: scripts/bench/plan_grid.sh --points $points --seed $seed --llmprof $bin"
+echo "command: PLAN_GRID_TYPES=\"$types\" scripts/bench/plan_grid.sh --points $points --seed $seed --llmprof $bin"

@@ -3,7 +3,9 @@
 # the Llama CUDA config at 3 batch sizes (3 steps each; the peak is step 2's), then the
 # out-of-memory edge under a per-process memory fraction (LLMPROF_CUDA_MEMORY_FRACTION, as
 # torch.cuda.set_per_process_memory_fraction): the largest batch `llmprof plan` says fits must
-# run, the next one must fail with CUDA out of memory. About 2-3 minutes on an H100.
+# run, the next one must fail with CUDA out of memory. Under about 2.5 minutes on an H100/H200
+# (8 runs of 3 steps, each bounded by a 60 s timeout). Where the host has the data copied under
+# .device/data (no ../shared/data there), the runs and the plan read it from there.
 #   scripts/gpu/plan_check.sh [--llmprof build-cuda/llmprof] [--out /tmp/llmprof-plan-gpu]
 set -uo pipefail
 bin=build-cuda/llmprof; out=/tmp/llmprof-plan-gpu
@@ -15,7 +17,14 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 mkdir -p "$out"
-common=(--set schedule.max_steps=3 --set train.eval_interval=0 --set profile.peak_flops_per_s=1e15
+data=.device/data
+data_sets=()
+if [[ -d "$data" ]]; then
+  data_sets=(--set "data.path=$data/tinyshakespeare.txt"
+             --set "data.vocab_path=$data/vocab/gpt2-encoder.json"
+             --set "data.merges_path=$data/vocab/gpt2-vocab.bpe")
+fi
+common=("${data_sets[@]}" --set schedule.max_steps=3 --set train.eval_interval=0 --set profile.peak_flops_per_s=1e15
         --set energy.enabled=false --set output.dir="$out" --quiet)
 fails=0
 
@@ -43,10 +52,10 @@ PY
 
 echo "== predicted vs measured (caching allocator, step 2)"
 for cfg in configs/gpt2_small_cuda.yaml configs/llama_cuda.yaml; do
-  if [[ ! -f "$cfg" ]]; then echo "$cfg: absent, skipped"; continue; fi
+  if [[ ! -f "$cfg" ]]; then echo "FAIL: $cfg absent"; fails=1; continue; fi
   for b in 2 4 8; do
     name="$(basename "$cfg" .yaml)-b$b"; rm -rf "${out:?}/$name"
-    "$bin" train --config "$cfg" --set train.batch_size=$b --set output.name="$name" "${common[@]}" \
+    timeout 60 "$bin" train --config "$cfg" --set train.batch_size=$b --set output.name="$name" "${common[@]}" \
       > "$out/$name.log" 2>&1
     row "$cfg" "$b" "$name" "$?"
   done
@@ -57,12 +66,15 @@ total=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0 |
 total_bytes=$((total * 1024 * 1024))
 cap=$((12 * 1024 * 1024 * 1024))          # 12 GiB of the allocator's share
 fraction=$(python3 -c "print($cap / $total_bytes)")
-largest=$("$bin" plan --config configs/gpt2_small_cuda.yaml --device "$cap" --format json |
+largest=$("$bin" plan --config configs/gpt2_small_cuda.yaml "${data_sets[@]}" --device "$cap" --format json |
   python3 -c "import json,sys; print(json.load(sys.stdin)['largest_batch'])")
 echo "cap $cap bytes (fraction $fraction of $total_bytes); plan's largest batch: $largest"
+if ! [[ $largest =~ ^[0-9]+$ ]] || (( largest < 1 )); then
+  echo "FAIL: llmprof plan gave no largest batch"; exit 1
+fi
 for b in "$largest" $((largest + 1)); do
   name="edge-b$b"; rm -rf "${out:?}/$name"
-  LLMPROF_CUDA_MEMORY_FRACTION=$fraction "$bin" train --config configs/gpt2_small_cuda.yaml \
+  LLMPROF_CUDA_MEMORY_FRACTION=$fraction timeout 60 "$bin" train --config configs/gpt2_small_cuda.yaml \
     --set train.batch_size=$b --set output.name="$name" "${common[@]}" > "$out/$name.log" 2>&1
   rc=$?
   oom=$(grep -c -i "out of memory" "$out/$name.log" "$out/$name/summary.json" 2>/dev/null | awk -F: '{s+=$2} END {print s+0}')
@@ -71,5 +83,5 @@ for b in "$largest" $((largest + 1)); do
   if [[ $b == "$largest" && $oom -ne 0 ]]; then echo "FAIL: predicted to fit, ran out"; fails=1; fi
   if [[ $b != "$largest" && $oom -eq 0 ]]; then echo "FAIL: predicted not to fit, ran"; fails=1; fi
 done
-echo "command: scripts/gpu/plan_check.sh --llmprof $bin"
+echo "command: scripts/gpu/plan_check.sh --llmprof $bin (${SECONDS}s)"
 exit $fails

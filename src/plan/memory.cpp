@@ -130,6 +130,13 @@ Shape shape_of(const config::Config& cfg, const PlanOptions& opt) {
   s.H = m.n_head;
   s.V = opt.vocab_size > 0 ? opt.vocab_size : m.vocab_size;
   s.F = m.ffn_dim > 0 ? m.ffn_dim : 4 * m.n_embd;
+  if (m.type == config::ModelType::kLlama) {  // 0 = 4 * n_embd, as LlamaOptions::ffn_width()
+    s.F = m.intermediate_size > 0 ? m.intermediate_size : 4 * m.n_embd;
+    s.kv_heads = m.n_kv_head > 0 ? m.n_kv_head : m.n_head;
+    s.head_dim = m.head_dim > 0 ? m.head_dim : (m.n_head > 0 ? m.n_embd / m.n_head : 0);
+    s.tie_embeddings = m.tie_embeddings;
+    s.attention_bias = m.attention_bias;
+  }
   s.autocast = cfg.train.precision != config::Precision::kFp32;
   s.act = s.autocast ? 2 : 4;
   s.cuda = opt.cuda;
@@ -147,6 +154,8 @@ Graph graph_of(const config::Config& cfg, const Shape& s) {
   switch (cfg.model.type) {
     case config::ModelType::kDistilbert:
       return detail::distilbert_graph(s, cfg);
+    case config::ModelType::kLlama:
+      return detail::llama_graph(s, cfg);
     case config::ModelType::kGpt:
       break;
   }
@@ -249,7 +258,9 @@ void step_cost(MemoryPlan& plan, const config::Config& cfg, const Graph& g, cons
     }
   }
   const double head = double(s.V) * double(s.C);
-  if (cfg.model.type == config::ModelType::kGpt) matmul_params += head;  // the tied lm_head
+  const bool tied = cfg.model.type == config::ModelType::kGpt ||
+                    (cfg.model.type == config::ModelType::kLlama && cfg.model.tie_embeddings);
+  if (tied) matmul_params += head;  // the tied lm_head
   const double attn = 12.0 * double(s.L) * double(s.T) * double(s.C) * N;
   plan.flops_per_step = 6.0 * N * matmul_params + attn;
   if (ckpt) plan.flops_per_step += 2.0 * N * (matmul_params - head) + attn / 3;
@@ -270,7 +281,10 @@ MemoryPlan plan_memory(const config::Config& cfg, const PlanOptions& opt) {
   plan.parameter_bytes = plan.parameters * 4;
   plan.buffer_bytes = g.buffer_bytes;
   plan.optimizer_state_bytes = optimizer_state(cfg, plan.parameter_bytes);
-  const bool ckpt = cfg.train.activation_checkpointing && cfg.model.type == config::ModelType::kGpt;
+  // GPT and Llama checkpoint their blocks; DistilBERT has no checkpointing.
+  const bool ckpt = cfg.train.activation_checkpointing &&
+                    (cfg.model.type == config::ModelType::kGpt ||
+                     cfg.model.type == config::ModelType::kLlama);
   simulate_step(plan, cfg, opt, g, s, ckpt);
   saved_totals(plan, g, s, ckpt);
   step_cost(plan, cfg, g, s, ckpt);

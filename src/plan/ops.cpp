@@ -244,7 +244,9 @@ Graph distilbert_graph(const Shape& s, const config::Config& cfg) {
 }
 
 // Llama (model.type llama, src/model/llama.cpp): RMSNorm in fp32 (x * rsqrt(mean(x^2) + eps),
-// then weight *: saves rsqrt (N) and the normalised x (NC), and its output when the next linear
+// then weight *: saves rsqrt (N), the normalised x (NC) and one more (N,C) fp32 tensor (measured
+// on LibTorch 1.13's CPU: 2L+1 x N C 4 bytes over the step at every shape tried, whatever the
+// heads, key/value heads, SwiGLU width or head width), and its output when the next linear
 // saves it), separate q/k/v projections (GQA: k, v of width Ckv = n_kv_head * head_dim), RoPE in
 // fp32 (saves only the cos/sin tables, buffers; under autocast its fp32 result is cast back),
 // the manual core as GPT's with k and v copies of width Ckv, SwiGLU (silu saves gate; the product
@@ -258,7 +260,8 @@ Graph llama_graph(const Shape& s, const config::Config& cfg) {
   const int64_t pend = s.t(N * C * 4), in_elems = s.autocast ? N * C : 0;
   const std::string dt = s.autocast ? "bf16" : "fp32";
   auto rms = [&](const std::string& m, int b) {
-    Op op{m, b, Saves::kActivations, s.t(N * 4) + s.t(N * C * 4) + (s.autocast ? 0 : s.t(N * C * 4)),
+    Op op{m, b, Saves::kActivations,
+          s.t(N * 4) + 2 * s.t(N * C * 4) + (s.autocast ? 0 : s.t(N * C * 4)),
           0, s.t(N * C * 4), 3 * s.t(N * C * 4) + pend, s.t(C * 4), C, "fp32"};
     return op;
   };
@@ -301,7 +304,8 @@ Graph llama_graph(const Shape& s, const config::Config& cfg) {
   }
   g.ops.push_back(rms("norm", -1));
   head_and_loss(s, g.ops, N, V, s.tie_embeddings, /*head_bias=*/false);
-  g.buffer_bytes = 2 * s.t(T * hd * 4);  // rope cos, sin (T, hd) fp32
+  // rope cos, sin (T, hd) fp32; each attention's causal_mask (T, T) bool.
+  g.buffer_bytes = 2 * s.t(T * hd * 4) + s.L * s.t(T * T);
   g.largest_param = std::max(V * C, C * F);
   return g;
 }

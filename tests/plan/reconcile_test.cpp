@@ -12,9 +12,11 @@ namespace {
 using nlohmann::json;
 using test::run_llmprof;
 
-// Trains 3 steps of tiny_test.yaml with the extra settings and returns summary.json's plan.
-json plan_section(const test::ScratchDir& dir, const std::vector<std::string>& sets) {
-  std::vector<std::string> args = {"train", "--config", test::kTinyConfig, "--quiet",
+// Trains 3 steps of tiny_test.yaml (or `config`) with the extra settings and returns
+// summary.json's plan.
+json plan_section(const test::ScratchDir& dir, const std::vector<std::string>& sets,
+                  const std::string& config = test::kTinyConfig) {
+  std::vector<std::string> args = {"train", "--config", config, "--quiet",
                                    "--set", "schedule.max_steps=3", "--set",
                                    "train.eval_interval=0", "--set", "output.dir=" + dir.path(),
                                    "--set", "output.name=run"};
@@ -63,6 +65,28 @@ TEST(TrainPlan, AccumulationPeaksInTheLastMicroBatchWithAllGradientsLive) {
   test::ScratchDir dir("plan-accum");
   const json p = plan_section(dir, {"train.grad_accum_steps=2", "train.batch_size=6"});
   expect_reconciled(p);
+}
+
+const std::string kLlamaTiny = std::string(LLMPROF_SOURCE_DIR) + "/configs/llama_tiny.yaml";
+
+TEST(TrainPlan, LlamaGqaFp32PeakWithinTenPercentAndSamePhase) {
+  // RMSNorm in fp32, RoPE, 4 query heads over 2 key/value heads, SwiGLU 352, untied head.
+  test::ScratchDir dir("plan-llama");
+  const json p = plan_section(dir, {"model.n_layer=2", "train.batch_size=4", "model.block_size=32",
+                                    "data.generated_chars=20000", "threads=1"},
+                              kLlamaTiny);
+  expect_reconciled(p);
+}
+
+TEST(TrainPlan, LlamaBf16SdpaCheckpointedTiedWithinTenPercent) {
+  // sdpa in LibTorch 1.13 on the CPU: k and v repeated to the query heads before the math path.
+  test::ScratchDir dir("plan-llama-bf16");
+  expect_reconciled(plan_section(
+      dir, {"model.n_layer=2", "train.batch_size=4", "model.block_size=32",
+            "data.generated_chars=20000", "threads=1", "train.precision=bf16",
+            "model.attention=sdpa", "train.activation_checkpointing=true",
+            "model.tie_embeddings=true"},
+      kLlamaTiny));
 }
 
 TEST(TrainPlan, DistilbertMlmWithinTenPercent) {
