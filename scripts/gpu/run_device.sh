@@ -109,7 +109,7 @@ case "$stage" in
           smoke) stage smoke 50 ;; fusedloss) stage fusedloss 60 ;; nvtx) stage nvtx 45 ;;
           eval) stage eval 40 ;; bench) stage bench 50 ;; measure) stage measure "${MEASURE_S:-240}" ;;
           peerkernels) stage peerkernels 90 ;; distilbert) stage distilbert 45 ;;
-          dist) stage dist 120 ;; llama) stage llama 180 ;; plan) stage plan 200 ;;
+          dist) stage dist 260 ;; llama) stage llama 180 ;; plan) stage plan 200 ;;
           *) echo "all: no stage '$s'" ;;
         esac
       done
@@ -151,12 +151,23 @@ import json, sys
 s = json.load(open(sys.argv[1] + "/summary.json"))
 print("gloo_cpu_2:", s.get("status"), json.dumps(s.get("distributed"))[:600])
 PY
+    if [ "${DIST_TESTS:-1}" = 1 ]; then  # the dist and ddp test suites against LibTorch 2.x
+      cmake -S . -B build-cuda -DLLMPROF_BUILD_TESTS=ON >/dev/null 2>&1 &&
+        cmake --build build-cuda -j "$(nproc)" --target test_dist test_ddp >"$out/dist_tests_build.log" 2>&1 ||
+        { echo "dist tests: build failed"; grep -E -A4 "error" "$out/dist_tests_build.log" | head -n 40; }
+      for t in test_dist test_ddp; do
+        [ -x "build-cuda/tests/$t" ] || continue
+        echo "+ build-cuda/tests/$t"
+        (cd build-cuda/tests && timeout 150 "./$t" 2>&1 | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|tests from .* ran" | tail -n 30)
+      done
+    fi
     ;;
   llama)  # Llama-family on the device: tiny folders against transformers and the tokenizers
     # library, then configs/llama_cuda.yaml measured next to GPT-2 small
     echo "+ python3 scripts/hf/check_llama_transformers.py --llmprof $llmprof"
     PYTHONUNBUFFERED=1 timeout 150 python3 scripts/hf/check_llama_transformers.py --llmprof "$llmprof" \
       2>&1 | tee "$out/llama_transformers.txt" | tail -n 40
+    [ "${LLAMA_MEASURE:-1}" = 0 ] && exit 0  # the folders' check only
     for t in .device/tokenizers/*.json; do
       [ -f "$t" ] || continue
       echo "+ python3 scripts/hf/check_tokenizer_ids.py $t --llmprof $llmprof"
