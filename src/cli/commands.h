@@ -4,6 +4,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+
+namespace llmprof::config {
+struct Config;
+}
+
 namespace llmprof::cli {
 
 // llmprof train --config F [--set k=v]... [--out DIR] [--quiet]
@@ -38,6 +44,9 @@ void add_tokenize_command(CLI::App& app, int& exit_code);
 
 // llmprof plan --config F [--set k=v]... [--device D] [--world-size W] [--format text|json]
 void add_plan_command(CLI::App& app, int& exit_code);
+// llmprof sweep --plan: why cfg's training step is predicted not to fit `device` (a name plan
+// --device takes; "" = the config's device), or "" when it fits (plan_cmd.cpp).
+std::string plan_misfit(const config::Config& cfg, const std::string& device);
 
 // llmprof check BASELINE CANDIDATE [--max|--min|--within NAME=AMOUNT]... | --ab CMD_A CMD_B
 void add_check_command(CLI::App& app, int& exit_code);

@@ -97,6 +97,16 @@ void print_text(const plan::PlanReport& r, const config::Config& cfg) {
 
 }  // namespace
 
+std::string plan_misfit(const config::Config& cfg, const std::string& device) {
+  const std::string name = device.empty() ? (cfg.device.is_cuda() ? "cuda" : "cpu") : device;
+  const plan::DeviceSpec d = resolve_device(name, cfg.device.index);
+  const plan::PlanReport r = plan::make_report(cfg, d, plan::tokenizer_vocab_size(cfg), 1);
+  if (r.fits) return "";
+  return fmt::format("peak {} ({} / {}) > usable {} of {}; largest batch that fits: {}",
+                     size(r.memory.peak_reserved_bytes), r.memory.peak_place.phase,
+                     r.memory.peak_place.module, size(d.usable_bytes()), d.name, r.largest_batch);
+}
+
 void add_plan_command(CLI::App& app, int& exit_code) {
   struct Args {
     std::string config_path;

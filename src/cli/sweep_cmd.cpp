@@ -22,6 +22,7 @@ int report(const sweep::SweepOutcome& o) {
       fmt::format("{} completed, {} diverged, {} failed", o.completed, o.diverged, o.failed);
   if (o.interrupted > 0) counts += fmt::format(", {} interrupted", o.interrupted);
   if (o.not_run > 0) counts += fmt::format(", {} not run", o.not_run);
+  if (o.skipped > 0) counts += fmt::format(", {} skipped (predicted not to fit)", o.skipped);
   fmt::print("sweep:   {}\n", o.sweep_dir);
   fmt::print("points:  {} ({}; {} reused from earlier runs)\n", o.points, counts, o.reused);
   fmt::print("results: {}/sweep.csv\n", o.sweep_dir);
@@ -128,6 +129,7 @@ void add_status_command(CLI::App& sweep_cmd, int& exit_code) {
 void add_sweep_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<sweep::SweepOptions>();
   auto launcher = std::make_shared<std::string>();
+  auto plan_device = std::make_shared<std::string>();
   auto* sub = app.add_subcommand(
       "sweep", "Train once per grid point (each its own process) and tabulate the summaries");
   sub->add_option("--config,-c", opts->config_path,
@@ -152,6 +154,13 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
                   "Another sbatch argument for both jobs, e.g. --slurm-arg=--account=proj "
                   "(repeatable; after sweep.slurm.extra_args)");
   sub->add_flag("--quiet,-q", opts->quiet, "No progress; warnings and errors only");
+  auto* plan_flag = sub->add_flag(
+      "--plan", "Plan each point first (llmprof plan) and skip, as status skipped with the "
+                "reason, those predicted not to fit the device (local launcher)");
+  sub->add_option("--plan-device", *plan_device,
+                  "The device --plan checks against: a name llmprof plan --device takes "
+                  "(default: each point's config's device)")
+      ->needs(plan_flag);
   sub->footer(
       "Writes <out>/<name>/sweep.csv (one row per finished point) and sweep.json; each point's\n"
       "run goes to <out>/<name>/runs/<point id>/ and its output to runs/<point id>.log.\n"
@@ -164,7 +173,7 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
       "--slurm-arg=--partition=debug");
   add_run_point_command(*sub, exit_code);
   add_status_command(*sub, exit_code);
-  sub->callback([sub, opts, launcher, jobs, &exit_code]() {
+  sub->callback([sub, opts, launcher, jobs, plan_flag, plan_device, &exit_code]() {
     if (!sub->get_subcommands().empty()) return;  // run-point or status did the work
     if (opts->config_path.empty()) {
       throw UsageError("sweep: --config is required (or a subcommand: run-point, status)");
@@ -180,6 +189,13 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
     if (!launcher->empty()) cl.insert(cl.end(), {"--launcher", *launcher});
     for (const auto& a : opts->slurm_args) cl.push_back("--slurm-arg=" + a);
     if (opts->quiet) cl.push_back("--quiet");
+    if (plan_flag->count() > 0) {
+      cl.push_back("--plan");
+      if (!plan_device->empty()) cl.insert(cl.end(), {"--plan-device", *plan_device});
+      opts->fits_check = [d = *plan_device](const config::Config& cfg) {
+        return plan_misfit(cfg, d);
+      };
+    }
     output::init_logging(opts->quiet);
     opts->jobs_given = jobs->count() > 0;
     // The file's sweep section, then --set sweep.*, then --launcher, --jobs and --slurm-arg.
@@ -191,6 +207,7 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
       launch.launcher = *l;
     }
     if (launch.launcher == config::Launcher::kSlurm) {
+      if (opts->fits_check) throw UsageError("--plan is for the local launcher (not slurm)");
       exit_code = report(sweep::submit_sweep(*opts, launch.slurm));
       return;
     }

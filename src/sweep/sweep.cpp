@@ -11,9 +11,12 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <map>
 #include <filesystem>
 #include <numeric>
 
+#include "llmprof/config/config.h"
+#include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/files.h"
@@ -188,8 +191,43 @@ SweepOutcome outcome(const SweepInfo& info, const std::vector<PointResult>& resu
     o.failed += r.status == config::PointStatus::kFailed;
     o.interrupted += r.status == config::PointStatus::kInterrupted;
     o.not_run += r.status == config::PointStatus::kPending;
+    o.skipped += r.status == config::PointStatus::kSkipped;
   }
   return o;
+}
+
+// --plan: the points predicted not to fit, with the reason, by index; every point's config is
+// checked before anything runs (ConfigError for one that cannot be planned).
+std::map<size_t, std::string> unfitting_points(const Plan& plan, const SweepOptions& opts) {
+  std::map<size_t, std::string> out;
+  if (!opts.fits_check) return out;
+  for (size_t i = 0; i < plan.points.size(); ++i) {
+    const Point& p = plan.points[i];
+    std::string why =
+        opts.fits_check(config::load_config(plan.info.base_config, point_sets(plan, p)));
+    if (!why.empty()) out.emplace(i, "predicted not to fit: " + std::move(why));
+  }
+  return out;
+}
+
+// Records the points predicted not to fit as skipped, with the reason, and takes them off the
+// queue (a completed run of the same config is kept as it is).
+void skip_unfitting(const Plan& plan, const std::map<size_t, std::string>& unfitting,
+                    std::deque<size_t>& queue) {
+  std::deque<size_t> keep;
+  for (size_t i : queue) {
+    const auto it = unfitting.find(i);
+    if (it == unfitting.end()) {
+      keep.push_back(i);
+      continue;
+    }
+    PointResult r;
+    r.status = config::PointStatus::kSkipped;
+    r.message = it->second;
+    r.invocation = plan.info.invocation;
+    write_record(plan, plan.points[i], r);
+  }
+  queue = std::move(keep);
 }
 
 }  // namespace
@@ -199,6 +237,7 @@ SweepOutcome run_sweep(const SweepOptions& opts) {
   // before its first point, as one during the points does, instead of killing it.
   detail::StopSignals signals;
   Plan plan = make_plan(opts, config::Launcher::kLocal, 0, 0);
+  const std::map<size_t, std::string> unfitting = unfitting_points(plan, opts);
   SweepInfo& info = plan.info;
   std::error_code ec;
   fs::create_directories(plan.runs_dir, ec);
@@ -211,10 +250,10 @@ SweepOutcome run_sweep(const SweepOptions& opts) {
   for (size_t i = 0; i < plan.points.size(); ++i) {
     if (!finished_run(plan, plan.points[i], /*warn_if_changed=*/false)) queue.push_back(i);
   }
+  const int64_t reused = static_cast<int64_t>(plan.points.size() - queue.size());
+  skip_unfitting(plan, unfitting, queue);
   std::vector<PointResult> results = refresh_tables(plan);
   for (size_t i : queue) results[i] = PointResult{};  // not reused, whatever it shows now
-  const int64_t reused = static_cast<int64_t>(plan.points.size() - queue.size());
-
   const bool interrupted = Scheduler(plan, results, std::move(queue), opts.quiet, signals).run() != 0;
   info.status = interrupted ? config::SweepState::kInterrupted : config::SweepState::kFinished;
   write_plan(plan);

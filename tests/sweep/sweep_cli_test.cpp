@@ -123,6 +123,42 @@ TEST(SweepCommand, BadKeyOrValueExitsTwoBeforeAnythingRuns) {
   EXPECT_FALSE(fs::exists(dir.file("sweep-typo")));
 }
 
+TEST(SweepPlan, PointPredictedNotToFitIsSkippedWithTheReasonAndTheOthersRun) {
+  // A 64 MiB device: batch 2 of tiny_test (vocabulary 128) needs well under 1 MiB; batch 4096
+  // (131,072 tokens) needs more than 64 MiB for its fp32 logits alone (131072 x 128 x 4 bytes),
+  // besides its activations: it is skipped, not run.
+  ScratchDir dir;
+  auto r = run_llmprof(sweep_args(dir, {"--grid", "train.batch_size=2,4096", "--set",
+                                        "model.vocab_size=128", "--set",
+                                        "schedule.max_steps=2", "--set", "train.eval_interval=0",
+                                        "--plan", "--plan-device", "67108864"}));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  expect_contains(r.output, "1 completed");
+  expect_contains(r.output, "1 skipped (predicted not to fit); 0 reused");
+  auto rows = csv_rows(dir.file("s") + "/sweep.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["status"], "completed");
+  EXPECT_EQ(rows[1]["status"], "skipped");
+  // The reason is the point's message in sweep.json (and its record runs/<id>.point.json).
+  const auto j = read_json(dir.file("s") + "/sweep.json");
+  const std::string why = j["points"][1]["message"].get<std::string>();
+  expect_contains(why, "predicted not to fit: peak ");
+  expect_contains(why, "> usable 64.0 MiB of 67108864");
+  EXPECT_TRUE(j["points"][0]["message"].is_null());
+  EXPECT_FALSE(fs::exists(dir.file("s") + "/runs/" + rows[1]["point_id"] + "/summary.json"));
+  // --plan-device without --plan is a usage error.
+  EXPECT_EQ(run_llmprof(sweep_args(dir, {"--plan-device", "1GiB"})).exit_code, 2);
+}
+
+TEST(SweepPlan, PointThatCannotBePlannedExitsTwoNamingTheKeyBeforeAnythingRuns) {
+  // tiny_test's char vocabulary comes from its generated corpus: unknown before the run.
+  ScratchDir dir;
+  auto r = run_llmprof(sweep_args(dir, {"--grid", "train.batch_size=2,4", "--plan"}));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  expect_contains(r.output, "model.vocab_size");
+  EXPECT_FALSE(fs::exists(dir.file("s") + "/sweep.csv"));
+}
+
 TEST(SweepCommand, FailingPointIsRecordedAndTheSweepGoesOn) {
   ScratchDir dir;
   std::string corpus;

@@ -5,11 +5,16 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "llmprof/config/enums.h"
+
+namespace llmprof::config {
+struct Config;
+}
 
 namespace llmprof::sweep {
 
@@ -27,6 +32,10 @@ struct SweepOptions {
   std::string executable;                 // llmprof to run points with; empty = /proc/self/exe
   bool jobs_given = false;                // --jobs on the command line (the Slurm array's %K)
   std::vector<std::string> slurm_args;    // --slurm-arg: more sbatch arguments (both jobs)
+  // --plan: given a point's config, why it will not fit ("" when it fits). Points with a reason
+  // are recorded skipped with it and not run; every point is checked before any runs (its
+  // errors, e.g. a config the planner cannot plan, are thrown then). Empty: no check.
+  std::function<std::string(const config::Config&)> fits_check;
 };
 
 // What a sweep came to, for the caller to report (`llmprof sweep` prints it and picks the exit
@@ -40,6 +49,7 @@ struct SweepOutcome {
   int64_t interrupted = 0;  // point runs stopped by a signal
   int64_t not_run = 0;      // still pending when the sweep was stopped
   int64_t reused = 0;       // completed or diverged runs kept from an earlier invocation
+  int64_t skipped = 0;      // --plan: predicted not to fit, not run
   bool stopped = false;     // the sweep itself got SIGINT/SIGTERM and launched no more points
 };
 
