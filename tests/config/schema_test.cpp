@@ -127,7 +127,7 @@ TEST(ListKeys, RangesPrintWithTheirBrackets) {
   EXPECT_EQ(find("optim.lr").range, "(0, 10]");
   EXPECT_EQ(find("schedule.warmup_steps").range, "[0, inf)");
   EXPECT_EQ(find("optim.name").range, "sgd|adam|adamw");
-  EXPECT_EQ(find("model.type").range, "gpt|distilbert");
+  EXPECT_EQ(find("model.type").range, "gpt|distilbert|llama");
   EXPECT_EQ(find("optim.name").type, "enum");
   EXPECT_EQ(find("data.path").range, "");
 }
