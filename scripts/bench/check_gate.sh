@@ -6,12 +6,12 @@
 # CHECKS times; prints each verdict, the observed rates and the slowdown the
 # candidate was measured at (the median over all its checks' ratios of medians).
 #   scripts/bench/check_gate.sh [--checks 20] [--repetitions 8] [--bound 10] [--steps 12]
-#                               [--candidate train.batch_size=5]
+#                               [--candidate train.batch_size=5] [--cases "identical slower"]
 # The gate is --max step_ms=+BOUND%. Goal (issue): identical configs never fail (20 of 20 pass or
 # are inconclusive); a 1.15-1.25x slower candidate fails in at least 18 of 20.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-checks=20 reps=8 bound=10 steps=12 candidate=train.batch_size=5
+checks=20 reps=8 bound=10 steps=12 candidate=train.batch_size=5 cases="identical slower"
 while [ $# -gt 0 ]; do
   case "$1" in
     --checks) checks=$2; shift 2 ;;
@@ -19,6 +19,7 @@ while [ $# -gt 0 ]; do
     --bound) bound=$2; shift 2 ;;
     --steps) steps=$2; shift 2 ;;
     --candidate) candidate=$2; shift 2 ;;
+    --cases) cases=$2; shift 2 ;;
     *) echo "check_gate.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -49,8 +50,13 @@ PY
   done
 }
 echo "gate: --max step_ms=+$bound%, $reps rounds per check, $checks checks per case, tiny_test.yaml $steps steps, candidate --set $candidate"
-run_checks identical train.batch_size=4 | tee "$work/identical.txt"
-run_checks slower "$candidate" | tee "$work/slower.txt"
+for c in $cases; do
+  case "$c" in
+    identical) run_checks identical train.batch_size=4 | tee "$work/identical.txt" ;;
+    slower) run_checks slower "$candidate" | tee "$work/slower.txt" ;;
+    *) echo "check_gate.sh: no case '$c' (identical, slower)" >&2; exit 2 ;;
+  esac
+done
 python3 - "$work" "$checks" <<'PY'
 import glob, json, statistics, sys
 work, checks = sys.argv[1], int(sys.argv[2])
@@ -61,12 +67,14 @@ def outcomes(label):
         except Exception: pass
     return rows
 same, slow = outcomes("identical"), outcomes("slower")
+if not same: same = []
+if not slow: slow = []
 count = lambda rows, o: sum(1 for g in rows if g["outcome"] == o)
 print()
 print(f"identical: {count(same,'fail')} of {len(same)} failed (false-failure rate "
       f"{count(same,'fail')/max(len(same),1):.0%}), {count(same,'pass')} passed, "
       f"{count(same,'inconclusive')} inconclusive")
-ratios = [g["ratio"] for g in slow if g["ratio"]]
+ratios = [g["ratio"] for g in slow if g["ratio"]] or [float("nan")]
 print(f"slower:    measured {statistics.median(ratios):.3f}x slower (median ratio of medians), "
       f"{count(slow,'fail')} of {len(slow)} failed, {count(slow,'inconclusive')} inconclusive, "
       f"{count(slow,'pass')} passed")
