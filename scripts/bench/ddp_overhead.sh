@@ -24,7 +24,7 @@ trap 'rm -rf "$out"' EXIT
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 # run_pair LEVEL NAME: two ranks to the end; prints the median global step ms after step 5.
 run_pair() {
-  local level=$1 name=$2 port=$((20000 + RANDOM % 20000)) pids=()
+  local level=$1 name=$2 port=$((20000 + RANDOM % 20000)) pids=() r
   for r in 0 1; do
     RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port OMP_NUM_THREADS=1 \
       timeout 600 $bin train --config "$config" --quiet --set output.dir="$out" \
