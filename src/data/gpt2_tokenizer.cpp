@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "bpe_merges.h"
 #include "file_io.h"
 #include "tokenizer_fingerprint.h"
 #include "llmprof/base/printable.h"
@@ -40,11 +41,6 @@ std::array<uint32_t, 256> bytes_to_unicode() {
     cp[b] = printable ? b : next++;
   }
   return cp;
-}
-
-// The pair (left, right) as one hash key.
-uint64_t pair_key(int32_t left, int32_t right) {
-  return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
 }
 
 // A token for a message: its stand-in characters, shortened.
@@ -131,10 +127,6 @@ class Gpt2Tokenizer final : public Tokenizer {
   }
 
  private:
-  struct Merge {
-    int32_t rank;    // line order in vocab.bpe: lower merges first
-    int32_t merged;  // id of left + right
-  };
 
   // Reads encoder.json (stand-in string -> id) into token_bytes_ and byte_id_; returns the map.
   std::unordered_map<std::string, int32_t> load_encoder(const std::string& path) {
@@ -227,7 +219,7 @@ class Gpt2Tokenizer final : public Tokenizer {
         }
         sym[k] = it->second;
       }
-      merges_[pair_key(sym[0], sym[1])] = Merge{rank++, sym[2]};  // a repeat outranks, as dict()
+      merges_[bpe_pair_key(sym[0], sym[1])] = BpeMerge{rank++, sym[2]};  // a repeat outranks, as dict()
     }
     if (merges_.empty()) throw DataError(path + ": no merges");
   }
@@ -238,30 +230,7 @@ class Gpt2Tokenizer final : public Tokenizer {
     std::vector<int32_t> word;
     word.reserve(piece.size());
     for (char c : piece) word.push_back(byte_id_[static_cast<unsigned char>(c)]);
-    while (word.size() > 1) {
-      const Merge* best = nullptr;
-      int32_t left = 0;
-      int32_t right = 0;
-      for (size_t i = 0; i + 1 < word.size(); ++i) {
-        const auto it = merges_.find(pair_key(word[i], word[i + 1]));
-        if (it != merges_.end() && (best == nullptr || it->second.rank < best->rank)) {
-          best = &it->second;
-          left = word[i];
-          right = word[i + 1];
-        }
-      }
-      if (best == nullptr) break;
-      size_t out = 0;
-      for (size_t i = 0; i < word.size(); ++out) {
-        if (i + 1 < word.size() && word[i] == left && word[i + 1] == right) {
-          word[out] = best->merged;
-          i += 2;
-        } else {
-          word[out] = word[i++];
-        }
-      }
-      word.resize(out);
-    }
+    apply_bpe_merges(merges_, word);
     return word;
   }
 
@@ -270,7 +239,7 @@ class Gpt2Tokenizer final : public Tokenizer {
   std::string encoder_text_, merges_text_;      // the files as read (save_files)
   std::vector<std::string> token_bytes_;        // id -> the raw bytes it stands for
   std::array<int32_t, 256> byte_id_{};          // byte -> id of its single-byte token
-  std::unordered_map<uint64_t, Merge> merges_;  // pair_key(left, right) -> merge
+  BpeMergeTable merges_;  // bpe_pair_key(left, right) -> merge, rank = line order in vocab.bpe
   mutable std::mutex cache_mu_;                 // encode() may run on several threads
   mutable std::unordered_map<std::string, std::vector<int32_t>> cache_;  // piece -> ids
 };

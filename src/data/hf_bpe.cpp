@@ -16,10 +16,6 @@ namespace {
 
 constexpr size_t kMaxCacheEntries = 1 << 18;  // pieces; the cache is cleared when it fills
 
-uint64_t pair_key(int32_t left, int32_t right) {
-  return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
-}
-
 std::string quote(const std::string& token) { return "'" + printable(token, 40) + "'"; }
 
 }  // namespace
@@ -105,7 +101,7 @@ void BpeModel::parse_merges(const nlohmann::json& m, const JsonWhere& where) {
       }
       ids[k] = it->second;
     }
-    merges_.emplace(pair_key(ids[0], ids[1]), Merge{static_cast<int32_t>(i), ids[2]});
+    merges_.emplace(bpe_pair_key(ids[0], ids[1]), BpeMerge{static_cast<int32_t>(i), ids[2]});
   }
 }
 
@@ -137,31 +133,7 @@ void BpeModel::initial_symbols(const std::string& piece, std::vector<int32_t>& w
   }
 }
 
-void BpeModel::merge(std::vector<int32_t>& word) const {
-  while (word.size() > 1) {
-    const Merge* best = nullptr;
-    int32_t left = 0, right = 0;
-    for (size_t i = 0; i + 1 < word.size(); ++i) {
-      const auto it = merges_.find(pair_key(word[i], word[i + 1]));
-      if (it != merges_.end() && (best == nullptr || it->second.rank < best->rank)) {
-        best = &it->second;
-        left = word[i];
-        right = word[i + 1];
-      }
-    }
-    if (best == nullptr) return;
-    size_t out = 0;
-    for (size_t i = 0; i < word.size(); ++out) {
-      if (i + 1 < word.size() && word[i] == left && word[i + 1] == right) {
-        word[out] = best->merged;
-        i += 2;
-      } else {
-        word[out] = word[i++];
-      }
-    }
-    word.resize(out);
-  }
-}
+void BpeModel::merge(std::vector<int32_t>& word) const { apply_bpe_merges(merges_, word); }
 
 void BpeModel::tokenize(const std::string& piece, std::vector<int32_t>& ids) const {
   if (ignore_merges_) {  // Llama 3: a pre-token the vocabulary has whole is taken as is

@@ -10,6 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bpe_merges.h"
+
 #include "hf_tokenizer_parts.h"
 
 namespace llmprof::data::detail {
@@ -26,17 +28,13 @@ class BpeModel {
   const std::unordered_map<std::string, int32_t>& vocab() const { return vocab_; }
 
  private:
-  struct Merge {
-    int32_t rank;    // order in model.merges: lower merges first
-    int32_t merged;  // id of left + right
-  };
   void parse_vocab(const nlohmann::json& v, const JsonWhere& where);
   void parse_merges(const nlohmann::json& m, const JsonWhere& where);
   void initial_symbols(const std::string& piece, std::vector<int32_t>& word) const;
   void merge(std::vector<int32_t>& word) const;
 
   std::unordered_map<std::string, int32_t> vocab_;
-  std::unordered_map<uint64_t, Merge> merges_;  // (left << 32 | right) -> merge
+  BpeMergeTable merges_;  // bpe_pair_key(left, right) -> merge, rank = order in model.merges
   std::array<int32_t, 256> byte_ids_{};         // "<0xNN>" ids, -1 where absent
   int32_t unk_id_ = -1;
   bool fuse_unk_ = false;
