@@ -91,7 +91,7 @@ Repetition run_argv_repetition(const std::vector<std::string>& argv, const std::
   rep.arm = arm;
   rep.round = round;
   rep.run_dir = run_dir;
-  const std::string log = rep.run_dir + ".log";
+  const std::string log = rundir::run_log_path(rep.run_dir);
   // In this process group: a Ctrl-C reaches train too, which records its end and exits 130.
   const pid_t pid = sweep::detail::spawn_point(argv, log, /*own_group=*/false);
   const int status = sweep::detail::wait_exit(pid);

@@ -9,6 +9,7 @@
 #include "llmprof/error.h"
 #include "llmprof/gpu/device_properties.h"
 #include "llmprof/plan/plan.h"
+#include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
 
 namespace llmprof::cli {
@@ -45,7 +46,7 @@ void calibrate_on(plan::PlanReport& r, const config::Config& cfg, const std::str
   if (!summary || !summary->median_step_ms) {
     throw UsageError("--calibrate " + run + ": no summary.json with a median step time");
   }
-  const config::Config run_cfg = config::load_config(run + "/config.yaml");
+  const config::Config run_cfg = config::load_config(rundir::path(run, rundir::kConfig));
   const plan::PlanReport own =
       plan::make_report(run_cfg, r.device, plan::tokenizer_vocab_size(run_cfg), 1);
   if (!own.step_ms) {
@@ -98,7 +99,7 @@ void print_text(const plan::PlanReport& r, const config::Config& cfg) {
 }  // namespace
 
 std::string plan_misfit(const config::Config& cfg, const std::string& device) {
-  const std::string name = device.empty() ? (cfg.device.is_cuda() ? "cuda" : "cpu") : device;
+  const std::string name = device.empty() ? std::string(config::name(cfg.device.kind)) : device;
   const plan::DeviceSpec d = resolve_device(name, cfg.device.index);
   const plan::PlanReport r = plan::make_report(cfg, d, plan::tokenizer_vocab_size(cfg), 1);
   if (r.fits) return "";
@@ -137,7 +138,7 @@ void add_plan_command(CLI::App& app, int& exit_code) {
     if (args->world_size < 1) throw UsageError("--world-size must be >= 1");
     const config::Config cfg = config::load_config(args->config_path, args->overrides);
     const std::string device =
-        args->device.empty() ? (cfg.device.is_cuda() ? "cuda" : "cpu") : args->device;
+        args->device.empty() ? std::string(config::name(cfg.device.kind)) : args->device;
     const plan::DeviceSpec d = resolve_device(device, cfg.device.index);
     plan::PlanReport r =
         plan::make_report(cfg, d, plan::tokenizer_vocab_size(cfg), args->world_size);

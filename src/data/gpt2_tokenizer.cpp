@@ -12,6 +12,7 @@
 
 #include "bpe_merges.h"
 #include "file_io.h"
+#include "llmprof/hf/files.h"
 #include "tokenizer_fingerprint.h"
 #include "llmprof/base/printable.h"
 #include "llmprof/base/printable_json.h"
@@ -98,7 +99,7 @@ class Gpt2Tokenizer final : public Tokenizer {
     j["encoder_json"] = encoder_path_;
     j["vocab_bpe"] = bpe_path_;
     j["vocab_size"] = vocab_size();
-    detail::write_text_atomic(dir + "/tokenizer.json", j.dump(2) + "\n");
+    detail::write_text_atomic(hf::in_folder(dir, hf::kTokenizerJson), j.dump(2) + "\n");
   }
 
   // Tokens by id, then the merges by rank as (left, right, merged) ids.
@@ -121,9 +122,9 @@ class Gpt2Tokenizer final : public Tokenizer {
 
   // Hugging Face's names for OpenAI's encoder.json and vocab.bpe (the same formats).
   std::vector<std::string> save_files(const std::string& dir) const override {
-    detail::write_text_atomic(dir + "/vocab.json", encoder_text_);
-    detail::write_text_atomic(dir + "/merges.txt", merges_text_);
-    return {"vocab.json", "merges.txt"};
+    detail::write_text_atomic(hf::in_folder(dir, hf::kVocabJson), encoder_text_);
+    detail::write_text_atomic(hf::in_folder(dir, hf::kMergesTxt), merges_text_);
+    return {std::string(hf::kVocabJson), std::string(hf::kMergesTxt)};
   }
 
  private:

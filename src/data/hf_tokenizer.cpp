@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "file_io.h"
+#include "llmprof/hf/files.h"
 #include "hf_bpe.h"
 #include "hf_tokenizer_parts.h"
 #include "llmprof/base/printable.h"
@@ -273,12 +274,12 @@ class HfBpeTokenizer final : public HfTokenizer {
     j["type"] = name();
     j["tokenizer_json"] = path_;
     j["vocab_size"] = vocab_size();
-    detail::write_text_atomic(dir + "/tokenizer.json", j.dump(2) + "\n");
+    detail::write_text_atomic(hf::in_folder(dir, hf::kTokenizerJson), j.dump(2) + "\n");
   }
   std::string fingerprint() const override { return fingerprint_; }
   std::vector<std::string> save_files(const std::string& dir) const override {
-    detail::write_text_atomic(dir + "/tokenizer.json", text_);
-    return {"tokenizer.json"};
+    detail::write_text_atomic(hf::in_folder(dir, hf::kTokenizerJson), text_);
+    return {std::string(hf::kTokenizerJson)};
   }
 
   int32_t token_to_id(std::string_view token) const override {

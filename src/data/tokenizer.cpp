@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "file_io.h"
+#include "llmprof/hf/files.h"
 #include "tokenizer_fingerprint.h"
 #include "llmprof/base/printable.h"
 #include "llmprof/base/printable_json.h"
@@ -79,7 +80,7 @@ class CharTokenizer final : public Tokenizer {
     j["type"] = name();
     auto& chars = j["chars"] = nlohmann::json::array();
     for (unsigned char c : chars_) chars.push_back(static_cast<int>(c));
-    detail::write_text_atomic(dir + "/vocab.json", j.dump() + "\n");
+    detail::write_text_atomic(hf::in_folder(dir, hf::kVocabJson), j.dump() + "\n");
   }
 
   std::string fingerprint() const override {
@@ -90,7 +91,7 @@ class CharTokenizer final : public Tokenizer {
 
   std::vector<std::string> save_files(const std::string& dir) const override {
     save(dir);
-    return {"vocab.json"};
+    return {std::string(hf::kVocabJson)};
   }
 
  private:
@@ -156,7 +157,7 @@ std::unique_ptr<Tokenizer> load_char_vocab(const std::string& path) {
 }  // namespace
 
 std::unique_ptr<Tokenizer> load_char_tokenizer(const std::string& dir) {
-  return load_char_vocab(dir + "/vocab.json");
+  return load_char_vocab(hf::in_folder(dir, hf::kVocabJson));
 }
 
 std::unique_ptr<Tokenizer> make_tokenizer(const config::DataConfig& cfg, std::string_view corpus) {

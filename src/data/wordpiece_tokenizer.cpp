@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "file_io.h"
+#include "llmprof/hf/files.h"
 #include "tokenizer_fingerprint.h"
 #include "llmprof/config/enums.h"
 #include "llmprof/data/corpus.h"
@@ -103,7 +104,7 @@ class WordPieceTokenizerImpl final : public WordPieceTokenizer {
     j["vocab_path"] = vocab_path_;
     j["vocab_size"] = vocab_size();
     j["lower_case"] = lower_case_;
-    detail::write_text_atomic(dir + "/tokenizer.json", j.dump(2) + "\n");
+    detail::write_text_atomic(hf::in_folder(dir, hf::kTokenizerJson), j.dump(2) + "\n");
   }
 
   std::string fingerprint() const override {
@@ -116,10 +117,10 @@ class WordPieceTokenizerImpl final : public WordPieceTokenizer {
 
   // vocab.txt, and tokenizer_config.json with do_lower_case (what Hugging Face reads it from).
   std::vector<std::string> save_files(const std::string& dir) const override {
-    detail::write_text_atomic(dir + "/vocab.txt", vocab_text_);
+    detail::write_text_atomic(hf::in_folder(dir, hf::kVocabTxt), vocab_text_);
     const nlohmann::json config = {{"do_lower_case", lower_case_}};
-    detail::write_text_atomic(dir + "/tokenizer_config.json", config.dump(2) + "\n");
-    return {"vocab.txt", "tokenizer_config.json"};
+    detail::write_text_atomic(hf::in_folder(dir, hf::kTokenizerConfigJson), config.dump(2) + "\n");
+    return {std::string(hf::kVocabTxt), std::string(hf::kTokenizerConfigJson)};
   }
 
  private:

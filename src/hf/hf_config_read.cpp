@@ -10,6 +10,7 @@
 #include "llama_config.h"
 #include "llmprof/base/printable_json.h"
 #include "llmprof/error.h"
+#include "llmprof/hf/files.h"
 #include "llmprof/hf/hf_config.h"
 
 namespace llmprof::hf {
@@ -184,7 +185,7 @@ void validate_hf_config(const HfModelConfig& c, const std::string& where) {
 }
 
 HfModelConfig read_hf_config(const std::string& folder) {
-  return read_hf_config_file(folder + "/config.json");
+  return read_hf_config_file(in_folder(folder, kConfigJson));
 }
 
 HfModelConfig read_hf_config_file(const std::string& path) {

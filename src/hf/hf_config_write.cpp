@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llama_config.h"
+#include "llmprof/hf/files.h"
 #include "llmprof/hf/hf_config.h"
 #include "llmprof/output/run_dir.h"
 
@@ -79,7 +80,7 @@ std::string hf_config_json(const HfModelConfig& c) {
 }
 
 void write_hf_config(const std::string& folder, const HfModelConfig& config) {
-  const std::string path = folder + "/config.json";
+  const std::string path = in_folder(folder, kConfigJson);
   validate_hf_config(config, fmt::format("config to write to {}", path));
   output::write_file_atomic(path, hf_config_json(config));
 }

@@ -7,6 +7,7 @@
 
 #include "json_fields.h"
 #include "llmprof/error.h"
+#include "llmprof/hf/files.h"
 #include "llmprof/hf/hf_config.h"
 
 namespace fs = std::filesystem;
@@ -50,18 +51,19 @@ HfTokenizerFiles find_tokenizer_files(const std::string& folder,
   HfTokenizerFiles files;
   if (expected && *expected != HfModelType::kGpt2 && *expected != HfModelType::kDistilBert) {
     files.kind = HfTokenizerKind::kTokenizerJson;
-    files.tokenizer_json = folder + "/tokenizer.json";
+    files.tokenizer_json = in_folder(folder, kTokenizerJson);
     if (!is_file(files.tokenizer_json)) {
       throw DataError(fmt::format("'{}' has no tokenizer.json (it {}; a {} folder's tokenizer is "
                                   "read from tokenizer.json, the tokenizers library's format)",
                                   folder, folder_listing(folder), model_type_name(*expected)));
     }
-    const std::string config = folder + "/tokenizer_config.json";
+    const std::string config = in_folder(folder, kTokenizerConfigJson);
     if (is_file(config)) files.tokenizer_config_json = config;
     return files;
   }
-  const std::string vocab_json = folder + "/vocab.json", merges = folder + "/merges.txt";
-  const std::string vocab_txt = folder + "/vocab.txt";
+  const std::string vocab_json = in_folder(folder, kVocabJson);
+  const std::string merges = in_folder(folder, kMergesTxt);
+  const std::string vocab_txt = in_folder(folder, kVocabTxt);
   const bool has_bpe = is_file(vocab_json) || is_file(merges);
   const bool has_wordpiece = is_file(vocab_txt);
   if (!expected && has_bpe && has_wordpiece) {
@@ -91,8 +93,10 @@ HfTokenizerFiles find_tokenizer_files(const std::string& folder,
     files.kind = HfTokenizerKind::kWordPiece;
     files.vocab_txt = vocab_txt;
   }
-  if (is_file(folder + "/tokenizer.json")) files.tokenizer_json = folder + "/tokenizer.json";
-  const std::string config = folder + "/tokenizer_config.json";
+  if (const std::string json = in_folder(folder, kTokenizerJson); is_file(json)) {
+    files.tokenizer_json = json;
+  }
+  const std::string config = in_folder(folder, kTokenizerConfigJson);
   // Without a do_lower_case in tokenizer_config.json (or without the file), lower-casing is on:
   // the default of transformers' BertTokenizer and DistilBertTokenizer, and what the uncased
   // checkpoints (distilbert-base-uncased, bert-base-uncased) need. A cased folder says false.
@@ -108,14 +112,14 @@ HfTokenizerFiles find_tokenizer_files(const std::string& folder,
 
 HfWeightsFile find_weights(const std::string& folder) {
   require_folder(folder);
-  if (is_file(folder + "/model.safetensors")) {
-    return {HfWeightsFormat::kSafetensors, folder + "/model.safetensors"};
+  if (const std::string st = in_folder(folder, kSafetensors); is_file(st)) {
+    return {HfWeightsFormat::kSafetensors, st};
   }
-  if (is_file(folder + "/pytorch_model.bin")) {
-    return {HfWeightsFormat::kPytorchBin, folder + "/pytorch_model.bin"};
+  if (const std::string bin = in_folder(folder, kPytorchBin); is_file(bin)) {
+    return {HfWeightsFormat::kPytorchBin, bin};
   }
-  for (const char* index : {"model.safetensors.index.json", "pytorch_model.bin.index.json"}) {
-    if (is_file(folder + "/" + index)) {
+  for (const std::string_view index : {kSafetensorsIndex, kPytorchBinIndex}) {
+    if (is_file(in_folder(folder, index))) {
       throw DataError(
           fmt::format("'{}' holds a sharded checkpoint ({}): only a single "
                       "model.safetensors or pytorch_model.bin is read",

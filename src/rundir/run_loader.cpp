@@ -15,6 +15,7 @@
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
 #include "read_util.h"
+#include "table_reader.h"
 
 namespace fs = std::filesystem;
 
@@ -22,14 +23,14 @@ namespace llmprof::rundir {
 
 namespace {
 
+using detail::ColumnRead;
 using detail::CsvFile;
+using detail::custom;
+using detail::field;
+using detail::nested;
+using detail::Need;
+using detail::one_of;
 using Warnings = std::vector<InputWarning>;
-
-// The CSV file at path when present and not empty.
-std::optional<CsvFile> read_side_csv(const std::string& path, Warnings& warnings) {
-  if (!fs::exists(path)) return std::nullopt;
-  return detail::read_run_csv(path, warnings, /*required=*/false);
-}
 
 // The JSON file at path when present and not empty; an empty one is left out with a warning.
 std::optional<nlohmann::json> read_side_json(const std::string& path, Warnings& warnings) {
@@ -74,176 +75,141 @@ std::map<std::string, std::string> read_config(const std::string& path, Warnings
   return out;
 }
 
-std::vector<StepRow> read_steps(const std::string& path, Warnings& warnings) {
-  CsvFile csv = *detail::read_run_csv(path, warnings, /*required=*/true);
-  const int step = csv.require("step");
-  csv.require("step_ms");
-  std::vector<std::pair<int, std::optional<double> StepRow::*>> fields;
-  for (const StepColumn& c : step_columns()) {
-    fields.emplace_back(csv.index(std::string(c.name)), c.field);  // -1: an older file lacks it
-  }
-  std::vector<StepRow> rows(csv.rows.size());
-  for (size_t r = 0; r < csv.rows.size(); ++r) {
-    rows[r].step = csv.required_integer(r, step);
-    for (const auto& [col, field] : fields) rows[r].*field = csv.number(r, col);
-  }
-  return rows;
+// A table of the run: every row through its column table (table_reader.h). Only steps.csv is
+// required; an absent or empty side table gives no rows.
+template <typename Row>
+std::vector<Row> read_table(const std::string& path,
+                            const std::vector<ColumnRead<Row>>& columns,
+                            Warnings& warnings,
+                            bool required = false) {
+  if (!required && !fs::exists(path)) return {};
+  std::optional<CsvFile> csv = detail::read_run_csv(path, warnings, required);
+  return csv ? detail::read_rows(*csv, columns) : std::vector<Row>{};
 }
 
-std::vector<EvalRow> read_evals(const std::string& path, Warnings& warnings) {
-  std::vector<EvalRow> rows;
-  std::optional<CsvFile> file = read_side_csv(path, warnings);
-  if (!file) return rows;
-  const CsvFile& csv = *file;
-  int step = csv.require("step"), split = csv.require("split"), loss = csv.require("loss");
-  int ppl = csv.index("perplexity"), acc = csv.index("accuracy"), ms = csv.index("eval_ms");
-  for (size_t r = 0; r < csv.rows.size(); ++r) {
-    EvalRow e;
-    e.step = csv.required_integer(r, step);
-    e.split = csv.text(r, split);
-    e.loss = csv.required_number(r, loss);
-    e.perplexity = csv.number(r, ppl);
-    e.accuracy = csv.number(r, acc);
-    e.eval_ms = csv.number(r, ms);
-    rows.push_back(e);
-  }
-  return rows;
-}
-
-// The roofline columns of ops.csv or modules.csv (absent in runs written before them).
-struct RooflineIndex {
-  int bytes, intensity, gflops, gbps, bound, roofline, unmodelled, lost;
-  explicit RooflineIndex(const CsvFile& csv)
-      : bytes(csv.index("bytes")), intensity(csv.index("arithmetic_intensity")),
-        gflops(csv.index("achieved_gflops_per_s")), gbps(csv.index("achieved_gb_per_s")),
-        bound(csv.index("bound")), roofline(csv.index("roofline_ms")),
-        unmodelled(csv.index("unmodelled_ms")), lost(csv.index("lost_ms")) {
-    if (gflops < 0) gflops = csv.index("gflops_per_s");  // its name before the roofline
-  }
-  RooflineColumns read(const CsvFile& csv, size_t r) const {
-    RooflineColumns c;
-    c.bytes = csv.number(r, bytes);
-    c.arithmetic_intensity = csv.number(r, intensity);
-    c.achieved_gflops_per_s = csv.number(r, gflops);
-    c.achieved_gb_per_s = csv.number(r, gbps);
-    c.bound = csv.text(r, bound);
-    if (!c.bound.empty() && c.bound != "compute" && c.bound != "memory" && c.bound != "overhead") {
-      throw DataError(fmt::format("{} line {}: column 'bound': '{}' (expected compute|memory|overhead)",
-                                  csv.path, csv.lines[r], c.bound));
+// steps.csv: step and step_ms must be there; every other column of step_columns() may be absent
+// in an older file.
+const std::vector<ColumnRead<StepRow>>& step_reads() {
+  static const std::vector<ColumnRead<StepRow>> kReads = [] {
+    std::vector<ColumnRead<StepRow>> c = {field("step", &StepRow::step, Need::kValue)};
+    for (const StepColumn& s : step_columns()) {
+      c.push_back(field(s.name, s.field, s.name == "step_ms" ? Need::kColumn : Need::kOptional));
     }
-    c.roofline_ms = csv.number(r, roofline);
-    c.unmodelled_ms = csv.number(r, unmodelled);
-    c.lost_ms = csv.number(r, lost);
     return c;
-  }
-};
+  }();
+  return kReads;
+}
 
-std::vector<ModuleRow> read_modules(const std::string& path, Warnings& warnings) {
-  std::vector<ModuleRow> rows;
-  std::optional<CsvFile> file = read_side_csv(path, warnings);
-  if (!file) return rows;
-  const CsvFile& csv = *file;
-  int scope = csv.require("scope"), block = csv.index("block"), pass = csv.require("pass");
-  int total = csv.require("total_ms");
-  int calls = csv.index("calls"), mean = csv.index("mean_ms"), self = csv.index("self_ms");
-  int share = csv.index("share_of_pass"), flops = csv.index("flops"), mfu = csv.index("mfu");
-  int steps = csv.index("steps"), gpu = csv.index("gpu_ms");
-  const RooflineIndex roofline(csv);
-  for (size_t r = 0; r < csv.rows.size(); ++r) {
-    ModuleRow m;
-    m.roofline = roofline.read(csv, r);
-    m.scope = csv.text(r, scope);
-    m.block = csv.integer(r, block);
-    m.pass = csv.text(r, pass);
-    m.calls = csv.number(r, calls);
-    m.total_ms = csv.required_number(r, total);
-    m.mean_ms = csv.number(r, mean);
-    m.self_ms = csv.number(r, self);
-    m.share_of_pass = csv.number(r, share);
-    m.flops = csv.number(r, flops);
-    m.mfu = csv.number(r, mfu);
-    m.steps = csv.number(r, steps);
-    m.gpu_ms = csv.number(r, gpu);
-    if (m.pass != "forward" && m.pass != "backward") {
-      throw DataError(fmt::format("{} line {}: column 'pass': '{}' (expected forward|backward)",
-                                  path, csv.lines[r], m.pass));
+const std::vector<ColumnRead<EvalRow>>& eval_reads() {
+  static const std::vector<ColumnRead<EvalRow>> kReads = {
+      field("step", &EvalRow::step, Need::kValue),
+      field("split", &EvalRow::split, Need::kColumn),
+      field("loss", &EvalRow::loss, Need::kValue),
+      field("perplexity", &EvalRow::perplexity),
+      field("accuracy", &EvalRow::accuracy),
+      field("eval_ms", &EvalRow::eval_ms)};
+  return kReads;
+}
+
+// The roofline columns of ops.csv and modules.csv (absent in runs written before them).
+const std::vector<ColumnRead<RooflineColumns>>& roofline_reads() {
+  using R = RooflineColumns;
+  static const std::vector<ColumnRead<R>> kReads = {
+      field("bytes", &R::bytes),
+      field("arithmetic_intensity", &R::arithmetic_intensity),
+      field("achieved_gflops_per_s", &R::achieved_gflops_per_s, Need::kOptional,
+            "gflops_per_s"),  // its name before the roofline
+      field("achieved_gb_per_s", &R::achieved_gb_per_s),
+      one_of("bound", &R::bound, Need::kOptional, {"compute", "memory", "overhead"},
+             /*empty_ok=*/true),
+      field("roofline_ms", &R::roofline_ms),
+      field("unmodelled_ms", &R::unmodelled_ms),
+      field("lost_ms", &R::lost_ms)};
+  return kReads;
+}
+
+// Cells are read in table order, which is the order the checks ran in before the table.
+const std::vector<ColumnRead<ModuleRow>>& module_reads() {
+  using M = ModuleRow;
+  static const std::vector<ColumnRead<M>> kReads = [] {
+    std::vector<ColumnRead<M>> c = nested(&M::roofline, roofline_reads());
+    const std::vector<ColumnRead<M>> own = {
+        field("scope", &M::scope, Need::kColumn),
+        field("block", &M::block),
+        field("calls", &M::calls),
+        field("total_ms", &M::total_ms, Need::kValue),
+        field("mean_ms", &M::mean_ms),
+        field("self_ms", &M::self_ms),
+        field("share_of_pass", &M::share_of_pass),
+        field("flops", &M::flops),
+        field("mfu", &M::mfu),
+        field("steps", &M::steps),
+        field("gpu_ms", &M::gpu_ms),
+        one_of("pass", &M::pass, Need::kColumn, {"forward", "backward"}, /*empty_ok=*/false)};
+    c.insert(c.end(), own.begin(), own.end());
+    return c;
+  }();
+  return kReads;
+}
+
+const std::vector<ColumnRead<OpRow>>& op_reads() {
+  using O = OpRow;
+  static const std::vector<ColumnRead<O>> kReads = [] {
+    std::vector<ColumnRead<O>> c = {
+        // during: step (a training step's op) or eval; empty in files from before it.
+        custom<O>("during", Need::kOptional,
+                  [](O& o, const CsvFile& c, size_t r, int col) {
+                    const std::string& when = c.text(r, col);
+                    if (!when.empty() && when != "step" && when != "eval") {
+                      throw DataError(fmt::format("{} line {}: column 'during': '{}' (expected "
+                                                  "step|eval)",
+                                                  c.path, c.lines[r], when));
+                    }
+                    o.eval = when == "eval";
+                  }),
+        field("evals", &O::evals),
+        field("op", &O::op, Need::kColumn),
+        field("calls", &O::calls),
+        field("self_ms", &O::self_ms, Need::kColumn),  // empty for a view op counted untimed
+        field("view_calls", &O::view_calls),
+        field("total_ms", &O::total_ms),
+        field("self_share", &O::self_share),
+        field("flops", &O::flops)};
+    const std::vector<ColumnRead<O>> roofline = nested(&O::roofline, roofline_reads());
+    c.insert(c.end(), roofline.begin(), roofline.end());
+    for (auto&& f : {field("alloc_bytes", &O::alloc_bytes), field("input_shapes", &O::input_shapes),
+                     field("steps", &O::steps), field("gpu_ms", &O::gpu_ms)}) {
+      c.push_back(f);
     }
-    rows.push_back(m);
-  }
-  return rows;
+    return c;
+  }();
+  return kReads;
 }
 
-std::vector<OpRow> read_ops(const std::string& path, Warnings& warnings) {
-  std::vector<OpRow> rows;
-  std::optional<CsvFile> file = read_side_csv(path, warnings);
-  if (!file) return rows;
-  const CsvFile& csv = *file;
-  int op = csv.require("op"), self = csv.require("self_ms"), views = csv.index("view_calls");
-  int calls = csv.index("calls"), total = csv.index("total_ms"), share = csv.index("self_share");
-  int flops = csv.index("flops");
-  const RooflineIndex roofline(csv);
-  int alloc = csv.index("alloc_bytes"), shapes = csv.index("input_shapes");
-  int steps = csv.index("steps"), gpu = csv.index("gpu_ms");
-  int during = csv.index("during"), evals = csv.index("evals");
-  for (size_t r = 0; r < csv.rows.size(); ++r) {
-    OpRow o;
-    const std::string when = csv.text(r, during);
-    if (!when.empty() && when != "step" && when != "eval") {
-      throw DataError(fmt::format("{} line {}: column 'during': '{}' (expected step|eval)", path,
-                                  csv.lines[r], when));
-    }
-    o.eval = when == "eval";
-    o.evals = csv.number(r, evals);
-    o.op = csv.text(r, op);
-    o.calls = csv.number(r, calls);
-    o.self_ms = csv.number(r, self);  // empty for a view op counted without times
-    o.view_calls = csv.number(r, views);
-    o.total_ms = csv.number(r, total);
-    o.self_share = csv.number(r, share);
-    o.flops = csv.number(r, flops);
-    o.roofline = roofline.read(csv, r);
-    o.alloc_bytes = csv.number(r, alloc);
-    o.input_shapes = csv.text(r, shapes);
-    o.steps = csv.number(r, steps);
-    o.gpu_ms = csv.number(r, gpu);
-    rows.push_back(o);
-  }
-  return rows;
+const std::vector<ColumnRead<MemoryRow>>& memory_reads() {
+  using M = MemoryRow;
+  static const std::vector<ColumnRead<M>> kReads = {
+      // A whole number of steps, written as a number: read as one (1.0 and 1 alike).
+      custom<M>("step", Need::kValue,
+                [](M& m, const CsvFile& c, size_t r, int col) {
+                  m.step = static_cast<int64_t>(c.required_number(r, col));
+                }),
+      field("phase", &M::phase, Need::kColumn),
+      field("peak_allocated_bytes", &M::peak_allocated_bytes),
+      field("end_allocated_bytes", &M::end_allocated_bytes),
+      field("rss_bytes", &M::rss_bytes)};
+  return kReads;
 }
 
-std::vector<MemoryRow> read_memory(const std::string& path, Warnings& warnings) {
-  std::vector<MemoryRow> rows;
-  std::optional<CsvFile> file = read_side_csv(path, warnings);
-  if (!file) return rows;
-  const CsvFile& csv = *file;
-  int step = csv.require("step"), phase = csv.require("phase");
-  int peak = csv.index("peak_allocated_bytes"), end = csv.index("end_allocated_bytes");
-  int rss = csv.index("rss_bytes");
-  for (size_t r = 0; r < csv.rows.size(); ++r) {
-    MemoryRow m;
-    m.step = static_cast<int64_t>(csv.required_number(r, step));
-    m.phase = csv.text(r, phase);
-    m.peak_allocated_bytes = csv.number(r, peak);
-    m.end_allocated_bytes = csv.number(r, end);
-    m.rss_bytes = csv.number(r, rss);
-    rows.push_back(m);
-  }
-  return rows;
-}
-
-std::vector<ActivationRow> read_activations(const std::string& path, Warnings& warnings) {
-  std::vector<ActivationRow> rows;
-  std::optional<CsvFile> file = read_side_csv(path, warnings);
-  if (!file) return rows;
-  const CsvFile& csv = *file;
-  int scope = csv.require("scope"), block = csv.index("block");
-  int saved = csv.require("saved_bytes"), alloc = csv.index("alloc_bytes");
-  int steps = csv.index("steps");
-  for (size_t r = 0; r < csv.rows.size(); ++r) {
-    rows.push_back({csv.text(r, scope), csv.integer(r, block), csv.number(r, saved),
-                    csv.number(r, alloc), csv.number(r, steps)});
-  }
-  return rows;
+const std::vector<ColumnRead<ActivationRow>>& activation_reads() {
+  using A = ActivationRow;
+  static const std::vector<ColumnRead<A>> kReads = {
+      field("scope", &A::scope, Need::kColumn),
+      field("block", &A::block),
+      field("saved_bytes", &A::saved_bytes, Need::kColumn),
+      field("alloc_bytes", &A::alloc_bytes),
+      field("steps", &A::steps)};
+  return kReads;
 }
 
 void read_env(const std::string& path, Run& run) {
@@ -381,7 +347,7 @@ std::string why_no_rows(const Run& run, config::ProfileLevel needed) {
 
 std::string Run::status_text() const {
   if (status) return std::string(config::name(*status));
-  return has_summary ? "unknown" : "incomplete";
+  return std::string(config::name(has_summary ? NoStatus::kUnknown : NoStatus::kIncomplete));
 }
 
 std::optional<double> Run::config_number(const std::string& key) const {
@@ -423,12 +389,14 @@ Run load_run(const std::string& dir) {
   run.config = read_config(path(dir, kConfig), w);
   read_env(path(dir, kEnv), run);
   fill_from_summary(path(dir, kSummary), run);
-  run.steps = read_steps(path(dir, kSteps), w);
-  run.evals = read_evals(path(dir, kEval), w);
-  run.modules = read_modules(path(dir, kModules), w);
-  for (OpRow& o : read_ops(path(dir, kOps), w)) (o.eval ? run.eval_ops : run.ops).push_back(std::move(o));
-  run.memory = read_memory(path(dir, kMemory), w);
-  run.activations = read_activations(path(dir, kActivations), w);
+  run.steps = read_table(path(dir, kSteps), step_reads(), w, /*required=*/true);
+  run.evals = read_table(path(dir, kEval), eval_reads(), w);
+  run.modules = read_table(path(dir, kModules), module_reads(), w);
+  for (OpRow& o : read_table(path(dir, kOps), op_reads(), w)) {
+    (o.eval ? run.eval_ops : run.ops).push_back(std::move(o));
+  }
+  run.memory = read_table(path(dir, kMemory), memory_reads(), w);
+  run.activations = read_table(path(dir, kActivations), activation_reads(), w);
   if (!run.warnings.empty()) run.incomplete = true;
   return run;
 }

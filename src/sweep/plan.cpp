@@ -252,7 +252,7 @@ std::string config_difference(const Plan& plan, const Point& p, const std::strin
       value_lines(config::to_yaml(config::load_config(plan.info.base_config, point_sets(plan, p))));
   std::vector<std::string> found;
   try {
-    found = value_lines(config::to_yaml(config::load_config(run_dir + "/config.yaml")));
+    found = value_lines(config::to_yaml(config::load_config(rundir::path(run_dir, rundir::kConfig))));
   } catch (const Error& e) {
     return std::string("its config.yaml does not load: ") + e.what();
   }
@@ -323,7 +323,7 @@ std::optional<PointResult> finished_run(const Plan& plan, const Point& p, bool w
   if (!fs::is_directory(run_dir, ec)) return std::nullopt;
   PointResult prior;
   prior.run_dir = run_dir;
-  prior.log_path = run_dir + ".log";
+  prior.log_path = rundir::run_log_path(run_dir);
   if (!read_summary(run_dir, prior) || !is_final_status(prior.status)) return std::nullopt;
   if (std::string diff = config_difference(plan, p, run_dir); !diff.empty()) {
     if (warn_if_changed) {

@@ -11,6 +11,7 @@
 
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
+#include "llmprof/rundir/files.h"
 #include "llmprof/sweep/sweep.h"
 #include "plan.h"
 #include "process.h"
@@ -35,7 +36,9 @@ std::string env_or_empty(const char* name) {
 std::vector<std::string> move_aside(const Plan& plan, const Point& p) {
   const std::string run_dir = plan.runs_dir + "/" + p.id;
   const std::vector<std::pair<std::string, std::string>> items = {
-      {run_dir, ""}, {run_dir + ".log", ".log"}, {record_path(plan, p), ".point.json"}};
+      {run_dir, ""},
+      {rundir::run_log_path(run_dir), std::string(rundir::kRunLogSuffix)},
+      {record_path(plan, p), std::string(rundir::kPointRecordSuffix)}};
   std::error_code ec;
   bool any = false;
   for (const auto& item : items) any = any || fs::exists(item.first, ec);
@@ -99,7 +102,7 @@ PointRunOutcome run_point(const std::string& sweep_dir, int64_t index) {
                        ec.message());
   PointRunOutcome out;
   out.point_id = p.id;
-  out.log_path = plan.runs_dir + "/" + p.id + ".log";
+  out.log_path = rundir::run_log_path(plan.runs_dir + "/" + p.id);
   // Inherited by train: if this process dies first, the point stays claimed until train exits.
   detail::FileLock claim(point_lock_path(plan, p), kClaimWait_s, /*inherit=*/true);
   if (!claim.locked()) {

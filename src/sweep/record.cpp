@@ -39,7 +39,7 @@ std::string record_path(const Plan& plan, const Point& p) {
 }
 
 std::string point_lock_path(const Plan& plan, const Point& p) {
-  return plan.runs_dir + "/" + p.id + ".lock";
+  return plan.runs_dir + "/" + p.id + std::string(rundir::kPointLockSuffix);
 }
 
 void write_record(const Plan& plan, const Point& p, const PointResult& r) {
@@ -96,7 +96,7 @@ PointResult current_result(const Plan& plan, const Point& p) {
   if (!record) {
     std::optional<PointResult> done = finished_run(plan, p, /*warn_if_changed=*/false);
     PointResult r = done ? *done : PointResult{};
-    if (!done) r.log_path = plan.runs_dir + "/" + p.id + ".log";
+    if (!done) r.log_path = rundir::run_log_path(plan.runs_dir + "/" + p.id);
     r.reused = done.has_value();
     return r;
   }
@@ -133,7 +133,8 @@ std::vector<PointResult> current_results(const Plan& plan) {
 }
 
 std::vector<PointResult> refresh_tables(const Plan& plan) {
-  detail::FileLock lock(plan.info.sweep_dir + "/.tables.lock", /*wait_s=*/-1, /*inherit=*/false);
+  detail::FileLock lock(rundir::path(plan.info.sweep_dir, rundir::kSweepTablesLock),
+                        /*wait_s=*/-1, /*inherit=*/false);
   std::vector<PointResult> results = current_results(plan);
   SweepInfo info = plan.info;
   const PointCounts counts = count_points(results);

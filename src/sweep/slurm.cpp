@@ -183,13 +183,13 @@ SlurmSubmission submit_sweep(const SweepOptions& opts, const SlurmSettings& sett
     }
   }
   const std::string slurm_dir = rundir::path(info.sweep_dir, rundir::kSweepSlurm);
-  sub.logs = slurm_dir + "/logs";
+  sub.logs = rundir::path(slurm_dir, rundir::kSlurmLogs);
   std::error_code ec;
   for (const std::string& d : {plan.runs_dir, sub.logs}) {
     fs::create_directories(d, ec);
     if (ec) throw IoError("cannot create '" + d + "': " + ec.message());
   }
-  detail::DirLock lock(info.sweep_dir + "/.lock", kLockTimeout_s);
+  detail::DirLock lock(rundir::path(info.sweep_dir, rundir::kSweepLock), kLockTimeout_s);
   share_peak(plan);
   plan.info.status = config::SweepState::kSubmitted;
   write_plan(plan);
@@ -233,7 +233,7 @@ SlurmSubmission submit_sweep(const SweepOptions& opts, const SlurmSettings& sett
     sub.report_job_id = sbatch(program, args);
   } catch (const Error& e) {
     // The array is queued and runs: record it, and say how to get the report without the job.
-    log_submission(slurm_dir + "/submissions.csv",
+    log_submission(rundir::path(slurm_dir, rundir::kSlurmSubmissions),
                    {output::local_time_now("%Y-%m-%dT%H:%M:%S%z"), sub.array_job_id, "",
                     sub.array_spec, std::to_string(sub.to_run.size())});
     throw Error(fmt::format("{}; the array job {} was submitted and runs the points: once it "
@@ -241,7 +241,7 @@ SlurmSubmission submit_sweep(const SweepOptions& opts, const SlurmSettings& sett
                             e.what(), sub.array_job_id, info.sweep_dir, info.sweep_dir,
                             sub.array_job_id));
   }
-  log_submission(slurm_dir + "/submissions.csv",
+  log_submission(rundir::path(slurm_dir, rundir::kSlurmSubmissions),
                  {output::local_time_now("%Y-%m-%dT%H:%M:%S%z"), sub.array_job_id,
                   sub.report_job_id, sub.array_spec, std::to_string(sub.to_run.size())});
   return sub;
@@ -249,7 +249,7 @@ SlurmSubmission submit_sweep(const SweepOptions& opts, const SlurmSettings& sett
 
 std::vector<std::string> slurm_queue_lines(const std::string& sweep_dir) {
   const std::string path =
-      rundir::path(rundir::path(sweep_dir, rundir::kSweepSlurm), "submissions.csv");
+      rundir::path(rundir::path(sweep_dir, rundir::kSweepSlurm), rundir::kSlurmSubmissions);
   std::ifstream in(path, std::ios::binary);
   if (!in) return {};
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -242,7 +242,7 @@ SweepOutcome run_sweep(const SweepOptions& opts) {
   std::error_code ec;
   fs::create_directories(plan.runs_dir, ec);
   if (ec) throw IoError("cannot create sweep directory '" + plan.runs_dir + "': " + ec.message());
-  detail::DirLock lock(info.sweep_dir + "/.lock", kLockTimeout_s);
+  detail::DirLock lock(rundir::path(info.sweep_dir, rundir::kSweepLock), kLockTimeout_s);
   share_peak(plan);
   write_plan(plan);
   // Points that finished with this config before are kept; the rest run (again).

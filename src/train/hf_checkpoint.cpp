@@ -16,6 +16,7 @@
 #include "llmprof/config/enums.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
+#include "llmprof/hf/files.h"
 #include "llmprof/hf/hf_config.h"
 #include "llmprof/hf/safetensors.h"
 #include "llmprof/train/task.h"
@@ -203,12 +204,12 @@ bool is_hf_folder(const std::string& path) {
   if (path.empty()) return false;
   std::error_code ec;
   const fs::path dir(path);
-  if (!fs::is_regular_file(dir / "config.json", ec)) return false;
-  if (fs::is_regular_file(dir / "model.safetensors", ec) ||
-      fs::is_regular_file(dir / "pytorch_model.bin", ec)) {
+  if (!fs::is_regular_file(dir / hf::kConfigJson, ec)) return false;
+  if (fs::is_regular_file(dir / hf::kSafetensors, ec) ||
+      fs::is_regular_file(dir / hf::kPytorchBin, ec)) {
     return true;
   }
-  std::ifstream in(dir / "config.json");
+  std::ifstream in(dir / hf::kConfigJson);
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   return j.is_object() && j.contains("model_type");
 }

@@ -14,6 +14,7 @@
 #include "llmprof/config/schema.h"
 #include "llmprof/data/tokenizer.h"
 #include "llmprof/error.h"
+#include "llmprof/hf/files.h"
 #include "llmprof/hf/hf_config.h"
 #include "llmprof/hf/safetensors.h"
 #include "llmprof/hf/staged_folder.h"
@@ -208,29 +209,29 @@ std::string write_tokenizer(const config::DataConfig& d,
     files.push_back(name);
   };
   if (d.tokenizer == config::TokenizerKind::kGpt2) {
-    copy(d.vocab_path, "vocab.json");
-    copy(d.merges_path, "merges.txt");
+    copy(d.vocab_path, std::string(hf::kVocabJson));
+    copy(d.merges_path, std::string(hf::kMergesTxt));
     return {};
   }
   if (d.tokenizer == config::TokenizerKind::kHf) {
     // tokenizer.json as the run read it; transformers' AutoTokenizer takes it through
     // PreTrainedTokenizerFast (its post-processor adds BOS/EOS as the original did).
-    copy(d.vocab_path, "tokenizer.json");
+    copy(d.vocab_path, std::string(hf::kTokenizerJson));
     const nlohmann::json tc = {{"model_max_length", positions},
                                {"tokenizer_class", "PreTrainedTokenizerFast"}};
-    output::write_file_atomic((fs::path(folder) / "tokenizer_config.json").string(),
+    output::write_file_atomic((fs::path(folder) / hf::kTokenizerConfigJson).string(),
                               tc.dump(2) + "\n");
-    files.push_back("tokenizer_config.json");
+    files.push_back(std::string(hf::kTokenizerConfigJson));
     return {};
   }
   if (d.tokenizer == config::TokenizerKind::kWordpiece) {
-    copy(d.vocab_path, "vocab.txt");
+    copy(d.vocab_path, std::string(hf::kVocabTxt));
     const nlohmann::json tc = {{"do_lower_case", d.lower_case},
                                {"model_max_length", positions},
                                {"tokenizer_class", "DistilBertTokenizer"}};
-    output::write_file_atomic((fs::path(folder) / "tokenizer_config.json").string(),
+    output::write_file_atomic((fs::path(folder) / hf::kTokenizerConfigJson).string(),
                               tc.dump(2) + "\n");
-    files.push_back("tokenizer_config.json");
+    files.push_back(std::string(hf::kTokenizerConfigJson));
     return {};
   }
   return fmt::format(
@@ -262,13 +263,13 @@ void write_folder(const hf::StagedFolder& staged,
                   const config::DataConfig& tok,
                   const config::Config& cfg,
                   HfExport& result) {
-  hf::write_safetensors((fs::path(staged.path()) / "model.safetensors").string(), to_write,
+  hf::write_safetensors((fs::path(staged.path()) / hf::kSafetensors).string(), to_write,
                         hf::SafetensorsMetadata{{"format", "pt"}});
   result.tensors = static_cast<int64_t>(to_write.size());
-  result.files.push_back("model.safetensors");
+  result.files.push_back(std::string(hf::kSafetensors));
   staged.check_interrupted();
   hf::write_hf_config(staged.path(), hc);
-  result.files.push_back("config.json");
+  result.files.push_back(std::string(hf::kConfigJson));
   staged.check_interrupted();
   const int64_t positions =
       cfg.model.max_positions > 0 ? cfg.model.max_positions : cfg.model.block_size;

@@ -11,6 +11,7 @@
 #include "llmprof/config/schema.h"
 #include "llmprof/data/tokenizer.h"
 #include "llmprof/error.h"
+#include "llmprof/hf/files.h"
 #include "llmprof/rundir/checkpoint_meta.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/train/hf_checkpoint.h"
@@ -87,11 +88,11 @@ RunTokenizer take_checkpoint_tokenizer(config::Config& cfg,
   const fs::path files = fs::path(dir) / t.dir;
   config::DataConfig run = cfg.data;
   run.tokenizer = *kind;
-  const char* vocab_file = *kind == config::TokenizerKind::kWordpiece ? "vocab.txt"
-                           : *kind == config::TokenizerKind::kHf      ? "tokenizer.json"
-                                                                      : "vocab.json";
+  const std::string_view vocab_file = *kind == config::TokenizerKind::kWordpiece ? hf::kVocabTxt
+                                     : *kind == config::TokenizerKind::kHf ? hf::kTokenizerJson
+                                                                           : hf::kVocabJson;
   run.vocab_path = (files / vocab_file).string();
-  run.merges_path = *kind == config::TokenizerKind::kGpt2 ? (files / "merges.txt").string() : "";
+  run.merges_path = *kind == config::TokenizerKind::kGpt2 ? (files / hf::kMergesTxt).string() : "";
   run.lower_case = t.lower_case;
   if (const std::optional<NamedTokenizer> named = named_tokenizer(cfg, path)) {
     // A char vocabulary is the corpus's, and a kind without files names no vocabulary: the

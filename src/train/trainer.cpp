@@ -571,7 +571,7 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
       if (eval_every > 0 && (n % eval_every == 0 || last)) evaluate_step(t, step, dp.get());
       if (cfg.train.save_checkpoint && writes_checkpoints && ckpt_every > 0 && !last &&
           n % ckpt_every == 0) {
-        save_checkpoint(fmt::format("{}/checkpoint-step{}", session.run_dir(), n),
+        save_checkpoint(rundir::checkpoint_step_dir(session.run_dir(), n),
                         t.task->module(), cfg, t.task->kind(), n, t.data.tokenizer.get());
       }
       if (signals.signal() != 0 && !last) {

@@ -14,6 +14,7 @@
 #include "llmprof/config/schema.h"
 #include "llmprof/data/tokenizer.h"
 #include "llmprof/error.h"
+#include "llmprof/hf/files.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/checkpoint_meta.h"
 #include "llmprof/rundir/files.h"
@@ -41,8 +42,8 @@ std::vector<std::pair<std::string, torch::Tensor>> named_tensors(torch::nn::Modu
   return out;
 }
 
-constexpr const char* kTokenizerDir = "tokenizer";
-constexpr const char* kHfConfigCopy = "hf_config.json";
+const std::string kTokenizerDir(rundir::kCheckpointTokenizerDir);
+const std::string kHfConfigCopy(rundir::kCheckpointHfConfig);
 
 // checkpoint.json's tokenizer: its files copied into tmp_dir/tokenizer and their content hash. A
 // tokenizer without files or hash (a test's fake) is recorded as before: type and path only.
@@ -68,7 +69,7 @@ nlohmann::json save_tokenizer(const fs::path& tmp_dir, const config::Config& cfg
 std::string source_hf_config(const config::Config& cfg) {
   const std::string& from = cfg.model.init_from;
   if (from.empty()) return {};
-  if (is_hf_folder(from)) return (fs::path(from) / "config.json").string();
+  if (is_hf_folder(from)) return (fs::path(from) / hf::kConfigJson).string();
   std::error_code ec;
   for (const fs::path dir : {fs::path(from), fs::path(from) / rundir::kCheckpoint}) {
     if (fs::is_regular_file(dir / kHfConfigCopy, ec)) return (dir / kHfConfigCopy).string();
@@ -86,7 +87,7 @@ void write_checkpoint(const fs::path& tmp_dir, torch::nn::Module& model, const c
     archive.write(name, t.detach().to(torch::kCPU), /*is_buffer=*/false);
     names.push_back({{"name", name}, {"shape", t.sizes().vec()}});
   }
-  archive.save_to((tmp_dir / "model.pt").string());
+  archive.save_to((tmp_dir / rundir::kCheckpointWeights).string());
   const config::ModelConfig& m = cfg.model;
   nlohmann::json meta = {
       {"schema_version", kCheckpointSchemaVersion},
@@ -148,10 +149,10 @@ std::string resolve_checkpoint_dir(const std::string& path, const config::Config
                                   key, path),
                       cfg.source_file, key);
   }
-  if (fs::exists(p / "model.pt")) return p.string();
-  if (fs::exists(p / rundir::kCheckpoint / "model.pt")) return (p / rundir::kCheckpoint).string();
-  if (fs::exists(p / "model.safetensors", ec) || fs::exists(p / "pytorch_model.bin", ec)) {
-    if (!fs::exists(p / "config.json", ec)) {
+  if (fs::exists(p / rundir::kCheckpointWeights)) return p.string();
+  if (fs::exists(p / rundir::kCheckpoint / rundir::kCheckpointWeights)) return (p / rundir::kCheckpoint).string();
+  if (fs::exists(p / hf::kSafetensors, ec) || fs::exists(p / hf::kPytorchBin, ec)) {
+    if (!fs::exists(p / hf::kConfigJson, ec)) {
       throw ConfigError(fmt::format("{}: '{}' holds Hugging Face weights but no config.json "
                                     "naming its model_type (gpt2 or distilbert); copy the "
                                     "checkpoint's config.json beside them",
@@ -191,7 +192,7 @@ LoadReport load_checkpoint(const std::string& path, torch::nn::Module& model,
 
   torch::serialize::InputArchive archive;
   try {
-    archive.load_from((fs::path(r.path) / "model.pt").string());
+    archive.load_from((fs::path(r.path) / rundir::kCheckpointWeights).string());
   } catch (const c10::Error& e) {
     const std::string what = e.what();
     throw ConfigError(fmt::format("{}: cannot load {}/model.pt: {}", key, r.path,

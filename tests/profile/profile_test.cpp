@@ -108,19 +108,6 @@ TEST(NameTable, InternsOnceAndOverflowsToOther) {
   EXPECT_EQ(t.name(0), "(other)");
 }
 
-TEST(Summarize, MatchesHandComputedStatistics) {
-  Summary s = summarize({4, 1, 3, 2, 5});
-  EXPECT_EQ(s.n, 5);
-  EXPECT_DOUBLE_EQ(s.mean, 3);
-  EXPECT_DOUBLE_EQ(s.median, 3);
-  EXPECT_DOUBLE_EQ(s.p10, 1.4);  // 1 + 0.4 * (2 - 1)
-  EXPECT_DOUBLE_EQ(s.p90, 4.6);
-  EXPECT_DOUBLE_EQ(*s.stddev, std::sqrt(2.5));
-  Summary one = summarize({7});
-  EXPECT_FALSE(one.stddev.has_value()) << "no spread from one value";
-  EXPECT_EQ(summarize({}).n, 0);
-}
-
 int64_t fake_seq = 0;
 int64_t peek_fake() { return fake_seq; }
 

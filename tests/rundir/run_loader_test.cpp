@@ -328,5 +328,15 @@ TEST(LoadRun, AFileMissingAtItsLevelSaysSoAndAnUnknownLevelSaysNothing) {
   EXPECT_EQ(why_no_rows(fixture, config::ProfileLevel::kModules), "");
 }
 
+TEST(RunStatusText, NamesTheStatusOrWhyThereIsNone) {
+  rundir::Run run;
+  EXPECT_EQ(run.status_text(), "incomplete");  // no summary.json
+  run.has_summary = true;
+  EXPECT_EQ(run.status_text(), "unknown");  // a summary without a status
+  run.status = config::RunStatus::kDiverged;
+  EXPECT_EQ(run.status_text(), "diverged");
+  EXPECT_EQ(config::find_enum<NoStatus>("incomplete"), NoStatus::kIncomplete);
+}
+
 }  // namespace
 }  // namespace llmprof::rundir

@@ -47,6 +47,38 @@ inline constexpr std::string_view kPointRecordSuffix = ".point.json";
 // The Slurm launcher's folder: its sbatch scripts, submissions.csv and logs/%A_%a.out.
 inline constexpr std::string_view kSweepSlurm = "slurm";
 
+// ---- Names composed per point, per step or inside a checkpoint (one block, kept apart from the
+// documents above so additions on either side merge).
+// A run directory's train output beside it: runs/<id>.log for a sweep point, <rep>.log for an
+// A/B repetition.
+inline constexpr std::string_view kRunLogSuffix = ".log";
+// runs/<id> + this: held while a run-point runs the point.
+inline constexpr std::string_view kPointLockSuffix = ".lock";
+// In the sweep directory: held by a launcher while it submits or runs (one launcher at a time),
+// and while sweep.csv and sweep.json are rebuilt from the point records.
+inline constexpr std::string_view kSweepLock = ".lock";
+inline constexpr std::string_view kSweepTablesLock = ".tables.lock";
+// slurm/submissions.csv: one row per sbatch submission; slurm/logs/: the array tasks' output.
+inline constexpr std::string_view kSlurmSubmissions = "submissions.csv";
+inline constexpr std::string_view kSlurmLogs = "logs";
+// In checkpoint/ (and checkpoint-step<N>/): the weights, the tokenizer's files, and the Hugging
+// Face config.json the run started from, when it started from one.
+inline constexpr std::string_view kCheckpointWeights = "model.pt";
+inline constexpr std::string_view kCheckpointTokenizerDir = "tokenizer";
+inline constexpr std::string_view kCheckpointHfConfig = "hf_config.json";
+// <run>/checkpoint-step<N>: the checkpoint written at step N (train.checkpoint_interval).
+inline constexpr std::string_view kCheckpointStepPrefix = "checkpoint-step";
+
+// The log beside a run directory: run_dir + ".log" (a sweep point's runs/<id>.log).
+inline std::string run_log_path(std::string_view run_dir) {
+  return std::string(run_dir) + std::string(kRunLogSuffix);
+}
+
+// <run_dir>/checkpoint-step<step>.
+inline std::string checkpoint_step_dir(std::string_view run_dir, long long step) {
+  return std::string(run_dir) + "/" + std::string(kCheckpointStepPrefix) + std::to_string(step);
+}
+
 // Bumped when a key changes meaning or goes away (new keys do not bump it).
 inline constexpr int kSummarySchemaVersion = 1;
 inline constexpr int kSweepSchemaVersion = 1;

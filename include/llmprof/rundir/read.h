@@ -17,6 +17,20 @@
 
 namespace llmprof::rundir {
 
+// Why a run read back has no RunStatus, as report tables print it in the status column.
+enum class NoStatus : int {
+  kUnknown = 0,     // summary.json is there without a status (null or absent)
+  kIncomplete = 1,  // no summary.json: the run was killed, or is still running
+};
+
+}  // namespace llmprof::rundir
+
+namespace llmprof::config {
+LLMPROF_ENUM_NAMES(rundir::NoStatus, "status", "unknown", "incomplete");
+}  // namespace llmprof::config
+
+namespace llmprof::rundir {
+
 // A part of an input left out because it was cut short (a row of a killed run, a file a full disk
 // left empty). Readers carry these as data; only the CLI prints them.
 struct InputWarning {

@@ -1,5 +1,5 @@
-// printable(): the one way user text enters an error message (base, tested here with the config
-// loader, its main client).
+// printable(): the one way user text enters an error message (base/printable.h), and its JSON
+// form (base/printable_json.h).
 #include "llmprof/base/printable.h"
 
 #include <gtest/gtest.h>
