@@ -12,6 +12,7 @@
 #include "llmprof/base/numbers.h"
 #include "llmprof/base/printable.h"
 #include "llmprof/error.h"
+#include "llmprof/rundir/comm_tables.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
 #include "read_util.h"
@@ -429,6 +430,10 @@ Run load_run(const std::string& dir) {
   for (OpRow& o : read_ops(path(dir, kOps), w)) (o.eval ? run.eval_ops : run.ops).push_back(std::move(o));
   run.memory = read_memory(path(dir, kMemory), w);
   run.activations = read_activations(path(dir, kActivations), w);
+  if (fs::exists(path(dir, kCommSteps))) run.comm_steps = read_comm_steps(path(dir, kCommSteps));
+  if (fs::exists(path(dir, kCollectives))) {
+    run.collectives = read_collectives(path(dir, kCollectives));
+  }
   if (!run.warnings.empty()) run.incomplete = true;
   return run;
 }

@@ -330,6 +330,12 @@ void DataParallel::finish(const std::string& top_dir, const std::string& rank_di
     comm += text.substr(eol + 1);
   }
   output::write_file_atomic(rundir::path(top_dir, rundir::kComm), comm);
+  // The resolved config and the environment at the top too (rank 0's): `llmprof report` on the
+  // top directory checks its --set suggestions against the run's config.
+  for (std::string_view doc : {rundir::kConfig, rundir::kEnv}) {
+    const std::string from = rundir::path(rank_dir, doc);
+    if (fs::exists(from)) output::write_file_atomic(rundir::path(top_dir, doc), read_text(from));
+  }
   // summary.json: rank 0's summary with the distributed section.
   nlohmann::json s = nlohmann::json::parse(read_text(rundir::path(rank_dir, rundir::kSummary)),
                                            nullptr, /*allow_exceptions=*/false);
