@@ -124,6 +124,8 @@ class C10dGroup final : public ProcessGroup {
   void all_reduce_sum(std::vector<double>& values) override;
   void all_reduce_sum(std::vector<int64_t>& values) override;
   std::vector<double> all_gather(const std::vector<double>& values) override;
+  void send(std::vector<int64_t>& values, int dst_rank) override;
+  void recv(std::vector<int64_t>& values, int src_rank) override;
   DistError diagnose(const std::exception& error, std::string_view during) override;
 
  private:
@@ -312,9 +314,39 @@ std::vector<double> C10dGroup::all_gather(const std::vector<double>& values) {
   });
 }
 
+// Tag 0 is c10d's default; point-to-point pairs are matched by order on each pair of ranks.
+void C10dGroup::send(std::vector<int64_t>& values, int dst_rank) {
+  guarded(fmt::format("send to rank {}", dst_rank), [&] {
+    auto host = torch::from_blob(values.data(), {static_cast<int64_t>(values.size())},
+                                 torch::kLong);
+    std::vector<at::Tensor> t{on_device(host)};
+    pg_->send(t, dst_rank, /*tag=*/0)->wait(ms_of(collective_s_));
+  });
+}
+
+void C10dGroup::recv(std::vector<int64_t>& values, int src_rank) {
+  guarded(fmt::format("receive from rank {}", src_rank), [&] {
+    auto host = torch::from_blob(values.data(), {static_cast<int64_t>(values.size())},
+                                 torch::kLong);
+    std::vector<at::Tensor> t{on_device(host)};
+    pg_->recv(t, src_rank, /*tag=*/0)->wait(ms_of(collective_s_));
+    if (!t[0].is_same(host)) host.copy_(t[0].cpu());
+  });
+}
+
 #endif  // LLMPROF_WITH_DIST
 
 }  // namespace
+
+void ProcessGroup::send(std::vector<int64_t>&, int dst_rank) {
+  throw DistError(fmt::format("send to rank {}: this group has no point-to-point (world size {})",
+                              dst_rank, world_size()));
+}
+
+void ProcessGroup::recv(std::vector<int64_t>&, int src_rank) {
+  throw DistError(fmt::format("receive from rank {}: this group has no point-to-point (world "
+                              "size {})", src_rank, world_size()));
+}
 
 std::unique_ptr<ProcessGroup> ProcessGroup::create(const RankEnv& env,
                                                    const GroupOptions& options) {

@@ -7,6 +7,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
@@ -498,12 +499,147 @@ std::optional<Finding> rule_precision(const Run& run, const RunMetrics&) {
   return f;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Data-parallel communication (comm_steps.csv)
+
+namespace {
+
+std::optional<double> median_of(std::vector<double> v) {
+  if (v.empty()) return std::nullopt;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The comm_steps rows the figures use: after the first bucket layout when there are such.
+std::vector<const rundir::CommStepRow*> comm_rows(const Run& run) {
+  bool later = false;
+  for (const auto& r : run.comm_steps) later = later || !r.first_layout;
+  std::vector<const rundir::CommStepRow*> out;
+  for (const auto& r : run.comm_steps) {
+    if (!later || !r.first_layout) out.push_back(&r);
+  }
+  return out;
+}
+
+double phase_of(const rundir::CommStepRow& r, rundir::SpanPhase p) {
+  switch (p) {
+    case rundir::SpanPhase::kData: return r.data_ms;
+    case rundir::SpanPhase::kForward: return r.forward_ms;
+    case rundir::SpanPhase::kBackward: return r.backward_compute_ms;
+    case rundir::SpanPhase::kOptimizer: return r.optimizer_ms;
+  }
+  return 0;
+}
+
+// The phase in which `rank` exceeds the other ranks' median most (median over steps), if any.
+std::optional<std::pair<rundir::SpanPhase, double>> excess_phase(
+    const std::vector<const rundir::CommStepRow*>& rows, int64_t rank) {
+  std::optional<std::pair<rundir::SpanPhase, double>> best;
+  for (int p = 0; p < rundir::kNumSpanPhases; ++p) {
+    const auto phase = static_cast<rundir::SpanPhase>(p);
+    std::map<int64_t, std::pair<std::optional<double>, std::vector<double>>> by_step;
+    for (const auto* r : rows) {
+      auto& e = by_step[r->step];
+      if (r->rank == rank) {
+        e.first = phase_of(*r, phase);
+      } else {
+        e.second.push_back(phase_of(*r, phase));
+      }
+    }
+    std::vector<double> excess;
+    for (const auto& [step, e] : by_step) {
+      if (e.first && !e.second.empty()) excess.push_back(*e.first - *median_of(e.second));
+    }
+    const auto m = median_of(excess);
+    if (m && *m > 0 && (!best || *m > best->second)) best = {{phase, *m}};
+  }
+  return best;
+}
+
+}  // namespace
+
+std::optional<Finding> rule_exposed_comm(const Run& run, const RunMetrics&) {
+  const auto rows = comm_rows(run);
+  std::vector<double> exposed, step;
+  for (const auto* r : rows) {
+    exposed.push_back(r->exposed_comm_ms);
+    step.push_back(r->step_ms);
+  }
+  const auto e = median_of(exposed), s = median_of(step);
+  if (!e || !s || *s <= 0 || *e / *s <= kExposedCommMaxShare) return std::nullopt;
+  Finding f = make(run, "exposed_comm", *e / *s, kExposedCommMaxShare, "fraction of step");
+  f.title = "communication the step waits for (exposed all-reduce)";
+  f.evidence = fmt::format("exposed communication median {} ms of a {} ms step = {} (threshold "
+                           "{}), every rank, steps after the first bucket layout.",
+                           format_number(*e), format_number(*s), pct(*e / *s),
+                           pct(kExposedCommMaxShare));
+  const auto overlap = run.config.find("ddp.overlap");
+  if (overlap != run.config.end() && overlap->second == "false") {
+    f.suggestion = valid_set(run, "ddp.overlap", "true").value_or("ddp.overlap: true") +
+                   " (each bucket all-reduced as backward fills it)";
+    return f;
+  }
+  const double bucket_mb = run.config_number("ddp.bucket_mb").value_or(25.0);
+  const auto smaller = valid_set(run, "ddp.bucket_mb", format_number(bucket_mb / 2, 3));
+  const int64_t accum = config_int(run, "train.grad_accum_steps", 1);
+  const auto more = nearest_valid_set(run, "train.grad_accum_steps", accum, accum * 2);
+  f.suggestion = fmt::format(
+      "{} (smaller buckets start earlier in backward and leave a shorter tail), or {} (one "
+      "all-reduce per more compute; a larger global batch)",
+      smaller.value_or("a smaller ddp.bucket_mb"), more.value_or("more train.grad_accum_steps"));
+  return f;
+}
+
+std::optional<Finding> rule_straggler(const Run& run, const RunMetrics&) {
+  const auto rows = comm_rows(run);
+  std::map<int64_t, double> last;
+  std::vector<double> step;
+  for (const auto* r : rows) {
+    last[r->rank] += static_cast<double>(r->last_launches);
+    step.push_back(r->step_ms);
+  }
+  if (last.size() < 2) return std::nullopt;
+  const int64_t rank = std::max_element(last.begin(), last.end(), [](auto& a, auto& b) {
+                         return a.second < b.second;
+                       })->first;
+  std::vector<double> lag;
+  for (const auto* r : rows) {
+    if (r->rank == rank && r->launch_lag_ms) lag.push_back(*r->launch_lag_ms);
+  }
+  const auto l = median_of(lag), s = median_of(step);
+  if (!l || !s || *s <= 0 || *l / *s <= kStragglerMinShare) return std::nullopt;
+  Finding f = make(run, "straggler", *l / *s, kStragglerMinShare, "fraction of step");
+  const auto phase = excess_phase(rows, rank);
+  const std::string where = phase ? std::string(rundir::span_phase_name(phase->first)) : "";
+  f.title = fmt::format("rank {} is the straggler{}", rank, phase ? " (" + where + ")" : "");
+  f.evidence = fmt::format("rank {} launches its all-reduces a median {} ms after the earliest "
+                           "rank, {} of a {} ms step (threshold {}); {}", rank,
+                           format_number(*l), pct(*l / *s), format_number(*s),
+                           pct(kStragglerMinShare),
+                           phase ? fmt::format("its {} takes {} ms more than the other ranks' "
+                                               "(median)", where, format_number(phase->second))
+                                 : "no phase of it is longer than the other ranks'");
+  if (phase && phase->first == rundir::SpanPhase::kData) {
+    const int64_t workers = config_int(run, "data.num_workers", 0);
+    f.suggestion = nearest_valid_set(run, "data.num_workers", workers,
+                                     workers == 0 ? 1 : workers * 2)
+                       .value_or("faster data loading on that rank");
+  } else {
+    f.suggestion = fmt::format("look at rank {}'s host or device: other processes on its cores, "
+                               "a slower or throttled device, or uneven work in {}",
+                               rank, phase ? where : std::string("its step"));
+  }
+  return f;
+}
+
 std::vector<Finding> run_findings(const Run& run, const RunMetrics& m) {
   using Rule = std::optional<Finding> (*)(const Run&, const RunMetrics&);
   static const Rule kRules[] = {rule_data_wait,      rule_eval_share,          rule_optimizer_share,
                                 rule_attention_core, rule_low_mfu_small_batch, rule_memory_headroom,
                                 rule_page_faults,    rule_context_switches,
-                                rule_roofline,       rule_precision,           rule_plan_differs};
+                                rule_roofline,       rule_precision,           rule_plan_differs,
+                                rule_exposed_comm,   rule_straggler};
   std::vector<Finding> out;
   for (Rule rule : kRules) {
     if (auto f = rule(run, m)) {

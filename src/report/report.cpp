@@ -79,6 +79,14 @@ void add_run_sections(const Run& run, const RunMetrics& m, size_t top_ops, Docum
   if (auto t = detail::activations_table(run)) {
     doc.tables.push_back(with_source(std::move(*t), files_in(dir, {rundir::kActivations})));
   }
+  for (auto* make : {detail::comm_breakdown_table, detail::comm_straggler_table}) {
+    if (auto t = make(run)) {
+      doc.tables.push_back(with_source(std::move(*t), files_in(dir, {rundir::kCommSteps})));
+    }
+  }
+  if (auto t = detail::comm_bucket_table(run)) {
+    doc.tables.push_back(with_source(std::move(*t), files_in(dir, {rundir::kCollectives})));
+  }
   std::vector<Finding> findings = run_findings(run, m);
   attach_tried(findings, read_tried(run.dir));  // what `llmprof report --try` measured
   for (auto& f : findings) doc.findings.push_back(std::move(f));

@@ -37,6 +37,13 @@ std::optional<Table> plan_table(const Run& run);
 // activations.csv by scope, summed over blocks; nullopt without it.
 std::optional<Table> activations_table(const Run& run);
 
+// A data-parallel run's Communication section (tables_comm.cpp): the per-rank temporal breakdown,
+// the all-reduce per bucket, and who launches last; nullopt without comm_steps.csv /
+// collectives.csv.
+std::optional<Table> comm_breakdown_table(const Run& run);
+std::optional<Table> comm_bucket_table(const Run& run);
+std::optional<Table> comm_straggler_table(const Run& run);
+
 // Every point of a sweep, repeats aggregated: keys, status, metrics.
 Table sweep_points_table(const Sweep& sweep, const std::vector<SweepConfig>& configs);
 

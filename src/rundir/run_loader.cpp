@@ -12,6 +12,7 @@
 #include "llmprof/base/numbers.h"
 #include "llmprof/base/printable.h"
 #include "llmprof/error.h"
+#include "llmprof/rundir/comm_tables.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
 #include "read_util.h"
@@ -397,6 +398,10 @@ Run load_run(const std::string& dir) {
   }
   run.memory = read_table(path(dir, kMemory), memory_reads(), w);
   run.activations = read_table(path(dir, kActivations), activation_reads(), w);
+  if (fs::exists(path(dir, kCommSteps))) run.comm_steps = read_comm_steps(path(dir, kCommSteps));
+  if (fs::exists(path(dir, kCollectives))) {
+    run.collectives = read_collectives(path(dir, kCollectives));
+  }
   if (!run.warnings.empty()) run.incomplete = true;
   return run;
 }

@@ -30,4 +30,23 @@ inline const std::vector<std::string_view> kKernels = {
     "kernel", "calls", "total_us", "mean_us", "min_us", "max_us", "grid", "block", "registers",
     "shared_mem_bytes", "est_occupancy", "owning_op", "owning_scope", "owners", "steps"};
 
+// Data-parallel communication (rundir/comm_tables.h).
+inline const std::vector<std::string_view> kComm = {
+    "rank", "step", "sync_step", "bucket", "bucket_count", "first_layout", "bytes", "elements",
+    "dtype", "ready_ns", "launch_ns", "end_ns", "comm_ms", "backward_ms_at_launch"};
+inline const std::vector<std::string_view> kPhaseSpans = {"rank", "step", "phase", "start_ns",
+                                                          "end_ns"};
+inline const std::vector<std::string_view> kClocks = {
+    "rank", "rounds", "start_at_ns", "start_offset_ns", "start_residual_ns", "end_at_ns",
+    "end_offset_ns", "end_residual_ns", "drift_ns_per_s"};
+inline const std::vector<std::string_view> kCollectives = {
+    "step", "bucket", "rank", "first_layout", "bytes", "elements", "dtype", "launch_aligned_ns",
+    "end_aligned_ns", "duration_ms", "wait_ms", "latency_ms", "algbw_gb_per_s", "busbw_gb_per_s",
+    "last_rank", "world_size"};
+inline const std::vector<std::string_view> kCommSteps = {
+    "step", "rank", "first_layout", "start_aligned_ns", "step_ms", "compute_ms",
+    "exposed_comm_ms", "other_ms", "idle_ms", "comm_ms", "hidden_comm_ms", "overlap", "data_ms",
+    "forward_ms", "backward_ms", "backward_compute_ms", "optimizer_ms", "launch_lag_ms",
+    "last_launches", "buckets"};
+
 }  // namespace llmprof::rundir::columns

@@ -10,18 +10,27 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <thread>
+
+#include <spdlog/spdlog.h>
 
 #include "llmprof/config/config.h"
 #include "llmprof/config/schema.h"
+#include "llmprof/dist/clock_sync.h"
 #include "llmprof/error.h"
 #include "llmprof/output/csv.h"
 #include "llmprof/output/run_dir.h"
+#include "llmprof/rundir/comm_tables.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/train/task.h"
+#include "comm_finish.h"
 
 namespace llmprof::train {
 
 namespace {
+
+// Ping-pong rounds of each clock measurement (the best round counts): ~0.1 ms each on loopback.
+constexpr int kClockRounds = 200;
 
 dist::Backend backend_of(const config::Config& cfg) {
   switch (cfg.ddp.backend) {
@@ -84,6 +93,10 @@ std::unique_ptr<DataParallel> DataParallel::connect(const config::Config& cfg,
   o.c10d_for_one_rank = one_rank_group;
   std::unique_ptr<DataParallel> dp(new DataParallel(env, dist::ProcessGroup::create(env, o)));
   dp->group_->check_same_config(config_hash(cfg));
+  dp->skew_ns_ = dist::test_clock_skew_ns(env.rank);
+  dp->forward_delay_ns_ = dist::test_forward_delay_ns(env.rank);
+  dp->clocks_start_ = dist::measure_clocks(*dp->group_, kClockRounds,
+                                           [d = dp.get()] { return d->clock_ns(); });
   return dp;
 }
 
@@ -134,12 +147,21 @@ void DataParallel::start(torch::nn::Module& module, const std::vector<at::Tensor
   sync_ = std::make_unique<dist::GradSync>(*group_, params, o);
 }
 
+int64_t DataParallel::clock_ns() const { return now_ns() + skew_ns_; }
+
+// A sleep, not a busy wait: on a host shared with other work, a rank that spun for the delay is
+// then scheduled behind the others (its CPU share spent), which adds a lag the test did not inject.
+void DataParallel::test_forward_delay() const {
+  if (forward_delay_ns_ > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(forward_delay_ns_));
+}
+
 void DataParallel::open_comm_csv(const std::string& rank_dir) {
-  comm_ = std::make_unique<output::CsvWriter>(
-      rundir::path(rank_dir, rundir::kComm),
-      std::vector<std::string>{"rank", "step", "sync_step", "bucket", "bucket_count",
-                               "first_layout", "bytes", "elements", "dtype", "ready_ns",
-                               "launch_ns", "end_ns", "comm_ms", "backward_ms_at_launch"});
+  const auto& names = rundir::comm_columns();
+  comm_ = std::make_unique<output::CsvWriter>(rundir::path(rank_dir, rundir::kComm),
+                                              std::vector<std::string>(names.begin(), names.end()));
+  phase_csv_ = std::make_unique<rundir::PhaseSpanWriter>(
+      rundir::path(rank_dir, rundir::kPhaseSpans));
+  spans_.clear();
 }
 
 void DataParallel::write_comm_rows(int64_t step) {
@@ -156,9 +178,10 @@ void DataParallel::write_comm_rows(int64_t step) {
     comm_->add(static_cast<int64_t>(rank())).add(step).add(r.sync_step)
         .add(static_cast<int64_t>(r.bucket)).add(static_cast<int64_t>(r.bucket_count))
         .add(static_cast<int64_t>(r.first_layout)).add(r.bytes).add(r.numel)
-        .add(dist::grad_dtype_name(r.dtype)).add(r.ready_ns).add(r.launch_ns);
+        .add(dist::grad_dtype_name(r.dtype)).add(r.ready_ns + skew_ns_)
+        .add(r.launch_ns + skew_ns_);
     if (ended) {
-      comm_->add(r.end_ns).add(ms);
+      comm_->add(r.end_ns + skew_ns_).add(ms);
     } else {
       comm_->add_null().add_null();
     }
@@ -169,6 +192,13 @@ void DataParallel::write_comm_rows(int64_t step) {
     }
     comm_->end_row();
   }
+  if (phase_csv_) {
+    for (int i = 0; i < spans_.size(); ++i) {
+      phase_csv_->write({rank(), step, spans_[i].phase, spans_[i].start_ns + skew_ns_,
+                         spans_[i].end_ns + skew_ns_});
+    }
+  }
+  spans_.clear();
   comm_ms_.push_back(comm_ms);
   if (!sizes.empty()) {
     bucket_bytes_ = sizes;
@@ -238,15 +268,35 @@ std::string DataParallel::summary_section(const std::string& top_dir) const {
        later.empty() ? nlohmann::json() : nlohmann::json(median(later))},
       {"comm_ms_note", "summed all-reduce time (launch to completion) of the step's buckets on "
                        "rank 0, first step apart (its buckets are the initial layout)"},
-      {"times_note", "comm.csv times are each rank's steady clock (ns), not aligned across ranks"},
+      {"times_note", "comm.csv and phases.csv times are each rank's steady clock (ns); "
+                     "clocks.csv puts them on rank 0's, collectives.csv and comm_steps.csv are"},
       {"rank_dirs", nlohmann::json::array()}};
   for (int r = 0; r < world_size(); ++r) d["rank_dirs"].push_back(fmt::format("rank{}", r));
   (void)top_dir;
   return d.dump();
 }
 
+// Rank 0: the communication analysis into its tables and summary["distributed"]["comm"]. A rank's
+// records that cannot be read leave the run's other documents whole: the section says why.
+void DataParallel::write_comm_analysis(const std::string& top_dir, nlohmann::json& summary) const {
+  std::vector<dist::RankClock> clocks;
+  for (size_t r = 0; r < clocks_start_.size(); ++r) {
+    dist::RankClock c{static_cast<int64_t>(r), clocks_start_[r], std::nullopt};
+    if (r < clocks_end_.size()) c.end = clocks_end_[r];
+    clocks.push_back(c);
+  }
+  try {
+    summary["comm"] = comm_summary_json(analyse_run_comm(top_dir, clocks));
+  } catch (const Error& e) {
+    spdlog::warn("communication analysis: {}", e.what());
+    summary["comm"] = {{"error", e.what()}};
+  }
+}
+
 void DataParallel::finish(const std::string& top_dir, const std::string& rank_dir) {
+  clocks_end_ = dist::measure_clocks(*group_, kClockRounds, [this] { return clock_ns(); });
   comm_.reset();  // every row is on disk
+  phase_csv_.reset();
   group_->barrier();
   if (rank() != 0) return;
   namespace fs = std::filesystem;
@@ -280,12 +330,19 @@ void DataParallel::finish(const std::string& top_dir, const std::string& rank_di
     comm += text.substr(eol + 1);
   }
   output::write_file_atomic(rundir::path(top_dir, rundir::kComm), comm);
+  // The resolved config and the environment at the top too (rank 0's): `llmprof report` on the
+  // top directory checks its --set suggestions against the run's config.
+  for (std::string_view doc : {rundir::kConfig, rundir::kEnv}) {
+    const std::string from = rundir::path(rank_dir, doc);
+    if (fs::exists(from)) output::write_file_atomic(rundir::path(top_dir, doc), read_text(from));
+  }
   // summary.json: rank 0's summary with the distributed section.
   nlohmann::json s = nlohmann::json::parse(read_text(rundir::path(rank_dir, rundir::kSummary)),
                                            nullptr, /*allow_exceptions=*/false);
   if (s.is_discarded() || !s.is_object()) s = nlohmann::json::object();
   s["run_dir"] = top_dir;
   s["distributed"] = nlohmann::json::parse(summary_section(top_dir));
+  write_comm_analysis(top_dir, s["distributed"]);
   if (!global_loss_.empty()) s["final_global_train_loss"] = global_loss_.back();
   output::write_file_atomic(rundir::path(top_dir, rundir::kSummary), s.dump(2) + "\n");
   (void)fs::exists(top_dir);

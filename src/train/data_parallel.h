@@ -7,11 +7,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "llmprof/dist/comm_analysis.h"
 #include "llmprof/dist/grad_sync.h"
+#include "llmprof/dist/phase_log.h"
 #include "llmprof/dist/process_group.h"
 #include "llmprof/dist/rank_env.h"
 
@@ -20,6 +23,9 @@ struct Config;
 }
 namespace llmprof::output {
 class CsvWriter;
+}
+namespace llmprof::rundir {
+class PhaseSpanWriter;
 }
 
 namespace llmprof::train {
@@ -59,9 +65,15 @@ class DataParallel {
              const config::Config& cfg, const int64_t* backward_start_ns);
   dist::GradSync& sync() { return *sync_; }
 
-  // Opens <rank dir>/comm.csv (rows appended and flushed per step).
+  // The timed step's phase spans (fixed slots; written and cleared by write_comm_rows).
+  dist::PhaseLog& spans() { return spans_; }
+  // TEST ONLY (LLMPROF_TEST_FORWARD_DELAY_MS): sleeps in the forward phase of the rank named.
+  void test_forward_delay() const;
+
+  // Opens <rank dir>/comm.csv and phases.csv (rows appended and flushed per step).
   void open_comm_csv(const std::string& rank_dir);
-  // After a step (outside its timing): the step's bucket records into comm.csv.
+  // After a step (outside its timing): the step's bucket records into comm.csv and its phase
+  // spans into phases.csv, on this rank's clock (test skew included).
   void write_comm_rows(int64_t step);
 
   // Sums of loss, targets and correct over ranks (eval sharded by rows).
@@ -74,18 +86,27 @@ class DataParallel {
   };
   Agreed agree_after_step(const RankStep& mine, bool stop_requested);
 
-  // The end (every rank, after its own summary): a barrier, then rank 0 writes the merged
-  // steps.csv, comm.csv and summary.json at the top.
+  // The end (every rank, after its own summary): the clocks measured again, a barrier, then rank
+  // 0 writes the merged steps.csv, comm.csv, the communication analysis (clocks.csv,
+  // collectives.csv, comm_steps.csv) and summary.json at the top.
   void finish(const std::string& top_dir, const std::string& rank_dir);
 
  private:
   DataParallel(const dist::RankEnv& env, std::unique_ptr<dist::ProcessGroup> group);
   std::string summary_section(const std::string& top_dir) const;
+  int64_t clock_ns() const;  // this rank's clock: now_ns() plus the test-only skew
+  void write_comm_analysis(const std::string& top_dir, nlohmann::json& summary) const;
 
   dist::RankEnv env_;
   std::unique_ptr<dist::ProcessGroup> group_;
   std::unique_ptr<dist::GradSync> sync_;
   std::unique_ptr<output::CsvWriter> comm_;
+  std::unique_ptr<rundir::PhaseSpanWriter> phase_csv_;
+  dist::PhaseLog spans_;
+  int64_t skew_ns_ = 0;           // test only: added to every time this rank records
+  int64_t forward_delay_ns_ = 0;  // test only: slept in each forward phase
+  // Rank 0: every rank's clock against rank 0's, measured at connect and at finish.
+  std::vector<dist::ClockEstimate> clocks_start_, clocks_end_;
   bool overlap_ = true;
   double bucket_mb_ = 0, first_bucket_mb_ = 0;
   // Rank 0: per step, every rank's (step_ms, loss); the global loss.

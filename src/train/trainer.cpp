@@ -204,6 +204,7 @@ struct LoopState {
 void timed_step(const config::Config& cfg, Training& t, Step& step, data::BatchLoader& loader,
                 LoopState& s, DataParallel* dp) {
   const int64_t A = cfg.train.grad_accum_steps;
+  dist::PhaseLog* spans = dp ? &dp->spans() : nullptr;  // data-parallel: phase spans per rank
   for (int64_t micro = 0; micro < A; ++micro) {
     data::BatchView batch;
     Batch b;
@@ -212,13 +213,18 @@ void timed_step(const config::Config& cfg, Training& t, Step& step, data::BatchL
       // The previous batch's slot goes back here, so refilling it is data time and the data
       // phase runs once per micro-batch, where the batch is taken.
       auto phase = step.phase(profile::Phase::kData);
+      dist::ScopedSpan span(spans, rundir::SpanPhase::kData);
       if (s.holding) loader.release(s.held);
       batch = loader.next();
       b = t.device->to_device(wrap_batch(batch));  // CUDA: an async copy from a pinned slot
     }
     {
       auto phase = step.phase(profile::Phase::kForward);
-      if (dp) dp->sync().begin_micro_step(/*sync=*/micro == A - 1);
+      dist::ScopedSpan span(spans, rundir::SpanPhase::kForward);
+      if (dp) {
+        dp->sync().begin_micro_step(/*sync=*/micro == A - 1);
+        dp->test_forward_delay();  // test only: an injected straggler (0 unless set)
+      }
       const Autocast& p = t.precision;
       model::AutocastScope autocast(p.device_type, p.dtype, p.on);
       loss = t.task->loss(b);
@@ -226,6 +232,7 @@ void timed_step(const config::Config& cfg, Training& t, Step& step, data::BatchL
     }
     {
       auto phase = step.phase(profile::Phase::kBackward);
+      dist::ScopedSpan span(spans, rundir::SpanPhase::kBackward);
       if (t.scaler) s.loss_scale = t.scaler->current_scale();  // the host's copy: no device read
       const torch::Tensor& scaled = t.scaler ? t.scaler->scale(loss) : loss;
       if (dp) {
@@ -241,6 +248,7 @@ void timed_step(const config::Config& cfg, Training& t, Step& step, data::BatchL
   }
   {
     auto phase = step.phase(profile::Phase::kOptimizer);
+    dist::ScopedSpan span(spans, rundir::SpanPhase::kOptimizer);
     s.step_skipped = false;
     if (t.scaler) {
       t.scaler->unscale(t.params);  // clipping and the optimizer see true gradients

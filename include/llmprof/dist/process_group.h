@@ -92,6 +92,12 @@ class ProcessGroup {
   // Gathers every rank's `values` (same length on all ranks): result[r * n + i] = rank r's [i].
   virtual std::vector<double> all_gather(const std::vector<double>& values) = 0;
 
+  // Point to point with one other rank, blocking, bounded by the timeout (the clock ping-pong,
+  // clock_sync.h). recv fills `values`, whose size must be the message's. The default (a group
+  // of one rank) throws DistError.
+  virtual void send(std::vector<int64_t>& values, int dst_rank);
+  virtual void recv(std::vector<int64_t>& values, int src_rank);
+
   // Turns a failure caught around a collective (c10d's exception, a backward that threw from
   // the reducer's wait) into a one-line DistError naming the rank that died or stopped, read from
   // the heartbeats (waits at most 2.5 heartbeat intervals + 0.5 s). `during` says what was

@@ -27,6 +27,8 @@ inline constexpr double kMaxMinorFaultsPerStep = 100;          // median minor f
 inline constexpr double kMaxInvoluntarySwitchesPerStep = 100;  // median per step
 inline constexpr double kRooflineLostMinShare = 0.05;          // top op's lost_ms / step
 inline constexpr double kBf16MinPeakRatio = 1.2;               // bf16 / fp32 matmul peak
+inline constexpr double kExposedCommMaxShare = 0.10;           // exposed all-reduce / step
+inline constexpr double kStragglerMinShare = 0.05;             // straggler's launch lag / step
 
 // Data wait above 10% of the step: more loader workers.
 std::optional<Finding> rule_data_wait(const Run& run, const RunMetrics& m);
@@ -60,6 +62,15 @@ std::optional<Finding> rule_roofline(const Run& run, const RunMetrics& m);
 // An fp32 run on a CPU with native bf16 (avx512_bf16 / amx_bf16) whose measured bf16 matmul
 // peak is more than 1.2x the fp32 one: train.precision=bf16.
 std::optional<Finding> rule_precision(const Run& run, const RunMetrics& m);
+
+// Data-parallel (comm_steps.csv): exposed communication above 10% of the step: ddp.overlap=true
+// when it was off, else smaller buckets (ddp.bucket_mb halved) or more accumulation steps.
+std::optional<Finding> rule_exposed_comm(const Run& run, const RunMetrics& m);
+
+// Data-parallel: the rank that launches all-reduces last most often, when its median launch lag
+// is above 5% of the step: that rank and the phase its extra time is in (more loader workers
+// when it is data).
+std::optional<Finding> rule_straggler(const Run& run, const RunMetrics& m);
 
 // Every rule, in report order, applied to one run; each finding's sets are the `--set`s its
 // suggestion names, and it is an experiment when one of them changes train.precision.

@@ -25,6 +25,12 @@ inline constexpr std::string_view kPower = "power.csv";    // energy samples
 inline constexpr std::string_view kKernels = "kernels.csv";  // GPU kernels (CUDA runs)
 // Data-parallel runs: per bucket all-reduce records, in each rank<k>/ and merged at the top.
 inline constexpr std::string_view kComm = "comm.csv";
+inline constexpr std::string_view kPhaseSpans = "phases.csv";  // per rank: timed phase spans
+// Written by rank 0 at the top after the run (rundir/comm_tables.h): the clocks against rank 0's,
+// every collective on rank 0's clock, and each step's temporal breakdown per rank.
+inline constexpr std::string_view kClocks = "clocks.csv";
+inline constexpr std::string_view kCollectives = "collectives.csv";
+inline constexpr std::string_view kCommSteps = "comm_steps.csv";
 inline constexpr std::string_view kRankDirPrefix = "rank";  // rank<k>/: one rank's run directory
 inline constexpr std::string_view kCheckpoint = "checkpoint";  // directory: weights + config
 inline constexpr std::string_view kCheckpointMeta = "checkpoint.json";

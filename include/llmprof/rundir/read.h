@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "llmprof/rundir/comm_tables.h"
 #include "llmprof/config/enums.h"
 #include "llmprof/rundir/tables.h"
 
@@ -131,6 +132,9 @@ struct Run {
   std::vector<OpRow> eval_ops;  // eval passes run inside a recorded window (per pass)
   std::vector<MemoryRow> memory;
   std::vector<ActivationRow> activations;
+  // A data-parallel run's top directory (rundir/comm_tables.h); empty elsewhere.
+  std::vector<CommStepRow> comm_steps;      // comm_steps.csv
+  std::vector<CollectiveRow> collectives;   // collectives.csv
 
   // The status as tables print it: its name; "unknown" when summary.json has none; "incomplete"
   // without summary.json.

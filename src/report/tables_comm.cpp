@@ -1,0 +1,158 @@
+// The Communication section of a data-parallel run (its top directory's comm_steps.csv and
+// collectives.csv): per-rank temporal breakdown, per-bucket all-reduce figures, the straggler
+// table. Medians over the steps after the first bucket layout (all steps when there are none).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "tables.h"
+
+namespace llmprof::report::detail {
+
+namespace {
+
+std::optional<double> median_of(std::vector<double> v) {
+  if (v.empty()) return std::nullopt;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+bool later_only(const Run& run) {
+  for (const auto& r : run.comm_steps) {
+    if (!r.first_layout) return true;
+  }
+  return false;
+}
+
+const char* kScope = "medians over the steps after the first bucket layout, times on rank 0's "
+                     "clock (clocks.csv)";
+
+}  // namespace
+
+std::optional<Table> comm_breakdown_table(const Run& run) {
+  if (run.comm_steps.empty()) return std::nullopt;
+  const bool later = later_only(run);
+  std::map<int64_t, std::vector<const rundir::CommStepRow*>> by_rank;
+  for (const auto& r : run.comm_steps) {
+    if (!later || !r.first_layout) by_rank[r.rank].push_back(&r);
+  }
+  Table t;
+  t.id = "comm_breakdown." + run.label;
+  t.title = "Communication: temporal breakdown per rank (" + run.label + ")";
+  t.columns = {{"rank", "rank"},          {"step_ms", "step ms"},
+               {"compute_ms", "compute ms"}, {"exposed_comm_ms", "exposed comm ms"},
+               {"other_ms", "other ms"},  {"idle_ms", "idle ms"},
+               {"comm_ms", "comm ms"},    {"overlap", "overlap"},
+               {"exposed_share", "exposed / step"}};
+  for (const auto& [rank, rows] : by_rank) {
+    const auto med = [&](double rundir::CommStepRow::*f) {
+      std::vector<double> v;
+      for (const auto* r : rows) v.push_back(r->*f);
+      return median_of(v);
+    };
+    double hidden = 0, comm = 0;
+    for (const auto* r : rows) {
+      hidden += r->hidden_comm_ms;
+      comm += r->comm_ms;
+    }
+    const auto step = med(&rundir::CommStepRow::step_ms);
+    const auto exposed = med(&rundir::CommStepRow::exposed_comm_ms);
+    t.rows.push_back({count_cell(static_cast<double>(rank)), ms_cell(step),
+                      ms_cell(med(&rundir::CommStepRow::compute_ms)), ms_cell(exposed),
+                      ms_cell(med(&rundir::CommStepRow::other_ms)),
+                      ms_cell(med(&rundir::CommStepRow::idle_ms)),
+                      ms_cell(med(&rundir::CommStepRow::comm_ms)),
+                      percent_cell(comm > 0 ? std::optional<double>(hidden / comm) : std::nullopt),
+                      percent_cell(step && exposed && *step > 0
+                                       ? std::optional<double>(*exposed / *step)
+                                       : std::nullopt)});
+  }
+  t.notes = {std::string("compute + exposed comm + other + idle = the step (HTA's temporal "
+                         "breakdown); overlap = communication hidden behind compute / all "
+                         "communication; ") + kScope};
+  return t;
+}
+
+// One row per bucket: its size, latency (shortest duration across ranks), the largest wait of a
+// rank, bus bandwidth; against the all-reduce roof when the run's env.json has one.
+std::optional<Table> comm_bucket_table(const Run& run) {
+  if (run.collectives.empty()) return std::nullopt;
+  const bool later = later_only(run);
+  struct Acc {
+    double bytes = 0;
+    std::vector<double> latency, wait, busbw;
+  };
+  std::map<int64_t, Acc> by_bucket;
+  std::map<std::pair<int64_t, int64_t>, double> longest_wait;  // (step, bucket) -> ms
+  for (const auto& c : run.collectives) {
+    if (later && c.first_layout) continue;
+    double& w = longest_wait[{c.step, c.bucket}];
+    w = std::max(w, c.wait_ms.value_or(0.0));
+    if (c.rank != 0) continue;  // the per-collective figures, once
+    Acc& a = by_bucket[c.bucket];
+    a.bytes = static_cast<double>(c.bytes);
+    if (c.latency_ms) a.latency.push_back(*c.latency_ms);
+    if (c.busbw_gb_per_s) a.busbw.push_back(*c.busbw_gb_per_s);
+  }
+  for (const auto& [key, w] : longest_wait) by_bucket[key.second].wait.push_back(w);
+  Table t;
+  t.id = "comm_buckets." + run.label;
+  t.title = "Communication: all-reduce per bucket (" + run.label + ")";
+  t.columns = {{"bucket", "bucket"},           {"bytes", "bytes"},
+               {"latency_ms", "latency ms"},   {"wait_ms", "longest wait ms"},
+               {"busbw_gb_per_s", "busbw GB/s"}};
+  for (const auto& [bucket, a] : by_bucket) {
+    t.rows.push_back({count_cell(static_cast<double>(bucket)), bytes_cell(a.bytes),
+                      ms_cell(median_of(a.latency)), ms_cell(median_of(a.wait)),
+                      number_cell(median_of(a.busbw))});
+  }
+  t.notes = {std::string("latency = the shortest duration across ranks (without waiting for a "
+                         "late rank); wait = latest launch - the rank's launch; busbw = bytes / "
+                         "latency x 2(n-1)/n (nccl-tests); longest wait: of the rank that waited most; ") + kScope,
+             "no all-reduce roof in this run's inputs: `llmprof peak --comm` measures one"};
+  return t;
+}
+
+// Per rank: how often it launched an all-reduce last, its mean launch lag behind the earliest
+// rank, and its phases (median ms).
+std::optional<Table> comm_straggler_table(const Run& run) {
+  if (run.comm_steps.empty()) return std::nullopt;
+  const bool later = later_only(run);
+  std::map<int64_t, std::vector<const rundir::CommStepRow*>> by_rank;
+  for (const auto& r : run.comm_steps) {
+    if (!later || !r.first_layout) by_rank[r.rank].push_back(&r);
+  }
+  Table t;
+  t.id = "comm_stragglers." + run.label;
+  t.title = "Communication: who launches last (" + run.label + ")";
+  t.columns = {{"rank", "rank"},           {"last_share", "launched last"},
+               {"launch_lag_ms", "launch lag ms"}, {"data_ms", "data ms"},
+               {"forward_ms", "forward ms"}, {"backward_compute_ms", "backward compute ms"},
+               {"optimizer_ms", "optimizer ms"}};
+  for (const auto& [rank, rows] : by_rank) {
+    double last = 0, buckets = 0;
+    std::vector<double> lag, data, fwd, bwd, opt;
+    for (const auto* r : rows) {
+      last += static_cast<double>(r->last_launches);
+      buckets += static_cast<double>(r->buckets);
+      if (r->launch_lag_ms) lag.push_back(*r->launch_lag_ms);
+      data.push_back(r->data_ms);
+      fwd.push_back(r->forward_ms);
+      bwd.push_back(r->backward_compute_ms);
+      opt.push_back(r->optimizer_ms);
+    }
+    t.rows.push_back({count_cell(static_cast<double>(rank)),
+                      percent_cell(buckets > 0 ? std::optional<double>(last / buckets)
+                                               : std::nullopt),
+                      ms_cell(median_of(lag)), ms_cell(median_of(data)), ms_cell(median_of(fwd)),
+                      ms_cell(median_of(bwd)), ms_cell(median_of(opt))});
+  }
+  t.notes = {std::string("launch lag: the rank's launch minus the earliest rank's, per bucket; "
+                         "backward compute: up to the last bucket handed to the all-reduce; ") +
+             kScope};
+  return t;
+}
+
+}  // namespace llmprof::report::detail

@@ -1,0 +1,64 @@
+// The communication tables: what the writers write, the readers read back; bad rows are errors
+// naming the file and line.
+#include "llmprof/rundir/comm_tables.h"
+
+#include <gtest/gtest.h>
+
+#include "llmprof/error.h"
+#include "support/test_support.h"
+
+namespace llmprof::rundir {
+namespace {
+
+TEST(CommTables, PhaseSpansAndCollectivesRoundTrip) {
+  test::ScratchDir dir("comm_tables");
+  {
+    PhaseSpanWriter w(dir.file("phases.csv"));
+    w.write({1, 3, SpanPhase::kBackward, 1234567890123, 1234567990123});
+  }
+  const auto spans = read_phase_spans(dir.file("phases.csv"));
+  ASSERT_EQ(spans.size(), 1u);
+  EXPECT_EQ(spans[0].phase, SpanPhase::kBackward);
+  EXPECT_EQ(spans[0].start_ns, 1234567890123);  // ns stay exact
+  EXPECT_EQ(spans[0].end_ns, 1234567990123);
+  CollectiveRow c;
+  c.step = 2;
+  c.bucket = 1;
+  c.rank = 1;
+  c.bytes = 4096;
+  c.elements = 1024;
+  c.dtype = "f32";
+  c.launch_aligned_ns = 77;
+  c.duration_ms = 1.5;
+  c.wait_ms = 0;
+  c.last_rank = 1;
+  c.world_size = 2;
+  write_collectives(dir.file("collectives.csv"), {c});
+  const auto back = read_collectives(dir.file("collectives.csv"));
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].bytes, 4096);
+  EXPECT_FALSE(back[0].end_aligned_ns.has_value());  // unknown stays null
+  EXPECT_FALSE(back[0].latency_ms.has_value());
+  EXPECT_DOUBLE_EQ(*back[0].duration_ms, 1.5);
+  ClockRow k{1, 200, 10, -250000000, 18000, std::nullopt, std::nullopt, std::nullopt,
+             std::nullopt};
+  write_clocks(dir.file("clocks.csv"), {k});
+  EXPECT_EQ(read_clocks(dir.file("clocks.csv"))[0].start_offset_ns, -250000000);
+}
+
+TEST(CommTables, AnUnknownPhaseNamesTheFileAndLine) {
+  test::ScratchDir dir("comm_tables_bad");
+  test::write_file(dir.file("phases.csv"),
+                   "rank,step,phase,start_ns,end_ns\n0,1,data,1,2\n0,1,warmup,2,3\n");
+  try {
+    read_phase_spans(dir.file("phases.csv"));
+    FAIL() << "no error";
+  } catch (const DataError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("phases.csv line 3"), std::string::npos) << what;
+    EXPECT_NE(what.find("warmup"), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+}  // namespace llmprof::rundir
