@@ -63,10 +63,12 @@ double read_figure(const std::string& run_dir, Figure figure) {
   }
   switch (figure) {
     case Figure::kMedianStepMs:
-      if (s->median_step_ms && *s->median_step_ms > 0) return *s->median_step_ms;
+      if (s->median_step_ms() && *s->median_step_ms() > 0) return *s->median_step_ms();
       throw DataError(path + ": no timing.step_ms median");
     case Figure::kStepUsPerToken:
-      if (s->tokens_per_s && *s->tokens_per_s > 0) return 1e6 / *s->tokens_per_s;
+      if (s->median_tokens_per_s() && *s->median_tokens_per_s() > 0) {
+        return 1e6 / *s->median_tokens_per_s();
+      }
       throw DataError(path + ": no throughput tokens_per_s median");
     case Figure::kWallUsPerToken:
       break;

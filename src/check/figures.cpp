@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "llmprof/check/check.h"
 #include "llmprof/error.h"
@@ -23,31 +21,39 @@ FigureSpec spec(std::string name, std::string unit, Direction d, Kind k, std::st
   return FigureSpec{std::move(name), std::move(unit), d, k, std::move(source)};
 }
 
-// summary.json's value at a JSON pointer; null with a reason when absent or null.
-Reading summary_value(const nlohmann::json& doc, const std::string& file,
-                      const std::string& pointer) {
-  const nlohmann::json::json_pointer p(pointer);
-  if (!doc.contains(p)) return {std::nullopt, fmt::format("{} has no {}", file, pointer)};
-  const nlohmann::json& v = doc.at(p);
-  if (v.is_null()) return {std::nullopt, fmt::format("{} {} is null", file, pointer)};
-  if (!v.is_number()) {
-    throw DataError(fmt::format("{}: {} is {}, not a number", file, pointer, v.dump()));
-  }
-  return {v.get<double>(), ""};
+// A summary.json figure; null with a reason naming the file and the field when unknown.
+Reading summary_value(const std::optional<double>& v, const std::string& file,
+                      const std::string& field) {
+  if (!v) return {std::nullopt, fmt::format("{} {} is null or absent", file, field)};
+  return {v, ""};
 }
 
-nlohmann::json read_summary_json(const std::string& dir) {
+rundir::Summary read_run_summary(const std::string& dir) {
   if (!std::filesystem::is_directory(dir)) {
     throw DataError(fmt::format("{}: no such run directory", dir));
   }
   const std::string file = rundir::path(dir, rundir::kSummary);
-  std::ifstream in(file);
-  if (!in) throw DataError(fmt::format("{}: missing: the run did not finish", file));
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw DataError(fmt::format("{}: not valid JSON ({})", file, e.what()));
-  }
+  std::vector<rundir::InputWarning> warnings;
+  std::optional<rundir::Summary> s = rundir::read_summary(file, warnings);
+  if (!s) throw DataError(fmt::format("{}: missing or empty: the run did not finish", file));
+  return *s;
+}
+
+std::optional<double> median_of(const std::optional<Summary>& stats) {
+  return stats ? std::optional<double>(stats->median) : std::nullopt;
+}
+
+// timing.<phase>.median, throughput.<name>.median, mfu.value.median.
+std::optional<double> timed_figure(const rundir::Summary& s, const std::string& n) {
+  if (n == "tokens_per_s") return s.median_tokens_per_s();
+  if (n == "samples_per_s") return s.throughput ? median_of(s.throughput->samples_per_s) : std::nullopt;
+  if (n == "mfu") return s.median_mfu();
+  if (!s.timing) return std::nullopt;
+  if (n == "step_ms") return median_of(s.timing->step_ms);
+  if (n == "forward_ms") return median_of(s.timing->forward_ms);
+  if (n == "backward_ms") return median_of(s.timing->backward_ms);
+  if (n == "optimizer_ms") return median_of(s.timing->optimizer_ms);
+  return median_of(s.timing->data_ms);
 }
 
 // steps.csv's loss at step n (the last step for n = 0).
@@ -144,29 +150,49 @@ FigureSpec find_figure(std::string_view name) {
 }
 
 Reading read_figure(const std::string& dir, const FigureSpec& spec) {
-  const nlohmann::json doc = read_summary_json(dir);
-  const std::string file = rundir::path(dir, rundir::kSummary);
-  const auto at = [&](const std::string& pointer) { return summary_value(doc, file, pointer); };
   const std::string& n = spec.name;
-  if (n == "peak_rss_bytes") return at("/memory/peak_rss_bytes");
-  if (n == "train_loss") return at("/loss/final_train_loss");
-  if (n == "val_loss") return at("/loss/final_val_loss");
-  if (n == "val_perplexity") return at("/loss/final_val_perplexity");
+  const rundir::Summary s = read_run_summary(dir);  // every figure needs a finished run
   if (n == "step_loss") return step_loss(dir, 0);
   if (n.rfind(kStepLossPrefix, 0) == 0) return step_loss(dir, std::stoll(n.substr(5)));
-  if (n == "parameters") return at("/parameters");
-  if (n == "flops_per_step") return at("/flops/analytic_per_step");
+  if (n == "op_calls_per_step") return op_calls(dir);
+  const std::string file = rundir::path(dir, rundir::kSummary);
+  const auto at = [&](const std::optional<double>& v, const char* field) {
+    return summary_value(v, file, field);
+  };
+  const std::optional<rundir::EvalLoss> eval =
+      s.loss ? s.loss->eval : std::optional<rundir::EvalLoss>();
+  if (n == "peak_rss_bytes") {
+    return at(s.peak_rss_bytes ? std::optional<double>(static_cast<double>(*s.peak_rss_bytes))
+                               : std::nullopt,
+              "/memory/peak_rss_bytes");
+  }
+  if (n == "train_loss") return at(eval ? eval->train_loss : std::nullopt, "/loss/final_train_loss");
+  if (n == "val_loss") return at(eval ? eval->val_loss : std::nullopt, "/loss/final_val_loss");
+  if (n == "val_perplexity") {
+    return at(eval ? eval->val_perplexity : std::nullopt, "/loss/final_val_perplexity");
+  }
+  if (n == "parameters") {
+    return at(s.parameters ? std::optional<double>(static_cast<double>(*s.parameters))
+                           : std::nullopt,
+              "/parameters");
+  }
+  if (n == "flops_per_step") {
+    return at(s.flops ? s.flops->analytic_per_step : std::nullopt, "/flops/analytic_per_step");
+  }
   if (n == "counted_flops_per_step") {
-    const Reading mm = at("/flops/counted_matmul_per_step");
-    const Reading other = at("/flops/counted_other_per_step");
+    const std::optional<rundir::CountedFlops> c =
+        s.flops ? s.flops->counted : std::optional<rundir::CountedFlops>();
+    const Reading mm = at(c ? c->matmul_per_step : std::nullopt, "/flops/counted_matmul_per_step");
+    const Reading other = at(c ? c->other_per_step : std::nullopt, "/flops/counted_other_per_step");
     if (!mm.value) return mm;
     if (!other.value) return other;
     return {*mm.value + *other.value, ""};
   }
-  if (n == "op_calls_per_step") return op_calls(dir);
-  if (n == "tokens_per_s" || n == "samples_per_s") return at("/throughput/" + n + "/median");
-  if (n == "mfu") return at("/mfu/value/median");
-  return at("/timing/" + n + "/median");  // step_ms and the phases
+  const std::string group = n == "tokens_per_s" || n == "samples_per_s" ? "/throughput/"
+                            : n == "mfu"                               ? "/mfu/"
+                                                                       : "/timing/";
+  return summary_value(timed_figure(s, n), file,
+                       group + (n == "mfu" ? std::string("value") : n) + "/median");
 }
 
 }  // namespace llmprof::check

@@ -42,8 +42,8 @@ plan::DeviceSpec resolve_device(const std::string& name, int64_t index) {
 // --calibrate RUN: the run's median step against the roofline bound of the run's own config.
 void calibrate_on(plan::PlanReport& r, const config::Config& cfg, const std::string& run) {
   std::vector<rundir::InputWarning> warnings;
-  const auto summary = rundir::read_summary(run + "/summary.json", warnings);
-  if (!summary || !summary->median_step_ms) {
+  const auto summary = rundir::read_summary(rundir::path(run, rundir::kSummary), warnings);
+  if (!summary || !summary->median_step_ms()) {
     throw UsageError("--calibrate " + run + ": no summary.json with a median step time");
   }
   const config::Config run_cfg = config::load_config(rundir::path(run, rundir::kConfig));
@@ -53,7 +53,7 @@ void calibrate_on(plan::PlanReport& r, const config::Config& cfg, const std::str
     throw UsageError("--calibrate " + run + ": the device has no peaks to bound the step with");
   }
   (void)cfg;
-  plan::calibrate(r, *summary->median_step_ms / *own.step_ms, run);
+  plan::calibrate(r, *summary->median_step_ms() / *own.step_ms, run);
 }
 
 void print_text(const plan::PlanReport& r, const config::Config& cfg) {

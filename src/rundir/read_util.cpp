@@ -189,8 +189,9 @@ std::optional<CsvFile> read_run_csv(const std::string& path,
   return to_csv_file(path, text, std::move(parsed), &warnings);
 }
 
-nlohmann::json read_json(const std::string& path) {
-  std::string text = read_text(path);
+nlohmann::json read_json(const std::string& path) { return parse_json(read_text(path), path); }
+
+nlohmann::json parse_json(const std::string& text, const std::string& path) {
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {

@@ -56,6 +56,8 @@ std::optional<CsvFile> read_run_csv(const std::string& path,
 
 // Parses a JSON file; invalid JSON throws DataError naming the file, line and column.
 nlohmann::json read_json(const std::string& path);
+// The same for text read from path.
+nlohmann::json parse_json(const std::string& text, const std::string& path);
 
 // The number at a JSON pointer-like dotted path ("steps.warmup_excluded"), or nullopt when a
 // step is missing, null or not a number.

@@ -235,15 +235,6 @@ void read_env(const std::string& path, Run& run) {
   }
 }
 
-// A summary.json field written through a name table, parsed once here: nullopt when absent or
-// null; anything else outside the table is a DataError naming the file, the field and the value.
-template <typename E>
-std::optional<E> name_field(const nlohmann::json& s, const char* field, const std::string& path) {
-  if (!s.contains(field) || s[field].is_null()) return std::nullopt;
-  const nlohmann::json& v = s[field];
-  return parse_name<E>(v.is_string() ? v.get<std::string>() : v.dump(), path, field);
-}
-
 void fill_from_summary(const std::string& path, Run& run) {
   std::optional<Summary> summary = read_summary(path, run.warnings);
   if (!summary) {
@@ -254,9 +245,13 @@ void fill_from_summary(const std::string& path, Run& run) {
   run.status = summary->status;
   run.profile_level = summary->profile_level;
   run.message = summary->message;
-  run.summary_warmup_steps = summary->warmup_excluded;
-  run.summary_max_steps = summary->max_steps;
-  run.summary_peak_rss_bytes = summary->peak_rss_bytes;
+  if (summary->steps) {
+    run.summary_warmup_steps = summary->steps->warmup_excluded;
+    run.summary_max_steps = summary->steps->max_steps;
+  }
+  if (summary->peak_rss_bytes) {
+    run.summary_peak_rss_bytes = static_cast<double>(*summary->peak_rss_bytes);
+  }
   run.energy = summary->energy;
   run.plan = summary->plan;
   run.plan_peak_predicted = summary->plan_peak_predicted;
@@ -265,63 +260,14 @@ void fill_from_summary(const std::string& path, Run& run) {
 
 }  // namespace
 
-// summary.json "plan" (written by llmprof train): the components and the phase of the peak.
-void read_plan(const nlohmann::json& s, Summary& out) {
-  if (!s.contains("plan") || !s["plan"].is_object()) return;
-  const nlohmann::json& p = s["plan"];
-  if (p.contains("components") && p["components"].is_object()) {
-    for (const auto& [name, c] : p["components"].items()) {
-      if (!c.is_object()) continue;
-      out.plan.push_back({name, detail::json_number(c, "predicted_bytes"),
-                          detail::json_number(c, "measured_bytes"), detail::json_number(c, "ratio")});
-    }
-  }
-  if (p.contains("peak_phase") && p["peak_phase"].is_object()) {
-    const auto& ph = p["peak_phase"];
-    auto text = [&](const char* k) {
-      return ph.contains(k) && ph[k].is_string() ? ph[k].get<std::string>() : std::string();
-    };
-    out.plan_peak_predicted = text("predicted");
-    if (!text("predicted_module").empty()) out.plan_peak_predicted += " / " + text("predicted_module");
-    out.plan_peak_measured = text("measured");
-  }
-}
-
 std::optional<Summary> read_summary(const std::string& path, Warnings& warnings) {
-  std::optional<nlohmann::json> doc = read_side_json(path, warnings);
-  if (!doc) return std::nullopt;
-  const nlohmann::json& s = *doc;
-  using detail::json_number;
-  Summary out;
-  out.status = name_field<config::RunStatus>(s, "status", path);
-  out.profile_level = name_field<config::ProfileLevel>(s, "profile_level", path);
-  if (s.contains("message") && s["message"].is_string()) out.message = s["message"];
-  if (auto w = json_number(s, "steps.warmup_excluded")) out.warmup_excluded = whole_int64(*w);
-  if (auto n = json_number(s, "steps.max_steps")) out.max_steps = whole_int64(*n);
-  out.median_step_ms = json_number(s, "timing.step_ms.median");
-  out.tokens_per_s = json_number(s, "throughput.tokens_per_s.median");
-  out.mfu = json_number(s, "mfu.value.median");
-  out.final_train_loss = json_number(s, "loss.final_train_loss");
-  out.final_val_loss = json_number(s, "loss.final_val_loss");
-  out.final_val_perplexity = json_number(s, "loss.final_val_perplexity");
-  out.peak_rss_bytes = json_number(s, "memory.peak_rss_bytes");
-  if (s.contains("energy") && s["energy"].is_object()) {
-    const auto& e = s["energy"];
-    EnergySummary en;
-    en.total_j = json_number(e, "total_j");
-    en.kwh = json_number(e, "kwh");
-    en.tokens_per_j = json_number(e, "tokens_per_j");
-    en.flops_per_j = json_number(e, "flops_per_j");
-    en.mean_power_w = json_number(e, "mean_power_w");
-    en.peak_power_w = json_number(e, "peak_power_w");
-    en.co2_g = json_number(e, "co2_g");
-    if (e.contains("source") && e["source"].is_string()) en.source = e["source"];
-    en.estimated =
-        e.contains("estimated") && e["estimated"].is_boolean() && e["estimated"].get<bool>();
-    out.energy = en;
+  if (!fs::exists(path)) return std::nullopt;
+  std::error_code ec;
+  if (fs::file_size(path, ec) == 0 && !ec) {
+    warnings.push_back({"", path, 0, "empty file (0 bytes): killed run or full disk? Left out"});
+    return std::nullopt;
   }
-  read_plan(s, out);
-  return out;
+  return parse_summary(detail::read_text(path), path);
 }
 
 void detail::throw_unknown_name(const std::string& where,

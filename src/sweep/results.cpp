@@ -84,13 +84,15 @@ bool read_summary(const std::string& run_dir, PointResult& r) {
   if (!s || !s->status) return false;
   r.status = config::point_status(*s->status);
   r.message = s->message;
-  r.median_step_ms = s->median_step_ms;
-  r.tokens_per_s = s->tokens_per_s;
-  r.mfu = s->mfu;
-  r.final_train_loss = s->final_train_loss;
-  r.final_val_loss = s->final_val_loss;
-  r.final_val_perplexity = s->final_val_perplexity;
-  if (s->peak_rss_bytes) r.peak_rss_bytes = truncated_int64(*s->peak_rss_bytes);
+  r.median_step_ms = s->median_step_ms();
+  r.tokens_per_s = s->median_tokens_per_s();
+  r.mfu = s->median_mfu();
+  if (s->loss && s->loss->eval) {
+    r.final_train_loss = s->loss->eval->train_loss;
+    r.final_val_loss = s->loss->eval->val_loss;
+    r.final_val_perplexity = s->loss->eval->val_perplexity;
+  }
+  r.peak_rss_bytes = s->peak_rss_bytes;
   r.energy_j = s->energy ? s->energy->total_j : std::nullopt;
   r.energy_estimated = s->energy && s->energy->estimated;
   return true;

@@ -1,4 +1,4 @@
-// EnergyMonitor's outputs: the summary.json "energy" block, env.json availability and power.csv.
+// EnergyMonitor's outputs: the run's energy figures (summary.json "energy"), env.json availability and power.csv.
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -23,9 +23,9 @@ constexpr const char* kDefaultGridSource =
     "default: 475 gCO2/kWh, IEA world-average carbon intensity of electricity (Global Energy & "
     "CO2 Status Report 2019), as used by CodeCarbon and the ML CO2 Impact calculator";
 
-json number_or_null(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
-
-json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+std::optional<double> number_or_null(double v) {
+  return std::isnan(v) ? std::nullopt : std::optional<double>(v);
+}
 
 // Running mean / max of the valid values of one field.
 struct FieldStats {
@@ -43,51 +43,67 @@ struct FieldStats {
 
 }  // namespace
 
-json EnergyMonitor::summary_json(int64_t tokens,
-                                 double flops,
-                                 int64_t t0_ns,
-                                 int64_t t1_ns,
-                                 const std::vector<PhaseSpan>& phases) const {
-  json e;
+EnergyFigures EnergyMonitor::figures(int64_t tokens,
+                                     double flops,
+                                     int64_t t0_ns,
+                                     int64_t t1_ns,
+                                     const std::vector<PhaseSpan>& phases) const {
+  EnergyFigures e;
   if (!cfg_.enabled) {
-    e["total_j"] = nullptr;
-    e["reason"] = "energy.enabled = false";
+    e.reason = "energy.enabled = false";
     return e;
   }
-  json unavailable = json::array();
+  SamplerCost& cost = e.sampler.emplace();
   for (const SourceState& s : sources_) {
     if (!s.availability.available) {
-      unavailable.push_back({{"source", s.source->name()}, {"reason", s.availability.reason}});
+      cost.unavailable.push_back({std::string(s.source->name()), s.availability.reason});
     }
   }
-  const double cpu_ms = static_cast<double>(sampler_cpu_ns()) * 1e-6;
+  cost.cpu_ms = static_cast<double>(sampler_cpu_ns()) * 1e-6;
   const int64_t wall_ns = sampler_wall_ns();
-  const json cpu_fraction =
-      wall_ns > 0 ? json(static_cast<double>(sampler_cpu_ns()) / wall_ns) : json(nullptr);
+  if (wall_ns > 0) cost.cpu_fraction = static_cast<double>(sampler_cpu_ns()) / wall_ns;
   const IntervalEnergy total = step_energy(t0_ns, t1_ns);
-  e["total_j"] = optional_json(total.joules);
+  e.total_j = total.joules;
   if (!total.joules) {
-    e["reason"] = !has_energy() ? no_energy_reason_
-                                : fmt::format(
-                                      "the run interval is not covered by the {} power "
-                                      "samples{} (start() before the run, stop() after)",
-                                      samples(), ring_full() ? " (buffer full)" : "");
-    e["unavailable"] = unavailable;
-    e["sampler_cpu_ms"] = cpu_ms;
-    e["sampler_cpu_fraction"] = cpu_fraction;
+    e.reason = !has_energy() ? no_energy_reason_
+                             : fmt::format(
+                                   "the run interval is not covered by the {} power "
+                                   "samples{} (start() before the run, stop() after)",
+                                   samples(), ring_full() ? " (buffer full)" : "");
     return e;
   }
   const double joules = *total.joules;
   const double seconds = static_cast<double>(t1_ns - t0_ns) * 1e-9;
-  const double kwh = joules / 3.6e6;  // 1 kWh = 3.6 MJ
-  e["kwh"] = kwh;
-  e["tokens_per_j"] =
-      tokens > 0 && joules > 0 ? json(static_cast<double>(tokens) / joules) : json(nullptr);
-  // FLOP per joule = (FLOP/s) / W.
-  e["flops_per_j"] = flops > 0 && joules > 0 ? json(flops / joules) : json(nullptr);
-  e["mean_power_w"] = seconds > 0 ? json(joules / seconds) : json(nullptr);
+  e.kwh = joules / 3.6e6;  // 1 kWh = 3.6 MJ
+  if (tokens > 0 && joules > 0) e.tokens_per_j = static_cast<double>(tokens) / joules;
+  if (flops > 0 && joules > 0) e.flops_per_j = flops / joules;  // (FLOP/s) / W
+  if (seconds > 0) e.mean_power_w = joules / seconds;
+  e.co2_g = *e.kwh * cfg_.grid_gco2_per_kwh;
+  e.grid_gco2_per_kwh = cfg_.grid_gco2_per_kwh;
+  e.grid_source = cfg_.grid_gco2_per_kwh == config::EnergyConfig{}.grid_gco2_per_kwh
+                      ? kDefaultGridSource
+                      : "energy.grid_gco2_per_kwh (config)";
+  e.source = source_label();
+  e.estimated = total.estimated;
+  e.interval_s = seconds;
+  e.sample_hz = sampler_->sample_hz();
+  e.samples = static_cast<int64_t>(sampler_->ring().size());
+  e.ring_full = ring_full();
+  add_channel_figures(e, t0_ns, t1_ns, seconds);
+  if (!phases.empty()) {
+    e.phases.emplace();
+    for (const PhaseEnergy& p : phase_energy(phases)) {
+      (*e.phases)[p.phase] = {p.joules, p.seconds, p.avg_power_w, p.estimated, p.intervals};
+    }
+  }
+  return e;
+}
 
-  // Per-frame sums over the total's channels (peak) and per-channel statistics.
+// Per-frame sums over the total's channels (peak) and per-channel statistics.
+void EnergyMonitor::add_channel_figures(EnergyFigures& e,
+                                        int64_t t0_ns,
+                                        int64_t t1_ns,
+                                        double seconds) const {
   const SampleRing& ring = sampler_->ring();
   const size_t frames = ring.size();
   double peak_w = kNoValue;
@@ -107,56 +123,31 @@ json EnergyMonitor::summary_json(int64_t tokens,
       clock[c].add(r.sm_clock_mhz);
     }
   }
-  e["peak_power_w"] = number_or_null(peak_w);
-  e["co2_g"] = kwh * cfg_.grid_gco2_per_kwh;
-  e["grid_gco2_per_kwh"] = cfg_.grid_gco2_per_kwh;
-  e["grid_source"] = cfg_.grid_gco2_per_kwh == config::EnergyConfig{}.grid_gco2_per_kwh
-                         ? kDefaultGridSource
-                         : "energy.grid_gco2_per_kwh (config)";
-  e["source"] = source_label();
-  e["estimated"] = total.estimated;
-  e["sampler_cpu_ms"] = cpu_ms;
-  e["sampler_cpu_fraction"] = cpu_fraction;
-  e["unavailable"] = unavailable;
-  e["interval_s"] = seconds;
-  e["sample_hz"] = sampler_->sample_hz();
-  e["samples"] = frames;
-  e["ring_full"] = ring_full();
-
-  json domains = json::array();
+  e.peak_power_w = number_or_null(peak_w);
   const std::vector<DomainEnergy> per_domain = domain_energy(t0_ns, t1_ns);
   for (size_t c = 0; c < channels_.size(); ++c) {
     const ChannelInfo& info = channels_[c].info;
-    json d = {{"source", info.source},       {"domain", info.domain},
-              {"label", info.label},         {"kind", channel_kind_name(info.kind)},
-              {"estimated", info.estimated}, {"in_total", info.in_total},
-              {"energy_j", nullptr}};
+    DomainFigures d;
+    d.source = info.source;
+    d.domain = info.domain;
+    d.label = info.label;
+    d.kind = std::string(channel_kind_name(info.kind));
+    d.estimated = info.estimated;
+    d.in_total = info.in_total;
     for (const DomainEnergy& de : per_domain) {
       if (de.source != info.source || de.domain != info.domain) continue;
-      d["energy_j"] = optional_json(de.joules);
-      d["mean_power_w"] = de.joules && seconds > 0 ? json(*de.joules / seconds) : json(nullptr);
+      d.energy_j = de.joules;
+      d.matched = true;
+      d.mean_power_w = de.joules && seconds > 0 ? std::optional<double>(*de.joules / seconds)
+                                                : std::nullopt;
     }
-    if (info.kind != ChannelKind::kNone) d["peak_power_w"] = number_or_null(power[c].max);
-    if (util[c].n > 0) d["mean_utilisation"] = util[c].mean();
-    if (temp[c].n > 0) d["peak_temperature_c"] = temp[c].max;
-    if (mem[c].n > 0) d["peak_memory_used_bytes"] = mem[c].max;
-    if (clock[c].n > 0) d["mean_sm_clock_mhz"] = clock[c].mean();
-    domains.push_back(std::move(d));
+    if (info.kind != ChannelKind::kNone) d.peak_power_w = number_or_null(power[c].max);
+    if (util[c].n > 0) d.mean_utilisation = util[c].mean();
+    if (temp[c].n > 0) d.peak_temperature_c = temp[c].max;
+    if (mem[c].n > 0) d.peak_memory_used_bytes = mem[c].max;
+    if (clock[c].n > 0) d.mean_sm_clock_mhz = clock[c].mean();
+    e.domains.push_back(std::move(d));
   }
-  e["domains"] = std::move(domains);
-
-  if (!phases.empty()) {
-    json by_phase = json::object();
-    for (const PhaseEnergy& p : phase_energy(phases)) {
-      by_phase[p.phase] = {{"energy_j", optional_json(p.joules)},
-                           {"seconds", p.seconds},
-                           {"mean_power_w", optional_json(p.avg_power_w)},
-                           {"estimated", p.estimated},
-                           {"intervals", p.intervals}};
-    }
-    e["phases"] = std::move(by_phase);
-  }
-  return e;
 }
 
 json EnergyMonitor::availability_json() const {

@@ -22,6 +22,8 @@
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/comm_tables.h"
 #include "llmprof/rundir/files.h"
+#include "llmprof/rundir/read.h"
+#include "llmprof/rundir/summary.h"
 #include "llmprof/train/task.h"
 #include "comm_finish.h"
 
@@ -337,14 +339,17 @@ void DataParallel::finish(const std::string& top_dir, const std::string& rank_di
     if (fs::exists(from)) output::write_file_atomic(rundir::path(top_dir, doc), read_text(from));
   }
   // summary.json: rank 0's summary with the distributed section.
-  nlohmann::json s = nlohmann::json::parse(read_text(rundir::path(rank_dir, rundir::kSummary)),
-                                           nullptr, /*allow_exceptions=*/false);
-  if (s.is_discarded() || !s.is_object()) s = nlohmann::json::object();
-  s["run_dir"] = top_dir;
-  s["distributed"] = nlohmann::json::parse(summary_section(top_dir));
-  write_comm_analysis(top_dir, s["distributed"]);
-  if (!global_loss_.empty()) s["final_global_train_loss"] = global_loss_.back();
-  output::write_file_atomic(rundir::path(top_dir, rundir::kSummary), s.dump(2) + "\n");
+  std::vector<rundir::InputWarning> warnings;
+  rundir::Summary s = rundir::read_summary(rundir::path(rank_dir, rundir::kSummary), warnings)
+                          .value_or(rundir::Summary{});
+  s.sections["run_dir"] = nlohmann::json(top_dir).dump();
+  nlohmann::json distributed = nlohmann::json::parse(summary_section(top_dir));
+  write_comm_analysis(top_dir, distributed);
+  s.sections["distributed"] = distributed.dump();
+  if (!global_loss_.empty()) {
+    s.sections["final_global_train_loss"] = nlohmann::json(global_loss_.back()).dump();
+  }
+  rundir::write_summary(rundir::path(top_dir, rundir::kSummary), s);
   (void)fs::exists(top_dir);
 }
 

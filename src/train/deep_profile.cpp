@@ -370,40 +370,90 @@ std::vector<double> DeepProfile::process_gpu(const profile::TraceData& data) {
   return event_gpu_ns;
 }
 
-void DeepProfile::add_to_summary(nlohmann::json& s, double analytic_flops_per_step) const {
-  using nlohmann::json;
-  if (!tracer_) return;
+std::optional<rundir::DeepProfileFigures> DeepProfile::figures(
+    double analytic_flops_per_step) const {
+  if (!tracer_) return std::nullopt;
+  rundir::DeepProfileFigures f;
+  f.modules = modules_figures();
+  f.counted = counted_flops(analytic_flops_per_step);
+  f.overhead = overhead_figures();
+  if (trace_stats_.events > 0) {
+    f.trace = rundir::TraceCost{1,  // the first recording window only
+                                trace_stats_.events, trace_stats_.bytes,
+                                static_cast<double>(trace_stats_.bytes) / trace_stats_.events,
+                                trace_stats_.write_ms};
+  }
+  if (gpu_) f.gpu = gpu_figures();
+  return f;
+}
+
+rundir::ModulesFigures DeepProfile::modules_figures() const {
   const auto& a = analysis_;
-  auto frac = [](double part, double whole) { return whole > 0 ? json(1.0 - part / whole) : json(nullptr); };
-  s["modules"] = {{"recorded_steps", a.n_steps},
-                  {"windows", windows_},
-                  {"forward_scopes_ms", a.forward_scopes_ms},
-                  {"forward_phase_ms", a.forward_phase_ms},
-                  {"forward_residual_fraction", frac(a.forward_scopes_ms, a.forward_phase_ms)},
-                  {"backward_nodes_ms", a.backward_nodes_ms},
-                  {"backward_phase_ms", a.backward_phase_ms},
-                  {"backward_residual_fraction", frac(a.backward_nodes_ms, a.backward_phase_ms)},
-                  {"dropped_events", dropped_events_},
-                  {"dropped_scopes", dropped_scopes_}};
-  if (a.n_evals > 0) {  // ops level: eval passes run between recorded steps (ops.csv during eval)
-    s["modules"]["eval_passes_recorded"] = a.n_evals;
+  auto frac = [](double part, double whole) {
+    return whole > 0 ? std::optional<double>(1.0 - part / whole) : std::nullopt;
+  };
+  rundir::ModulesFigures m;
+  m.recorded_steps = a.n_steps;
+  m.windows = windows_;
+  m.forward_scopes_ms = a.forward_scopes_ms;
+  m.forward_phase_ms = a.forward_phase_ms;
+  m.forward_residual_fraction = frac(a.forward_scopes_ms, a.forward_phase_ms);
+  m.backward_nodes_ms = a.backward_nodes_ms;
+  m.backward_phase_ms = a.backward_phase_ms;
+  m.backward_residual_fraction = frac(a.backward_nodes_ms, a.backward_phase_ms);
+  m.dropped_events = dropped_events_;
+  m.dropped_scopes = dropped_scopes_;
+  // ops level: eval passes run between recorded steps (ops.csv during eval)
+  if (a.n_evals > 0) m.eval_passes_recorded = a.n_evals;
+  const profile::ShapeSampling& ss = shape_sampling_;
+  if (ss.read_steps + ss.mapped_steps + ss.unmapped_steps + ss.unconfirmed_steps == 0) return m;
+  m.shapes = rundir::ShapeFigures{ss.read_steps,        ss.mapped_steps, ss.unmapped_steps,
+                                  ss.unconfirmed_steps, ss.every_step,   cfg_.shape_interval};
+  const profile::ViewSampling& vs = view_sampling_;
+  rundir::ViewFigures& v = m.views.emplace();
+  v.hidden_calls = vs.hidden_calls;
+  v.counted_from_read_steps = vs.counted_views;
+  v.mapped_steps = vs.mapped_steps;
+  v.unconfirmed_steps = vs.unconfirmed_steps;
+  v.lost_steps = vs.lost_steps;
+  v.how = fmt::format("between the steps that read shapes, RecordFunction is off inside ops "
+                      "that ran only view ops in the last read step (at least {} per call); "
+                      "their view calls are counted from that step, confirmed by the next "
+                      "read step",
+                      profile::kMinViewsToHide);
+  if (vs.lost_steps > 0) {
+    v.note = fmt::format(
+        "an undercount: the view calls inside such ops in {} recorded steps are not in ops.csv "
+        "(the op sequence or the views changed before the next read step)",
+        vs.lost_steps);
   }
-  if (a.counted_matmul_flops) {
-    s["flops"]["counted_matmul_per_step"] = *a.counted_matmul_flops;
-    s["flops"]["counted_other_per_step"] = *a.counted_other_flops;
-    s["flops"]["counted_vs_analytic_ratio"] = *a.counted_matmul_flops / analytic_flops_per_step;
-    if (shape_sampling_.unmapped_steps > 0) {
-      s["flops"]["counted_note"] = fmt::format(
-          "an undercount: {} of {} recorded steps have no op shapes (their op sequence or shapes "
-          "changed between the steps that read them), so their ops count no FLOPs or bytes",
-          shape_sampling_.unmapped_steps, a.n_steps);
-    }
-  } else {
-    s["flops"]["counted_matmul_per_step"] = nullptr;
-    s["flops"]["counted_note"] = "FLOPs are counted from op shapes at profile.level=ops";
+  return m;
+}
+
+rundir::CountedFlops DeepProfile::counted_flops(double analytic_flops_per_step) const {
+  const auto& a = analysis_;
+  rundir::CountedFlops c;
+  if (!a.counted_matmul_flops) {
+    c.note = "FLOPs are counted from op shapes at profile.level=ops";
+    return c;
   }
-  // Own cost: events x calibrated cost per event + scopes x cost per scope + memory reports x
-  // cost per report, + in the steps that read shapes every call's argument boxing (estimates).
+  c.matmul_per_step = *a.counted_matmul_flops;
+  c.other_per_step = *a.counted_other_flops;
+  c.vs_analytic_ratio = *a.counted_matmul_flops / analytic_flops_per_step;
+  if (shape_sampling_.unmapped_steps > 0) {
+    c.note = fmt::format(
+        "an undercount: {} of {} recorded steps have no op shapes (their op sequence or shapes "
+        "changed between the steps that read them), so their ops count no FLOPs or bytes",
+        shape_sampling_.unmapped_steps, a.n_steps);
+  }
+  return c;
+}
+
+// Own cost: events x calibrated cost per event + scopes x cost per scope + memory reports x
+// cost per report, + in the steps that read shapes every call's argument boxing (estimates).
+rundir::DeepOverhead DeepProfile::overhead_figures() const {
+  const auto& a = analysis_;
+  const profile::TracerCalibration& c = calibration_;
   const profile::ShapeSampling& ss = shape_sampling_;
   const int64_t sampled = ss.read_steps + ss.mapped_steps + ss.unmapped_steps + ss.unconfirmed_steps;
   const double read_fraction = sampled > 0 ? static_cast<double>(ss.read_steps) / sampled : 0.0;
@@ -411,113 +461,79 @@ void DeepProfile::add_to_summary(nlohmann::json& s, double analytic_flops_per_st
   // cost nothing, the switching around those ops does.
   const profile::ViewSampling& vs = view_sampling_;
   const double per_step = a.n_steps > 0 ? 1.0 / a.n_steps : 0.0;
-  const double observed_untimed_per_step =
+  rundir::DeepOverhead d;
+  d.untimed_events_observed_per_step =
       std::max(0.0, a.untimed_events_per_step - static_cast<double>(vs.counted_views) * per_step);
-  const double hidden_calls_per_step = static_cast<double>(vs.hidden_calls) * per_step;
-  const double memory_reports_per_step = static_cast<double>(memory_reports_) * per_step;
-  const double est_ms = (a.events_per_step * calibration_.ns_per_event +
-                         observed_untimed_per_step * calibration_.ns_per_untimed_event +
-                         hidden_calls_per_step * calibration_.ns_per_hidden_call +
-                         memory_reports_per_step * calibration_.ns_per_memory_report +
-                         read_fraction * (a.events_per_step + a.untimed_events_per_step) *
-                             calibration_.ns_per_call_reading_shapes +
-                         a.scopes_per_step * calibration_.ns_per_scope) * 1e-6;
+  d.hidden_calls_per_step = static_cast<double>(vs.hidden_calls) * per_step;
+  d.memory_reports_per_step = static_cast<double>(memory_reports_) * per_step;
+  d.estimated_ms_per_recorded_step =
+      (a.events_per_step * c.ns_per_event +
+       d.untimed_events_observed_per_step * c.ns_per_untimed_event +
+       d.hidden_calls_per_step * c.ns_per_hidden_call +
+       d.memory_reports_per_step * c.ns_per_memory_report +
+       read_fraction * (a.events_per_step + a.untimed_events_per_step) *
+           c.ns_per_call_reading_shapes +
+       a.scopes_per_step * c.ns_per_scope) * 1e-6;
   // Of that, LibTorch's RecordFunction machinery, paid by every observed call whatever the
   // callback does: the floor of any per-op recording through it.
-  const double record_function_ms = (a.events_per_step + observed_untimed_per_step) *
-                                    calibration_.ns_per_call_record_function * 1e-6;
+  d.record_function_ms_per_recorded_step = (a.events_per_step + d.untimed_events_observed_per_step) *
+                                           c.ns_per_call_record_function * 1e-6;
   const double recorded_step_ms = a.forward_phase_ms + a.backward_phase_ms;
-  json& o = s["profiler_overhead"];
-  o["deep"] = {{"events_per_step", a.events_per_step},
-               {"scopes_per_step", a.scopes_per_step},
-               {"ns_per_event", calibration_.ns_per_event},
-               {"ns_per_call_record_function", calibration_.ns_per_call_record_function},
-               {"record_function_ms_per_recorded_step", record_function_ms},
-               {"record_function_fraction_of_recorded_step",
-                recorded_step_ms > 0 ? json(record_function_ms / recorded_step_ms) : json(nullptr)},
-               {"untimed_events_per_step", a.untimed_events_per_step},
-               {"ns_per_untimed_event", calibration_.ns_per_untimed_event},
-               {"untimed_events_observed_per_step", observed_untimed_per_step},
-               {"hidden_calls_per_step", hidden_calls_per_step},
-               {"ns_per_hidden_call", calibration_.ns_per_hidden_call},
-               {"memory_reports_per_step", memory_reports_per_step},
-               {"ns_per_memory_report", calibration_.ns_per_memory_report},
-               {"ns_per_scope", calibration_.ns_per_scope},
-               {"ns_per_call_reading_shapes", calibration_.ns_per_call_reading_shapes},
-               {"shape_read_fraction", read_fraction},
-               {"estimated_ms_per_recorded_step", est_ms},
-               {"estimated_fraction_of_recorded_step",
-                recorded_step_ms > 0 ? json(est_ms / recorded_step_ms) : json(nullptr)},
-               {"post_processing_ms", post_processing_ms_},
-               {"estimated", true}};
-  if (sampled > 0) {
-    s["modules"]["shapes"] = {{"read_steps", ss.read_steps},
-                              {"mapped_steps", ss.mapped_steps},
-                              {"unmapped_steps", ss.unmapped_steps},
-                              {"unconfirmed_steps", ss.unconfirmed_steps},
-                              {"read_every_step_after_a_change", ss.every_step},
-                              {"interval", cfg_.shape_interval}};
-    s["modules"]["views"] = {
-        {"hidden_calls", vs.hidden_calls},
-        {"counted_from_read_steps", vs.counted_views},
-        {"mapped_steps", vs.mapped_steps},
-        {"unconfirmed_steps", vs.unconfirmed_steps},
-        {"lost_steps", vs.lost_steps},
-        {"how", fmt::format("between the steps that read shapes, RecordFunction is off inside ops "
-                            "that ran only view ops in the last read step (at least {} per call); "
-                            "their view calls are counted from that step, confirmed by the next "
-                            "read step",
-                            profile::kMinViewsToHide)}};
-    if (vs.lost_steps > 0) {
-      s["modules"]["views"]["note"] = fmt::format(
-          "an undercount: the view calls inside such ops in {} recorded steps are not in ops.csv "
-          "(the op sequence or the views changed before the next read step)",
-          vs.lost_steps);
-    }
+  if (recorded_step_ms > 0) {
+    d.record_function_fraction_of_recorded_step =
+        d.record_function_ms_per_recorded_step / recorded_step_ms;
+    d.estimated_fraction_of_recorded_step = d.estimated_ms_per_recorded_step / recorded_step_ms;
   }
-  if (gpu_) {
-    json g = {{"records", gpu_records_},
-              {"dropped_records", gpu_->dropped_records()},
-              {"incomplete_records", gpu_incomplete_},
-              {"unattributed_activities", gpu_unattributed_},
-              {"kernel_ms_per_step", gpu_tables_.kernel_ms},
-              {"memcpy_ms_per_step", gpu_tables_.memcpy_ms},
-              {"memset_ms_per_step", gpu_tables_.memset_ms},
-              {"kernels_window", fmt::format("every recorded window ({} steps; kernels.csv)",
-                                             gpu_tables_.n_steps)},
-              {"launched_by_ops_ms_per_step", a.gpu_ms ? json(*a.gpu_ms) : json(nullptr)},
-              {"outside_scopes_ms_per_step",
-               a.gpu_ms_outside_scopes ? json(*a.gpu_ms_outside_scopes) : json(nullptr)}};
-    if (idle_.empty()) {
-      g["idle"] = {{"steps", 0}, {"reason", "no GPU work was seen in the recorded steps"}};
-    } else {
-      double window = 0, busy = 0, host = 0, data = 0, sync = 0;
-      for (const gpu::StepIdle& i : idle_) {
-        window += i.window_ms;
-        busy += i.busy_ms;
-        host += i.host_bound_ms;
-        data += i.data_bound_ms;
-        sync += i.sync_bound_ms;
-      }
-      const double k = 1.0 / static_cast<double>(idle_.size());
-      g["idle"] = {{"steps", idle_.size()},
-                   {"window_ms", window * k},
-                   {"busy_ms", busy * k},
-                   {"idle_ms", (window - busy) * k},
-                   {"busy_fraction", window > 0 ? json(busy / window) : json(nullptr)},
-                   {"host_bound_ms", host * k},
-                   {"data_bound_ms", data * k},
-                   {"sync_bound_ms", sync * k}};
-    }
-    s["gpu"] = g;
+  d.events_per_step = a.events_per_step;
+  d.scopes_per_step = a.scopes_per_step;
+  d.ns_per_event = c.ns_per_event;
+  d.ns_per_call_record_function = c.ns_per_call_record_function;
+  d.untimed_events_per_step = a.untimed_events_per_step;
+  d.ns_per_untimed_event = c.ns_per_untimed_event;
+  d.ns_per_hidden_call = c.ns_per_hidden_call;
+  d.ns_per_memory_report = c.ns_per_memory_report;
+  d.ns_per_scope = c.ns_per_scope;
+  d.ns_per_call_reading_shapes = c.ns_per_call_reading_shapes;
+  d.shape_read_fraction = read_fraction;
+  d.post_processing_ms = post_processing_ms_;
+  return d;
+}
+
+rundir::GpuFigures DeepProfile::gpu_figures() const {
+  rundir::GpuFigures g;
+  g.records = gpu_records_;
+  g.dropped_records = gpu_->dropped_records();
+  g.incomplete_records = gpu_incomplete_;
+  g.unattributed_activities = gpu_unattributed_;
+  g.kernel_ms_per_step = gpu_tables_.kernel_ms;
+  g.memcpy_ms_per_step = gpu_tables_.memcpy_ms;
+  g.memset_ms_per_step = gpu_tables_.memset_ms;
+  g.kernels_window =
+      fmt::format("every recorded window ({} steps; kernels.csv)", gpu_tables_.n_steps);
+  g.launched_by_ops_ms_per_step = analysis_.gpu_ms;
+  g.outside_scopes_ms_per_step = analysis_.gpu_ms_outside_scopes;
+  if (idle_.empty()) {
+    g.idle.reason = "no GPU work was seen in the recorded steps";
+    return g;
   }
-  if (trace_stats_.events > 0) {
-    o["trace"] = {{"windows", 1},  // the first recording window only
-                  {"events", trace_stats_.events},
-                  {"bytes", trace_stats_.bytes},
-                  {"bytes_per_event", static_cast<double>(trace_stats_.bytes) / trace_stats_.events},
-                  {"write_ms", trace_stats_.write_ms}};
+  double window = 0, busy = 0, host = 0, data = 0, sync = 0;
+  for (const gpu::StepIdle& i : idle_) {
+    window += i.window_ms;
+    busy += i.busy_ms;
+    host += i.host_bound_ms;
+    data += i.data_bound_ms;
+    sync += i.sync_bound_ms;
   }
+  const double k = 1.0 / static_cast<double>(idle_.size());
+  g.idle.steps = static_cast<int64_t>(idle_.size());
+  g.idle.window_ms = window * k;
+  g.idle.busy_ms = busy * k;
+  g.idle.idle_ms = (window - busy) * k;
+  if (window > 0) g.idle.busy_fraction = busy / window;
+  g.idle.host_bound_ms = host * k;
+  g.idle.data_bound_ms = data * k;
+  g.idle.sync_bound_ms = sync * k;
+  return g;
 }
 
 std::vector<std::string> DeepProfile::top_ops_lines(size_t n) const {

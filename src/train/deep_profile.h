@@ -4,10 +4,9 @@
 // them).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +17,7 @@
 #include "llmprof/model/flops.h"
 #include "llmprof/profile/analysis.h"
 #include "llmprof/profile/tracer.h"
+#include "llmprof/rundir/summary.h"
 #include "llmprof/rundir/tables.h"
 
 namespace llmprof::train {
@@ -41,7 +41,8 @@ class DeepProfile {
   // End of the run (or an early stop): closes an open window and writes what it recorded.
   void finish();
 
-  void add_to_summary(nlohmann::json& summary, double analytic_flops_per_step) const;
+  // What the run's summary takes from the deep profile; nullopt below profile.level=modules.
+  std::optional<rundir::DeepProfileFigures> figures(double analytic_flops_per_step) const;
   std::vector<std::string> top_ops_lines(size_t n) const;
 
  private:
@@ -49,6 +50,10 @@ class DeepProfile {
   StepKind kind_of(int64_t step_number) const;
   bool last_of_window(int64_t step_number) const;
   void process();
+  rundir::ModulesFigures modules_figures() const;
+  rundir::CountedFlops counted_flops(double analytic_flops_per_step) const;
+  rundir::DeepOverhead overhead_figures() const;
+  rundir::GpuFigures gpu_figures() const;
   void stop_gpu();  // stops the GPU source and collects the window's records
   // The window's GPU records against its ops: device time per op event, kernels.csv (first
   // window), the idle split of each recorded step.

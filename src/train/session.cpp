@@ -21,6 +21,7 @@
 #include "llmprof/output/run_dir.h"
 #include "llmprof/profile/stats.h"
 #include "llmprof/rundir/files.h"
+#include "llmprof/rundir/summary.h"
 #include "llmprof/rundir/tables.h"
 #include "llmprof/telemetry/energy_monitor.h"
 #include "llmprof/telemetry/rusage.h"
@@ -156,6 +157,8 @@ struct Session::Impl {
   bool in_step = false;
   int64_t wall_start_ns = 0;
   std::vector<std::pair<std::string, nlohmann::json>> annotations;
+  // The run's energy figures up to wall_end_ns (energy on).
+  telemetry::EnergyFigures run_energy(int64_t wall_end_ns) const;
   bool finished = false;
   std::exception_ptr write_error;  // the first row that could not be written (disk full)
 };
@@ -377,6 +380,22 @@ void Step::record_eval(const std::vector<EvalRecord>& evals, double eval_ms) {
 // ---------------------------------------------------------------------------------------------
 // The end of the run.
 
+// The run's energy over [wall start, wall_end_ns], per phase from the rows' intervals.
+telemetry::EnergyFigures Session::Impl::run_energy(int64_t wall_end_ns) const {
+  const Impl& m = *this;
+  std::vector<telemetry::PhaseSpan> spans;
+  int64_t tokens = 0;
+  for (const StepRow& r : m.rows) {
+    tokens += r.tokens;
+    for (int i = 0; i < r.timing.num_intervals; ++i) {
+      const profile::PhaseInterval& iv = r.timing.intervals[i];
+      spans.push_back({std::string(profile::phase_name(iv.phase)), iv.start_ns, iv.end_ns});
+    }
+  }
+  return m.energy->figures(tokens, m.opts.flops_per_step * static_cast<double>(m.rows.size()),
+                           m.wall_start_ns, wall_end_ns, spans);
+}
+
 RunSummary Session::finish(RunStatus status, const std::string& message) {
   Impl& m = *impl_;
   if (m.finished) throw Error("llmprof::Session::finish: called twice");
@@ -413,31 +432,27 @@ RunSummary Session::finish(RunStatus status, const std::string& message) {
   in.flops_formula = m.opts.flops_formula;
   in.task = m.opts.task;
   in.wall_s = static_cast<double>(wall_end_ns - m.wall_start_ns) * 1e-9;
-  nlohmann::json summary = build_summary(in);
-  summary["config_notes"] = m.cfg.notes;
-  for (const auto& [key, value] : m.annotations) summary[key] = value;
+  rundir::Summary summary = build_summary(in);
+  summary.config_notes = m.cfg.notes;
+  for (const auto& [key, value] : m.annotations) summary.sections[key] = value.dump();
   if (m.energy) {
-    std::vector<telemetry::PhaseSpan> spans;
-    int64_t tokens = 0;
-    for (const StepRow& r : m.rows) {
-      tokens += r.tokens;
-      for (int i = 0; i < r.timing.num_intervals; ++i) {
-        const profile::PhaseInterval& iv = r.timing.intervals[i];
-        spans.push_back({std::string(profile::phase_name(iv.phase)), iv.start_ns, iv.end_ns});
-      }
-    }
-    summary["energy"] = m.energy->summary_json(
-        tokens, m.opts.flops_per_step * static_cast<double>(m.rows.size()), m.wall_start_ns,
-        wall_end_ns, spans);
+    summary.energy = m.run_energy(wall_end_ns);
     try {
       rundir::write_power(rundir::path(m.run_dir, rundir::kPower), m.energy->power_rows());
     } catch (const Error&) {
       if (!write_error) write_error = std::current_exception();
     }
   } else {
-    summary["energy"] = {{"total_j", nullptr}, {"reason", "energy.enabled=false"}};
+    summary.energy = telemetry::EnergyFigures{};
+    summary.energy->reason = "energy.enabled=false";
   }
-  m.deep.add_to_summary(summary, m.opts.flops_per_step);
+  if (auto deep = m.deep.figures(m.opts.flops_per_step)) {
+    summary.modules = deep->modules;
+    summary.flops->counted = deep->counted;
+    summary.overhead->deep = deep->overhead;
+    summary.overhead->trace = deep->trace;
+    summary.gpu = deep->gpu;
+  }
 
   // The typed results, from the rows (the same statistics summary.json holds).
   RunSummary r;
@@ -471,11 +486,11 @@ RunSummary Session::finish(RunStatus status, const std::string& message) {
         "MFU {:.0f}% exceeds 100%: the peak ({:.1f} GFLOP/s, {}) was measured on a busy machine; "
         "measure it when idle (llmprof peak) and pass --set profile.peak_flops_per_s=...",
         *r.mfu * 100, m.peak.flops_per_s * 1e-9, m.peak.source);
-    summary["mfu"]["warning"] = warning;
+    summary.mfu->warning = warning;
     spdlog::warn("{}", warning);
   }
   r.top_ops = m.deep.top_ops_lines(15);
-  output::write_file_atomic(rundir::path(m.run_dir, rundir::kSummary), summary.dump(2) + "\n");
+  rundir::write_summary(rundir::path(m.run_dir, rundir::kSummary), summary);
   if (status == RunStatus::kCompleted) {
     spdlog::info("completed {} steps", r.steps_completed);
   } else {

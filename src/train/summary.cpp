@@ -13,16 +13,9 @@ namespace llmprof::train {
 
 namespace {
 
-using nlohmann::json;
-
-json stats_json(const std::vector<double>& values) {
-  if (values.empty()) return nullptr;
-  profile::Summary s = profile::summarize(values);
-  json j = {{"n", s.n},       {"mean", s.mean}, {"median", s.median}, {"p10", s.p10},
-            {"p90", s.p90},   {"min", s.min},   {"max", s.max}};
-  j["stddev"] = s.stddev ? json(*s.stddev) : json(nullptr);
-  j["cv"] = s.cv ? json(*s.cv) : json(nullptr);
-  return j;
+std::optional<rundir::Stats> stats_of(const std::vector<double>& values) {
+  if (values.empty()) return std::nullopt;
+  return profile::summarize(values);
 }
 
 double median_of(const std::vector<double>& v) { return profile::summarize(v).median; }
@@ -34,13 +27,62 @@ const char* perplexity_note(const std::optional<config::TaskKind>& task) {
   return "exp of the mean classification cross-entropy";
 }
 
+rundir::TimingFigures timing_figures(const std::vector<double>& step,
+                                     const std::vector<double> (&phase)[4],
+                                     int64_t done,
+                                     int64_t warmup_steps) {
+  rundir::TimingFigures t;
+  t.step_ms = stats_of(step);
+  t.data_ms = stats_of(phase[0]);
+  t.forward_ms = stats_of(phase[1]);
+  t.backward_ms = stats_of(phase[2]);
+  t.optimizer_ms = stats_of(phase[3]);
+  if (step.empty()) {
+    t.note = fmt::format("no measured steps: all {} completed steps were warm-up "
+                         "(profile.warmup_steps={})", done, warmup_steps);
+  } else if (phase[0].empty() && phase[1].empty() && phase[2].empty() && phase[3].empty()) {
+    t.note = "phases not timed at profile.level=off";
+  } else {
+    // Reconciliation: phases should add up to the step; the rest is loop bookkeeping.
+    double phase_sum = 0;
+    for (int p = 0; p < 4; ++p) phase_sum += phase[p].empty() ? 0.0 : median_of(phase[p]);
+    t.phase_sum_median_ms = phase_sum;
+    t.unattributed_median_ms = median_of(step) - phase_sum;
+  }
+  return t;
+}
+
+rundir::LossFigures loss_figures(const std::optional<config::TaskKind>& task,
+                                 const std::vector<StepRow>& rows,
+                                 const std::vector<EvalPoint>& evals) {
+  rundir::LossFigures l;
+  l.task = task_label(task);
+  l.perplexity_note = perplexity_note(task);
+  if (!rows.empty()) l.final_train_step_loss = rows.back().loss;
+  if (evals.empty()) {
+    l.note = "no eval ran (train.eval_interval=0 or the run stopped first)";
+    return l;
+  }
+  const EvalPoint& e = evals.back();
+  rundir::EvalLoss& out = l.eval.emplace();
+  out.step = e.step;
+  out.train_loss = e.train_loss;
+  out.val_loss = e.val_loss;
+  out.train_perplexity = std::exp(e.train_loss);
+  out.val_perplexity = std::exp(e.val_loss);
+  out.train_accuracy = e.train_accuracy;
+  out.val_accuracy = e.val_accuracy;
+  if (!e.val_accuracy) out.accuracy_note = "accuracy is reported for train.task=classify";
+  return l;
+}
+
 }  // namespace
 
 std::string task_label(const std::optional<config::TaskKind>& task) {
   return task ? std::string(config::name(*task)) : "custom";
 }
 
-json build_summary(const SummaryInputs& in) {
+rundir::Summary build_summary(const SummaryInputs& in) {
   const auto& rows = *in.rows;
   const int64_t done = static_cast<int64_t>(rows.size());
   const int64_t skip = std::min<int64_t>(in.warmup_steps, done);
@@ -70,86 +112,37 @@ json build_summary(const SummaryInputs& in) {
     cpu.push_back(static_cast<double>(r.rusage.cpu_user_ns + r.rusage.cpu_system_ns) * 1e-6);
   }
 
-  json s;
-  s["schema_version"] = rundir::kSummarySchemaVersion;
-  s["status"] = std::string(config::name(in.status));
-  s["message"] = in.message.empty() ? json(nullptr) : json(in.message);
-  s["profile_level"] = config::name(in.level);
-  s["steps"] = {{"completed", done}, {"max_steps", in.max_steps}, {"warmup_excluded", skip},
-                {"measured", done - skip}};
-  s["wall_s"] = in.wall_s;
-  s["parameters"] = in.parameters > 0 ? json(in.parameters) : json(nullptr);
-
-  json timing;
-  timing["step_ms"] = stats_json(step);
-  static const char* names[4] = {"data_ms", "forward_ms", "backward_ms", "optimizer_ms"};
-  for (int p = 0; p < 4; ++p) timing[names[p]] = stats_json(phase[p]);
-  if (step.empty()) {
-    timing["note"] = fmt::format("no measured steps: all {} completed steps were warm-up "
-                                 "(profile.warmup_steps={})", done, in.warmup_steps);
-  } else if (phase[0].empty() && phase[1].empty() && phase[2].empty() && phase[3].empty()) {
-    timing["note"] = "phases not timed at profile.level=off";
-  } else {
-    // Reconciliation: phases should add up to the step; the rest is loop bookkeeping.
-    double phase_sum = 0;
-    for (int p = 0; p < 4; ++p) phase_sum += phase[p].empty() ? 0.0 : median_of(phase[p]);
-    timing["phase_sum_median_ms"] = phase_sum;
-    timing["unattributed_median_ms"] = median_of(step) - phase_sum;
-  }
-  s["timing"] = timing;
-
-  s["throughput"] = {{"tokens_per_s", stats_json(tok_s)}, {"samples_per_s", stats_json(samples_s)}};
-  s["flops"] = {{"analytic_per_step", in.flops_per_step > 0 ? json(in.flops_per_step) : json(nullptr)},
-                {"formula", in.flops_per_step > 0 ? json(in.flops_formula)
-                                                  : json("unknown: no analytic FLOPs given")},
-                {"achieved_flops_per_s", stats_json(flops_s)}};
-  s["mfu"] = {{"value", stats_json(mfu)},
-              {"peak_flops_per_s", in.peak.flops_per_s},
-              {"peak_source", in.peak.source},
-              {"peak_method", in.peak.method}};
-
-  json loss;
-  loss["task"] = task_label(in.task);
-  loss["perplexity_note"] = perplexity_note(in.task);
-  loss["final_train_step_loss"] = done > 0 ? json(rows.back().loss) : json(nullptr);
-  const auto& evals = *in.evals;
-  if (!evals.empty()) {
-    const EvalPoint& e = evals.back();
-    loss["eval_step"] = e.step;
-    loss["final_train_loss"] = e.train_loss;
-    loss["final_val_loss"] = e.val_loss;
-    loss["final_train_perplexity"] = std::exp(e.train_loss);
-    loss["final_val_perplexity"] = std::exp(e.val_loss);
-    loss["final_train_accuracy"] = e.train_accuracy ? json(*e.train_accuracy) : json(nullptr);
-    loss["final_val_accuracy"] = e.val_accuracy ? json(*e.val_accuracy) : json(nullptr);
-    if (!e.val_accuracy) loss["accuracy_note"] = "accuracy is reported for train.task=classify";
-  } else {
-    loss["final_val_loss"] = nullptr;
-    loss["note"] = "no eval ran (train.eval_interval=0 or the run stopped first)";
-  }
-  s["loss"] = loss;
-
+  rundir::Summary s;
+  s.status = in.status;
+  s.message = in.message;
+  s.profile_level = in.level;
+  s.steps = rundir::StepCounts{done, in.max_steps, skip, done - skip};
+  s.wall_s = in.wall_s;
+  if (in.parameters > 0) s.parameters = in.parameters;
+  s.timing = timing_figures(step, phase, done, in.warmup_steps);
+  s.throughput = rundir::ThroughputFigures{stats_of(tok_s), stats_of(samples_s)};
+  rundir::FlopsFigures& f = s.flops.emplace();
+  if (in.flops_per_step > 0) f.analytic_per_step = in.flops_per_step;
+  f.formula = in.flops_per_step > 0 ? in.flops_formula : "unknown: no analytic FLOPs given";
+  f.achieved_flops_per_s = stats_of(flops_s);
+  s.mfu = rundir::MfuFigures{stats_of(mfu), in.peak.flops_per_s, in.peak.source, in.peak.method,
+                             ""};
+  s.loss = loss_figures(in.task, rows, *in.evals);
   int64_t peak_rss = 0;
   for (const auto& r : rows) peak_rss = std::max(peak_rss, r.rusage.max_rss_bytes);
-  s["memory"] = {{"peak_rss_bytes", done > 0 ? json(peak_rss) : json(nullptr)}};
-  s["process"] = {{"minor_faults_per_step", stats_json(faults)},
-                  {"involuntary_switches_per_step", stats_json(invol)},
-                  {"cpu_ms_per_step", stats_json(cpu)}};
+  if (done > 0) s.peak_rss_bytes = peak_rss;
+  s.process = rundir::ProcessFigures{stats_of(faults), stats_of(invol), stats_of(cpu)};
 
   // The profiler's own cost at this level: clock reads per step x measured cost of one read.
-  json overhead;
-  overhead["level"] = config::name(in.level);
-  overhead["clock_read_ns"] = in.clock_read_ns;
+  rundir::OverheadFigures& o = s.overhead.emplace();
+  o.level = in.level;
+  o.clock_read_ns = in.clock_read_ns;
   if (done > 0) {
     const double reads = static_cast<double>(rows.back().timing.clock_reads);
-    const double est_ms = reads * in.clock_read_ns * 1e-6;
-    overhead["events_per_step"] = reads;
-    overhead["estimated_ms_per_step"] = est_ms;
-    overhead["estimated_fraction_of_step"] =
-        step.empty() ? json(nullptr) : json(est_ms / median_of(step));
+    o.events_per_step = reads;
+    o.estimated_ms_per_step = reads * in.clock_read_ns * 1e-6;
+    if (!step.empty()) o.estimated_fraction_of_step = o.estimated_ms_per_step / median_of(step);
   }
-  overhead["estimated"] = true;
-  s["profiler_overhead"] = overhead;
   return s;
 }
 

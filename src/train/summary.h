@@ -2,13 +2,12 @@
 // throughput, FLOPs and MFU, final losses, memory, and the profiler's own estimated overhead.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "llmprof/config/enums.h"
+#include "llmprof/rundir/summary.h"
 #include "llmprof/train/calibrate.h"
 #include "step_row.h"
 
@@ -44,6 +43,7 @@ struct SummaryInputs {
 // The task as summary.json and the log name it: lm | mlm | classify, or custom when unset.
 std::string task_label(const std::optional<config::TaskKind>& task);
 
-nlohmann::json build_summary(const SummaryInputs& in);
+// The figures train computes from the rows (session adds energy, the deep profile, notes).
+rundir::Summary build_summary(const SummaryInputs& in);
 
 }  // namespace llmprof::train

@@ -274,7 +274,7 @@ TEST(ReadSummary, ParsesTheStatusAndProfileLevelOnce) {
   EXPECT_EQ(s->status, config::RunStatus::kInterrupted);
   EXPECT_EQ(s->profile_level, config::ProfileLevel::kModules);
   // Absent or null: unknown, not an error (summary.json from before profile_level).
-  test::write_file(run + "/summary.json", R"({"status": null})");
+  test::write_file(run + "/summary.json", R"({"schema_version": 1, "status": null})");
   const std::optional<Summary> none = read_summary(run + "/summary.json", warnings);
   ASSERT_TRUE(none.has_value());
   EXPECT_FALSE(none->status.has_value());
@@ -291,7 +291,7 @@ TEST(ReadSummary, AnUnknownStatusIsADataErrorNamingTheFileAndTheValue) {
                     {file + ": status 'finished' is not one of "
                             "completed|diverged|failed|interrupted"});
   expect_data_error([&] { load_run(run); }, {file, "status 'finished'"});
-  test::write_file(file, R"({"status": 3})");  // not a name at all
+  test::write_file(file, R"({"schema_version": 1, "status": 3})");  // not a name at all
   expect_data_error([&] { read_summary(file, warnings); }, {file + ": status '3' is not one of"});
 }
 

@@ -91,25 +91,26 @@ TEST(EnergyMonitor, ScriptedSourcesGiveHandComputedStepPhaseAndRunEnergy) {
 
   // The run block: 1000 tokens, 3e12 FLOP over [t0, t3].
   const double j = 150.0 * (t3 - t0) * 1e-9;
-  json s = energy.summary_json(1000, 3e12, t0, t3, {{"forward", t0, t1}, {"backward", t1, t2}});
-  EXPECT_NEAR(s["total_j"].get<double>(), j, 1e-6);
-  EXPECT_NEAR(s["kwh"].get<double>(), j / 3.6e6, 1e-12);
-  EXPECT_NEAR(s["tokens_per_j"].get<double>(), 1000 / j, 1e-6);
-  EXPECT_NEAR(s["flops_per_j"].get<double>(), 3e12 / j, 3e12 / j * 1e-6);
-  EXPECT_NEAR(s["mean_power_w"].get<double>(), 150.0, 1e-6);
-  EXPECT_NEAR(s["peak_power_w"].get<double>(), 150.0, 1e-6);
-  EXPECT_NEAR(s["co2_g"].get<double>(), j / 3.6e6 * 475.0, 1e-9);
-  EXPECT_EQ(s["grid_gco2_per_kwh"].get<double>(), 475.0);
-  EXPECT_NE(s["grid_source"].get<std::string>().find("IEA"), std::string::npos);
-  EXPECT_EQ(s["source"], "gpu-fake + cpu-fake");
-  EXPECT_EQ(s["estimated"], false);
-  EXPECT_GT(s["sampler_cpu_ms"].get<double>(), 0.0);
-  EXPECT_GT(s["sampler_cpu_fraction"].get<double>(), 0.0);
-  EXPECT_LT(s["sampler_cpu_fraction"].get<double>(), 1.0);
-  ASSERT_EQ(s["unavailable"].size(), 1u);
-  EXPECT_EQ(s["unavailable"][0]["source"], "nvml");
-  EXPECT_NEAR(s["phases"]["forward"]["energy_j"].get<double>(), 150.0 * s01, 1e-6);
-  EXPECT_EQ(s["domains"].size(), 2u);
+  const EnergyFigures s = energy.figures(1000, 3e12, t0, t3, {{"forward", t0, t1}, {"backward", t1, t2}});
+  EXPECT_NEAR(*s.total_j, j, 1e-6);
+  EXPECT_NEAR(*s.kwh, j / 3.6e6, 1e-12);
+  EXPECT_NEAR(*s.tokens_per_j, 1000 / j, 1e-6);
+  EXPECT_NEAR(*s.flops_per_j, 3e12 / j, 3e12 / j * 1e-6);
+  EXPECT_NEAR(*s.mean_power_w, 150.0, 1e-6);
+  EXPECT_NEAR(*s.peak_power_w, 150.0, 1e-6);
+  EXPECT_NEAR(*s.co2_g, j / 3.6e6 * 475.0, 1e-9);
+  EXPECT_EQ(s.grid_gco2_per_kwh, 475.0);
+  EXPECT_NE(s.grid_source.find("IEA"), std::string::npos);
+  EXPECT_EQ(s.source, "gpu-fake + cpu-fake");
+  EXPECT_FALSE(s.estimated);
+  ASSERT_TRUE(s.sampler.has_value());
+  EXPECT_GT(s.sampler->cpu_ms, 0.0);
+  EXPECT_GT(*s.sampler->cpu_fraction, 0.0);
+  EXPECT_LT(*s.sampler->cpu_fraction, 1.0);
+  ASSERT_EQ(s.sampler->unavailable.size(), 1u);
+  EXPECT_EQ(s.sampler->unavailable[0].source, "nvml");
+  EXPECT_NEAR(*s.phases->at("forward").energy_j, 150.0 * s01, 1e-6);
+  EXPECT_EQ(s.domains.size(), 2u);
 }
 
 TEST(EnergyMonitor, HoldsTheLastPowerBrieflyPastTheNewestSampleButNoLonger) {
@@ -143,8 +144,8 @@ TEST(EnergyMonitor, BridgesSparseCounterReadsWithPowerReadings) {
     EXPECT_EQ(e.held_ns, 0) << "the power readings cover it: nothing held";
   }
   // Peak power comes from the power readings, not from the coarse counter's slopes.
-  json sum = energy.summary_json(0, 0, t_end - 300000000, t_end);
-  EXPECT_NEAR(sum["peak_power_w"].get<double>(), 150.0, 1e-9);
+  const EnergyFigures sum = energy.figures(0, 0, t_end - 300000000, t_end);
+  EXPECT_NEAR(*sum.peak_power_w, 150.0, 1e-9);
 }
 
 TEST(EnergyMonitor, NoSensorAndNoTdpReportsNullEnergyWithReason) {
@@ -168,13 +169,14 @@ TEST(EnergyMonitor, NoSensorAndNoTdpReportsNullEnergyWithReason) {
   EXPECT_FALSE(e.joules.has_value());  // null, never 0
   EXPECT_FALSE(e.avg_power_w.has_value());
 
-  json s = energy.summary_json(1000, 1e9, t0, t1);
-  EXPECT_TRUE(s["total_j"].is_null());
-  EXPECT_EQ(s["reason"], energy.no_energy_reason());
-  EXPECT_FALSE(s.contains("kwh"));
-  ASSERT_EQ(s["unavailable"].size(), 2u);
-  EXPECT_EQ(s["unavailable"][0]["source"], "rapl");
-  EXPECT_EQ(s["unavailable"][1]["source"], "nvml");
+  const EnergyFigures s = energy.figures(1000, 1e9, t0, t1);
+  EXPECT_FALSE(s.total_j.has_value());
+  EXPECT_EQ(s.reason, energy.no_energy_reason());
+  EXPECT_FALSE(s.kwh.has_value());
+  ASSERT_TRUE(s.sampler.has_value());
+  ASSERT_EQ(s.sampler->unavailable.size(), 2u);
+  EXPECT_EQ(s.sampler->unavailable[0].source, "rapl");
+  EXPECT_EQ(s.sampler->unavailable[1].source, "nvml");
 
   std::vector<std::string> lines = energy.availability_lines();
   ASSERT_EQ(lines.size(), 4u);
@@ -217,11 +219,11 @@ TEST(EnergyMonitor, TdpEstimateIsLabelledEstimatedEverywhere) {
   EXPECT_GE(*e.joules, 0.0);
   EXPECT_LE(*e.avg_power_w, 65.0 + 1e-9);  // never above the TDP
 
-  json s = energy.summary_json(100, 1e9, t0, t1);
-  EXPECT_FALSE(s["total_j"].is_null());
-  EXPECT_EQ(s["estimated"], true);
-  EXPECT_EQ(s["source"], "estimate: cpu_tdp_w x utilisation");
-  EXPECT_EQ(s["domains"][0]["estimated"], true);
+  const EnergyFigures s = energy.figures(100, 1e9, t0, t1);
+  EXPECT_TRUE(s.total_j.has_value());
+  EXPECT_TRUE(s.estimated);
+  EXPECT_EQ(s.source, "estimate: cpu_tdp_w x utilisation");
+  EXPECT_TRUE(s.domains[0].estimated);
 
   std::vector<std::string> lines = energy.availability_lines();
   EXPECT_NE(lines.back().find("(estimated, not measured)"), std::string::npos) << lines.back();
@@ -241,9 +243,9 @@ TEST(EnergyMonitor, DisabledReportsNullWithReason) {
   energy.start();
   energy.stop();
   EXPECT_FALSE(energy.step_energy(0, 1).joules.has_value());
-  json s = energy.summary_json(1, 1, 0, 1);
-  EXPECT_TRUE(s["total_j"].is_null());
-  EXPECT_EQ(s["reason"], "energy.enabled = false");
+  const EnergyFigures s = energy.figures(1, 1, 0, 1);
+  EXPECT_FALSE(s.total_j.has_value());
+  EXPECT_EQ(s.reason, "energy.enabled = false");
   EXPECT_EQ(energy.availability_lines(),
             std::vector<std::string>{"energy: disabled (energy.enabled = false)"});
 }
@@ -261,8 +263,8 @@ TEST(EnergyMonitor, ReportsWhatThisMachineOffers) {
   energy.stop();
   IntervalEnergy e = energy.step_energy(t0, t1);
   EXPECT_EQ(e.joules.has_value(), energy.has_energy());
-  json s = energy.summary_json(0, 0, t0, t1);
-  std::cout << "summary: " << s.dump() << "\n";
+  const EnergyFigures s = energy.figures(0, 0, t0, t1);
+  std::cout << "energy: " << (s.total_j ? std::to_string(*s.total_j) + " J" : s.reason) << "\n";
   if (e.joules && !e.estimated) {
     EXPECT_GT(*e.avg_power_w, 0.0);
   }

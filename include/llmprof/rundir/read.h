@@ -14,6 +14,7 @@
 
 #include "llmprof/rundir/comm_tables.h"
 #include "llmprof/config/enums.h"
+#include "llmprof/rundir/summary.h"
 #include "llmprof/rundir/tables.h"
 
 namespace llmprof::rundir {
@@ -62,36 +63,8 @@ E parse_name(std::string_view text, const std::string& where, std::string_view f
                              config::EnumTable<E>::names.size());
 }
 
-// summary.json "energy": measured or estimated energy of the run.
-struct EnergySummary {
-  std::optional<double> total_j, kwh, tokens_per_j, flops_per_j, mean_power_w, peak_power_w, co2_g;
-  std::string source;
-  bool estimated = false;
-};
-
-// summary.json "plan": one component's predicted and measured bytes (llmprof plan's reconciliation).
-struct PlanRow {
-  std::string component;  // parameters | gradients | optimizer_state | saved_for_backward | peak ...
-  std::optional<double> predicted_bytes, measured_bytes, ratio;  // ratio = predicted / measured
-};
-
-// What readers take from summary.json (train/summary.cpp writes it; schema kSummarySchemaVersion).
-struct Summary {
-  // How the run ended; nullopt when the file has no status (null or absent). A name outside
-  // config::RunStatus's table is a DataError naming the file and the value.
-  std::optional<config::RunStatus> status;
-  std::string message;  // why a run stopped; may be empty
-  // The profile.level the run recorded at; nullopt in files without it. Checked as status is.
-  std::optional<config::ProfileLevel> profile_level;
-  std::optional<int64_t> warmup_excluded, max_steps;   // steps.*
-  std::optional<double> median_step_ms, tokens_per_s;  // timing.step_ms / throughput medians
-  std::optional<double> mfu;                           // mfu.value.median
-  std::optional<double> final_train_loss, final_val_loss, final_val_perplexity;  // loss.*
-  std::optional<double> peak_rss_bytes;                // memory.peak_rss_bytes
-  std::optional<EnergySummary> energy;
-  std::vector<PlanRow> plan;  // plan.components, in file order; empty without a plan section
-  std::string plan_peak_predicted, plan_peak_measured;  // plan.peak_phase (phase [/ module])
-};
+// summary.json "energy", as the report and sweeps read it.
+using EnergySummary = telemetry::EnergyFigures;
 
 // summary.json at path: nullopt when absent, or empty (with a warning). Invalid JSON throws
 // DataError naming the file, line and column.

@@ -10,7 +10,7 @@
 //   telemetry::IntervalEnergy e = energy.step_energy(rec.start_ns, rec.end_ns);
 //   ... at the end:
 //   energy.stop();
-//   summary["energy"] = energy.summary_json(tokens, flops, run_t0_ns, run_t1_ns, phase_spans);
+//   summary.energy = energy.figures(tokens, flops, run_t0_ns, run_t1_ns, phase_spans);
 //   rundir::write_power(path, energy.power_rows());
 //
 // Unknown energy is null (std::nullopt / JSON null) with a reason, never 0. Anything derived from
@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "llmprof/config/config.h"
+#include "llmprof/telemetry/energy_figures.h"
 #include "llmprof/telemetry/energy_source.h"
 
 namespace llmprof::telemetry {
@@ -115,13 +116,13 @@ class EnergyMonitor {
   // Energy per phase, summed over its intervals, phases in first-seen order.
   std::vector<PhaseEnergy> phase_energy(const std::vector<PhaseSpan>& intervals) const;
 
-  // The summary.json "energy" block for the run [t0_ns, t1_ns]; tokens and flops are the run's
-  // totals (<= 0 = unknown). sampler_cpu_fraction is of one core over the sampling wall time.
-  nlohmann::json summary_json(int64_t tokens,
-                              double flops,
-                              int64_t t0_ns,
-                              int64_t t1_ns,
-                              const std::vector<PhaseSpan>& phases = {}) const;
+  // The run's energy over [t0_ns, t1_ns] (summary.json "energy"); tokens and flops are the run's
+  // totals (<= 0 = unknown). The sampler's CPU fraction is of one core over its wall time.
+  EnergyFigures figures(int64_t tokens,
+                        double flops,
+                        int64_t t0_ns,
+                        int64_t t1_ns,
+                        const std::vector<PhaseSpan>& phases = {}) const;
   // power.csv's rows (rundir::write_power writes them); call after stop().
   std::vector<PowerRow> power_rows() const;
 
@@ -164,6 +165,8 @@ class EnergyMonitor {
   // Power of channel ch at frame k: its power reading, else (counters) the slope from the
   // previous valid sample; NaN if neither.
   double frame_power_w(const Channel& ch, size_t k) const;
+  // The run's peak power and each channel's figures over [t0_ns, t1_ns].
+  void add_channel_figures(EnergyFigures& e, int64_t t0_ns, int64_t t1_ns, double seconds) const;
 
   config::EnergyConfig cfg_;
   std::vector<SourceState> sources_;

@@ -1,0 +1,176 @@
+#include "json_doc.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <utility>
+
+#include "llmprof/error.h"
+
+namespace llmprof::rundir::detail {
+
+namespace {
+
+std::string shown(const Json& v) {
+  std::string text = v.dump();
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  return text;
+}
+
+// "/timing/step_ms" -> "timing.step_ms".
+std::string dotted(const std::string& pointer) {
+  std::string out;
+  for (char c : pointer) out += c == '/' ? '.' : c;
+  return out.empty() ? out : out.substr(1);
+}
+
+std::string escape_pointer(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+ObjectReader::ObjectReader(const Json& object, DocContext& ctx, std::string pointer)
+    : object_(object), ctx_(&ctx), pointer_(std::move(pointer)) {}
+
+std::string ObjectReader::field(const std::string& key) const {
+  const std::string base = dotted(pointer_);
+  return base.empty() ? key : base + "." + key;
+}
+
+void ObjectReader::fail(const std::string& key, const std::string& expected) const {
+  throw DataError(fmt::format("{}: {} is {}, not {}", ctx_->file, field(key),
+                              shown(object_.at(key)), expected));
+}
+
+bool ObjectReader::has(const std::string& key) const { return object_.contains(key); }
+
+const Json* ObjectReader::get(const std::string& key) {
+  read_.insert(key);
+  const auto it = object_.find(key);
+  if (it == object_.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+std::optional<double> ObjectReader::number(const std::string& key) {
+  const Json* v = get(key);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_number()) fail(key, "a number");
+  return v->get<double>();
+}
+
+std::optional<int64_t> ObjectReader::integer(const std::string& key) {
+  const Json* v = get(key);
+  if (v == nullptr) return std::nullopt;
+  if (v->is_number_integer()) return v->get<int64_t>();
+  // A whole number written as a float (1e9) reads as the integer it is.
+  const double d = v->is_number() ? v->get<double>() : 0.5;
+  if (d != std::floor(d) || std::abs(d) > 9.2e18) fail(key, "an integer");
+  return static_cast<int64_t>(d);
+}
+
+std::optional<std::string> ObjectReader::text(const std::string& key) {
+  const Json* v = get(key);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_string()) fail(key, "a string");
+  return v->get<std::string>();
+}
+
+std::optional<bool> ObjectReader::boolean(const std::string& key) {
+  const Json* v = get(key);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_boolean()) fail(key, "true or false");
+  return v->get<bool>();
+}
+
+std::optional<ObjectReader> ObjectReader::object(const std::string& key) {
+  const Json* v = get(key);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_object()) fail(key, "an object");
+  return ObjectReader(*v, *ctx_, pointer_ + "/" + escape_pointer(key));
+}
+
+const Json* ObjectReader::raw(const std::string& key) {
+  read_.insert(key);
+  const auto it = object_.find(key);
+  return it == object_.end() ? nullptr : &*it;
+}
+
+std::optional<llmprof::Summary> ObjectReader::stats(const std::string& key) {
+  std::optional<ObjectReader> o = object(key);
+  if (!o) return std::nullopt;
+  llmprof::Summary s;
+  s.n = o->integer("n").value_or(0);
+  s.mean = o->number("mean").value_or(0);
+  s.median = o->number("median").value_or(0);
+  s.p10 = o->number("p10").value_or(0);
+  s.p90 = o->number("p90").value_or(0);
+  s.min = o->number("min").value_or(0);
+  s.max = o->number("max").value_or(0);
+  s.stddev = o->number("stddev");
+  s.cv = o->number("cv");
+  o->keep_unknown();
+  return s;
+}
+
+void ObjectReader::require(const std::string& key) const {
+  if (!object_.contains(key)) {
+    throw DataError(fmt::format("{}: {} is missing (a field of the document's first version)",
+                                ctx_->file, field(key)));
+  }
+}
+
+void ObjectReader::later(const std::string& key) {
+  if (!object_.contains(key) && ctx_->notes != nullptr) {
+    ctx_->notes->push_back(fmt::format("{}: no {} (written before the field was added): null",
+                                       ctx_->file, field(key)));
+  }
+}
+
+void ObjectReader::keep_unknown() {
+  if (ctx_->unknown == nullptr) return;
+  for (const auto& [key, value] : object_.items()) {
+    if (read_.count(key) == 0) {
+      (*ctx_->unknown)[pointer_ + "/" + escape_pointer(key)] = value.dump();
+    }
+  }
+}
+
+int check_version(ObjectReader& doc, int known) {
+  doc.require("schema_version");
+  const std::optional<int64_t> v = doc.integer("schema_version");
+  if (!v) doc.fail("schema_version", "an integer");
+  if (*v > known) {
+    throw DataError(fmt::format("{}: schema_version {} is newer than this llmprof reads ({}): "
+                                "it was written by a newer llmprof; read it with that version",
+                                doc.file(), *v, known));
+  }
+  return static_cast<int>(*v);
+}
+
+Json stats_json(const std::optional<llmprof::Summary>& s) {
+  if (!s) return nullptr;
+  Json j = {{"n", s->n},     {"mean", s->mean}, {"median", s->median}, {"p10", s->p10},
+            {"p90", s->p90}, {"min", s->min},   {"max", s->max}};
+  j["stddev"] = opt(s->stddev);
+  j["cv"] = opt(s->cv);
+  return j;
+}
+
+void put_unknown(Json& doc, const std::map<std::string, std::string>& unknown) {
+  for (const auto& [pointer, text] : unknown) {
+    doc[Json::json_pointer(pointer)] = Json::parse(text);
+  }
+}
+
+}  // namespace llmprof::rundir::detail
