@@ -291,6 +291,7 @@ void fill_from_summary(const std::string& path, Run& run) {
   run.summary_max_steps = summary->max_steps;
   run.summary_peak_rss_bytes = summary->peak_rss_bytes;
   run.energy = summary->energy;
+  run.gqa = summary->gqa;
   run.plan = summary->plan;
   run.plan_peak_predicted = summary->plan_peak_predicted;
   run.plan_peak_measured = summary->plan_peak_measured;
@@ -318,6 +319,29 @@ void read_plan(const nlohmann::json& s, Summary& out) {
     if (!text("predicted_module").empty()) out.plan_peak_predicted += " / " + text("predicted_module");
     out.plan_peak_measured = text("measured");
   }
+}
+
+// summary.json "model.gqa" (written by llmprof train for llama models).
+void read_gqa(const nlohmann::json& s, Summary& out) {
+  if (!s.contains("model") || !s["model"].is_object()) return;
+  const nlohmann::json& m = s["model"];
+  if (!m.contains("gqa") || !m["gqa"].is_object()) return;
+  const nlohmann::json& g = m["gqa"];
+  using detail::json_number;
+  GqaSummary q;
+  q.n_head = json_number(g, "n_head");
+  q.n_kv_head = json_number(g, "n_kv_head");
+  q.head_dim = json_number(g, "head_dim");
+  q.n_layer = json_number(g, "n_layer");
+  q.block_size = json_number(g, "block_size");
+  q.kv_element_bytes = json_number(g, "kv_element_bytes");
+  q.kv_cache_bytes_per_token = json_number(g, "kv_cache_bytes_per_token");
+  q.mha_kv_cache_bytes_per_token = json_number(g, "mha_kv_cache_bytes_per_token");
+  q.attention_flops_per_token = json_number(g, "attention_flops_per_token");
+  q.mha_attention_flops_per_token = json_number(g, "mha_attention_flops_per_token");
+  q.kv_projection_flops_per_token = json_number(g, "kv_projection_flops_per_token");
+  q.mha_kv_projection_flops_per_token = json_number(g, "mha_kv_projection_flops_per_token");
+  out.gqa = q;
 }
 
 std::optional<Summary> read_summary(const std::string& path, Warnings& warnings) {
@@ -354,6 +378,7 @@ std::optional<Summary> read_summary(const std::string& path, Warnings& warnings)
     out.energy = en;
   }
   read_plan(s, out);
+  read_gqa(s, out);
   return out;
 }
 

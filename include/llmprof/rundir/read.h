@@ -60,6 +60,15 @@ struct PlanRow {
   std::optional<double> predicted_bytes, measured_bytes, ratio;  // ratio = predicted / measured
 };
 
+// summary.json "model.gqa" (llama runs): grouped-query attention against a multi-head model of the
+// same width (n_kv_head = n_head), analytic, per token.
+struct GqaSummary {
+  std::optional<double> n_head, n_kv_head, head_dim, n_layer, block_size, kv_element_bytes;
+  std::optional<double> kv_cache_bytes_per_token, mha_kv_cache_bytes_per_token;
+  std::optional<double> attention_flops_per_token, mha_attention_flops_per_token;
+  std::optional<double> kv_projection_flops_per_token, mha_kv_projection_flops_per_token;
+};
+
 // What readers take from summary.json (train/summary.cpp writes it; schema kSummarySchemaVersion).
 struct Summary {
   // How the run ended; nullopt when the file has no status (null or absent). A name outside
@@ -76,6 +85,7 @@ struct Summary {
   std::optional<EnergySummary> energy;
   std::vector<PlanRow> plan;  // plan.components, in file order; empty without a plan section
   std::string plan_peak_predicted, plan_peak_measured;  // plan.peak_phase (phase [/ module])
+  std::optional<GqaSummary> gqa;  // model.gqa, when present
 };
 
 // summary.json at path: nullopt when absent, or empty (with a warning). Invalid JSON throws
@@ -109,6 +119,7 @@ struct Run {
   std::optional<int64_t> summary_max_steps;      // summary.json steps.max_steps
   std::optional<double> summary_peak_rss_bytes;  // summary.json memory.peak_rss_bytes
   std::optional<EnergySummary> energy;           // summary.json energy, when present
+  std::optional<GqaSummary> gqa;                 // summary.json model.gqa, when present
 
   std::vector<StepRow> steps;  // steps.csv
   std::vector<EvalRow> evals;
