@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The CI gate's error rates on this machine, in one script: `llmprof check --ab` of two identical
-# commands CHECKS times (a false failure is a "regression" verdict between them), then of a
+# commands CHECKS times (a false failure is a "regression" verdict between them), and of a
 # baseline against a candidate that is slower by construction (--candidate KEY=VALUE, default
 # train.batch_size=5 against the baseline's 4: more work per step, the same everything else)
-# CHECKS times; prints each verdict, the observed rates and the slowdown the
+# CHECKS times, the two cases alternating check by check in one invocation; prints each verdict, the observed rates and the slowdown the
 # candidate was measured at (the median over all its checks' ratios of medians).
 #   scripts/bench/check_gate.sh [--checks 20] [--repetitions 8] [--bound 10] [--steps 12]
 #                               [--candidate train.batch_size=5] [--cases "identical slower"]
@@ -28,15 +28,14 @@ bin=$PWD/build/llmprof
 work=$(mktemp -d /tmp/llmprof-check-gate.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 base="$bin train --config configs/tiny_test.yaml --set schedule.max_steps=$steps --set train.eval_interval=0 --set profile.warmup_steps=2 --quiet"
-# $1 label, $2 the candidate's --set: CHECKS A/B checks; one line each (verdict, ratio, interval).
-run_checks() {
-  local label=$1 set=$2 i
-  for ((i = 1; i <= checks; i++)); do
-    rc=0
-    "$bin" check --ab "$base" "$base --set $set" \
-      --repetitions "$reps" --max "step_ms=+$bound%" --format json --out "$work/$label-$i.json" \
-      >/dev/null 2>"$work/$label-$i.log" || rc=$?
-    python3 - "$work/$label-$i.json" "$label" "$i" "$rc" <<'PY'
+# $1 label, $2 the candidate's --set, $3 the check's number: one A/B check, one line (verdict,
+# ratio, interval).
+run_check() {
+  local label=$1 set=$2 i=$3 rc=0
+  "$bin" check --ab "$base" "$base --set $set" \
+    --repetitions "$reps" --max "step_ms=+$bound%" --format json --out "$work/$label-$i.json" \
+    >/dev/null 2>"$work/$label-$i.log" || rc=$?
+  python3 - "$work/$label-$i.json" "$label" "$i" "$rc" <<'PY'
 import json, sys
 path, label, i, rc = sys.argv[1:]
 try:
@@ -47,15 +46,22 @@ try:
 except Exception as e:
     print(f"{label:<10} {i:>3}  exit {rc}  no result ({e})")
 PY
-  done
 }
 echo "gate: --max step_ms=+$bound%, $reps rounds per check, $checks checks per case, tiny_test.yaml $steps steps, candidate --set $candidate"
 for c in $cases; do
   case "$c" in
-    identical) run_checks identical train.batch_size=4 | tee "$work/identical.txt" ;;
-    slower) run_checks slower "$candidate" | tee "$work/slower.txt" ;;
+    identical|slower) ;;
     *) echo "check_gate.sh: no case '$c' (identical, slower)" >&2; exit 2 ;;
   esac
+done
+# The cases alternate check by check, so both see the same stretches of a shared machine's load.
+for ((i = 1; i <= checks; i++)); do
+  for c in $cases; do
+    case "$c" in
+      identical) run_check identical train.batch_size=4 "$i" ;;
+      slower) run_check slower "$candidate" "$i" ;;
+    esac
+  done
 done
 python3 - "$work" "$checks" <<'PY'
 import glob, json, statistics, sys

@@ -125,43 +125,73 @@ CheckResult check_dirs(const std::string& baseline, const std::string& candidate
   return out;
 }
 
-std::vector<GateResult> judge_repetitions(const std::vector<Gate>& gates,
-                                          const std::vector<RepetitionFigures>& baseline,
-                                          const std::vector<RepetitionFigures>& candidate) {
-  std::vector<GateResult> out(gates.size());
-  std::vector<size_t> timing;
-  std::vector<TimingJudgement> judged;
-  for (size_t i = 0; i < gates.size(); ++i) {
-    const Gate& g = gates[i];
-    if (g.figure.kind != Kind::kTiming) {
-      const auto reading = [&](const std::vector<RepetitionFigures>& arm) {
-        if (arm.empty() || !arm[0].values.at(i)) {
-          return Reading{std::nullopt, arm.empty() ? "no repetitions"
-                                                   : "no value in " + arm[0].run_dir};
-        }
-        return Reading{arm[0].values[i], ""};
-      };
-      out[i] = judge_pair(g, reading(baseline), reading(candidate));
-      continue;
+namespace {
+
+// A point's non-timing gate from its first pair, as between two directories.
+GateResult judge_first_pair(const Gate& g, size_t i, const PointRepetitions& p) {
+  const auto reading = [&](const std::vector<RepetitionFigures>& arm) {
+    if (arm.empty() || i >= arm[0].values.size() || !arm[0].values[i]) {
+      return Reading{std::nullopt, arm.empty() ? "no repetitions"
+                                               : "no value in " + arm[0].run_dir};
     }
-    std::vector<double> b, c;
-    for (size_t k = 0; k < std::min(baseline.size(), candidate.size()); ++k) {
-      const auto& vb = baseline[k].values.at(i);
-      const auto& vc = candidate[k].values.at(i);
-      if (vb && vc && *vb > 0 && *vc > 0) {
-        b.push_back(*vb);
-        c.push_back(*vc);
-      }
+    return Reading{arm[0].values[i], ""};
+  };
+  GateResult r = judge_pair(g, reading(p.baseline), reading(p.candidate));
+  r.point = p.point;
+  return r;
+}
+
+// The rounds where both arms have a positive value of gate i.
+void paired_values(size_t i, const PointRepetitions& p, std::vector<double>& b,
+                   std::vector<double>& c) {
+  for (size_t k = 0; k < std::min(p.baseline.size(), p.candidate.size()); ++k) {
+    const auto& bv = p.baseline[k].values;
+    const auto& cv = p.candidate[k].values;
+    if (i >= bv.size() || i >= cv.size()) continue;
+    if (bv[i] && cv[i] && *bv[i] > 0 && *cv[i] > 0) {
+      b.push_back(*bv[i]);
+      c.push_back(*cv[i]);
     }
-    timing.push_back(i);
-    judged.push_back(judge_timing(g, b, c));
   }
+}
+
+std::string family_text(size_t comparisons, size_t points) {
+  if (points <= 1) {
+    return fmt::format("Holm over {} timing gate{}", comparisons, comparisons == 1 ? "" : "s");
+  }
+  return fmt::format("Holm over {} comparisons: {} points x timing gates", comparisons, points);
+}
+
+}  // namespace
+
+std::vector<GateResult> judge_points(const std::vector<Gate>& gates,
+                                     const std::vector<PointRepetitions>& points) {
+  std::vector<GateResult> out(gates.size() * points.size());
+  std::vector<size_t> slot;  // out's index of each timing judgement
+  std::vector<TimingJudgement> judged;
+  for (size_t p = 0; p < points.size(); ++p) {
+    for (size_t i = 0; i < gates.size(); ++i) {
+      const size_t at = p * gates.size() + i;
+      if (gates[i].figure.kind != Kind::kTiming) {
+        out[at] = judge_first_pair(gates[i], i, points[p]);
+        continue;
+      }
+      std::vector<double> b, c;
+      paired_values(i, points[p], b, c);
+      slot.push_back(at);
+      judged.push_back(judge_timing(gates[i], b, c));
+      judged.back().result.point = points[p].point;
+    }
+  }
+  // One family: every point's every timing gate (a regression found among many comparisons is
+  // held to the stricter level Holm gives it).
   std::vector<double> p_fail, p_pass;
   for (const auto& j : judged) {
     p_fail.push_back(j.result.interval ? j.p_fail : 1.0);
     p_pass.push_back(j.result.interval ? j.p_pass : 1.0);
   }
   const std::vector<bool> fail = holm_reject(p_fail, kAlpha), pass = holm_reject(p_pass, kAlpha);
+  const std::string family = family_text(judged.size(), points.size());
   for (size_t k = 0; k < judged.size(); ++k) {
     GateResult r = judged[k].result;
     r.alpha = kAlpha;
@@ -169,15 +199,82 @@ std::vector<GateResult> judge_repetitions(const std::vector<Gate>& gates,
       r.outcome = fail[k] ? Outcome::kFail : pass[k] ? Outcome::kPass : Outcome::kInconclusive;
       r.reason = fmt::format(
           "ratio of medians {:.3f}, 95% interval [{:.3f}, {:.3f}], bound {:.3f} ({} the bound; "
-          "Holm over {} timing gate{}, p {:.4f})",
+          "{}, p {:.4f})",
           *r.ratio, r.interval->low, r.interval->high, *r.limit / *r.baseline,
-          fail[k] ? "beyond" : pass[k] ? "inside" : "spans", judged.size(),
-          judged.size() == 1 ? "" : "s", fail[k] ? judged[k].p_fail : judged[k].p_pass);
+          fail[k] ? "beyond" : pass[k] ? "inside" : "spans", family,
+          fail[k] ? judged[k].p_fail : judged[k].p_pass);
     }
-    out[timing[k]] = std::move(r);
+    out[slot[k]] = std::move(r);
   }
   return out;
 }
+
+std::vector<GateResult> judge_repetitions(const std::vector<Gate>& gates,
+                                          const std::vector<RepetitionFigures>& baseline,
+                                          const std::vector<RepetitionFigures>& candidate) {
+  return judge_points(gates, {PointRepetitions{"", baseline, candidate}});
+}
+
+bool is_sweep_command(std::string_view command) {
+  std::vector<std::string> words;
+  std::string word;
+  for (const char ch : command) {
+    if (ch == ' ' || ch == '\t' || ch == '\n') {
+      if (!word.empty()) words.push_back(std::move(word));
+      word.clear();
+    } else if (ch != '\'' && ch != '"') {
+      word += ch;
+    }
+  }
+  if (!word.empty()) words.push_back(std::move(word));
+  for (size_t i = 0; i + 1 < words.size(); ++i) {
+    const std::string& w = words[i];
+    const size_t slash = w.rfind('/');
+    if (w.substr(slash == std::string::npos ? 0 : slash + 1) == "llmprof" &&
+        words[i + 1] == "sweep") {
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
+// Files one repetition's figures under its points: a run is the point "", a sweep each of its
+// points (matched across rounds and arms by the swept values and the repeat).
+void collect(const ab::Repetition& rep, const std::vector<Gate>& gates, size_t rounds,
+             std::vector<std::string>& order, std::map<std::string, PointRepetitions>& points) {
+  const auto file = [&](const std::string& key, const std::string& id, const std::string& dir) {
+    auto [it, fresh] = points.try_emplace(key);
+    if (fresh) {
+      order.push_back(key);
+      it->second.point = id;
+      it->second.baseline.resize(rounds);
+      it->second.candidate.resize(rounds);
+    }
+    RepetitionFigures f;
+    f.run_dir = dir;
+    for (const Gate& g : gates) f.values.push_back(read_or_why(dir, g.figure).value);
+    auto& arm = rep.arm == ab::Arm::kBaseline ? it->second.baseline : it->second.candidate;
+    arm[static_cast<size_t>(rep.round)] = std::move(f);
+  };
+  if (!rundir::is_sweep_dir(rep.run_dir)) {
+    file("", "", rep.run_dir);
+    return;
+  }
+  for (const rundir::SweepPoint& p : rundir::load_sweep(rep.run_dir).points) {
+    file(point_key(p), p.point_id, p.run_dir);
+  }
+}
+
+// The command line of one repetition: output into <scratch>/<name>.
+std::string repetition_command(const std::string& cmd, const std::string& scratch,
+                               const std::string& name) {
+  if (is_sweep_command(cmd)) return fmt::format("{} --out '{}' --name '{}'", cmd, scratch, name);
+  return fmt::format("{} --set 'output.dir={}' --set 'output.name={}'", cmd, scratch, name);
+}
+
+}  // namespace
 
 CheckResult check_ab(const AbCheckOptions& opts, const ab::OnRepetition& progress) {
   if (opts.rounds < ab::kMinRepetitions) {
@@ -189,10 +286,8 @@ CheckResult check_ab(const AbCheckOptions& opts, const ab::OnRepetition& progres
     const std::string& cmd =
         arm == ab::Arm::kBaseline ? opts.baseline_command : opts.candidate_command;
     const std::string run_dir = rundir::path(opts.scratch_dir, name);
-    const std::vector<std::string> argv{
-        "/bin/sh", "-c",
-        fmt::format("{} --set 'output.dir={}' --set 'output.name={}'", cmd, opts.scratch_dir,
-                    name)};
+    const std::vector<std::string> argv{"/bin/sh", "-c",
+                                        repetition_command(cmd, opts.scratch_dir, name)};
     // The engine's own figure is the repetition's wall time (the gates are read afterwards).
     const auto t0 = std::chrono::steady_clock::now();
     ab::Repetition rep = ab::run_argv_repetition(argv, run_dir, arm, round, std::nullopt);
@@ -201,20 +296,19 @@ CheckResult check_ab(const AbCheckOptions& opts, const ab::OnRepetition& progres
     return rep;
   };
   const ab::AbResult ab = ab::run_ab(opts.rounds, run_one, progress);
-  std::vector<RepetitionFigures> base(static_cast<size_t>(opts.rounds)),
-      cand(static_cast<size_t>(opts.rounds));
+  std::vector<std::string> order;
+  std::map<std::string, PointRepetitions> by_key;
   for (const ab::Repetition& rep : ab.repetitions) {
-    RepetitionFigures f;
-    f.run_dir = rep.run_dir;
-    for (const Gate& g : opts.gates) f.values.push_back(read_or_why(rep.run_dir, g.figure).value);
-    (rep.arm == ab::Arm::kBaseline ? base : cand)[static_cast<size_t>(rep.round)] = std::move(f);
+    collect(rep, opts.gates, static_cast<size_t>(opts.rounds), order, by_key);
   }
+  std::vector<PointRepetitions> points;
+  for (const std::string& key : order) points.push_back(std::move(by_key[key]));
   CheckResult out;
   out.repetitions = true;
   out.baseline = opts.baseline_command;
   out.candidate = opts.candidate_command;
   out.rounds = opts.rounds;
-  out.results = judge_repetitions(opts.gates, base, cand);
+  out.results = judge_points(opts.gates, points);
   return out;
 }
 

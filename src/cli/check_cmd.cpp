@@ -136,7 +136,8 @@ void add_check_command(CLI::App& app, int& exit_code) {
                "inconclusive");
   sub->add_option("dirs", a->dirs, "BASELINE CANDIDATE: run or sweep directories");
   sub->add_option("--ab", a->ab,
-                  "Two `llmprof train` command lines, run alternately: timing is gated only so")
+                  "Two `llmprof train` (or two `llmprof sweep`) command lines, run "
+                  "alternately: timing is gated only so")
       ->expected(2);
   sub->add_option("--repetitions", a->repetitions, "--ab: rounds of both commands (default 10)")
       ->check(CLI::Range(int64_t{2}, int64_t{1000}));
@@ -151,7 +152,8 @@ void add_check_command(CLI::App& app, int& exit_code) {
       "Amounts are relative (%) or absolute; without a sign, the move allowed in the figure's\n"
       "bad direction. Between two directories, deterministic figures and memory are gated and\n"
       "timing is reported, never gated; with --ab, timing is judged by a bootstrap interval of the\n"
-      "ratio of medians over paired rounds (Holm-corrected over timing gates). Without gates:\n"
+      "ratio of medians over paired rounds (Holm-corrected over timing gates). Two sweep\n"
+      "commands are judged point by point, Holm over points x timing gates. Without gates:\n"
       "  directories: --within parameters=0 --within flops_per_step=0 --max peak_rss_bytes=+10%\n"
       "               --max val_loss=+0.02 --max step_ms=+5% (reported)\n"
       "  --ab:        --max step_ms=+5%\n"

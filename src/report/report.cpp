@@ -76,6 +76,9 @@ void add_run_sections(const Run& run, const RunMetrics& m, size_t top_ops, Docum
   if (auto t = detail::plan_table(run)) {
     doc.tables.push_back(with_source(std::move(*t), files_in(dir, {rundir::kSummary})));
   }
+  if (auto t = detail::gqa_table(run)) {
+    doc.tables.push_back(with_source(std::move(*t), files_in(dir, {rundir::kSummary})));
+  }
   if (auto t = detail::activations_table(run)) {
     doc.tables.push_back(with_source(std::move(*t), files_in(dir, {rundir::kActivations})));
   }

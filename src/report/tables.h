@@ -34,6 +34,10 @@ std::optional<Table> memory_table(const Run& run, const RunMetrics& m);
 // summary.json plan: llmprof plan's prediction beside the run's measurement, per component.
 std::optional<Table> plan_table(const Run& run);
 
+// summary.json model.gqa (llama): grouped-query attention's KV-cache bytes and attention FLOPs per
+// token against a multi-head model of the same width; nullopt without it.
+std::optional<Table> gqa_table(const Run& run);
+
 // activations.csv by scope, summed over blocks; nullopt without it.
 std::optional<Table> activations_table(const Run& run);
 

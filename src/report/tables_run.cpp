@@ -284,6 +284,50 @@ std::optional<Table> plan_table(const Run& run) {
   return t;
 }
 
+std::optional<Table> gqa_table(const Run& run) {
+  if (!run.gqa) return std::nullopt;
+  const rundir::GqaSummary& g = *run.gqa;
+  const auto times = [](std::optional<double> a, std::optional<double> b) -> std::optional<double> {
+    if (!a || !b) return std::nullopt;
+    return *a * *b;
+  };
+  // MHA / GQA: how many times more the multi-head model of the same width needs.
+  const auto saving = [](std::optional<double> gqa, std::optional<double> mha) {
+    return ratio_cell(gqa && mha && *gqa > 0 ? std::optional<double>(*mha / *gqa) : std::nullopt);
+  };
+  Table t;
+  t.id = "gqa." + run.label;
+  t.title = "Grouped-query attention against multi-head attention: " + run.label;
+  t.columns = {{"figure", "figure"},
+               {"gqa", fmt::format("this model ({} kv heads)", count_cell(g.n_kv_head).text)},
+               {"mha", fmt::format("MHA, same width ({} kv heads)", count_cell(g.n_head).text)},
+               {"mha_over_gqa", "MHA / GQA"}};
+  t.rows.push_back({text_cell("KV cache per token"), bytes_cell(g.kv_cache_bytes_per_token),
+                    bytes_cell(g.mha_kv_cache_bytes_per_token),
+                    saving(g.kv_cache_bytes_per_token, g.mha_kv_cache_bytes_per_token)});
+  t.rows.push_back({text_cell(fmt::format("KV cache per sequence ({} tokens)",
+                                          count_cell(g.block_size).text)),
+                    bytes_cell(times(g.kv_cache_bytes_per_token, g.block_size)),
+                    bytes_cell(times(g.mha_kv_cache_bytes_per_token, g.block_size)),
+                    saving(g.kv_cache_bytes_per_token, g.mha_kv_cache_bytes_per_token)});
+  t.rows.push_back({text_cell("attention forward FLOPs per token"),
+                    number_cell(g.attention_flops_per_token),
+                    number_cell(g.mha_attention_flops_per_token),
+                    saving(g.attention_flops_per_token, g.mha_attention_flops_per_token)});
+  t.rows.push_back({text_cell("k/v projection forward FLOPs per token"),
+                    number_cell(g.kv_projection_flops_per_token),
+                    number_cell(g.mha_kv_projection_flops_per_token),
+                    saving(g.kv_projection_flops_per_token, g.mha_kv_projection_flops_per_token)});
+  t.notes.push_back(fmt::format(
+      "Analytic (estimates, not measured): {} layers, {} query heads of {} dims sharing {} key/value "
+      "heads, against a multi-head model of the same width. KV cache = layers x 2 x kv heads x "
+      "head_dim x {} bytes (the run's precision); attention = q, k, v, o projections + scores and "
+      "mix at T = block_size.",
+      count_cell(g.n_layer).text, count_cell(g.n_head).text, count_cell(g.head_dim).text,
+      count_cell(g.n_kv_head).text, count_cell(g.kv_element_bytes).text));
+  return t;
+}
+
 std::optional<Table> activations_table(const Run& run) {
   if (run.activations.empty()) return std::nullopt;
   std::vector<std::string> order;

@@ -253,6 +253,7 @@ void fill_from_summary(const std::string& path, Run& run) {
     run.summary_peak_rss_bytes = static_cast<double>(*summary->peak_rss_bytes);
   }
   run.energy = summary->energy;
+  run.gqa = summary->gqa;
   run.plan = summary->plan;
   run.plan_peak_predicted = summary->plan_peak_predicted;
   run.plan_peak_measured = summary->plan_peak_measured;

@@ -21,7 +21,7 @@ using detail::ObjectReader;
 const std::vector<std::string>& section_keys() {
   static const std::vector<std::string> keys{"data",    "init_from", "plan",
                                              "distributed", "cuda_graphs", "run_dir",
-                                             "final_global_train_loss"};
+                                             "final_global_train_loss", "model"};
   return keys;
 }
 
@@ -149,6 +149,31 @@ void read_plan(const std::string& text, Summary& out) {
   }
 }
 
+// summary.json "model.gqa" (written by llmprof train for llama models).
+void read_gqa(const std::string& text, Summary& out) {
+  const Json m = Json::parse(text);
+  if (!m.is_object() || !m.contains("gqa") || !m["gqa"].is_object()) return;
+  const Json& g = m["gqa"];
+  auto num = [&](const char* k) -> std::optional<double> {
+    return g.contains(k) && g[k].is_number() ? std::optional<double>(g[k].get<double>())
+                                             : std::nullopt;
+  };
+  GqaSummary q;
+  q.n_head = num("n_head");
+  q.n_kv_head = num("n_kv_head");
+  q.head_dim = num("head_dim");
+  q.n_layer = num("n_layer");
+  q.block_size = num("block_size");
+  q.kv_element_bytes = num("kv_element_bytes");
+  q.kv_cache_bytes_per_token = num("kv_cache_bytes_per_token");
+  q.mha_kv_cache_bytes_per_token = num("mha_kv_cache_bytes_per_token");
+  q.attention_flops_per_token = num("attention_flops_per_token");
+  q.mha_attention_flops_per_token = num("mha_attention_flops_per_token");
+  q.kv_projection_flops_per_token = num("kv_projection_flops_per_token");
+  q.mha_kv_projection_flops_per_token = num("mha_kv_projection_flops_per_token");
+  out.gqa = q;
+}
+
 // The name-table enum at key: null or absent -> nullopt; another name is a DataError.
 template <typename E>
 std::optional<E> name_field(ObjectReader& doc, const std::string& key) {
@@ -213,6 +238,7 @@ Summary parse_summary(const std::string& text, const std::string& file) {
     if (const Json* v = doc.raw(key)) s.sections[key] = v->dump();
   }
   if (s.sections.count("plan") != 0) read_plan(s.sections["plan"], s);
+  if (s.sections.count("model") != 0) read_gqa(s.sections["model"], s);
   doc.keep_unknown();
   return s;
 }

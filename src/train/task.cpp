@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "llmprof/config/config.h"
 #include "llmprof/data/encoder_data.h"
 #include "llmprof/error.h"
@@ -98,6 +100,7 @@ class LlamaTask : public Task {
            (ckpt ? " + recomputed block forwards" : "");
   }
   std::string describe() const override;
+  std::string model_summary_json(int64_t kv_element_bytes) const override;
   model::Decoder* decoder() override { return &decoder_; }
 
  private:
@@ -123,6 +126,29 @@ std::string LlamaTask::describe() const {
                         static_cast<double>(g.kv_bytes_per_token),
                     g.attention_flops_per_token * 1e-6, g.mha_attention_flops_per_token * 1e-6,
                     g.kv_proj_flops_per_token * 1e-6, g.mha_kv_proj_flops_per_token * 1e-6);
+}
+
+std::string LlamaTask::model_summary_json(int64_t kv_element_bytes) const {
+  const model::LlamaShape& s = shape_;
+  const model::GqaSavings g = model::llama_gqa_savings(s, kv_element_bytes);
+  const nlohmann::json gqa{
+      {"n_layer", s.n_layer},
+      {"n_head", s.n_head},
+      {"n_kv_head", s.n_kv_head},
+      {"head_dim", s.head_dim},
+      {"block_size", s.block_size},
+      {"kv_element_bytes", kv_element_bytes},
+      {"kv_cache_bytes_per_token", g.kv_bytes_per_token},
+      {"mha_kv_cache_bytes_per_token", g.mha_kv_bytes_per_token},
+      {"attention_flops_per_token", g.attention_flops_per_token},
+      {"mha_attention_flops_per_token", g.mha_attention_flops_per_token},
+      {"kv_projection_flops_per_token", g.kv_proj_flops_per_token},
+      {"mha_kv_projection_flops_per_token", g.mha_kv_proj_flops_per_token},
+      {"method",
+       "analytic, forward: against a multi-head model of the same width (n_kv_head = n_head); "
+       "KV cache = n_layer * 2 * kv heads * head_dim * kv_element_bytes; attention = the q, k, v, "
+       "o projections and the scores and mix at T = block_size, per token"}};
+  return nlohmann::json{{"type", "llama"}, {"gqa", gqa}}.dump();
 }
 
 // The llama options of cfg's model keys.

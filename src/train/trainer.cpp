@@ -407,6 +407,10 @@ TrainResult finish(const config::Config& cfg, Training& t, Session& session,
     spdlog::info("checkpoint {} (step {})", rundir::path(dir, rundir::kCheckpoint), done);
   }
   session.annotate("data", t.data.report.dump());
+  const int64_t kv_element_bytes = cfg.train.precision == config::Precision::kFp32 ? 4 : 2;
+  if (const std::string m = t.task->model_summary_json(kv_element_bytes); !m.empty()) {
+    session.annotate("model", m);
+  }
   if (t.init) {
     session.annotate("init_from", nlohmann::json{{"path", t.init->path},
                                                  {"task", t.init->task},

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 
+#include "llmprof/ab/stats.h"
 #include "llmprof/error.h"
 #include "llmprof/rundir/tables.h"
 #include "support/test_support.h"
@@ -158,6 +160,99 @@ TEST(CheckRepetitions, SameCodePassesAndSlowerCodeFails) {
     ASSERT_TRUE(slower.interval);
     EXPECT_GT(slower.interval->low, 1.10);
   }
+}
+
+// Six pairs of 10 ms baselines; the candidate 1.0x in one round and 1.5x in five. A resample's
+// ratio of medians is the mean of the 3rd and 4th of 6 drawn ratios: at most 1.1 only when at
+// least 4 draws are the 1.0 round, with probability sum_{k=4..6} C(6,k) (1/6)^k (5/6)^(6-k) =
+// (375 + 30 + 1) / 46656 = 0.0087. So against --max step_ms=+10% the one-sided p of "not beyond
+// the bound" is ~0.0087: below Holm's first level for two comparisons (0.025/2 = 0.0125), above
+// it for four (0.025/4 = 0.00625).
+PointRepetitions borderline_point(const std::string& id, size_t gates) {
+  PointRepetitions p{id, {}, {}};
+  for (int k = 0; k < 6; ++k) {
+    const double ratio = k == 3 ? 1.0 : 1.5;
+    p.baseline.push_back({std::vector<std::optional<double>>(gates, 10.0), id + "/b"});
+    p.candidate.push_back({std::vector<std::optional<double>>(gates, 10.0 * ratio), id + "/c"});
+  }
+  return p;
+}
+
+PointRepetitions same_point(const std::string& id, size_t gates) {
+  PointRepetitions p{id, {}, {}};
+  for (int k = 0; k < 6; ++k) {
+    p.baseline.push_back({std::vector<std::optional<double>>(gates, 10.0 + k), id + "/b"});
+    p.candidate.push_back({std::vector<std::optional<double>>(gates, 10.0 + k), id + "/c"});
+  }
+  return p;
+}
+
+TEST(CheckHolm, BorderlinePValueIsTheHandComputedOne) {
+  const PointRepetitions p = borderline_point("a", 1);
+  std::vector<double> b, c;
+  for (int k = 0; k < 6; ++k) {
+    b.push_back(*p.baseline[k].values[0]);
+    c.push_back(*p.candidate[k].values[0]);
+  }
+  const std::vector<double> ratios = ab::bootstrap_ratios(b, c);
+  const double at_or_below = static_cast<double>(
+      std::count_if(ratios.begin(), ratios.end(), [](double r) { return r <= 1.1; }));
+  const double p_fail = at_or_below / static_cast<double>(ratios.size());
+  // 2000 seeded resamples: within 2.5 standard errors (2.5 * 0.00207) of 406/46656.
+  EXPECT_NEAR(p_fail, 406.0 / 46656.0, 0.0052);
+  // The premise of the tests below: between Holm's levels for two and for four comparisons.
+  EXPECT_GT(p_fail, 0.025 / 4);
+  EXPECT_LT(p_fail, 0.025 / 2);
+}
+
+TEST(CheckHolm, FamilyIsEveryPointTimesEveryTimingGate) {
+  const Gate tight = parse_gate(Bound::kMax, "step_ms=+10%");
+  const Gate loose = parse_gate(Bound::kMax, "step_ms=+60%");  // above every ratio: passes
+  // Alone, and in a family of two (two points, one gate): 0.0087 <= 0.025 / 2, a regression.
+  EXPECT_EQ(judge_points({tight}, {borderline_point("a", 1)})[0].outcome, Outcome::kFail);
+  const auto two = judge_points({tight}, {borderline_point("a", 1), same_point("b", 1)});
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0].outcome, Outcome::kFail) << two[0].reason;
+  EXPECT_EQ(two[0].point, "a");
+  EXPECT_EQ(two[1].outcome, Outcome::kPass) << two[1].reason;
+  EXPECT_EQ(two[1].point, "b");
+  // Two points x two gates: the smallest p, 0.0087, meets 0.025 / 4 = 0.00625 first and is kept:
+  // inconclusive (its p of "inside", 0.991, is no evidence either). A Holm over the two gates of
+  // one point only would have failed it.
+  const auto four =
+      judge_points({tight, loose}, {borderline_point("a", 2), same_point("b", 2)});
+  ASSERT_EQ(four.size(), 4u);
+  EXPECT_EQ(four[0].outcome, Outcome::kInconclusive) << four[0].reason;
+  test::expect_contains(four[0].reason, "Holm over 4 comparisons: 2 points x timing gates");
+  EXPECT_EQ(four[0].point, "a");
+  EXPECT_EQ(four[1].outcome, Outcome::kPass) << four[1].reason;
+  EXPECT_EQ(four[2].outcome, Outcome::kPass);
+  EXPECT_EQ(four[2].point, "b");
+  EXPECT_EQ(four[3].outcome, Outcome::kPass);
+}
+
+TEST(CheckHolm, StepDownOverPointsTimesFiguresByHand) {
+  // 2 points x 2 figures at family level 0.025: sorted 0.004 <= 0.025/4 and 0.006 <= 0.025/3
+  // are rejected; 0.02 > 0.025/2 stops the step-down, though alone it would be rejected.
+  EXPECT_EQ(holm_reject({0.004, 0.02, 0.006, 0.3}, 0.025),
+            (std::vector<bool>{true, false, true, false}));
+}
+
+TEST(CheckSweepCommand, RecognisesLlmprofSweepOnly) {
+  EXPECT_TRUE(is_sweep_command("build/llmprof sweep -c configs/tiny_test.yaml --grid a=1,2"));
+  EXPECT_TRUE(is_sweep_command("env OMP_NUM_THREADS=1 '/opt/x/llmprof' sweep -c f.yaml"));
+  EXPECT_FALSE(is_sweep_command("build/llmprof train -c sweep.yaml"));
+  EXPECT_FALSE(is_sweep_command("sweep llmprof"));
+  EXPECT_FALSE(is_sweep_command("build/llmprof-old sweep -c f.yaml"));
+}
+
+TEST(CheckRepetitions, PointMissingFromARoundIsInconclusive) {
+  const Gate g = parse_gate(Bound::kMax, "step_ms=+10%");
+  PointRepetitions p = same_point("a", 1);
+  for (auto& rep : p.candidate) rep = RepetitionFigures{};  // the candidate never had the point
+  const GateResult r = judge_points({g}, {p})[0];
+  EXPECT_EQ(r.outcome, Outcome::kInconclusive);
+  test::expect_contains(r.reason, "0 pairs with a value");
 }
 
 TEST(CheckRepetitions, OnePairIsInconclusive) {

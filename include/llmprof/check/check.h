@@ -133,9 +133,26 @@ std::vector<GateResult> judge_repetitions(const std::vector<Gate>& gates,
                                           const std::vector<RepetitionFigures>& baseline,
                                           const std::vector<RepetitionFigures>& candidate);
 
+// One point's paired repetitions: a run's (point "") or one sweep point's (its point id), the
+// rounds in order; a round without the point holds no values.
+struct PointRepetitions {
+  std::string point;
+  std::vector<RepetitionFigures> baseline, candidate;
+};
+
+// judge_repetitions point by point: every point's timing gates form one family, corrected by Holm
+// over points x timing gates; other gates from each point's first pair.
+std::vector<GateResult> judge_points(const std::vector<Gate>& gates,
+                                     const std::vector<PointRepetitions>& points);
+
+// Whether a command line runs `llmprof sweep` (a word whose file name is llmprof, then `sweep`):
+// check_ab appends --out and --name to it instead of output.dir and output.name.
+bool is_sweep_command(std::string_view command);
+
 // Two commands run alternately (A B B A ...) for `rounds` rounds, each an `llmprof train` command
 // line to which output.dir and output.name are appended as --set (so it must end with llmprof
-// train's arguments); run by /bin/sh. Judged by judge_repetitions.
+// train's arguments), or two `llmprof sweep` command lines (is_sweep_command: --out and --name
+// appended) judged point by point; run by /bin/sh. Judged by judge_points.
 struct AbCheckOptions {
   std::string baseline_command, candidate_command;
   int64_t rounds = 10;

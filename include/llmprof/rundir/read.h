@@ -97,6 +97,7 @@ struct Run {
   std::optional<int64_t> summary_max_steps;      // summary.json steps.max_steps
   std::optional<double> summary_peak_rss_bytes;  // summary.json memory.peak_rss_bytes
   std::optional<EnergySummary> energy;           // summary.json energy, when present
+  std::optional<GqaSummary> gqa;                 // summary.json model.gqa, when present
 
   std::vector<StepRow> steps;  // steps.csv
   std::vector<EvalRow> evals;

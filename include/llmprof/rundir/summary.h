@@ -156,6 +156,15 @@ struct DeepProfileFigures {
   std::optional<GpuFigures> gpu;
 };
 
+// summary.json "model.gqa" (llama runs): grouped-query attention against a multi-head model of the
+// same width (n_kv_head = n_head), analytic, per token.
+struct GqaSummary {
+  std::optional<double> n_head, n_kv_head, head_dim, n_layer, block_size, kv_element_bytes;
+  std::optional<double> kv_cache_bytes_per_token, mha_kv_cache_bytes_per_token;
+  std::optional<double> attention_flops_per_token, mha_attention_flops_per_token;
+  std::optional<double> kv_projection_flops_per_token, mha_kv_projection_flops_per_token;
+};
+
 // summary.json "plan" (llmprof plan's reconciliation), as far as readers use it.
 struct PlanRow {
   std::string component;  // parameters | gradients | optimizer_state | saved_for_backward | peak ...
@@ -192,6 +201,7 @@ struct Summary {
   std::vector<std::string> read_notes;
   std::map<std::string, std::string> unknown;
   std::vector<PlanRow> plan;
+  std::optional<GqaSummary> gqa;  // model.gqa (llama runs), read from the model section
   std::string plan_peak_predicted, plan_peak_measured;  // "phase [/ module]"
 
   // Medians, null when unknown: the figures sweeps and reports quote.

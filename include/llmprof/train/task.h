@@ -72,6 +72,10 @@ class Task {
   virtual std::string flops_formula(bool activation_checkpointing) const = 0;
   // One line for the log: "gpt L=4 H=4 C=128 T=64 V=65".
   virtual std::string describe() const = 0;
+  // summary.json's "model" section as JSON text, "" for none. llama: grouped-query attention's
+  // KV-cache bytes and attention FLOPs per token against a multi-head model of the same width,
+  // each K/V element kv_element_bytes wide (the run's precision).
+  virtual std::string model_summary_json(int64_t /*kv_element_bytes*/) const { return ""; }
   // The decoder, for KV-cache generation; null for the encoder tasks.
   virtual model::Gpt* gpt() { return nullptr; }
   // The decoder (gpt, llama) for KV-cache generation; null for the encoder tasks.
