@@ -12,7 +12,8 @@
 
 namespace llmprof::dist {
 
-std::vector<ClockEstimate> measure_clocks(ProcessGroup& group, int rounds,
+std::vector<ClockEstimate> measure_clocks(ProcessGroup& group,
+                                          int rounds,
                                           const std::function<int64_t()>& clock) {
   if (rounds < 1) throw std::invalid_argument("measure_clocks: rounds must be >= 1");
   std::vector<int64_t> msg(1, 0);
@@ -53,9 +54,9 @@ int64_t rank_setting(const char* name, int rank) {
   const std::string text = raw;
   const size_t colon = text.find(':');
   const auto bad = [&] {
-    return ConfigError(fmt::format("{}='{}': expected <rank>:<integer> (a test-only setting)",
-                                   name, text),
-                       {}, name);
+    return ConfigError(
+        fmt::format("{}='{}': expected <rank>:<integer> (a test-only setting)", name, text), {},
+        name);
   };
   if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) throw bad();
   char* end = nullptr;

@@ -215,7 +215,8 @@ std::vector<rundir::CollectiveRow> collectives_of(const CommInput& in) {
   }
   std::vector<rundir::CollectiveRow> out;
   for (auto& [key, rows] : by_key) {
-    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+    std::sort(rows.begin(), rows.end(),
+              [](const auto& a, const auto& b) { return a.rank < b.rank; });
     const auto last = std::max_element(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
       return a.launch_aligned_ns < b.launch_aligned_ns;
     });
@@ -229,8 +230,8 @@ std::vector<rundir::CollectiveRow> collectives_of(const CommInput& in) {
       r.latency_ms = latency;
       if (latency && *latency > 0) {
         r.algbw_gb_per_s = static_cast<double>(r.bytes) / (*latency * 1e-3) * 1e-9;
-        r.busbw_gb_per_s = *r.algbw_gb_per_s * 2.0 * static_cast<double>(n - 1) /
-                           static_cast<double>(n);
+        r.busbw_gb_per_s =
+            *r.algbw_gb_per_s * 2.0 * static_cast<double>(n - 1) / static_cast<double>(n);
       }
       out.push_back(r);
     }
@@ -336,7 +337,8 @@ void blame_phase(Straggler& s, const std::vector<rundir::CommStepRow>& steps, bo
   }
 }
 
-std::optional<Straggler> straggler_of(int64_t n, const std::vector<rundir::CollectiveRow>& coll,
+std::optional<Straggler> straggler_of(int64_t n,
+                                      const std::vector<rundir::CollectiveRow>& coll,
                                       const std::vector<rundir::CommStepRow>& steps,
                                       bool later_only) {
   const auto groups = grouped(coll, later_only);
@@ -404,8 +406,8 @@ CommSummary summary_of(const CommAnalysis& a, int64_t n, bool later_only) {
   m.straggler = straggler_of(n, a.collectives, a.steps, later_only);
   for (const auto& c : a.clocks) {
     if (c.rank == 0) continue;
-    const double res_us = static_cast<double>(std::max(c.start_residual_ns,
-                                                       c.end_residual_ns.value_or(0))) * 1e-3;
+    const double res_us =
+        static_cast<double>(std::max(c.start_residual_ns, c.end_residual_ns.value_or(0))) * 1e-3;
     m.clock_residual_us_max = std::max(m.clock_residual_us_max.value_or(0.0), res_us);
     if (c.drift_ns_per_s) {
       m.clock_drift_ns_per_s_max =

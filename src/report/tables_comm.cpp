@@ -26,8 +26,9 @@ bool later_only(const Run& run) {
   return false;
 }
 
-const char* kScope = "medians over the steps after the first bucket layout, times on rank 0's "
-                     "clock (clocks.csv)";
+const char* kScope =
+    "medians over the steps after the first bucket layout, times on rank 0's "
+    "clock (clocks.csv)";
 
 }  // namespace
 
@@ -41,10 +42,14 @@ std::optional<Table> comm_breakdown_table(const Run& run) {
   Table t;
   t.id = "comm_breakdown." + run.label;
   t.title = "Communication: temporal breakdown per rank (" + run.label + ")";
-  t.columns = {{"rank", "rank"},          {"step_ms", "step ms"},
-               {"compute_ms", "compute ms"}, {"exposed_comm_ms", "exposed comm ms"},
-               {"other_ms", "other ms"},  {"idle_ms", "idle ms"},
-               {"comm_ms", "comm ms"},    {"overlap", "overlap"},
+  t.columns = {{"rank", "rank"},
+               {"step_ms", "step ms"},
+               {"compute_ms", "compute ms"},
+               {"exposed_comm_ms", "exposed comm ms"},
+               {"other_ms", "other ms"},
+               {"idle_ms", "idle ms"},
+               {"comm_ms", "comm ms"},
+               {"overlap", "overlap"},
                {"exposed_share", "exposed / step"}};
   for (const auto& [rank, rows] : by_rank) {
     const auto med = [&](double rundir::CommStepRow::*f) {
@@ -59,19 +64,19 @@ std::optional<Table> comm_breakdown_table(const Run& run) {
     }
     const auto step = med(&rundir::CommStepRow::step_ms);
     const auto exposed = med(&rundir::CommStepRow::exposed_comm_ms);
-    t.rows.push_back({count_cell(static_cast<double>(rank)), ms_cell(step),
-                      ms_cell(med(&rundir::CommStepRow::compute_ms)), ms_cell(exposed),
-                      ms_cell(med(&rundir::CommStepRow::other_ms)),
-                      ms_cell(med(&rundir::CommStepRow::idle_ms)),
-                      ms_cell(med(&rundir::CommStepRow::comm_ms)),
-                      percent_cell(comm > 0 ? std::optional<double>(hidden / comm) : std::nullopt),
-                      percent_cell(step && exposed && *step > 0
-                                       ? std::optional<double>(*exposed / *step)
-                                       : std::nullopt)});
+    t.rows.push_back(
+        {count_cell(static_cast<double>(rank)), ms_cell(step),
+         ms_cell(med(&rundir::CommStepRow::compute_ms)), ms_cell(exposed),
+         ms_cell(med(&rundir::CommStepRow::other_ms)), ms_cell(med(&rundir::CommStepRow::idle_ms)),
+         ms_cell(med(&rundir::CommStepRow::comm_ms)),
+         percent_cell(comm > 0 ? std::optional<double>(hidden / comm) : std::nullopt),
+         percent_cell(step && exposed && *step > 0 ? std::optional<double>(*exposed / *step)
+                                                   : std::nullopt)});
   }
   t.notes = {std::string("compute + exposed comm + other + idle = the step (HTA's temporal "
                          "breakdown); overlap = communication hidden behind compute / all "
-                         "communication; ") + kScope};
+                         "communication; ") +
+             kScope};
   return t;
 }
 
@@ -100,18 +105,22 @@ std::optional<Table> comm_bucket_table(const Run& run) {
   Table t;
   t.id = "comm_buckets." + run.label;
   t.title = "Communication: all-reduce per bucket (" + run.label + ")";
-  t.columns = {{"bucket", "bucket"},           {"bytes", "bytes"},
-               {"latency_ms", "latency ms"},   {"wait_ms", "longest wait ms"},
+  t.columns = {{"bucket", "bucket"},
+               {"bytes", "bytes"},
+               {"latency_ms", "latency ms"},
+               {"wait_ms", "longest wait ms"},
                {"busbw_gb_per_s", "busbw GB/s"}};
   for (const auto& [bucket, a] : by_bucket) {
     t.rows.push_back({count_cell(static_cast<double>(bucket)), bytes_cell(a.bytes),
                       ms_cell(median_of(a.latency)), ms_cell(median_of(a.wait)),
                       number_cell(median_of(a.busbw))});
   }
-  t.notes = {std::string("latency = the shortest duration across ranks (without waiting for a "
-                         "late rank); wait = latest launch - the rank's launch; busbw = bytes / "
-                         "latency x 2(n-1)/n (nccl-tests); longest wait: of the rank that waited most; ") + kScope,
-             "no all-reduce roof in this run's inputs: `llmprof peak --comm` measures one"};
+  t.notes = {
+      std::string("latency = the shortest duration across ranks (without waiting for a "
+                  "late rank); wait = latest launch - the rank's launch; busbw = bytes / "
+                  "latency x 2(n-1)/n (nccl-tests); longest wait: of the rank that waited most; ") +
+          kScope,
+      "no all-reduce roof in this run's inputs: `llmprof peak --comm` measures one"};
   return t;
 }
 
@@ -127,9 +136,12 @@ std::optional<Table> comm_straggler_table(const Run& run) {
   Table t;
   t.id = "comm_stragglers." + run.label;
   t.title = "Communication: who launches last (" + run.label + ")";
-  t.columns = {{"rank", "rank"},           {"last_share", "launched last"},
-               {"launch_lag_ms", "launch lag ms"}, {"data_ms", "data ms"},
-               {"forward_ms", "forward ms"}, {"backward_compute_ms", "backward compute ms"},
+  t.columns = {{"rank", "rank"},
+               {"last_share", "launched last"},
+               {"launch_lag_ms", "launch lag ms"},
+               {"data_ms", "data ms"},
+               {"forward_ms", "forward ms"},
+               {"backward_compute_ms", "backward compute ms"},
                {"optimizer_ms", "optimizer ms"}};
   for (const auto& [rank, rows] : by_rank) {
     double last = 0, buckets = 0;
@@ -143,11 +155,11 @@ std::optional<Table> comm_straggler_table(const Run& run) {
       bwd.push_back(r->backward_compute_ms);
       opt.push_back(r->optimizer_ms);
     }
-    t.rows.push_back({count_cell(static_cast<double>(rank)),
-                      percent_cell(buckets > 0 ? std::optional<double>(last / buckets)
-                                               : std::nullopt),
-                      ms_cell(median_of(lag)), ms_cell(median_of(data)), ms_cell(median_of(fwd)),
-                      ms_cell(median_of(bwd)), ms_cell(median_of(opt))});
+    t.rows.push_back(
+        {count_cell(static_cast<double>(rank)),
+         percent_cell(buckets > 0 ? std::optional<double>(last / buckets) : std::nullopt),
+         ms_cell(median_of(lag)), ms_cell(median_of(data)), ms_cell(median_of(fwd)),
+         ms_cell(median_of(bwd)), ms_cell(median_of(opt))});
   }
   t.notes = {std::string("launch lag: the rank's launch minus the earliest rank's, per bucket; "
                          "backward compute: up to the last bucket handed to the all-reduce; ") +

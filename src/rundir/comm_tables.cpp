@@ -15,8 +15,8 @@ namespace llmprof::rundir {
 
 namespace {
 
-constexpr std::array<std::string_view, kNumSpanPhases> kPhaseNames = {"data", "forward",
-                                                                     "backward", "optimizer"};
+constexpr std::array<std::string_view, kNumSpanPhases> kPhaseNames = {"data", "forward", "backward",
+                                                                      "optimizer"};
 
 std::vector<std::string> header(const std::vector<std::string_view>& names) {
   return {names.begin(), names.end()};
@@ -86,7 +86,10 @@ void PhaseSpanWriter::write(const PhaseSpanRow& r) {
 void write_clocks(const std::string& path, const std::vector<ClockRow>& rows) {
   output::CsvWriter csv(path, header(columns::kClocks), output::CsvMode::kWhole);
   for (const ClockRow& r : rows) {
-    csv.add(r.rank).add(r.rounds).add(r.start_at_ns).add(r.start_offset_ns)
+    csv.add(r.rank)
+        .add(r.rounds)
+        .add(r.start_at_ns)
+        .add(r.start_offset_ns)
         .add(r.start_residual_ns);
     add(csv, r.end_at_ns);
     add(csv, r.end_offset_ns);
@@ -100,11 +103,22 @@ void write_clocks(const std::string& path, const std::vector<ClockRow>& rows) {
 void write_collectives(const std::string& path, const std::vector<CollectiveRow>& rows) {
   output::CsvWriter csv(path, header(columns::kCollectives), output::CsvMode::kWhole);
   for (const CollectiveRow& r : rows) {
-    csv.add(r.step).add(r.bucket).add(r.rank).add(int64_t{r.first_layout}).add(r.bytes)
-        .add(r.elements).add(r.dtype).add(r.launch_aligned_ns);
+    csv.add(r.step)
+        .add(r.bucket)
+        .add(r.rank)
+        .add(int64_t{r.first_layout})
+        .add(r.bytes)
+        .add(r.elements)
+        .add(r.dtype)
+        .add(r.launch_aligned_ns);
     add(csv, r.end_aligned_ns);
-    csv.add(r.duration_ms).add(r.wait_ms).add(r.latency_ms).add(r.algbw_gb_per_s)
-        .add(r.busbw_gb_per_s).add(r.last_rank).add(r.world_size);
+    csv.add(r.duration_ms)
+        .add(r.wait_ms)
+        .add(r.latency_ms)
+        .add(r.algbw_gb_per_s)
+        .add(r.busbw_gb_per_s)
+        .add(r.last_rank)
+        .add(r.world_size);
     csv.end_row();
   }
   csv.commit();
@@ -113,11 +127,26 @@ void write_collectives(const std::string& path, const std::vector<CollectiveRow>
 void write_comm_steps(const std::string& path, const std::vector<CommStepRow>& rows) {
   output::CsvWriter csv(path, header(columns::kCommSteps), output::CsvMode::kWhole);
   for (const CommStepRow& r : rows) {
-    csv.add(r.step).add(r.rank).add(int64_t{r.first_layout}).add(r.start_aligned_ns)
-        .add(r.step_ms).add(r.compute_ms).add(r.exposed_comm_ms).add(r.other_ms).add(r.idle_ms)
-        .add(r.comm_ms).add(r.hidden_comm_ms).add(r.overlap).add(r.data_ms).add(r.forward_ms)
-        .add(r.backward_ms).add(r.backward_compute_ms).add(r.optimizer_ms).add(r.launch_lag_ms)
-        .add(r.last_launches).add(r.buckets);
+    csv.add(r.step)
+        .add(r.rank)
+        .add(int64_t{r.first_layout})
+        .add(r.start_aligned_ns)
+        .add(r.step_ms)
+        .add(r.compute_ms)
+        .add(r.exposed_comm_ms)
+        .add(r.other_ms)
+        .add(r.idle_ms)
+        .add(r.comm_ms)
+        .add(r.hidden_comm_ms)
+        .add(r.overlap)
+        .add(r.data_ms)
+        .add(r.forward_ms)
+        .add(r.backward_ms)
+        .add(r.backward_compute_ms)
+        .add(r.optimizer_ms)
+        .add(r.launch_lag_ms)
+        .add(r.last_launches)
+        .add(r.buckets);
     csv.end_row();
   }
   csv.commit();
@@ -156,8 +185,10 @@ std::vector<PhaseSpanRow> read_phase_spans(const std::string& path) {
   for (size_t i = 0; i < t.csv.rows.size(); ++i) {
     const std::optional<SpanPhase> phase = parse_span_phase(t.text(i, 2));
     if (!phase) {
-      throw DataError(fmt::format("{} line {}: phase '{}': expected data, forward, backward or "
-                                  "optimizer", path, t.csv.lines[i], t.text(i, 2)));
+      throw DataError(
+          fmt::format("{} line {}: phase '{}': expected data, forward, backward or "
+                      "optimizer",
+                      path, t.csv.lines[i], t.text(i, 2)));
     }
     out.push_back({t.i64(i, 0), t.i64(i, 1), *phase, t.i64(i, 3), t.i64(i, 4)});
   }
@@ -168,8 +199,8 @@ std::vector<ClockRow> read_clocks(const std::string& path) {
   const Table t = open_table(path, columns::kClocks);
   std::vector<ClockRow> out;
   for (size_t i = 0; i < t.csv.rows.size(); ++i) {
-    out.push_back({t.i64(i, 0), t.i64(i, 1), t.i64(i, 2), t.i64(i, 3), t.i64(i, 4),
-                   t.opt_i64(i, 5), t.opt_i64(i, 6), t.opt_i64(i, 7), t.num(i, 8)});
+    out.push_back({t.i64(i, 0), t.i64(i, 1), t.i64(i, 2), t.i64(i, 3), t.i64(i, 4), t.opt_i64(i, 5),
+                   t.opt_i64(i, 6), t.opt_i64(i, 7), t.num(i, 8)});
   }
   return out;
 }

@@ -34,14 +34,14 @@ nlohmann::json comm_summary_json(const dist::CommSummary& s) {
   nlohmann::json straggler;  // null: one rank, or no collective
   if (s.straggler) {
     const dist::Straggler& g = *s.straggler;
-    straggler = {{"rank", g.rank},
-                 {"last_launches", g.last_count},
-                 {"collectives", g.collectives},
-                 {"lag_ms", g.lag_ms},
-                 {"phase", g.phase ? nlohmann::json(std::string(rundir::span_phase_name(*g.phase)))
-                                   : nlohmann::json()},
-                 {"phase_excess_ms", g.phase ? nlohmann::json(g.phase_excess_ms)
-                                             : nlohmann::json()}};
+    straggler = {
+        {"rank", g.rank},
+        {"last_launches", g.last_count},
+        {"collectives", g.collectives},
+        {"lag_ms", g.lag_ms},
+        {"phase", g.phase ? nlohmann::json(std::string(rundir::span_phase_name(*g.phase)))
+                          : nlohmann::json()},
+        {"phase_excess_ms", g.phase ? nlohmann::json(g.phase_excess_ms) : nlohmann::json()}};
   }
   return {{"steps", s.steps},
           {"step_ms_median", opt(s.step_ms_median)},
@@ -56,8 +56,9 @@ nlohmann::json comm_summary_json(const dist::CommSummary& s) {
           {"straggler", straggler},
           {"clock_residual_us_max", opt(s.clock_residual_us_max)},
           {"clock_drift_ns_per_s_max", opt(s.clock_drift_ns_per_s_max)},
-          {"note", "steps after the first bucket layout, every rank; times on rank 0's clock "
-                   "(clocks.csv); tables: collectives.csv, comm_steps.csv"}};
+          {"note",
+           "steps after the first bucket layout, every rank; times on rank 0's clock "
+           "(clocks.csv); tables: collectives.csv, comm_steps.csv"}};
 }
 
 }  // namespace llmprof::train

@@ -15,14 +15,20 @@ using rundir::SpanPhase;
 
 constexpr int64_t kMs = 1000000;
 
-PhaseSpanRow span(int64_t rank, int64_t step, SpanPhase p, double start_ms, double end_ms,
-                  int64_t shift_ns = 0) {
+PhaseSpanRow span(
+    int64_t rank, int64_t step, SpanPhase p, double start_ms, double end_ms, int64_t shift_ns = 0) {
   return {rank, step, p, std::llround(start_ms * kMs) + shift_ns,
           std::llround(end_ms * kMs) + shift_ns};
 }
 
-CommRow bucket(int64_t rank, int64_t step, int64_t b, double ready_ms, double launch_ms,
-               double end_ms, int64_t bytes, int64_t shift_ns = 0) {
+CommRow bucket(int64_t rank,
+               int64_t step,
+               int64_t b,
+               double ready_ms,
+               double launch_ms,
+               double end_ms,
+               int64_t bytes,
+               int64_t shift_ns = 0) {
   CommRow c;
   c.rank = rank;
   c.step = step;
@@ -88,9 +94,9 @@ TEST(StepBreakdown, AllCommunicationIsExposedWhenLaunchedAfterCompute) {
 // With accumulation the backward of the non-synchronising micro-step is all compute.
 TEST(StepBreakdown, OnlyTheSynchronisingBackwardWaits) {
   const std::vector<PhaseSpanRow> spans = {
-      span(0, 2, SpanPhase::kData, 0, 5), span(0, 2, SpanPhase::kForward, 5, 15),
+      span(0, 2, SpanPhase::kData, 0, 5),       span(0, 2, SpanPhase::kForward, 5, 15),
       span(0, 2, SpanPhase::kBackward, 15, 35), span(0, 2, SpanPhase::kData, 35, 40),
-      span(0, 2, SpanPhase::kForward, 40, 50), span(0, 2, SpanPhase::kBackward, 50, 80),
+      span(0, 2, SpanPhase::kForward, 40, 50),  span(0, 2, SpanPhase::kBackward, 50, 80),
       span(0, 2, SpanPhase::kOptimizer, 80, 90)};
   const std::vector<CommRow> comm = {bucket(0, 2, 0, 70, 70, 78, 1000)};
   const rundir::CommStepRow r = step_breakdown(spans, comm);
@@ -103,8 +109,8 @@ TEST(StepBreakdown, OnlyTheSynchronisingBackwardWaits) {
 
 // The best round is the second (round trip 60): midpoint 2030, offset 6530 - 2030 = 4500.
 TEST(EstimateClock, TakesTheRoundWithTheShortestRoundTrip) {
-  const ClockEstimate e = estimate_clock({{1000, 5600, 1200}, {2000, 6530, 2060},
-                                          {3000, 7600, 3300}});
+  const ClockEstimate e =
+      estimate_clock({{1000, 5600, 1200}, {2000, 6530, 2060}, {3000, 7600, 3300}});
   EXPECT_EQ(e.offset_ns, 4500);
   EXPECT_EQ(e.residual_ns, 30);
   EXPECT_EQ(e.at_ns, 2030);

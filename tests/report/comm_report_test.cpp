@@ -81,7 +81,7 @@ TEST(CommTables, BreakdownPerRankFromTheStepsAfterTheFirstLayout) {
   const auto t = detail::comm_breakdown_table(comm_run(true));
   ASSERT_TRUE(t.has_value());
   ASSERT_EQ(t->rows.size(), 2u);
-  EXPECT_DOUBLE_EQ(*t->rows[0][3].value, 12);           // exposed comm ms, step 1 left out
+  EXPECT_DOUBLE_EQ(*t->rows[0][3].value, 12);            // exposed comm ms, step 1 left out
   EXPECT_NEAR(*t->rows[0][7].value, 8.0 / 20.0, 1e-12);  // overlap
   const auto s = detail::comm_straggler_table(comm_run(true));
   ASSERT_TRUE(s.has_value());

@@ -40,8 +40,7 @@ TEST(CommTables, PhaseSpansAndCollectivesRoundTrip) {
   EXPECT_FALSE(back[0].end_aligned_ns.has_value());  // unknown stays null
   EXPECT_FALSE(back[0].latency_ms.has_value());
   EXPECT_DOUBLE_EQ(*back[0].duration_ms, 1.5);
-  ClockRow k{1, 200, 10, -250000000, 18000, std::nullopt, std::nullopt, std::nullopt,
-             std::nullopt};
+  ClockRow k{1, 200, 10, -250000000, 18000, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
   write_clocks(dir.file("clocks.csv"), {k});
   EXPECT_EQ(read_clocks(dir.file("clocks.csv"))[0].start_offset_ns, -250000000);
 }

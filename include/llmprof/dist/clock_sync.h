@@ -19,7 +19,8 @@ class ProcessGroup;
 // Collective (every rank calls it; point to point with rank 0, bounded by the group's timeout).
 // clock: this rank's clock (ns). On rank 0 returns one estimate per rank (rank 0's own: offset 0,
 // residual 0); on the others an empty vector. rounds >= 1.
-std::vector<ClockEstimate> measure_clocks(ProcessGroup& group, int rounds,
+std::vector<ClockEstimate> measure_clocks(ProcessGroup& group,
+                                          int rounds,
                                           const std::function<int64_t()>& clock);
 
 // TEST ONLY. LLMPROF_TEST_CLOCK_SKEW_US="<rank>:<us>": that rank's clock reads <us> microseconds
