@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <map>
+#include <utility>
 
 #include "llmprof/base/printable.h"
 #include "llmprof/error.h"
@@ -55,12 +56,19 @@ const std::vector<std::string>& sweep_metric_names() {
 
 namespace {
 
-// A sweep.csv status cell: empty -> nullopt; "ok" (the contract's older name) -> completed; a
-// name outside the table -> DataError naming the file, the line and the value.
+// Names that older sweep.csv files gave a status, and the status each meant ("ok": the
+// contract's first name for completed).
+constexpr std::pair<std::string_view, config::RunStatus> kOlderStatusNames[] = {
+    {"ok", config::RunStatus::kCompleted}};
+
+// A sweep.csv status cell: empty -> nullopt; an older name -> its status; a name outside the
+// table -> DataError naming the file, the line and the value.
 std::optional<config::RunStatus> point_status(const detail::CsvFile& csv, size_t row, int col) {
   const std::string& text = csv.text(row, col);
   if (text.empty()) return std::nullopt;
-  if (text == "ok") return config::RunStatus::kCompleted;
+  for (const auto& [older, status] : kOlderStatusNames) {
+    if (text == older) return status;
+  }
   return parse_name<config::RunStatus>(text, fmt::format("{} line {}", csv.path, csv.lines[row]),
                                        "status");
 }
