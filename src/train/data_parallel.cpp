@@ -222,29 +222,25 @@ DataParallel::Agreed DataParallel::agree_after_step(const RankStep& mine, bool s
   return a;
 }
 
-std::string DataParallel::summary_section(const std::string& top_dir) const {
+rundir::DistributedFigures DataParallel::summary_section() const {
   std::vector<double> later(comm_ms_.begin() + (comm_ms_.empty() ? 0 : 1), comm_ms_.end());
-  nlohmann::json d{
-      {"world_size", world_size()},
-      {"backend", std::string(dist::backend_name(group_->backend()))},
-      {"launcher", std::string(dist::env_source_name(env_.source))},
-      {"overlap", overlap_},
-      {"bucket_mb", bucket_mb_},
-      {"first_bucket_mb", first_bucket_mb_},
-      {"bucket_count", bucket_bytes_.size()},
-      {"bucket_bytes", bucket_bytes_},
-      {"bytes_per_step", step_bytes_},
-      {"rank0_comm_ms_first_step",
-       comm_ms_.empty() ? nlohmann::json() : nlohmann::json(comm_ms_[0])},
-      {"rank0_comm_ms_per_step_median",
-       later.empty() ? nlohmann::json() : nlohmann::json(median(later))},
-      {"comm_ms_note", "summed all-reduce time (launch to completion) of the step's buckets on "
-                       "rank 0, first step apart (its buckets are the initial layout)"},
-      {"times_note", "comm.csv times are each rank's steady clock (ns), not aligned across ranks"},
-      {"rank_dirs", nlohmann::json::array()}};
-  for (int r = 0; r < world_size(); ++r) d["rank_dirs"].push_back(fmt::format("rank{}", r));
-  (void)top_dir;
-  return d.dump();
+  rundir::DistributedFigures d;
+  d.world_size = world_size();
+  d.backend = std::string(dist::backend_name(group_->backend()));
+  d.launcher = std::string(dist::env_source_name(env_.source));
+  d.overlap = overlap_;
+  d.bucket_mb = bucket_mb_;
+  d.first_bucket_mb = first_bucket_mb_;
+  d.bucket_bytes = bucket_bytes_;
+  d.bytes_per_step = step_bytes_;
+  if (!comm_ms_.empty()) d.rank0_comm_ms_first_step = comm_ms_[0];
+  if (!later.empty()) d.rank0_comm_ms_per_step_median = median(later);
+  d.comm_ms_note =
+      "summed all-reduce time (launch to completion) of the step's buckets on rank 0, first "
+      "step apart (its buckets are the initial layout)";
+  d.times_note = "comm.csv times are each rank's steady clock (ns), not aligned across ranks";
+  for (int r = 0; r < world_size(); ++r) d.rank_dirs.push_back(fmt::format("rank{}", r));
+  return d;
 }
 
 void DataParallel::finish(const std::string& top_dir, const std::string& rank_dir) {
@@ -287,7 +283,7 @@ void DataParallel::finish(const std::string& top_dir, const std::string& rank_di
   rundir::Summary s = rundir::read_summary(rundir::path(rank_dir, rundir::kSummary), warnings)
                           .value_or(rundir::Summary{});
   s.sections["run_dir"] = nlohmann::json(top_dir).dump();
-  s.sections["distributed"] = summary_section(top_dir);
+  s.distributed = summary_section();
   if (!global_loss_.empty()) {
     s.sections["final_global_train_loss"] = nlohmann::json(global_loss_.back()).dump();
   }

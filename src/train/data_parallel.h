@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "llmprof/rundir/summary.h"
 #include "llmprof/dist/grad_sync.h"
 #include "llmprof/dist/process_group.h"
 #include "llmprof/dist/rank_env.h"
@@ -80,7 +81,7 @@ class DataParallel {
 
  private:
   DataParallel(const dist::RankEnv& env, std::unique_ptr<dist::ProcessGroup> group);
-  std::string summary_section(const std::string& top_dir) const;
+  rundir::DistributedFigures summary_section() const;
 
   dist::RankEnv env_;
   std::unique_ptr<dist::ProcessGroup> group_;
