@@ -109,10 +109,13 @@ const Json* ObjectReader::raw(const std::string& key) {
 std::optional<llmprof::Summary> ObjectReader::stats(const std::string& key) {
   std::optional<ObjectReader> o = object(key);
   if (!o) return std::nullopt;
+  // A statistic without its median is unknown as a whole.
+  const std::optional<double> median = o->number("median");
+  if (!median) return std::nullopt;
   llmprof::Summary s;
   s.n = o->integer("n").value_or(0);
   s.mean = o->number("mean").value_or(0);
-  s.median = o->number("median").value_or(0);
+  s.median = *median;
   s.p10 = o->number("p10").value_or(0);
   s.p90 = o->number("p90").value_or(0);
   s.min = o->number("min").value_or(0);

@@ -17,13 +17,7 @@ namespace {
 using detail::Json;
 using detail::ObjectReader;
 
-// The sections other concerns add (Session::annotate): kept as JSON text, known by name.
-const std::vector<std::string>& section_keys() {
-  static const std::vector<std::string> keys{"data",    "init_from", "plan",
-                                             "distributed", "cuda_graphs", "run_dir",
-                                             "final_global_train_loss", "model"};
-  return keys;
-}
+const std::vector<std::string>& section_keys() { return summary_section_keys(); }
 
 TimingFigures read_timing(ObjectReader& o) {
   TimingFigures t;
@@ -184,13 +178,20 @@ std::optional<E> name_field(ObjectReader& doc, const std::string& key) {
 
 }  // namespace
 
+const std::vector<std::string>& summary_section_keys() {
+  static const std::vector<std::string> keys{"data",    "init_from", "plan", "cuda_graphs",
+                                             "run_dir", "final_global_train_loss", "model"};
+  return keys;
+}
+
 const std::vector<std::string>& summary_keys() {
   static const std::vector<std::string> keys = [] {
     std::vector<std::string> k{"schema_version", "status",   "message",    "profile_level",
                                "steps",          "wall_s",   "parameters", "timing",
                                "throughput",     "flops",    "mfu",        "loss",
                                "memory",         "process",  "profiler_overhead",
-                               "modules",        "gpu",      "energy",     "config_notes"};
+                               "modules",        "gpu",      "energy",     "distributed",
+                               "config_notes"};
     k.insert(k.end(), section_keys().begin(), section_keys().end());
     return k;
   }();
@@ -227,6 +228,7 @@ Summary parse_summary(const std::string& text, const std::string& file) {
   s.modules = detail::read_modules(doc);
   s.gpu = detail::read_gpu(doc);
   s.energy = section<telemetry::EnergyFigures>(doc, "energy", detail::read_energy);
+  s.distributed = section<DistributedFigures>(doc, "distributed", detail::read_distributed);
   if (const Json* notes = doc.raw("config_notes"); notes != nullptr && !notes->is_null()) {
     if (!notes->is_array()) doc.fail("config_notes", "an array of strings");
     for (const Json& n : *notes) {

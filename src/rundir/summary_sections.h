@@ -15,5 +15,7 @@ telemetry::EnergyFigures read_energy(ObjectReader& o);
 std::optional<OverheadFigures> read_overhead(ObjectReader& doc);
 std::optional<ModulesFigures> read_modules(ObjectReader& doc);
 std::optional<GpuFigures> read_gpu(ObjectReader& doc);
+Json distributed_json(const DistributedFigures& d);
+DistributedFigures read_distributed(ObjectReader& o);
 
 }  // namespace llmprof::rundir::detail

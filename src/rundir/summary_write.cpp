@@ -206,6 +206,7 @@ std::string summary_text(const Summary& s) {
   if (s.modules) j["modules"] = modules_json(*s.modules);
   if (s.gpu) j["gpu"] = gpu_json(*s.gpu);
   if (s.energy) j["energy"] = detail::energy_json(*s.energy);
+  if (s.distributed) j["distributed"] = detail::distributed_json(*s.distributed);
   j["config_notes"] = s.config_notes;
   for (const auto& [key, text] : s.sections) j[key] = Json::parse(text);
   detail::put_unknown(j, s.unknown);

@@ -252,35 +252,33 @@ DataParallel::Agreed DataParallel::agree_after_step(const RankStep& mine, bool s
   return a;
 }
 
-std::string DataParallel::summary_section(const std::string& top_dir) const {
+rundir::DistributedFigures DataParallel::summary_section() const {
   std::vector<double> later(comm_ms_.begin() + (comm_ms_.empty() ? 0 : 1), comm_ms_.end());
-  nlohmann::json d{
-      {"world_size", world_size()},
-      {"backend", std::string(dist::backend_name(group_->backend()))},
-      {"launcher", std::string(dist::env_source_name(env_.source))},
-      {"overlap", overlap_},
-      {"bucket_mb", bucket_mb_},
-      {"first_bucket_mb", first_bucket_mb_},
-      {"bucket_count", bucket_bytes_.size()},
-      {"bucket_bytes", bucket_bytes_},
-      {"bytes_per_step", step_bytes_},
-      {"rank0_comm_ms_first_step",
-       comm_ms_.empty() ? nlohmann::json() : nlohmann::json(comm_ms_[0])},
-      {"rank0_comm_ms_per_step_median",
-       later.empty() ? nlohmann::json() : nlohmann::json(median(later))},
-      {"comm_ms_note", "summed all-reduce time (launch to completion) of the step's buckets on "
-                       "rank 0, first step apart (its buckets are the initial layout)"},
-      {"times_note", "comm.csv and phases.csv times are each rank's steady clock (ns); "
-                     "clocks.csv puts them on rank 0's, collectives.csv and comm_steps.csv are"},
-      {"rank_dirs", nlohmann::json::array()}};
-  for (int r = 0; r < world_size(); ++r) d["rank_dirs"].push_back(fmt::format("rank{}", r));
-  (void)top_dir;
-  return d.dump();
+  rundir::DistributedFigures d;
+  d.world_size = world_size();
+  d.backend = std::string(dist::backend_name(group_->backend()));
+  d.launcher = std::string(dist::env_source_name(env_.source));
+  d.overlap = overlap_;
+  d.bucket_mb = bucket_mb_;
+  d.first_bucket_mb = first_bucket_mb_;
+  d.bucket_bytes = bucket_bytes_;
+  d.bytes_per_step = step_bytes_;
+  if (!comm_ms_.empty()) d.rank0_comm_ms_first_step = comm_ms_[0];
+  if (!later.empty()) d.rank0_comm_ms_per_step_median = median(later);
+  d.comm_ms_note =
+      "summed all-reduce time (launch to completion) of the step's buckets on rank 0, first "
+      "step apart (its buckets are the initial layout)";
+  d.times_note =
+      "comm.csv and phases.csv times are each rank's steady clock (ns); clocks.csv puts them "
+      "on rank 0's, collectives.csv and comm_steps.csv are";
+  for (int r = 0; r < world_size(); ++r) d.rank_dirs.push_back(fmt::format("rank{}", r));
+  return d;
 }
 
 // Rank 0: the communication analysis into its tables and summary["distributed"]["comm"]. A rank's
 // records that cannot be read leave the run's other documents whole: the section says why.
-void DataParallel::write_comm_analysis(const std::string& top_dir, nlohmann::json& summary) const {
+void DataParallel::write_comm_analysis(const std::string& top_dir,
+                                       rundir::DistributedFigures& distributed) const {
   std::vector<dist::RankClock> clocks;
   for (size_t r = 0; r < clocks_start_.size(); ++r) {
     dist::RankClock c{static_cast<int64_t>(r), clocks_start_[r], std::nullopt};
@@ -288,10 +286,10 @@ void DataParallel::write_comm_analysis(const std::string& top_dir, nlohmann::jso
     clocks.push_back(c);
   }
   try {
-    summary["comm"] = comm_summary_json(analyse_run_comm(top_dir, clocks));
+    distributed.parts["comm"] = comm_summary_json(analyse_run_comm(top_dir, clocks)).dump();
   } catch (const Error& e) {
     spdlog::warn("communication analysis: {}", e.what());
-    summary["comm"] = {{"error", e.what()}};
+    distributed.parts["comm"] = nlohmann::json{{"error", e.what()}}.dump();
   }
 }
 
@@ -343,9 +341,8 @@ void DataParallel::finish(const std::string& top_dir, const std::string& rank_di
   rundir::Summary s = rundir::read_summary(rundir::path(rank_dir, rundir::kSummary), warnings)
                           .value_or(rundir::Summary{});
   s.sections["run_dir"] = nlohmann::json(top_dir).dump();
-  nlohmann::json distributed = nlohmann::json::parse(summary_section(top_dir));
-  write_comm_analysis(top_dir, distributed);
-  s.sections["distributed"] = distributed.dump();
+  s.distributed = summary_section();
+  write_comm_analysis(top_dir, *s.distributed);
   if (!global_loss_.empty()) {
     s.sections["final_global_train_loss"] = nlohmann::json(global_loss_.back()).dump();
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "llmprof/dist/comm_analysis.h"
+#include "llmprof/rundir/summary.h"
 #include "llmprof/dist/grad_sync.h"
 #include "llmprof/dist/phase_log.h"
 #include "llmprof/dist/process_group.h"
@@ -93,9 +94,9 @@ class DataParallel {
 
  private:
   DataParallel(const dist::RankEnv& env, std::unique_ptr<dist::ProcessGroup> group);
-  std::string summary_section(const std::string& top_dir) const;
+  rundir::DistributedFigures summary_section() const;
   int64_t clock_ns() const;  // this rank's clock: now_ns() plus the test-only skew
-  void write_comm_analysis(const std::string& top_dir, nlohmann::json& summary) const;
+  void write_comm_analysis(const std::string& top_dir, rundir::DistributedFigures& distributed) const;
 
   dist::RankEnv env_;
   std::unique_ptr<dist::ProcessGroup> group_;

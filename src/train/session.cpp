@@ -157,6 +157,7 @@ struct Session::Impl {
   bool in_step = false;
   int64_t wall_start_ns = 0;
   std::vector<std::pair<std::string, nlohmann::json>> annotations;
+  std::optional<rundir::DistributedFigures> distributed;
   // The run's energy figures up to wall_end_ns (energy on).
   telemetry::EnergyFigures run_energy(int64_t wall_end_ns) const;
   bool finished = false;
@@ -247,6 +248,10 @@ void Session::annotate(const std::string& key, const std::string& json_text) {
   } catch (const nlohmann::json::exception& e) {
     throw Error(fmt::format("llmprof::Session::annotate: '{}' is not JSON: {}", key, e.what()));
   }
+}
+
+void Session::set_distributed(const rundir::DistributedFigures& figures) {
+  impl_->distributed = figures;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -434,6 +439,7 @@ RunSummary Session::finish(RunStatus status, const std::string& message) {
   in.wall_s = static_cast<double>(wall_end_ns - m.wall_start_ns) * 1e-9;
   rundir::Summary summary = build_summary(in);
   summary.config_notes = m.cfg.notes;
+  summary.distributed = m.distributed;
   for (const auto& [key, value] : m.annotations) summary.sections[key] = value.dump();
   if (m.energy) {
     summary.energy = m.run_energy(wall_end_ns);

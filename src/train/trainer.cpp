@@ -421,11 +421,12 @@ TrainResult finish(const config::Config& cfg, Training& t, Session& session,
                                       .dump());
   }
   if (dp) {
-    session.annotate("distributed", nlohmann::json{{"rank", dp->rank()},
-                                                   {"world_size", dp->world_size()},
-                                                   {"top_dir", top_dir},
-                                                   {"parameter_digest", parameter_digest(t.params)}}
-                                        .dump());
+    rundir::DistributedFigures d;
+    d.rank = dp->rank();
+    d.world_size = dp->world_size();
+    d.top_dir = top_dir;
+    d.parameter_digest = parameter_digest(t.params);
+    session.set_distributed(d);
   }
   const RunSummary s = session.finish(outcome.status, outcome.message);
   // A barrier, then rank 0 merges the top documents; not after a failure (a peer may be gone).

@@ -81,7 +81,7 @@ while [ $# -gt 0 ]; do
 done
 mkdir -p "$out/$name"
 tps=$((1000 * 1000 / ms))
-printf '{"status":"completed","timing":{"step_ms":{"median":%s}},"throughput":{"tokens_per_s":{"median":%s}}}\n' "$ms" "$tps" > "$out/$name/summary.json"
+printf '{"schema_version":1,"status":"completed","timing":{"step_ms":{"median":%s}},"throughput":{"tokens_per_s":{"median":%s}}}\n' "$ms" "$tps" > "$out/$name/summary.json"
 )");
   ::chmod(path.c_str(), 0755);
   return path;
@@ -146,7 +146,7 @@ TEST(AbTrainTrial, AFailedTrainNamesTheArmTheExitAndItsLastLogLine) {
 
 TEST(AbReadFigure, NamesTheSummaryOfARunThatDidNotComplete) {
   ScratchDir dir("ab");
-  test::write_file(dir.file("run/summary.json"), R"({"status":"diverged","message":"loss NaN"})");
+  test::write_file(dir.file("run/summary.json"), R"({"schema_version":1,"status":"diverged","message":"loss NaN"})");
   const std::string what =
       test::data_error_of([&] { read_figure(dir.file("run"), Figure::kMedianStepMs); });
   EXPECT_NE(what.find("summary.json: status diverged (loss NaN)"), std::string::npos) << what;
@@ -159,7 +159,7 @@ TEST(AbReadFigure, NamesTheSummaryOfARunThatDidNotComplete) {
 // tokens = 250 us per token.
 TEST(AbReadFigure, WallTimePerTokenCountsEvals) {
   ScratchDir dir("ab");
-  test::write_file(dir.file("run/summary.json"), R"({"status":"completed"})");
+  test::write_file(dir.file("run/summary.json"), R"({"schema_version":1,"status":"completed"})");
   test::write_file(dir.file("run/steps.csv"),
                    "step,tokens,step_ms,eval_ms\n1,100,10,\n2,100,10,30\n");
   EXPECT_DOUBLE_EQ(read_figure(dir.file("run"), Figure::kWallUsPerToken), 250);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -216,6 +217,69 @@ TEST(SummaryDoc, ALaterFieldMissingIsNullWithANote) {
   EXPECT_FALSE(s.profile_level.has_value());
   ASSERT_EQ(s.read_notes.size(), 1u);
   EXPECT_EQ(s.read_notes[0], "e.json: no profile_level (written before the field was added): null");
+}
+
+}  // namespace
+}  // namespace llmprof::rundir
+
+namespace llmprof::rundir {
+namespace {
+
+// docs/summary.md is generated from the struct; LLMPROF_UPDATE_DOCS=1 rewrites it.
+TEST(SummaryDoc, TheCommittedFieldListMatchesTheStruct) {
+  const std::string path = std::string(LLMPROF_SOURCE_DIR) + "/docs/summary.md";
+  const std::string generated = summary_fields_doc();
+  if (std::getenv("LLMPROF_UPDATE_DOCS") != nullptr) test::write_file(path, generated);
+  ASSERT_TRUE(fs::exists(path)) << "run with LLMPROF_UPDATE_DOCS=1 to write " << path;
+  EXPECT_EQ(test::read_file(path), generated)
+      << path << " is out of date: run tests/test_rundir with LLMPROF_UPDATE_DOCS=1";
+  for (const char* field : {"`timing.step_ms`", "`energy.domains[].peak_power_w`",
+                            "`profiler_overhead.deep.ns_per_event`", "`loss.eval_step`"}) {
+    EXPECT_NE(generated.find(field), std::string::npos) << field;
+  }
+}
+
+}  // namespace
+}  // namespace llmprof::rundir
+
+namespace llmprof::rundir {
+namespace {
+
+// "distributed": a rank's form, and the merged form with a part a later producer adds.
+TEST(SummaryDoc, DistributedSectionsRoundTripInBothFormsWithTheirParts) {
+  Summary rank;
+  rank.distributed = DistributedFigures{};
+  rank.distributed->rank = 1;
+  rank.distributed->world_size = 2;
+  rank.distributed->top_dir = "/runs/x";
+  rank.distributed->parameter_digest = "a1b2";
+  const std::string rank_text = summary_text(rank);
+  const Summary r = parse_summary(rank_text, "rank1/summary.json");
+  ASSERT_TRUE(r.distributed.has_value());
+  EXPECT_EQ(r.distributed->rank, 1);
+  EXPECT_EQ(r.distributed->parameter_digest, "a1b2");
+  EXPECT_EQ(rank_text.find("bucket_count"), std::string::npos);
+  EXPECT_EQ(summary_text(r), rank_text);
+
+  Summary top;
+  DistributedFigures& d = top.distributed.emplace();
+  d.world_size = 2;
+  d.backend = "gloo";
+  d.overlap = true;
+  d.bucket_mb = 25;
+  d.bucket_bytes = {1000, 24};
+  d.rank0_comm_ms_per_step_median = 0.5;
+  d.rank_dirs = {"rank0", "rank1"};
+  d.parts["comm"] = R"({"overlap_fraction":0.75})";
+  const std::string top_text = summary_text(top);
+  EXPECT_NE(top_text.find("\"bucket_count\": 2"), std::string::npos);
+  const Summary t = parse_summary(top_text, "summary.json");
+  EXPECT_FALSE(t.distributed->rank.has_value());
+  EXPECT_EQ(t.distributed->bucket_bytes, (std::vector<int64_t>{1000, 24}));
+  EXPECT_FALSE(t.distributed->rank0_comm_ms_first_step.has_value());
+  EXPECT_EQ(t.distributed->parts.at("comm"), R"({"overlap_fraction":0.75})");
+  EXPECT_TRUE(t.unknown.empty());
+  EXPECT_EQ(summary_text(t), top_text);
 }
 
 }  // namespace

@@ -61,7 +61,7 @@ TEST(ReadSummary, ReadsMetricsAndLeavesNullsEmpty) {
 TEST(FinishedResult, SummaryStatusWinsOverExitCode) {
   test::ScratchDir dir;
   test::write_file(dir.file("run/summary.json"),
-                   R"({"status": "diverged", "message": "loss became nan at step 3"})");
+                   R"({"schema_version": 1, "status": "diverged", "message": "loss became nan at step 3"})");
   PointResult r = finished_result(dir.file("run"), dir.file("run.log"), exited(1));
   EXPECT_EQ(config::name(r.status), "diverged");
   EXPECT_EQ(r.exit_code, 1);

@@ -9,6 +9,8 @@
 
 #include "llmprof/config/schema.h"
 #include "llmprof/output/csv.h"
+#include "llmprof/rundir/files.h"
+#include "llmprof/rundir/summary.h"
 #include "llmprof/train/trainer.h"
 #include "support/test_support.h"
 
@@ -33,6 +35,17 @@ TrainResult run(const config::Config& c) {
   TrainResult r = run_training(c, o);
   EXPECT_EQ(llmprof::config::name(r.status), "completed") << r.message;
   return r;
+}
+
+// A fresh run's summary.json: every key known to the typed reader, none missing, and the
+// writer gives the file back byte for byte.
+void expect_summary_all_known(const std::string& run_dir) {
+  const std::string path = rundir::path(run_dir, rundir::kSummary);
+  const std::string text = test::read_file(path);
+  const rundir::Summary s = rundir::parse_summary(text, path);
+  for (const auto& [pointer, value] : s.unknown) ADD_FAILURE() << "unknown key " << pointer;
+  for (const std::string& note : s.read_notes) ADD_FAILURE() << note;
+  EXPECT_EQ(rundir::summary_text(s), text);
 }
 
 using Table = std::vector<std::map<std::string, std::string>>;
@@ -79,12 +92,14 @@ TEST(DeepProfile, ModulesLevelAttributesEveryScopeForwardAndBackward) {
   EXPECT_TRUE(s["flops"]["counted_matmul_per_step"].is_null()) << "modules level counts no ops";
   EXPECT_FALSE(std::filesystem::exists(r.run_dir + "/ops.csv"));
   EXPECT_TRUE(std::filesystem::exists(r.run_dir + "/activations.csv"));
+  expect_summary_all_known(r.run_dir);
 }
 
 TEST(DeepProfile, OpsLevelCountsMatmulFlopsLikeTheAnalyticModel) {
   test::ScratchDir dir;
   TrainResult r = run(tiny(dir.path(), "o", "ops"));
   auto s = nlohmann::json::parse(test::read_file(r.run_dir + "/summary.json"));
+  expect_summary_all_known(r.run_dir);
   const double ratio = s["flops"]["counted_vs_analytic_ratio"].get<double>();
   EXPECT_NEAR(ratio, 1.0, 0.05) << s["flops"].dump();
   // Shapes read in the first and last of the 3 recorded steps; the middle one mapped from the

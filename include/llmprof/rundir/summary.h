@@ -165,6 +165,25 @@ struct GqaSummary {
   std::optional<double> kv_projection_flops_per_token, mha_kv_projection_flops_per_token;
 };
 
+// summary.json "distributed" (data-parallel runs). A rank's own summary names its rank, the top
+// directory and a digest of its parameters; the merged top summary has the layout and rank 0's
+// all-reduce time. Sub-objects later producers add (name -> JSON text) go in `parts`.
+struct DistributedFigures {
+  int64_t world_size = 0;
+  std::optional<int64_t> rank;  // set: a rank's own summary; unset: the merged one
+  std::string top_dir, parameter_digest;  // a rank's
+  // The merged summary's:
+  std::string backend, launcher;
+  bool overlap = false;
+  double bucket_mb = 0, first_bucket_mb = 0;
+  std::vector<int64_t> bucket_bytes;  // the last layout's buckets (bucket_count = their number)
+  int64_t bytes_per_step = 0;
+  std::optional<double> rank0_comm_ms_first_step, rank0_comm_ms_per_step_median;
+  std::string comm_ms_note, times_note;
+  std::vector<std::string> rank_dirs;
+  std::map<std::string, std::string> parts;
+};
+
 // summary.json "plan" (llmprof plan's reconciliation), as far as readers use it.
 struct PlanRow {
   std::string component;  // parameters | gradients | optimizer_state | saved_for_backward | peak ...
@@ -190,9 +209,10 @@ struct Summary {
   std::optional<ModulesFigures> modules;
   std::optional<GpuFigures> gpu;
   std::optional<telemetry::EnergyFigures> energy;
+  std::optional<DistributedFigures> distributed;
   std::vector<std::string> config_notes;
   // Sections other concerns hand over through Session::annotate (data, init_from, plan,
-  // distributed, cuda_graphs, ...): top-level key -> JSON text, written as given.
+  // cuda_graphs, ...): top-level key -> JSON text, written as given.
   std::map<std::string, std::string> sections;
 
   // Read back, not written: fields the file did not have that were added later (a note each),
@@ -212,6 +232,10 @@ struct Summary {
 
 // The top-level keys summary.json may hold, known to this version (docs and the reader).
 const std::vector<std::string>& summary_keys();
+// Of those, the sections other concerns hand over as JSON (data, plan, distributed, ...).
+const std::vector<std::string>& summary_section_keys();
+// docs/summary.md: every field, its type and when it is written, from the struct's writer.
+std::string summary_fields_doc();
 
 // The document's text: keys in a fixed order, two-space indent, a final newline.
 std::string summary_text(const Summary& s);

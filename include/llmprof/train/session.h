@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "llmprof/rundir/summary.h"
 #include "llmprof/config/enums.h"
 #include "llmprof/profile/phase.h"
 
@@ -170,6 +171,8 @@ class Session {
 
   // Adds a top-level section to summary.json; json_text is a JSON value.
   void annotate(const std::string& key, const std::string& json_text);
+  // summary.json "distributed": this rank of a data-parallel run.
+  void set_distributed(const rundir::DistributedFigures& figures);
 
   // Ends the run: closes the profiler window, writes summary.json (the status, and why when not
   // completed) and returns the typed results. Called once. A row or table that could not be

@@ -1,0 +1,102 @@
+// summary.json "distributed": a rank's own section and the merged run's, written and read.
+#include "summary_sections.h"
+
+namespace llmprof::rundir::detail {
+
+namespace {
+
+// Keys of the merged section; any other object-valued key is a part (comm, ...).
+bool known_key(const std::string& key) {
+  static const char* keys[] = {"world_size",
+                               "rank",
+                               "top_dir",
+                               "parameter_digest",
+                               "backend",
+                               "launcher",
+                               "overlap",
+                               "bucket_mb",
+                               "first_bucket_mb",
+                               "bucket_count",
+                               "bucket_bytes",
+                               "bytes_per_step",
+                               "rank0_comm_ms_first_step",
+                               "rank0_comm_ms_per_step_median",
+                               "comm_ms_note",
+                               "times_note",
+                               "rank_dirs"};
+  for (const char* k : keys) {
+    if (key == k) return true;
+  }
+  return false;
+}
+
+template <typename T>
+std::vector<T> list_of(ObjectReader& o, const std::string& key, bool (Json::*is)() const,
+                       const char* expected) {
+  std::vector<T> out;
+  const Json* v = o.raw(key);
+  if (v == nullptr || v->is_null()) return out;
+  if (!v->is_array()) o.fail(key, expected);
+  for (const Json& item : *v) {
+    if (!(item.*is)()) o.fail(key, expected);
+    out.push_back(item.get<T>());
+  }
+  return out;
+}
+
+}  // namespace
+
+Json distributed_json(const DistributedFigures& d) {
+  Json j;
+  if (d.rank) {
+    j = {{"rank", *d.rank},
+         {"world_size", d.world_size},
+         {"top_dir", d.top_dir},
+         {"parameter_digest", d.parameter_digest}};
+  } else {
+    j = {{"world_size", d.world_size},
+         {"backend", d.backend},
+         {"launcher", d.launcher},
+         {"overlap", d.overlap},
+         {"bucket_mb", d.bucket_mb},
+         {"first_bucket_mb", d.first_bucket_mb},
+         {"bucket_count", d.bucket_bytes.size()},
+         {"bucket_bytes", d.bucket_bytes},
+         {"bytes_per_step", d.bytes_per_step},
+         {"rank0_comm_ms_first_step", opt(d.rank0_comm_ms_first_step)},
+         {"rank0_comm_ms_per_step_median", opt(d.rank0_comm_ms_per_step_median)},
+         {"comm_ms_note", d.comm_ms_note},
+         {"times_note", d.times_note},
+         {"rank_dirs", d.rank_dirs}};
+  }
+  for (const auto& [name, text] : d.parts) j[name] = Json::parse(text);
+  return j;
+}
+
+DistributedFigures read_distributed(ObjectReader& o) {
+  DistributedFigures d;
+  d.world_size = o.integer("world_size").value_or(0);
+  d.rank = o.integer("rank");
+  d.top_dir = o.text("top_dir").value_or("");
+  d.parameter_digest = o.text("parameter_digest").value_or("");
+  d.backend = o.text("backend").value_or("");
+  d.launcher = o.text("launcher").value_or("");
+  d.overlap = o.boolean("overlap").value_or(false);
+  d.bucket_mb = o.number("bucket_mb").value_or(0);
+  d.first_bucket_mb = o.number("first_bucket_mb").value_or(0);
+  o.integer("bucket_count");  // the number of bucket_bytes
+  d.bucket_bytes = list_of<int64_t>(o, "bucket_bytes", &Json::is_number_integer,
+                                    "an array of integers");
+  d.bytes_per_step = o.integer("bytes_per_step").value_or(0);
+  d.rank0_comm_ms_first_step = o.number("rank0_comm_ms_first_step");
+  d.rank0_comm_ms_per_step_median = o.number("rank0_comm_ms_per_step_median");
+  d.comm_ms_note = o.text("comm_ms_note").value_or("");
+  d.times_note = o.text("times_note").value_or("");
+  d.rank_dirs = list_of<std::string>(o, "rank_dirs", &Json::is_string, "an array of strings");
+  for (const auto& [key, value] : o.raw_object().items()) {
+    if (!known_key(key) && value.is_object()) d.parts[key] = o.raw(key)->dump();
+  }
+  return d;
+}
+
+}  // namespace llmprof::rundir::detail

@@ -1,0 +1,123 @@
+// docs/summary.md, generated from the Summary struct through its writer: a summary with every
+// figure set and one with none are written, and each key's presence in the two says whether it
+// is always there, null when unknown, or written only with its figure.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <string>
+
+#include "json_doc.h"
+#include "llmprof/rundir/files.h"
+#include "llmprof/rundir/summary.h"
+
+namespace llmprof::rundir {
+
+namespace {
+
+using detail::Json;
+
+Summary every_figure() {
+  Summary s;
+  s.status = config::RunStatus::kCompleted;
+  s.message = "text";
+  s.profile_level = config::ProfileLevel::kOps;
+  s.steps = StepCounts{};
+  s.parameters = 1;
+  const Stats st{2, 1, 1, 1, 1, 1, 1, 0.5, 0.5};
+  s.timing = TimingFigures{st, st, st, st, st, "text", 1.0, 1.0};
+  s.throughput = ThroughputFigures{st, st};
+  s.flops = FlopsFigures{1.0, "text", st, CountedFlops{1.0, 1.0, 1.0, "text"}};
+  s.mfu = MfuFigures{st, 1, "text", "text", "text"};
+  s.loss = LossFigures{"lm", "text", 1.0, EvalLoss{1, 1., 1., 1., 1., 1., 1., "text"}, "text"};
+  s.peak_rss_bytes = 1;
+  s.process = ProcessFigures{st, st, st};
+  OverheadFigures& o = s.overhead.emplace();
+  o.events_per_step = 1;
+  o.estimated_fraction_of_step = 1;
+  o.deep = DeepOverhead{};
+  o.deep->record_function_fraction_of_recorded_step = 1;
+  o.deep->estimated_fraction_of_recorded_step = 1;
+  o.trace = TraceCost{};
+  s.modules = ModulesFigures{};
+  s.modules->forward_residual_fraction = s.modules->backward_residual_fraction = 1;
+  s.modules->eval_passes_recorded = 1;
+  s.modules->shapes = ShapeFigures{};
+  s.modules->views = ViewFigures{0, 0, 0, 0, 0, "text", "text"};
+  s.gpu = GpuFigures{};
+  s.gpu->launched_by_ops_ms_per_step = s.gpu->outside_scopes_ms_per_step = 1;
+  s.gpu->idle.steps = 1;
+  s.gpu->idle.busy_fraction = 1;
+  telemetry::EnergyFigures& e = s.energy.emplace();
+  e.total_j = e.kwh = e.tokens_per_j = e.flops_per_j = e.mean_power_w = e.peak_power_w =
+      e.co2_g = 1;
+  e.sampler = telemetry::SamplerCost{1, 1, {{"text", "text"}}};
+  e.domains.push_back({"text", "text", "text", "counter", false, false, 1., true, 1., 1., 1., 1.,
+                       1., 1.});
+  e.phases.emplace();
+  (*e.phases)["<phase>"] = {1., 1., 1., false, 1};
+  DistributedFigures& d = s.distributed.emplace();  // the merged run's form
+  d.bucket_bytes = {1};
+  d.rank0_comm_ms_first_step = d.rank0_comm_ms_per_step_median = 1;
+  d.rank_dirs = {"rank0"};
+  s.config_notes = {"text"};
+  return s;
+}
+
+std::string type_of(const Json& v) {
+  if (v.is_boolean()) return "bool";
+  if (v.is_number_integer()) return "integer";
+  if (v.is_number()) return "number";
+  if (v.is_string()) return "string";
+  if (v.is_array()) return "array";
+  return "object";
+}
+
+bool is_stats(const Json& v) { return v.is_object() && v.contains("median") && v.contains("p90"); }
+
+// One row per leaf of `full`; `none` is the same document with no figure set.
+void rows(const Json& full, const Json* none, const std::string& path, std::string& out) {
+  for (const auto& [key, value] : full.items()) {
+    const std::string field = path.empty() ? key : path + "." + key;
+    const Json* other = none != nullptr && none->is_object() && none->contains(key)
+                            ? &(*none)[key]
+                            : nullptr;
+    const std::string when = other == nullptr      ? "with its figure"
+                             : other->is_null()    ? "always; null when unknown"
+                                                   : "always";
+    if (is_stats(value)) {
+      out += fmt::format("| `{}` | statistics | {} |\n", field, when);
+    } else if (value.is_object() && !value.empty()) {
+      out += fmt::format("| `{}` | object | {} |\n", field, when);
+      rows(value, other, field, out);
+    } else if (value.is_array() && !value.empty() && value[0].is_object()) {
+      out += fmt::format("| `{}` | array of objects | {} |\n", field, when);
+      rows(value[0], nullptr, field + "[]", out);
+    } else {
+      out += fmt::format("| `{}` | {} | {} |\n", field, type_of(value), when);
+    }
+  }
+}
+
+}  // namespace
+
+std::string summary_fields_doc() {
+  const Json full = Json::parse(summary_text(every_figure()));
+  const Json none = Json::parse(summary_text(Summary{}));
+  std::string out = fmt::format(
+      "# summary.json fields (schema_version {})\n\n"
+      "Generated from `rundir::Summary` (include/llmprof/rundir/summary.h) through its writer; "
+      "`tests/rundir/summary_test.cpp` checks that this file matches. Keys are written in this "
+      "(sorted) order. \"with its figure\": written only when the run has that figure (a "
+      "deep profile, an eval, energy); \"null when unknown\": never 0 for an unknown figure. A "
+      "statistics object is `n, mean, median, p10, p90, min, max, stddev, cv` over the measured "
+      "steps (stddev and cv null below n = 2).\n\n"
+      "`distributed` is shown in the merged run's form; a rank's own summary.json has `rank`, "
+      "`world_size`, `top_dir` and `parameter_digest` there instead.\n\n"
+      "Sections other parts of llmprof hand over as they are: {}.\n\n"
+      "| field | type | present |\n|---|---|---|\n",
+      kSummarySchemaVersion, fmt::format("`{}`", fmt::join(summary_section_keys(), "`, `")));
+  rows(full, &none, "", out);
+  return out;
+}
+
+}  // namespace llmprof::rundir
