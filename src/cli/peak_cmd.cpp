@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "commands.h"
+#include "peak_comm.h"
 #include "llmprof/config/config.h"
 #include "llmprof/error.h"
 #include "llmprof/train/calibrate.h"
@@ -19,16 +20,49 @@ void add_peak_command(CLI::App& app, int& exit_code) {
     std::string device = "cpu";
   };
   auto args = std::make_shared<Args>();
+  auto comm = std::make_shared<PeakCommArgs>();
+  auto comm_flag = std::make_shared<bool>(false);
   auto* sub = app.add_subcommand(
       "peak",
       "Measure the matmul peak FLOP/s that MFU is computed against and the memory bandwidth of "
-      "the roofline (what train measures)");
+      "the roofline (what train measures); with --comm, the all-reduce bus bandwidth over the "
+      "ranks it runs as");
   sub->add_option("--threads", args->threads, "Intra-op threads; 0 = all cores");
   sub->add_option("--precision", args->precision, "fp32, bf16, or fp16 (cuda)");
   sub->add_option("--device", args->device, "cpu, cuda or cuda:N");
+  sub->add_flag("--comm", *comm_flag,
+                "All-reduce bus bandwidth per message size, as nccl-tests' all_reduce_perf");
+  sub->add_option("--nproc", comm->nproc, "--comm: local ranks to start (as train --nproc)");
+  sub->add_option("--min-bytes", comm->min_bytes, "--comm: smallest message (4K)");
+  sub->add_option("--max-bytes", comm->max_bytes, "--comm: largest message (256M)");
+  sub->add_option("--factor", comm->factor, "--comm: each size the previous x factor (2)");
+  sub->add_option("--warmup-iters", comm->warmup_iters, "--comm: untimed all-reduces per size");
+  sub->add_option("--iters", comm->iters, "--comm: timed all-reduces per size");
+  sub->add_option("--timeout-s", comm->timeout_s, "--comm: rendezvous and collective timeout");
+  sub->add_option("--output", comm->output_dir, "--comm: write comm_peak.csv into this folder");
   sub->footer("Prints `peak_flops_per_s: X`: pass it as --set profile.peak_flops_per_s=X so runs\n"
-              "on a busy machine share one figure (llmprof sweep does this for its points).");
-  sub->callback([args, &exit_code]() {
+              "on a busy machine share one figure (llmprof sweep does this for its points).\n"
+              "--comm prints `peak_busbw_bytes_per_s: X` (the largest bus bandwidth): pass it as\n"
+              "--set profile.peak_busbw_bytes_per_s=X so a run's buckets are judged against it:\n"
+              "  llmprof peak --comm --nproc 2            (or under srun / torchrun)");
+  sub->callback([args, comm, comm_flag, sub, &exit_code]() {
+    if (!*comm_flag) {
+      for (const char* o : {"--nproc", "--min-bytes", "--max-bytes", "--factor", "--warmup-iters",
+                            "--iters", "--timeout-s", "--output"}) {
+        if (sub->count(o) > 0) throw UsageError(std::string(o) + " is an option of --comm");
+      }
+    } else {
+      if (args->precision != "fp32") {
+        throw UsageError("--comm measures float32 all-reduces; drop --precision " +
+                         args->precision);
+      }
+      if (comm->nproc < 0 || (comm->nproc == 0 && sub->count("--nproc") > 0)) {
+        throw UsageError(fmt::format("--nproc {}: give 1 or more ranks", comm->nproc));
+      }
+      comm->device = args->device;
+      exit_code = run_peak_comm(*comm);
+      return;
+    }
     const std::optional<config::Precision> precision =
         config::find_enum<config::Precision>(args->precision);
     if (!precision) {

@@ -49,16 +49,13 @@ int master_port() {
 
 }  // namespace
 
-int launch_train(const std::string& config_path,
-                 const std::vector<std::string>& overrides,
-                 int64_t nproc) {
+int launch_self(int64_t nproc, int64_t threads, double timeout_s, bool train_flags) {
   check_not_launched_elsewhere(nproc);
-  const config::Config cfg = config::load_config(config_path, overrides);  // bad input: exit 2 now
   dist::LaunchOptions opts;
   opts.master_port = master_port();
   const int64_t split = dist::threads_per_rank(dist::usable_cores(), nproc);
-  opts.threads = cfg.threads > 0 ? cfg.threads : split;
-  opts.grace_s = cfg.ddp.timeout_s + kGraceMarginS;
+  opts.threads = threads > 0 ? threads : split;
+  opts.grace_s = timeout_s + kGraceMarginS;
   opts.finish_window_s = kFinishWindowS;
   std::vector<std::string> args = dist::self_command_line();
   args.erase(args.begin());  // argv[0]: the ranks run /proc/self/exe's target
@@ -66,7 +63,8 @@ int launch_train(const std::string& config_path,
   const std::string exe = dist::self_executable();
   for (int64_t rank = 0; rank < nproc; ++rank) {
     std::vector<std::string> argv{exe};
-    const auto rest = dist::rank_args(args, rank, cfg.threads > 0 ? 0 : split);
+    const auto rest =
+        train_flags ? dist::rank_args(args, rank, threads > 0 ? 0 : split) : args;
     argv.insert(argv.end(), rest.begin(), rest.end());
     opts.rank_argv.push_back(std::move(argv));
   }
@@ -79,6 +77,14 @@ int launch_train(const std::string& config_path,
   };
   const dist::LaunchResult r = dist::launch_local(opts);
   return r.exit_code;
+}
+
+int launch_train(const std::string& config_path,
+                 const std::vector<std::string>& overrides,
+                 int64_t nproc) {
+  check_not_launched_elsewhere(nproc);
+  const config::Config cfg = config::load_config(config_path, overrides);  // bad input: exit 2 now
+  return launch_self(nproc, cfg.threads, cfg.ddp.timeout_s, true);
 }
 
 }  // namespace llmprof::cli

@@ -277,6 +277,9 @@ std::vector<KeySpec> build_table() {
                 "peak FLOP/s for MFU; 0 = measure with an sgemm calibration"),
       float_key(LLMPROF_KEY(profile, peak_bytes_per_s), at_least(0),
                 "memory bandwidth (B/s) for the roofline; 0 = measure (STREAM triad) at level ops"),
+      float_key(LLMPROF_KEY(profile, peak_busbw_bytes_per_s), at_least(0),
+                "all-reduce bus bandwidth roof (B/s) that buckets are judged against, from "
+                "`llmprof peak --comm`; 0 = none"),
       int_key(LLMPROF_KEY(profile, warmup_steps), 0, kNoIntMax,
               "first optimizer steps left out of summary statistics"),
       int_key(LLMPROF_KEY(profile, schedule_wait), 0, kNoIntMax,

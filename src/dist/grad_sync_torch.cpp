@@ -135,6 +135,7 @@ class RecordingHook final : public c10d::CommHookInterface {
     }
     s_->launch_args[0] = buffer;
     auto work = s_->pg->allreduce(s_->launch_args);
+    if (slot != kNoSlot) s_->slots[slot].issued_ns = now_ns();
     s_->launch_args[0] = at::Tensor();
     HookState* s = s_;
     return work->getFuture()->then(

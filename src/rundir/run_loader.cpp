@@ -222,6 +222,7 @@ void read_env(const std::string& path, Run& run) {
   run.peak_flops_per_s = detail::json_number(env, "peak_flops.flops_per_s");
   run.peak_bytes_per_s = detail::json_number(env, "peak_bandwidth.bytes_per_s");
   run.peak_bf16_flops_per_s = detail::json_number(env, "peak_flops.bf16_flops_per_s");
+  run.peak_busbw_bytes_per_s = detail::json_number(env, "peak_comm.busbw_bytes_per_s");
   if (env.contains("torch") && env["torch"].is_object() && env["torch"].contains("version") &&
       env["torch"]["version"].is_string()) {
     run.torch_version = env["torch"]["version"].get<std::string>();

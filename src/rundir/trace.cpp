@@ -1,5 +1,5 @@
 // trace.json in Chrome trace event format, in Kineto's categories and argument names (what HTA
-// reads). Compact on purpose (bytes per event are benchmarked): microsecond timestamps with 3
+// reads): the one trace writer; the GPU records' events are rendered by trace_gpu.cpp. Compact on purpose (bytes per event are benchmarked): microsecond timestamps with 3
 // decimals, args only where they carry information. pid = the training process's id; tid = the
 // recording thread index + 1.
 #include <fmt/format.h>
@@ -12,6 +12,7 @@
 #include "llmprof/output/run_dir.h"
 #include "llmprof/profile/analysis.h"
 #include "llmprof/rundir/tables.h"
+#include "trace_json.h"
 
 namespace llmprof::rundir {
 
@@ -19,30 +20,19 @@ using namespace llmprof::profile;  // the records this file formats
 
 namespace {
 
-// JSON string escaping for op names (they may hold quotes in theory, never in practice).
-void append_escaped(std::string& out, std::string_view s) {
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<int>(c));
-    } else {
-      out.push_back(c);
-    }
-  }
-}
+using detail::append_escaped;
 
 class TraceBuffer {
  public:
-  TraceBuffer(int64_t origin_ns, int64_t pid, const std::string& device_properties)
+  TraceBuffer(int64_t origin_ns, int64_t pid, const std::string& distributed_info,
+              const std::string& device_properties)
       : origin_ns_(origin_ns), pid_(pid) {
     out_.reserve(1 << 20);
     // Metadata before the events: HTA's streaming parser reads it up to "traceEvents".
     fmt::format_to(std::back_inserter(out_),
-                   "{{\"schemaVersion\": 1, \"distributedInfo\": {{\"rank\": 0, "
-                   "\"world_size\": 1}}, \"deviceProperties\": {}, \"traceEvents\": [\n",
-                   device_properties);
+                   "{{\"schemaVersion\": 1, \"distributedInfo\": {}, \"deviceProperties\": {}, "
+                   "\"traceEvents\": [\n",
+                   distributed_info, device_properties);
   }
 
   // A complete slice ("ph":"X").
@@ -96,7 +86,7 @@ class TraceBuffer {
   void begin() {
     if (events_++ > 0) out_ += ",\n";
   }
-  double us(int64_t t_ns) const { return static_cast<double>(t_ns - origin_ns_) * 1e-3; }
+  double us(int64_t t_ns) const { return detail::trace_us(t_ns, origin_ns_); }
   std::string out_;
   int64_t origin_ns_;
   int64_t pid_;
@@ -105,7 +95,30 @@ class TraceBuffer {
 
 }  // namespace
 
-int64_t trace_origin_ns(const TraceData& data, const std::vector<StepRecord>& steps) {
+std::string distributed_info_json(const TraceDistributed& d) {
+  std::string ranks;
+  for (int r = 0; r < d.world_size; ++r) ranks += fmt::format("{}{}", r ? ", " : "", r);
+  return fmt::format(
+      "{{\"backend\": \"{}\", \"rank\": {}, \"world_size\": {}, \"pg_count\": 1, \"pg_config\": "
+      "[{{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"backend_config\": \"{}:{}\", "
+      "\"pg_size\": {}, \"ranks\": [{}]}}]}}",
+      d.backend, d.rank, d.world_size, d.backend == "nccl" ? "cuda" : "cpu", d.backend,
+      d.world_size, ranks);
+}
+
+std::string collective_args(const CollectiveSlice& c) {
+  return fmt::format(
+      R"("Collective name":"{}","In msg nelems":{},"Out msg nelems":{},"dtype":"{}",)"
+      R"("Group size":{},"Process Group Name":"{}","Process Group Description":"default_pg",)"
+      R"("Seq":{},"step":{},"bucket":{},"bytes":{})",
+      c.name, c.in_nelems, c.out_nelems, c.dtype, c.group_size, c.pg_name, c.seq, c.step,
+      c.bucket, c.bytes);
+}
+
+int64_t trace_origin_ns(const TraceData& data,
+                        const std::vector<StepRecord>& steps,
+                        const std::optional<TraceDistributed>& distributed) {
+  if (distributed) return -distributed->clock_offset_ns;  // us(t) = t + offset: rank 0's clock
   int64_t origin = steps.empty() ? 0 : steps.front().start_ns;
   for (const auto& e : data.ops) origin = std::min(origin == 0 ? e.start_ns : origin, e.start_ns);
   return origin;
@@ -116,12 +129,30 @@ TraceStats write_trace(const std::string& path,
                        const std::vector<StepRecord>& steps,
                        const TraceOptions& options) {
   const int64_t t0 = now_ns();
-  const int64_t origin = trace_origin_ns(data, steps);
-  const int64_t pid = options.cpu_pid > 0 ? options.cpu_pid : static_cast<int64_t>(::getpid());
-  TraceBuffer tb(origin, pid, options.device_properties_json);
-  tb.metadata("process_name", 1, "llmprof train");
+  const int64_t origin = trace_origin_ns(data, steps, options.distributed);
+  // One process per rank (pid = rank, as HTA's per-rank traces); else this process's id.
+  const int64_t pid = options.distributed               ? options.distributed->rank
+                      : options.cpu_pid > 0 ? options.cpu_pid
+                                            : static_cast<int64_t>(::getpid());
+  TraceBuffer tb(origin, pid,
+                 options.distributed ? distributed_info_json(*options.distributed)
+                                     : R"({"rank": 0, "world_size": 1})",
+                 options.device_properties_json);
+  tb.metadata("process_name", 1,
+              options.distributed ? fmt::format("llmprof train rank {}", options.distributed->rank)
+                                  : std::string("llmprof train"));
   for (int t = 0; t < std::max(1, data.num_threads); ++t) {
     tb.metadata("thread_name", t + 1, t == 0 ? "train loop" : fmt::format("thread {}", t));
+  }
+  // Collectives on their own track after the op threads' (Gloo's worker, NCCL's stream launch).
+  const int comm_tid = std::max(1, data.num_threads) + 1;
+  if (!options.collectives.empty()) {
+    tb.metadata("thread_name", comm_tid,
+                options.distributed ? fmt::format("c10d {}", options.distributed->backend)
+                                    : std::string("c10d"));
+  }
+  for (const CollectiveSlice& c : options.collectives) {
+    tb.slice("cpu_op", "record_param_comms", comm_tid, c.start_ns, c.end_ns, collective_args(c));
   }
   for (const StepRecord& s : steps) {
     // Kineto's step annotation: HTA finds iterations by this name.

@@ -98,9 +98,50 @@ Grid merge_grids(const Grid& file_grid, const Grid& cli_grid) {
   return merged;
 }
 
+int64_t point_nproc(const Point& p) {
+  for (const auto& [key, value] : p.values) {
+    if (key == kNprocKey) return std::stoll(value);  // canonical: resolve_nproc checked it
+  }
+  return 1;
+}
+
+namespace {
+
+// The nproc axis: whole numbers from 1 to 1024, canonical without sign or leading zeros.
+GridAxis resolve_nproc(const GridAxis& axis) {
+  GridAxis resolved{axis.key, {}, axis.origin};
+  for (const std::string& value : axis.values) {
+    size_t used = 0;
+    long long n = 0;
+    try {
+      n = std::stoll(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != value.size() || n < 1 || n > 1024) {
+      throw ConfigError(fmt::format("{}: nproc={} is not a number of ranks (1 to 1024)",
+                                    axis.origin, value), "", axis.key);
+    }
+    const std::string canonical = std::to_string(n);
+    if (std::find(resolved.values.begin(), resolved.values.end(), canonical) !=
+        resolved.values.end()) {
+      throw ConfigError(fmt::format("{}: nproc={} is given twice", axis.origin, canonical), "",
+                        axis.key);
+    }
+    resolved.values.push_back(canonical);
+  }
+  return resolved;
+}
+
+}  // namespace
+
 Grid resolve_grid(const config::Config& base, const Grid& grid) {
   Grid out;
   for (const GridAxis& axis : grid) {
+    if (axis.key == kNprocKey) {
+      out.push_back(resolve_nproc(axis));
+      continue;
+    }
     for (const char* managed : kManagedKeys) {
       if (axis.key == managed) {
         throw ConfigError(axis.origin + ": " + axis.key +
@@ -192,7 +233,9 @@ void validate_points(const config::Config& base, const std::vector<Point>& point
     if (p.repeat != 1) continue;  // repeats share their values
     config::Config cfg = base;
     try {
-      for (const auto& [key, value] : p.values) config::apply_override(cfg, key + "=" + value);
+      for (const auto& [key, value] : p.values) {
+        if (key != kNprocKey) config::apply_override(cfg, key + "=" + value);  // a launch count
+      }
       config::validate(cfg);
     } catch (const ConfigError& e) {
       throw ConfigError(

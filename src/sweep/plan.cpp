@@ -127,7 +127,16 @@ std::vector<std::string> point_sets(const Plan& plan, const Point& p) {
   if (plan.info.peak_flops_per_s > 0) {
     sets.push_back(fmt::format("profile.peak_flops_per_s={}", plan.info.peak_flops_per_s));
   }
-  for (const auto& [key, value] : p.values) sets.push_back(key + "=" + value);
+  for (const auto& [key, value] : p.values) {
+    if (key != kNprocKey) sets.push_back(key + "=" + value);  // nproc is the launch's, not a key
+  }
+  // A data-parallel point splits its threads (the last threads= given) among its ranks.
+  if (const int64_t nproc = point_nproc(p); nproc > 1) {
+    for (const std::string& s : sets) {
+      if (s.rfind("threads=", 0) == 0) threads = std::atoll(s.c_str() + 8);
+    }
+    sets.push_back(fmt::format("threads={}", std::max<int64_t>(1, threads / nproc)));
+  }
   sets.push_back("output.dir=" + plan.runs_dir);
   sets.push_back("output.name=" + p.id);
   return sets;
@@ -252,7 +261,12 @@ std::string config_difference(const Plan& plan, const Point& p, const std::strin
       value_lines(config::to_yaml(config::load_config(plan.info.base_config, point_sets(plan, p))));
   std::vector<std::string> found;
   try {
-    found = value_lines(config::to_yaml(config::load_config(rundir::path(run_dir, rundir::kConfig))));
+    // A data-parallel point (nproc > 1): rank 0's config, named as its rank directory.
+    const bool ranks = point_nproc(p) > 1;
+    config::Config cfg =
+        config::load_config(rundir::path(ranks ? run_dir + "/rank0" : run_dir, rundir::kConfig));
+    if (ranks) cfg.output.name = p.id;
+    found = value_lines(config::to_yaml(cfg));
   } catch (const Error& e) {
     return std::string("its config.yaml does not load: ") + e.what();
   }

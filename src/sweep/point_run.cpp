@@ -67,6 +67,15 @@ std::vector<std::string> move_aside(const Plan& plan, const Point& p) {
 // directly) and waits for it; the result as its wait status and summary.json say.
 PointResult run_train(const Plan& plan, const Point& p, const PointResult& started) {
   std::vector<std::string> argv{plan.executable, "train", "--config", plan.info.base_config};
+  const int64_t nproc = point_nproc(p);
+  if (nproc > 1 && plan.info.launcher == "slurm") {
+    // The point's job holds nproc tasks (array.sbatch); each srun task is one rank.
+    const std::string srun = detail::find_program("srun");
+    if (srun.empty()) throw IoError("point " + p.id + ": srun not found on PATH (nproc > 1)");
+    argv.insert(argv.begin(), {srun, "--ntasks", std::to_string(nproc), "--kill-on-bad-exit=1"});
+  } else if (nproc > 1) {
+    argv.insert(argv.end(), {"--nproc", std::to_string(nproc)});
+  }
   for (const std::string& s : point_sets(plan, p)) argv.insert(argv.end(), {"--set", s});
   argv.push_back("--quiet");
   detail::StopSignals signals;  // a stop signal reaches train too: wait for it to record its end

@@ -65,6 +65,14 @@ std::string common_lines(const SlurmSettings& s, const std::string& workdir) {
   return out;
 }
 
+// Tasks each array job holds: the largest nproc of the grid (a point of nproc N runs
+// `srun --ntasks N llmprof train`, one rank per task), 1 without an nproc axis.
+int64_t max_nproc(const Plan& plan) {
+  int64_t most = 1;
+  for (const Point& p : plan.points) most = std::max(most, point_nproc(p));
+  return most;
+}
+
 std::string array_script(const Plan& plan, const SlurmSettings& s, const std::string& logs) {
   std::string out = fmt::format(
       "#!/bin/bash\n"
@@ -72,10 +80,10 @@ std::string array_script(const Plan& plan, const SlurmSettings& s, const std::st
       "# Task i runs point i of plan.json; `llmprof sweep status {}` shows where it stands.\n"
       "#SBATCH --job-name={}\n"
       "#SBATCH --output={}/%A_%a.out\n"
-      "#SBATCH --ntasks=1\n"
+      "#SBATCH --ntasks={}\n"
       "#SBATCH --cpus-per-task={}\n",
       plan.info.sweep_dir, plan.info.sweep_dir, fs::path(plan.info.sweep_dir).filename().string(),
-      logs, s.cpus_per_task);
+      logs, max_nproc(plan), s.cpus_per_task);
   out += common_lines(s, plan.info.workdir);
   if (!s.mem.empty()) out += fmt::format("#SBATCH --mem={}\n", s.mem);
   if (!s.gres.empty()) out += fmt::format("#SBATCH --gres={}\n", s.gres);

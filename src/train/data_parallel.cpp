@@ -166,11 +166,57 @@ void DataParallel::open_comm_csv(const std::string& rank_dir) {
   spans_.clear();
 }
 
+rundir::TraceDistributed DataParallel::trace_info(int64_t clock_offset_ns) const {
+  rundir::TraceDistributed d;
+  d.rank = rank();
+  d.world_size = world_size();
+  d.backend = std::string(dist::backend_name(group_->backend()));
+  d.clock_offset_ns = clock_offset_ns;
+  return d;
+}
+
+namespace {
+// c10's scalar type names, which Kineto writes as a collective's dtype.
+std::string_view kineto_dtype(dist::GradDtype dtype) {
+  switch (dtype) {
+    case dist::GradDtype::kFloat32: return "Float";
+    case dist::GradDtype::kFloat16: return "Half";
+    case dist::GradDtype::kBFloat16: return "BFloat16";
+    case dist::GradDtype::kFloat64: return "Double";
+    case dist::GradDtype::kOther: break;
+  }
+  return "Unknown";
+}
+}  // namespace
+
+std::vector<rundir::CollectiveSlice> DataParallel::collectives_between(int64_t from_ns,
+                                                                       int64_t to_ns) const {
+  std::vector<rundir::CollectiveSlice> out;
+  for (size_t i = 0; i < kept_.size(); ++i) {
+    const auto& [step, r] = kept_[i];
+    if (r.launch_ns < from_ns || r.launch_ns > to_ns || r.end_ns < 0) continue;
+    rundir::CollectiveSlice c;
+    c.start_ns = r.launch_ns;
+    c.issued_ns = r.issued_ns;
+    c.end_ns = r.end_ns;
+    c.in_nelems = c.out_nelems = r.numel;  // an all-reduce is in place
+    c.dtype = std::string(kineto_dtype(r.dtype));
+    c.group_size = world_size();
+    c.seq = static_cast<int64_t>(i);  // the gradient all-reduces' order, the same on every rank
+    c.step = step;
+    c.bucket = r.bucket;
+    c.bytes = r.bytes;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 void DataParallel::write_comm_rows(int64_t step) {
   double comm_ms = 0;
   int64_t bytes = 0;
   std::vector<int64_t> sizes;
   for (const dist::BucketRecord& r : sync_->take_step_records()) {
+    if (kept_.size() < kKeptCollectives) kept_.emplace_back(step, r);
     const bool ended = r.end_ns >= 0;
     const double ms = ended ? static_cast<double>(r.end_ns - r.launch_ns) * 1e-6 : NAN;
     if (ended) comm_ms += ms;

@@ -18,6 +18,7 @@
 #include "llmprof/dist/phase_log.h"
 #include "llmprof/dist/process_group.h"
 #include "llmprof/dist/rank_env.h"
+#include "llmprof/rundir/tables.h"
 
 namespace llmprof::config {
 struct Config;
@@ -77,6 +78,13 @@ class DataParallel {
   // spans into phases.csv, on this rank's clock (test skew included).
   void write_comm_rows(int64_t step);
 
+  // This rank's trace identity (distributedInfo; clock_offset_ns: rank 0's clock minus this
+  // rank's, 0 on one host) and the gradient all-reduces launched within [from_ns, to_ns] of this
+  // rank's clock as trace slices (the first kKeptCollectives of the run are kept for it).
+  rundir::TraceDistributed trace_info(int64_t clock_offset_ns) const;
+  std::vector<rundir::CollectiveSlice> collectives_between(int64_t from_ns, int64_t to_ns) const;
+  static constexpr size_t kKeptCollectives = 65536;
+
   // Sums of loss, targets and correct over ranks (eval sharded by rows).
   void all_reduce(EvalSums& sums);
   // The mean of the ranks' losses and whether any rank asked to stop, for the same decision on
@@ -116,6 +124,8 @@ class DataParallel {
   // This rank: per step, the summed all-reduce time of its buckets (end - launch), ms.
   std::vector<double> comm_ms_;
   std::vector<int64_t> bucket_bytes_;  // the last layout's bucket sizes, bytes
+  // The run's first all-reduces with their step, for the trace (written after the run).
+  std::vector<std::pair<int64_t, dist::BucketRecord>> kept_;
   int64_t step_bytes_ = 0;             // bytes all-reduced in the last synchronising step
 };
 

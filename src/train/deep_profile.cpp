@@ -11,7 +11,8 @@
 #include <unordered_set>
 
 #include "llmprof/gpu/device_properties.h"
-#include "llmprof/gpu/gpu_trace.h"
+#include "llmprof/gpu/comm_kernels.h"
+#include "llmprof/rundir/trace_gpu.h"
 
 #include "llmprof/base/clock.h"
 #include "llmprof/rundir/files.h"
@@ -110,6 +111,61 @@ void DeepProfile::finish() {
   } else if (!window_records_.empty()) {
     process();
   }
+  write_deferred_trace();
+}
+
+void DeepProfile::set_distributed(const rundir::TraceDistributed& info,
+                                  CollectiveSource collectives) {
+  dist_ = info;
+  collectives_ = std::move(collectives);
+}
+
+void DeepProfile::write_first_trace(profile::TraceData&& data) {
+  rundir::TraceOptions options;
+  options.extra_events = std::move(gpu_trace_);
+  gpu_trace_.clear();
+  options.gzip = cfg_.trace_gzip;
+  options.distributed = dist_;
+  if (gpu_) {
+    if (const auto props = gpu::query_device_properties(device_)) {
+      options.device_properties_json = "[" + gpu::device_properties_json(*props) + "]";
+    }
+  }
+  if (dist_) {  // its collectives are known once the run has ended: written by finish()
+    deferred_ = std::make_unique<DeferredTrace>(
+        DeferredTrace{std::move(data), window_records_, std::move(options)});
+    return;
+  }
+  trace_stats_ = rundir::write_trace(
+      rundir::path(run_dir_, cfg_.trace_gzip ? rundir::kTraceGz : rundir::kTrace), data,
+      window_records_, options);
+}
+
+void DeepProfile::write_deferred_trace() {
+  if (!deferred_) return;
+  std::unique_ptr<DeferredTrace> d = std::move(deferred_);
+  if (collectives_ && !d->records.empty()) {
+    d->options.collectives = collectives_(d->records.front().start_ns, d->records.back().end_ns);
+  }
+  if (deferred_gpu_) {  // kernels launched by a collective's issue carry its args (Kineto's)
+    DeferredGpu& g = *deferred_gpu_;
+    std::vector<gpu::CollectiveIssue> issues;
+    for (const rundir::CollectiveSlice& c : d->options.collectives) {
+      issues.push_back({c.start_ns, c.issued_ns, 0});
+    }
+    const std::vector<int32_t> owner = gpu::collective_of_kernels(g.records, issues);
+    g.options.kernel_args.assign(owner.size(), std::string());
+    for (size_t k = 0; k < owner.size(); ++k) {
+      if (owner[k] < 0) continue;
+      g.options.kernel_args[k] =
+          rundir::collective_args(d->options.collectives[static_cast<size_t>(owner[k])]);
+    }
+    d->options.extra_events = rundir::gpu_trace_events(g.records, g.ops, g.correlation, g.options);
+    deferred_gpu_.reset();
+  }
+  trace_stats_ = rundir::write_trace(
+      rundir::path(run_dir_, cfg_.trace_gzip ? rundir::kTraceGz : rundir::kTrace), d->data,
+      d->records, d->options);
 }
 
 // A window closed: its events are added to the totals (and freed), and the tables rewritten
@@ -145,20 +201,7 @@ void DeepProfile::process() {
   if (level_ >= profile::Level::kOps) {
     rundir::write_ops(rundir::path(run_dir_, rundir::kOps), analysis_);
   }
-  if (cfg_.trace && windows_ == 0) {
-    rundir::TraceOptions options;
-    options.extra_events = std::move(gpu_trace_);
-    options.gzip = cfg_.trace_gzip;
-    if (gpu_) {
-      if (const auto props = gpu::query_device_properties(device_)) {
-        options.device_properties_json = "[" + gpu::device_properties_json(*props) + "]";
-      }
-    }
-    trace_stats_ = rundir::write_trace(
-        rundir::path(run_dir_, cfg_.trace_gzip ? rundir::kTraceGz : rundir::kTrace), data,
-        window_records_, options);
-    gpu_trace_.clear();
-  }
+  if (cfg_.trace && windows_ == 0) write_first_trace(std::move(data));
   ++windows_;
   window_records_.clear();
   window_phases_.clear();
@@ -171,6 +214,9 @@ void DeepProfile::process() {
 }
 
 namespace {
+
+// Data-parallel traces: host events on pid = rank, GPU n on this pid + n.
+constexpr int kDistGpuPidBase = 1000;
 
 // The recorded step each GPU activity belongs to: the step whose host interval holds the start
 // of the runtime call that launched it; -1 when its launch is unknown or outside every step.
@@ -325,13 +371,18 @@ std::vector<double> DeepProfile::process_gpu(const profile::TraceData& data) {
   const gpu::GpuRecords& g = window_gpu_;
   const gpu::Correlation corr = gpu::correlate(g, ops);
   if (cfg_.trace && windows_ == 0) {  // trace.json holds the first window: its GPU events too
-    gpu::GpuTraceOptions t;
-    t.origin_ns = rundir::trace_origin_ns(data, window_records_);
-    t.cpu_pid = static_cast<int64_t>(::getpid());
+    rundir::GpuTraceOptions t;
+    t.origin_ns = rundir::trace_origin_ns(data, window_records_, dist_);
+    t.cpu_pid = dist_ ? dist_->rank : static_cast<int64_t>(::getpid());
     for (size_t i = 0; i < data.thread_ids.size(); ++i) {
       t.cpu_tids.emplace(data.thread_ids[i], static_cast<int>(i) + 1);
     }
-    gpu_trace_ = gpu::gpu_trace_events(g, ops, corr, t);
+    if (dist_) {  // rendered after the run, when the collectives are known
+      t.gpu_pid_base = kDistGpuPidBase;  // pid = rank is the host's
+      deferred_gpu_ = std::make_unique<DeferredGpu>(DeferredGpu{g, ops, corr, t});
+    } else {
+      gpu_trace_ = rundir::gpu_trace_events(g, ops, corr, t);
+    }
   }
   std::vector<double> event_gpu_ns(ops.size(), 0.0);
   add_gpu_time(g.kernels, corr.kernels, event_gpu_ns);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +13,8 @@
 
 #include "llmprof/config/config.h"
 #include "llmprof/gpu/activity_source.h"
+#include "llmprof/gpu/correlate.h"
+#include "llmprof/rundir/trace_gpu.h"
 #include "llmprof/gpu/idle.h"
 #include "llmprof/gpu/kernel_table.h"
 #include "llmprof/model/flops.h"
@@ -41,6 +44,13 @@ class DeepProfile {
   // End of the run (or an early stop): closes an open window and writes what it recorded.
   void finish();
 
+  // A data-parallel rank: trace.json names the rank (distributedInfo), is on rank 0's clock and
+  // holds the window's collectives, which `collectives(from_ns, to_ns)` returns; it is therefore
+  // written at finish(), after the run, from the first window kept until then.
+  using CollectiveSource =
+      std::function<std::vector<rundir::CollectiveSlice>(int64_t from_ns, int64_t to_ns)>;
+  void set_distributed(const rundir::TraceDistributed& info, CollectiveSource collectives);
+
   // What the run's summary takes from the deep profile; nullopt below profile.level=modules.
   std::optional<rundir::DeepProfileFigures> figures(double analytic_flops_per_step) const;
   std::vector<std::string> top_ops_lines(size_t n) const;
@@ -58,6 +68,9 @@ class DeepProfile {
   // The window's GPU records against its ops: device time per op event, kernels.csv (first
   // window), the idle split of each recorded step.
   std::vector<double> process_gpu(const profile::TraceData& data);
+  // trace.json of the first window (data-parallel: kept for finish()).
+  void write_first_trace(profile::TraceData&& data);
+  void write_deferred_trace();
 
   config::ProfileConfig cfg_;
   profile::Level level_;
@@ -90,6 +103,24 @@ class DeepProfile {
   int device_ = 0;                      // the CUDA device the records are of
   int64_t gpu_records_ = 0, gpu_unattributed_ = 0;
   int64_t gpu_incomplete_ = 0;  // device records without timestamps, left out (kernel_record.h)
+  // Data-parallel: the rank's trace identity, its collectives, and the first window kept.
+  std::optional<rundir::TraceDistributed> dist_;
+  CollectiveSource collectives_;
+  struct DeferredTrace {
+    profile::TraceData data;
+    std::vector<profile::StepRecord> records;
+    rundir::TraceOptions options;
+  };
+  // The first window's GPU activity, rendered once the collectives are known (their kernels
+  // carry the collective's args).
+  struct DeferredGpu {
+    gpu::GpuRecords records;
+    std::vector<gpu::CpuOpInterval> ops;
+    gpu::Correlation correlation;
+    rundir::GpuTraceOptions options;
+  };
+  std::unique_ptr<DeferredGpu> deferred_gpu_;
+  std::unique_ptr<DeferredTrace> deferred_;
 };
 
 }  // namespace llmprof::train

@@ -90,6 +90,12 @@ nlohmann::json collect_env(const config::Config& cfg,
        bandwidth.copy_bytes_per_s > 0 ? json(bandwidth.copy_bytes_per_s) : json(nullptr)},
       {"source", bandwidth.source},
       {"method", bandwidth.method}};
+  const double busbw = cfg.profile.peak_busbw_bytes_per_s;
+  env["peak_comm"] = {
+      {"busbw_bytes_per_s", busbw > 0 ? json(busbw) : json(nullptr)},
+      {"source", busbw > 0 ? "profile.peak_busbw_bytes_per_s"
+                           : "not given: measure it with `llmprof peak --comm` and set "
+                             "profile.peak_busbw_bytes_per_s"}};
   return env;
 }
 

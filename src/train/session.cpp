@@ -242,6 +242,12 @@ void Session::set_phase_observer(profile::PhaseObserver* observer) {
   impl_->recorder.set_observer(observer);
 }
 
+void Session::set_distributed_trace(
+    const rundir::TraceDistributed& info,
+    std::function<std::vector<rundir::CollectiveSlice>(int64_t, int64_t)> collectives) {
+  impl_->deep.set_distributed(info, std::move(collectives));
+}
+
 void Session::annotate(const std::string& key, const std::string& json_text) {
   try {
     impl_->annotations.emplace_back(key, nlohmann::json::parse(json_text));

@@ -534,7 +534,14 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
   const std::string top_dir = rank_run_dir(dp.get(), session_cfg, so);
   Session session(session_cfg, so, &t.runtime);  // the run directory
   session.set_phase_observer(&probe);
-  if (dp) dp->open_comm_csv(session.run_dir());
+  if (dp) {
+    dp->open_comm_csv(session.run_dir());
+    // The trace's clock offset to rank 0: ranks on one host read one CLOCK_MONOTONIC (0);
+    // across hosts this is where a measured offset goes.
+    session.set_distributed_trace(dp->trace_info(0), [&dp](int64_t from_ns, int64_t to_ns) {
+      return dp->collectives_between(from_ns, to_ns);
+    });
+  }
   t.data.tokenizer->save(session.run_dir());
   log_inputs(t);
   data::BatchLoader loader(*t.data.train_sampler, cfg.data.num_workers, cfg.data.prefetch,

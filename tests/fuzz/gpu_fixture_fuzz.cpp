@@ -6,7 +6,7 @@
 
 #include "fuzz_support.h"
 #include "llmprof/error.h"
-#include "llmprof/gpu/fixture.h"
+#include "support/gpu_fixture.h"
 
 using namespace llmprof;
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "llmprof/gpu/fixture.h"
+#include "support/gpu_fixture.h"
 #include "llmprof/gpu/kernel_table.h"
 #include "llmprof/output/csv.h"
 #include "support/test_support.h"

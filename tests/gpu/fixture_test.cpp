@@ -1,4 +1,4 @@
-#include "llmprof/gpu/fixture.h"
+#include "support/gpu_fixture.h"
 
 #include <gtest/gtest.h>
 

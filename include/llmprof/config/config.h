@@ -102,6 +102,7 @@ struct ProfileConfig {
   ProfileLevel level = ProfileLevel::kPhases;  // off | phases | modules | ops
   double peak_flops_per_s = 0;      // MFU denominator; 0 = measure with an sgemm calibration
   double peak_bytes_per_s = 0;      // roofline memory roof; 0 = measure (STREAM triad) at ops
+  double peak_busbw_bytes_per_s = 0;  // all-reduce bus bandwidth roof (llmprof peak --comm); 0 = none
   int64_t warmup_steps = 5;         // first steps left out of summary statistics
   // Which steps the modules/ops levels record, as torch.profiler's schedule: skip `wait`, trace
   // `warmup` (discarded), record `active`; `repeat` cycles (0 = until the end). Phases: every step.

@@ -31,6 +31,8 @@ struct BucketRecord {
   GradDtype dtype = GradDtype::kOther;
   int64_t ready_ns = 0;            // the reducer handed the full bucket to the hook
   int64_t launch_ns = 0;           // the all-reduce was issued (= ready_ns when overlapping)
+  int64_t issued_ns = 0;           // the issuing call returned: the kernels a GPU backend
+                                   // launched for it were launched in [launch_ns, issued_ns]
   int64_t end_ns = -1;             // its future completed (then() callback); -1 if it failed
   int64_t backward_ns_at_launch = -1;  // launch_ns - *backward_start_ns; -1 without that pointer
 };

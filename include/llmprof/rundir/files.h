@@ -42,6 +42,9 @@ inline constexpr std::string_view kBench = "bench.csv";
 inline constexpr std::string_view kBenchQuality = "bench_quality.csv";
 inline constexpr std::string_view kBenchJson = "bench.json";
 
+// llmprof peak --comm --output DIR: the all-reduce bus bandwidth per message size (comm_peak.h).
+inline constexpr std::string_view kCommPeak = "comm_peak.csv";
+
 // A sweep directory: sweep.csv/sweep.json, and one run directory per point under runs/.
 inline constexpr std::string_view kSweepCsv = "sweep.csv";
 inline constexpr std::string_view kSweepJson = "sweep.json";

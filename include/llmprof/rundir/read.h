@@ -91,6 +91,7 @@ struct Run {
   std::optional<double> peak_flops_per_s;        // env.json peak_flops.flops_per_s
   std::optional<double> peak_bytes_per_s;        // env.json peak_bandwidth.bytes_per_s
   std::optional<double> peak_bf16_flops_per_s;   // env.json peak_flops.bf16_flops_per_s
+  std::optional<double> peak_busbw_bytes_per_s;  // env.json peak_comm.busbw_bytes_per_s
   bool native_bf16 = false;                      // env.json host.avx512_bf16 or host.amx_bf16
   std::string torch_version;                     // env.json torch.version ("" when absent)
   std::optional<int64_t> summary_warmup_steps;   // summary.json steps.warmup_excluded

@@ -174,7 +174,40 @@ struct TraceStats {
   int64_t bytes = 0;
   double write_ms = 0;
 };
+// A data-parallel rank's trace, as PyTorch's profiler writes one per rank for HTA:
+// "distributedInfo" {"backend", "rank", "world_size", "pg_count", "pg_config"} names it, every host
+// event is on process id = rank, and times are absolute on rank 0's clock (local + offset), so
+// the ranks' traces share one time line.
+struct TraceDistributed {
+  int rank = 0;
+  int world_size = 1;
+  std::string backend;             // "gloo" | "nccl"
+  int64_t clock_offset_ns = 0;     // rank 0's clock minus this rank's (0 on one host)
+};
+// One collective, as Kineto's record_param_comms slice: "Collective name", "In msg nelems",
+// "Out msg nelems", "dtype", "Group size", "Process Group Name", "Seq" (and llmprof's bucket,
+// step and bytes), on the rank's communication track. Times are this rank's clock.
+struct CollectiveSlice {
+  std::string name = "allreduce";  // Kineto's collective names: allreduce, broadcast, ...
+  int64_t start_ns = 0;            // launch
+  int64_t issued_ns = 0;           // the issuing call returned (its GPU kernels launched before)
+  int64_t end_ns = 0;              // completion
+  int64_t in_nelems = 0, out_nelems = 0;
+  std::string dtype = "Float";     // Kineto writes c10's scalar type name
+  int64_t group_size = 1;
+  std::string pg_name = "0";       // the default group's name
+  int64_t seq = 0;                 // the group's collective sequence number
+  int64_t step = 0, bucket = -1, bytes = 0;
+};
+// Kineto's distributedInfo object for a rank (exactly "rank": <k> with the space HTA's regex
+// needs); pg_config lists the default group (every rank).
+std::string distributed_info_json(const TraceDistributed& d);
+// A collective's args, in Kineto's names.
+std::string collective_args(const CollectiveSlice& c);
+
 struct TraceOptions {
+  std::optional<TraceDistributed> distributed;  // data-parallel: rank, world size, clock offset
+  std::vector<CollectiveSlice> collectives;     // the window's collectives (data-parallel)
   std::vector<std::string> extra_events;       // rendered events appended as they are
   std::string device_properties_json = "[]";   // a JSON array, one object per GPU
   int64_t cpu_pid = 0;                          // host events' pid; 0: this process's id
@@ -185,8 +218,10 @@ TraceStats write_trace(const std::string& path,
                        const std::vector<profile::StepRecord>& steps,
                        const TraceOptions& options = {});
 // The trace's time zero: the first step's start, or an earlier op's (events render relative to it).
+// Distributed traces have none (times are absolute on rank 0's clock): -clock_offset_ns.
 int64_t trace_origin_ns(const profile::TraceData& data,
-                        const std::vector<profile::StepRecord>& steps);
+                        const std::vector<profile::StepRecord>& steps,
+                        const std::optional<TraceDistributed>& distributed = std::nullopt);
 
 // power.csv: one row per energy sample and channel (t_s from the first sample).
 void write_power(const std::string& path, const std::vector<telemetry::PowerRow>& rows);

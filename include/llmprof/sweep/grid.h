@@ -31,6 +31,13 @@ struct Point {
   std::string id;                                           // point_id(...)
 };
 
+// The grid key that is no config key: the number of ranks a point trains on (a point with
+// nproc = N is a data-parallel job: `llmprof train --nproc N` locally, N Slurm tasks under srun).
+inline constexpr const char* kNprocKey = "nproc";
+
+// A point's nproc value (1 when the grid has no nproc axis).
+int64_t point_nproc(const Point& p);
+
 // Parses one --grid argument "key=v1,v2,...". Throws UsageError naming the argument.
 GridAxis parse_grid_arg(const std::string& arg);
 

@@ -31,6 +31,7 @@
 #include "llmprof/rundir/summary.h"
 #include "llmprof/config/enums.h"
 #include "llmprof/profile/phase.h"
+#include "llmprof/rundir/tables.h"
 
 namespace llmprof::config {
 struct Config;
@@ -168,6 +169,14 @@ class Session {
 
   // Told of every phase's begin and end (llmprof plan's memory probe); null: none.
   void set_phase_observer(profile::PhaseObserver* observer);
+
+  // A data-parallel rank: trace.json (profile.trace at modules/ops) names it in distributedInfo,
+  // puts its events on process id = rank and on rank 0's clock (local + clock_offset_ns), and
+  // holds the first window's collectives, which `collectives(from_ns, to_ns)` returns (this
+  // rank's clock); the trace is then written at finish(), after the run.
+  void set_distributed_trace(
+      const rundir::TraceDistributed& info,
+      std::function<std::vector<rundir::CollectiveSlice>(int64_t, int64_t)> collectives);
 
   // Adds a top-level section to summary.json; json_text is a JSON value.
   void annotate(const std::string& key, const std::string& json_text);

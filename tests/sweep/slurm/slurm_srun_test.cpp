@@ -86,5 +86,23 @@ TEST(SlurmSrun, TwoTasksTrainAsTwoRanksOfOneRun) {
   EXPECT_TRUE(fs::exists(run + "/comm.csv"));
 }
 
+// `srun -n 2 llmprof peak --comm`: each task a rank of the all-reduce benchmark; rank 0 prints
+// the table with a positive bus bandwidth for every size and writes comm_peak.csv.
+TEST(SlurmSrun, PeakCommOnTwoTasksMeasuresTheBusBandwidth) {
+  ScratchDir dir("llmprof-srun");
+  const Shell r = run_shell("timeout -k 10 180 srun -n 2 --time=3 --kill-on-bad-exit=1 " +
+                            test::llmprof_binary() +
+                            " peak --comm --min-bytes 4K --max-bytes 32K --iters 3 "
+                            "--warmup-iters 1 --timeout-s 60 --output " + dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  expect_contains(r.output, "2 ranks, gloo");
+  const auto rows = test::csv_rows(dir.file("comm_peak.csv"));
+  ASSERT_EQ(rows.size(), 4u) << r.output;  // 4K, 8K, 16K, 32K
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("world_size"), "2");
+    EXPECT_GT(std::stod(row.at("busbw_gb_per_s")), 0) << row.at("bytes");
+  }
+}
+
 }  // namespace
 }  // namespace llmprof

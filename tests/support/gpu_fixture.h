@@ -1,6 +1,7 @@
 // Recorded GPU activity as JSON lines: one record per line, each an object with a "kind" field.
-// Tests replay hand-written or recorded windows through correlation and idle analysis without a
-// GPU; a real run can dump what CUPTI gave for later replay. Line 1 may be a header
+// Test support (not in the shipped library): tests replay hand-written or recorded windows
+// through correlation, idle analysis and the trace without a GPU. The records are gpu's own
+// (llmprof/gpu/kernel_record.h), defined once there. Line 1 may be a header
 // {"kind":"meta","schema_version":1}. Kinds and their fields (times in ns, all integers unless
 // noted; fields marked ? are optional):
 //   kernel   name (string), start_ns, end_ns, device, stream, correlation_id, grid [x,y,z],

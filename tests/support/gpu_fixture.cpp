@@ -1,5 +1,6 @@
-// JSON-lines fixtures of GPU activity (format in fixture.h).
-#include "llmprof/gpu/fixture.h"
+// JSON-lines fixtures of GPU activity (format in gpu_fixture.h). Test support: tests and the
+// fuzz target build it; the shipped library does not.
+#include "support/gpu_fixture.h"
 
 #include <fmt/format.h>
 

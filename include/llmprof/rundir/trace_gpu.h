@@ -1,4 +1,5 @@
-// Chrome trace events (the format of trace.json, rundir/trace.cpp) for GPU activity, in Kineto's
+// The GPU half of the one trace writer (trace.json, write_trace in tables.h): Chrome trace events
+// for GPU activity, in Kineto's
 // categories and argument names, which Holistic Trace Analysis reads: "kernel", "gpu_memcpy" and
 // "gpu_memset" slices on pid = the device, tid = the stream, with args "stream", "correlation",
 // "External id" (the launching op's, as trace.cpp numbers ops), "device", "grid", "block",
@@ -16,7 +17,7 @@
 #include "llmprof/gpu/correlate.h"
 #include "llmprof/gpu/kernel_record.h"
 
-namespace llmprof::gpu {
+namespace llmprof::rundir {
 
 struct GpuTraceOptions {
   int64_t origin_ns = 0;  // the trace's time zero (trace.cpp: the first step's start)
@@ -29,6 +30,9 @@ struct GpuTraceOptions {
   int gpu_pid_base = 0;
   // The "External id" of ops[i] (trace.cpp writes i + 1 on the op's own slice); empty: i + 1.
   std::vector<int64_t> external_ids;
+  // Extra args of kernels (parallel to GpuRecords::kernels; empty or "" for none), e.g. the
+  // collective args Kineto gives communication kernels (comm_kernels.h finds them).
+  std::vector<std::string> kernel_args;
   bool runtime_slices = true;  // the CUDA runtime calls as slices on host tracks
   bool flows = true;           // launch -> kernel / copy arrows
 };
@@ -39,9 +43,9 @@ inline constexpr int kFirstExtraTid = 1000;
 inline constexpr int64_t kFlowIdBase = int64_t{1} << 52;
 
 // The events, metadata first. ops and correlation label kernels with their owning op and scope.
-std::vector<std::string> gpu_trace_events(const GpuRecords& gpu,
-                                          const std::vector<CpuOpInterval>& ops,
-                                          const Correlation& correlation,
+std::vector<std::string> gpu_trace_events(const gpu::GpuRecords& gpu,
+                                          const std::vector<gpu::CpuOpInterval>& ops,
+                                          const gpu::Correlation& correlation,
                                           const GpuTraceOptions& options);
 
-}  // namespace llmprof::gpu
+}  // namespace llmprof::rundir

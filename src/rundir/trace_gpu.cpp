@@ -1,31 +1,21 @@
-// GPU activity as Chrome trace events, in trace.cpp's conventions: microsecond timestamps with 3
+// GPU activity as Chrome trace events for the one trace writer (trace.cpp), in its conventions: microsecond timestamps with 3
 // decimals relative to the trace origin, short categories, args only where they inform.
-#include "llmprof/gpu/gpu_trace.h"
+#include "llmprof/rundir/trace_gpu.h"
 
 #include <fmt/format.h>
 
 #include <set>
 #include <utility>
 
-namespace llmprof::gpu {
+#include "trace_json.h"
+
+namespace llmprof::rundir {
+
+using namespace llmprof::gpu;  // the records this file formats
 
 namespace {
 
-std::string escaped(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", static_cast<int>(c));
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
+using detail::escaped;
 
 class Events {
  public:
@@ -63,7 +53,7 @@ class Events {
   }
 
  private:
-  double us(int64_t t_ns) const { return (t_ns - origin_ns_) * 1e-3; }
+  double us(int64_t t_ns) const { return detail::trace_us(t_ns, origin_ns_); }
   std::vector<std::string>& out_;
   int64_t origin_ns_;
 };
@@ -141,12 +131,15 @@ std::vector<std::string> gpu_trace_events(const GpuRecords& gpu,
     if (a.op >= 0 && ops[static_cast<size_t>(a.op)].block >= 0 && scope != kUnattributed) {
       scope += fmt::format("[{}]", ops[static_cast<size_t>(a.op)].block);
     }
-    const std::string args = fmt::format(
+    std::string args = fmt::format(
         R"("stream":{},"correlation":{},"External id":{},"device":{},"grid":[{},{},{}],)"
         R"("block":[{},{},{}],"registers per thread":{},"shared memory":{},"op":"{}","scope":"{}")",
         k.stream, k.correlation_id, external_id(a.op), k.device, k.grid.x, k.grid.y, k.grid.z,
         k.block.x, k.block.y, k.block.z, k.registers_per_thread, k.shared_mem_bytes(),
         escaped(owner_op(a, ops)), escaped(scope));
+    if (i < opt.kernel_args.size() && !opt.kernel_args[i].empty()) {
+      args += "," + opt.kernel_args[i];
+    }
     const int64_t pid = opt.gpu_pid_base + k.device;
     ev.slice("kernel", k.name, pid, k.stream, k.start_ns, k.end_ns, args);
     launch_flow(a, k.correlation_id, pid, k.stream, k.start_ns);
@@ -180,4 +173,4 @@ std::vector<std::string> gpu_trace_events(const GpuRecords& gpu,
   return out;
 }
 
-}  // namespace llmprof::gpu
+}  // namespace llmprof::rundir

@@ -1,4 +1,5 @@
-#include "llmprof/gpu/gpu_trace.h"
+// The GPU half of the one trace writer (rundir/trace_gpu.cpp) on a recorded fixture.
+#include "llmprof/rundir/trace_gpu.h"
 
 #include <gtest/gtest.h>
 
@@ -6,12 +7,16 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "llmprof/gpu/fixture.h"
+#include "support/gpu_fixture.h"
 
 namespace llmprof::gpu {
 namespace {
 
 using nlohmann::json;
+using rundir::gpu_trace_events;
+using rundir::GpuTraceOptions;
+using rundir::kFirstExtraTid;
+using rundir::kFlowIdBase;
 
 std::vector<json> events_of(const GpuFixture& fx, const GpuTraceOptions& opt) {
   std::vector<json> out;
