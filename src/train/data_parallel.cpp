@@ -99,6 +99,13 @@ std::unique_ptr<DataParallel> DataParallel::connect(const config::Config& cfg,
   dp->forward_delay_ns_ = dist::test_forward_delay_ns(env.rank);
   dp->clocks_start_ = dist::measure_clocks(*dp->group_, kClockRounds,
                                            [d = dp.get()] { return d->clock_ns(); });
+  // Each rank's offset to rank 0's clock (measured on rank 0), for its own trace.
+  std::vector<int64_t> offsets(static_cast<size_t>(dp->world_size()), 0);
+  for (size_t r = 0; r < dp->clocks_start_.size() && r < offsets.size(); ++r) {
+    offsets[r] = dp->clocks_start_[r].offset_ns;
+  }
+  dp->group_->all_reduce_sum(offsets);
+  dp->own_clock_offset_ns_ = offsets[static_cast<size_t>(env.rank)];
   return dp;
 }
 
@@ -166,12 +173,12 @@ void DataParallel::open_comm_csv(const std::string& rank_dir) {
   spans_.clear();
 }
 
-rundir::TraceDistributed DataParallel::trace_info(int64_t clock_offset_ns) const {
+rundir::TraceDistributed DataParallel::trace_info() const {
   rundir::TraceDistributed d;
   d.rank = rank();
   d.world_size = world_size();
   d.backend = std::string(dist::backend_name(group_->backend()));
-  d.clock_offset_ns = clock_offset_ns;
+  d.clock_offset_ns = -own_clock_offset_ns_;  // rank 0's clock minus this rank's
   return d;
 }
 

@@ -79,9 +79,9 @@ class DataParallel {
   void write_comm_rows(int64_t step);
 
   // This rank's trace identity (distributedInfo; clock_offset_ns: rank 0's clock minus this
-  // rank's, 0 on one host) and the gradient all-reduces launched within [from_ns, to_ns] of this
+  // rank's, as measured at the start, clocks.csv) and the gradient all-reduces launched within [from_ns, to_ns] of this
   // rank's clock as trace slices (the first kKeptCollectives of the run are kept for it).
-  rundir::TraceDistributed trace_info(int64_t clock_offset_ns) const;
+  rundir::TraceDistributed trace_info() const;
   std::vector<rundir::CollectiveSlice> collectives_between(int64_t from_ns, int64_t to_ns) const;
   static constexpr size_t kKeptCollectives = 65536;
 
@@ -116,6 +116,7 @@ class DataParallel {
   int64_t forward_delay_ns_ = 0;  // test only: slept in each forward phase
   // Rank 0: every rank's clock against rank 0's, measured at connect and at finish.
   std::vector<dist::ClockEstimate> clocks_start_, clocks_end_;
+  int64_t own_clock_offset_ns_ = 0;  // this rank's clock minus rank 0's (start estimate)
   bool overlap_ = true;
   double bucket_mb_ = 0, first_bucket_mb_ = 0;
   // Rank 0: per step, every rank's (step_ms, loss); the global loss.

@@ -536,9 +536,8 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
   session.set_phase_observer(&probe);
   if (dp) {
     dp->open_comm_csv(session.run_dir());
-    // The trace's clock offset to rank 0: ranks on one host read one CLOCK_MONOTONIC (0);
-    // across hosts this is where a measured offset goes.
-    session.set_distributed_trace(dp->trace_info(0), [&dp](int64_t from_ns, int64_t to_ns) {
+    // The trace on rank 0's clock: the offset measured by the clock ping-pong at the start.
+    session.set_distributed_trace(dp->trace_info(), [&dp](int64_t from_ns, int64_t to_ns) {
       return dp->collectives_between(from_ns, to_ns);
     });
   }
