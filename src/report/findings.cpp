@@ -633,13 +633,53 @@ std::optional<Finding> rule_straggler(const Run& run, const RunMetrics&) {
   return f;
 }
 
+// The largest bucket's all-reduce bus bandwidth (median over steps after the first layout) far
+// below the roof `llmprof peak --comm` measured (profile.peak_busbw_bytes_per_s).
+std::optional<Finding> rule_comm_bandwidth(const Run& run, const RunMetrics&) {
+  const std::optional<double> roof = run.peak_busbw_bytes_per_s;
+  if (!roof || *roof <= 0 || run.collectives.empty()) return std::nullopt;
+  bool later = false;
+  for (const auto& c : run.collectives) later = later || !c.first_layout;
+  int64_t largest = -1;
+  double largest_bytes = 0;
+  for (const auto& c : run.collectives) {
+    if ((later && c.first_layout) || c.rank != 0) continue;
+    if (static_cast<double>(c.bytes) > largest_bytes) {
+      largest_bytes = static_cast<double>(c.bytes);
+      largest = c.bucket;
+    }
+  }
+  std::vector<double> busbw;
+  for (const auto& c : run.collectives) {
+    if ((later && c.first_layout) || c.rank != 0 || c.bucket != largest) continue;
+    if (c.busbw_gb_per_s) busbw.push_back(*c.busbw_gb_per_s * 1e9);
+  }
+  const auto b = median_of(busbw);
+  if (!b || *b / *roof >= kCommBandwidthMinShare) return std::nullopt;
+  Finding f = make(run, "comm_bandwidth", *b / *roof, kCommBandwidthMinShare, "fraction of roof");
+  f.title = "all-reduce far below the measured bus bandwidth";
+  f.evidence = fmt::format("the largest bucket ({} bytes) all-reduces at a median {} GB/s bus "
+                           "bandwidth, {} of the {} GB/s `llmprof peak --comm` measured "
+                           "(threshold {})",
+                           format_number(largest_bytes), format_number(*b / 1e9),
+                           pct(*b / *roof), format_number(*roof / 1e9),
+                           pct(kCommBandwidthMinShare));
+  const double bucket_mb = run.config_number("ddp.bucket_mb").value_or(25.0);
+  f.suggestion =
+      valid_set(run, "ddp.bucket_mb", format_number(bucket_mb * 2, 3))
+          .value_or("a larger ddp.bucket_mb") +
+      " (larger messages reach more of the link's bandwidth: peak --comm's table gives busbw by "
+      "size); if the bandwidth stays low, the link or other traffic on it is the limit";
+  return f;
+}
+
 std::vector<Finding> run_findings(const Run& run, const RunMetrics& m) {
   using Rule = std::optional<Finding> (*)(const Run&, const RunMetrics&);
   static const Rule kRules[] = {rule_data_wait,      rule_eval_share,          rule_optimizer_share,
                                 rule_attention_core, rule_low_mfu_small_batch, rule_memory_headroom,
                                 rule_page_faults,    rule_context_switches,
                                 rule_roofline,       rule_precision,           rule_plan_differs,
-                                rule_exposed_comm,   rule_straggler};
+                                rule_exposed_comm,   rule_straggler,           rule_comm_bandwidth};
   std::vector<Finding> out;
   for (Rule rule : kRules) {
     if (auto f = rule(run, m)) {

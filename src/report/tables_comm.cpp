@@ -110,17 +110,29 @@ std::optional<Table> comm_bucket_table(const Run& run) {
                {"latency_ms", "latency ms"},
                {"wait_ms", "longest wait ms"},
                {"busbw_gb_per_s", "busbw GB/s"}};
+  const std::optional<double> roof = run.peak_busbw_bytes_per_s;  // bytes/s
+  if (roof) t.columns.push_back({"busbw_of_roof", "of roof"});
   for (const auto& [bucket, a] : by_bucket) {
+    const std::optional<double> busbw = median_of(a.busbw);
     t.rows.push_back({count_cell(static_cast<double>(bucket)), bytes_cell(a.bytes),
                       ms_cell(median_of(a.latency)), ms_cell(median_of(a.wait)),
-                      number_cell(median_of(a.busbw))});
+                      number_cell(busbw)});
+    if (roof) {
+      t.rows.back().push_back(percent_cell(busbw && *roof > 0
+                                               ? std::optional<double>(*busbw * 1e9 / *roof)
+                                               : std::nullopt));
+    }
   }
   t.notes = {
       std::string("latency = the shortest duration across ranks (without waiting for a "
                   "late rank); wait = latest launch - the rank's launch; busbw = bytes / "
                   "latency x 2(n-1)/n (nccl-tests); longest wait: of the rank that waited most; ") +
           kScope,
-      "no all-reduce roof in this run's inputs: `llmprof peak --comm` measures one"};
+      roof ? fmt::format("roof: {} GB/s, the largest all-reduce bus bandwidth `llmprof peak "
+                         "--comm` measured over message sizes (profile.peak_busbw_bytes_per_s)",
+                         format_number(*roof / 1e9))
+           : "no all-reduce roof in this run's inputs: `llmprof peak --comm` measures one (pass "
+             "it as --set profile.peak_busbw_bytes_per_s=X)"};
   return t;
 }
 

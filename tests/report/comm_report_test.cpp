@@ -89,5 +89,52 @@ TEST(CommTables, BreakdownPerRankFromTheStepsAfterTheFirstLayout) {
   EXPECT_DOUBLE_EQ(*s->rows[1][2].value, 20);
 }
 
+// Two buckets on rank 0 (and rank 1's copies), steps 2..4: bucket 1 (4 MB) at 0.2 GB/s busbw, the
+// small bucket 0 at 0.05; step 1 (first layout) at 0.01.
+rundir::Run bandwidth_run(std::optional<double> roof_bytes_per_s) {
+  rundir::Run run = comm_run(true);
+  run.peak_busbw_bytes_per_s = roof_bytes_per_s;
+  for (int64_t step = 1; step <= 4; ++step) {
+    for (int64_t rank = 0; rank < 2; ++rank) {
+      for (int64_t bucket = 0; bucket < 2; ++bucket) {
+        rundir::CollectiveRow c;
+        c.step = step;
+        c.rank = rank;
+        c.bucket = bucket;
+        c.first_layout = step == 1;
+        c.bytes = bucket == 1 ? 4000000 : 1000;
+        c.latency_ms = 1;
+        c.busbw_gb_per_s = step == 1 ? 0.01 : (bucket == 1 ? 0.2 : 0.05);
+        c.world_size = 2;
+        run.collectives.push_back(c);
+      }
+    }
+  }
+  return run;
+}
+
+TEST(CommFindings, BusBandwidthFarBelowTheRoofSuggestsLargerBuckets) {
+  const rundir::Run run = bandwidth_run(1e9);  // roof 1 GB/s: the 4 MB bucket at 20%
+  const auto f = rule_comm_bandwidth(run, compute_metrics(run));
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NEAR(f->measured, 0.2, 1e-12);
+  EXPECT_NE(f->suggestion.find("`--set ddp.bucket_mb=50`"), std::string::npos) << f->suggestion;
+  EXPECT_FALSE(rule_comm_bandwidth(bandwidth_run(0.5e9), compute_metrics(run)).has_value());
+  EXPECT_FALSE(rule_comm_bandwidth(bandwidth_run(std::nullopt), compute_metrics(run)).has_value());
+}
+
+TEST(CommTables, BucketTableJudgesBusBandwidthAgainstTheRoof) {
+  const auto with = detail::comm_bucket_table(bandwidth_run(0.8e9));
+  ASSERT_TRUE(with.has_value());
+  ASSERT_EQ(with->columns.size(), 6u);
+  ASSERT_EQ(with->rows.size(), 2u);
+  EXPECT_NEAR(*with->rows[1][5].value, 0.25, 1e-12);  // 0.2 of 0.8 GB/s
+  EXPECT_NE(with->notes[1].find("0.8"), std::string::npos) << with->notes[1];
+  const auto without = detail::comm_bucket_table(bandwidth_run(std::nullopt));
+  ASSERT_TRUE(without.has_value());
+  EXPECT_EQ(without->columns.size(), 5u);
+  EXPECT_NE(without->notes[1].find("peak --comm"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace llmprof::report

@@ -29,6 +29,7 @@ inline constexpr double kRooflineLostMinShare = 0.05;          // top op's lost_
 inline constexpr double kBf16MinPeakRatio = 1.2;               // bf16 / fp32 matmul peak
 inline constexpr double kExposedCommMaxShare = 0.10;           // exposed all-reduce / step
 inline constexpr double kStragglerMinShare = 0.05;             // straggler's launch lag / step
+inline constexpr double kCommBandwidthMinShare = 0.3;  // largest bucket's busbw / peak --comm roof
 
 // Data wait above 10% of the step: more loader workers.
 std::optional<Finding> rule_data_wait(const Run& run, const RunMetrics& m);
@@ -71,6 +72,9 @@ std::optional<Finding> rule_exposed_comm(const Run& run, const RunMetrics& m);
 // is above 5% of the step: that rank and the phase its extra time is in (more loader workers
 // when it is data).
 std::optional<Finding> rule_straggler(const Run& run, const RunMetrics& m);
+// The largest bucket's all-reduce bus bandwidth below kCommBandwidthMinShare of the roof that
+// `llmprof peak --comm` measured (env.json peak_comm); nothing without a roof.
+std::optional<Finding> rule_comm_bandwidth(const Run& run, const RunMetrics& m);
 
 // Every rule, in report order, applied to one run; each finding's sets are the `--set`s its
 // suggestion names, and it is an experiment when one of them changes train.precision.
