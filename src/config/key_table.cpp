@@ -270,6 +270,9 @@ std::vector<KeySpec> build_table() {
       bool_key(LLMPROF_KEY(train, cuda_graphs),
                "cuda: capture the step (forward, backward, clip, fused optimizer) as one CUDA "
                "graph after the profile warm-up and replay it with static input buffers"),
+      string_key(LLMPROF_KEY(train, resume_from),
+                 "a checkpoint folder (<run>/checkpoint-step<N>, <run>/checkpoint) to continue: "
+                 "weights, optimizer, every rank's random state; the run starts at its step + 1"),
       // profile
       enum_key<LLMPROF_REF(profile, level)>(
           "off | phases | modules (+ per-module times) | ops (+ per-op times)"),

@@ -110,8 +110,12 @@ struct BatchLoader::Slot {
 };
 
 BatchLoader::BatchLoader(const BatchSampler& sampler, int64_t num_workers, int64_t prefetch,
-                         SlotMemory* memory)
+                         SlotMemory* memory, int64_t first_batch)
     : sampler_(&sampler), memory_(memory), layout_(sampler.layout()) {
+  if (first_batch < 0) {
+    throw DataError("BatchLoader: first_batch must be >= 0, got " + std::to_string(first_batch));
+  }
+  next_to_fill_ = next_to_consume_ = released_ = first_batch;  // slots are index % count
   start(num_workers, prefetch);
 }
 

@@ -300,9 +300,28 @@ DataParallel::Agreed DataParallel::agree_after_step(const RankStep& mine, bool s
   }
   if (rank() == 0) {
     steps_.push_back(std::move(row));
+    step_numbers_.push_back(mine.step);
     global_loss_.push_back(a.global_loss);
   }
   return a;
+}
+
+std::vector<std::string> DataParallel::gather_on_rank0(const std::string& mine) {
+  const std::vector<double> lengths = group_->all_gather({static_cast<double>(mine.size())});
+  const auto longest = static_cast<size_t>(*std::max_element(lengths.begin(), lengths.end()));
+  std::vector<double> padded(longest, 0.0);  // bytes as doubles: exact
+  for (size_t i = 0; i < mine.size(); ++i) padded[i] = static_cast<unsigned char>(mine[i]);
+  const std::vector<double> all = group_->all_gather(padded);
+  std::vector<std::string> out;
+  if (rank() != 0) return out;
+  for (size_t r = 0; r < lengths.size(); ++r) {
+    std::string bytes(static_cast<size_t>(lengths[r]), '\0');
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      bytes[i] = static_cast<char>(static_cast<unsigned char>(all[r * longest + i]));
+    }
+    out.push_back(std::move(bytes));
+  }
+  return out;
 }
 
 rundir::DistributedFigures DataParallel::summary_section() const {
@@ -366,7 +385,7 @@ void DataParallel::finish(const std::string& top_dir, const std::string& rank_di
     for (int r = 1; r < world_size(); ++r) {
       if (row[static_cast<size_t>(r) * 2] > row[static_cast<size_t>(slowest) * 2]) slowest = r;
     }
-    steps.add(static_cast<int64_t>(i + 1)).add(row[static_cast<size_t>(slowest) * 2])
+    steps.add(step_numbers_[i]).add(row[static_cast<size_t>(slowest) * 2])
         .add(static_cast<int64_t>(slowest)).add(global_loss_[i]);
     for (double v : row) steps.add(v);
     steps.end_row();

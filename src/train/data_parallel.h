@@ -95,6 +95,10 @@ class DataParallel {
   };
   Agreed agree_after_step(const RankStep& mine, bool stop_requested);
 
+  // Every rank's bytes (any length) to rank 0, in rank order; other ranks get an empty list.
+  // Two all-gathers: the lengths, then the bytes padded to the longest.
+  std::vector<std::string> gather_on_rank0(const std::string& mine);
+
   // The end (every rank, after its own summary): the clocks measured again, a barrier, then rank
   // 0 writes the merged steps.csv, comm.csv, the communication analysis (clocks.csv,
   // collectives.csv, comm_steps.csv) and summary.json at the top.
@@ -122,6 +126,7 @@ class DataParallel {
   // Rank 0: per step, every rank's (step_ms, loss); the global loss.
   std::vector<std::vector<double>> steps_;
   std::vector<double> global_loss_;
+  std::vector<int64_t> step_numbers_;  // from the resumed step + 1 on a resumed run
   // This rank: per step, the summed all-reduce time of its buckets (end - launch), ms.
   std::vector<double> comm_ms_;
   std::vector<int64_t> bucket_bytes_;  // the last layout's bucket sizes, bytes

@@ -23,8 +23,8 @@ namespace llmprof::train {
 DeepProfile::DeepProfile(const config::Config& cfg,
                          const profile::ScopeFlops& scope_flops,
                          const profile::Roofs& roofs, std::string run_dir,
-                         std::unique_ptr<gpu::ActivitySource> gpu)
-    : cfg_(cfg.profile), level_(cfg.profile.level),
+                         std::unique_ptr<gpu::ActivitySource> gpu, int64_t first_step)
+    : cfg_(cfg.profile), first_step_(first_step), level_(cfg.profile.level),
       run_dir_(std::move(run_dir)), roofs_(roofs),
       scope_flops_(scope_flops), totals_(roofs),
       gpu_(level_ >= profile::Level::kOps ? std::move(gpu) : nullptr),
@@ -43,9 +43,10 @@ DeepProfile::DeepProfile(const config::Config& cfg,
 
 DeepProfile::~DeepProfile() = default;
 
-// Step numbers count from 1 (README "Step numbers"); the schedule counts from the first step.
+// Step numbers count from 1 (README "Step numbers"); the schedule counts from the run's first step
+// (a resumed run's first step is its checkpoint's + 1).
 DeepProfile::StepKind DeepProfile::kind_of(int64_t step_number) const {
-  const int64_t step = step_number - 1;
+  const int64_t step = step_number - first_step_;
   const int64_t cycle = cfg_.schedule_wait + cfg_.schedule_warmup + cfg_.schedule_active;
   if (cfg_.schedule_repeat > 0 && step / cycle >= cfg_.schedule_repeat) return StepKind::kSkip;
   const int64_t pos = step % cycle;
@@ -55,7 +56,7 @@ DeepProfile::StepKind DeepProfile::kind_of(int64_t step_number) const {
 }
 
 bool DeepProfile::last_of_window(int64_t step_number) const {
-  const int64_t step = step_number - 1;
+  const int64_t step = step_number - first_step_;
   const int64_t cycle = cfg_.schedule_wait + cfg_.schedule_warmup + cfg_.schedule_active;
   return step % cycle == cycle - 1;
 }

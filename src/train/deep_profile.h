@@ -32,7 +32,7 @@ class DeepProfile {
   // gpu: the GPU activity of each recorded window (ops level on a device), or null.
   DeepProfile(const config::Config& cfg, const profile::ScopeFlops& scope_flops,
               const profile::Roofs& roofs, std::string run_dir,
-              std::unique_ptr<gpu::ActivitySource> gpu = nullptr);
+              std::unique_ptr<gpu::ActivitySource> gpu = nullptr, int64_t first_step = 1);
   ~DeepProfile();
 
   // Between steps: opens the window when the schedule reaches a traced step. Steps are numbered
@@ -73,6 +73,7 @@ class DeepProfile {
   void write_deferred_trace();
 
   config::ProfileConfig cfg_;
+  int64_t first_step_;  // the run's first step number (a resumed run's is not 1)
   profile::Level level_;
   std::string run_dir_;
   profile::Roofs roofs_;

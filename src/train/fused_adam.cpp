@@ -97,6 +97,50 @@ torch::Tensor FusedAdam::step(LossClosure closure) {
   return loss;
 }
 
+namespace {
+
+std::string state_key(size_t group, size_t index, const char* name) {
+  return "g" + std::to_string(group) + ".p" + std::to_string(index) + "." + name;
+}
+
+}  // namespace
+
+void FusedAdam::save(torch::serialize::OutputArchive& archive) const {
+  for (size_t gi = 0; gi < state_.size(); ++gi) {
+    for (size_t i = 0; i < state_[gi].size(); ++i) {
+      const ParamState& s = state_[gi][i];
+      if (!s.step.defined()) continue;  // no gradient yet: no state, as torch.optim
+      archive.write(state_key(gi, i, "exp_avg"), s.exp_avg, /*is_buffer=*/true);
+      archive.write(state_key(gi, i, "exp_avg_sq"), s.exp_avg_sq, /*is_buffer=*/true);
+      archive.write(state_key(gi, i, "step"), s.step, /*is_buffer=*/true);
+    }
+  }
+}
+
+void FusedAdam::load(torch::serialize::InputArchive& archive) {
+  torch::NoGradGuard no_grad;
+  for (size_t gi = 0; gi < state_.size(); ++gi) {
+    for (size_t i = 0; i < state_[gi].size(); ++i) {
+      ParamState s;
+      if (!archive.try_read(state_key(gi, i, "step"), s.step)) {
+        state_[gi][i] = ParamState{};
+        continue;
+      }
+      const torch::Tensor& p = param_groups()[gi].params()[i];
+      archive.read(state_key(gi, i, "exp_avg"), s.exp_avg, /*is_buffer=*/true);
+      archive.read(state_key(gi, i, "exp_avg_sq"), s.exp_avg_sq, /*is_buffer=*/true);
+      if (!s.exp_avg.sizes().equals(p.sizes()) || !s.exp_avg_sq.sizes().equals(p.sizes())) {
+        throw Error("optimizer state " + state_key(gi, i, "exp_avg") +
+                    " does not have its parameter's shape");
+      }
+      s.exp_avg = s.exp_avg.to(p.device(), p.scalar_type());
+      s.exp_avg_sq = s.exp_avg_sq.to(p.device(), p.scalar_type());
+      s.step = s.step.to(p.device(), torch::kFloat);
+      state_[gi][i] = std::move(s);
+    }
+  }
+}
+
 void FusedAdam::use_device_learning_rates() {
 #if defined(LLMPROF_FUSED_ADAM_TENSOR_LR)
   lr_.clear();

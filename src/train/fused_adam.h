@@ -29,6 +29,12 @@ class FusedAdam final : public torch::optim::Optimizer {
   void use_device_learning_rates();
   void stage_learning_rates();
 
+  // The moments and step counts of every parameter that has state, as g<group>.p<index>.<name>
+  // (exp_avg, exp_avg_sq, step); load() puts them back (the archive's tensors on the params'
+  // device), throwing Error for a shape that differs from its parameter's. torch::save/load.
+  void save(torch::serialize::OutputArchive& archive) const override;
+  void load(torch::serialize::InputArchive& archive) override;
+
  private:
   struct ParamState {
     torch::Tensor exp_avg, exp_avg_sq, step;

@@ -37,6 +37,24 @@ bool LossScaler::gradients_finite() {
   return finite;
 }
 
+void LossScaler::save(torch::serialize::OutputArchive& archive) const {
+  // sync: a checkpoint copies the device's scale and tracker (between steps).
+  archive.write("loss_scale", scale_.to(torch::kCPU), /*is_buffer=*/true);
+  archive.write("growth_tracker", growth_tracker_.to(torch::kCPU), /*is_buffer=*/true);
+}
+
+void LossScaler::load(torch::serialize::InputArchive& archive) {
+  torch::Tensor scale, tracker;
+  archive.read("loss_scale", scale, /*is_buffer=*/true);
+  archive.read("growth_tracker", tracker, /*is_buffer=*/true);
+  scale_.copy_(scale.to(torch::kFloat).reshape({1}));
+  growth_tracker_.copy_(tracker.to(torch::kInt).reshape({1}));
+  host_scale_ = scale_.item<double>();
+  host_tracker_ = growth_tracker_.item<int64_t>();
+  host_valid_ = true;
+  flag_read_ = -1;
+}
+
 double LossScaler::current_scale() const {
   return host_valid_ ? host_scale_ : scale_.item<double>();
 }

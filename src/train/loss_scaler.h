@@ -40,6 +40,11 @@ class LossScaler {
   double current_scale() const;
   int64_t skipped_steps() const { return skipped_; }
 
+  // The scale and growth tracker as "loss_scale" and "growth_tracker" (a resumed run goes on
+  // with them); load() reads them back to this scaler's device.
+  void save(torch::serialize::OutputArchive& archive) const;
+  void load(torch::serialize::InputArchive& archive);
+
  private:
   LossScalerOptions options_;
   torch::Tensor scale_;           // float32, 1 element

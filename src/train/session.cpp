@@ -119,7 +119,7 @@ struct Session::Impl {
         eval_csv(rundir::path(run_dir, rundir::kEval)),
         recorder(c.profile.level >= profile::Level::kPhases),
         deep(c, scope_flops_of(o), {peak.flops_per_s, bandwidth.bytes_per_s}, run_dir,
-             gpu_source_of(c, o, *device)),
+             gpu_source_of(c, o, *device), o.first_step),
         progress(max_steps, o.quiet) {}
 
   // Adds log.txt to the log for the Session's life.
@@ -234,7 +234,7 @@ Step Session::step() {
   if (impl_->write_error) std::rethrow_exception(impl_->write_error);
   if (impl_->in_step) throw Error("llmprof::Session::step: the previous Step is still open");
   if (impl_->finished) throw Error("llmprof::Session::step: the session is finished");
-  const int64_t number = steps_completed() + 1;
+  const int64_t number = impl_->opts.first_step + steps_completed();
   return Step(*this, number);
 }
 

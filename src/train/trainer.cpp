@@ -18,6 +18,7 @@
 #include "llmprof/error.h"
 #include "llmprof/model/autocast.h"
 #include "llmprof/model/flops.h"
+#include "llmprof/output/run_dir.h"
 #include "llmprof/plan/plan.h"
 #include "llmprof/plan/probe.h"
 #include "llmprof/profile/phase.h"
@@ -35,6 +36,7 @@
 #include "data_parallel.h"
 #include "fused_adam.h"
 #include "loss_scaler.h"
+#include "resume.h"
 
 namespace llmprof::train {
 
@@ -126,9 +128,11 @@ namespace {
 // exists, so bad input fails here and leaves no debris. Built in place and never moved: the
 // samplers refer to the token vectors inside `data`.
 struct Training {
-  // shard: this rank's slice of the sample stream (world size 1: the whole of it).
-  Training(const config::Config& cfg, data::Shard shard)
-      : precision(cfg),
+  // shard: this rank's slice of the sample stream (world size 1: the whole of it). resume_from:
+  // train.resume_from's checkpoint, checked (check_resume), or none.
+  Training(const config::Config& cfg, data::Shard shard, std::optional<ResumePoint> resume_from)
+      : resume(std::move(resume_from)),
+        precision(cfg),
         device(DeviceContext::make(cfg)),
         runtime(apply_runtime(cfg)),
         data(load_run_data(cfg, shard)),
@@ -139,6 +143,7 @@ struct Training {
     if (!cfg.model.init_from.empty()) {
       init = load_checkpoint(cfg.model.init_from, task->module(), cfg, "model.init_from");
     }
+    if (resume) load_resumed_weights(cfg);
     move_module(task->module(), *device);  // before the optimizer: its state follows the params
     optimizer = build_optimizer(cfg, task->module());
     params = task->module().parameters();
@@ -147,15 +152,35 @@ struct Training {
     if (cfg.train.precision == config::Precision::kFp16) {
       scaler = std::make_unique<LossScaler>(device->device());
     }
+    if (resume) {
+      load_optimizer_state(*resume, cfg, *optimizer, scaler.get(), device->device());
+      rng = read_rng_state(*resume, cfg, static_cast<int>(shard.rank), device->device());
+    }
   }
   Training(const Training&) = delete;
   Training& operator=(const Training&) = delete;
+
+  // The first step of this run: 1, or a resumed checkpoint's step + 1.
+  int64_t first_step() const { return resume ? resume->step + 1 : 1; }
+
+  // Every tensor of the model from the checkpoint (a resume leaves none at init).
+  void load_resumed_weights(const config::Config& cfg) {
+    const LoadReport r = load_checkpoint(resume->dir, task->module(), cfg, "train.resume_from");
+    if (r.missing.empty() && r.unexpected.empty()) return;
+    throw ConfigError(fmt::format("train.resume_from: checkpoint {} does not hold this model: {} "
+                                  "missing ({}), {} not in the model ({})",
+                                  r.path, r.missing.size(), fmt::join(r.missing, ", "),
+                                  r.unexpected.size(), fmt::join(r.unexpected, ", ")),
+                      cfg.source_file, "train.resume_from");
+  }
 
   EvalSet on_device(EvalSet set) const {
     for (Batch& b : set.batches) b = device->copy_to_device(b);
     return set;
   }
 
+  std::optional<ResumePoint> resume;  // train.resume_from
+  RngState rng;                       // its random state, applied before the first step
   Autocast precision;
   std::unique_ptr<DeviceContext> device;
   std::unique_ptr<LossScaler> scaler;  // fp16 only
@@ -394,22 +419,50 @@ std::string parameter_digest(const std::vector<torch::Tensor>& params) {
   return fmt::format("{:016x}", h);
 }
 
+// A checkpoint that train.resume_from can continue: the weights, optimizer.pt and every rank's
+// rng-rank<k>.pt, all in the one folder rank 0 writes and renames into place. Data-parallel: every
+// rank calls it (its random state travels to rank 0 in an all-gather), so no rank writes into a
+// folder another is replacing.
+void save_run_checkpoint(const config::Config& cfg, Training& t, const std::string& dir,
+                         int64_t step, DataParallel* dp) {
+  const std::string mine = rng_state_archive(t.device->device());
+  const std::vector<std::string> rng = dp ? dp->gather_on_rank0(mine) : std::vector{mine};
+  if (dp && dp->rank() != 0) return;
+  save_checkpoint(dir, t.task->module(), cfg, t.task->kind(), step, t.data.tokenizer.get(),
+                  [&](const std::string& tmp_dir) {
+                    save_optimizer_state(tmp_dir, *t.optimizer, t.scaler.get());
+                    for (size_t k = 0; k < rng.size(); ++k) {
+                      output::write_file_atomic(
+                          rundir::path(tmp_dir, rundir::rng_state_file(static_cast<int>(k))),
+                          rng[k]);
+                    }
+                  });
+}
+
 // The end: the last checkpoint, the data and init_from notes, summary.json.
 TrainResult finish(const config::Config& cfg, Training& t, Session& session,
                    const Outcome& outcome, DataParallel* dp, const std::string& top_dir) {
   const std::string& dir = session.run_dir();
-  const int64_t done = session.steps_completed();
-  const bool writes_checkpoints = dp == nullptr || dp->rank() == 0;
-  if (cfg.train.save_checkpoint && writes_checkpoints && done > 0 &&
+  const int64_t done = t.first_step() - 1 + session.steps_completed();
+  // Data-parallel, not after a failure: the checkpoint gathers from every rank, and one may be
+  // gone.
+  const bool all_ranks_here = dp == nullptr || outcome.status != RunStatus::kFailed;
+  if (cfg.train.save_checkpoint && session.steps_completed() > 0 && all_ranks_here &&
       outcome.status != RunStatus::kDiverged) {
-    save_checkpoint(rundir::path(dir, rundir::kCheckpoint), t.task->module(), cfg,
-                    t.task->kind(), done, t.data.tokenizer.get());
-    spdlog::info("checkpoint {} (step {})", rundir::path(dir, rundir::kCheckpoint), done);
+    save_run_checkpoint(cfg, t, rundir::path(dir, rundir::kCheckpoint), done, dp);
+    if (!dp || dp->rank() == 0) {
+      spdlog::info("checkpoint {} (step {})", rundir::path(dir, rundir::kCheckpoint), done);
+    }
   }
   session.annotate("data", t.data.report.dump());
   const int64_t kv_element_bytes = cfg.train.precision == config::Precision::kFp32 ? 4 : 2;
   if (const std::string m = t.task->model_summary_json(kv_element_bytes); !m.empty()) {
     session.annotate("model", m);
+  }
+  if (t.resume) {
+    session.annotate("resumed_from", nlohmann::json{{"path", t.resume->dir},
+                                                    {"step", t.resume->step}}
+                                         .dump());
   }
   if (t.init) {
     session.annotate("init_from", nlohmann::json{{"path", t.init->path},
@@ -517,8 +570,12 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
   const std::unique_ptr<DataParallel> dp =
       DataParallel::connect(cfg, dist::rank_env_from_environment());
   const data::Shard shard{dp ? dp->rank() : 0, dp ? dp->world_size() : 1};
+  std::optional<ResumePoint> resume;
+  if (!cfg.train.resume_from.empty()) {
+    resume = check_resume(cfg, static_cast<int>(shard.world_size));
+  }
   plan::MemoryProbe probe(cfg.device.is_cuda(), cfg.device.index);  // before the model exists
-  Training t(cfg, shard);  // set-up: model, data, optimizer, eval batches
+  Training t(cfg, shard, resume);  // set-up: model, data, optimizer, eval batches
   probe.set_model(t.params, t.task->module().buffers());
   check_run_tokenizer(init_tokenizer, *t.data.tokenizer, cfg.model.init_from);
   check_shardable(cfg, t.data, static_cast<int>(shard.world_size));
@@ -531,6 +588,7 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
   }
   config::Config session_cfg = cfg;
   SessionOptions so = session_options(cfg, *t.task, opts);
+  so.first_step = t.first_step();
   const std::string top_dir = rank_run_dir(dp.get(), session_cfg, so);
   Session session(session_cfg, so, &t.runtime);  // the run directory
   session.set_phase_observer(&probe);
@@ -543,21 +601,29 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
   }
   t.data.tokenizer->save(session.run_dir());
   log_inputs(t);
+  // A resumed run skips the micro-batches of the steps before it (the stream is keyed by the
+  // global sample index: global batch i is (i x world size + rank) x batch_size onwards).
   data::BatchLoader loader(*t.data.train_sampler, cfg.data.num_workers, cfg.data.prefetch,
-                          t.device->slot_memory());
+                          t.device->slot_memory(),
+                          (t.first_step() - 1) * cfg.train.grad_accum_steps);
   Outcome outcome;
   const int64_t max_steps = cfg.schedule.max_steps;
   const int64_t eval_every = cfg.train.eval_interval, ckpt_every = cfg.train.checkpoint_interval;
-  const bool writes_checkpoints = !dp || dp->rank() == 0;
   // train.cuda_graphs: eager steps first (library autotuning, optimizer state), then the graph.
-  const int64_t graph_after = std::max<int64_t>(1, cfg.profile.warmup_steps);
+  const int64_t first = t.first_step();
+  const int64_t graph_after = first - 1 + std::max<int64_t>(1, cfg.profile.warmup_steps);
+  if (t.resume) {
+    apply_rng_state(t.rng, t.device->device());  // last: the set-up above draws from them too
+    spdlog::info("resumed from {} (step {}): steps {}..{}", t.resume->dir, t.resume->step, first,
+                 max_steps);
+  }
   try {
     const bool stopped_early = signals.signal() != 0;  // while the run directory was made
     if (stopped_early) {
       outcome = {RunStatus::kInterrupted,
                  fmt::format("stopped by signal {} before the first step", signals.signal())};
     }
-    for (int64_t n = 1; !stopped_early && n <= max_steps; ++n) {  // steps count from 1
+    for (int64_t n = first; !stopped_early && n <= max_steps; ++n) {  // steps count from 1
       const bool last = n == max_steps;
       const double lr = learning_rate(cfg, n - 1);
       set_learning_rate(*t.optimizer, lr);
@@ -588,10 +654,9 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
         break;
       }
       if (eval_every > 0 && (n % eval_every == 0 || last)) evaluate_step(t, step, dp.get());
-      if (cfg.train.save_checkpoint && writes_checkpoints && ckpt_every > 0 && !last &&
-          n % ckpt_every == 0) {
-        save_checkpoint(rundir::checkpoint_step_dir(session.run_dir(), n),
-                        t.task->module(), cfg, t.task->kind(), n, t.data.tokenizer.get());
+      if (cfg.train.save_checkpoint && ckpt_every > 0 && !last && n % ckpt_every == 0) {
+        save_run_checkpoint(cfg, t, rundir::checkpoint_step_dir(session.run_dir(), n), n,
+                            dp.get());
       }
       if (signals.signal() != 0 && !last) {
         outcome = {RunStatus::kInterrupted,

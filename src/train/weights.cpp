@@ -118,12 +118,14 @@ void write_checkpoint(const fs::path& tmp_dir, torch::nn::Module& model, const c
 }  // namespace
 
 void save_checkpoint(const std::string& dir, torch::nn::Module& model, const config::Config& cfg,
-                     config::TaskKind task, int64_t step, const data::Tokenizer* tokenizer) {
+                     config::TaskKind task, int64_t step, const data::Tokenizer* tokenizer,
+                     const std::function<void(const std::string& tmp_dir)>& more_files) {
   const fs::path final_dir(dir), tmp_dir(dir + ".tmp");
   std::error_code ec;
   fs::remove_all(tmp_dir, ec);
   try {
     write_checkpoint(tmp_dir, model, cfg, task, step, tokenizer);
+    if (more_files) more_files(tmp_dir.string());
     fs::remove_all(final_dir, ec);
     fs::rename(tmp_dir, final_dir);
   } catch (const Error&) {

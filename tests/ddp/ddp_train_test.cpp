@@ -294,5 +294,42 @@ TEST(DdpTrain, AKilledRankEndsTheOtherWithinTheTimeoutNamingIt) {
   EXPECT_EQ(summary(dir.file("kill") + "/rank0")["status"], "failed");
 }
 
+// train.resume_from, two ranks at dropout 0.1 (each rank's own dropout stream): 10 steps with a
+// checkpoint at 5 against 5 resumed steps from it, every rank restoring its own random state.
+TEST(DdpTrain, TwoRanksResumedFromStepFiveMatchTenStepsAtDropout) {
+  ScratchDir dir("ddp_resume");
+  const std::vector<std::string> common{"model.dropout=0.1", "schedule.max_steps=10",
+                                        "train.batch_size=2", "train.eval_interval=5"};
+  std::vector<std::string> ten = common, resumed = common;
+  ten.insert(ten.end(), {"train.save_checkpoint=true", "train.checkpoint_interval=5"});
+  ASSERT_EQ(run_ranks(2, train_args(dir.path(), "ten", ten), dir.file("ten")),
+            (std::vector<int>{0, 0})) << read_file(dir.file("ten0.log"));
+  const std::string ckpt = dir.file("ten") + "/rank0/checkpoint-step5";
+  for (const char* f : {"model.pt", "optimizer.pt", "rng-rank0.pt", "rng-rank1.pt"}) {
+    EXPECT_TRUE(read_file(ckpt + "/" + f).size() > 0) << f;
+  }
+  resumed.push_back("train.resume_from=" + ckpt);
+  ASSERT_EQ(run_ranks(2, train_args(dir.path(), "resumed", resumed), dir.file("resumed")),
+            (std::vector<int>{0, 0})) << read_file(dir.file("resumed0.log"))
+                                      << read_file(dir.file("resumed1.log"));
+  // Every rank's loss (their dropout masks differ) and the global one, steps 6..10.
+  const auto rows = read_csv(dir.file("resumed") + "/steps.csv");
+  const auto want = read_csv(dir.file("ten") + "/steps.csv");
+  ASSERT_EQ(rows.size(), 5u);
+  ASSERT_EQ(want.size(), 10u);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].at("step"), want[i + 5].at("step"));
+    for (const char* col : {"loss", "rank0_loss", "rank1_loss"}) {
+      const double a = std::stod(rows[i].at(col)), b = std::stod(want[i + 5].at(col));
+      EXPECT_NEAR(a, b, 1e-6 * std::abs(b)) << col << " at step " << rows[i].at("step");
+    }
+  }
+  // One rank cannot resume two ranks' random states.
+  const CommandResult one = run_llmprof(train_args(dir.path(), "one", resumed));
+  EXPECT_EQ(one.exit_code, 2) << one.output;
+  expect_contains(one.output, "train.resume_from");
+  expect_contains(one.output, "--nproc 2");
+}
+
 }  // namespace
 }  // namespace llmprof::test

@@ -96,6 +96,7 @@ struct TrainConfig {
   bool save_checkpoint = false;     // write <run>/checkpoint (weights + config) at the end
   int64_t checkpoint_interval = 0;  // also every N steps (<run>/checkpoint-step<N>); 0 = end only
   bool cuda_graphs = false;  // cuda: capture forward+backward+optimizer once, replay each step
+  std::string resume_from;   // a checkpoint folder: weights, optimizer, random states, step
 };
 
 struct ProfileConfig {

@@ -98,9 +98,10 @@ class BatchLoader {
  public:
   // sampler must outlive the loader. num_workers 0 samples inside next(); prefetch >= 1 slots
   // (the queue depth) are allocated up front, plus one held by the consumer. memory (which must
-  // outlive the loader) holds the slots' buffers; null = pageable host memory.
+  // outlive the loader) holds the slots' buffers; null = pageable host memory. The sequence
+  // starts at batch first_batch (a resumed run: the batches its first steps took are skipped).
   BatchLoader(const BatchSampler& sampler, int64_t num_workers, int64_t prefetch,
-              SlotMemory* memory = nullptr);
+              SlotMemory* memory = nullptr, int64_t first_batch = 0);
   // The window sampler over tokens (which must outlive the loader).
   BatchLoader(const std::vector<int32_t>& tokens,
               int64_t batch_size,

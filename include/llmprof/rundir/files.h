@@ -35,6 +35,13 @@ inline constexpr std::string_view kRankDirPrefix = "rank";  // rank<k>/: one ran
 inline constexpr std::string_view kCheckpoint = "checkpoint";  // directory: weights + config
 inline constexpr std::string_view kCheckpointMeta = "checkpoint.json";
 
+// What train.resume_from needs beside a checkpoint's weights: the optimizer's state (moments,
+// step counts; fp16's loss scale) and each rank's random state (CPU generator, and the CUDA
+// generator of its device on a CUDA run), rng-rank<k>.pt for rank k.
+inline constexpr std::string_view kOptimizerState = "optimizer.pt";
+inline constexpr std::string_view kRngStatePrefix = "rng-rank";
+inline constexpr std::string_view kRngStateSuffix = ".pt";
+
 // llmprof eval and llmprof bench directories.
 inline constexpr std::string_view kEvalSets = "eval_sets.csv";
 inline constexpr std::string_view kEvalJson = "eval.json";
@@ -98,6 +105,11 @@ inline std::string path(std::string_view dir, std::string_view file) {
   if (!p.empty() && p.back() != '/') p += '/';
   p += file;
   return p;
+}
+
+// rng-rank<rank>.pt.
+inline std::string rng_state_file(int rank) {
+  return std::string(kRngStatePrefix) + std::to_string(rank) + std::string(kRngStateSuffix);
 }
 
 }  // namespace llmprof::rundir

@@ -67,6 +67,9 @@ struct SessionOptions {
   // scopes not listed are not modelled (their modules.csv flops and mfu stay null).
   std::vector<std::pair<std::string, double>> scope_forward_flops;
   int64_t max_steps = 0;               // for progress and the schedule; 0 = schedule.max_steps
+  // The number of the first step (train.resume_from: the checkpoint's step + 1). The profile
+  // schedule and the warm-up steps count from this run's first step.
+  int64_t first_step = 1;
   // GPU activity of the windows recorded at profile.level=ops: kernels, copies and runtime calls
   // to attribute to ops and modules. Unset = CUPTI on a CUDA device, nothing on the CPU; tests
   // (and other record sources) plug in here.
@@ -162,7 +165,7 @@ class Session {
   const std::string& run_dir() const;
   double peak_flops_per_s() const;
 
-  // Begins the next step (numbered from 1) and starts its clock. Throws the IoError of the last
+  // Begins the next step (numbered from SessionOptions::first_step) and starts its clock. Throws the IoError of the last
   // step's row when it could not be written.
   Step step();
   int64_t steps_completed() const;

@@ -7,6 +7,7 @@
 
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,9 +32,12 @@ namespace llmprof::train {
 // the run's tokenizer (its files in dir/tokenizer and their content hash in checkpoint.json) and
 // the Hugging Face config.json the run started from, if any (dir/hf_config.json): the checkpoint
 // needs nothing outside itself. tokenizer may be null (recorded by type and path only).
+// more_files, when given, writes further files into the temporary folder before it is renamed
+// (train.resume_from's optimizer and random states), so they appear with the weights or not at all.
 void save_checkpoint(const std::string& dir, torch::nn::Module& model, const config::Config& cfg,
                      config::TaskKind task, int64_t step,
-                     const data::Tokenizer* tokenizer = nullptr);
+                     const data::Tokenizer* tokenizer = nullptr,
+                     const std::function<void(const std::string& tmp_dir)>& more_files = {});
 
 struct LoadReport {
   std::string path;                       // the checkpoint directory actually read
