@@ -179,8 +179,10 @@ std::optional<E> name_field(ObjectReader& doc, const std::string& key) {
 }  // namespace
 
 const std::vector<std::string>& summary_section_keys() {
-  static const std::vector<std::string> keys{"data",    "init_from", "plan", "cuda_graphs",
-                                             "run_dir", "final_global_train_loss", "model", "resumed_from"};
+  static const std::vector<std::string> keys{"data",         "init_from",
+                                             "plan",         "cuda_graphs",
+                                             "run_dir",      "final_global_train_loss",
+                                             "model",        "resumed_from"};
   return keys;
 }
 
