@@ -28,7 +28,6 @@
 namespace llmprof::test {
 namespace {
 
-
 // Small buckets so that the tiny model's gradient makes several (overlap has something to hide).
 const std::vector<std::string> kSmallBuckets{"ddp.bucket_mb=0.02", "ddp.first_bucket_mb=0.02",
                                              "train.eval_interval=0"};
