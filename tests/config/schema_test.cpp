@@ -39,7 +39,8 @@ const std::vector<std::string> kAllKeys = {
     "train.batch_size", "train.grad_accum_steps", "train.eval_interval", "train.eval_steps",
     "train.seed", "train.precision", "train.activation_checkpointing", "train.task",
     "train.save_checkpoint", "train.checkpoint_interval", "train.cuda_graphs", "train.resume_from",
-    "profile.level", "profile.peak_flops_per_s", "profile.peak_bytes_per_s", "profile.warmup_steps",
+    "profile.level", "profile.peak_flops_per_s", "profile.peak_bytes_per_s",
+    "profile.peak_busbw_bytes_per_s", "profile.warmup_steps",
     "profile.schedule_wait", "profile.schedule_warmup", "profile.schedule_active",
     "profile.schedule_repeat", "profile.record_shapes", "profile.record_view_ops", "profile.shape_interval", "profile.max_events", "profile.trace", "profile.trace_gzip",
     "profile.nvtx",
@@ -78,7 +79,7 @@ Config unusual_config() {
   c.schedule = {0, false, 1.5e-5, 123456};
   c.train = {3, 2, 0, 1, 0, Precision::kFp16, true, TaskKind::kLm, true, 10};
   c.train.resume_from = "runs/a b: #1/checkpoint-step10";
-  c.profile = {ProfileLevel::kOps, 1.23456789e14, 2.5e10, 0, 3, 0, 7, 0, true, true, 3, 12345, false,
+  c.profile = {ProfileLevel::kOps, 1.23456789e14, 2.5e10, 3.5e9, 0, 3, 0, 7, 0, true, true, 3, 12345, false,
                true, true};
   c.energy = {false, 250, 95.5, 0.1 + 0.7, "/tmp/fake sys: #1", "/opt/nvidia/libnvidia-ml.so.1"};
   c.runtime = {false, 0, 9007199254740993};  // 2^53 + 1: an int that no double holds
