@@ -78,11 +78,11 @@ else
 fi
 
 # --- 2. A file size limit ----------------------------------------------------------------------
-# 12 KiB: config.yaml (~8 KB), env.json, summary.json fit; steps.csv (~250 bytes a row) does not.
+# 20 KiB: config.yaml (~12 KB), env.json, summary.json fit; steps.csv (~250 bytes a row) does not.
 set +e
 (
   trap '' XFSZ
-  ulimit -f 12
+  ulimit -f 20
   exec "$llmprof" train "${tiny[@]}" --out "$work" --set output.name=limited
 ) >"$work/limit.out" 2>"$work/limit.err"
 code=$?
