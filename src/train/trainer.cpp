@@ -648,7 +648,10 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
       const double step_ms = static_cast<double>(now_ns() - step_t0) * 1e-6;
       probe.after_step(n);
       std::optional<Outcome> stop = record_loss(cfg, step, state, lr);
-      if (dp) stop = after_rank_step(*dp, n, step_ms, state, stop, signals.signal() != 0);
+      // Read once: the ranks' agreement and the check below must see the same answer, or a
+      // signal arriving between the two stops this rank alone while the others go on.
+      const bool signalled = signals.signal() != 0;
+      if (dp) stop = after_rank_step(*dp, n, step_ms, state, stop, signalled);
       if (stop) {
         outcome = *stop;
         break;
@@ -658,7 +661,7 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
         save_run_checkpoint(cfg, t, rundir::checkpoint_step_dir(session.run_dir(), n), n,
                             dp.get());
       }
-      if (signals.signal() != 0 && !last) {
+      if (signalled && !last) {
         outcome = {RunStatus::kInterrupted,
                    fmt::format("stopped by signal {} after step {}", signals.signal(), n)};
         break;
