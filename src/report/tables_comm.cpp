@@ -30,15 +30,21 @@ const char* kScope =
     "medians over the steps after the first bucket layout, times on rank 0's "
     "clock (clocks.csv)";
 
-}  // namespace
-
-std::optional<Table> comm_breakdown_table(const Run& run) {
-  if (run.comm_steps.empty()) return std::nullopt;
+// Each rank's comm_steps.csv rows, the steps after the first bucket layout when there are any.
+std::map<int64_t, std::vector<const rundir::CommStepRow*>> steps_by_rank(const Run& run) {
   const bool later = later_only(run);
   std::map<int64_t, std::vector<const rundir::CommStepRow*>> by_rank;
   for (const auto& r : run.comm_steps) {
     if (!later || !r.first_layout) by_rank[r.rank].push_back(&r);
   }
+  return by_rank;
+}
+
+}  // namespace
+
+std::optional<Table> comm_breakdown_table(const Run& run) {
+  if (run.comm_steps.empty()) return std::nullopt;
+  const auto by_rank = steps_by_rank(run);
   Table t;
   t.id = "comm_breakdown." + run.label;
   t.title = "Communication: temporal breakdown per rank (" + run.label + ")";
@@ -140,11 +146,7 @@ std::optional<Table> comm_bucket_table(const Run& run) {
 // rank, and its phases (median ms).
 std::optional<Table> comm_straggler_table(const Run& run) {
   if (run.comm_steps.empty()) return std::nullopt;
-  const bool later = later_only(run);
-  std::map<int64_t, std::vector<const rundir::CommStepRow*>> by_rank;
-  for (const auto& r : run.comm_steps) {
-    if (!later || !r.first_layout) by_rank[r.rank].push_back(&r);
-  }
+  const auto by_rank = steps_by_rank(run);
   Table t;
   t.id = "comm_stragglers." + run.label;
   t.title = "Communication: who launches last (" + run.label + ")";
