@@ -121,13 +121,14 @@ void read_plan(const std::string& text, Summary& out) {
   const Json p = Json::parse(text);
   if (!p.is_object()) return;
   if (p.contains("components") && p["components"].is_object()) {
-    for (const auto& [name, c] : p["components"].items()) {
+    for (const auto& item : p["components"].items()) {
+      const Json& c = item.value();  // not a structured binding: a lambda cannot capture one in C++17
       if (!c.is_object()) continue;
       auto num = [&](const char* k) -> std::optional<double> {
         return c.contains(k) && c[k].is_number() ? std::optional<double>(c[k].get<double>())
                                                  : std::nullopt;
       };
-      out.plan.push_back({name, num("predicted_bytes"), num("measured_bytes"), num("ratio")});
+      out.plan.push_back({item.key(), num("predicted_bytes"), num("measured_bytes"), num("ratio")});
     }
   }
   if (p.contains("peak_phase") && p["peak_phase"].is_object()) {
