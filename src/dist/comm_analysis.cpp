@@ -119,6 +119,39 @@ rundir::ClockRow RankClock::row() const {
 // ---------------------------------------------------------------------------------------------
 // One step on one rank
 
+namespace {
+
+// The compute of one step on one rank (its own clock): forward, optimizer, and backward up to its
+// last bucket handed over (a synchronising backward's autograd ends there; the rest of the span
+// waits for the all-reduces). Data loading is not compute. Normalized, inside the step's window.
+Intervals compute_of(const std::vector<PhaseSpanRow>& spans,
+                     const std::vector<CommRow>& comm,
+                     int64_t* backward_compute_ns) {
+  Intervals compute;
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  for (const PhaseSpanRow& s : spans) {
+    lo = std::min(lo, s.start_ns);
+    hi = std::max(hi, s.end_ns);
+    if (s.phase == SpanPhase::kData) continue;
+    int64_t end = s.end_ns;
+    if (s.phase == SpanPhase::kBackward) {
+      int64_t last_ready = -1;
+      for (const CommRow& c : comm) {
+        if (c.ready_ns >= s.start_ns && c.ready_ns <= s.end_ns) {
+          last_ready = std::max(last_ready, c.ready_ns);
+        }
+      }
+      if (last_ready >= 0) end = last_ready;
+      if (backward_compute_ns != nullptr) *backward_compute_ns += end - s.start_ns;
+    }
+    compute.emplace_back(s.start_ns, end);
+  }
+  if (spans.empty()) return {};
+  return intersect(normalized(std::move(compute)), Intervals{{lo, hi}});
+}
+
+}  // namespace
+
 rundir::CommStepRow step_breakdown(const std::vector<PhaseSpanRow>& spans,
                                    const std::vector<CommRow>& comm) {
   rundir::CommStepRow row;
@@ -131,32 +164,17 @@ rundir::CommStepRow step_breakdown(const std::vector<PhaseSpanRow>& spans,
     hi = std::max(hi, s.end_ns);
   }
   const Intervals window{{lo, hi}};
-  Intervals compute, phases, comm_iv;
+  Intervals phases, comm_iv;
   std::array<int64_t, rundir::kNumSpanPhases> phase_ns{};
   int64_t backward_compute_ns = 0;
   for (const PhaseSpanRow& s : spans) {
     phases.emplace_back(s.start_ns, s.end_ns);
     phase_ns[static_cast<size_t>(s.phase)] += s.end_ns - s.start_ns;
-    if (s.phase == SpanPhase::kData) continue;
-    int64_t end = s.end_ns;
-    if (s.phase == SpanPhase::kBackward) {
-      // A synchronising backward's autograd ends when its last bucket is handed over; the rest of
-      // the span waits for the all-reduces.
-      int64_t last_ready = -1;
-      for (const CommRow& c : comm) {
-        if (c.ready_ns >= s.start_ns && c.ready_ns <= s.end_ns) {
-          last_ready = std::max(last_ready, c.ready_ns);
-        }
-      }
-      if (last_ready >= 0) end = last_ready;
-      backward_compute_ns += end - s.start_ns;
-    }
-    compute.emplace_back(s.start_ns, end);
   }
+  const Intervals compute = compute_of(spans, comm, &backward_compute_ns);
   for (const CommRow& c : comm) {
     if (c.end_ns) comm_iv.emplace_back(c.launch_ns, *c.end_ns);
   }
-  compute = intersect(normalized(compute), window);
   phases = intersect(normalized(phases), window);
   comm_iv = intersect(normalized(comm_iv), window);
   const Intervals busy = united(compute, comm_iv);
@@ -190,9 +208,22 @@ namespace {
 
 using Key = std::pair<int64_t, int64_t>;  // (step, bucket)
 
-// Each collective's rows, one per rank, on rank 0's clock.
+// Each rank's compute per step (its own clock), keyed (step, rank).
+std::map<Key, Intervals> compute_by_step_rank(const CommInput& in) {
+  std::map<Key, std::vector<PhaseSpanRow>> spans;
+  std::map<Key, std::vector<CommRow>> comm;
+  for (const PhaseSpanRow& s : in.spans) spans[{s.step, s.rank}].push_back(s);
+  for (const CommRow& c : in.comm) comm[{c.step, c.rank}].push_back(c);
+  std::map<Key, Intervals> out;
+  for (const auto& [key, s] : spans) out[key] = compute_of(s, comm[key], nullptr);
+  return out;
+}
+
+// Each collective's rows, one per rank, on rank 0's clock; hidden/exposed: the part of this
+// rank's all-reduce under its compute, and the rest.
 std::vector<rundir::CollectiveRow> collectives_of(const CommInput& in) {
   const int64_t n = static_cast<int64_t>(in.clocks.size());
+  const std::map<Key, Intervals> compute = compute_by_step_rank(in);
   std::map<Key, std::vector<rundir::CollectiveRow>> by_key;
   for (const CommRow& c : in.comm) {
     if (c.rank < 0 || c.rank >= n) continue;
@@ -210,6 +241,11 @@ std::vector<rundir::CollectiveRow> collectives_of(const CommInput& in) {
     if (c.end_ns) {
       r.end_aligned_ns = clock.to_rank0(*c.end_ns);
       r.duration_ms = ms(*c.end_ns - c.launch_ns);  // one clock: no alignment error
+      if (auto it = compute.find({c.step, c.rank}); it != compute.end()) {
+        const int64_t hidden = length(intersect({{c.launch_ns, *c.end_ns}}, it->second));
+        r.hidden_ms = ms(hidden);
+        r.exposed_ms = ms(*c.end_ns - c.launch_ns - hidden);
+      }
     }
     by_key[{c.step, c.bucket}].push_back(std::move(r));
   }

@@ -128,6 +128,12 @@ std::vector<ChartResult> sweep_charts(const PlotInputs& in, const ChartWriter& w
 // "12_roofline_<n>" when several runs have one).
 std::vector<ChartResult> roofline_charts(const PlotInputs& in, const ChartWriter& w);
 
+// 13 and 14 of each data-parallel run (comm_steps.csv and collectives.csv in its top directory):
+// the timeline of its median step on every rank ("13_comm_timeline") and each bucket's all-reduce
+// hidden behind compute vs exposed ("14_comm_overlap"); "_<n>" after each when several runs have
+// them. None for other runs.
+std::vector<ChartResult> comm_charts(const PlotInputs& in, const ChartWriter& w);
+
 // 9: radar chart of the best configurations.
 ChartResult radar_chart(const PlotInputs& in, const ChartWriter& w);
 

@@ -35,6 +35,7 @@ PlotResult make_plots(const PlotOptions& options) {
   for (auto& c : detail::sweep_charts(in, w)) out.push_back(std::move(c));
   out.push_back(detail::radar_chart(in, w));
   for (auto& c : detail::roofline_charts(in, w)) out.push_back(std::move(c));
+  for (auto& c : detail::comm_charts(in, w)) out.push_back(std::move(c));
   std::stable_sort(out.begin(), out.end(),
                    [](const ChartResult& a, const ChartResult& b) { return a.name < b.name; });
   PlotResult result{std::move(out), std::move(in.warnings)};

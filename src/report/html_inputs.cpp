@@ -55,6 +55,8 @@ const std::vector<ChartPlace>& chart_places() {
       {"radar", {"sweep.pareto", "sweep.best", "summary"}},
       {"memory", {"memory.", "activations."}},
       {"roofline", {"ops.", "compare.ops"}},
+      {"comm_timeline", {"comm_breakdown."}},
+      {"comm_overlap", {"comm_buckets."}},
   };
   return kPlaces;
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cstdint>
 
 #include "llmprof/error.h"
 #include "llmprof/output/csv.h"
@@ -40,11 +41,17 @@ struct Table {
   const std::string& text(size_t row, size_t c) const { return csv.text(row, col[c]); }
 };
 
-Table open_table(const std::string& path, const std::vector<std::string_view>& names) {
+// Columns from index `optional_from` on may be absent (added later; absent reads as null).
+Table open_table(const std::string& path,
+                 const std::vector<std::string_view>& names,
+                 size_t optional_from = SIZE_MAX) {
   std::vector<InputWarning> warnings;  // a cut last row is dropped
   std::optional<detail::CsvFile> csv = detail::read_run_csv(path, warnings, /*required=*/true);
   Table t{std::move(*csv), {}};
-  for (std::string_view n : names) t.col.push_back(t.csv.require(std::string(n)));
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string n(names[i]);
+    t.col.push_back(i < optional_from ? t.csv.require(n) : t.csv.index(n));
+  }
   return t;
 }
 
@@ -118,7 +125,9 @@ void write_collectives(const std::string& path, const std::vector<CollectiveRow>
         .add(r.algbw_gb_per_s)
         .add(r.busbw_gb_per_s)
         .add(r.last_rank)
-        .add(r.world_size);
+        .add(r.world_size)
+        .add(r.hidden_ms)
+        .add(r.exposed_ms);
     csv.end_row();
   }
   csv.commit();
@@ -206,7 +215,7 @@ std::vector<ClockRow> read_clocks(const std::string& path) {
 }
 
 std::vector<CollectiveRow> read_collectives(const std::string& path) {
-  const Table t = open_table(path, columns::kCollectives);
+  const Table t = open_table(path, columns::kCollectives, /*optional_from=*/16);  // hidden, exposed
   std::vector<CollectiveRow> out;
   for (size_t i = 0; i < t.csv.rows.size(); ++i) {
     CollectiveRow r;
@@ -226,6 +235,8 @@ std::vector<CollectiveRow> read_collectives(const std::string& path) {
     r.busbw_gb_per_s = t.num(i, 13);
     r.last_rank = t.i64(i, 14);
     r.world_size = t.i64(i, 15);
+    r.hidden_ms = t.num(i, 16);
+    r.exposed_ms = t.num(i, 17);
     out.push_back(std::move(r));
   }
   return out;

@@ -42,7 +42,7 @@ inline const std::vector<std::string_view> kClocks = {
 inline const std::vector<std::string_view> kCollectives = {
     "step", "bucket", "rank", "first_layout", "bytes", "elements", "dtype", "launch_aligned_ns",
     "end_aligned_ns", "duration_ms", "wait_ms", "latency_ms", "algbw_gb_per_s", "busbw_gb_per_s",
-    "last_rank", "world_size"};
+    "last_rank", "world_size", "hidden_ms", "exposed_ms"};
 inline const std::vector<std::string_view> kCommSteps = {
     "step", "rank", "first_layout", "start_aligned_ns", "step_ms", "compute_ms",
     "exposed_comm_ms", "other_ms", "idle_ms", "comm_ms", "hidden_comm_ms", "overlap", "data_ms",

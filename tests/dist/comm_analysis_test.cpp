@@ -209,6 +209,29 @@ TEST(AnalyseComm, SummarisesExposedTimeOverlapAndTheStraggler) {
   EXPECT_EQ(rank1.start_aligned_ns, 400 * kMs);
 }
 
+// Step 2 of two_ranks, each rank on its own compute: rank 0's bucket 0 [460,480) lies inside its
+// backward's autograd [440,490): hidden 20, exposed 0; its bucket 1 [490,499) starts when the
+// autograd ends (last bucket handed over at 490) and ends before the optimizer (500): hidden 0,
+// exposed 9. Rank 1 (5 ms late): bucket 0 [465,480) inside [445,495): 15 and 0; bucket 1
+// [495,499): 0 and 4. Per rank the exposed parts add up to comm_steps' exposed (9, 4).
+TEST(AnalyseComm, SplitsEachAllReduceIntoHiddenAndExposedOnItsRank) {
+  const CommAnalysis a = analyse_comm(two_ranks());
+  ASSERT_EQ(a.collectives.size(), 12u);
+  const double hidden[] = {20, 15, 0, 0}, exposed[] = {0, 0, 9, 4};
+  for (size_t i = 0; i < 4; ++i) {
+    const rundir::CollectiveRow& c = a.collectives[4 + i];  // step 2: (bucket, rank) in order
+    ASSERT_EQ(c.step, 2);
+    ASSERT_EQ(c.bucket, static_cast<int64_t>(i / 2));
+    ASSERT_EQ(c.rank, static_cast<int64_t>(i % 2));
+    ASSERT_TRUE(c.hidden_ms && c.exposed_ms) << i;
+    EXPECT_NEAR(*c.hidden_ms, hidden[i], 1e-9) << i;
+    EXPECT_NEAR(*c.exposed_ms, exposed[i], 1e-9) << i;
+    EXPECT_NEAR(*c.hidden_ms + *c.exposed_ms, *c.duration_ms, 1e-9) << i;
+  }
+  EXPECT_DOUBLE_EQ(a.steps[2].exposed_comm_ms, 9);  // step 2, rank 0
+  EXPECT_DOUBLE_EQ(a.steps[3].exposed_comm_ms, 4);
+}
+
 TEST(AnalyseComm, OneRankHasNoStraggler) {
   CommInput in;
   in.clocks.push_back({0, {0, 0, 0, 1}, std::nullopt});

@@ -45,6 +45,31 @@ TEST(CommTables, PhaseSpansAndCollectivesRoundTrip) {
   EXPECT_EQ(read_clocks(dir.file("clocks.csv"))[0].start_offset_ns, -250000000);
 }
 
+TEST(CommTables, CollectivesKeepHiddenAndExposedAndReadAFileWithoutThemAsNull) {
+  test::ScratchDir dir("comm_tables_hidden");
+  CollectiveRow c;
+  c.step = 2;
+  c.world_size = 2;
+  c.duration_ms = 3;
+  c.hidden_ms = 1.25;
+  c.exposed_ms = 1.75;
+  write_collectives(dir.file("collectives.csv"), {c});
+  const auto back = read_collectives(dir.file("collectives.csv"));
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_DOUBLE_EQ(*back[0].hidden_ms, 1.25);
+  EXPECT_DOUBLE_EQ(*back[0].exposed_ms, 1.75);
+  // A file from before the two columns: the rest reads, they are null (unknown, not 0).
+  test::write_file(dir.file("old.csv"),
+                   "step,bucket,rank,first_layout,bytes,elements,dtype,launch_aligned_ns,"
+                   "end_aligned_ns,duration_ms,wait_ms,latency_ms,algbw_gb_per_s,busbw_gb_per_s,"
+                   "last_rank,world_size\n3,0,1,0,4096,1024,f32,10,20,0.5,0,0.5,,,1,2\n");
+  const auto old = read_collectives(dir.file("old.csv"));
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_EQ(old[0].step, 3);
+  EXPECT_FALSE(old[0].hidden_ms.has_value());
+  EXPECT_FALSE(old[0].exposed_ms.has_value());
+}
+
 TEST(CommTables, AnUnknownPhaseNamesTheFileAndLine) {
   test::ScratchDir dir("comm_tables_bad");
   test::write_file(dir.file("phases.csv"),

@@ -69,6 +69,10 @@ struct CollectiveRow {
   std::optional<double> duration_ms, wait_ms, latency_ms, algbw_gb_per_s, busbw_gb_per_s;
   int64_t last_rank = 0;  // the rank that launched it last
   int64_t world_size = 0;
+  // This rank's all-reduce split by its own compute: hidden_ms under compute (forward, backward's
+  // autograd, optimizer), exposed_ms the rest (hidden + exposed = duration). Null when it failed,
+  // or in a file from before these columns.
+  std::optional<double> hidden_ms, exposed_ms;
 };
 const std::vector<std::string_view>& collective_columns();
 
