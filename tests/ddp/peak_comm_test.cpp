@@ -139,5 +139,37 @@ TEST(PeakComm, BadInputExitsTwoNamingTheOption) {
   }
 }
 
+// The roof a run's buckets are judged against: a negative value, no number, NaN, infinity or an
+// empty value exits 2 naming the key and the value, from --set and from a config file (with its
+// line). 0 is the default, written into every run's config.yaml, and means "no roof" (env.json
+// peak_comm.busbw_bytes_per_s null), so it loads.
+TEST(PeakBusbwKey, WrongValueExitsTwoNamingTheKey) {
+  const std::string key = "profile.peak_busbw_bytes_per_s";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"-1", "-1 is out of range [0, inf)"},  {"-0.5e9", "out of range"},
+      {"abc", "expected a number, got 'abc'"}, {"nan", "got 'nan'"},
+      {"inf", "got 'inf'"},                    {"", "got an empty value"}};
+  for (const auto& [value, says] : cases) {
+    const CommandResult r =
+        run_llmprof({"config", "show", kTinyConfig, "--set", key + "=" + value});
+    EXPECT_EQ(r.exit_code, 2) << value << ": " << r.output;
+    expect_contains(r.output, key + ": ");
+    expect_contains(r.output, says);
+  }
+  ScratchDir dir("busbw_key");
+  std::string yaml = read_file(kTinyConfig);
+  const size_t at = yaml.find("\nprofile:\n");
+  ASSERT_NE(at, std::string::npos) << "tiny_test.yaml has no profile section";
+  yaml.insert(at + 10, "  peak_busbw_bytes_per_s: -3\n");
+  write_file(dir.file("bad.yaml"), yaml);
+  const CommandResult f = run_llmprof({"config", "show", dir.file("bad.yaml")});
+  EXPECT_EQ(f.exit_code, 2) << f.output;
+  expect_contains(f.output, "peak_busbw_bytes_per_s");
+  expect_contains(f.output, "bad.yaml");
+  const CommandResult zero = run_llmprof({"config", "show", kTinyConfig, "--set", key + "=0"});
+  EXPECT_EQ(zero.exit_code, 0) << zero.output;
+  expect_contains(zero.output, "peak_busbw_bytes_per_s: 0");
+}
+
 }  // namespace
 }  // namespace llmprof::test
