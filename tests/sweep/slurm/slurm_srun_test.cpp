@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -84,6 +85,55 @@ TEST(SlurmSrun, TwoTasksTrainAsTwoRanksOfOneRun) {
   // The merged steps.csv: one row per global step.
   EXPECT_EQ(test::csv_rows(run + "/steps.csv").size(), 4u);
   EXPECT_TRUE(fs::exists(run + "/comm.csv"));
+}
+
+// The communication analysis of the same kind of run under srun as under --nproc: clocks.csv with
+// both ranks, collectives.csv with one row per (step, bucket, rank) and its bus bandwidth and
+// hidden/exposed split, comm_steps.csv with one row per (step, rank) whose breakdown adds up to
+// the step, and summary.json distributed.comm with the overlap and the straggler; then the
+// timeline and per-bucket overlap charts when gnuplot is here.
+TEST(SlurmSrun, TwoTasksGetTheCommunicationAnalysis) {
+  if (!has_distributed_training()) GTEST_SKIP() << "this llmprof has no distributed training";
+  ScratchDir dir("llmprof-srun");
+  const Shell r = run_shell(srun_train(
+      dir, "comm", "--set ddp.bucket_mb=0.02 --set ddp.first_bucket_mb=0.02 --set threads=1"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string run = dir.file("comm");
+  const auto summary = nlohmann::json::parse(test::read_file(run + "/summary.json"));
+  const auto& dist = summary.at("distributed");
+  EXPECT_EQ(dist.at("launcher"), "slurm") << dist.dump(1);
+  const int64_t buckets = dist.at("bucket_count").get<int64_t>();
+  ASSERT_GE(buckets, 2) << dist.dump(1);
+  const auto& comm = dist.at("comm");
+  EXPECT_TRUE(comm.at("overlap").is_number()) << comm.dump(1);
+  EXPECT_TRUE(comm.at("busbw_gb_per_s_median").is_number()) << comm.dump(1);
+  EXPECT_TRUE(comm.at("straggler").is_object()) << comm.dump(1);
+  EXPECT_EQ(test::csv_rows(run + "/clocks.csv").size(), 2u);
+  const auto coll = test::csv_rows(run + "/collectives.csv");
+  // Steps 2-4 in the rebuilt layout (bucket_count buckets), step 1 in the first one.
+  size_t later = 0;
+  for (const auto& row : coll) later += row.at("first_layout") == "0" ? 1 : 0;
+  EXPECT_EQ(later, static_cast<size_t>(3 * buckets * 2)) << coll.size();
+  EXPECT_GE(coll.size() - later, 2u);
+  for (const auto& row : coll) {
+    EXPECT_EQ(row.at("world_size"), "2");
+    EXPECT_GT(std::stod(row.at("busbw_gb_per_s")), 0);
+    EXPECT_NEAR(std::stod(row.at("hidden_ms")) + std::stod(row.at("exposed_ms")),
+                std::stod(row.at("duration_ms")), 1e-6);
+  }
+  const auto steps = test::csv_rows(run + "/comm_steps.csv");
+  ASSERT_EQ(steps.size(), 8u);  // 4 steps x 2 ranks
+  for (const auto& row : steps) {
+    const double parts = std::stod(row.at("compute_ms")) + std::stod(row.at("exposed_comm_ms")) +
+                         std::stod(row.at("other_ms")) + std::stod(row.at("idle_ms"));
+    EXPECT_NEAR(parts, std::stod(row.at("step_ms")), 1e-6) << row.at("step");
+  }
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) return;
+  const Shell p = run_shell(test::llmprof_binary() + " plot " + run + " --out " +
+                            dir.file("plots") + " --format svg");
+  ASSERT_EQ(p.exit_code, 0) << p.output;
+  EXPECT_TRUE(fs::exists(dir.file("plots/13_comm_timeline.svg"))) << p.output;
+  EXPECT_TRUE(fs::exists(dir.file("plots/14_comm_overlap.svg"))) << p.output;
 }
 
 // `srun -n 2 llmprof peak --comm`: each task a rank of the all-reduce benchmark; rank 0 prints
