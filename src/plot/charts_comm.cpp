@@ -47,18 +47,37 @@ struct Bar {
   double y = 0, start_ms = 0, end_ms = 0;
 };
 
-constexpr std::array<const char*, 5> kSeries = {"data", "forward", "backward", "optimizer",
-                                                "all-reduce"};
-constexpr std::array<const char*, 5> kColours = {"#9e9e9e", "#4c72b0", "#55a868", "#dd8452",
-                                                 "#c44e52"};
+// The compute lane's series by SpanPhase, then backward's wait for its all-reduces (from the last
+// bucket handed over to the span's end, as the analysis counts it: not compute), then the
+// communication lane.
+constexpr std::array<const char*, 6> kSeries = {
+    "data", "forward", "backward", "optimizer", "backward: waiting for the all-reduces",
+    "all-reduce"};
+constexpr std::array<const char*, 6> kColours = {"#9e9e9e", "#4c72b0", "#55a868",
+                                                 "#dd8452", "#c8e6c9", "#c44e52"};
+constexpr size_t kWait = 4;
 
 // Lanes, top to bottom: rank 0 compute, rank 0 all-reduce, rank 1 compute, ...
 double compute_lane(int64_t rank, int64_t ranks) { return 2.0 * (ranks - 1 - rank) + 1.25; }
 double comm_lane(int64_t rank, int64_t ranks) { return 2.0 * (ranks - 1 - rank) + 0.5; }
 
 // The bars of one step: each rank's phase spans shifted onto rank 0's clock (its first span
-// starts at its comm_steps.csv start_aligned_ns), and the all-reduces of collectives.csv; times
-// from the step's earliest start on any rank. missing: a rank's phases.csv that is absent.
+// starts at its comm_steps.csv start_aligned_ns), a backward split where its last bucket was
+// handed over (rank<k>/comm.csv ready_ns; unsplit without that file), and the all-reduces of
+// collectives.csv; times from the step's earliest start on any rank. missing: a rank's
+// phases.csv that is absent.
+// When the step's buckets were handed over to the all-reduce on a rank (its clock), from
+// rank<k>/comm.csv; empty without the file.
+std::vector<int64_t> ready_times(const std::string& rank_dir, int64_t step) {
+  const std::string file = rundir::path(rank_dir, rundir::kComm);
+  std::vector<int64_t> out;
+  if (!fs::exists(file)) return out;
+  for (const auto& c : rundir::read_comm(file)) {
+    if (c.step == step) out.push_back(c.ready_ns);
+  }
+  return out;
+}
+
 struct Timeline {
   int64_t ranks = 0;
   std::array<std::vector<Bar>, kSeries.size()> bars;
@@ -75,9 +94,9 @@ Timeline timeline_of(const rundir::Run& run, int64_t step) {
   int64_t t0 = rows.begin()->second->start_aligned_ns;
   for (const auto& [rank, r] : rows) t0 = std::min(t0, r->start_aligned_ns);
   for (const auto& [rank, r] : rows) {
-    const std::string file = rundir::path(
-        rundir::path(run.dir, fmt::format("{}{}", rundir::kRankDirPrefix, rank)),
-        rundir::kPhaseSpans);
+    const std::string rank_dir =
+        rundir::path(run.dir, fmt::format("{}{}", rundir::kRankDirPrefix, rank));
+    const std::string file = rundir::path(rank_dir, rundir::kPhaseSpans);
     if (!fs::exists(file)) {
       tl.missing = file;
       return tl;
@@ -90,10 +109,22 @@ Timeline timeline_of(const rundir::Run& run, int64_t step) {
     int64_t lo = spans.front().start_ns;
     for (const auto& s : spans) lo = std::min(lo, s.start_ns);
     const int64_t shift = r->start_aligned_ns - lo - t0;
+    const std::vector<int64_t> ready = ready_times(rank_dir, step);
+    const double y = compute_lane(rank, tl.ranks);
     for (const auto& s : spans) {
+      int64_t end = s.end_ns;
+      if (s.phase == rundir::SpanPhase::kBackward) {
+        int64_t last = -1;
+        for (int64_t t : ready) {
+          if (t >= s.start_ns && t <= s.end_ns) last = std::max(last, t);
+        }
+        if (last >= 0 && last < s.end_ns) {
+          tl.bars[kWait].push_back({rank, y, ms_of(last + shift), ms_of(s.end_ns + shift)});
+          end = last;
+        }
+      }
       tl.bars[static_cast<size_t>(s.phase)].push_back(
-          {rank, compute_lane(rank, tl.ranks), ms_of(s.start_ns + shift),
-           ms_of(s.end_ns + shift)});
+          {rank, y, ms_of(s.start_ns + shift), ms_of(end + shift)});
     }
   }
   for (const auto& c : run.collectives) {

@@ -95,6 +95,14 @@ std::string hand_built_run(const ScratchDir& dir) {
   write_spans(run + "/rank0/phases.csv", 0, t0 - 100 * kMs,
               {{1, {50, 51, 52, 53, 55}}, {2, {100, 101, 104, 108, 110}},
                {3, {120, 121, 125, 130, 132}}});
+  // Rank 0's buckets of step 2 handed over at 6 and 7 ms into its step: its backward [4, 8)
+  // splits into autograd [4, 7) and the wait [7, 8). Rank 1 has no comm.csv: its backward whole.
+  test::write_file(run + "/rank0/comm.csv",
+                   "rank,step,sync_step,bucket,bucket_count,first_layout,bytes,elements,dtype,"
+                   "ready_ns,launch_ns,end_ns,comm_ms,backward_ms_at_launch\n"
+                   "0,2,2,0,2,0,1048576,262144,f32,1006000000,1006000000,1008500000,2.5,2\n"
+                   "0,2,2,1,2,0,524288,131072,f32,1007000000,1008000000,1010000000,2,3\n"
+                   "0,3,3,0,2,0,1048576,262144,f32,1027500000,1027500000,1028000000,0.5,2\n");
   write_spans(run + "/rank1/phases.csv", 1, 3000 * kMs,
               {{2, {0, 1, 5, 9, 10.5}}, {3, {19.5, 20.5, 24.5, 29.5, 31.5}}});
   // hidden/exposed: step 1 (first layout, left out of chart 14) 100/100; bucket 0 later:
@@ -143,12 +151,13 @@ TEST(CommCharts, TimelineLanesAndBucketOverlapFromAHandBuiltRun) {
   // Lanes: rank 0 compute 3.25, all-reduce 2.5; rank 1 compute 1.25, all-reduce 0.5. Times from
   // the step's earliest start (rank 0's, t0): rank 1's spans moved by its 0.5 ms later start.
   const auto b = blocks(test::read_file(dir.file("plots/13_comm_timeline.dat")));
-  ASSERT_EQ(b.size(), 5u);  // data, forward, backward, optimizer, all-reduce
+  ASSERT_EQ(b.size(), 6u);  // data, forward, backward, optimizer, backward's wait, all-reduce
   EXPECT_EQ(b[0], (std::vector<std::string>{"0 3.25 0 1", "1 1.25 0.5 1.5"}));
   EXPECT_EQ(b[1], (std::vector<std::string>{"0 3.25 1 4", "1 1.25 1.5 5.5"}));
-  EXPECT_EQ(b[2], (std::vector<std::string>{"0 3.25 4 8", "1 1.25 5.5 9.5"}));
+  EXPECT_EQ(b[2], (std::vector<std::string>{"0 3.25 4 7", "1 1.25 5.5 9.5"}));
   EXPECT_EQ(b[3], (std::vector<std::string>{"0 3.25 8 10", "1 1.25 9.5 11"}));
-  EXPECT_EQ(b[4], (std::vector<std::string>{"0 2.5 6 8.5", "1 0.5 6.5 9", "0 2.5 8 10",
+  EXPECT_EQ(b[4], (std::vector<std::string>{"0 3.25 7 8"}));
+  EXPECT_EQ(b[5], (std::vector<std::string>{"0 2.5 6 8.5", "1 0.5 6.5 9", "0 2.5 8 10",
                                             "1 0.5 8.5 11.5"}));
   // Chart 14's bars: label, hidden, exposed, total, top label (the total).
   const auto o = blocks(test::read_file(dir.file("plots/14_comm_overlap.dat")));
@@ -203,9 +212,9 @@ TEST(CommCharts, TwoRankTrainRunGetsBothChartsInPlotAndTheHtmlReport) {
     EXPECT_TRUE(fs::exists(dir.file(std::string("plots/") + name + ".svg"))) << name << p.output;
   }
   const auto b = blocks(test::read_file(dir.file("plots/13_comm_timeline.dat")));
-  ASSERT_EQ(b.size(), 5u);
+  ASSERT_EQ(b.size(), 6u);
   EXPECT_EQ(b[1].size(), 2u);  // one forward per rank
-  EXPECT_GE(b[4].size(), 4u);  // 2 or more buckets on each rank
+  EXPECT_GE(b[5].size(), 4u);  // 2 or more buckets on each rank
   auto r = test::run_llmprof({"report", run, "--format", "html", "--out", dir.file("r.html")});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string page = test::read_file(dir.file("r.html"));
