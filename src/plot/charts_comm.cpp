@@ -51,7 +51,7 @@ struct Bar {
 // bucket handed over to the span's end, as the analysis counts it: not compute), then the
 // communication lane.
 constexpr std::array<const char*, 6> kSeries = {
-    "data", "forward", "backward", "optimizer", "backward: waiting for the all-reduces",
+    "data",      "forward", "backward", "optimizer", "backward: waiting for the all-reduces",
     "all-reduce"};
 constexpr std::array<const char*, 6> kColours = {"#9e9e9e", "#4c72b0", "#55a868",
                                                  "#dd8452", "#c8e6c9", "#c44e52"};
@@ -129,8 +129,7 @@ Timeline timeline_of(const rundir::Run& run, int64_t step) {
   }
   for (const auto& c : run.collectives) {
     if (c.step != step || !c.end_aligned_ns) continue;
-    tl.bars.back().push_back({c.rank, comm_lane(c.rank, tl.ranks),
-                              ms_of(c.launch_aligned_ns - t0),
+    tl.bars.back().push_back({c.rank, comm_lane(c.rank, tl.ranks), ms_of(c.launch_aligned_ns - t0),
                               ms_of(*c.end_aligned_ns - t0)});
   }
   return tl;

@@ -49,8 +49,13 @@ CommStepRow step_row(int64_t step, int64_t rank, double step_ms, int64_t start_a
   return r;
 }
 
-CollectiveRow coll(int64_t step, int64_t bucket, int64_t rank, double launch_ms, double end_ms,
-                   double hidden_ms, double exposed_ms) {
+CollectiveRow coll(int64_t step,
+                   int64_t bucket,
+                   int64_t rank,
+                   double launch_ms,
+                   double end_ms,
+                   double hidden_ms,
+                   double exposed_ms) {
   CollectiveRow c;
   c.step = step;
   c.bucket = bucket;
@@ -67,7 +72,9 @@ CollectiveRow coll(int64_t step, int64_t bucket, int64_t rank, double launch_ms,
 }
 
 // Rank r's spans of a step on its own clock: base + the given ms offsets.
-void write_spans(const std::string& path, int64_t rank, int64_t base_ns,
+void write_spans(const std::string& path,
+                 int64_t rank,
+                 int64_t base_ns,
                  const std::vector<std::pair<int64_t, std::vector<double>>>& steps) {
   rundir::PhaseSpanWriter w(path);
   for (const auto& [step, edges] : steps) {  // edges: data, forward, backward, optimizer bounds
@@ -92,9 +99,9 @@ std::string hand_built_run(const ScratchDir& dir) {
                             step_row(3, 0, 12, t0 + 20 * kMs), step_row(3, 1, 12, t0 + 20 * kMs)});
   fs::create_directories(run + "/rank0");
   fs::create_directories(run + "/rank1");
-  write_spans(run + "/rank0/phases.csv", 0, t0 - 100 * kMs,
-              {{1, {50, 51, 52, 53, 55}}, {2, {100, 101, 104, 108, 110}},
-               {3, {120, 121, 125, 130, 132}}});
+  write_spans(
+      run + "/rank0/phases.csv", 0, t0 - 100 * kMs,
+      {{1, {50, 51, 52, 53, 55}}, {2, {100, 101, 104, 108, 110}}, {3, {120, 121, 125, 130, 132}}});
   // Rank 0's buckets of step 2 handed over at 6 and 7 ms into its step: its backward [4, 8)
   // splits into autograd [4, 7) and the wait [7, 8). Rank 1 has no comm.csv: its backward whole.
   test::write_file(run + "/rank0/comm.csv",
@@ -111,9 +118,8 @@ std::string hand_built_run(const ScratchDir& dir) {
   rundir::write_collectives(
       run + "/collectives.csv",
       {coll(1, 0, 0, -48, -46, 100, 100), coll(1, 0, 1, -48, -46, 100, 100),
-       coll(2, 0, 0, 6, 8.5, 1.5, 1), coll(2, 0, 1, 6.5, 9, 2, 0.5),
-       coll(2, 1, 0, 8, 10, 0, 2), coll(2, 1, 1, 8.5, 11.5, 0, 3),
-       coll(3, 0, 0, 26, 28, 1, 1), coll(3, 0, 1, 26, 28, 0.5, 1.5),
+       coll(2, 0, 0, 6, 8.5, 1.5, 1), coll(2, 0, 1, 6.5, 9, 2, 0.5), coll(2, 1, 0, 8, 10, 0, 2),
+       coll(2, 1, 1, 8.5, 11.5, 0, 3), coll(3, 0, 0, 26, 28, 1, 1), coll(3, 0, 1, 26, 28, 0.5, 1.5),
        coll(3, 1, 0, 29, 30, 0, 1), coll(3, 1, 1, 29, 31, 0, 2)});
   return run;
 }
@@ -198,12 +204,32 @@ TEST(CommCharts, NoneForAOneProcessRun) {
 TEST(CommCharts, TwoRankTrainRunGetsBothChartsInPlotAndTheHtmlReport) {
   SKIP_WITHOUT_GNUPLOT();
   ScratchDir dir("comm_charts_real");
-  auto t = test::run_llmprof(
-      {"train", "--nproc", "2", "--config", std::string(LLMPROF_SOURCE_DIR) + "/configs/tiny_test.yaml",
-       "--quiet", "--set", "output.dir=" + dir.path(), "--set", "output.name=ddp", "--set",
-       "schedule.max_steps=6", "--set", "threads=1", "--set", "data.num_workers=0", "--set",
-       "ddp.timeout_s=30", "--set", "energy.enabled=false", "--set", "train.eval_interval=0",
-       "--set", "ddp.bucket_mb=0.02", "--set", "ddp.first_bucket_mb=0.02"});
+  auto t = test::run_llmprof({"train",
+                              "--nproc",
+                              "2",
+                              "--config",
+                              std::string(LLMPROF_SOURCE_DIR) + "/configs/tiny_test.yaml",
+                              "--quiet",
+                              "--set",
+                              "output.dir=" + dir.path(),
+                              "--set",
+                              "output.name=ddp",
+                              "--set",
+                              "schedule.max_steps=6",
+                              "--set",
+                              "threads=1",
+                              "--set",
+                              "data.num_workers=0",
+                              "--set",
+                              "ddp.timeout_s=30",
+                              "--set",
+                              "energy.enabled=false",
+                              "--set",
+                              "train.eval_interval=0",
+                              "--set",
+                              "ddp.bucket_mb=0.02",
+                              "--set",
+                              "ddp.first_bucket_mb=0.02"});
   ASSERT_EQ(t.exit_code, 0) << t.output;
   const std::string run = dir.file("ddp");
   auto p = test::run_llmprof({"plot", run, "--out", dir.file("plots"), "--format", "svg"});
