@@ -25,7 +25,7 @@ namespace {
 
 using test::ScratchDir;
 
-const std::string& kTiny = test::kTinyConfig;
+const std::string& kEvalTiny = test::kTinyConfig;
 
 std::string train_run(config::Config cfg) {
   cfg.train.save_checkpoint = true;
@@ -65,7 +65,7 @@ std::string write_sorted_reviews(const ScratchDir& dir, const std::string& name,
 
 config::Config tiny_encoder(const ScratchDir& dir, const std::string& task,
                             const std::string& name) {
-  config::Config c = config::load_config(kTiny);
+  config::Config c = config::load_config(kEvalTiny);
   c.model.type = config::ModelType::kDistilbert;
   c.model.n_embd = 16;
   c.model.ffn_dim = 32;
@@ -86,7 +86,7 @@ config::Config tiny_encoder(const ScratchDir& dir, const std::string& task,
 
 TEST(EvalSets, LimitedLmSetIsASeededRandomSubsetOfWindowsInFileOrder) {
   ScratchDir dir;
-  config::Config cfg = config::load_config(kTiny);
+  config::Config cfg = config::load_config(kEvalTiny);
   const train::RunData rd = train::load_run_data(cfg);
   test::write_file(dir.file("more.txt"), data::generate_corpus(99, 5000));
   const train::EvalSet all = train::make_file_eval_set(cfg, rd, "more", dir.file("more.txt"), 4, 0);
@@ -141,13 +141,13 @@ TEST(EvalSets, LimitedClassifySetOfALabelSortedFileHoldsBothLabels) {
 
 TEST(RunEval, ModelShapeComesFromTheCheckpointAndAConflictingSetIsAnError) {
   ScratchDir dir;
-  config::Config small = config::load_config(kTiny, {"model.n_embd=16", "model.n_layer=1"});
+  config::Config small = config::load_config(kEvalTiny, {"model.n_embd=16", "model.n_layer=1"});
   small.output.dir = dir.path();
   small.output.name = "small";
   const std::string run = train_run(small);
 
   // The tiny config says n_embd 32 and 2 layers; the checkpoint's 16 and 1 win.
-  config::Config cfg = config::load_config(kTiny, {"eval.max_batches=1"});
+  config::Config cfg = config::load_config(kEvalTiny, {"eval.max_batches=1"});
   cfg.output.dir = dir.path();
   EvalOptions opts;
   opts.checkpoint = run;
@@ -160,7 +160,7 @@ TEST(RunEval, ModelShapeComesFromTheCheckpointAndAConflictingSetIsAnError) {
   EXPECT_EQ(config::load_config(r.run_dir + "/config.yaml").model.n_embd, 16);
 
   // An explicit --set of a shape key that disagrees names both values.
-  config::Config set = config::load_config(kTiny, {"model.n_embd=32"});
+  config::Config set = config::load_config(kEvalTiny, {"model.n_embd=32"});
   set.output.dir = dir.path();
   try {
     run_eval(set, opts);
@@ -176,7 +176,7 @@ TEST(RunEval, ModelShapeComesFromTheCheckpointAndAConflictingSetIsAnError) {
 
 TEST(RunEval, CheckpointWithoutItsConfigIsAConfigErrorNamingTheDirectory) {
   ScratchDir dir;
-  config::Config cfg = config::load_config(kTiny, {"schedule.max_steps=2"});
+  config::Config cfg = config::load_config(kEvalTiny, {"schedule.max_steps=2"});
   cfg.output.dir = dir.path();
   cfg.output.name = "noconfig";
   const std::string run = train_run(cfg);
@@ -198,11 +198,11 @@ TEST(RunEval, CheckpointWithoutItsConfigIsAConfigErrorNamingTheDirectory) {
 
 TEST(EvalCommand, CheckpointOfAnotherShapeEvaluatesFromTheCommandLine) {
   ScratchDir dir;
-  config::Config small = config::load_config(kTiny, {"model.n_embd=16"});
+  config::Config small = config::load_config(kEvalTiny, {"model.n_embd=16"});
   small.output.dir = dir.path();
   small.output.name = "small";
   const std::string run = train_run(small);
-  const auto r = test::run_llmprof({"eval", "-c", kTiny, "--checkpoint", run, "--set",
+  const auto r = test::run_llmprof({"eval", "-c", kEvalTiny, "--checkpoint", run, "--set",
                                     "eval.max_batches=1", "--set", "energy.enabled=false",
                                     "--out", dir.file("out"), "-q"});
   EXPECT_EQ(r.exit_code, 0) << r.output;

@@ -9,7 +9,7 @@
 namespace llmprof::model {
 namespace {
 
-GptOptions tiny(bool bias = true) {
+GptOptions gpt_tiny(bool bias = true) {
   GptOptions o;
   o.n_layer = 2;
   o.n_head = 2;
@@ -23,7 +23,7 @@ GptOptions tiny(bool bias = true) {
 TEST(GptParameters, MatchClosedFormWithAndWithoutBias) {
   for (bool bias : {true, false}) {
     torch::manual_seed(0);
-    Gpt m(tiny(bias));
+    Gpt m(gpt_tiny(bias));
     GptShape s{2, 2, 32, 16, 65, bias};
     EXPECT_EQ(m->num_parameters(), gpt_parameter_count(s)) << "bias=" << bias;
   }
@@ -33,7 +33,7 @@ TEST(GptParameters, MatchClosedFormWithAndWithoutBias) {
 
 TEST(GptLoss, FreshModelStartsNearLnVocab) {
   torch::manual_seed(1);
-  Gpt m(tiny());
+  Gpt m(gpt_tiny());
   torch::Tensor x = torch::randint(65, {8, 16}, torch::kLong);
   torch::Tensor y = torch::randint(65, {8, 16}, torch::kLong);
   double loss = m->loss(m->forward(x), y).item<double>();
@@ -42,7 +42,7 @@ TEST(GptLoss, FreshModelStartsNearLnVocab) {
 
 TEST(GptAttention, FutureTokensDoNotChangeEarlierLogits) {
   torch::manual_seed(2);
-  Gpt m(tiny());
+  Gpt m(gpt_tiny());
   m->eval();
   torch::NoGradGuard ng;
   torch::Tensor x = torch::randint(65, {1, 16}, torch::kLong);
@@ -56,10 +56,10 @@ TEST(GptAttention, FutureTokensDoNotChangeEarlierLogits) {
 }
 
 TEST(GptAttention, FusedCoreMatchesTheManualOneInValueAndGradient) {
-  GptOptions fused = tiny();
+  GptOptions fused = gpt_tiny();
   fused.sdpa = true;
   torch::manual_seed(3);
-  Gpt a(tiny());
+  Gpt a(gpt_tiny());
   torch::manual_seed(3);
   Gpt b(fused);  // the same weights: same seed, same parameters
   torch::Tensor x = torch::randint(65, {4, 16}, torch::kLong);
@@ -77,7 +77,7 @@ TEST(GptAttention, FusedCoreMatchesTheManualOneInValueAndGradient) {
 
 TEST(GptInit, ResidualProjectionsUseScaledStd) {
   torch::manual_seed(3);
-  GptOptions o = tiny();
+  GptOptions o = gpt_tiny();
   o.n_embd = 128;
   o.n_layer = 8;
   Gpt m(o);
@@ -90,7 +90,7 @@ TEST(GptInit, ResidualProjectionsUseScaledStd) {
 TEST(GptCheckpointing, GradientsEqualPlainBackward) {
   auto grads = [](bool ckpt) {
     torch::manual_seed(4);
-    GptOptions o = tiny();
+    GptOptions o = gpt_tiny();
     o.activation_checkpointing = ckpt;
     Gpt m(o);
     torch::manual_seed(5);

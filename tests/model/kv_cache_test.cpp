@@ -12,7 +12,7 @@ namespace {
 
 using torch::indexing::Slice;
 
-GptOptions tiny() {
+GptOptions kv_tiny() {
   GptOptions o;
   o.n_layer = 2;
   o.n_head = 2;
@@ -25,7 +25,7 @@ GptOptions tiny() {
 
 TEST(GptKvCache, PrefillThenSingleStepsMatchFullForward) {
   torch::manual_seed(10);
-  Gpt m(tiny());
+  Gpt m(kv_tiny());
   m->eval();
   torch::NoGradGuard ng;
   torch::Tensor x = torch::randint(65, {2, 16}, torch::kLong);
@@ -49,7 +49,7 @@ TEST(GptKvCache, PrefillThenSingleStepsMatchFullForward) {
 
 TEST(GptKvCache, OverflowThrowsInvalidArgument) {
   torch::manual_seed(11);
-  Gpt m(tiny());
+  Gpt m(kv_tiny());
   m->eval();
   KvCache cache = m->make_cache(1, 8);
   m->forward_cached(torch::zeros({1, 8}, torch::kLong), cache);
@@ -66,7 +66,7 @@ TEST(GptKvCache, OverflowThrowsInvalidArgument) {
 
 TEST(GptKvCache, GreedyGenerateMatchesRecomputingTheWholeSequence) {
   torch::manual_seed(12);
-  Gpt m(tiny());
+  Gpt m(kv_tiny());
   m->eval();
   torch::NoGradGuard ng;
   torch::Tensor prompt = torch::randint(65, {2, 4}, torch::kLong);
@@ -82,7 +82,7 @@ TEST(GptKvCache, GreedyGenerateMatchesRecomputingTheWholeSequence) {
 
 TEST(GptKvCache, CachedStepsEmitTheSameScopes) {
   torch::manual_seed(13);
-  Gpt m(tiny());
+  Gpt m(kv_tiny());
   m->eval();
   KvCache cache = m->make_cache(1, 4);
   profile::ScopeRecorder r(1024, [] { return int64_t{0}; });

@@ -21,7 +21,7 @@ namespace {
 
 using torch::indexing::Slice;
 
-LlamaOptions tiny(int64_t kv_heads = 2) {
+LlamaOptions llama_tiny(int64_t kv_heads = 2) {
   LlamaOptions o;
   o.n_layer = 2;
   o.n_head = 4;
@@ -39,7 +39,7 @@ double max_diff(const torch::Tensor& a, const torch::Tensor& b) {
 }
 
 TEST(Llama, ParameterNamesAndShapesAreHuggingFacesWithoutModelPrefix) {
-  LlamaOptions o = tiny();
+  LlamaOptions o = llama_tiny();
   o.attention_bias = true;
   Llama m(o);
   std::map<std::string, std::vector<int64_t>> got;
@@ -72,7 +72,7 @@ TEST(Llama, ParameterNamesAndShapesAreHuggingFacesWithoutModelPrefix) {
 }
 
 TEST(Llama, TiedEmbeddingsShareTheEmbeddingStorage) {
-  LlamaOptions o = tiny();
+  LlamaOptions o = llama_tiny();
   o.tie_embeddings = true;
   Llama m(o);
   for (const auto& p : m->named_parameters()) EXPECT_NE(p.key(), "lm_head.weight");
@@ -117,7 +117,7 @@ TEST(Llama, RmsNormMatchesHandComputation) {
 }
 
 TEST(Llama, KvHeadsNotDividingHeadsIsAnError) {
-  LlamaOptions o = tiny(3);  // 3 does not divide 4
+  LlamaOptions o = llama_tiny(3);  // 3 does not divide 4
   try {
     Llama m(o);
     FAIL() << "expected std::invalid_argument";
@@ -153,7 +153,7 @@ void copy_repeating_kv(Llama& gqa, Llama& mha, int64_t g, int64_t hd) {
 
 TEST(Llama, GroupedQueryEqualsMultiHeadWithRepeatedKvWeights) {
   torch::manual_seed(1);
-  LlamaOptions o = tiny(2);
+  LlamaOptions o = llama_tiny(2);
   o.attention_bias = true;
   Llama gqa(o);
   {
@@ -179,7 +179,7 @@ TEST(Llama, GroupedQueryEqualsMultiHeadWithRepeatedKvWeights) {
 TEST(Llama, ManualAndFusedAttentionAgreeInValueAndGradient) {
   for (int64_t kv : {4, 2, 1}) {
     torch::manual_seed(2);
-    LlamaOptions o = tiny(kv);
+    LlamaOptions o = llama_tiny(kv);
     Llama manual(o);
     o.sdpa = true;
     torch::manual_seed(2);
@@ -202,7 +202,7 @@ TEST(Llama, ManualAndFusedAttentionAgreeInValueAndGradient) {
 
 TEST(Llama, ActivationCheckpointingKeepsLossAndGradients) {
   torch::manual_seed(3);
-  LlamaOptions o = tiny();
+  LlamaOptions o = llama_tiny();
   Llama plain(o);
   o.activation_checkpointing = true;
   torch::manual_seed(3);
@@ -220,7 +220,7 @@ TEST(Llama, ActivationCheckpointingKeepsLossAndGradients) {
 
 TEST(Llama, KvCacheDecodeMatchesFullForward) {
   torch::manual_seed(4);
-  Llama m(tiny(2));
+  Llama m(llama_tiny(2));
   m->eval();
   torch::NoGradGuard ng;
   torch::Tensor x = torch::randint(40, {2, 16}, torch::kLong);
@@ -243,7 +243,7 @@ TEST(Llama, KvCacheDecodeMatchesFullForward) {
 
 TEST(Llama, Bf16AutocastKeepsRopeTablesFp32AndTracksFp32) {
   torch::manual_seed(5);
-  Llama m(tiny(2));
+  Llama m(llama_tiny(2));
   torch::Tensor x = torch::randint(40, {2, 16}, torch::kLong);
   torch::Tensor ref = m->forward(x);
   torch::Tensor bf;

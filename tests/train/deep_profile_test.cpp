@@ -29,7 +29,7 @@ config::Config tiny(const std::string& out, const std::string& name, const std::
   return c;
 }
 
-TrainResult run(const config::Config& c) {
+TrainResult deep_run(const config::Config& c) {
   TrainOptions o;
   o.quiet = true;
   TrainResult r = run_training(c, o);
@@ -48,10 +48,10 @@ void expect_summary_all_known(const std::string& run_dir) {
   EXPECT_EQ(rundir::summary_text(s), text);
 }
 
-using Table = std::vector<std::map<std::string, std::string>>;
-Table read_table(const std::string& path) {
+using DeepTable = std::vector<std::map<std::string, std::string>>;
+DeepTable deep_read_table(const std::string& path) {
   auto rows = output::parse_csv(test::read_file(path));
-  Table t;
+  DeepTable t;
   for (size_t i = 1; i < rows.size(); ++i) {
     std::map<std::string, std::string> m;
     for (size_t j = 0; j < rows[0].size(); ++j) m[rows[0][j]] = rows[i][j];
@@ -62,8 +62,8 @@ Table read_table(const std::string& path) {
 
 TEST(DeepProfile, ModulesLevelAttributesEveryScopeForwardAndBackward) {
   test::ScratchDir dir;
-  TrainResult r = run(tiny(dir.path(), "m", "modules"));
-  Table t = read_table(r.run_dir + "/modules.csv");
+  TrainResult r = deep_run(tiny(dir.path(), "m", "modules"));
+  DeepTable t = deep_read_table(r.run_dir + "/modules.csv");
   std::map<std::pair<std::string, std::string>, double> total;  // (scope, pass) over blocks
   std::set<std::string> blocks;
   for (auto& row : t) {
@@ -97,7 +97,7 @@ TEST(DeepProfile, ModulesLevelAttributesEveryScopeForwardAndBackward) {
 
 TEST(DeepProfile, OpsLevelCountsMatmulFlopsLikeTheAnalyticModel) {
   test::ScratchDir dir;
-  TrainResult r = run(tiny(dir.path(), "o", "ops"));
+  TrainResult r = deep_run(tiny(dir.path(), "o", "ops"));
   auto s = nlohmann::json::parse(test::read_file(r.run_dir + "/summary.json"));
   expect_summary_all_known(r.run_dir);
   const double ratio = s["flops"]["counted_vs_analytic_ratio"].get<double>();
@@ -108,7 +108,7 @@ TEST(DeepProfile, OpsLevelCountsMatmulFlopsLikeTheAnalyticModel) {
   EXPECT_EQ(shapes["read_steps"], 2) << shapes.dump();
   EXPECT_EQ(shapes["mapped_steps"], 1) << shapes.dump();
   EXPECT_EQ(shapes["unmapped_steps"], 0) << shapes.dump();
-  Table ops = read_table(r.run_dir + "/ops.csv");
+  DeepTable ops = deep_read_table(r.run_dir + "/ops.csv");
   ASSERT_FALSE(ops.empty());
   bool mm = false;
   for (auto& row : ops) mm = mm || (row["op"] == "aten::mm" && !row["flops"].empty());
@@ -154,7 +154,7 @@ TEST(DeepProfile, OpsLevelCountsMatmulFlopsLikeTheAnalyticModel) {
   // The peak RSS does not hold the bandwidth measurement's 3 GiB of arrays.
   EXPECT_LT(s["memory"]["peak_rss_bytes"].get<double>(), 2.5e9) << s["memory"].dump();
   EXPECT_FALSE(r.top_ops.empty());
-  Table mem = read_table(r.run_dir + "/memory.csv");
+  DeepTable mem = deep_read_table(r.run_dir + "/memory.csv");
   std::map<std::string, int> per_phase;
   for (auto& row : mem) {
     per_phase[row["phase"]] += 1;
@@ -169,7 +169,7 @@ TEST(DeepProfile, OpsLevelCountsMatmulFlopsLikeTheAnalyticModel) {
   EXPECT_EQ(steps, (std::set<std::string>{"4", "5", "6"})) << "steps 4-6 (wait 2, warmup 1)";
   // Byte columns are whole numbers, means over the recorded steps.
   for (const char* file : {"/activations.csv", "/ops.csv"}) {
-    for (auto& row : read_table(r.run_dir + file)) {
+    for (auto& row : deep_read_table(r.run_dir + file)) {
       if (row["alloc_bytes"].empty()) continue;
       EXPECT_EQ(row["alloc_bytes"].find_first_not_of("0123456789"), std::string::npos)
           << file << " alloc_bytes " << row["alloc_bytes"];
@@ -185,17 +185,17 @@ TEST(DeepProfile, RepeatedWindowsAddUpAndTheTraceHoldsTheFirst) {
   c.profile.schedule_active = 2;
   c.profile.schedule_repeat = 0;  // until the end: windows at steps 3-4, 7-8, 11-12
   c.schedule.max_steps = 12;
-  TrainResult r = run(c);
+  TrainResult r = deep_run(c);
   auto s = nlohmann::json::parse(test::read_file(r.run_dir + "/summary.json"));
   EXPECT_EQ(s["modules"]["recorded_steps"], 6);
   EXPECT_EQ(s["modules"]["windows"], 3);
   // Per-step figures are means over all six steps, not sums of the windows.
   EXPECT_NEAR(s["flops"]["counted_vs_analytic_ratio"].get<double>(), 1.0, 0.05) << s["flops"].dump();
   EXPECT_EQ(s["modules"]["shapes"]["unmapped_steps"], 0);
-  for (auto& row : read_table(r.run_dir + "/modules.csv")) EXPECT_EQ(row["steps"], "6") << row["scope"];
-  for (auto& row : read_table(r.run_dir + "/ops.csv")) EXPECT_EQ(row["steps"], "6") << row["op"];
+  for (auto& row : deep_read_table(r.run_dir + "/modules.csv")) EXPECT_EQ(row["steps"], "6") << row["scope"];
+  for (auto& row : deep_read_table(r.run_dir + "/ops.csv")) EXPECT_EQ(row["steps"], "6") << row["op"];
   std::set<std::string> mem_steps;
-  for (auto& row : read_table(r.run_dir + "/memory.csv")) mem_steps.insert(row["step"]);
+  for (auto& row : deep_read_table(r.run_dir + "/memory.csv")) mem_steps.insert(row["step"]);
   EXPECT_EQ(mem_steps, (std::set<std::string>{"3", "4", "7", "8", "11", "12"}));
   std::set<std::string> trace_steps;
   auto trace = nlohmann::json::parse(test::read_file(r.run_dir + "/trace.json"));
@@ -220,7 +220,7 @@ TEST(DeepProfile, RepeatedWindowsAddUpAndTheTraceHoldsTheFirst) {
 
 TEST(DeepProfile, TraceIsValidChromeJsonWithMonotonicTimestamps) {
   test::ScratchDir dir;
-  TrainResult r = run(tiny(dir.path(), "t", "ops"));
+  TrainResult r = deep_run(tiny(dir.path(), "t", "ops"));
   auto trace = nlohmann::json::parse(test::read_file(r.run_dir + "/trace.json"));
   ASSERT_TRUE(trace.contains("traceEvents"));
   std::map<std::pair<int, std::string>, double> last_ts;
@@ -256,7 +256,7 @@ TEST(DeepProfile, FullBufferWarnsAndTheRunCompletes) {
   test::ScratchDir dir;
   config::Config c = tiny(dir.path(), "full", "ops");
   c.profile.max_events = 1000;
-  TrainResult r = run(c);
+  TrainResult r = deep_run(c);
   auto s = nlohmann::json::parse(test::read_file(r.run_dir + "/summary.json"));
   EXPECT_GT(s["modules"]["dropped_events"].get<int64_t>(), 0);
   EXPECT_NE(test::read_file(r.run_dir + "/log.txt").find("profiler buffers full"), std::string::npos);
@@ -266,9 +266,9 @@ TEST(DeepProfile, ModulesAndOpsLevelsDoNotChangeTheLossTrajectory) {
   test::ScratchDir dir;
   std::vector<std::vector<std::string>> losses;
   for (const char* level : {"off", "modules", "ops"}) {
-    TrainResult r = run(tiny(dir.path(), level, level));
+    TrainResult r = deep_run(tiny(dir.path(), level, level));
     std::vector<std::string> l;
-    for (auto& row : read_table(r.run_dir + "/steps.csv")) l.push_back(row["loss"]);
+    for (auto& row : deep_read_table(r.run_dir + "/steps.csv")) l.push_back(row["loss"]);
     losses.push_back(l);
   }
   EXPECT_EQ(losses[0], losses[1]);

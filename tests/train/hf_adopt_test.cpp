@@ -21,7 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using test::ScratchDir;
 
-std::string fixture(const std::string& name) {
+std::string adopt_fixture(const std::string& name) {
   return std::string(LLMPROF_SOURCE_DIR) + "/tests/train/fixtures/hf/" + name;
 }
 
@@ -35,7 +35,7 @@ TEST(HfAdopt, KeysLeftAtTheirDefaultsAreReplacedWithoutANote) {
   config::Config cfg;  // model.n_layer 4, n_embd, vocab paths...: defaults, none given
   cfg.model.block_size = 8;
   const std::vector<std::string> notes =
-      adopt_hf_model(cfg, fixture("gpt2_tiny"), "model.init_from");
+      adopt_hf_model(cfg, adopt_fixture("gpt2_tiny"), "model.init_from");
   EXPECT_EQ(cfg.model.n_layer, 2);
   EXPECT_EQ(cfg.model.n_embd, 8);
   EXPECT_TRUE(notes.empty()) << joined(notes);
@@ -47,7 +47,7 @@ TEST(HfAdopt, ADefaultBlockSizeShrinksToTheFoldersPositionsAGivenOneIsAnError) {
   config::Config cfg;
   ASSERT_GT(cfg.model.block_size, 16);  // the default; gpt2_tiny has 16 positions
   const std::vector<std::string> notes =
-      adopt_hf_model(cfg, fixture("gpt2_tiny"), "model.init_from");
+      adopt_hf_model(cfg, adopt_fixture("gpt2_tiny"), "model.init_from");
   EXPECT_EQ(cfg.model.block_size, 16);
   ASSERT_EQ(notes.size(), 1u) << joined(notes);
   EXPECT_NE(notes[0].find("model.block_size=16"), std::string::npos) << notes[0];
@@ -56,7 +56,7 @@ TEST(HfAdopt, ADefaultBlockSizeShrinksToTheFoldersPositionsAGivenOneIsAnError) {
   given.model.block_size = 32;
   given.given_keys = {{"model.block_size", "my.yaml line 4"}};
   try {
-    adopt_hf_model(given, fixture("gpt2_tiny"), "model.init_from");
+    adopt_hf_model(given, adopt_fixture("gpt2_tiny"), "model.init_from");
     FAIL() << "expected a ConfigError";
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.key(), "model.block_size");
@@ -73,19 +73,19 @@ TEST(HfAdopt, ATokenizerKeyTheUserSetIsReportedWithWhereItWasSet) {
   cfg.data.merges_path = "mine/vocab.bpe";
   cfg.given_keys = {{"data.tokenizer", "my.yaml line 2"}, {"data.vocab_path", "my.yaml line 3"}};
   const std::vector<std::string> notes =
-      adopt_hf_model(cfg, fixture("gpt2_tiny"), "model.init_from");
+      adopt_hf_model(cfg, adopt_fixture("gpt2_tiny"), "model.init_from");
   ASSERT_EQ(notes.size(), 1u) << joined(notes);  // merges_path was a default; tokenizer agrees
   EXPECT_NE(notes[0].find("data.vocab_path="), std::string::npos) << notes[0];
   EXPECT_NE(notes[0].find("mine/encoder.json"), std::string::npos) << notes[0];
   EXPECT_NE(notes[0].find("my.yaml line 3"), std::string::npos) << notes[0];
-  EXPECT_EQ(cfg.data.merges_path, fixture("gpt2_tiny") + "/merges.txt");
+  EXPECT_EQ(cfg.data.merges_path, adopt_fixture("gpt2_tiny") + "/merges.txt");
 }
 
 TEST(CheckpointAdopt, ShapeKeysTheConfigNeverSetAreTakenWithoutANote) {
   ScratchDir dir;
   config::Config run;
   run.model.block_size = 8;
-  adopt_hf_model(run, fixture("gpt2_tiny"), "model.init_from");
+  adopt_hf_model(run, adopt_fixture("gpt2_tiny"), "model.init_from");
   const auto task = make_task(run, run.model.vocab_size, 0);
   save_checkpoint(dir.file("ckpt"), task->module(), run, config::TaskKind::kLm, 1);
 
@@ -105,7 +105,7 @@ TEST(CheckpointAdopt, ShapeKeysTheConfigNeverSetAreTakenWithoutANote) {
 TEST(HfFolder, AConfigJsonThatIsNotJsonIsReportedWithFileAndPosition) {
   ScratchDir dir;
   for (const char* f : {"vocab.json", "merges.txt", "model.safetensors"}) {
-    fs::copy_file(fixture("gpt2_tiny") + "/" + f, dir.file(f));
+    fs::copy_file(adopt_fixture("gpt2_tiny") + "/" + f, dir.file(f));
   }
   test::write_file(dir.file("config.json"), "{\n  \"model_type\": \"gpt2\",\n  n_layer: 2\n}\n");
   config::Config cfg;
@@ -124,7 +124,7 @@ TEST(HfFolder, AConfigJsonThatIsNotJsonIsReportedWithFileAndPosition) {
 TEST(HfFolder, ExportOfAHuggingFaceFolderSaysItIsOne) {
   ScratchDir dir;
   try {
-    export_hf(fixture("gpt2_tiny"), dir.file("out"));
+    export_hf(adopt_fixture("gpt2_tiny"), dir.file("out"));
     ADD_FAILURE() << "no ConfigError";
   } catch (const ConfigError& e) {
     const std::string what = e.what();
@@ -140,11 +140,11 @@ TEST(ConfigValidation, Gpt2WithAHuggingFaceFolderNeedsNoVocabularyPaths) {
   test::write_file(dir.file("bare.yaml"), minimal);
   EXPECT_THROW(config::load_config(dir.file("bare.yaml")), ConfigError);  // nothing gives them
   test::write_file(dir.file("hf.yaml"), minimal + "model:\n  block_size: 8\n  init_from: " +
-                                            fixture("gpt2_tiny") + "\n");
+                                            adopt_fixture("gpt2_tiny") + "\n");
   config::Config cfg = config::load_config(dir.file("hf.yaml"));
   adopt_hf_model(cfg, cfg.model.init_from, "model.init_from");
   config::validate(cfg);
-  EXPECT_EQ(cfg.data.vocab_path, fixture("gpt2_tiny") + "/vocab.json");
+  EXPECT_EQ(cfg.data.vocab_path, adopt_fixture("gpt2_tiny") + "/vocab.json");
 }
 
 }  // namespace

@@ -25,16 +25,16 @@
 namespace llmprof::train {
 namespace {
 
-std::string fixture(const std::string& name) {
+std::string hf_fixture(const std::string& name) {
   return std::string(LLMPROF_SOURCE_DIR) + "/tests/train/fixtures/hf/" + name;
 }
 
-nlohmann::json expected(const std::string& name) {
-  std::ifstream in(fixture(name) + "/expected.json");
+nlohmann::json hf_expected(const std::string& name) {
+  std::ifstream in(hf_fixture(name) + "/expected.json");
   return nlohmann::json::parse(in);
 }
 
-torch::Tensor to_tensor(const nlohmann::json& rows) {
+torch::Tensor hf_to_tensor(const nlohmann::json& rows) {
   std::vector<float> flat;
   for (const auto& row : rows) {
     for (const auto& v : row) flat.push_back(v.get<float>());
@@ -42,7 +42,7 @@ torch::Tensor to_tensor(const nlohmann::json& rows) {
   return torch::tensor(flat).view({static_cast<int64_t>(rows.size()), -1});
 }
 
-config::Config adopted(const std::string& folder, config::TaskKind task, int64_t block) {
+config::Config hf_adopted(const std::string& folder, config::TaskKind task, int64_t block) {
   config::Config cfg;
   cfg.train.task = task;
   cfg.model.block_size = block;
@@ -52,9 +52,9 @@ config::Config adopted(const std::string& folder, config::TaskKind task, int64_t
 }
 
 TEST(HfCheckpoint, Gpt2FolderGivesTheLogitsOfTransformersEquations) {
-  const std::string folder = fixture("gpt2_tiny");
+  const std::string folder = hf_fixture("gpt2_tiny");
   ASSERT_TRUE(is_hf_folder(folder));
-  config::Config cfg = adopted(folder, config::TaskKind::kLm, 8);
+  config::Config cfg = hf_adopted(folder, config::TaskKind::kLm, 8);
   EXPECT_EQ(cfg.model.type, config::ModelType::kGpt);
   EXPECT_EQ(cfg.model.n_layer, 2);
   EXPECT_EQ(cfg.model.n_embd, 8);
@@ -67,20 +67,20 @@ TEST(HfCheckpoint, Gpt2FolderGivesTheLogitsOfTransformersEquations) {
   EXPECT_TRUE(r.missing.empty()) << r.missing.front();
   EXPECT_TRUE(r.unexpected.empty()) << r.unexpected.front();  // attn.bias buffers are known
 
-  const nlohmann::json e = expected("gpt2_tiny");
+  const nlohmann::json e = hf_expected("gpt2_tiny");
   auto& gpt = dynamic_cast<model::GptImpl&>(task->module());
   gpt.eval();
   torch::NoGradGuard no_grad;
   const torch::Tensor ids = torch::tensor(e["ids"].get<std::vector<int64_t>>()).view({1, -1});
   const torch::Tensor logits = gpt.forward(ids)[0];
-  const torch::Tensor want = to_tensor(e["logits"]);
+  const torch::Tensor want = hf_to_tensor(e["logits"]);
   ASSERT_EQ(logits.sizes(), want.sizes());
   EXPECT_LT((logits - want).abs().max().item<double>(), 1e-4);
 }
 
 TEST(HfCheckpoint, DistilBertFolderGivesTheMaskedLmLogitsOfTransformersEquations) {
-  const std::string folder = fixture("distilbert_tiny");
-  config::Config cfg = adopted(folder, config::TaskKind::kMlm, 8);
+  const std::string folder = hf_fixture("distilbert_tiny");
+  config::Config cfg = hf_adopted(folder, config::TaskKind::kMlm, 8);
   EXPECT_EQ(cfg.model.type, config::ModelType::kDistilbert);
   EXPECT_EQ(cfg.model.ffn_dim, 16);
   EXPECT_EQ(cfg.model.max_positions, 12);
@@ -91,7 +91,7 @@ TEST(HfCheckpoint, DistilBertFolderGivesTheMaskedLmLogitsOfTransformersEquations
   EXPECT_TRUE(r.missing.empty()) << r.missing.front();
   EXPECT_TRUE(r.unexpected.empty()) << r.unexpected.front();  // tied projector checked, not unused
 
-  const nlohmann::json e = expected("distilbert_tiny");
+  const nlohmann::json e = hf_expected("distilbert_tiny");
   auto& bert = dynamic_cast<model::DistilBertImpl&>(task->module());
   bert.eval();
   torch::NoGradGuard no_grad;
@@ -100,7 +100,7 @@ TEST(HfCheckpoint, DistilBertFolderGivesTheMaskedLmLogitsOfTransformersEquations
   const torch::Tensor mask = torch::tensor(e["mask"].get<std::vector<int64_t>>()).view({1, -1});
   const torch::Tensor pos = torch::arange(static_cast<int64_t>(id_list.size())).view({1, -1});
   const torch::Tensor logits = bert.mlm_logits(bert.encode(ids, mask), pos)[0];
-  const torch::Tensor want = to_tensor(e["logits"]);
+  const torch::Tensor want = hf_to_tensor(e["logits"]);
   ASSERT_EQ(logits.sizes(), want.sizes());
   // Padding positions attend over the real tokens only in both; compare every position.
   EXPECT_LT((logits - want).abs().max().item<double>(), 1e-4);
@@ -108,9 +108,9 @@ TEST(HfCheckpoint, DistilBertFolderGivesTheMaskedLmLogitsOfTransformersEquations
 
 TEST(HfCheckpoint, TheFolderTokenizersGiveTheReferenceIds) {
   for (const char* name : {"gpt2_tiny", "distilbert_tiny"}) {
-    config::Config cfg = adopted(fixture(name), name[0] == 'g' ? config::TaskKind::kLm : config::TaskKind::kMlm, 8);
+    config::Config cfg = hf_adopted(hf_fixture(name), name[0] == 'g' ? config::TaskKind::kLm : config::TaskKind::kMlm, 8);
     const auto tok = data::make_tokenizer(cfg.data, "");
-    const nlohmann::json e = expected(name);
+    const nlohmann::json e = hf_expected(name);
     EXPECT_EQ(tok->encode(e["text"].get<std::string>()),
               e["text_ids"].get<std::vector<int32_t>>())
         << name;
@@ -118,8 +118,8 @@ TEST(HfCheckpoint, TheFolderTokenizersGiveTheReferenceIds) {
 }
 
 TEST(HfCheckpoint, DistilBertForClassificationKeepsItsNewHeadAtInit) {
-  const std::string folder = fixture("distilbert_tiny");
-  config::Config cfg = adopted(folder, config::TaskKind::kClassify, 8);
+  const std::string folder = hf_fixture("distilbert_tiny");
+  config::Config cfg = hf_adopted(folder, config::TaskKind::kClassify, 8);
   const auto task = make_task(cfg, cfg.model.vocab_size, 0);
   const LoadReport r = load_hf_checkpoint(folder, task->module(), cfg, "model.init_from");
   EXPECT_EQ(r.missing, (std::vector<std::string>{"pre_classifier.weight", "pre_classifier.bias",
@@ -132,7 +132,7 @@ TEST(HfCheckpoint, AShapeKeyTheUserSetThatDisagreesNamesBothValues) {
   cfg.model.n_layer = 6;
   cfg.given_keys.emplace_back("model.n_layer", "my.yaml line 3");
   try {
-    adopt_hf_model(cfg, fixture("gpt2_tiny"), "model.init_from");
+    adopt_hf_model(cfg, hf_fixture("gpt2_tiny"), "model.init_from");
     ADD_FAILURE() << "no ConfigError";
   } catch (const ConfigError& e) {
     const std::string what = e.what();
@@ -145,11 +145,11 @@ TEST(HfCheckpoint, AShapeKeyTheUserSetThatDisagreesNamesBothValues) {
 TEST(HfCheckpoint, ABrokenWeightsFileIsAnErrorNamingTheFile) {
   test::ScratchDir dir("hf_broken");
   for (const char* f : {"config.json", "vocab.json", "merges.txt"}) {
-    test::write_file(dir.file(f), test::read_file(fixture("gpt2_tiny") + "/" + f));
+    test::write_file(dir.file(f), test::read_file(hf_fixture("gpt2_tiny") + "/" + f));
   }
-  const std::string bytes = test::read_file(fixture("gpt2_tiny") + "/model.safetensors");
+  const std::string bytes = test::read_file(hf_fixture("gpt2_tiny") + "/model.safetensors");
   test::write_file(dir.file("model.safetensors"), bytes.substr(0, bytes.size() / 2));  // cut
-  config::Config cfg = adopted(dir.path(), config::TaskKind::kLm, 8);
+  config::Config cfg = hf_adopted(dir.path(), config::TaskKind::kLm, 8);
   const auto task = make_task(cfg, cfg.model.vocab_size, 0);
   try {
     load_hf_checkpoint(dir.path(), task->module(), cfg, "model.init_from");
@@ -164,9 +164,9 @@ std::string copy_gpt2(const test::ScratchDir& dir, const std::function<void(nloh
                       bool weights = true) {
   for (const char* f : {"vocab.json", "merges.txt", "model.safetensors"}) {
     if (!weights && std::string(f) == "model.safetensors") continue;
-    test::write_file(dir.file(f), test::read_file(fixture("gpt2_tiny") + "/" + f));
+    test::write_file(dir.file(f), test::read_file(hf_fixture("gpt2_tiny") + "/" + f));
   }
-  nlohmann::json config = nlohmann::json::parse(test::read_file(fixture("gpt2_tiny") + "/config.json"));
+  nlohmann::json config = nlohmann::json::parse(test::read_file(hf_fixture("gpt2_tiny") + "/config.json"));
   edit(config);
   test::write_file(dir.file("config.json"), config.dump(2));
   return dir.path();
@@ -175,7 +175,7 @@ std::string copy_gpt2(const test::ScratchDir& dir, const std::function<void(nloh
 TEST(HfCheckpoint, AMisShapedTensorNamesItWithBothShapes) {
   test::ScratchDir dir("hf_misshaped");
   const std::string folder = copy_gpt2(dir, [](nlohmann::json& c) { c["n_positions"] = 32; });
-  config::Config cfg = adopted(folder, config::TaskKind::kLm, 8);
+  config::Config cfg = hf_adopted(folder, config::TaskKind::kLm, 8);
   const auto task = make_task(cfg, cfg.model.vocab_size, 0);
   try {
     load_hf_checkpoint(folder, task->module(), cfg, "model.init_from");
@@ -206,7 +206,7 @@ TEST(HfCheckpoint, AnUnknownModelTypeNamesTheValue) {
 TEST(HfCheckpoint, WeightsWithoutConfigJsonSayWhatIsMissing) {
   test::ScratchDir dir("hf_noconfig");
   test::write_file(dir.file("model.safetensors"),
-                   test::read_file(fixture("gpt2_tiny") + "/model.safetensors"));
+                   test::read_file(hf_fixture("gpt2_tiny") + "/model.safetensors"));
   config::Config cfg;
   try {
     resolve_checkpoint_dir(dir.path(), cfg, "model.init_from");
@@ -221,7 +221,7 @@ TEST(HfCheckpoint, PytorchModelBinIsReadWhenThereIsNoSafetensors) {
   test::ScratchDir dir("hf_bin");
   const std::string folder = copy_gpt2(dir, [](nlohmann::json&) {}, /*weights=*/false);
   const hf::SafetensorsFile st =
-      hf::SafetensorsFile::open(fixture("gpt2_tiny") + "/model.safetensors");
+      hf::SafetensorsFile::open(hf_fixture("gpt2_tiny") + "/model.safetensors");
   c10::Dict<std::string, torch::Tensor> state;
   for (const hf::TensorView& t : st.tensors()) {
     std::vector<float> v = hf::to_float(t);
@@ -229,7 +229,7 @@ TEST(HfCheckpoint, PytorchModelBinIsReadWhenThereIsNoSafetensors) {
   }
   const std::vector<char> bytes = torch::pickle_save(state);
   test::write_file(dir.file("pytorch_model.bin"), std::string(bytes.begin(), bytes.end()));
-  config::Config cfg = adopted(folder, config::TaskKind::kLm, 8);
+  config::Config cfg = hf_adopted(folder, config::TaskKind::kLm, 8);
   const auto task = make_task(cfg, cfg.model.vocab_size, 0);
   const LoadReport r = load_hf_checkpoint(folder, task->module(), cfg, "model.init_from");
   EXPECT_EQ(r.loaded, 28);
@@ -237,15 +237,15 @@ TEST(HfCheckpoint, PytorchModelBinIsReadWhenThereIsNoSafetensors) {
   auto& gpt = dynamic_cast<model::GptImpl&>(task->module());
   gpt.eval();
   torch::NoGradGuard no_grad;
-  const nlohmann::json e = expected("gpt2_tiny");
+  const nlohmann::json e = hf_expected("gpt2_tiny");
   const torch::Tensor ids = torch::tensor(e["ids"].get<std::vector<int64_t>>()).view({1, -1});
-  EXPECT_LT((gpt.forward(ids)[0] - to_tensor(e["logits"])).abs().max().item<double>(), 1e-4);
+  EXPECT_LT((gpt.forward(ids)[0] - hf_to_tensor(e["logits"])).abs().max().item<double>(), 1e-4);
 }
 
 TEST(HfCheckpoint, ExportWritesBackTheSameTensorsUnderHuggingFaceNames) {
   test::ScratchDir dir("hf_export");
-  const std::string folder = fixture("gpt2_tiny");
-  config::Config cfg = adopted(folder, config::TaskKind::kLm, 8);
+  const std::string folder = hf_fixture("gpt2_tiny");
+  config::Config cfg = hf_adopted(folder, config::TaskKind::kLm, 8);
   const auto task = make_task(cfg, cfg.model.vocab_size, 0);
   load_hf_checkpoint(folder, task->module(), cfg, "model.init_from");
   save_checkpoint(dir.file("ckpt"), task->module(), cfg, config::TaskKind::kLm, 0);
@@ -275,7 +275,7 @@ TEST(HfCheckpoint, ExportWritesBackTheSameTensorsUnderHuggingFaceNames) {
   EXPECT_EQ(compared, static_cast<int64_t>(exported.tensors().size()));
   EXPECT_EQ(test::read_file(dir.file("hf") + "/merges.txt"), test::read_file(folder + "/merges.txt"));
   // The exported folder loads again, to the same model.
-  config::Config again = adopted(dir.file("hf"), config::TaskKind::kLm, 8);
+  config::Config again = hf_adopted(dir.file("hf"), config::TaskKind::kLm, 8);
   EXPECT_EQ(again.model.n_embd, cfg.model.n_embd);
   EXPECT_THROW(export_hf(dir.file("ckpt"), dir.file("hf")), ConfigError);  // never overwritten
 }

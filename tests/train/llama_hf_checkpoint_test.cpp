@@ -29,15 +29,15 @@ namespace {
 
 const char* const kFolders[] = {"llama_tiny", "qwen2_tiny", "mistral_tiny"};
 
-std::string fixture(const std::string& name) {
+std::string llama_fixture(const std::string& name) {
   return std::string(LLMPROF_SOURCE_DIR) + "/tests/train/fixtures/hf_llama/" + name;
 }
 
-nlohmann::json expected(const std::string& folder) {
+nlohmann::json llama_expected(const std::string& folder) {
   return nlohmann::json::parse(test::read_file(folder + "/expected.json"));
 }
 
-config::Config adopted(const std::string& folder, int64_t block = 8) {
+config::Config llama_adopted(const std::string& folder, int64_t block = 8) {
   config::Config cfg;
   cfg.model.block_size = block;
   cfg.model.init_from = folder;
@@ -51,7 +51,7 @@ struct Loaded {
   std::unique_ptr<Task> task;
   LoadReport report;
 
-  explicit Loaded(const std::string& folder) : cfg(adopted(folder)) {
+  explicit Loaded(const std::string& folder) : cfg(llama_adopted(folder)) {
     task = make_task(cfg, cfg.model.vocab_size, 0);
     report = load_hf_checkpoint(folder, task->module(), cfg, "model.init_from");
   }
@@ -65,7 +65,7 @@ struct Loaded {
   }
 };
 
-torch::Tensor to_tensor(const nlohmann::json& rows) {
+torch::Tensor llama_to_tensor(const nlohmann::json& rows) {
   std::vector<float> flat;
   for (const auto& row : rows) {
     for (const auto& v : row) flat.push_back(v.get<float>());
@@ -74,19 +74,19 @@ torch::Tensor to_tensor(const nlohmann::json& rows) {
 }
 
 void expect_logits_match(const std::string& name) {
-  Loaded m(fixture(name));
+  Loaded m(llama_fixture(name));
   EXPECT_TRUE(m.report.missing.empty()) << name << ": " << m.report.missing.front();
   EXPECT_TRUE(m.report.unexpected.empty()) << name << ": " << m.report.unexpected.front();
-  const nlohmann::json e = expected(fixture(name));
+  const nlohmann::json e = llama_expected(llama_fixture(name));
   const torch::Tensor got = m.logits(e["ids"].get<std::vector<int64_t>>());
-  const torch::Tensor want = to_tensor(e["logits"]);
+  const torch::Tensor want = llama_to_tensor(e["logits"]);
   ASSERT_EQ(got.sizes(), want.sizes()) << name;
   const double diff = (got - want).abs().max().item<double>();
   EXPECT_LT(diff, 1e-4) << name << ": max |llmprof - numpy| = " << diff;
 }
 
 TEST(LlamaHfCheckpoint, LlamaFolderTakesItsShapeAndGivesTheLogitsOfTheEquations) {
-  const config::Config cfg = adopted(fixture("llama_tiny"));
+  const config::Config cfg = llama_adopted(llama_fixture("llama_tiny"));
   EXPECT_EQ(cfg.model.type, config::ModelType::kLlama);
   EXPECT_EQ(cfg.model.n_layer, 2);
   EXPECT_EQ(cfg.model.n_head, 4);
@@ -101,23 +101,23 @@ TEST(LlamaHfCheckpoint, LlamaFolderTakesItsShapeAndGivesTheLogitsOfTheEquations)
   EXPECT_EQ(cfg.model.rope_scaling_type, config::RopeScaling::kLlama3);
   EXPECT_EQ(cfg.model.rope_scaling_original_max_position_embeddings, 256);
   EXPECT_EQ(cfg.data.tokenizer, config::TokenizerKind::kHf);
-  EXPECT_EQ(cfg.data.vocab_path, fixture("llama_tiny") + "/tokenizer.json");
+  EXPECT_EQ(cfg.data.vocab_path, llama_fixture("llama_tiny") + "/tokenizer.json");
   expect_logits_match("llama_tiny");
 }
 
 TEST(LlamaHfCheckpoint, Qwen2FolderWithBiasesATiedHeadAndBf16WeightsGivesTheLogits) {
-  const config::Config cfg = adopted(fixture("qwen2_tiny"));
+  const config::Config cfg = llama_adopted(llama_fixture("qwen2_tiny"));
   EXPECT_TRUE(cfg.model.attention_bias);
   EXPECT_TRUE(cfg.model.tie_embeddings);
   EXPECT_EQ(cfg.model.head_dim, 0);         // 16 / 4, as Qwen2Config derives it
   EXPECT_EQ(cfg.model.sliding_window, 0);   // use_sliding_window false: no window
-  Loaded m(fixture("qwen2_tiny"));
+  Loaded m(llama_fixture("qwen2_tiny"));
   EXPECT_EQ(m.report.loaded, 1 + 2 * 12 + 1);  // embedding; 12 per layer (3 biases); norm
   expect_logits_match("qwen2_tiny");
 }
 
 TEST(LlamaHfCheckpoint, MistralFolderWithASlidingWindowThatHoldsTheBlockGivesTheLogits) {
-  const config::Config cfg = adopted(fixture("mistral_tiny"));
+  const config::Config cfg = llama_adopted(llama_fixture("mistral_tiny"));
   EXPECT_EQ(cfg.model.sliding_window, 32);
   EXPECT_EQ(cfg.model.n_kv_head, 1);
   expect_logits_match("mistral_tiny");
@@ -125,9 +125,9 @@ TEST(LlamaHfCheckpoint, MistralFolderWithASlidingWindowThatHoldsTheBlockGivesThe
 
 TEST(LlamaHfCheckpoint, TokenizerJsonGivesTheReferenceIdsOnHardStrings) {
   for (const char* name : kFolders) {
-    const config::Config cfg = adopted(fixture(name));
+    const config::Config cfg = llama_adopted(llama_fixture(name));
     const auto tok = data::make_tokenizer(cfg.data, "");
-    for (const auto& t : expected(fixture(name))["texts"]) {
+    for (const auto& t : llama_expected(llama_fixture(name))["texts"]) {
       const std::string text = t["text"].get<std::string>();
       EXPECT_EQ(tok->encode(text), t["ids"].get<std::vector<int32_t>>())
           << name << ": \"" << text << "\"";
@@ -139,7 +139,7 @@ TEST(LlamaHfCheckpoint, TokenizerJsonGivesTheReferenceIdsOnHardStrings) {
 std::string copy_folder(const test::ScratchDir& dir, const std::string& name,
                         const std::function<void(nlohmann::json&)>& edit = {}) {
   const std::string to = dir.file(name);
-  fs::copy(fixture(name), to);
+  fs::copy(llama_fixture(name), to);
   if (edit) {
     nlohmann::json c = nlohmann::json::parse(test::read_file(to + "/config.json"));
     edit(c);
@@ -151,7 +151,7 @@ std::string copy_folder(const test::ScratchDir& dir, const std::string& name,
 // What adopt_hf_model (or, with load, load_hf_checkpoint) says of folder; "" when it accepts.
 std::string error_of(const std::string& folder, bool load = false, int64_t block = 8) {
   try {
-    config::Config cfg = adopted(folder, block);
+    config::Config cfg = llama_adopted(folder, block);
     if (load) {
       const auto task = make_task(cfg, cfg.model.vocab_size, 0);
       load_hf_checkpoint(folder, task->module(), cfg, "model.init_from");
@@ -204,7 +204,7 @@ TEST(LlamaHfCheckpoint, BrokenFoldersAreErrorsNamingWhatIsWrong) {
 TEST(LlamaHfCheckpoint, AMissingTensorIsNamed) {
   test::ScratchDir dir("llama_missing");
   const std::string f = copy_folder(dir, "llama_tiny");
-  const hf::SafetensorsFile st = hf::SafetensorsFile::open(fixture("llama_tiny") + "/model.safetensors");
+  const hf::SafetensorsFile st = hf::SafetensorsFile::open(llama_fixture("llama_tiny") + "/model.safetensors");
   std::vector<std::vector<float>> keep;
   std::vector<hf::TensorToWrite> out;
   keep.reserve(st.tensors().size());  // the pointers out holds stay valid
@@ -227,7 +227,7 @@ TEST(LlamaHfCheckpoint, AShapeKeyTheUserSetThatDisagreesNamesBothValues) {
   cfg.model.n_kv_head = 4;
   cfg.given_keys.emplace_back("model.n_kv_head", "my.yaml line 7");
   try {
-    adopt_hf_model(cfg, fixture("llama_tiny"), "model.init_from");
+    adopt_hf_model(cfg, llama_fixture("llama_tiny"), "model.init_from");
     ADD_FAILURE() << "no ConfigError";
   } catch (const ConfigError& e) {
     const std::string what = e.what();
@@ -240,10 +240,10 @@ TEST(LlamaHfCheckpoint, AShapeKeyTheUserSetThatDisagreesNamesBothValues) {
 TEST(LlamaHfCheckpoint, ExportThenLoadIsBitForBitAndKeepsTypeHeadAndTokenizer) {
   for (const char* name : kFolders) {
     test::ScratchDir dir("llama_export");
-    Loaded m(fixture(name));
+    Loaded m(llama_fixture(name));
     save_checkpoint(dir.file("ckpt"), m.task->module(), m.cfg, config::TaskKind::kLm, 0);
     const HfExport x = export_hf(dir.file("ckpt"), dir.file("hf"));
-    const hf::HfModelConfig original = hf::read_hf_config(fixture(name));
+    const hf::HfModelConfig original = hf::read_hf_config(llama_fixture(name));
     const hf::HfModelConfig back = hf::read_hf_config(dir.file("hf"));
     EXPECT_EQ(back.model_type, original.model_type) << name;
     EXPECT_EQ(x.architecture, original.architectures.front()) << name;
@@ -251,7 +251,7 @@ TEST(LlamaHfCheckpoint, ExportThenLoadIsBitForBitAndKeepsTypeHeadAndTokenizer) {
     EXPECT_EQ(back.llama.head_dim_or_default(), original.llama.head_dim_or_default()) << name;
     EXPECT_EQ(back.llama.rope_scaling.has_value(), original.llama.rope_scaling.has_value());
     EXPECT_EQ(test::read_file(dir.file("hf") + "/tokenizer.json"),
-              test::read_file(fixture(name) + "/tokenizer.json"))
+              test::read_file(llama_fixture(name) + "/tokenizer.json"))
         << name;
     const hf::SafetensorsFile exported =
         hf::SafetensorsFile::open(dir.file("hf") + "/model.safetensors");

@@ -33,7 +33,7 @@ config::Config nvtx_config(const std::string& dir, const std::string& name) {
   return cfg;
 }
 
-TrainOptions quiet() {
+TrainOptions nvtx_quiet() {
   TrainOptions o;
   o.quiet = true;
   return o;
@@ -53,7 +53,7 @@ TEST(Nvtx, StepsPhasesAndModuleScopesAreBalancedRangesOnTheirThread) {
   ::setenv("NVTX_INJECTION64_PATH", LLMPROF_NVTX_RECORDER, 1);
   ::setenv("LLMPROF_NVTX_RECORD", record.c_str(), 1);
   ASSERT_TRUE(profile::nvtx::available());
-  const TrainResult r = run_training(nvtx_config(dir.path(), "on"), quiet());
+  const TrainResult r = run_training(nvtx_config(dir.path(), "on"), nvtx_quiet());
   ASSERT_EQ(llmprof::config::name(r.status), "completed");
   EXPECT_FALSE(profile::nvtx::enabled()) << "the run's end turns the ranges off";
 
@@ -103,7 +103,7 @@ TEST(Nvtx, StepsPhasesAndModuleScopesAreBalancedRangesOnTheirThread) {
   const size_t before = test::read_file(record).size();
   config::Config off = nvtx_config(dir.path(), "off");
   off.profile.nvtx = false;
-  ASSERT_EQ(llmprof::config::name(run_training(off, quiet()).status), "completed");
+  ASSERT_EQ(llmprof::config::name(run_training(off, nvtx_quiet()).status), "completed");
   EXPECT_EQ(test::read_file(record).size(), before);
 }
 
@@ -112,7 +112,7 @@ TEST(Nvtx, StepsPhasesAndModuleScopesAreBalancedRangesOnTheirThread) {
 TEST(Nvtx, WithoutTheHeadersTheKeyIsAConfigError) {
   test::ScratchDir dir("nvtx");
   try {
-    run_training(nvtx_config(dir.path(), "on"), quiet());
+    run_training(nvtx_config(dir.path(), "on"), nvtx_quiet());
     FAIL() << "expected ConfigError";
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.key(), "profile.nvtx");

@@ -27,7 +27,7 @@ config::Config tiny_config(const std::string& out_dir, const std::string& name) 
   return cfg;
 }
 
-TrainOptions quiet() {
+TrainOptions train_quiet() {
   TrainOptions o;
   o.quiet = true;
   return o;
@@ -47,7 +47,7 @@ std::vector<double> column(const std::string& csv_path, const std::string& name)
 TEST(RunTraining, WritesEveryRunFileWithOneRowPerStep) {
   ScratchDir dir;
   config::Config cfg = tiny_config(dir.path(), "run");
-  TrainResult r = run_training(cfg, quiet());
+  TrainResult r = run_training(cfg, train_quiet());
   ASSERT_EQ(llmprof::config::name(r.status), "completed") << r.message;
   for (const char* f : {"config.yaml", "env.json", "steps.csv", "eval.csv", "log.txt",
                         "summary.json", "vocab.json"}) {
@@ -70,7 +70,7 @@ TEST(RunTraining, WritesEveryRunFileWithOneRowPerStep) {
 TEST(RunTraining, StepNumbersCountFromOneInEveryFileAndTheLog) {
   ScratchDir dir;
   config::Config cfg = tiny_config(dir.path(), "steps");  // 20 steps, eval every 10
-  TrainResult r = run_training(cfg, quiet());
+  TrainResult r = run_training(cfg, train_quiet());
   ASSERT_EQ(llmprof::config::name(r.status), "completed") << r.message;
   std::vector<double> steps = column(r.run_dir + "/steps.csv", "step");
   ASSERT_EQ(steps.size(), 20u);
@@ -89,7 +89,7 @@ TEST(RunTraining, StepNumbersCountFromOneInEveryFileAndTheLog) {
 
 TEST(RunTraining, PhasesAddUpToTheStep) {
   ScratchDir dir;
-  TrainResult r = run_training(tiny_config(dir.path(), "run"), quiet());
+  TrainResult r = run_training(tiny_config(dir.path(), "run"), train_quiet());
   ASSERT_EQ(llmprof::config::name(r.status), "completed");
   auto step = column(r.run_dir + "/steps.csv", "step_ms");
   auto d = column(r.run_dir + "/steps.csv", "data_ms");
@@ -116,9 +116,9 @@ TEST(RunTraining, ProfilingLevelAndWorkersDoNotChangeTheLossTrajectory) {
   b.data.num_workers = 0;
   config::Config c = tiny_config(dir.path(), "workers3");
   c.data.num_workers = 3;
-  auto la = column(run_training(a, quiet()).run_dir + "/steps.csv", "loss");
-  auto lb = column(run_training(b, quiet()).run_dir + "/steps.csv", "loss");
-  auto lc = column(run_training(c, quiet()).run_dir + "/steps.csv", "loss");
+  auto la = column(run_training(a, train_quiet()).run_dir + "/steps.csv", "loss");
+  auto lb = column(run_training(b, train_quiet()).run_dir + "/steps.csv", "loss");
+  auto lc = column(run_training(c, train_quiet()).run_dir + "/steps.csv", "loss");
   ASSERT_EQ(la.size(), lb.size());
   ASSERT_EQ(la.size(), lc.size());
   for (size_t i = 0; i < la.size(); ++i) {
@@ -137,7 +137,7 @@ TEST(RunTraining, GradAccumulationCheckpointingAndBf16Run) {
   cfg.train.activation_checkpointing = true;
   cfg.train.precision = config::Precision::kBf16;
   cfg.schedule.max_steps = 6;
-  TrainResult r = run_training(cfg, quiet());
+  TrainResult r = run_training(cfg, train_quiet());
   ASSERT_EQ(llmprof::config::name(r.status), "completed") << r.message;
   auto tokens = column(r.run_dir + "/steps.csv", "tokens");
   EXPECT_EQ(tokens[0], 2 * 4 * 32);
@@ -153,14 +153,14 @@ TEST(RunTraining, FusedAdamWIsRefusedWithTheReasonOrFollowsTheLoop) {
   cfg.schedule.max_steps = 4;
   cfg.optim.fused = true;
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-  const TrainResult fused = run_training(cfg, quiet());
+  const TrainResult fused = run_training(cfg, train_quiet());
   cfg.optim.fused = false;
   cfg.output.name = "loop";
-  const TrainResult loop = run_training(cfg, quiet());
+  const TrainResult loop = run_training(cfg, train_quiet());
   EXPECT_NEAR(fused.final_train_loss, loop.final_train_loss, 1e-4);
 #else
   try {
-    run_training(cfg, quiet());
+    run_training(cfg, train_quiet());
     FAIL() << "expected ConfigError";
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.key(), "optim.fused");
@@ -172,7 +172,7 @@ TEST(RunTraining, FusedAdamWIsRefusedWithTheReasonOrFollowsTheLoop) {
   cfg.optim.fused = true;
   cfg.optim.name = config::Optimizer::kSgd;
   try {
-    run_training(cfg, quiet());
+    run_training(cfg, train_quiet());
     FAIL() << "expected ConfigError";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("applies to adam and adamw, not sgd"), std::string::npos);
@@ -184,10 +184,10 @@ TEST(RunTraining, ExistingRunDirectoryIsNeverOverwritten) {
   ScratchDir dir;
   config::Config cfg = tiny_config(dir.path(), "same");
   cfg.schedule.max_steps = 2;
-  run_training(cfg, quiet());
+  run_training(cfg, train_quiet());
   std::string before = test::read_file(dir.path() + "/same/steps.csv");
   try {
-    run_training(cfg, quiet());
+    run_training(cfg, train_quiet());
     FAIL() << "expected ConfigError";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("already exists"), std::string::npos) << e.what();
@@ -211,7 +211,7 @@ TEST(RunTraining, TinyShakespeareValLossFallsWellBelowLnVocab) {
   cfg.train.eval_interval = 300;
   cfg.train.eval_steps = 8;
   cfg.threads = 2;
-  TrainResult r = run_training(cfg, quiet());
+  TrainResult r = run_training(cfg, train_quiet());
   ASSERT_EQ(llmprof::config::name(r.status), "completed") << r.message;
   ASSERT_TRUE(r.final_val_loss.has_value());
   EXPECT_LT(*r.final_val_loss, 2.6) << "ln(65) = " << std::log(65.0);
