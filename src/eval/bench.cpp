@@ -406,11 +406,11 @@ nlohmann::json bench_json(const BenchSetup& s,
   const int64_t P = s.prompt_tokens;
   train::TrainOptions env_opts;
   env_opts.command_line = opts.command_line;
-  nlohmann::json context = train::collect_env(cfg, p.runtime, train::PeakFlops{},
-                                                 train::PeakBytes{0, 0, "none", "not used by bench"},
-                                                 env_opts);
-  context.erase("peak_flops");  // bench measures no matmul peak
-  context.erase("schema_version");
+  rundir::Env env = train::collect_env(cfg, p.runtime, train::PeakFlops{},
+                                       train::PeakBytes{0, 0, "none", "not used by bench"},
+                                       env_opts);
+  env.peak_flops.reset();  // bench measures no matmul peak
+  const nlohmann::json context = nlohmann::json::parse(rundir::env_context_text(env));
   nlohmann::json rows_json = nlohmann::json::array();
   for (const BenchRow& r : result.rows) rows_json.push_back(to_json(r));
   nlohmann::json variant_names = nlohmann::json::array();
