@@ -99,6 +99,7 @@ inline std::string checkpoint_step_dir(std::string_view run_dir, long long step)
 inline constexpr int kSummarySchemaVersion = 1;
 inline constexpr int kSweepSchemaVersion = 1;
 inline constexpr int kEnvSchemaVersion = 1;
+inline constexpr int kCheckpointSchemaVersion = 1;
 
 // dir + "/" + file.
 inline std::string path(std::string_view dir, std::string_view file) {
