@@ -30,7 +30,6 @@ namespace {
 
 using config::BenchVariant;
 
-constexpr int kBenchSchemaVersion = 1;
 
 // bench.csv: the first 14 columns are the stable contract; later ones are extras.
 const std::vector<std::string> kBenchColumns = {
@@ -416,7 +415,7 @@ nlohmann::json bench_json(const BenchSetup& s,
   nlohmann::json variant_names = nlohmann::json::array();
   for (const BenchVariant v : s.variants) variant_names.push_back(config::name(v));
   return {
-      {"schema_version", kBenchSchemaVersion},
+      {"schema_version", rundir::kBenchSchemaVersion},
       {"task", task.name()},
       {"model", task.describe()},
       {"parameters", task.num_parameters()},

@@ -103,6 +103,12 @@ train::EvalSums evaluate_set(train::Task& task, const train::EvalSet& set,
 }
 
 // What mapped the text to ids: the run's own tokenizer when the checkpoint keeps one.
+rundir::DocTokenizer doc_tokenizer(const data::Tokenizer& t) {
+  const std::string sha = t.fingerprint();
+  return {std::string(t.name()), t.vocab_size(),
+          sha.empty() ? std::nullopt : std::optional<std::string>(sha)};
+}
+
 nlohmann::json tokenizer_json(const data::Tokenizer& t) {
   const std::string sha = t.fingerprint();
   return {{"type", t.name()},

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "llmprof/config/config.h"
+#include "llmprof/rundir/eval_doc.h"
 #include "llmprof/train/device.h"
 #include "llmprof/train/run_data.h"
 #include "llmprof/train/runtime.h"
@@ -53,5 +54,7 @@ train::EvalSums evaluate_set(train::Task& task, const train::EvalSet& set,
 // What mapped the text to ids (eval.json and bench.json "tokenizer"): type, vocab_size and the
 // content hash, the run's own tokenizer when the checkpoint keeps one.
 nlohmann::json tokenizer_json(const data::Tokenizer& t);
+// The same, typed, for eval.json.
+rundir::DocTokenizer doc_tokenizer(const data::Tokenizer& t);
 
 }  // namespace llmprof::eval
