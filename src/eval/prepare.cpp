@@ -1,7 +1,6 @@
 #include "prepare.h"
 
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "llmprof/base/clock.h"
@@ -109,11 +108,5 @@ rundir::DocTokenizer doc_tokenizer(const data::Tokenizer& t) {
           sha.empty() ? std::nullopt : std::optional<std::string>(sha)};
 }
 
-nlohmann::json tokenizer_json(const data::Tokenizer& t) {
-  const std::string sha = t.fingerprint();
-  return {{"type", t.name()},
-          {"vocab_size", t.vocab_size()},
-          {"sha256", sha.empty() ? nlohmann::json(nullptr) : nlohmann::json(sha)}};
-}
 
 }  // namespace llmprof::eval

@@ -2,8 +2,6 @@
 // the task's model in eval mode with its checkpoint loaded, and the eval sets.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,8 +51,6 @@ train::EvalSums evaluate_set(train::Task& task, const train::EvalSet& set,
 
 // What mapped the text to ids (eval.json and bench.json "tokenizer"): type, vocab_size and the
 // content hash, the run's own tokenizer when the checkpoint keeps one.
-nlohmann::json tokenizer_json(const data::Tokenizer& t);
-// The same, typed, for eval.json.
 rundir::DocTokenizer doc_tokenizer(const data::Tokenizer& t);
 
 }  // namespace llmprof::eval

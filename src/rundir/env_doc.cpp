@@ -181,7 +181,7 @@ telemetry::EnergyAvailability read_energy_availability(ObjectReader& o, detail::
   if (const Json* sources = o.raw("sources"); sources != nullptr && !sources->is_null()) {
     if (!sources->is_array()) o.fail("sources", "an array of objects");
     for (size_t i = 0; i < sources->size(); ++i) {
-      a.sources.push_back(read_source((*sources)[i], ctx, fmt::format("/energy/sources/{}", i)));
+      a.sources.push_back(read_source((*sources)[i], ctx, fmt::format("{}/sources/{}", o.pointer(), i)));
     }
   }
   a.sample_hz = o.integer("sample_hz").value_or(0);
@@ -226,6 +226,24 @@ void read_sections(ObjectReader& doc, detail::DocContext& ctx, Env& e) {
 
 std::string env_context_text(const Env& e) { return env_body(e).dump(); }
 
+namespace detail {
+
+Json env_body_json(const Env& e) { return env_body(e); }
+
+void read_env_body(ObjectReader& doc, DocContext& ctx, Env& e) {
+  e.start_time = doc.text("start_time");
+  e.command_line = string_list(doc, "command_line");
+  if (const Json* d = doc.raw("device"); d != nullptr && !d->is_null()) {
+    e.device = parse_name<config::DeviceKind>(d->is_string() ? d->get<std::string>() : d->dump(),
+                                              ctx.file, doc.field("device"));
+  }
+  e.threads = doc.integer("threads");
+  e.threads_configured = doc.integer("threads_configured");
+  read_sections(doc, ctx, e);
+}
+
+}  // namespace detail
+
 std::string env_text(const Env& e) {
   Json j = env_body(e);
   j["schema_version"] = kEnvSchemaVersion;
@@ -244,15 +262,7 @@ Env parse_env(const std::string& text, const std::string& file) {
   detail::DocContext ctx{file, &e.unknown, &e.read_notes};
   ObjectReader doc(j, ctx, "");
   e.schema_version = detail::check_version(doc, kEnvSchemaVersion);
-  e.start_time = doc.text("start_time");
-  e.command_line = string_list(doc, "command_line");
-  if (const Json* d = doc.raw("device"); d != nullptr && !d->is_null()) {
-    e.device = parse_name<config::DeviceKind>(d->is_string() ? d->get<std::string>() : d->dump(),
-                                              file, "device");
-  }
-  e.threads = doc.integer("threads");
-  e.threads_configured = doc.integer("threads_configured");
-  read_sections(doc, ctx, e);
+  detail::read_env_body(doc, ctx, e);
   doc.keep_unknown();
   return e;
 }

@@ -84,3 +84,12 @@ void doc_field_rows(const Json& full, const Json* none, const std::string& path,
 void put_unknown(Json& doc, const std::map<std::string, std::string>& unknown);
 
 }  // namespace llmprof::rundir::detail
+
+namespace llmprof::rundir {
+struct Env;
+namespace detail {
+// env.json's fields but schema_version, written and read (bench.json's context block).
+Json env_body_json(const Env& e);
+void read_env_body(ObjectReader& doc, DocContext& ctx, Env& e);
+}  // namespace detail
+}  // namespace llmprof::rundir
