@@ -224,8 +224,6 @@ void read_sections(ObjectReader& doc, detail::DocContext& ctx, Env& e) {
 
 }  // namespace
 
-std::string env_context_text(const Env& e) { return env_body(e).dump(); }
-
 namespace detail {
 
 Json env_body_json(const Env& e) { return env_body(e); }

@@ -95,8 +95,6 @@ void write_env(const std::string& path, const Env& e);
 Env parse_env(const std::string& text, const std::string& file);
 // Reads and parses path (a missing file is a DataError naming it).
 Env read_env(const std::string& path);
-// bench.json's context block: the same fields but schema_version, as compact JSON text.
-std::string env_context_text(const Env& e);
 // docs/env.md: every field, its type and when it is written, from the writer.
 std::string env_fields_doc();
 
