@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llmprof/check/check.h"
+#include "llmprof/rundir/files.h"
 
 namespace llmprof::check {
 
@@ -125,7 +126,7 @@ std::string render_json(const CheckResult& r) {
     gates.push_back(std::move(j));
   }
   const int code = exit_code_of(r);
-  nlohmann::json doc{{"schema_version", 1},
+  nlohmann::json doc{{"schema_version", rundir::kCheckSchemaVersion},
                      {"mode", r.repetitions ? "repetitions" : "directories"},
                      {"baseline", r.baseline},
                      {"candidate", r.candidate},

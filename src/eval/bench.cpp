@@ -8,7 +8,6 @@
 #include <torch/version.h>
 
 #include <cmath>
-#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "bench_measure.h"
@@ -30,7 +29,6 @@ namespace {
 
 using config::BenchVariant;
 
-constexpr int kBenchSchemaVersion = 1;
 
 // bench.csv: the first 14 columns are the stable contract; later ones are extras.
 const std::vector<std::string> kBenchColumns = {
@@ -46,10 +44,6 @@ const std::vector<std::string> kQualityColumns = {"variant",       "dataset",   
 
 std::optional<double> finite(double v) {
   return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
-}
-
-nlohmann::json json_or_null(const std::optional<double>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
 // The prompt length P for decoder generation, 0 when none is measured. Checked before anything
@@ -120,13 +114,7 @@ class LogFileScope {
   LogFileScope& operator=(const LogFileScope&) = delete;
 };
 
-struct QualityRow {
-  BenchVariant variant = BenchVariant::kFp32;
-  std::string dataset, source;
-  std::optional<double> loss, perplexity, accuracy, samples_per_s, tokens_per_s;
-  double seconds = 0;
-  std::string weights;  // checkpoint | partly initial (...) | initial
-};
+using rundir::QualityRow;
 
 // The variant's autocast on the bench's device: bf16/fp16 autocast, fp32 and int8 none.
 train::Autocast autocast_of(BenchVariant variant, const config::Device& device) {
@@ -172,49 +160,13 @@ void write_row(output::CsvWriter& csv, const BenchRow& r) {
   csv.end_row();
 }
 
-nlohmann::json to_json(const BenchRow& r) {
-  const LatencyStats& l = r.latency;
-  return {{"variant", config::name(r.variant)},
-          {"batch", r.batch},
-          {"seq_len", r.seq_len},
-          {"samples_per_s", r.samples_per_s},
-          {"tokens_per_s", r.tokens_per_s},
-          {"latency",
-           {{"n", l.n},
-            {"mean_ms", l.mean_ms},
-            {"p50_ms", l.p50_ms},
-            {"p90_ms", l.p90_ms},
-            {"p95_ms", l.p95_ms},
-            {"p99_ms", l.p99_ms},
-            {"max_ms", l.max_ms}}},
-          {"loss", json_or_null(r.loss)},
-          {"perplexity", json_or_null(r.perplexity)},
-          {"accuracy", json_or_null(r.accuracy)},
-          {"weight_bytes", r.weight_bytes},
-          {"ttft_ms", json_or_null(r.ttft_ms)},
-          {"per_token_p50_ms", json_or_null(r.per_token_p50_ms)},
-          {"generate_tokens_per_s", json_or_null(r.generate_tokens_per_s)}};
-}
-
-nlohmann::json to_json(const QualityRow& q) {
-  return {{"variant", config::name(q.variant)},
-          {"dataset", q.dataset},
-          {"source", q.source},
-          {"loss", json_or_null(q.loss)},
-          {"perplexity", json_or_null(q.perplexity)},
-          {"accuracy", json_or_null(q.accuracy)},
-          {"samples_per_s", json_or_null(q.samples_per_s)},
-          {"tokens_per_s", json_or_null(q.tokens_per_s)},
-          {"seconds", q.seconds},
-          {"weights", q.weights}};
-}
-
 std::string fmt_opt(const std::optional<double>& v, const char* spec) {
   return v ? fmt::format(fmt::runtime(spec), *v) : std::string("-");
 }
 
-nlohmann::json notes(const config::Config& cfg, bool generation, int64_t prompt_tokens) {
-  nlohmann::json n = {
+std::map<std::string, std::string> notes(const config::Config& cfg, bool generation,
+                                         int64_t prompt_tokens) {
+  std::map<std::string, std::string> n = {
       {"fp32", "the model as stored, float32 weights and activations"},
       {"bf16",
        "autocast to bfloat16 around each forward (torch.autocast(device, torch.bfloat16)): "
@@ -258,16 +210,12 @@ nlohmann::json notes(const config::Config& cfg, bool generation, int64_t prompt_
 
 // The generation's sizes and its KV cache per token (the cache holds the weights' dtype, fp32
 // here) against a multi-head model of the same width: grouped-query attention's saving.
-nlohmann::json generation_json(const model::Decoder& d, int64_t prompt_tokens,
-                               int64_t generate_tokens) {
+rundir::GenerationFigures generation_figures(const model::Decoder& d, int64_t prompt_tokens,
+                                             int64_t generate_tokens) {
   const int64_t kv = d.kv_bytes_per_token(4), mha = d.mha_kv_bytes_per_token(4);
-  return {{"prompt_tokens", prompt_tokens},
-          {"generate_tokens", generate_tokens},
-          {"kv_cache_bytes_per_token", kv},
-          {"mha_kv_cache_bytes_per_token", mha},
-          {"kv_cache_note",
-           fmt::format("fp32 cache: {} bytes per token ({} for one kv head per query head, {:.2f}x)",
-                       kv, mha, kv > 0 ? static_cast<double>(mha) / static_cast<double>(kv) : 0.0)}};
+  return {prompt_tokens, generate_tokens, kv, mha,
+          fmt::format("fp32 cache: {} bytes per token ({} for one kv head per query head, {:.2f}x)",
+                      kv, mha, kv > 0 ? static_cast<double>(mha) / static_cast<double>(kv) : 0.0)};
 }
 
 // Everything the timed loops need, made before the result directory exists.
@@ -319,12 +267,12 @@ void set_up(BenchSetup& s, bool cuda) {
   s.events = cuda ? gpu::make_cuda_event_api(nullptr) : nullptr;
 }
 
-// The quality of one variant on every eval set, written to bench_quality.csv and quality_json;
+// The quality of one variant on every eval set, written to bench_quality.csv and kept in quality;
 // returns the validation split's row, which every latency row of the variant carries.
 std::optional<QualityRow> measure_variant_quality(BenchSetup& s,
                                                   BenchVariant variant,
                                                   output::CsvWriter& quality_csv,
-                                                  nlohmann::json& quality_json) {
+                                                  std::vector<QualityRow>& quality) {
   const config::Config& cfg = s.p.cfg;
   train::Task& task = *s.p.task;
   std::optional<QualityRow> val;
@@ -332,7 +280,7 @@ std::optional<QualityRow> measure_variant_quality(BenchSetup& s,
     QualityRow q = measure_quality(task, set, variant, *s.p.device, cfg.device);
     q.weights = weights_label(s.p);
     write_quality(quality_csv, q);
-    quality_json.push_back(to_json(q));
+    quality.push_back(q);
     if (!val) val = q;  // sets[0] is the validation split
     spdlog::info("{} on {}: loss {}, {}", config::name(variant), q.dataset,
                  fmt_opt(q.loss, "{:.4f}"),
@@ -395,58 +343,50 @@ BenchRow measure_row(const BenchSetup& s,
 }
 
 // bench.json: the setting, the context block, every latency row and every quality row.
-nlohmann::json bench_json(const BenchSetup& s,
-                          const BenchOptions& opts,
-                          const BenchResult& result,
-                          nlohmann::json quality_json) {
+rundir::BenchDoc bench_doc(const BenchSetup& s,
+                           const BenchOptions& opts,
+                           const BenchResult& result,
+                           std::vector<QualityRow> quality) {
   const config::Config& cfg = s.p.cfg;
   const Prepared& p = s.p;
   train::Task& task = *p.task;
-  const bool generation = s.generation;
-  const int64_t P = s.prompt_tokens;
   train::TrainOptions env_opts;
   env_opts.command_line = opts.command_line;
-  nlohmann::json context = train::collect_env(cfg, p.runtime, train::PeakFlops{},
-                                                 train::PeakBytes{0, 0, "none", "not used by bench"},
-                                                 env_opts);
-  context.erase("peak_flops");  // bench measures no matmul peak
-  context.erase("schema_version");
-  nlohmann::json rows_json = nlohmann::json::array();
-  for (const BenchRow& r : result.rows) rows_json.push_back(to_json(r));
-  nlohmann::json variant_names = nlohmann::json::array();
-  for (const BenchVariant v : s.variants) variant_names.push_back(config::name(v));
-  return {
-      {"schema_version", kBenchSchemaVersion},
-      {"task", task.name()},
-      {"model", task.describe()},
-      {"parameters", task.num_parameters()},
-      {"checkpoint", p.checkpoint ? nlohmann::json(p.checkpoint->path) : nlohmann::json(nullptr)},
-      {"tokenizer", tokenizer_json(*p.data.tokenizer)},
-      {"checkpoint_note",
-       p.checkpoint ? fmt::format("{} task, step {}", p.checkpoint->task, p.checkpoint->step)
-                    : "no --checkpoint and no model.init_from: untrained "
-                      "initial weights (quality figures are a baseline)"},
-      {"weights", weights_label(p)},
-      {"init_tensors", init_tensors(p)},
-      {"model_from_checkpoint", p.notes},
-      {"threads", p.runtime.threads},
-      {"quant_engine", config::name(cfg.bench.quant_engine)},
-      {"torch_version", TORCH_VERSION},
-      {"variants", variant_names},
-      {"batch_sizes", s.batch_sizes},
-      {"warmup_iters", cfg.bench.warmup_iters},
-      {"iters", cfg.bench.iters},
-      {"quality_batch_size", s.quality_batch},
-      {"generation", generation ? generation_json(*p.task->decoder(), P, cfg.bench.generate_tokens)
-                                : nlohmann::json(nullptr)},
-      {"generation_note", generation ? nlohmann::json(nullptr)
-                          : p.task->decoder() == nullptr
-                              ? nlohmann::json("encoder task: no autoregressive generation")
-                              : nlohmann::json("bench.generate_tokens=0: generation not measured")},
-      {"notes", notes(cfg, generation, P)},
-      {"context", context},
-      {"rows", rows_json},
-      {"quality", std::move(quality_json)}};
+  rundir::BenchDoc d;
+  d.context = train::collect_env(cfg, p.runtime, train::PeakFlops{},
+                                 train::PeakBytes{0, 0, "none", "not used by bench"}, env_opts);
+  d.context.peak_flops.reset();  // bench measures no matmul peak
+  d.task = task.name();
+  d.model = task.describe();
+  d.parameters = task.num_parameters();
+  if (p.checkpoint) d.checkpoint = p.checkpoint->path;
+  d.tokenizer = doc_tokenizer(*p.data.tokenizer);
+  d.checkpoint_note = p.checkpoint
+                          ? fmt::format("{} task, step {}", p.checkpoint->task, p.checkpoint->step)
+                          : "no --checkpoint and no model.init_from: untrained "
+                            "initial weights (quality figures are a baseline)";
+  d.weights = weights_label(p);
+  d.init_tensors = init_tensors(p);
+  d.model_from_checkpoint = p.notes;
+  d.threads = p.runtime.threads;
+  d.quant_engine = config::name(cfg.bench.quant_engine);
+  d.torch_version = TORCH_VERSION;
+  d.variants = s.variants;
+  d.batch_sizes = s.batch_sizes;
+  d.warmup_iters = cfg.bench.warmup_iters;
+  d.iters = cfg.bench.iters;
+  d.quality_batch_size = s.quality_batch;
+  if (s.generation) {
+    d.generation = generation_figures(*task.decoder(), s.prompt_tokens, cfg.bench.generate_tokens);
+  } else {
+    d.generation_note = task.decoder() == nullptr
+                            ? "encoder task: no autoregressive generation"
+                            : "bench.generate_tokens=0: generation not measured";
+  }
+  d.notes = notes(cfg, s.generation, s.prompt_tokens);
+  d.rows = result.rows;
+  d.quality = std::move(quality);
+  return d;
 }
 
 }  // namespace
@@ -490,7 +430,7 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
                task.describe(), task.num_parameters(), task.name(), s.p.runtime.threads,
                cfg.bench.variants, cfg.bench.batch_sizes);
 
-  nlohmann::json quality_json = nlohmann::json::array();
+  std::vector<QualityRow> quality;
   for (const BenchVariant variant : s.variants) {
     VariantScope scope(cfg, task.module(), variant);
     if (variant == BenchVariant::kInt8) {
@@ -499,7 +439,7 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
     }
     // Quality first: every row of this variant carries the validation set's figures.
     const std::optional<QualityRow> val =
-        measure_variant_quality(s, variant, quality_csv, quality_json);
+        measure_variant_quality(s, variant, quality_csv, quality);
     for (size_t i = 0; i < s.batch_sizes.size(); ++i) {
       BenchRow row = measure_row(s, variant, i, scope.weight_bytes(), val);
       write_row(bench_csv, row);
@@ -514,8 +454,8 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
   }
 
   // -- bench.json ----------------------------------------------------------------------------
-  const nlohmann::json doc = bench_json(s, opts, result, std::move(quality_json));
-  output::write_file_atomic(rundir::path(dir, rundir::kBenchJson), doc.dump(2) + "\n");
+  rundir::write_bench_doc(rundir::path(dir, rundir::kBenchJson),
+                          bench_doc(s, opts, result, std::move(quality)));
   return result;
 }
 

@@ -1,7 +1,6 @@
 #include "llmprof/eval/evaluate.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <cmath>
@@ -15,24 +14,6 @@
 namespace llmprof::eval {
 
 namespace {
-
-nlohmann::json to_json(const EvalSetResult& r) {
-  return {{"name", r.name},
-          {"source", r.source},
-          {"batches", r.batches},
-          {"sequences", r.sequences},
-          {"targets", r.targets},
-          {"available_sequences", r.available_sequences},
-          {"sampling", r.sampling.empty() ? nlohmann::json("the whole set, in order")
-                                          : nlohmann::json(r.sampling)},
-          {"loss", r.loss},
-          {"perplexity", r.perplexity ? nlohmann::json(*r.perplexity) : nlohmann::json(nullptr)},
-          {"accuracy", r.accuracy ? nlohmann::json(*r.accuracy) : nlohmann::json(nullptr)},
-          {"seconds", r.seconds},
-          {"samples_per_s", r.samples_per_s},
-          {"tokens_per_s", r.tokens_per_s}};
-}
-
 
 }  // namespace
 
@@ -88,36 +69,31 @@ EvalResult run_eval(const config::Config& given, const EvalOptions& opts) {
     csv.end_row();
     result.sets.push_back(r);
   }
-  nlohmann::json sets_json = nlohmann::json::array();
-  for (const auto& r : result.sets) sets_json.push_back(to_json(r));
-  nlohmann::json doc = {
-      {"schema_version", 1},
-      {"task", config::name(result.task)},
-      {"model", p.task->describe()},
-      {"parameters", p.task->num_parameters()},
-      {"checkpoint", result.checkpoint.empty() ? nlohmann::json(nullptr)
-                                               : nlohmann::json(result.checkpoint)},
-      {"checkpoint_note", result.checkpoint.empty() ? "untrained: initial weights" : ""},
-      {"weights", result.weights},
-      {"init_tensors", result.init_tensors},
-      {"weights_note",
-       result.weights == "checkpoint"
-           ? nlohmann::json(nullptr)
-           : nlohmann::json("figures computed through randomly initialised weights (" +
-                            result.weights + "): not a measure of a trained model")},
-      {"model_from_checkpoint", p.notes},
-      {"tokenizer", tokenizer_json(*p.data.tokenizer)},
-      {"config_notes", cfg.notes},
-      {"precision", config::name(cfg.train.precision)},
-      {"threads", p.runtime.threads},
-      {"batch_size", batch},
-      {"perplexity_note", result.reports_perplexity
-                              ? "exp of the mean cross-entropy per scored target (mlm: masked "
-                                "tokens; lm: next tokens)"
-                              : "null: classification reports accuracy, not perplexity"},
-      {"command_line", opts.command_line},
-      {"sets", sets_json}};
-  output::write_file_atomic(rundir::path(result.run_dir, rundir::kEvalJson), doc.dump(2) + "\n");
+  rundir::EvalDoc doc;
+  doc.task = result.task;
+  doc.model = p.task->describe();
+  doc.parameters = p.task->num_parameters();
+  if (!result.checkpoint.empty()) doc.checkpoint = result.checkpoint;
+  doc.checkpoint_note = result.checkpoint.empty() ? "untrained: initial weights" : "";
+  doc.weights = result.weights;
+  doc.init_tensors = result.init_tensors;
+  if (result.weights != "checkpoint") {
+    doc.weights_note = "figures computed through randomly initialised weights (" +
+                       result.weights + "): not a measure of a trained model";
+  }
+  doc.model_from_checkpoint = p.notes;
+  doc.tokenizer = doc_tokenizer(*p.data.tokenizer);
+  doc.config_notes = cfg.notes;
+  doc.precision = cfg.train.precision;
+  doc.threads = p.runtime.threads;
+  doc.batch_size = batch;
+  doc.perplexity_note = result.reports_perplexity
+                            ? "exp of the mean cross-entropy per scored target (mlm: masked "
+                              "tokens; lm: next tokens)"
+                            : "null: classification reports accuracy, not perplexity";
+  doc.command_line = opts.command_line;
+  doc.sets = result.sets;
+  rundir::write_eval_doc(rundir::path(result.run_dir, rundir::kEvalJson), doc);
   return result;
 }
 

@@ -1,7 +1,6 @@
 #include "prepare.h"
 
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "llmprof/base/clock.h"
@@ -103,11 +102,11 @@ train::EvalSums evaluate_set(train::Task& task, const train::EvalSet& set,
 }
 
 // What mapped the text to ids: the run's own tokenizer when the checkpoint keeps one.
-nlohmann::json tokenizer_json(const data::Tokenizer& t) {
+rundir::DocTokenizer doc_tokenizer(const data::Tokenizer& t) {
   const std::string sha = t.fingerprint();
-  return {{"type", t.name()},
-          {"vocab_size", t.vocab_size()},
-          {"sha256", sha.empty() ? nlohmann::json(nullptr) : nlohmann::json(sha)}};
+  return {std::string(t.name()), t.vocab_size(),
+          sha.empty() ? std::nullopt : std::optional<std::string>(sha)};
 }
+
 
 }  // namespace llmprof::eval

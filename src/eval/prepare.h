@@ -2,14 +2,13 @@
 // the task's model in eval mode with its checkpoint loaded, and the eval sets.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "llmprof/config/config.h"
+#include "llmprof/rundir/eval_doc.h"
 #include "llmprof/train/device.h"
 #include "llmprof/train/run_data.h"
 #include "llmprof/train/runtime.h"
@@ -52,6 +51,6 @@ train::EvalSums evaluate_set(train::Task& task, const train::EvalSet& set,
 
 // What mapped the text to ids (eval.json and bench.json "tokenizer"): type, vocab_size and the
 // content hash, the run's own tokenizer when the checkpoint keeps one.
-nlohmann::json tokenizer_json(const data::Tokenizer& t);
+rundir::DocTokenizer doc_tokenizer(const data::Tokenizer& t);
 
 }  // namespace llmprof::eval

@@ -76,7 +76,20 @@ Json opt(const std::optional<T>& v) {
   return v ? Json(*v) : Json(nullptr);
 }
 Json stats_json(const std::optional<llmprof::Summary>& s);
+// The generated field lists (docs/summary.md, docs/env.md): one table row per leaf of `full`,
+// a document with every figure set; `none` is the same with none set, so a key's presence in
+// it says whether it is always written, null when unknown, or written only with its figure.
+void doc_field_rows(const Json& full, const Json* none, const std::string& path, std::string& out);
 // Puts every kept unknown value back at its pointer.
 void put_unknown(Json& doc, const std::map<std::string, std::string>& unknown);
 
 }  // namespace llmprof::rundir::detail
+
+namespace llmprof::rundir {
+struct Env;
+namespace detail {
+// env.json's fields but schema_version, written and read (bench.json's context block).
+Json env_body_json(const Env& e);
+void read_env_body(ObjectReader& doc, DocContext& ctx, Env& e);
+}  // namespace detail
+}  // namespace llmprof::rundir

@@ -13,6 +13,7 @@
 #include "llmprof/base/printable.h"
 #include "llmprof/error.h"
 #include "llmprof/rundir/comm_tables.h"
+#include "llmprof/rundir/env.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
 #include "read_util.h"
@@ -32,17 +33,6 @@ using detail::nested;
 using detail::Need;
 using detail::one_of;
 using Warnings = std::vector<InputWarning>;
-
-// The JSON file at path when present and not empty; an empty one is left out with a warning.
-std::optional<nlohmann::json> read_side_json(const std::string& path, Warnings& warnings) {
-  if (!fs::exists(path)) return std::nullopt;
-  std::error_code ec;
-  if (fs::file_size(path, ec) == 0 && !ec) {
-    warnings.push_back({"", path, 0, "empty file (0 bytes): killed run or full disk? Left out"});
-    return std::nullopt;
-  }
-  return detail::read_json(path);
-}
 
 void flatten_yaml(const YAML::Node& node,
                   const std::string& prefix,
@@ -213,27 +203,29 @@ const std::vector<ColumnRead<ActivationRow>>& activation_reads() {
   return kReads;
 }
 
-void read_env(const std::string& path, Run& run) {
-  std::optional<nlohmann::json> doc = read_side_json(path, run.warnings);
-  if (!doc) return;
-  const nlohmann::json& env = *doc;
-  run.host_memory_bytes = detail::json_number(env, "host.memory_bytes");
-  run.host_cores = detail::json_number(env, "host.cores");
-  run.peak_flops_per_s = detail::json_number(env, "peak_flops.flops_per_s");
-  run.peak_bytes_per_s = detail::json_number(env, "peak_bandwidth.bytes_per_s");
-  run.peak_bf16_flops_per_s = detail::json_number(env, "peak_flops.bf16_flops_per_s");
-  run.peak_busbw_bytes_per_s = detail::json_number(env, "peak_comm.busbw_bytes_per_s");
-  if (env.contains("torch") && env["torch"].is_object() && env["torch"].contains("version") &&
-      env["torch"]["version"].is_string()) {
-    run.torch_version = env["torch"]["version"].get<std::string>();
+void fill_from_env(const std::string& path, Run& run) {
+  if (!fs::exists(path)) return;
+  std::error_code ec;
+  if (fs::file_size(path, ec) == 0 && !ec) {
+    run.warnings.push_back({"", path, 0, "empty file (0 bytes): killed run or full disk? Left out"});
+    return;
   }
-  const nlohmann::json* host = env.contains("host") ? &env["host"] : nullptr;
-  for (const char* flag : {"avx512_bf16", "amx_bf16"}) {
-    if (host != nullptr && host->is_object() && host->contains(flag) && (*host)[flag].is_boolean() &&
-        (*host)[flag].get<bool>()) {
-      run.native_bf16 = true;
-    }
+  const Env env = read_env(path);
+  const auto as_double = [](const std::optional<int64_t>& v) -> std::optional<double> {
+    return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
+  };
+  if (env.host) {
+    run.host_memory_bytes = as_double(env.host->memory_bytes);
+    run.host_cores = as_double(env.host->cores);
+    run.native_bf16 = env.host->avx512_bf16.value_or(false) || env.host->amx_bf16.value_or(false);
   }
+  if (env.peak_flops) {
+    run.peak_flops_per_s = env.peak_flops->flops_per_s;
+    run.peak_bf16_flops_per_s = env.peak_flops->bf16_flops_per_s;
+  }
+  if (env.peak_bandwidth) run.peak_bytes_per_s = env.peak_bandwidth->bytes_per_s;
+  if (env.peak_comm) run.peak_busbw_bytes_per_s = env.peak_comm->busbw_bytes_per_s;
+  if (env.torch && env.torch->version) run.torch_version = *env.torch->version;
 }
 
 void fill_from_summary(const std::string& path, Run& run) {
@@ -336,7 +328,7 @@ Run load_run(const std::string& dir) {
   run.label = name.string();
   Warnings& w = run.warnings;
   run.config = read_config(path(dir, kConfig), w);
-  read_env(path(dir, kEnv), run);
+  fill_from_env(path(dir, kEnv), run);
   fill_from_summary(path(dir, kSummary), run);
   run.steps = read_table(path(dir, kSteps), step_reads(), w, /*required=*/true);
   run.evals = read_table(path(dir, kEval), eval_reads(), w);

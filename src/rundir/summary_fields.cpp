@@ -74,8 +74,11 @@ std::string type_of(const Json& v) {
 
 bool is_stats(const Json& v) { return v.is_object() && v.contains("median") && v.contains("p90"); }
 
-// One row per leaf of `full`; `none` is the same document with no figure set.
-void rows(const Json& full, const Json* none, const std::string& path, std::string& out) {
+}  // namespace
+
+namespace detail {
+
+void doc_field_rows(const Json& full, const Json* none, const std::string& path, std::string& out) {
   for (const auto& [key, value] : full.items()) {
     const std::string field = path.empty() ? key : path + "." + key;
     const Json* other = none != nullptr && none->is_object() && none->contains(key)
@@ -88,17 +91,17 @@ void rows(const Json& full, const Json* none, const std::string& path, std::stri
       out += fmt::format("| `{}` | statistics | {} |\n", field, when);
     } else if (value.is_object() && !value.empty()) {
       out += fmt::format("| `{}` | object | {} |\n", field, when);
-      rows(value, other, field, out);
+      doc_field_rows(value, other, field, out);
     } else if (value.is_array() && !value.empty() && value[0].is_object()) {
       out += fmt::format("| `{}` | array of objects | {} |\n", field, when);
-      rows(value[0], nullptr, field + "[]", out);
+      doc_field_rows(value[0], nullptr, field + "[]", out);
     } else {
       out += fmt::format("| `{}` | {} | {} |\n", field, type_of(value), when);
     }
   }
 }
 
-}  // namespace
+}  // namespace detail
 
 std::string summary_fields_doc() {
   const Json full = Json::parse(summary_text(every_figure()));
@@ -116,7 +119,7 @@ std::string summary_fields_doc() {
       "Sections other parts of llmprof hand over as they are: {}.\n\n"
       "| field | type | present |\n|---|---|---|\n",
       kSummarySchemaVersion, fmt::format("`{}`", fmt::join(summary_section_keys(), "`, `")));
-  rows(full, &none, "", out);
+  detail::doc_field_rows(full, &none, "", out);
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include "llmprof/output/gzip.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/profile/analysis.h"
+#include "llmprof/rundir/files.h"
 #include "llmprof/rundir/tables.h"
 #include "trace_json.h"
 
@@ -77,7 +78,10 @@ class TraceBuffer {
     out_ += event;
   }
   std::string finish() {
-    out_ += "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"schema_version\":2,\"producer\":\"llmprof\"}}\n";
+    out_ += fmt::format(
+        "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{{\"schema_version\":{},\"producer\":"
+        "\"llmprof\"}}}}\n",
+        kTraceSchemaVersion);
     return std::move(out_);
   }
   int64_t events() const { return events_; }

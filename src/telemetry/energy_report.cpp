@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstring>
 #include <iterator>
-#include <nlohmann/json.hpp>
 
 #include "llmprof/error.h"
 #include "llmprof/telemetry/energy_monitor.h"
@@ -16,7 +15,6 @@ namespace llmprof::telemetry {
 
 namespace {
 
-using nlohmann::json;
 
 // The default energy.grid_gco2_per_kwh and where it comes from.
 constexpr const char* kDefaultGridSource =
@@ -150,30 +148,25 @@ void EnergyMonitor::add_channel_figures(EnergyFigures& e,
   }
 }
 
-json EnergyMonitor::availability_json() const {
-  json j = {{"enabled", cfg_.enabled}};
-  json sources = json::array();
+EnergyAvailability EnergyMonitor::availability() const {
+  EnergyAvailability a;
+  a.enabled = cfg_.enabled;
+  a.monitored = true;
   for (const SourceState& s : sources_) {
-    json src = {{"source", s.source->name()}, {"available", s.availability.available}};
-    if (!s.availability.available) src["reason"] = s.availability.reason;
-    json chans = json::array();
+    SourceAvailability src{std::string(s.source->name()), s.availability.available, "", {}};
+    if (!s.availability.available) src.reason = s.availability.reason;
     if (s.availability.available) {
       for (const ChannelInfo& c : s.source->channels()) {
-        chans.push_back({{"domain", c.domain},
-                         {"label", c.label},
-                         {"kind", channel_kind_name(c.kind)},
-                         {"estimated", c.estimated},
-                         {"in_total", c.in_total}});
+        src.channels.push_back(
+            {c.domain, c.label, std::string(channel_kind_name(c.kind)), c.estimated, c.in_total});
       }
     }
-    src["channels"] = std::move(chans);
-    sources.push_back(std::move(src));
+    a.sources.push_back(std::move(src));
   }
-  j["sources"] = std::move(sources);
-  j["sample_hz"] = cfg_.sample_hz;
-  j["total_source"] = has_energy() ? json(source_label()) : json(nullptr);
-  if (cfg_.enabled && !has_energy()) j["reason"] = no_energy_reason_;
-  return j;
+  a.sample_hz = cfg_.sample_hz;
+  if (has_energy()) a.total_source = source_label();
+  if (cfg_.enabled && !has_energy()) a.reason = no_energy_reason_;
+  return a;
 }
 
 std::vector<PowerRow> EnergyMonitor::power_rows() const {

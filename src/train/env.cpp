@@ -35,67 +35,73 @@ int64_t total_memory_bytes() {
   return pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : 0;
 }
 
-}  // namespace
+std::optional<std::string> unless_empty(const std::string& s) {
+  return s.empty() ? std::nullopt : std::optional<std::string>(s);
+}
 
-nlohmann::json collect_env(const config::Config& cfg,
-                           const RuntimeInfo& runtime,
-                           const PeakFlops& peak,
-                           const PeakBytes& bandwidth,
-                           const TrainOptions& opts) {
-  using nlohmann::json;
+rundir::EnvRuntime runtime_figures(const RuntimeInfo& runtime) {
+  rundir::EnvRuntime r;
+  r.malloc_tuning = runtime.malloc_tuned;
+  r.malloc_mmap_threshold_applied = runtime.malloc_mmap_threshold_applied;
+  if (runtime.malloc_tuned) {
+    r.malloc_mmap_threshold_bytes = runtime.malloc_mmap_threshold_bytes;
+    r.malloc_trim_threshold_bytes = runtime.malloc_trim_threshold_bytes;
+  }
+  if (!runtime.omp_wait_policy.empty()) r.omp_wait_policy = runtime.omp_wait_policy;
+  if (!runtime.omp_num_threads.empty()) r.omp_num_threads = runtime.omp_num_threads;
+  return r;
+}
+
+rundir::EnvHost host_figures(const RuntimeInfo& runtime) {
   utsname u{};
   uname(&u);
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
-  json env;
-  env["schema_version"] = kEnvSchemaVersion;
-  env["start_time"] = output::local_time_now("%Y-%m-%dT%H:%M:%S%z");
-  env["command_line"] = opts.command_line;
-  env["llmprof"] = {{"version", kVersion}, {"git_sha", kGitSha}, {"build_type", kBuildType}};
-  env["host"] = {{"hostname", host},
-                 {"kernel", std::string(u.sysname) + " " + u.release},
-                 {"arch", u.machine},
-                 {"cpu_model", cpu_model()},
-                 {"cores", runtime.cores},
-                 {"avx512_bf16", cpu_has_flag("avx512_bf16")},
-                 {"amx_bf16", cpu_has_flag("amx_bf16")},
-                 {"memory_bytes", total_memory_bytes()}};
-  env["torch"] = {{"version", TORCH_VERSION},
-                  {"cuda_available", torch::cuda::is_available()},
-                  {"parallel_info", at::get_parallel_info()}};
-  env["device"] = config::name(cfg.device.kind);
-  env["threads"] = runtime.threads;
-  env["threads_configured"] = cfg.threads;
-  env["blas"] = {{"openblas_config", runtime.blas_config.empty() ? json(nullptr)
-                                                                : json(runtime.blas_config)},
-                 {"parallel", runtime.blas_parallel},
-                 {"mapped_libraries", runtime.blas_libraries}};
-  env["runtime"] = {
-      {"malloc_tuning", runtime.malloc_tuned},
-      {"malloc_mmap_threshold_applied", runtime.malloc_mmap_threshold_applied},
-      {"malloc_mmap_threshold_bytes", runtime.malloc_tuned ? json(runtime.malloc_mmap_threshold_bytes)
-                                                           : json(nullptr)},
-      {"malloc_trim_threshold_bytes", runtime.malloc_tuned ? json(runtime.malloc_trim_threshold_bytes)
-                                                           : json(nullptr)},
-      {"OMP_WAIT_POLICY", runtime.omp_wait_policy.empty() ? json(nullptr) : json(runtime.omp_wait_policy)},
-      {"OMP_NUM_THREADS", runtime.omp_num_threads.empty() ? json(nullptr) : json(runtime.omp_num_threads)}};
-  env["peak_flops"] = {{"flops_per_s", peak.flops_per_s},
-                       {"source", peak.source},
-                       {"method", peak.method},
-                       {"bf16_flops_per_s",
-                        peak.bf16_flops_per_s > 0 ? json(peak.bf16_flops_per_s) : json(nullptr)}};
-  env["peak_bandwidth"] = {
-      {"bytes_per_s", bandwidth.bytes_per_s > 0 ? json(bandwidth.bytes_per_s) : json(nullptr)},
-      {"copy_bytes_per_s",
-       bandwidth.copy_bytes_per_s > 0 ? json(bandwidth.copy_bytes_per_s) : json(nullptr)},
-      {"source", bandwidth.source},
-      {"method", bandwidth.method}};
+  return rundir::EnvHost{std::string(host),
+                         std::string(u.sysname) + " " + u.release,
+                         std::string(u.machine),
+                         cpu_model(),
+                         runtime.cores,
+                         cpu_has_flag("avx512_bf16"),
+                         cpu_has_flag("amx_bf16"),
+                         total_memory_bytes()};
+}
+
+template <typename T>
+std::optional<T> if_positive(T v) {
+  return v > 0 ? std::optional<T>(v) : std::nullopt;
+}
+
+}  // namespace
+
+rundir::Env collect_env(const config::Config& cfg,
+                        const RuntimeInfo& runtime,
+                        const PeakFlops& peak,
+                        const PeakBytes& bandwidth,
+                        const TrainOptions& opts) {
+  rundir::Env env;
+  env.start_time = output::local_time_now("%Y-%m-%dT%H:%M:%S%z");
+  env.command_line = opts.command_line;
+  env.llmprof = rundir::EnvBuild{kVersion, kGitSha, kBuildType};
+  env.host = host_figures(runtime);
+  env.torch = rundir::EnvTorch{std::string(TORCH_VERSION), torch::cuda::is_available(),
+                               at::get_parallel_info()};
+  env.device = cfg.device.kind;
+  env.threads = runtime.threads;
+  env.threads_configured = cfg.threads;
+  env.blas = rundir::EnvBlas{unless_empty(runtime.blas_config), runtime.blas_parallel,
+                             runtime.blas_libraries};
+  env.runtime = runtime_figures(runtime);
+  env.peak_flops = rundir::EnvPeakFlops{peak.flops_per_s, peak.source, peak.method,
+                                        if_positive(peak.bf16_flops_per_s)};
+  env.peak_bandwidth = rundir::EnvPeakBandwidth{if_positive(bandwidth.bytes_per_s),
+                                                if_positive(bandwidth.copy_bytes_per_s),
+                                                bandwidth.source, bandwidth.method};
   const double busbw = cfg.profile.peak_busbw_bytes_per_s;
-  env["peak_comm"] = {
-      {"busbw_bytes_per_s", busbw > 0 ? json(busbw) : json(nullptr)},
-      {"source", busbw > 0 ? "profile.peak_busbw_bytes_per_s"
-                           : "not given: measure it with `llmprof peak --comm` and set "
-                             "profile.peak_busbw_bytes_per_s"}};
+  env.peak_comm = rundir::EnvPeakComm{
+      if_positive(busbw), busbw > 0 ? "profile.peak_busbw_bytes_per_s"
+                                 : "not given: measure it with `llmprof peak --comm` and set "
+                                   "profile.peak_busbw_bytes_per_s"};
   return env;
 }
 

@@ -242,17 +242,9 @@ std::string write_tokenizer(const config::DataConfig& d,
 
 // The checkpoint's tensors fix the vocabulary (model.vocab_size 0 means "the tokenizer's"):
 // the rows of the token embedding that checkpoint.json lists.
-int64_t checkpoint_vocab(const std::string& meta_path, const config::Config& cfg) {
-  std::ifstream meta_in(meta_path);
-  const nlohmann::json meta_json = nlohmann::json::parse(meta_in, nullptr, false);
-  int64_t vocab = cfg.model.vocab_size;
-  for (const auto& t : meta_json.value("tensors", nlohmann::json::array())) {
-    const std::string name = t.is_object() ? t.value("name", "") : "";
-    if (name == "wte.weight" || name == "word_embeddings.weight" || name == "embed_tokens.weight") {
-      vocab = t["shape"][0];
-    }
-  }
-  return vocab;
+int64_t checkpoint_vocab(const rundir::CheckpointMeta& meta, const config::Config& cfg) {
+  return meta.rows_of({"wte.weight", "word_embeddings.weight", "embed_tokens.weight"})
+      .value_or(cfg.model.vocab_size);
 }
 
 // model.safetensors, config.json and the tokenizer files into the staged folder, stopping at a
@@ -311,7 +303,7 @@ HfExport export_hf(const std::string& path, const std::string& out) {
   } catch (const DataError& e) {
     throw ConfigError(fmt::format("export: {}", e.what()));
   }
-  const int64_t vocab = checkpoint_vocab(meta_path, cfg);
+  const int64_t vocab = checkpoint_vocab(meta, cfg);
   const config::DataConfig tok = tokenizer_files(dir, meta, cfg);
   std::optional<hf::HfModelConfig> base;
   if (!meta.hf_config.empty()) base = hf::read_hf_config_file(rundir::path(dir, meta.hf_config));

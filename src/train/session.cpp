@@ -179,10 +179,11 @@ Session::Session(const config::Config& cfg, const SessionOptions& options,
   if (cfg.energy.enabled) m.energy = std::make_unique<telemetry::EnergyMonitor>(cfg.energy, 0);
   TrainOptions env_opts;
   env_opts.command_line = options.command_line;
-  nlohmann::json env = collect_env(cfg, m.runtime, m.peak, m.bandwidth, env_opts);
-  env["energy"] = m.energy ? m.energy->availability_json()
-                           : nlohmann::json{{"enabled", false}, {"reason", "energy.enabled=false"}};
-  output::write_file_atomic(rundir::path(m.run_dir, rundir::kEnv), env.dump(2) + "\n");
+  rundir::Env env = collect_env(cfg, m.runtime, m.peak, m.bandwidth, env_opts);
+  telemetry::EnergyAvailability energy_off;
+  energy_off.reason = "energy.enabled=false";
+  env.energy = m.energy ? m.energy->availability() : energy_off;
+  rundir::write_env(rundir::path(m.run_dir, rundir::kEnv), env);
   m.rows.reserve(static_cast<size_t>(m.max_steps));
   if (m.device->is_cuda()) {
     m.event_api = gpu::make_cuda_event_api(nullptr);  // LibTorch's default stream

@@ -5,7 +5,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -26,8 +25,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kCheckpointSchemaVersion = 1;
-
 std::string shape_text(const torch::Tensor& t) {
   std::string s = "(";
   for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
@@ -47,21 +44,27 @@ const std::string kHfConfigCopy(rundir::kCheckpointHfConfig);
 
 // checkpoint.json's tokenizer: its files copied into tmp_dir/tokenizer and their content hash. A
 // tokenizer without files or hash (a test's fake) is recorded as before: type and path only.
-nlohmann::json save_tokenizer(const fs::path& tmp_dir, const config::Config& cfg,
-                              const data::Tokenizer* tokenizer) {
+void save_tokenizer(const fs::path& tmp_dir, const config::Config& cfg,
+                    const data::Tokenizer* tokenizer, rundir::CheckpointMeta& meta) {
   const config::DataConfig& d = cfg.data;
-  nlohmann::json legacy = {{"type", config::name(d.tokenizer)}, {"vocab_path", d.vocab_path}};
-  if (tokenizer == nullptr || tokenizer->fingerprint().empty()) return legacy;
+  if (tokenizer == nullptr || tokenizer->fingerprint().empty()) {
+    meta.tokenizer_ref = rundir::CheckpointTokenizerRef{std::string(config::name(d.tokenizer)),
+                                                        d.vocab_path};
+    return;
+  }
   fs::create_directories(tmp_dir / kTokenizerDir);
   const std::vector<std::string> files = tokenizer->save_files((tmp_dir / kTokenizerDir).string());
   std::string source = d.tokenizer == config::TokenizerKind::kChar && d.vocab_path.empty()
                            ? "built from the corpus " + (d.path.empty() ? "(generated)" : d.path)
                            : d.vocab_path;
   if (d.tokenizer == config::TokenizerKind::kGpt2) source += ", " + d.merges_path;
-  return {{"type", tokenizer->name()},     {"sha256", tokenizer->fingerprint()},
-          {"vocab_size", tokenizer->vocab_size()}, {"lower_case", d.lower_case},
-          {"dir", kTokenizerDir},          {"files", files},
-          {"source", source}};
+  meta.tokenizer = rundir::CheckpointTokenizer{std::string(tokenizer->name()),
+                                               tokenizer->fingerprint(),
+                                               tokenizer->vocab_size(),
+                                               d.lower_case,
+                                               kTokenizerDir,
+                                               files,
+                                               source};
 }
 
 // The Hugging Face config.json this run's weights started from: model.init_from's, or the copy an
@@ -82,23 +85,20 @@ void write_checkpoint(const fs::path& tmp_dir, torch::nn::Module& model, const c
                      config::TaskKind task, int64_t step, const data::Tokenizer* tokenizer) {
   fs::create_directories(tmp_dir);
   torch::serialize::OutputArchive archive;
-  nlohmann::json names = nlohmann::json::array();
+  rundir::CheckpointMeta meta;
   for (const auto& [name, t] : named_tensors(model)) {
     archive.write(name, t.detach().to(torch::kCPU), /*is_buffer=*/false);
-    names.push_back({{"name", name}, {"shape", t.sizes().vec()}});
+    meta.tensors.push_back({name, t.sizes().vec()});
   }
   archive.save_to((tmp_dir / rundir::kCheckpointWeights).string());
   const config::ModelConfig& m = cfg.model;
-  nlohmann::json meta = {
-      {"schema_version", kCheckpointSchemaVersion},
-      {"model_type", config::name(m.type)},
-      {"task", config::name(task)},
-      {"step", step},
-      {"model", {{"n_layer", m.n_layer}, {"n_head", m.n_head}, {"n_embd", m.n_embd},
-                 {"block_size", m.block_size}, {"ffn_dim", m.ffn_dim},
-                 {"max_positions", m.max_positions}, {"num_labels", m.num_labels}}},
-      {"tokenizer", save_tokenizer(tmp_dir, cfg, tokenizer)},
-      {"tensors", names}};
+  meta.model_type = config::name(m.type);
+  meta.task = config::name(task);
+  meta.step = step;
+  meta.model = rundir::CheckpointModelShape{m.n_layer,  m.n_head,        m.n_embd,
+                                            m.block_size, m.ffn_dim, m.max_positions,
+                                            m.num_labels};
+  save_tokenizer(tmp_dir, cfg, tokenizer, meta);
   // A run keeps the Hugging Face config.json it started from, so export needs no folder but it.
   if (const std::string hf = source_hf_config(cfg); !hf.empty()) {
     std::error_code ec;
@@ -108,10 +108,10 @@ void write_checkpoint(const fs::path& tmp_dir, torch::nn::Module& model, const c
                    "model's shape alone",
                    tmp_dir.string(), hf, ec.message());
     } else {
-      meta["hf_config"] = kHfConfigCopy;
+      meta.hf_config = kHfConfigCopy;
     }
   }
-  output::write_file_atomic(rundir::path(tmp_dir.string(), rundir::kCheckpointMeta), meta.dump(2) + "\n");
+  rundir::write_checkpoint_meta(rundir::path(tmp_dir.string(), rundir::kCheckpointMeta), meta);
   output::write_file_atomic(rundir::path(tmp_dir.string(), rundir::kConfig), config::to_yaml(cfg));
 }
 
@@ -190,7 +190,8 @@ LoadReport load_checkpoint(const std::string& path, torch::nn::Module& model,
   }
   r.task = meta.task;
   r.step = meta.step;
-  const std::set<std::string> saved(meta.tensors.begin(), meta.tensors.end());
+  const std::vector<std::string> names = meta.tensor_names();
+  const std::set<std::string> saved(names.begin(), names.end());
 
   torch::serialize::InputArchive archive;
   try {

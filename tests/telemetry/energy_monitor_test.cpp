@@ -184,7 +184,8 @@ TEST(EnergyMonitor, NoSensorAndNoTdpReportsNullEnergyWithReason) {
   EXPECT_EQ(lines[1].rfind("energy: nvml unavailable: dlopen(", 0), 0u) << lines[1];
   EXPECT_EQ(lines[2].rfind("energy: proc available: cpu", 0), 0u) << lines[2];
   EXPECT_EQ(lines[3], "energy: total null: " + energy.no_energy_reason());
-  EXPECT_TRUE(energy.availability_json()["total_source"].is_null());
+  EXPECT_FALSE(energy.availability().total_source.has_value());
+  EXPECT_EQ(energy.availability().reason, energy.no_energy_reason());
 
   // power.csv still carries the process utilisation, with no watts and estimated 0.
   const std::vector<PowerRow> rows = energy.power_rows();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "llmprof/config/enums.h"
+#include "llmprof/rundir/bench_doc.h"
 
 namespace llmprof::config {
 struct Config;
@@ -28,26 +29,11 @@ struct BenchOptions {
 
 // Latency percentiles of a list of per-iteration times in ms (linear interpolation between order
 // statistics, numpy's default). Empty input gives all zeros with n = 0.
-struct LatencyStats {
-  int64_t n = 0;
-  double mean_ms = 0, p50_ms = 0, p90_ms = 0, p95_ms = 0, p99_ms = 0, max_ms = 0;
-};
+using LatencyStats = rundir::LatencyStats;
 LatencyStats latency_stats(std::vector<double> times_ms);
 
-struct BenchRow {
-  config::BenchVariant variant = config::BenchVariant::kFp32;
-  int64_t batch = 0;
-  int64_t seq_len = 0;
-  double samples_per_s = 0;
-  double tokens_per_s = 0;
-  LatencyStats latency;
-  std::optional<double> loss, perplexity, accuracy;  // on the validation set
-  int64_t weight_bytes = 0;
-  // gpt generation with the KV cache (batch rows generate together); null for the encoder
-  std::optional<double> ttft_ms;             // prefill of the prompt + first token
-  std::optional<double> per_token_p50_ms;    // one decode step
-  std::optional<double> generate_tokens_per_s;  // batch x new tokens / decode time
-};
+// One variant at one batch size: bench.json's row (rundir writes it).
+using BenchRow = rundir::BenchRow;
 
 struct BenchResult {
   std::string run_dir;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "llmprof/config/enums.h"
+#include "llmprof/rundir/eval_doc.h"
 
 namespace llmprof::config {
 struct Config;
@@ -24,21 +25,8 @@ struct EvalOptions {
   std::vector<std::string> command_line;
 };
 
-struct EvalSetResult {
-  std::string name;              // val | name from eval.paths
-  std::string source;            // file
-  std::string sampling;          // how a limited set was drawn; empty = whole set, in order
-  int64_t available_sequences = 0;  // sequences (lm: windows) in the whole set
-  int64_t batches = 0;
-  int64_t sequences = 0;         // real sequences evaluated
-  int64_t targets = 0;           // tokens (lm, mlm) or sequences (classify) scored
-  double loss = 0;               // mean cross-entropy per target, nats
-  std::optional<double> perplexity;  // exp(loss); lm and mlm only
-  std::optional<double> accuracy;  // classify
-  double seconds = 0;
-  double samples_per_s = 0;
-  double tokens_per_s = 0;       // input positions (sequences x T) per second
-};
+// One evaluated set: eval.json's figures (rundir writes them).
+using EvalSetResult = rundir::EvalSetFigures;
 
 struct EvalResult {
   std::string run_dir;

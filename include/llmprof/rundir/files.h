@@ -95,9 +95,16 @@ inline std::string checkpoint_step_dir(std::string_view run_dir, long long step)
   return std::string(run_dir) + "/" + std::string(kCheckpointStepPrefix) + std::to_string(step);
 }
 
-// Bumped when a key changes meaning or goes away (new keys do not bump it).
+// Schema versions, one per document: bumped when a key changes meaning or goes away (new keys
+// do not bump it). Each document's reader refuses a newer one.
 inline constexpr int kSummarySchemaVersion = 1;
-inline constexpr int kSweepSchemaVersion = 1;
+inline constexpr int kSweepSchemaVersion = 1;  // plan.json, <id>.point.json, sweep.json
+inline constexpr int kEnvSchemaVersion = 1;
+inline constexpr int kCheckpointSchemaVersion = 1;
+inline constexpr int kEvalSchemaVersion = 1;
+inline constexpr int kBenchSchemaVersion = 1;
+inline constexpr int kTraceSchemaVersion = 2;  // trace.json's otherData.schema_version
+inline constexpr int kCheckSchemaVersion = 1;  // llmprof check's JSON verdict
 
 // dir + "/" + file.
 inline std::string path(std::string_view dir, std::string_view file) {

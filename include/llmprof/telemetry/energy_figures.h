@@ -65,4 +65,29 @@ struct EnergyFigures {
   std::optional<std::map<std::string, PhaseEnergyFigures>> phases;  // by phase name
 };
 
+// What the monitor found at start, for env.json's "energy": each source, available or not and
+// why, with its channels. A run with energy off has only enabled and reason.
+struct ChannelAvailability {
+  std::string domain, label;
+  std::string kind;  // channel_kind_name(): counter | power | none
+  bool estimated = false, in_total = false;
+};
+
+struct SourceAvailability {
+  std::string source;  // rapl | nvml | proc | ...
+  bool available = false;
+  std::string reason;  // why not; "" (not written) when available
+  std::vector<ChannelAvailability> channels;  // empty when unavailable
+};
+
+struct EnergyAvailability {
+  bool enabled = false;
+  std::string reason;  // energy off, or on without a total; "" (not written) otherwise
+  // Written when a monitor ran (energy.enabled=true): its sources, rate and total's source.
+  bool monitored = false;
+  std::vector<SourceAvailability> sources;
+  int64_t sample_hz = 0;
+  std::optional<std::string> total_source;  // null: no source gives the run's energy
+};
+
 }  // namespace llmprof::telemetry

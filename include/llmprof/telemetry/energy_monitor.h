@@ -19,7 +19,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -128,8 +127,8 @@ class EnergyMonitor {
 
   // One line per source and a verdict, for the log ("energy: nvml unavailable: ...").
   std::vector<std::string> availability_lines() const;
-  // The same for env.json: {enabled, sources: [{source, available, reason, channels}], ...}.
-  nlohmann::json availability_json() const;
+  // The same as figures, for env.json's "energy" (rundir writes it).
+  EnergyAvailability availability() const;
 
   // Sampler CPU time so far, in nanoseconds (0 before start()).
   int64_t sampler_cpu_ns() const;

@@ -1,8 +1,9 @@
 // env.json: the context block of a run (google/benchmark's json_reporter): host, CPU, threads,
 // LibTorch, the BLAS really loaded, llmprof version and git sha, runtime choices, start time.
+// Returns the figures; rundir writes them (include/llmprof/rundir/env.h).
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include "llmprof/rundir/env.h"
 
 #include "llmprof/train/calibrate.h"
 #include "llmprof/train/runtime.h"
@@ -10,9 +11,8 @@
 
 namespace llmprof::train {
 
-inline constexpr int kEnvSchemaVersion = 1;
-
-nlohmann::json collect_env(const config::Config& cfg,
+// env.json's figures but energy (the Session adds its monitor's availability).
+rundir::Env collect_env(const config::Config& cfg,
                            const RuntimeInfo& runtime,
                            const PeakFlops& peak,
                            const PeakBytes& bandwidth,
