@@ -17,7 +17,9 @@ namespace {
 
 using detail::Json;
 using detail::ObjectReader;
+using detail::string_list;
 using detail::opt;
+using detail::read_section;
 
 Json energy_json(const telemetry::EnergyAvailability& a) {
   Json j = {{"enabled", a.enabled}};
@@ -102,27 +104,6 @@ Json env_body(const Env& e) {
   return j;
 }
 
-template <typename T, typename F>
-std::optional<T> env_section(ObjectReader& doc, const std::string& key, F&& f) {
-  std::optional<ObjectReader> o = doc.object(key);
-  if (!o) return std::nullopt;
-  T value = f(*o);
-  o->keep_unknown();
-  return value;
-}
-
-std::vector<std::string> string_list(ObjectReader& o, const std::string& key) {
-  std::vector<std::string> out;
-  const Json* v = o.raw(key);
-  if (v == nullptr || v->is_null()) return out;
-  if (!v->is_array()) o.fail(key, "an array of strings");
-  for (const Json& s : *v) {
-    if (!s.is_string()) o.fail(key, "an array of strings");
-    out.push_back(s.get<std::string>());
-  }
-  return out;
-}
-
 EnvHost read_host(ObjectReader& o) {
   EnvHost h;
   h.hostname = o.text("hostname");
@@ -190,35 +171,35 @@ telemetry::EnergyAvailability read_energy_availability(ObjectReader& o, detail::
 }
 
 void read_sections(ObjectReader& doc, detail::DocContext& ctx, Env& e) {
-  e.llmprof = env_section<EnvBuild>(doc, "llmprof", [](ObjectReader& o) {
+  e.llmprof = read_section<EnvBuild>(doc, "llmprof", [](ObjectReader& o) {
     return EnvBuild{o.text("version").value_or(""), o.text("git_sha").value_or(""),
                     o.text("build_type").value_or("")};
   });
-  e.host = env_section<EnvHost>(doc, "host", read_host);
-  e.torch = env_section<EnvTorch>(doc, "torch", [](ObjectReader& o) {
+  e.host = read_section<EnvHost>(doc, "host", read_host);
+  e.torch = read_section<EnvTorch>(doc, "torch", [](ObjectReader& o) {
     return EnvTorch{o.text("version"), o.boolean("cuda_available"), o.text("parallel_info")};
   });
-  e.blas = env_section<EnvBlas>(doc, "blas", [](ObjectReader& o) {
+  e.blas = read_section<EnvBlas>(doc, "blas", [](ObjectReader& o) {
     return EnvBlas{o.text("openblas_config"), o.text("parallel").value_or(""),
                    string_list(o, "mapped_libraries")};
   });
-  e.runtime = env_section<EnvRuntime>(doc, "runtime", read_runtime);
-  e.peak_flops = env_section<EnvPeakFlops>(doc, "peak_flops", [](ObjectReader& o) {
+  e.runtime = read_section<EnvRuntime>(doc, "runtime", read_runtime);
+  e.peak_flops = read_section<EnvPeakFlops>(doc, "peak_flops", [](ObjectReader& o) {
     o.later("bf16_flops_per_s");
     return EnvPeakFlops{o.number("flops_per_s"), o.text("source").value_or(""),
                         o.text("method").value_or(""), o.number("bf16_flops_per_s")};
   });
   doc.later("peak_bandwidth");
-  e.peak_bandwidth = env_section<EnvPeakBandwidth>(doc, "peak_bandwidth", [](ObjectReader& o) {
+  e.peak_bandwidth = read_section<EnvPeakBandwidth>(doc, "peak_bandwidth", [](ObjectReader& o) {
     return EnvPeakBandwidth{o.number("bytes_per_s"), o.number("copy_bytes_per_s"),
                             o.text("source").value_or(""), o.text("method").value_or("")};
   });
   doc.later("peak_comm");
-  e.peak_comm = env_section<EnvPeakComm>(doc, "peak_comm", [](ObjectReader& o) {
+  e.peak_comm = read_section<EnvPeakComm>(doc, "peak_comm", [](ObjectReader& o) {
     return EnvPeakComm{o.number("busbw_bytes_per_s"), o.text("source").value_or("")};
   });
   doc.later("energy");
-  e.energy = env_section<telemetry::EnergyAvailability>(
+  e.energy = read_section<telemetry::EnergyAvailability>(
       doc, "energy", [&ctx](ObjectReader& o) { return read_energy_availability(o, ctx); });
 }
 

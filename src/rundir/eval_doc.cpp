@@ -19,6 +19,7 @@ namespace {
 
 using detail::Json;
 using detail::ObjectReader;
+using detail::string_list;
 using detail::opt;
 
 constexpr const char* kWholeSet = "the whole set, in order";
@@ -37,18 +38,6 @@ Json set_json(const EvalSetFigures& r) {
           {"seconds", r.seconds},
           {"samples_per_s", r.samples_per_s},
           {"tokens_per_s", r.tokens_per_s}};
-}
-
-std::vector<std::string> string_list(ObjectReader& o, const std::string& key) {
-  std::vector<std::string> out;
-  const Json* v = o.raw(key);
-  if (v == nullptr || v->is_null()) return out;
-  if (!v->is_array()) o.fail(key, "an array of strings");
-  for (const Json& s : *v) {
-    if (!s.is_string()) o.fail(key, "an array of strings");
-    out.push_back(s.get<std::string>());
-  }
-  return out;
 }
 
 // A rate written as null (nothing timed) reads back as NaN, which writes null again.

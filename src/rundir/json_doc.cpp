@@ -176,4 +176,16 @@ void put_unknown(Json& doc, const std::map<std::string, std::string>& unknown) {
   }
 }
 
+std::vector<std::string> string_list(ObjectReader& o, const std::string& key) {
+  std::vector<std::string> out;
+  const Json* v = o.raw(key);
+  if (v == nullptr || v->is_null()) return out;
+  if (!v->is_array()) o.fail(key, "an array of strings");
+  for (const Json& s : *v) {
+    if (!s.is_string()) o.fail(key, "an array of strings");
+    out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
 }  // namespace llmprof::rundir::detail

@@ -70,6 +70,19 @@ class ObjectReader {
 // ("written by a newer llmprof ... upgrade").
 int check_version(ObjectReader& doc, int known);
 
+// A list of strings; absent or null is empty, anything else an error naming the field.
+std::vector<std::string> string_list(ObjectReader& o, const std::string& key);
+
+// A section read by `f` when present (not null), its unknown keys kept.
+template <typename T, typename F>
+std::optional<T> read_section(ObjectReader& doc, const std::string& key, F&& f) {
+  std::optional<ObjectReader> o = doc.object(key);
+  if (!o) return std::nullopt;
+  T value = f(*o);
+  o->keep_unknown();
+  return value;
+}
+
 // Writing: null for nullopt.
 template <typename T>
 Json opt(const std::optional<T>& v) {

@@ -16,6 +16,7 @@ namespace {
 
 using detail::Json;
 using detail::ObjectReader;
+using detail::read_section;
 
 const std::vector<std::string>& section_keys() { return summary_section_keys(); }
 
@@ -105,16 +106,6 @@ ProcessFigures read_process(ObjectReader& o) {
   p.involuntary_switches_per_step = o.stats("involuntary_switches_per_step");
   p.cpu_ms_per_step = o.stats("cpu_ms_per_step");
   return p;
-}
-
-// A section read by `f` when present (not null), its unknown keys kept.
-template <typename T, typename F>
-std::optional<T> section(ObjectReader& doc, const std::string& key, F&& f) {
-  std::optional<ObjectReader> o = doc.object(key);
-  if (!o) return std::nullopt;
-  T value = f(*o);
-  o->keep_unknown();
-  return value;
 }
 
 void read_plan(const std::string& text, Summary& out) {
@@ -212,26 +203,26 @@ Summary parse_summary(const std::string& text, const std::string& file) {
   s.message = doc.text("message").value_or("");
   doc.later("profile_level");
   s.profile_level = name_field<config::ProfileLevel>(doc, "profile_level");
-  s.steps = section<StepCounts>(doc, "steps", read_steps);
+  s.steps = read_section<StepCounts>(doc, "steps", read_steps);
   s.wall_s = doc.number("wall_s").value_or(0);
   s.parameters = doc.integer("parameters");
-  s.timing = section<TimingFigures>(doc, "timing", read_timing);
-  s.throughput = section<ThroughputFigures>(doc, "throughput", [](ObjectReader& o) {
+  s.timing = read_section<TimingFigures>(doc, "timing", read_timing);
+  s.throughput = read_section<ThroughputFigures>(doc, "throughput", [](ObjectReader& o) {
     return ThroughputFigures{o.stats("tokens_per_s"), o.stats("samples_per_s")};
   });
-  s.flops = section<FlopsFigures>(doc, "flops", read_flops);
-  s.mfu = section<MfuFigures>(doc, "mfu", read_mfu);
-  s.loss = section<LossFigures>(doc, "loss", read_loss);
+  s.flops = read_section<FlopsFigures>(doc, "flops", read_flops);
+  s.mfu = read_section<MfuFigures>(doc, "mfu", read_mfu);
+  s.loss = read_section<LossFigures>(doc, "loss", read_loss);
   if (std::optional<ObjectReader> m = doc.object("memory")) {
     s.peak_rss_bytes = m->integer("peak_rss_bytes");
     m->keep_unknown();
   }
-  s.process = section<ProcessFigures>(doc, "process", read_process);
+  s.process = read_section<ProcessFigures>(doc, "process", read_process);
   s.overhead = detail::read_overhead(doc);
   s.modules = detail::read_modules(doc);
   s.gpu = detail::read_gpu(doc);
-  s.energy = section<telemetry::EnergyFigures>(doc, "energy", detail::read_energy);
-  s.distributed = section<DistributedFigures>(doc, "distributed", detail::read_distributed);
+  s.energy = read_section<telemetry::EnergyFigures>(doc, "energy", detail::read_energy);
+  s.distributed = read_section<DistributedFigures>(doc, "distributed", detail::read_distributed);
   if (const Json* notes = doc.raw("config_notes"); notes != nullptr && !notes->is_null()) {
     if (!notes->is_array()) doc.fail("config_notes", "an array of strings");
     for (const Json& n : *notes) {

@@ -12,21 +12,13 @@
 
 #include "llmprof/error.h"
 #include "llmprof/rundir/files.h"
+#include "rundir/doc_test.h"
 #include "support/test_support.h"
 
 namespace llmprof::rundir {
 namespace {
 
-template <typename Fn>
-void expect_data_error(Fn fn, const std::string& part) {
-  try {
-    fn();
-    ADD_FAILURE() << "no DataError thrown";
-  } catch (const DataError& e) {
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-    EXPECT_EQ(e.exit_code(), 2);
-  }
-}
+using doc_test::expect_data_error;
 
 EvalDoc classify_doc() {
   EvalDoc d;

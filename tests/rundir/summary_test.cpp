@@ -12,28 +12,16 @@
 
 #include "llmprof/error.h"
 #include "llmprof/rundir/files.h"
+#include "rundir/doc_test.h"
 #include "support/test_support.h"
 
 namespace llmprof::rundir {
 namespace {
 
+using doc_test::release_dir;
+using doc_test::expect_data_error;
+
 namespace fs = std::filesystem;
-
-std::string release_dir() {
-  return std::string(LLMPROF_SOURCE_DIR) + "/tests/rundir/fixtures/release-2026-11-27";
-}
-
-// Runs fn, expects a DataError (exit 2) whose message holds `part`.
-template <typename Fn>
-void expect_data_error(Fn fn, const std::string& part) {
-  try {
-    fn();
-    ADD_FAILURE() << "no DataError thrown";
-  } catch (const DataError& e) {
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-    EXPECT_EQ(e.exit_code(), 2);
-  }
-}
 
 Stats stats(double median, int64_t n) {
   Stats s;
