@@ -32,7 +32,8 @@ while read -r target folders; do
 done <tests/fuzz/seeds.txt
 declare -A seed_names=([config]='*.yaml *.json' [csv]='*.csv *.tsv' [summary]='summary.json'
                        [steps]='steps.csv' [sweep]='sweep.csv' [safetensors]='*.safetensors'
-                       [gpu_fixture]='*.jsonl')
+                       [gpu_fixture]='*.jsonl' [env]='env.json' [eval_doc]='eval.json'
+                       [bench_doc]='bench.json')
 targets=${LLMPROF_FUZZ_TARGETS:-$(printf '%s\n' "${!seeds[@]}" | sort | tr '\n' ' ')}
 
 findings_total=0
