@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "json_doc.h"
+#include "llmprof/base/printable_json.h"
 #include "read_util.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
@@ -213,8 +214,8 @@ void read_env_body(ObjectReader& doc, DocContext& ctx, Env& e) {
   e.start_time = doc.text("start_time");
   e.command_line = string_list(doc, "command_line");
   if (const Json* d = doc.raw("device"); d != nullptr && !d->is_null()) {
-    e.device = parse_name<config::DeviceKind>(d->is_string() ? d->get<std::string>() : d->dump(),
-                                              ctx.file, doc.field("device"));
+    const std::string name = d->is_string() ? d->get<std::string>() : printable_json(*d);
+    e.device = parse_name<config::DeviceKind>(name, ctx.file, doc.field("device"));
   }
   e.threads = doc.integer("threads");
   e.threads_configured = doc.integer("threads_configured");

@@ -5,17 +5,19 @@
 #include <cmath>
 #include <utility>
 
+#include "llmprof/base/printable_json.h"
 #include "llmprof/error.h"
 
 namespace llmprof::rundir::detail {
 
 namespace {
 
-std::string shown(const Json& v) {
-  std::string text = v.dump();
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
-  return text;
-}
+// A value from the document in an error message: escaped, cut, and never dumped past 32 levels
+// of nesting (dump() recurses once per level: 100,000 '[' would overflow the stack).
+std::string shown(const Json& v) { return printable_json(v, 60); }
+
+// How deep a value kept as text (dump()) to be written back may nest.
+constexpr int kMaxKeptDepth = 64;
 
 // "/timing/step_ms" -> "timing.step_ms".
 std::string dotted(const std::string& pointer) {
@@ -143,10 +145,18 @@ void ObjectReader::later(const std::string& key) {
 void ObjectReader::keep_unknown() {
   if (ctx_->unknown == nullptr) return;
   for (const auto& [key, value] : object_.items()) {
-    if (read_.count(key) == 0) {
-      (*ctx_->unknown)[pointer_ + "/" + escape_pointer(key)] = value.dump();
-    }
+    if (read_.count(key) == 0) (*ctx_->unknown)[pointer_ + "/" + escape_pointer(key)] = kept(key);
   }
+}
+
+std::string ObjectReader::kept(const std::string& key) const {
+  const Json& value = object_.at(key);
+  if (llmprof::detail::json_deeper_than(value, kMaxKeptDepth)) {
+    throw DataError(fmt::format("{}: {} nests arrays or objects over {} levels deep; no "
+                                "llmprof writes that", ctx_->file, printable(field(key)),
+                                kMaxKeptDepth));
+  }
+  return value.dump();
 }
 
 int check_version(ObjectReader& doc, int known) {

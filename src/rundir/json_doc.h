@@ -51,6 +51,9 @@ class ObjectReader {
   void later(const std::string& key);
   // The unread keys of this object go to ctx.unknown (call once, after reading).
   void keep_unknown();
+  // The value at key (present) as JSON text, kept to be written back. Nested over 64 levels it is
+  // a DataError: dump() recurses once per level, and no llmprof writes that deep.
+  std::string kept(const std::string& key) const;
 
   const std::string& pointer() const { return pointer_; }
   const std::string& file() const { return ctx_->file; }
