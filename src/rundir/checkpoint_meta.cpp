@@ -7,6 +7,7 @@
 #include "json_doc.h"
 #include "read_util.h"
 #include "llmprof/base/printable.h"
+#include "llmprof/base/printable_json.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/files.h"
@@ -67,7 +68,8 @@ std::vector<CheckpointTensor> read_tensors(ObjectReader& doc, detail::DocContext
       throw DataError(fmt::format("{}: {} is missing", ctx.file, field));
     }
     if (!t["name"].is_string()) {
-      throw DataError(fmt::format("{}: {} is {}, not a string", ctx.file, field, t["name"].dump()));
+      throw DataError(fmt::format("{}: {} is {}, not a string", ctx.file, field,
+                                  printable_json(t["name"])));
     }
     ObjectReader o(t, ctx, fmt::format("/tensors/{}", i));
     CheckpointTensor ct{*o.text("name"), {}};

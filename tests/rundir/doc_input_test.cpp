@@ -1,12 +1,14 @@
 // Hostile input to the typed documents' shared reader (json_doc): values nested far deeper than
-// any llmprof writes, and non-ASCII bytes in a value of the wrong type. Found by the libFuzzer
-// targets env, eval_doc and bench_doc (inputs kept in tests/fuzz/regressions/).
+// any llmprof writes, and non-ASCII bytes in a value of the wrong type (env, eval, bench, and the
+// checkpoint reader's tensor names). Found against the libFuzzer targets (inputs kept in
+// tests/fuzz/regressions/).
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "rundir/doc_test.h"
 #include "llmprof/rundir/bench_doc.h"
+#include "llmprof/rundir/checkpoint_meta.h"
 #include "llmprof/rundir/env.h"
 #include "llmprof/rundir/eval_doc.h"
 
@@ -42,6 +44,10 @@ TEST(DocInput, DeepValueOfTheWrongTypeIsDescribedNotDumped) {
                     "eval.json: sets is an array of 1 items nested over 32 levels deep");
   const std::string env = "{\"schema_version\": 1, \"device\": " + nested_arrays(100000) + "}";
   expect_data_error([&] { parse_env(env, "env.json"); }, "nested over 32 levels deep");
+  const std::string meta = "{\"model_type\": \"gpt\", \"tensors\": [{\"name\": " +
+                           nested_arrays(100000) + ", \"shape\": [1]}]}";
+  expect_data_error([&] { parse_checkpoint_meta(meta, "checkpoint.json"); },
+                    "checkpoint.json: tensors[0].name is an array of 1 items nested over 32");
 }
 
 TEST(DocInput, NonAsciiValueOfTheWrongTypeIsEscapedInTheMessage) {
