@@ -94,7 +94,9 @@ DistributedFigures read_distributed(ObjectReader& o) {
   d.times_note = o.text("times_note").value_or("");
   d.rank_dirs = list_of<std::string>(o, "rank_dirs", &Json::is_string, "an array of strings");
   for (const auto& [key, value] : o.raw_object().items()) {
-    if (!known_key(key) && value.is_object()) d.parts[key] = o.raw(key)->dump();
+    if (!known_key(key) && value.is_object() && o.raw(key) != nullptr) {  // raw(): read, not unknown
+      d.parts[key] = o.kept(key);  // depth-checked
+    }
   }
   return d;
 }

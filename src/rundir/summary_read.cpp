@@ -5,6 +5,7 @@
 
 #include "read_util.h"
 #include "summary_sections.h"
+#include "llmprof/base/printable_json.h"
 #include "llmprof/error.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
@@ -165,7 +166,8 @@ template <typename E>
 std::optional<E> name_field(ObjectReader& doc, const std::string& key) {
   const Json* v = doc.raw(key);
   if (v == nullptr || v->is_null()) return std::nullopt;
-  return parse_name<E>(v->is_string() ? v->get<std::string>() : v->dump(), doc.file(), key);
+  return parse_name<E>(v->is_string() ? v->get<std::string>() : llmprof::printable_json(*v),
+                      doc.file(), key);
 }
 
 }  // namespace
@@ -231,7 +233,7 @@ Summary parse_summary(const std::string& text, const std::string& file) {
     }
   }
   for (const std::string& key : section_keys()) {
-    if (const Json* v = doc.raw(key)) s.sections[key] = v->dump();
+    if (doc.raw(key) != nullptr) s.sections[key] = doc.kept(key);  // depth-checked
   }
   if (s.sections.count("plan") != 0) read_plan(s.sections["plan"], s);
   if (s.sections.count("model") != 0) read_gqa(s.sections["model"], s);
