@@ -1,4 +1,5 @@
-// load_sweep: sweep.csv into typed points, each point's run directory resolved.
+// load_sweep: sweep.csv into typed points, each point's run directory resolved; sweep.json's
+// status (rundir/sweep_doc.h) says whether the sweep finished.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include "llmprof/error.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
+#include "llmprof/rundir/sweep_doc.h"
 #include "read_util.h"
 
 namespace fs = std::filesystem;
@@ -81,16 +83,10 @@ Sweep load_sweep(const std::string& dir) {
   Sweep sweep;
   sweep.dir = dir;
   if (fs::exists(path(dir, kSweepJson))) {
-    const nlohmann::json doc = detail::read_json(path(dir, kSweepJson));
-    if (doc.is_object() && doc.contains("status") && doc["status"].is_string()) {
-      sweep.status = parse_name<config::SweepState>(doc["status"].get<std::string>(),
-                                                    path(dir, kSweepJson), "status");
-    }
+    const SweepDocStatus state = read_sweep_doc_status(path(dir, kSweepJson));
+    sweep.status = state.status;
     if (sweep.status == config::SweepState::kSubmitFailed) {  // sbatch refused: no point ever ran
-      std::string note;
-      if (doc.contains("status_note") && doc["status_note"].is_string()) {
-        note = ": " + doc["status_note"].get<std::string>();
-      }
+      const std::string note = state.note.empty() ? "" : ": " + state.note;
       sweep.warnings.push_back({"", path(dir, kSweepJson), 0,
                                 "status 'submit_failed': sbatch refused the sweep, none of its "
                                 "points was queued" + printable(note, 400)});

@@ -9,13 +9,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/files.h"
+#include "llmprof/rundir/sweep_doc.h"
 #include "llmprof/sweep/sweep.h"
 #include "process.h"
 
@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 // the user set profile.peak_flops_per_s, or threads / precision vary across the grid. Decided
 // here; measured (or reused) by share_peak once the sweep directory is locked.
 void decide_peak(Plan& plan, const config::Config& base) {
-  SweepInfo& info = plan.info;
+  rundir::SweepContext& info = plan.info;
   auto swept = [&](const std::string& key) {
     return std::any_of(info.grid.begin(), info.grid.end(),
                        [&](const GridAxis& a) { return a.key == key; });
@@ -55,7 +55,7 @@ void decide_peak(Plan& plan, const config::Config& base) {
 // A user's threads (--set threads=N, or a threads axis in the grid) replaces the sweep's split:
 // info.threads_per_point then says what the points run with (N; 0 when swept; N = 0 is all
 // cores). Returns whether threads was given.
-bool decide_threads(SweepInfo& info,
+bool decide_threads(rundir::SweepContext& info,
                     const config::Config& base,
                     const std::vector<std::string>& overrides,
                     config::Launcher launcher) {
@@ -158,7 +158,7 @@ Plan make_plan(const SweepOptions& opts,
     }
   }
   Plan plan;
-  SweepInfo& info = plan.info;
+  rundir::SweepContext& info = plan.info;
   const config::Config base = config::load_config(opts.config_path, opts.overrides);
   Grid cli;
   for (const std::string& arg : opts.grid_args) cli.push_back(parse_grid_arg(arg));
@@ -179,7 +179,7 @@ Plan make_plan(const SweepOptions& opts,
   plan.runs_dir = rundir::path(info.sweep_dir, rundir::kSweepRuns);
   info.base_config = fs::absolute(opts.config_path).lexically_normal().string();
   info.workdir = fs::current_path().string();
-  info.launcher = std::string(config::name(launcher));
+  info.launcher = launcher;
   info.overrides = opts.overrides;
   info.repeat = opts.repeat;
   info.cores = detail::available_cores();
@@ -216,7 +216,7 @@ Plan make_plan(const SweepOptions& opts,
 // sweep directory locked.
 void share_peak(Plan& plan) {
   if (!plan.shared_peak) return;
-  SweepInfo& info = plan.info;
+  rundir::SweepContext& info = plan.info;
   if (auto stored = read_stored_peak(info.sweep_dir);
       stored && stored->source == info.peak_source) {
     info.peak_flops_per_s = stored->flops_per_s;
@@ -280,53 +280,28 @@ std::string config_difference(const Plan& plan, const Point& p, const std::strin
 
 
 void write_plan(const Plan& plan) {
-  nlohmann::ordered_json j = info_json(plan.info);
-  j["threads_from_env"] = plan.threads_from_env;
-  nlohmann::ordered_json points = nlohmann::ordered_json::array();
-  for (const Point& p : plan.points) {
-    nlohmann::ordered_json values = nlohmann::ordered_json::array();
-    for (const auto& [key, value] : p.values) values.push_back({key, value});
-    points.push_back({{"id", p.id}, {"index", p.index}, {"repeat", p.repeat}, {"values", values}});
-  }
-  j["points"] = points;
-  output::write_file_atomic(rundir::path(plan.info.sweep_dir, rundir::kSweepPlan),
-                            j.dump(2) + "\n");
+  rundir::SweepPlan doc;
+  doc.context = plan.info;
+  doc.threads_from_env = plan.threads_from_env;
+  doc.points = plan.points;
+  rundir::write_sweep_plan(rundir::path(plan.info.sweep_dir, rundir::kSweepPlan), doc);
 }
 
 Plan read_plan(const std::string& sweep_dir) {
   const std::string file = rundir::path(sweep_dir, rundir::kSweepPlan);
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
+  std::error_code ec;
+  if (!fs::exists(file, ec)) {
     throw DataError(fmt::format(
         "{}: not found; '{}' is not a sweep directory made by llmprof sweep (or one made before "
         "plan.json existed: run the sweep command again to write it)",
         file, sweep_dir));
   }
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) throw DataError(file + ": not valid JSON");
+  rundir::SweepPlan doc = rundir::read_sweep_plan(file);
   Plan plan;
-  plan.info = info_from_json(j, file);
+  plan.info = std::move(doc.context);
+  plan.points = std::move(doc.points);
   plan.runs_dir = rundir::path(plan.info.sweep_dir, rundir::kSweepRuns);
-  plan.threads_from_env = j.value("threads_from_env", true);
-  try {
-    for (const nlohmann::json& p : j.at("points")) {
-      Point point;
-      point.id = p.at("id").get<std::string>();
-      for (const char* key : {"index", "repeat"}) {
-        if (!p.at(key).is_number_integer()) {
-          throw DataError(fmt::format("{}: malformed points: '{}' is not an integer", file, key));
-        }
-      }
-      point.index = p.at("index").get<int64_t>();
-      point.repeat = p.at("repeat").get<int64_t>();
-      for (const nlohmann::json& kv : p.at("values")) {
-        point.values.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
-      }
-      plan.points.push_back(std::move(point));
-    }
-  } catch (const nlohmann::json::exception& e) {
-    throw DataError(fmt::format("{}: malformed points: {}", file, e.what()));
-  }
+  plan.threads_from_env = doc.threads_from_env;
   plan.executable = detail::self_executable();
   return plan;
 }

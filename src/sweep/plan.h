@@ -16,7 +16,7 @@ namespace llmprof::sweep {
 struct SweepOptions;
 
 struct Plan {
-  SweepInfo info;
+  rundir::SweepContext info;  // plan.json's and sweep.json's context
   std::vector<Point> points;
   std::string runs_dir;      // <sweep>/runs: run directories, logs, records and locks of points
   std::string executable;    // the llmprof that plans, runs points and measures the peak

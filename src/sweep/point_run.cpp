@@ -68,7 +68,7 @@ std::vector<std::string> move_aside(const Plan& plan, const Point& p) {
 PointResult run_train(const Plan& plan, const Point& p, const PointResult& started) {
   std::vector<std::string> argv{plan.executable, "train", "--config", plan.info.base_config};
   const int64_t nproc = point_nproc(p);
-  if (nproc > 1 && plan.info.launcher == "slurm") {
+  if (nproc > 1 && plan.info.launcher == config::Launcher::kSlurm) {
     // The point's job holds nproc tasks (array.sbatch); each srun task is one rank.
     const std::string srun = detail::find_program("srun");
     if (srun.empty()) throw IoError("point " + p.id + ": srun not found on PATH (nproc > 1)");

@@ -3,37 +3,15 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
+#include "llmprof/rundir/sweep_doc.h"
 #include "process.h"
 
 namespace llmprof::sweep {
-namespace {
-
-using nlohmann::json;
-
-template <typename T>
-json or_null(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-std::string text_at(const json& j, const char* key) {
-  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
-}
-
-template <typename T>
-std::optional<T> number_at(const json& j, const char* key) {
-  if (!j.contains(key) || !j[key].is_number()) return std::nullopt;
-  return j[key].get<T>();
-}
-
-}  // namespace
-
 std::string record_path(const Plan& plan, const Point& p) {
   return plan.runs_dir + "/" + p.id + std::string(rundir::kPointRecordSuffix);
 }
@@ -43,51 +21,18 @@ std::string point_lock_path(const Plan& plan, const Point& p) {
 }
 
 void write_record(const Plan& plan, const Point& p, const PointResult& r) {
-  nlohmann::ordered_json j;
-  j["schema_version"] = rundir::kSweepSchemaVersion;
-  j["id"] = p.id;
-  j["status"] = std::string(config::name(r.status));
-  j["exit_code"] = or_null(r.exit_code);
-  j["signal"] = or_null(r.signal);
-  j["message"] = r.message;
-  j["run_dir"] = r.run_dir;
-  j["log"] = r.log_path;
-  j["host"] = r.host;
-  j["slurm_job_id"] = r.slurm_job_id;
-  j["slurm_task_id"] = r.slurm_task_id;
-  j["start_time"] = r.start_time;
-  j["end_time"] = r.end_time;
-  j["duration_s"] = or_null(r.duration_s);
-  j["invocation"] = r.invocation;
-  j["moved_aside"] = r.moved_aside;
-  output::write_file_atomic(record_path(plan, p), j.dump(2) + "\n");
+  rundir::PointRecord record;
+  record.id = p.id;
+  record.outcome = r;
+  rundir::write_point_record(record_path(plan, p), record);
 }
 
 std::optional<PointResult> read_record(const Plan& plan, const Point& p) {
-  std::ifstream in(record_path(plan, p), std::ios::binary);
-  if (!in) return std::nullopt;
-  const json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || text_at(j, "status").empty()) return std::nullopt;
+  const std::string path = record_path(plan, p);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
   PointResult r;
-  r.status =
-      rundir::parse_name<config::PointStatus>(text_at(j, "status"), record_path(plan, p), "status");
-  r.exit_code = number_at<int>(j, "exit_code");
-  r.signal = number_at<int>(j, "signal");
-  r.message = text_at(j, "message");
-  r.run_dir = text_at(j, "run_dir");
-  r.log_path = text_at(j, "log");
-  r.host = text_at(j, "host");
-  r.slurm_job_id = text_at(j, "slurm_job_id");
-  r.slurm_task_id = text_at(j, "slurm_task_id");
-  r.start_time = text_at(j, "start_time");
-  r.end_time = text_at(j, "end_time");
-  r.duration_s = number_at<double>(j, "duration_s");
-  r.invocation = text_at(j, "invocation");
-  if (j.contains("moved_aside") && j["moved_aside"].is_array()) {
-    for (const json& m : j["moved_aside"]) {
-      if (m.is_string()) r.moved_aside.push_back(m.get<std::string>());
-    }
-  }
+  static_cast<rundir::PointOutcome&>(r) = rundir::read_point_record(path).outcome;
   return r;
 }
 
@@ -136,7 +81,7 @@ std::vector<PointResult> refresh_tables(const Plan& plan) {
   detail::FileLock lock(rundir::path(plan.info.sweep_dir, rundir::kSweepTablesLock),
                         /*wait_s=*/-1, /*inherit=*/false);
   std::vector<PointResult> results = current_results(plan);
-  SweepInfo info = plan.info;
+  rundir::SweepContext info = plan.info;
   const PointCounts counts = count_points(results);
   if ((info.status == config::SweepState::kRunning ||
        info.status == config::SweepState::kSubmitted) &&

@@ -23,8 +23,9 @@ std::string point_lock_path(const Plan& plan, const Point& p);
 // Writes the record atomically. Throws IoError.
 void write_record(const Plan& plan, const Point& p, const PointResult& r);
 
-// The record, or nullopt when absent or unreadable (a point with no record has not started).
-// A status outside config::PointStatus's table is a DataError naming the record and the value.
+// The record, or nullopt when absent (a point with no record has not started). A record that
+// does not read (records are written whole: damaged by hand, or from a newer llmprof) is a
+// DataError naming it and the field.
 std::optional<PointResult> read_record(const Plan& plan, const Point& p);
 
 // What is known of p now: its record, with a "running" one whose lock nobody holds turned into

@@ -9,11 +9,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "llmprof/base/numbers.h"
-#include "llmprof/base/printable_json.h"
 #include "llmprof/error.h"
 #include "llmprof/output/csv.h"
 #include "llmprof/output/run_dir.h"
@@ -24,23 +22,6 @@ namespace llmprof::sweep {
 
 using output::csv_field;
 namespace {
-
-using nlohmann::json;
-
-// The number at j[path...], or nullopt when a step is missing or the value is not a number.
-std::optional<double> number_at(const json& j, std::initializer_list<const char*> path) {
-  const json* node = &j;
-  for (const char* key : path) {
-    if (!node->is_object() || !node->contains(key)) return std::nullopt;
-    node = &(*node)[key];
-  }
-  return node->is_number() ? std::optional<double>(node->get<double>()) : std::nullopt;
-}
-
-template <typename T>
-nlohmann::ordered_json or_null(const std::optional<T>& v) {
-  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
-}
 
 template <typename T>
 std::string csv_number(const std::optional<T>& v) {
@@ -180,158 +161,33 @@ std::string sweep_csv(const Grid& grid,
   return text;
 }
 
-nlohmann::ordered_json info_json(const SweepInfo& info) {
-  using ojson = nlohmann::ordered_json;  // keys in the order written: schema_version first
-  ojson j;
-  j["schema_version"] = rundir::kSweepSchemaVersion;
-  j["status"] = std::string(config::name(info.status));
-  j["status_note"] = info.status_note.empty() ? ojson(nullptr) : ojson(info.status_note);
-  j["launcher"] = info.launcher;
-  j["base_config"] = info.base_config;
-  j["sweep_dir"] = info.sweep_dir;
-  j["workdir"] = info.workdir;
-  ojson grid = ojson::array();
-  for (const GridAxis& axis : info.grid) {
-    grid.push_back({{"key", axis.key}, {"values", axis.values}, {"origin", axis.origin}});
-  }
-  j["grid"] = grid;
-  j["overrides"] = info.overrides;
-  j["repeat"] = info.repeat;
-  j["jobs"] = info.jobs;
-  j["jobs_requested"] = info.jobs_requested;
-  j["jobs_policy"] = info.jobs_policy;
-  j["threads_per_point"] =
-      info.threads_per_point > 0 ? ojson(info.threads_per_point) : ojson(nullptr);
-  j["threads_source"] = info.threads_source;
-  j["peak_flops_per_s"] = info.peak_flops_per_s > 0 ? ojson(info.peak_flops_per_s) : ojson(nullptr);
-  j["peak_source"] = info.peak_source;
-  j["peak_measured_at"] =
-      info.peak_measured_at.empty() ? ojson(nullptr) : ojson(info.peak_measured_at);
-  j["peak_reused"] = info.peak_reused;
-  j["cores"] = info.cores;
-  j["command_line"] = info.command_line;
-  j["start_time"] = info.start_time;
-  j["invocation"] = info.invocation;
-  j["resume_policy"] =
-      "a re-run or re-submission skips points whose summary.json says completed or diverged "
-      "(diverged is an outcome of the config); failed, interrupted and unfinished points run "
-      "again, their earlier run directory and log renamed to <id>.attempt<N>; a point runs only "
-      "under its lock runs/<id>.lock, so no two tasks ever run it at once";
-  return j;
-}
-
-SweepInfo info_from_json(const json& j, const std::string& file) {
-  auto need = [&](const char* key) -> const json& {
-    if (!j.is_object() || !j.contains(key)) {
-      throw DataError(fmt::format("{}: no '{}' (not written by this llmprof sweep?)", file, key));
-    }
-    return j[key];
-  };
-  // An integer field; a float there (say 1e300) would reach a cast past int64's range.
-  auto need_int = [&](const char* key) -> int64_t {
-    const json& v = need(key);
-    if (!v.is_number_integer()) {
-      throw DataError(fmt::format("{}: '{}' is not an integer: {}", file, key, printable_json(v)));
-    }
-    return v.get<int64_t>();
-  };
-  SweepInfo info;
-  try {
-    info.status =
-        rundir::parse_name<config::SweepState>(need("status").get<std::string>(), file, "status");
-    if (j.contains("status_note") && j["status_note"].is_string()) {  // absent before 2026-11
-      info.status_note = j["status_note"].get<std::string>();
-    }
-    info.launcher = need("launcher").get<std::string>();
-    info.base_config = need("base_config").get<std::string>();
-    info.sweep_dir = need("sweep_dir").get<std::string>();
-    info.workdir = need("workdir").get<std::string>();
-    for (const json& axis : need("grid")) {
-      info.grid.push_back({axis.at("key").get<std::string>(),
-                           axis.at("values").get<std::vector<std::string>>(),
-                           axis.at("origin").get<std::string>()});
-    }
-    info.overrides = need("overrides").get<std::vector<std::string>>();
-    info.repeat = need_int("repeat");
-    info.jobs = need_int("jobs");
-    info.jobs_requested = need_int("jobs_requested");
-    info.jobs_policy = need("jobs_policy").get<std::string>();
-    info.threads_per_point =
-        need("threads_per_point").is_null() ? 0 : need_int("threads_per_point");
-    info.threads_source = j.value("threads_source", std::string());  // absent before 2026-11
-    info.peak_flops_per_s = need("peak_flops_per_s").is_number()
-                                ? need("peak_flops_per_s").get<double>()
-                                : 0.0;
-    info.peak_source = need("peak_source").get<std::string>();
-    info.peak_measured_at = need("peak_measured_at").is_string()
-                                ? need("peak_measured_at").get<std::string>()
-                                : std::string();
-    info.peak_reused = need("peak_reused").get<bool>();
-    info.cores = need_int("cores");
-    info.command_line = need("command_line").get<std::vector<std::string>>();
-    info.start_time = need("start_time").get<std::string>();
-    info.invocation = need("invocation").get<std::string>();
-  } catch (const json::exception& e) {
-    throw DataError(fmt::format("{}: malformed sweep context: {}", file, e.what()));
-  }
-  return info;
-}
-
-std::string sweep_json(const SweepInfo& info,
+std::string sweep_json(const rundir::SweepContext& info,
                        const std::vector<Point>& points,
                        const std::vector<PointResult>& results) {
-  using ojson = nlohmann::ordered_json;
-  ojson j = info_json(info);
-  ojson counts = ojson::object();
-  ojson pts = ojson::array();
+  rundir::SweepDoc doc;
+  doc.context = info;
   for (size_t i = 0; i < points.size(); ++i) {
-    const Point& p = points[i];
-    const PointResult& r = results[i];
-    const std::string status(config::name(r.status));
-    counts[status] = counts.value(status, 0) + 1;
-    ojson values = ojson::object();
-    for (const auto& [key, value] : p.values) values[key] = value;
-    pts.push_back({{"id", p.id},
-                   {"index", p.index},
-                   {"repeat", p.repeat},
-                   {"values", values},
-                   {"status", status},
-                   {"exit_code", or_null(r.exit_code)},
-                   {"signal", or_null(r.signal)},
-                   {"message", r.message.empty() ? ojson(nullptr) : ojson(r.message)},
-                   {"run_dir", r.run_dir.empty() ? ojson(nullptr) : ojson(r.run_dir)},
-                   {"log", r.log_path},
-                   {"duration_s", or_null(r.duration_s)},
-                   {"reused", r.reused},
-                   {"moved_aside", r.moved_aside},
-                   {"host", r.host.empty() ? ojson(nullptr) : ojson(r.host)},
-                   {"slurm_job_id", r.slurm_job_id.empty() ? ojson(nullptr) : ojson(r.slurm_job_id)},
-                   {"slurm_task_id",
-                    r.slurm_task_id.empty() ? ojson(nullptr) : ojson(r.slurm_task_id)},
-                   {"start_time", r.start_time.empty() ? ojson(nullptr) : ojson(r.start_time)},
-                   {"end_time", r.end_time.empty() ? ojson(nullptr) : ojson(r.end_time)}});
+    doc.points.push_back({points[i], results[i], results[i].reused});
   }
-  j["counts"] = counts;
-  j["points"] = pts;
-  return j.dump(2) + "\n";
+  return rundir::sweep_doc_text(doc);
 }
 
 std::optional<StoredPeak> read_stored_peak(const std::string& sweep_dir) {
-  std::ifstream in(rundir::path(sweep_dir, rundir::kSweepJson), std::ios::binary);
-  if (!in) return std::nullopt;
-  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  auto flops = number_at(j, {"peak_flops_per_s"});
-  if (!flops || *flops <= 0 || !j["peak_source"].is_string()) return std::nullopt;
-  StoredPeak p;
-  p.flops_per_s = *flops;
-  p.source = j["peak_source"].get<std::string>();
-  if (j.contains("peak_measured_at") && j["peak_measured_at"].is_string()) {
-    p.measured_at = j["peak_measured_at"].get<std::string>();
+  const std::string file = rundir::path(sweep_dir, rundir::kSweepJson);
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return std::nullopt;
+  rundir::SweepDoc doc;
+  try {
+    doc = rundir::read_sweep_doc(file);
+  } catch (const DataError&) {  // damaged, or from a newer llmprof: measured again
+    return std::nullopt;
   }
-  return p;
+  const rundir::SweepContext& c = doc.context;
+  if (!(c.peak_flops_per_s > 0) || c.peak_source.empty()) return std::nullopt;
+  return StoredPeak{c.peak_flops_per_s, c.peak_source, c.peak_measured_at};
 }
 
-void write_sweep_files(const SweepInfo& info,
+void write_sweep_files(const rundir::SweepContext& info,
                        const std::vector<Point>& points,
                        const std::vector<PointResult>& results) {
   output::write_file_atomic(rundir::path(info.sweep_dir, rundir::kSweepCsv),

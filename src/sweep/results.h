@@ -8,31 +8,16 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "llmprof/config/enums.h"
+#include "llmprof/rundir/sweep_doc.h"
 #include "llmprof/sweep/grid.h"
 
 namespace llmprof::sweep {
 
-// The outcome of one point, as far as it is known.
-struct PointResult {
-  config::PointStatus status = config::PointStatus::kPending;
-  std::optional<int> exit_code;  // the train process's exit status; 128+N when killed by N
-  std::optional<int> signal;     // N when the process was killed by signal N
-  std::string message;           // why, when not completed
-  std::string run_dir;           // <sweep>/runs/<id>, "" when the run left no directory
-  std::string log_path;          // <sweep>/runs/<id>.log
-  std::optional<double> duration_s;      // wall time of the train process
-  bool reused = false;                   // completed/diverged by an earlier invocation: not re-run
-  std::vector<std::string> moved_aside;  // earlier attempts renamed to <id>.attempt<N>[.log]
-  // Where and when it ran, from the point record `llmprof sweep run-point` keeps.
-  std::string host;
-  std::string slurm_job_id;   // SLURM_ARRAY_JOB_ID (else SLURM_JOB_ID); "" outside Slurm
-  std::string slurm_task_id;  // SLURM_ARRAY_TASK_ID; "" outside a job array
-  std::string start_time;     // ISO 8601, local time with offset
-  std::string end_time;       // "" while running
-  std::string invocation;     // the launcher invocation that ran it (plan.json's invocation)
+// The outcome of one point, as far as it is known: what its record says (rundir::PointOutcome:
+// status, exit, where and when it ran) and what its summary.json says.
+struct PointResult : rundir::PointOutcome {
+  bool reused = false;  // completed/diverged by an earlier invocation: not re-run
   // From summary.json; nullopt where it holds null or nothing.
   std::optional<double> median_step_ms, tokens_per_s, mfu;  // medians over the measured steps
   std::optional<double> final_train_loss, final_val_loss, final_val_perplexity;
@@ -40,38 +25,6 @@ struct PointResult {
   std::optional<double> energy_j;  // summary energy.total_j, when a run measures energy
   bool energy_estimated = false;   // summary energy.estimated: from energy.cpu_tdp_w, not a sensor
 };
-
-// The sweep's context, as sweep.json records it.
-struct SweepInfo {
-  std::string base_config;
-  std::string sweep_dir;
-  Grid grid;
-  std::vector<std::string> overrides;  // --set, applied to every point
-  int64_t repeat = 1;
-  int64_t jobs_requested = 1;
-  int64_t jobs = 1;         // after clamping to cores
-  std::string jobs_policy;  // how --jobs above the core count is handled
-  int64_t threads_per_point = 1;  // 0 (null in sweep.json): threads is swept, so it varies
-  std::string threads_source;     // where threads_per_point comes from, e.g. "cores / jobs"
-  int64_t cores = 1;
-  double peak_flops_per_s = 0;  // shared MFU peak passed to every point; 0 = none
-  std::string peak_source;
-  std::string peak_measured_at;  // ISO 8601 time of the shared measurement; "" when none
-  bool peak_reused = false;      // true: taken from sweep.json of an earlier invocation
-  std::vector<std::string> command_line;
-  std::string start_time;          // ISO 8601, local time with offset
-  config::SweepState status = config::SweepState::kRunning;
-  std::string status_note;         // why, for submit_failed (sbatch's message); "" otherwise
-  std::string launcher = "local";  // config::name(Launcher)
-  std::string invocation;          // this launcher invocation: start time and pid
-  std::string workdir;             // where points resolve relative paths (the launcher's cwd)
-};
-
-// The context half of sweep.json (and of plan.json), from schema_version to resume_policy.
-nlohmann::ordered_json info_json(const SweepInfo& info);
-
-// The context read back from plan.json; throws DataError naming the file and the field.
-SweepInfo info_from_json(const nlohmann::json& j, const std::string& file);
 
 // True for statuses a re-run keeps: completed, and diverged (an outcome of the config itself).
 bool is_final_status(config::PointStatus status);
@@ -107,7 +60,7 @@ std::string sweep_csv(const Grid& grid,
                       const std::vector<PointResult>& results);
 
 // sweep.json: schema_version, context and every point with its values and outcome.
-std::string sweep_json(const SweepInfo& info,
+std::string sweep_json(const rundir::SweepContext& info,
                        const std::vector<Point>& points,
                        const std::vector<PointResult>& results);
 
@@ -122,7 +75,7 @@ struct StoredPeak {
 std::optional<StoredPeak> read_stored_peak(const std::string& sweep_dir);
 
 // Writes sweep.csv and sweep.json into info.sweep_dir, each atomically. Throws IoError.
-void write_sweep_files(const SweepInfo& info,
+void write_sweep_files(const rundir::SweepContext& info,
                        const std::vector<Point>& points,
                        const std::vector<PointResult>& results);
 

@@ -177,7 +177,7 @@ SlurmSubmission submit_sweep(const SweepOptions& opts, const SlurmSettings& sett
         "host with the Slurm client tools (a login node), or use --launcher local");
   }
   SlurmSubmission sub;
-  const SweepInfo& info = plan.info;
+  const rundir::SweepContext& info = plan.info;
   sub.sweep_dir = info.sweep_dir;
   sub.points = static_cast<int64_t>(plan.points.size());
   // Logged now: they matter most when sbatch then refuses, or the tasks fail on other nodes.

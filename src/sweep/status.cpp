@@ -20,7 +20,7 @@ SweepStatus sweep_status(const std::string& sweep_dir) {
   }
   SweepStatus st;
   st.sweep_dir = plan.info.sweep_dir;
-  st.launcher = plan.info.launcher;
+  st.launcher = std::string(config::name(plan.info.launcher));
   st.state = plan.info.status;
   st.state_note = plan.info.status_note;
   st.points = static_cast<int64_t>(plan.points.size());

@@ -67,7 +67,7 @@ class Scheduler {
 
   // Runs the queue; returns the stop signal received (0 when every point ran).
   int run() {
-    const SweepInfo& info = plan_.info;
+    const rundir::SweepContext& info = plan_.info;
     progress_.event(fmt::format("{} points ({} already done) in {}; {} at a time, {}",
                                 results_.size(), count_points(results_).done(), info.sweep_dir,
                                 info.jobs,
@@ -179,7 +179,7 @@ class Scheduler {
 };
 
 // What the sweep came to: points by final status.
-SweepOutcome outcome(const SweepInfo& info, const std::vector<PointResult>& results,
+SweepOutcome outcome(const rundir::SweepContext& info, const std::vector<PointResult>& results,
                      bool stopped) {
   SweepOutcome o;
   o.sweep_dir = info.sweep_dir;
@@ -238,7 +238,7 @@ SweepOutcome run_sweep(const SweepOptions& opts) {
   detail::StopSignals signals;
   Plan plan = make_plan(opts, config::Launcher::kLocal, 0, 0);
   const std::map<size_t, std::string> unfitting = unfitting_points(plan, opts);
-  SweepInfo& info = plan.info;
+  rundir::SweepContext& info = plan.info;
   std::error_code ec;
   fs::create_directories(plan.runs_dir, ec);
   if (ec) throw IoError("cannot create sweep directory '" + plan.runs_dir + "': " + ec.message());

@@ -8,28 +8,19 @@
 #include <utility>
 #include <vector>
 
+#include "llmprof/rundir/sweep_doc.h"
+
 namespace llmprof::config {
 struct Config;
 }
 
 namespace llmprof::sweep {
 
-// One swept key and its values, in run order.
-struct GridAxis {
-  std::string key;                  // dotted config key, e.g. "optim.lr"
-  std::vector<std::string> values;  // as written (lists), generated (range, log), then canonical
-  std::string origin;               // "--grid optim.lr=...", "FILE line L col C" or "default grid"
-};
-
+// One swept key and its values (key, values, origin), and one run of the sweep (index, repeat,
+// values, id): the types plan.json and sweep.json hold (rundir/sweep_doc.h).
+using GridAxis = rundir::GridAxis;
 using Grid = std::vector<GridAxis>;
-
-// One run of the sweep: a combination of axis values and a repeat number.
-struct Point {
-  int64_t index = 0;   // 1-based position in the grid, first axis outermost
-  int64_t repeat = 1;  // 1-based
-  std::vector<std::pair<std::string, std::string>> values;  // (key, canonical value), axis order
-  std::string id;                                           // point_id(...)
-};
+using Point = rundir::PlanPoint;
 
 // The grid key that is no config key: the number of ranks a point trains on (a point with
 // nproc = N is a data-parallel job: `llmprof train --nproc N` locally, N Slurm tasks under srun).
