@@ -33,7 +33,7 @@ done <tests/fuzz/seeds.txt
 declare -A seed_names=([config]='*.yaml *.json' [csv]='*.csv *.tsv' [summary]='summary.json'
                        [steps]='steps.csv' [sweep]='sweep.csv' [safetensors]='*.safetensors'
                        [gpu_fixture]='*.jsonl' [env]='env.json' [eval_doc]='eval.json'
-                       [bench_doc]='bench.json')
+                       [bench_doc]='bench.json' [sweep_doc]='plan.json sweep.json *.point.json')
 targets=${LLMPROF_FUZZ_TARGETS:-$(printf '%s\n' "${!seeds[@]}" | sort | tr '\n' ' ')}
 
 findings_total=0
