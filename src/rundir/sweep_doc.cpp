@@ -145,6 +145,13 @@ SweepContext full_context() {
   return c;
 }
 
+// A context with every null written: threads_per_point is null when threads is swept.
+SweepContext null_context() {
+  SweepContext c;
+  c.threads_per_point = 0;
+  return c;
+}
+
 PointOutcome full_outcome() {
   PointOutcome o;
   o.exit_code = o.signal = 1;
@@ -179,14 +186,14 @@ std::string sweep_plan_fields_doc() {
   full.context = full_context();
   full.points = {PlanPoint{1, 1, {{"<key>", "text"}}, "text"}};
   return fields_page(
-      "plan.json",
+      "`plan.json`",
       std::string("Generated from `rundir::SweepPlan` (include/llmprof/rundir/sweep_doc.h) "
                   "through its writer; `tests/rundir/sweep_doc_test.cpp` checks that this file "
                   "matches. ") + kListing +
           " `points[].values` is an array of `[key, value]` pairs in the grid's axis order. "
           "Read: every field is required but `status_note` and `threads_source`, added later "
           "(absent: null with a note).",
-      sweep_plan_text(full), sweep_plan_text(SweepPlan{}));
+      sweep_plan_text(full), sweep_plan_text(SweepPlan{0, null_context(), true, {}, {}}));
 }
 
 std::string point_record_fields_doc() {
@@ -194,7 +201,7 @@ std::string point_record_fields_doc() {
   full.outcome = full_outcome();
   full.outcome.moved_aside = {"text"};
   return fields_page(
-      "runs/&lt;id&gt;.point.json",
+      "`runs/<id>.point.json`",
       std::string("Generated from `rundir::PointRecord` (include/llmprof/rundir/sweep_doc.h) "
                   "through its writer; `tests/rundir/sweep_doc_test.cpp` checks that this file "
                   "matches. ") + kListing +
@@ -208,7 +215,7 @@ std::string sweep_doc_fields_doc() {
   full.points = {SweepDocPoint{PlanPoint{1, 1, {{"<key>", "text"}}, "text"}, full_outcome(), true}};
   std::string text = sweep_doc_text(full);
   return fields_page(
-      "sweep.json",
+      "`sweep.json`",
       std::string("Generated from `rundir::SweepDoc` (include/llmprof/rundir/sweep_doc.h) "
                   "through its writer; `tests/rundir/sweep_doc_test.cpp` checks that this file "
                   "matches. ") + kListing +
@@ -219,7 +226,7 @@ std::string sweep_doc_fields_doc() {
           "`peak_flops_per_s`, `peak_source`, `peak_measured_at`, `peak_reused`, `invocation`, "
           "and each point's `host`, `slurm_job_id`, `slurm_task_id`, `start_time`, `end_time`. "
           "report and check read `status` and `status_note` alone.",
-      text, sweep_doc_text(SweepDoc{}));
+      text, sweep_doc_text(SweepDoc{0, null_context(), {}, {}}));
 }
 
 }  // namespace llmprof::rundir
