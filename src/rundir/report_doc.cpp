@@ -8,6 +8,7 @@
 #include "doc_lists.h"
 #include "json_doc.h"
 #include "read_util.h"
+#include "llmprof/base/printable_json.h"
 #include "llmprof/error.h"
 #include "llmprof/rundir/files.h"
 
@@ -102,8 +103,9 @@ std::map<std::string, ReportCell> read_cells(ObjectReader& o) {
       cell.text = v.get<std::string>();
     } else if (v.is_number()) {
       cell.number = v.get<double>();
-    } else if (!v.is_null()) {
-      o.fail(item.key(), "a string, a number or null");
+    } else if (!v.is_null()) {  // the key is a column's, from the file: shown escaped
+      throw DataError(fmt::format("{}: {} is {}, not a string, a number or null", o.file(),
+                                  printable(o.field(item.key())), printable_json(v, 60)));
     }
   }
   return row;
