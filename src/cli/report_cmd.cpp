@@ -96,14 +96,14 @@ void try_suggestions(const ReportArgs& args) {
   std::string command = fmt::format("llmprof report --try {} --repetitions {} --try-steps {}",
                                     args.try_run, args.repetitions, plan.front().steps);
   std::vector<report::TriedSet> done;
-  const std::vector<report::TriedSet> earlier = report::read_tried(args.try_run);
+  report::read_tried(args.try_run);  // a tried.json it cannot rewrite fails before any training
   bool failed = false;
   for (size_t i = 0; i < plan.size(); ++i) {
     done.push_back(run_one_try(plan[i], i, plan.size(), args.repetitions, command));
     failed = failed || !done.back().comparison;
-    report::write_tried(args.try_run, earlier, done);
+    report::write_tried(args.try_run, done);
   }
-  fmt::print(stderr, "--try: {} written\n", rundir::path(args.try_run, report::kTriedFile));
+  fmt::print(stderr, "--try: {} written\n", rundir::path(args.try_run, rundir::kTried));
   if (failed) {
     fmt::print(stderr, "--try: logs of the repetitions kept in {}\n", scratch);
   } else {

@@ -28,7 +28,6 @@ namespace llmprof::data {
 
 namespace {
 
-constexpr int kGpt2TokenizerSchemaVersion = 1;
 constexpr size_t kMaxCacheEntries = 1 << 18;  // words; the cache is cleared when it fills
 
 // encoder.py's bytes_to_unicode: printable Latin-1 bytes stand for themselves, the other 68
@@ -94,7 +93,7 @@ class Gpt2Tokenizer final : public Tokenizer {
 
   void save(const std::string& dir) const override {
     nlohmann::json j;
-    j["schema_version"] = kGpt2TokenizerSchemaVersion;
+    j["schema_version"] = hf::kGpt2TokenizerSchemaVersion;
     j["type"] = name();
     j["encoder_json"] = encoder_path_;
     j["vocab_bpe"] = bpe_path_;

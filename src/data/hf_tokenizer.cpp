@@ -31,8 +31,6 @@ namespace {
 using detail::JsonWhere;
 using detail::Split;
 
-constexpr int kHfTokenizerSchemaVersion = 1;
-
 struct AddedToken {
   int32_t id = -1;
   std::string content;
@@ -270,7 +268,7 @@ class HfBpeTokenizer final : public HfTokenizer {
 
   void save(const std::string& dir) const override {
     nlohmann::json j;
-    j["schema_version"] = kHfTokenizerSchemaVersion;
+    j["schema_version"] = hf::kHfTokenizerSchemaVersion;
     j["type"] = name();
     j["tokenizer_json"] = path_;
     j["vocab_size"] = vocab_size();

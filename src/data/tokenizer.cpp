@@ -20,8 +20,6 @@ namespace llmprof::data {
 
 namespace {
 
-constexpr int kCharVocabSchemaVersion = 1;
-
 // A byte as it reads in an error message: 'a' when printable, \xNN otherwise.
 std::string describe_byte(unsigned char b) {
   char buf[8];
@@ -76,7 +74,7 @@ class CharTokenizer final : public Tokenizer {
 
   void save(const std::string& dir) const override {
     nlohmann::json j;
-    j["schema_version"] = kCharVocabSchemaVersion;
+    j["schema_version"] = hf::kCharVocabSchemaVersion;
     j["type"] = name();
     auto& chars = j["chars"] = nlohmann::json::array();
     for (unsigned char c : chars_) chars.push_back(static_cast<int>(c));

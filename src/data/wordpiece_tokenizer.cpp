@@ -31,7 +31,6 @@ namespace llmprof::data {
 
 namespace {
 
-constexpr int kWordPieceTokenizerSchemaVersion = 1;
 constexpr size_t kMaxInputCharsPerWord = 100;  // BertTokenizer's max_input_chars_per_word
 constexpr const char* kContinuation = "##";
 
@@ -99,7 +98,7 @@ class WordPieceTokenizerImpl final : public WordPieceTokenizer {
 
   void save(const std::string& dir) const override {
     nlohmann::json j;
-    j["schema_version"] = kWordPieceTokenizerSchemaVersion;
+    j["schema_version"] = hf::kWordPieceTokenizerSchemaVersion;
     j["type"] = name();
     j["vocab_path"] = vocab_path_;
     j["vocab_size"] = vocab_size();

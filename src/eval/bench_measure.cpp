@@ -1,6 +1,7 @@
 #include "bench_measure.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "llmprof/base/clock.h"
@@ -30,31 +31,22 @@ LatencyStats latency_stats(std::vector<double> times_ms) {
   return s;
 }
 
-CallTimer::CallTimer(gpu::EventApi* events) : events_(events) {
-  if (events_ == nullptr) return;
-  begin_ = events_->create();
-  end_ = events_->create();
-}
-
-CallTimer::~CallTimer() {
-  if (events_ == nullptr) return;
-  events_->destroy(begin_);
-  events_->destroy(end_);
+CallTimer::CallTimer(gpu::EventApi* events) {
+  if (events != nullptr) span_.emplace(*events);
 }
 
 void CallTimer::start() {
-  if (events_ != nullptr) {
-    events_->record(begin_);
+  if (span_) {
+    span_->begin();
   } else {
     t0_ = now_ns();
   }
 }
 
 double CallTimer::stop_ms() {
-  if (events_ == nullptr) return to_ms(now_ns() - t0_);
-  events_->record(end_);
-  events_->synchronize(end_);  // sync: the call's end on the device, before the next call
-  return events_->elapsed_ms(begin_, end_);
+  if (!span_) return to_ms(now_ns() - t0_);
+  span_->end();
+  return span_->resolve().value_or(NAN);  // sync: the call's end on the device, before the next
 }
 
 std::vector<double> time_forward(train::Task& task,

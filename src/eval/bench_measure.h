@@ -8,6 +8,7 @@
 #include <torch/version.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "llmprof/gpu/event_pool.h"
@@ -33,21 +34,20 @@ class InferenceScope {
 #endif
 };
 
-// Times one call at a time: with events == nullptr the steady clock; else two preallocated CUDA
-// events around the call (sync: the host waits for the second before reading them, so calls do
-// not overlap: each is one request's latency on the device, launch gaps included).
+// Times one call at a time: with events == nullptr the steady clock; else the call's span on the
+// device through gpu::StepEventSpan, the session's step timer (two preallocated CUDA events around
+// the call; sync: the host waits for the second before reading them, so calls do not overlap:
+// each is one request's latency on the device, launch gaps included).
 class CallTimer {
  public:
   explicit CallTimer(gpu::EventApi* events);
-  ~CallTimer();
   CallTimer(const CallTimer&) = delete;
   CallTimer& operator=(const CallTimer&) = delete;
   void start();
   double stop_ms();
 
  private:
-  gpu::EventApi* events_;
-  gpu::EventApi::Event begin_ = nullptr, end_ = nullptr;
+  std::optional<gpu::StepEventSpan> span_;  // nullopt: the steady clock
   int64_t t0_ = 0;
 };
 

@@ -7,6 +7,7 @@
 
 #include "llmprof/config/enums.h"
 #include "llmprof/plan/plan.h"
+#include "llmprof/rundir/files.h"  // header only: the schema versions
 
 namespace llmprof::plan {
 
@@ -163,7 +164,7 @@ std::string report_json(const PlanReport& r) {
                     {"step_ms", t.step_ms ? json(*t.step_ms) : json(nullptr)}});
   }
   json j = {
-      {"schema_version", 1},
+      {"schema_version", rundir::kPlanSchemaVersion},
       {"device", {{"name", r.device.name}, {"product", r.device.product},
                   {"capacity_bytes", r.device.capacity_bytes},
                   {"usable_bytes", r.device.usable_bytes()}, {"source", r.device.source}}},

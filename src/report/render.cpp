@@ -1,10 +1,11 @@
 // Rendering a Document: Markdown (padded columns, numbers right-aligned), long-format CSV
-// (table,row,column,value: one line per cell, raw numbers) and JSON (rows as objects, raw numbers).
+// (table,row,column,value: one line per cell, raw numbers) and JSON (rundir::ReportDoc, written by
+// rundir: rows as objects, raw numbers).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <nlohmann/json.hpp>
+#include <map>
 
 #include "llmprof/error.h"
 #include "llmprof/output/csv.h"
@@ -155,92 +156,83 @@ std::string render_csv(const Document& doc) {
   return out;
 }
 
+std::optional<double> finite(double v) {
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+
 // A finding's tried sets as the report's JSON gives them: figures raw, null when unknown.
-nlohmann::json tried_json(const std::vector<TriedSet>& tried) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& t : tried) {
-    nlohmann::json j = {{"set", t.set},
-                        {"text", tried_text(t)},
-                        {"figure", ab::figure_name(t.figure)},
-                        {"steps", t.steps},
-                        {"error", t.error},
-                        {"time", t.time},
-                        {"verdict", nullptr},
-                        {"ratio_of_medians", nullptr},
-                        {"ci_low", nullptr},
-                        {"ci_high", nullptr}};
-    if (t.comparison) {
-      j["verdict"] = ab::verdict_name(t.comparison->verdict);
-      j["repetitions"] = t.comparison->pairs;
-      j["ratio_of_medians"] = t.comparison->ratio_of_medians;
-      if (t.comparison->interval) {
-        j["ci_low"] = t.comparison->interval->low;
-        j["ci_high"] = t.comparison->interval->high;
+rundir::ReportTried report_tried(const TriedSet& t) {
+  rundir::ReportTried r;
+  r.set = t.set;
+  r.text = tried_text(t);
+  r.figure = ab::figure_name(t.figure);
+  r.steps = t.steps;
+  r.error = t.error;
+  r.time = t.time;
+  if (const auto& c = t.comparison) {
+    r.verdict = std::string(ab::verdict_name(c->verdict));
+    r.repetitions = c->pairs;
+    r.ratio_of_medians = finite(c->ratio_of_medians);
+    if (c->interval) {
+      r.ci_low = finite(c->interval->low);
+      r.ci_high = finite(c->interval->high);
+    }
+  }
+  return r;
+}
+
+rundir::ReportTable report_table(const Table& t) {
+  rundir::ReportTable out;
+  out.id = t.id;
+  out.title = t.title;
+  for (const Column& c : t.columns) out.columns.push_back(rundir::ReportColumn{c.key, c.title});
+  for (const auto& row : t.rows) {
+    std::map<std::string, rundir::ReportCell>& r = out.rows.emplace_back();
+    // A key twice keeps its last column's cell, as a JSON object does.
+    for (size_t c = 0; c < t.columns.size() && c < row.size(); ++c) {
+      const Cell& cell = row[c];
+      rundir::ReportCell& to = r[t.columns[c].key] = rundir::ReportCell{};
+      if (!cell.numeric) {
+        to.text = cell.text;
+      } else if (cell.value) {
+        to.number = finite(*cell.value);
       }
     }
-    out.push_back(std::move(j));
   }
+  out.notes = t.notes;
+  if (!t.source.empty()) out.source = t.source;
   return out;
 }
 
-std::string render_json(const Document& doc) {
-  nlohmann::json j;
-  j["schema_version"] = 1;
-  j["title"] = doc.title;
-  j["intro"] = doc.intro;
-  j["warnings"] = nlohmann::json::array();
-  for (const auto& w : doc.warnings) {
-    j["warnings"].push_back({{"run", w.run},
-                             {"file", w.file},
-                             {"line", w.line > 0 ? nlohmann::json(w.line) : nlohmann::json()},
-                             {"message", w.message},
-                             {"text", w.text()}});
-  }
-  j["incomplete_runs"] = doc.incomplete_runs;
-  j["tables"] = nlohmann::json::array();
-  for (const auto& t : doc.tables) {
-    nlohmann::json jt;
-    jt["id"] = t.id;
-    jt["title"] = t.title;
-    jt["columns"] = nlohmann::json::array();
-    for (const auto& c : t.columns) jt["columns"].push_back({{"key", c.key}, {"title", c.title}});
-    jt["rows"] = nlohmann::json::array();
-    for (const auto& row : t.rows) {
-      nlohmann::json jr = nlohmann::json::object();
-      for (size_t c = 0; c < t.columns.size() && c < row.size(); ++c) {
-        const Cell& cell = row[c];
-        if (!cell.numeric)
-          jr[t.columns[c].key] = cell.text;
-        else if (cell.value && std::isfinite(*cell.value))
-          jr[t.columns[c].key] = *cell.value;
-        else
-          jr[t.columns[c].key] = nullptr;
-      }
-      jt["rows"].push_back(jr);
-    }
-    jt["notes"] = t.notes;
-    if (!t.source.empty()) jt["source"] = t.source;
-    j["tables"].push_back(jt);
-  }
-  j["findings"] = nlohmann::json::array();
-  for (const auto& f : doc.findings) {
-    j["findings"].push_back({{"rule", f.rule},
-                             {"run", f.run},
-                             {"title", f.title},
-                             {"measured", f.measured},
-                             {"threshold", f.threshold},
-                             {"unit", f.unit},
-                             {"evidence", f.evidence},
-                             {"suggestion", f.suggestion},
-                             {"sets", f.sets},
-                             {"experiment", f.experiment},
-                             {"tried", tried_json(f.tried)}});
-  }
-  j["footer"] = doc.footer;
-  return j.dump(2) + "\n";
+rundir::ReportFinding report_finding(const Finding& f) {
+  rundir::ReportFinding out;
+  out.rule = f.rule;
+  out.run = f.run;
+  out.title = f.title;
+  out.measured = finite(f.measured);
+  out.threshold = finite(f.threshold);
+  out.unit = f.unit;
+  out.evidence = f.evidence;
+  out.suggestion = f.suggestion;
+  out.sets = f.sets;
+  out.experiment = f.experiment;
+  for (const TriedSet& t : f.tried) out.tried.push_back(report_tried(t));
+  return out;
 }
 
 }  // namespace
+
+rundir::ReportDoc report_doc(const Document& doc) {
+  rundir::ReportDoc d;
+  d.title = doc.title;
+  d.intro = doc.intro;
+  d.warnings = doc.warnings;
+  d.incomplete_runs = doc.incomplete_runs;
+  for (const Table& t : doc.tables) d.tables.push_back(report_table(t));
+  for (const Finding& f : doc.findings) d.findings.push_back(report_finding(f));
+  d.footer = doc.footer;
+  return d;
+}
 
 std::string suggestion_label(const Finding& f) {
   if (f.tried.empty()) return f.experiment ? "Experiment (not yet tried)" : "Suggested";
@@ -265,7 +257,7 @@ std::string render(const Document& doc, Format format) {
     case Format::kCsv:
       return render_csv(doc);
     case Format::kJson:
-      return render_json(doc);
+      return rundir::report_doc_text(report_doc(doc));
     case Format::kHtml:
       return render_html(doc, HtmlExtras{});
   }

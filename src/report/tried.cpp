@@ -1,75 +1,76 @@
+// tried.json through rundir::TriedDoc: report::TriedSet (ab's enums and comparison) converted to
+// and from the document's entries, and the one line a report prints for each.
 #include "llmprof/report/tried.h"
 
 #include <fmt/format.h>
 
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "llmprof/error.h"
-#include "llmprof/output/run_dir.h"
 #include "llmprof/report/document.h"
 #include "llmprof/rundir/files.h"
+#include "llmprof/rundir/read.h"
+#include "llmprof/rundir/tried_doc.h"
 
 namespace llmprof::report {
 
 namespace {
 
-using nlohmann::json;
-
-json to_json(const TriedSet& t) {
-  json j = {{"set", t.set},     {"rules", t.rules},       {"figure", ab::figure_name(t.figure)},
-            {"steps", t.steps}, {"baseline", t.baseline}, {"candidate", t.candidate},
-            {"error", t.error}, {"time", t.time},         {"command", t.command}};
-  if (!t.comparison) {
-    j["verdict"] = nullptr;
-    return j;
+rundir::TriedEntry to_entry(const TriedSet& t) {
+  rundir::TriedEntry e;
+  e.set = t.set;
+  e.rules = t.rules;
+  e.figure = ab::figure_name(t.figure);
+  e.steps = t.steps;
+  e.baseline = t.baseline;
+  e.candidate = t.candidate;
+  e.error = t.error;
+  e.time = t.time;
+  e.command = t.command;
+  if (const auto& c = t.comparison) {
+    rundir::TriedComparison& to = e.comparison.emplace();
+    to.verdict = ab::verdict_name(c->verdict);
+    to.pairs = c->pairs;
+    to.baseline_median = c->baseline_median;
+    to.candidate_median = c->candidate_median;
+    to.ratio_of_medians = c->ratio_of_medians;
+    to.median_paired_ratio = c->median_paired_ratio;
+    to.confidence = c->confidence;
+    if (c->interval) {
+      to.ci_low = c->interval->low;
+      to.ci_high = c->interval->high;
+    }
   }
-  const ab::Comparison& c = *t.comparison;
-  j["verdict"] = ab::verdict_name(c.verdict);
-  j["pairs"] = c.pairs;
-  j["baseline_median"] = c.baseline_median;
-  j["candidate_median"] = c.candidate_median;
-  j["ratio_of_medians"] = c.ratio_of_medians;
-  j["median_paired_ratio"] = c.median_paired_ratio;
-  j["confidence"] = c.confidence;
-  j["ci_low"] = c.interval ? json(c.interval->low) : json();
-  j["ci_high"] = c.interval ? json(c.interval->high) : json();
-  return j;
+  return e;
 }
 
-// One entry; throws std::runtime_error (what) for a missing or mistyped field.
-TriedSet from_json(const json& j) {
-  TriedSet t;
-  t.set = j.at("set").get<std::string>();
-  t.rules = j.at("rules").get<std::vector<std::string>>();
-  const std::string figure = j.at("figure").get<std::string>();
-  const auto f = ab::parse_figure(figure);
-  if (!f) throw std::runtime_error("figure '" + figure + "' is not one this version knows");
-  t.figure = *f;
-  t.steps = j.at("steps").get<int64_t>();
-  t.baseline = j.at("baseline").get<std::vector<double>>();
-  t.candidate = j.at("candidate").get<std::vector<double>>();
-  t.error = j.value("error", "");
-  t.time = j.value("time", "");
-  t.command = j.value("command", "");
-  if (j.at("verdict").is_null()) return t;
-  const std::string name = j.at("verdict").get<std::string>();
-  const auto verdict = ab::parse_verdict(name);
-  if (!verdict) throw std::runtime_error("verdict '" + name + "' is not one this version knows");
-  ab::Comparison c;
-  c.verdict = *verdict;
-  c.pairs = j.at("pairs").get<int64_t>();
-  c.baseline_median = j.at("baseline_median").get<double>();
-  c.candidate_median = j.at("candidate_median").get<double>();
-  c.ratio_of_medians = j.at("ratio_of_medians").get<double>();
-  c.median_paired_ratio = j.at("median_paired_ratio").get<double>();
-  c.confidence = j.at("confidence").get<double>();
-  if (!j.at("ci_low").is_null() && !j.at("ci_high").is_null()) {
-    c.interval = ab::Interval{j.at("ci_low").get<double>(), j.at("ci_high").get<double>()};
+// Entry i of the file at path; a figure or verdict ab does not know is a DataError naming them.
+TriedSet from_entry(const rundir::TriedEntry& e, const std::string& path, size_t i) {
+  const std::string field = fmt::format("tried.{}.", i);
+  TriedSet t{e.set, e.rules, rundir::parse_name<ab::Figure>(e.figure, path, field + "figure"),
+             e.steps, e.baseline, e.candidate, std::nullopt, e.error, e.time, e.command};
+  if (const auto& c = e.comparison) {
+    ab::Comparison out;
+    out.verdict = rundir::parse_name<ab::Verdict>(c->verdict, path, field + "verdict");
+    out.pairs = c->pairs;
+    out.baseline_median = c->baseline_median;
+    out.candidate_median = c->candidate_median;
+    out.ratio_of_medians = c->ratio_of_medians;
+    out.median_paired_ratio = c->median_paired_ratio;
+    out.confidence = c->confidence;
+    if (c->ci_low && c->ci_high) out.interval = ab::Interval{*c->ci_low, *c->ci_high};
+    t.comparison = out;
   }
-  t.comparison = c;
   return t;
+}
+
+// tried.json of run_dir, or an empty document when there is none.
+rundir::TriedDoc read_doc(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return {};
+  std::stringstream text;
+  text << in.rdbuf();
+  return rundir::parse_tried_doc(text.str(), path);
 }
 
 // "time per token" and the like: what the figure measures, in words.
@@ -90,37 +91,27 @@ std::string x(double v) { return format_number(v, 3) + "x"; }
 }  // namespace
 
 std::vector<TriedSet> read_tried(const std::string& run_dir) {
-  const std::string path = rundir::path(run_dir, kTriedFile);
-  std::ifstream in(path);
-  if (!in) return {};
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string path = rundir::path(run_dir, rundir::kTried);
+  const rundir::TriedDoc doc = read_doc(path);
   std::vector<TriedSet> out;
-  try {
-    const json j = json::parse(text.str());
-    for (const auto& e : j.at("tried")) out.push_back(from_json(e));
-  } catch (const std::exception& e) {  // json::exception and the field checks above
-    throw DataError(fmt::format("{}: {}", path, e.what()));
-  }
+  for (size_t i = 0; i < doc.tried.size(); ++i) out.push_back(from_entry(doc.tried[i], path, i));
   return out;
 }
 
-void write_tried(const std::string& run_dir,
-                 const std::vector<TriedSet>& earlier,
-                 const std::vector<TriedSet>& fresh) {
-  json list = json::array();
-  for (const auto& t : earlier) {
+void write_tried(const std::string& run_dir, const std::vector<TriedSet>& fresh) {
+  const std::string path = rundir::path(run_dir, rundir::kTried);
+  rundir::TriedDoc doc = read_doc(path);
+  std::vector<rundir::TriedEntry> kept;
+  for (rundir::TriedEntry& e : doc.tried) {
     bool replaced = false;
-    for (const auto& f : fresh) replaced = replaced || (f.set == t.set && f.figure == t.figure);
-    if (!replaced) list.push_back(to_json(t));
+    for (const auto& f : fresh) {
+      replaced = replaced || (f.set == e.set && ab::figure_name(f.figure) == e.figure);
+    }
+    if (!replaced) kept.push_back(std::move(e));
   }
-  for (const auto& t : fresh) list.push_back(to_json(t));
-  const json doc = {{"schema_version", kTriedSchemaVersion},
-                    {"what",
-                     "llmprof report --try: each suggested --set as an A/B of short "
-                     "trainings against the run's own config"},
-                    {"tried", list}};
-  output::write_file_atomic(rundir::path(run_dir, kTriedFile), doc.dump(2) + "\n");
+  for (const auto& t : fresh) kept.push_back(to_entry(t));
+  doc.tried = std::move(kept);
+  rundir::write_tried_doc(path, doc);
 }
 
 std::string tried_text(const TriedSet& t) {

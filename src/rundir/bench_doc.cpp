@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "doc_lists.h"
 #include "json_doc.h"
 #include "read_util.h"
 #include "llmprof/error.h"
@@ -17,7 +18,9 @@ namespace {
 
 using detail::Json;
 using detail::ObjectReader;
+using detail::object_list;
 using detail::opt;
+using detail::value_list;
 
 Json row_json(const BenchRow& r) {
   const LatencyStats& l = r.latency;
@@ -90,39 +93,6 @@ QualityRow read_quality(ObjectReader& o) {
   return q;
 }
 
-// Each object of the array at key, read by f; an absent or null array is empty.
-template <typename T, typename F>
-std::vector<T> objects(ObjectReader& doc, detail::DocContext& ctx, const std::string& key, F f) {
-  std::vector<T> out;
-  const Json* a = doc.raw(key);
-  if (a == nullptr || a->is_null()) return out;
-  if (!a->is_array()) doc.fail(key, "an array of objects");
-  for (size_t i = 0; i < a->size(); ++i) {
-    if (!(*a)[i].is_object()) doc.fail(key, "an array of objects");
-    ObjectReader o((*a)[i], ctx, fmt::format("/{}/{}", key, i));
-    out.push_back(f(o));
-    o.keep_unknown();
-  }
-  return out;
-}
-
-template <typename T>
-std::vector<T> list_of(ObjectReader& o, const std::string& key, const char* what) {
-  std::vector<T> out;
-  const Json* v = o.raw(key);
-  if (v == nullptr || v->is_null()) return out;
-  if (!v->is_array()) o.fail(key, what);
-  for (const Json& x : *v) {
-    if constexpr (std::is_same_v<T, std::string>) {
-      if (!x.is_string()) o.fail(key, what);
-    } else {
-      if (!x.is_number_integer()) o.fail(key, what);
-    }
-    out.push_back(x.get<T>());
-  }
-  return out;
-}
-
 void read_setting(ObjectReader& doc, BenchDoc& d) {
   d.task = doc.text("task").value_or("");
   d.model = doc.text("model").value_or("");
@@ -130,8 +100,8 @@ void read_setting(ObjectReader& doc, BenchDoc& d) {
   d.checkpoint = doc.text("checkpoint");
   d.checkpoint_note = doc.text("checkpoint_note").value_or("");
   d.weights = doc.text("weights").value_or("");
-  d.init_tensors = list_of<std::string>(doc, "init_tensors", "an array of strings");
-  d.model_from_checkpoint = list_of<std::string>(doc, "model_from_checkpoint", "an array of strings");
+  d.init_tensors = value_list<std::string>(doc, "init_tensors");
+  d.model_from_checkpoint = value_list<std::string>(doc, "model_from_checkpoint");
   if (std::optional<ObjectReader> t = doc.object("tokenizer")) {
     d.tokenizer = DocTokenizer{t->text("type").value_or(""), t->integer("vocab_size").value_or(0),
                                t->text("sha256")};
@@ -140,10 +110,10 @@ void read_setting(ObjectReader& doc, BenchDoc& d) {
   d.threads = doc.integer("threads").value_or(0);
   d.quant_engine = doc.text("quant_engine").value_or("");
   d.torch_version = doc.text("torch_version").value_or("");
-  for (const std::string& v : list_of<std::string>(doc, "variants", "an array of strings")) {
+  for (const std::string& v : value_list<std::string>(doc, "variants")) {
     d.variants.push_back(parse_name<config::BenchVariant>(v, doc.file(), "variants"));
   }
-  d.batch_sizes = list_of<int64_t>(doc, "batch_sizes", "an array of integers");
+  d.batch_sizes = value_list<int64_t>(doc, "batch_sizes");
   d.warmup_iters = doc.integer("warmup_iters").value_or(0);
   d.iters = doc.integer("iters").value_or(0);
   d.quality_batch_size = doc.integer("quality_batch_size").value_or(0);
@@ -212,8 +182,8 @@ BenchDoc parse_bench_doc(const std::string& text, const std::string& file) {
     c->keep_unknown();
   }
   doc.require("rows");
-  d.rows = objects<BenchRow>(doc, ctx, "rows", read_row);
-  d.quality = objects<QualityRow>(doc, ctx, "quality", read_quality);
+  d.rows = object_list<BenchRow>(doc, ctx, "rows", read_row);
+  d.quality = object_list<QualityRow>(doc, ctx, "quality", read_quality);
   doc.keep_unknown();
   return d;
 }

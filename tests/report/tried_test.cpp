@@ -79,7 +79,7 @@ TEST(TriedFile, AbsentIsEmptyAndWrittenIsReadBack) {
   failed.rules = {"optimizer_share"};
   failed.steps = 20;
   failed.error = "refused";
-  write_tried(dir.path(), {},
+  write_tried(dir.path(),
               {tried("train.precision=bf16", 1.6, 1.5, 1.7, ab::Verdict::kSlower), failed});
   const std::vector<TriedSet> back = read_tried(dir.path());
   ASSERT_EQ(back.size(), 2u);
@@ -98,10 +98,10 @@ TEST(TriedFile, AbsentIsEmptyAndWrittenIsReadBack) {
 
 TEST(TriedFile, ATryAgainReplacesTheSameSetAndKeepsTheOthers) {
   ScratchDir dir("tried");
-  write_tried(dir.path(), {},
+  write_tried(dir.path(),
               {tried("a=1", 0.5, 0.4, 0.6, ab::Verdict::kFaster),
                tried("b=2", 1.0, 0.9, 1.1, ab::Verdict::kInconclusive)});
-  write_tried(dir.path(), read_tried(dir.path()),
+  write_tried(dir.path(),
               {tried("a=1", 1.6, 1.5, 1.7, ab::Verdict::kSlower)});
   const std::vector<TriedSet> back = read_tried(dir.path());
   ASSERT_EQ(back.size(), 2u);
@@ -116,6 +116,31 @@ TEST(TriedFile, MalformedFileIsADataErrorNamingIt) {
   expect_contains(test::data_error_of([&] { read_tried(dir.path()); }), "tried.json");
   test::write_file(dir.file("tried.json"), "{\"tried\": [");
   expect_contains(test::data_error_of([&] { read_tried(dir.path()); }), "tried.json");
+}
+
+TEST(TriedFile, AFigureOrVerdictThisVersionDoesNotKnowIsADataErrorNamingTheField) {
+  ScratchDir dir("tried");
+  write_tried(dir.path(), {tried("a=1", 0.5, 0.4, 0.6, ab::Verdict::kFaster)});
+  std::string text = test::read_file(dir.file("tried.json"));
+  text.replace(text.find("\"faster\""), 8, "\"sideways\"");
+  test::write_file(dir.file("tried.json"), text);
+  expect_contains(test::data_error_of([&] { read_tried(dir.path()); }),
+                  "tried.json: tried.0.verdict 'sideways' is not one of faster|slower|inconclusive");
+}
+
+TEST(TriedFile, AnotherTryKeepsTheFieldsOfEntriesItDoesNotKnow) {
+  ScratchDir dir("tried");
+  write_tried(dir.path(), {tried("a=1", 0.5, 0.4, 0.6, ab::Verdict::kFaster),
+                           tried("b=2", 1.0, 0.9, 1.1, ab::Verdict::kInconclusive)});
+  std::string text = test::read_file(dir.file("tried.json"));
+  text.replace(text.find("\"set\": \"b=2\""), 0, "\"seed\": 7, ");
+  test::write_file(dir.file("tried.json"), text);
+  write_tried(dir.path(), {tried("a=1", 1.6, 1.5, 1.7, ab::Verdict::kSlower)});
+  const nlohmann::json j = nlohmann::json::parse(test::read_file(dir.file("tried.json")));
+  ASSERT_EQ(j.at("tried").size(), 2u);
+  EXPECT_EQ(j["tried"][0].at("set"), "b=2");  // kept first, with its field
+  EXPECT_EQ(j["tried"][0].at("seed"), 7);
+  EXPECT_EQ(j["tried"][1].at("verdict"), "slower");
 }
 
 // run_a with a memory-bound op losing 5 ms of its 10 ms step: the roofline rule fires on an fp32
@@ -202,7 +227,7 @@ TEST(BuildReport, KeepsTriedVerdictsInEveryFormat) {
   ScratchDir dir("tried");
   const std::string run = dir.file("run_b");
   fs::copy(report_fixture("run_b"), run, fs::copy_options::recursive);
-  write_tried(run, {}, {tried("optim.fused=true", 1.6, 1.5, 1.7, ab::Verdict::kSlower)});
+  write_tried(run, {tried("optim.fused=true", 1.6, 1.5, 1.7, ab::Verdict::kSlower)});
   ReportOptions o;
   o.inputs = {run};
   const Document doc = build_report(o);

@@ -24,6 +24,13 @@ inline constexpr std::string_view kVocabTxt = "vocab.txt";    // WordPiece, one 
 inline constexpr std::string_view kTokenizerJson = "tokenizer.json";  // the tokenizers library's
 inline constexpr std::string_view kTokenizerConfigJson = "tokenizer_config.json";
 
+// The schema_version of the descriptor each of llmprof's tokenizers writes with save(dir) (its
+// type and what it was built from): bumped when a key changes meaning or goes away.
+inline constexpr int kCharVocabSchemaVersion = 1;           // char: vocab.json, the characters
+inline constexpr int kGpt2TokenizerSchemaVersion = 1;       // gpt2 BPE: tokenizer.json
+inline constexpr int kWordPieceTokenizerSchemaVersion = 1;  // WordPiece: tokenizer.json
+inline constexpr int kHfTokenizerSchemaVersion = 1;         // hf (a tokenizer.json as it is)
+
 // folder + "/" + name, exactly (a folder given with a trailing '/' keeps it).
 inline std::string in_folder(std::string_view folder, std::string_view name) {
   std::string p(folder);

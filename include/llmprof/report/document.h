@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "llmprof/report/run.h"
+#include "llmprof/rundir/report_doc.h"
 #include "llmprof/report/tried.h"
 
 namespace llmprof::report {
@@ -65,6 +66,11 @@ struct Document {
   bool findings_ran = false;        // print "no findings" rather than nothing
   std::vector<std::string> footer;  // methods: significance test, warm-up, definitions
 };
+
+// The document as its JSON gives it (`--format json`, docs/report_json.md): cells as raw numbers
+// (null when unknown or not finite), text or null; each tried --set as its verdict and interval.
+// rundir::report_doc_text writes it, rundir::parse_report_doc reads it back.
+rundir::ReportDoc report_doc(const Document& doc);
 
 enum class Format { kMarkdown, kCsv, kJson, kHtml };
 

@@ -1,5 +1,6 @@
 // tried.json in a run directory: the measured effect of each --set that the run's findings
-// suggested, as `llmprof report --try RUN` found it by an A/B of short trainings (llmprof/ab).
+// suggested, as `llmprof report --try RUN` found it by an A/B of short trainings (llmprof/ab);
+// written and read through rundir::TriedDoc (llmprof/rundir/tried_doc.h, docs/tried.md).
 // Written whole (temp + rename) and read back by every later report of the run, so a finding keeps
 // its "tried: ..." in Markdown, CSV, JSON and HTML.
 #pragma once
@@ -15,9 +16,6 @@
 
 namespace llmprof::report {
 
-inline constexpr std::string_view kTriedFile = "tried.json";
-inline constexpr int kTriedSchemaVersion = 1;
-
 // One --set tried against the run's own config.
 struct TriedSet {
   std::string set;                 // key=value, as the finding's suggestion names it
@@ -31,15 +29,15 @@ struct TriedSet {
   std::string command;  // the command that tried it
 };
 
-// tried.json of a run directory; empty when absent. Throws DataError naming the file for invalid
-// JSON or a field of the wrong type.
+// tried.json of a run directory (rundir::kTried, rundir::TriedDoc); empty when absent. Throws
+// DataError naming the file and the field for invalid JSON, a missing or mistyped field, a newer
+// schema_version, or a figure or verdict this version does not know.
 std::vector<TriedSet> read_tried(const std::string& run_dir);
 
-// Writes tried.json (temp + rename): `fresh` replaces earlier entries of the same set and figure,
-// the rest of `earlier` stays. Throws IoError.
-void write_tried(const std::string& run_dir,
-                 const std::vector<TriedSet>& earlier,
-                 const std::vector<TriedSet>& fresh);
+// Rewrites tried.json (temp + rename): `fresh` replaces the entries of the same set and figure,
+// the file's other entries stay as they are (their unknown fields too). Throws IoError, or
+// DataError as read_tried for the file already there.
+void write_tried(const std::string& run_dir, const std::vector<TriedSet>& fresh);
 
 // One line: "tried: 1.49x faster (95% CI 1.41x to 1.58x; 3 repetitions of 20 steps, time per
 // token)", "tried: slower, not advised (...)", "tried: inconclusive (... spans no change ...)" or

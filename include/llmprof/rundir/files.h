@@ -119,4 +119,12 @@ inline std::string rng_state_file(int rank) {
   return std::string(kRngStatePrefix) + std::to_string(rank) + std::string(kRngStateSuffix);
 }
 
+// ---- What `llmprof report` and `llmprof plan` write (one block, kept apart so additions on either
+// side merge).
+// In a run directory: `llmprof report --try`'s A/B of each suggested --set (rundir::TriedDoc).
+inline constexpr std::string_view kTried = "tried.json";
+inline constexpr int kTriedSchemaVersion = 1;
+inline constexpr int kReportSchemaVersion = 1;  // llmprof report --format json (ReportDoc)
+inline constexpr int kPlanSchemaVersion = 1;    // llmprof plan --format json
+
 }  // namespace llmprof::rundir
