@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "doc_lists.h"
 #include "json_doc.h"
 #include "llmprof/rundir/sweep_doc.h"
 
@@ -46,22 +47,6 @@ inline void field_since(ObjectReader& o, const char* key, bool later) {
 
 // An integer in int's range, or nullopt for absent or null.
 std::optional<int> small_integer(ObjectReader& o, const std::string& key);
-
-// Each object of the array at key, read by f (unknown keys kept); absent or null is empty.
-template <typename T, typename F>
-std::vector<T> object_list(ObjectReader& doc, DocContext& ctx, const std::string& key, F f) {
-  std::vector<T> out;
-  const Json* a = doc.raw(key);
-  if (a == nullptr || a->is_null()) return out;
-  if (!a->is_array()) doc.fail(key, "an array of objects");
-  for (size_t i = 0; i < a->size(); ++i) {
-    if (!(*a)[i].is_object()) doc.fail(key, "an array of objects");
-    ObjectReader o((*a)[i], ctx, fmt::format("{}/{}/{}", doc.pointer(), key, i));
-    out.push_back(f(o));
-    o.keep_unknown();
-  }
-  return out;
-}
 
 // The context block, schema_version first and resume_policy last.
 OJson context_json(const SweepContext& c);
