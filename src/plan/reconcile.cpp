@@ -50,7 +50,9 @@ MemoryReconciliation reconcile(const config::Config& cfg, int64_t vocab_size, bo
                   reconciled("optimizer_state", p.optimizer_state_bytes, m.optimizer_state),
                   reconciled("saved_for_backward", p.forward_end_bytes, m.forward_end),
                   reconciled("peak", p.peak_bytes, m.peak)};
-  if (cuda) r.components.push_back(reconciled("peak_reserved", p.peak_reserved_bytes, m.peak_reserved));
+  if (cuda) {
+    r.components.push_back(reconciled("peak_reserved", p.peak_reserved_bytes, m.peak_reserved));
+  }
   r.peak_phase = {p.peak_place.phase, p.peak_place.module, m.peak_phase};
   r.unmodelled_bytes = m.unmodelled;
   r.unmodelled_note = "peak RSS minus c10's live bytes at the step's peak: oneDNN/OpenBLAS "

@@ -228,7 +228,8 @@ void fill_from_env(const std::string& path, Run& run) {
   if (env.torch && env.torch->version) run.torch_version = *env.torch->version;
 }
 
-// summary.json's plan section as the report's rows: bytes as numbers, the peak as "phase [/ module]".
+// summary.json's plan section as the report's rows: bytes as numbers, the peak as
+// "phase [/ module]".
 void plan_view(const plan::MemoryReconciliation& r, Run& run) {
   for (const plan::ReconciledComponent& c : r.components) {
     run.plan.push_back({c.name, c.predicted_bytes, c.measured_bytes, c.ratio});

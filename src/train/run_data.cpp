@@ -157,7 +157,9 @@ rundir::DataFileFigures dataset_figures(const data::TextDataset& ds) {
   warn_bad_rows(ds);
   rundir::DataFileFigures f{ds.path, std::string(config::name(ds.format)), ds.rows_read,
                             static_cast<int64_t>(ds.records.size()), ds.bad_rows, {}};
-  for (const data::BadRow& b : ds.bad_row_examples) f.bad_row_examples.push_back({b.line, b.reason});
+  for (const data::BadRow& b : ds.bad_row_examples) {
+    f.bad_row_examples.push_back({b.line, b.reason});
+  }
   return f;
 }
 

@@ -69,7 +69,8 @@ TEST(DocInput, EveryDocumentThatIsNotAnObjectSaysSoInOneWording) {
   expect_data_error([] { parse_summary("[1]", "s.json"); }, "s.json: not a JSON object (an array)");
   expect_data_error([] { parse_env("\"x\"", "e.json"); }, "e.json: not a JSON object (a string)");
   expect_data_error([] { parse_eval_doc("3", "v.json"); }, "v.json: not a JSON object (a number)");
-  expect_data_error([] { parse_bench_doc("null", "b.json"); }, "b.json: not a JSON object (a null)");
+  expect_data_error([] { parse_bench_doc("null", "b.json"); },
+                    "b.json: not a JSON object (a null)");
   expect_data_error([] { parse_checkpoint_meta("true", "c.json"); },
                     "c.json: not a JSON object (a boolean)");
   expect_data_error([] { parse_summary("{\"a\": ", "s.json"); }, "s.json line 1, col");

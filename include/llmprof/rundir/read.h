@@ -72,7 +72,7 @@ std::optional<Summary> read_summary(const std::string& path, std::vector<InputWa
 
 // A component of summary.json's plan section as a report shows it.
 struct PlanRow {
-  std::string component;  // parameters | gradients | optimizer_state | saved_for_backward | peak ...
+  std::string component;  // parameters | gradients | optimizer_state | saved_for_backward | ...
   std::optional<double> predicted_bytes, measured_bytes, ratio;  // ratio = predicted / measured
 };
 
