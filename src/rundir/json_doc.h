@@ -97,6 +97,8 @@ template <typename T>
 Json opt(const std::optional<T>& v) {
   return v ? Json(*v) : Json(nullptr);
 }
+// A text where "" means unknown: null.
+inline Json text_or_null(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
 Json stats_json(const std::optional<llmprof::Summary>& s);
 // The generated field lists (docs/summary.md, docs/env.md): one table row per leaf of `full`,
 // a document with every figure set; `none` is the same with none set, so a key's presence in

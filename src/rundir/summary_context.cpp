@@ -12,8 +12,6 @@ namespace llmprof::rundir::detail {
 
 namespace {
 
-Json text_or_null(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
-
 // ---------------------------------------------------------------------------------------------
 // data
 

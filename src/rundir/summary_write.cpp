@@ -14,8 +14,7 @@ namespace {
 using detail::Json;
 using detail::opt;
 using detail::stats_json;
-
-Json text_or_null(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
+using detail::text_or_null;
 
 Json timing_json(const TimingFigures& t) {
   Json j = {{"step_ms", stats_json(t.step_ms)},       {"data_ms", stats_json(t.data_ms)},
