@@ -1,5 +1,6 @@
-// HfModelConfig to config.json, for export: the keys transformers' GPT2Config / DistilBertConfig
-// take, so that from_pretrained on the folder builds the same model. Written as save_pretrained
+// HfModelConfig to config.json (and tokenizer_config.json), for export: the keys transformers'
+// GPT2Config / DistilBertConfig take, so that from_pretrained on the folder builds the same
+// model. Written as save_pretrained
 // writes (json.dumps(indent=2, sort_keys=True) plus a newline); keys that only one transformers
 // version knows are left out, and so is transformers_version.
 #include <fmt/format.h>
@@ -77,6 +78,17 @@ std::string hf_config_json(const HfModelConfig& c) {
     add_distilbert(c.distilbert, out);
   }
   return out.dump(2) + "\n";
+}
+
+std::string tokenizer_config_json(const HfTokenizerConfig& c) {
+  json out = {{"model_max_length", c.model_max_length}, {"tokenizer_class", c.tokenizer_class}};
+  if (c.do_lower_case) out["do_lower_case"] = *c.do_lower_case;
+  return out.dump(2) + "\n";
+}
+
+void write_tokenizer_config(const std::string& folder, const HfTokenizerConfig& config) {
+  output::write_file_atomic(in_folder(folder, kTokenizerConfigJson),
+                            tokenizer_config_json(config));
 }
 
 void write_hf_config(const std::string& folder, const HfModelConfig& config) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "json_fields.h"
 #include "llmprof/error.h"
@@ -130,6 +131,13 @@ HfWeightsFile find_weights(const std::string& folder) {
       fmt::format("'{}' has no weights file, model.safetensors or pytorch_model.bin "
                   "(it {})",
                   folder, folder_listing(folder)));
+}
+
+bool config_names_model_type(const std::string& folder) {
+  std::ifstream in(in_folder(folder, kConfigJson));
+  if (!in) return false;
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  return j.is_object() && j.contains("model_type");
 }
 
 }  // namespace llmprof::hf

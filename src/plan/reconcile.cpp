@@ -1,7 +1,6 @@
-// summary.json's "plan" section: the plan of the run's own config beside what the run measured
-// (plan::MemoryProbe), per component, with the relative difference and whether it exceeds 10%.
-#include <nlohmann/json.hpp>
-
+// summary.json's "plan" section as figures: the plan of the run's own config beside what the run
+// measured (plan::MemoryProbe), per component, with the ratio and whether it is off by more than
+// kDiffersFraction. rundir writes it.
 #include <cmath>
 
 #include "llmprof/error.h"
@@ -12,66 +11,54 @@ namespace llmprof::plan {
 
 namespace {
 
-using nlohmann::json;
-
-json row(int64_t predicted, const std::optional<int64_t>& measured) {
-  json r = {{"predicted_bytes", predicted}};
-  if (!measured) {
-    r["measured_bytes"] = nullptr;
-    r["ratio"] = nullptr;
-    r["differs"] = nullptr;
-    return r;
-  }
-  r["measured_bytes"] = *measured;
+ReconciledComponent reconciled(const std::string& name, int64_t predicted,
+                              const std::optional<int64_t>& measured) {
+  ReconciledComponent c{name, predicted, measured, std::nullopt, std::nullopt};
+  if (!measured) return c;
   if (*measured <= 0) {
-    r["ratio"] = nullptr;
-    r["differs"] = predicted != 0;
-    return r;
+    c.differs = predicted != 0;
+    return c;
   }
-  const double ratio = static_cast<double>(predicted) / static_cast<double>(*measured);
-  r["ratio"] = ratio;
-  r["differs"] = std::fabs(ratio - 1.0) > kDiffersFraction;
-  return r;
+  c.ratio = static_cast<double>(predicted) / static_cast<double>(*measured);
+  c.differs = std::fabs(*c.ratio - 1.0) > kDiffersFraction;
+  return c;
 }
 
 }  // namespace
 
-std::string reconcile_json(const config::Config& cfg, int64_t vocab_size, bool cuda,
-                           const Measured& m) {
-  json s;
+MemoryReconciliation reconcile(const config::Config& cfg, int64_t vocab_size, bool cuda,
+                               const Measured& m) {
+  MemoryReconciliation r;
   MemoryPlan p;
   try {
     p = plan_memory(cfg, PlanOptions{vocab_size, 1, cuda});
   } catch (const Error& e) {
-    s = {{"predicted", nullptr}, {"reason", e.what()}};
-    return s.dump();
+    r.unplanned_reason = e.what();
+    return r;
   }
-  s["schema_version"] = 1;
-  s["measured_source"] = m.source;
-  s["measured_step"] = m.measured_step > 0 ? json(m.measured_step) : json(nullptr);
-  s["reason"] = m.reason.empty() ? json(nullptr) : json(m.reason);
-  s["definition"] =
+  r.measured_source = m.source;
+  if (m.measured_step > 0) r.measured_step = m.measured_step;
+  r.reason = m.reason;
+  r.definition =
       "measured: parameters, buffers and gradients from the tensors; optimizer state as the "
       "allocator's rise over step 1's optimizer phase plus the gradients it freed; "
       "saved_for_backward = live bytes at the start of step 2's backward minus its forward's "
       "start; peak = parameters + buffers + optimizer state + step 2's rise above its start";
-  json c;
-  c["parameters"] = row(p.parameter_bytes, m.parameters);
-  c["buffers"] = row(p.buffer_bytes, m.buffers);
-  c["gradients"] = row(p.gradient_bytes, m.gradients);
-  c["optimizer_state"] = row(p.optimizer_state_bytes, m.optimizer_state);
-  c["saved_for_backward"] = row(p.forward_end_bytes, m.forward_end);
-  c["peak"] = row(p.peak_bytes, m.peak);
-  if (cuda) c["peak_reserved"] = row(p.peak_reserved_bytes, m.peak_reserved);
-  s["components"] = c;
-  s["peak_phase"] = {{"predicted", p.peak_place.phase},
-                     {"predicted_module", p.peak_place.module},
-                     {"measured", m.peak_phase.empty() ? json(nullptr) : json(m.peak_phase)}};
-  s["unmodelled_bytes"] = m.unmodelled ? json(*m.unmodelled) : json(nullptr);
-  s["unmodelled_note"] = "peak RSS minus c10's live bytes at the step's peak: oneDNN/OpenBLAS "
-                         "buffers, glibc caching, the program and its libraries";
-  s["activations_per_block_bytes"] = p.activations_per_block_bytes;
-  return s.dump();
+  r.components = {reconciled("parameters", p.parameter_bytes, m.parameters),
+                  reconciled("buffers", p.buffer_bytes, m.buffers),
+                  reconciled("gradients", p.gradient_bytes, m.gradients),
+                  reconciled("optimizer_state", p.optimizer_state_bytes, m.optimizer_state),
+                  reconciled("saved_for_backward", p.forward_end_bytes, m.forward_end),
+                  reconciled("peak", p.peak_bytes, m.peak)};
+  if (cuda) {
+    r.components.push_back(reconciled("peak_reserved", p.peak_reserved_bytes, m.peak_reserved));
+  }
+  r.peak_phase = {p.peak_place.phase, p.peak_place.module, m.peak_phase};
+  r.unmodelled_bytes = m.unmodelled;
+  r.unmodelled_note = "peak RSS minus c10's live bytes at the step's peak: oneDNN/OpenBLAS "
+                      "buffers, glibc caching, the program and its libraries";
+  r.activations_per_block_bytes = p.activations_per_block_bytes;
+  return r;
 }
 
 }  // namespace llmprof::plan

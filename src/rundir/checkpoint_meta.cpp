@@ -133,10 +133,7 @@ std::optional<int64_t> CheckpointMeta::rows_of(const std::vector<std::string>& n
 }
 
 CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string& file) {
-  const Json doc_json = detail::parse_json(text, file);
-  if (!doc_json.is_object()) {
-    throw DataError(fmt::format("{}: the document is not a JSON object", file));
-  }
+  const Json doc_json = detail::parse_object(text, file);
   CheckpointMeta m;
   detail::DocContext ctx{file, &m.unknown, nullptr};
   ObjectReader doc(doc_json, ctx, "");

@@ -236,8 +236,7 @@ void write_env(const std::string& path, const Env& e) {
 }
 
 Env parse_env(const std::string& text, const std::string& file) {
-  const Json j = detail::parse_json(text, file);
-  if (!j.is_object()) throw DataError(fmt::format("{}: not a JSON object", file));
+  const Json j = detail::parse_object(text, file);
   Env e;
   detail::DocContext ctx{file, &e.unknown, &e.read_notes};
   ObjectReader doc(j, ctx, "");

@@ -114,8 +114,7 @@ void write_eval_doc(const std::string& path, const EvalDoc& d) {
 }
 
 EvalDoc parse_eval_doc(const std::string& text, const std::string& file) {
-  const Json j = detail::parse_json(text, file);
-  if (!j.is_object()) throw DataError(fmt::format("{}: not a JSON object", file));
+  const Json j = detail::parse_object(text, file);
   EvalDoc d;
   detail::DocContext ctx{file, &d.unknown, nullptr};
   ObjectReader doc(j, ctx, "");

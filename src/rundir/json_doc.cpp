@@ -5,6 +5,7 @@
 #include <cmath>
 #include <utility>
 
+#include "read_util.h"
 #include "llmprof/base/printable_json.h"
 #include "llmprof/error.h"
 
@@ -102,6 +103,18 @@ std::optional<ObjectReader> ObjectReader::object(const std::string& key) {
   return ObjectReader(*v, *ctx_, pointer_ + "/" + escape_pointer(key));
 }
 
+std::vector<ObjectReader> ObjectReader::objects(const std::string& key) {
+  std::vector<ObjectReader> out;
+  const Json* v = get(key);
+  if (v == nullptr) return out;
+  if (!v->is_array()) fail(key, "an array of objects");
+  for (size_t i = 0; i < v->size(); ++i) {
+    if (!(*v)[i].is_object()) fail(key, "an array of objects");
+    out.emplace_back((*v)[i], *ctx_, fmt::format("{}/{}/{}", pointer_, escape_pointer(key), i));
+  }
+  return out;
+}
+
 const Json* ObjectReader::raw(const std::string& key) {
   read_.insert(key);
   const auto it = object_.find(key);
@@ -157,6 +170,16 @@ std::string ObjectReader::kept(const std::string& key) const {
                                 kMaxKeptDepth));
   }
   return value.dump();
+}
+
+Json parse_object(const std::string& text, const std::string& file) {
+  Json j = parse_json(text, file);
+  if (!j.is_object()) {
+    const std::string type = j.type_name();
+    const char* article = type == "array" || type == "object" ? "an" : "a";
+    throw DataError(fmt::format("{}: not a JSON object ({} {})", file, article, type));
+  }
+  return j;
 }
 
 int check_version(ObjectReader& doc, int known) {

@@ -42,6 +42,8 @@ class ObjectReader {
   std::optional<llmprof::Summary> stats(const std::string& key);
   // A sub-object; absent or null -> nullopt. Its unknown keys are kept when it is read.
   std::optional<ObjectReader> object(const std::string& key);
+  // An array of objects, each read with its unknown keys kept; absent or null -> none.
+  std::vector<ObjectReader> objects(const std::string& key);
   // The raw value (absent -> nullptr), taken as known.
   const Json* raw(const std::string& key);
 
@@ -69,6 +71,10 @@ class ObjectReader {
   std::set<std::string> read_;
 };
 
+// A document's text parsed: bad JSON is a DataError naming the file, line and column; a value
+// that is not an object is "<file>: not a JSON object (an array)".
+Json parse_object(const std::string& text, const std::string& file);
+
 // A document's schema_version: absent is an error; above `known` is refused with a message
 // ("written by a newer llmprof ... upgrade").
 int check_version(ObjectReader& doc, int known);
@@ -91,6 +97,8 @@ template <typename T>
 Json opt(const std::optional<T>& v) {
   return v ? Json(*v) : Json(nullptr);
 }
+// A text where "" means unknown: null.
+inline Json text_or_null(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
 Json stats_json(const std::optional<llmprof::Summary>& s);
 // The generated field lists (docs/summary.md, docs/env.md): one table row per leaf of `full`,
 // a document with every figure set; `none` is the same with none set, so a key's presence in

@@ -228,6 +228,19 @@ void fill_from_env(const std::string& path, Run& run) {
   if (env.torch && env.torch->version) run.torch_version = *env.torch->version;
 }
 
+// summary.json's plan section as the report's rows: bytes as numbers, the peak as
+// "phase [/ module]".
+void plan_view(const plan::MemoryReconciliation& r, Run& run) {
+  for (const plan::ReconciledComponent& c : r.components) {
+    run.plan.push_back({c.name, c.predicted_bytes, c.measured_bytes, c.ratio});
+  }
+  run.plan_peak_predicted = r.peak_phase.predicted;
+  if (!r.peak_phase.predicted_module.empty()) {
+    run.plan_peak_predicted += " / " + r.peak_phase.predicted_module;
+  }
+  run.plan_peak_measured = r.peak_phase.measured;
+}
+
 void fill_from_summary(const std::string& path, Run& run) {
   std::optional<Summary> summary = read_summary(path, run.warnings);
   if (!summary) {
@@ -246,10 +259,8 @@ void fill_from_summary(const std::string& path, Run& run) {
     run.summary_peak_rss_bytes = static_cast<double>(*summary->peak_rss_bytes);
   }
   run.energy = summary->energy;
-  run.gqa = summary->gqa;
-  run.plan = summary->plan;
-  run.plan_peak_predicted = summary->plan_peak_predicted;
-  run.plan_peak_measured = summary->plan_peak_measured;
+  if (summary->context.model) run.gqa = summary->context.model->gqa;
+  if (summary->context.plan) plan_view(*summary->context.plan, run);
 }
 
 }  // namespace

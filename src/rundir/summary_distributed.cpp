@@ -5,31 +5,6 @@ namespace llmprof::rundir::detail {
 
 namespace {
 
-// Keys of the merged section; any other object-valued key is a part (comm, ...).
-bool known_key(const std::string& key) {
-  static const char* keys[] = {"world_size",
-                               "rank",
-                               "top_dir",
-                               "parameter_digest",
-                               "backend",
-                               "launcher",
-                               "overlap",
-                               "bucket_mb",
-                               "first_bucket_mb",
-                               "bucket_count",
-                               "bucket_bytes",
-                               "bytes_per_step",
-                               "rank0_comm_ms_first_step",
-                               "rank0_comm_ms_per_step_median",
-                               "comm_ms_note",
-                               "times_note",
-                               "rank_dirs"};
-  for (const char* k : keys) {
-    if (key == k) return true;
-  }
-  return false;
-}
-
 template <typename T>
 std::vector<T> list_of(ObjectReader& o, const std::string& key, bool (Json::*is)() const,
                        const char* expected) {
@@ -69,7 +44,11 @@ Json distributed_json(const DistributedFigures& d) {
          {"times_note", d.times_note},
          {"rank_dirs", d.rank_dirs}};
   }
-  for (const auto& [name, text] : d.parts) j[name] = Json::parse(text);
+  if (d.comm) {
+    j["comm"] = comm_json(*d.comm);
+  } else if (!d.comm_error.empty()) {
+    j["comm"] = {{"error", d.comm_error}};
+  }
   return j;
 }
 
@@ -93,10 +72,14 @@ DistributedFigures read_distributed(ObjectReader& o) {
   d.comm_ms_note = o.text("comm_ms_note").value_or("");
   d.times_note = o.text("times_note").value_or("");
   d.rank_dirs = list_of<std::string>(o, "rank_dirs", &Json::is_string, "an array of strings");
-  for (const auto& [key, value] : o.raw_object().items()) {
-    if (!known_key(key) && value.is_object() && o.raw(key) != nullptr) {  // raw(): read, not unknown
-      d.parts[key] = o.kept(key);  // depth-checked
+  // The analysis, or why there is none ({"error": ...}).
+  if (std::optional<ObjectReader> c = o.object("comm")) {
+    if (c->has("error")) {
+      d.comm_error = c->text("error").value_or("");
+    } else {
+      d.comm = read_comm(*c);
     }
+    c->keep_unknown();
   }
   return d;
 }

@@ -2,7 +2,6 @@
 // figure set and one with none are written, and each key's presence in the two says whether it
 // is always there, null when unknown, or written only with its figure.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <string>
 
@@ -15,6 +14,23 @@ namespace llmprof::rundir {
 namespace {
 
 using detail::Json;
+
+// Both forms of data (lm's corpus, the encoder tasks' files) at once, so the list has every key.
+RunContext every_context() {
+  RunContext c;
+  DataFileFigures file{"text", "text", 1, 1, 1, {{1, "text"}}};
+  c.data = DataFigures{CorpusFigures{"text", 1, 1, 1},
+                       DatasetFigures{file, file, "", 1, 1, 1, 1, 1, 1, 1}};
+  c.model = ModelFigures{"llama", GqaSummary{1, 1, 1, 1, 1, 1, 1, 1, 1., 1., 1., 1., "text"}};
+  c.resumed_from = ResumeFigures{"text", 1};
+  c.init_from = InitFromFigures{"text", "text", 1, 1, {"text"}, {"text"}};
+  c.cuda_graphs = CudaGraphFigures{1, "text"};
+  plan::MemoryReconciliation& r = c.plan.emplace();
+  r.measured_step = r.unmodelled_bytes = r.activations_per_block_bytes = 1;
+  r.reason = r.peak_phase.measured = "text";
+  r.components.push_back({"<component>", 1, 1, 1.0, false});
+  return c;
+}
 
 Summary every_figure() {
   Summary s;
@@ -59,7 +75,12 @@ Summary every_figure() {
   d.bucket_bytes = {1};
   d.rank0_comm_ms_first_step = d.rank0_comm_ms_per_step_median = 1;
   d.rank_dirs = {"rank0"};
+  d.comm = CommFigures{1, 1, 1., 1., 1., 1., 1., 1., 1., 1., 1.,
+                       CommStraggler{1, 1, 1, 1., SpanPhase::kBackward, 1.}, 1., 1., "text"};
   s.config_notes = {"text"};
+  s.context = every_context();
+  s.run_dir = "text";
+  s.final_global_train_loss = 1;
   return s;
 }
 
@@ -116,9 +137,12 @@ std::string summary_fields_doc() {
       "steps (stddev and cv null below n = 2).\n\n"
       "`distributed` is shown in the merged run's form; a rank's own summary.json has `rank`, "
       "`world_size`, `top_dir` and `parameter_digest` there instead.\n\n"
-      "Sections other parts of llmprof hand over as they are: {}.\n\n"
+      "`data` has `source`, `bytes`, `train_tokens` and `val_tokens` for lm, and the dataset "
+      "files' keys for mlm and classify (`val_split` when there is no `val_file`). `plan` of a "
+      "config the planner cannot plan is `{{\"predicted\": null, \"reason\": ...}}`. "
+      "`run_dir` and `final_global_train_loss` are the merged data-parallel summary's.\n\n"
       "| field | type | present |\n|---|---|---|\n",
-      kSummarySchemaVersion, fmt::format("`{}`", fmt::join(summary_section_keys(), "`, `")));
+      kSummarySchemaVersion);
   detail::doc_field_rows(full, &none, "", out);
   return out;
 }

@@ -3,6 +3,8 @@
 // does not know are kept for a rewrite.
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "read_util.h"
 #include "summary_sections.h"
 #include "llmprof/base/printable_json.h"
@@ -18,8 +20,6 @@ namespace {
 using detail::Json;
 using detail::ObjectReader;
 using detail::read_section;
-
-const std::vector<std::string>& section_keys() { return summary_section_keys(); }
 
 TimingFigures read_timing(ObjectReader& o) {
   TimingFigures t;
@@ -109,58 +109,6 @@ ProcessFigures read_process(ObjectReader& o) {
   return p;
 }
 
-void read_plan(const std::string& text, Summary& out) {
-  const Json p = Json::parse(text);
-  if (!p.is_object()) return;
-  if (p.contains("components") && p["components"].is_object()) {
-    for (const auto& item : p["components"].items()) {
-      const Json& c = item.value();  // not a structured binding: a lambda cannot capture one in C++17
-      if (!c.is_object()) continue;
-      auto num = [&](const char* k) -> std::optional<double> {
-        return c.contains(k) && c[k].is_number() ? std::optional<double>(c[k].get<double>())
-                                                 : std::nullopt;
-      };
-      out.plan.push_back({item.key(), num("predicted_bytes"), num("measured_bytes"), num("ratio")});
-    }
-  }
-  if (p.contains("peak_phase") && p["peak_phase"].is_object()) {
-    const Json& ph = p["peak_phase"];
-    auto text_of = [&](const char* k) {
-      return ph.contains(k) && ph[k].is_string() ? ph[k].get<std::string>() : std::string();
-    };
-    out.plan_peak_predicted = text_of("predicted");
-    if (!text_of("predicted_module").empty()) {
-      out.plan_peak_predicted += " / " + text_of("predicted_module");
-    }
-    out.plan_peak_measured = text_of("measured");
-  }
-}
-
-// summary.json "model.gqa" (written by llmprof train for llama models).
-void read_gqa(const std::string& text, Summary& out) {
-  const Json m = Json::parse(text);
-  if (!m.is_object() || !m.contains("gqa") || !m["gqa"].is_object()) return;
-  const Json& g = m["gqa"];
-  auto num = [&](const char* k) -> std::optional<double> {
-    return g.contains(k) && g[k].is_number() ? std::optional<double>(g[k].get<double>())
-                                             : std::nullopt;
-  };
-  GqaSummary q;
-  q.n_head = num("n_head");
-  q.n_kv_head = num("n_kv_head");
-  q.head_dim = num("head_dim");
-  q.n_layer = num("n_layer");
-  q.block_size = num("block_size");
-  q.kv_element_bytes = num("kv_element_bytes");
-  q.kv_cache_bytes_per_token = num("kv_cache_bytes_per_token");
-  q.mha_kv_cache_bytes_per_token = num("mha_kv_cache_bytes_per_token");
-  q.attention_flops_per_token = num("attention_flops_per_token");
-  q.mha_attention_flops_per_token = num("mha_attention_flops_per_token");
-  q.kv_projection_flops_per_token = num("kv_projection_flops_per_token");
-  q.mha_kv_projection_flops_per_token = num("mha_kv_projection_flops_per_token");
-  out.gqa = q;
-}
-
 // The name-table enum at key: null or absent -> nullopt; another name is a DataError.
 template <typename E>
 std::optional<E> name_field(ObjectReader& doc, const std::string& key) {
@@ -172,31 +120,21 @@ std::optional<E> name_field(ObjectReader& doc, const std::string& key) {
 
 }  // namespace
 
-const std::vector<std::string>& summary_section_keys() {
-  static const std::vector<std::string> keys{"data",         "init_from",
-                                             "plan",         "cuda_graphs",
-                                             "run_dir",      "final_global_train_loss",
-                                             "model",        "resumed_from"};
-  return keys;
-}
-
 const std::vector<std::string>& summary_keys() {
-  static const std::vector<std::string> keys = [] {
-    std::vector<std::string> k{"schema_version", "status",   "message",    "profile_level",
-                               "steps",          "wall_s",   "parameters", "timing",
-                               "throughput",     "flops",    "mfu",        "loss",
-                               "memory",         "process",  "profiler_overhead",
-                               "modules",        "gpu",      "energy",     "distributed",
-                               "config_notes"};
-    k.insert(k.end(), section_keys().begin(), section_keys().end());
-    return k;
-  }();
+  static const std::vector<std::string> keys{
+      "schema_version", "status",      "message",      "profile_level",
+      "steps",          "wall_s",      "parameters",   "timing",
+      "throughput",     "flops",       "mfu",          "loss",
+      "memory",         "process",     "profiler_overhead",
+      "modules",        "gpu",         "energy",       "distributed",
+      "config_notes",   "data",        "model",        "resumed_from",
+      "init_from",      "cuda_graphs", "plan",         "run_dir",
+      "final_global_train_loss"};
   return keys;
 }
 
 Summary parse_summary(const std::string& text, const std::string& file) {
-  const Json j = detail::parse_json(text, file);
-  if (!j.is_object()) throw DataError(fmt::format("{}: not a JSON object", file));
+  const Json j = detail::parse_object(text, file);
   Summary s;
   detail::DocContext ctx{file, &s.unknown, &s.read_notes};
   ObjectReader doc(j, ctx, "");
@@ -232,11 +170,13 @@ Summary parse_summary(const std::string& text, const std::string& file) {
       s.config_notes.push_back(n.get<std::string>());
     }
   }
-  for (const std::string& key : section_keys()) {
-    if (doc.raw(key) != nullptr) s.sections[key] = doc.kept(key);  // depth-checked
+  s.context = detail::read_context(doc);
+  s.run_dir = doc.text("run_dir").value_or("");
+  if (const Json* loss = doc.raw("final_global_train_loss"); loss != nullptr) {
+    // null: the ranks' mean loss was NaN (a diverged run); kept so that it is written again.
+    s.final_global_train_loss = doc.number("final_global_train_loss")
+                                    .value_or(std::numeric_limits<double>::quiet_NaN());
   }
-  if (s.sections.count("plan") != 0) read_plan(s.sections["plan"], s);
-  if (s.sections.count("model") != 0) read_gqa(s.sections["model"], s);
   doc.keep_unknown();
   return s;
 }

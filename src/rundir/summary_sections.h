@@ -1,4 +1,5 @@
-// summary.json's sections kept apart from the document's writer and reader (energy, profiler).
+// summary.json's sections kept apart from the document's writer and reader (energy, profiler,
+// distributed, the run's context).
 // Private to src/rundir.
 #pragma once
 
@@ -17,5 +18,10 @@ std::optional<ModulesFigures> read_modules(ObjectReader& doc);
 std::optional<GpuFigures> read_gpu(ObjectReader& doc);
 Json distributed_json(const DistributedFigures& d);
 DistributedFigures read_distributed(ObjectReader& o);
+// The context sections (data, model, resumed_from, init_from, cuda_graphs, plan) at their keys.
+void put_context(Json& doc, const RunContext& c);
+RunContext read_context(ObjectReader& doc);
+Json comm_json(const CommFigures& c);
+CommFigures read_comm(ObjectReader& o);
 
 }  // namespace llmprof::rundir::detail

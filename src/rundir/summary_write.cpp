@@ -14,8 +14,7 @@ namespace {
 using detail::Json;
 using detail::opt;
 using detail::stats_json;
-
-Json text_or_null(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
+using detail::text_or_null;
 
 Json timing_json(const TimingFigures& t) {
   Json j = {{"step_ms", stats_json(t.step_ms)},       {"data_ms", stats_json(t.data_ms)},
@@ -208,7 +207,9 @@ std::string summary_text(const Summary& s) {
   if (s.energy) j["energy"] = detail::energy_json(*s.energy);
   if (s.distributed) j["distributed"] = detail::distributed_json(*s.distributed);
   j["config_notes"] = s.config_notes;
-  for (const auto& [key, text] : s.sections) j[key] = Json::parse(text);
+  detail::put_context(j, s.context);
+  if (!s.run_dir.empty()) j["run_dir"] = s.run_dir;
+  if (s.final_global_train_loss) j["final_global_train_loss"] = *s.final_global_train_loss;
   detail::put_unknown(j, s.unknown);
   return j.dump(2) + "\n";
 }

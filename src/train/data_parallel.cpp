@@ -1,7 +1,6 @@
 #include "data_parallel.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -358,10 +357,10 @@ void DataParallel::write_comm_analysis(const std::string& top_dir,
     clocks.push_back(c);
   }
   try {
-    distributed.parts["comm"] = comm_summary_json(analyse_run_comm(top_dir, clocks)).dump();
+    distributed.comm = analyse_run_comm(top_dir, clocks);
   } catch (const Error& e) {
     spdlog::warn("communication analysis: {}", e.what());
-    distributed.parts["comm"] = nlohmann::json{{"error", e.what()}}.dump();
+    distributed.comm_error = e.what();
   }
 }
 
@@ -412,11 +411,11 @@ void DataParallel::finish(const std::string& top_dir, const std::string& rank_di
   std::vector<rundir::InputWarning> warnings;
   rundir::Summary s = rundir::read_summary(rundir::path(rank_dir, rundir::kSummary), warnings)
                           .value_or(rundir::Summary{});
-  s.sections["run_dir"] = nlohmann::json(top_dir).dump();
+  s.run_dir = top_dir;
   s.distributed = summary_section();
   write_comm_analysis(top_dir, *s.distributed);
   if (!global_loss_.empty()) {
-    s.sections["final_global_train_loss"] = nlohmann::json(global_loss_.back()).dump();
+    s.final_global_train_loss = global_loss_.back();
   }
   rundir::write_summary(rundir::path(top_dir, rundir::kSummary), s);
   (void)fs::exists(top_dir);

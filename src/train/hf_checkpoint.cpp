@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -209,9 +208,7 @@ bool is_hf_folder(const std::string& path) {
       fs::is_regular_file(dir / hf::kPytorchBin, ec)) {
     return true;
   }
-  std::ifstream in(dir / hf::kConfigJson);
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  return j.is_object() && j.contains("model_type");
+  return hf::config_names_model_type(path);
 }
 
 config::DataConfig hf_tokenizer_data(const std::string& folder) {

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 
 #include "hf_names.h"
 #include "llmprof/config/config.h"
@@ -217,20 +216,13 @@ std::string write_tokenizer(const config::DataConfig& d,
     // tokenizer.json as the run read it; transformers' AutoTokenizer takes it through
     // PreTrainedTokenizerFast (its post-processor adds BOS/EOS as the original did).
     copy(d.vocab_path, std::string(hf::kTokenizerJson));
-    const nlohmann::json tc = {{"model_max_length", positions},
-                               {"tokenizer_class", "PreTrainedTokenizerFast"}};
-    output::write_file_atomic((fs::path(folder) / hf::kTokenizerConfigJson).string(),
-                              tc.dump(2) + "\n");
+    hf::write_tokenizer_config(folder, {"PreTrainedTokenizerFast", positions, std::nullopt});
     files.push_back(std::string(hf::kTokenizerConfigJson));
     return {};
   }
   if (d.tokenizer == config::TokenizerKind::kWordpiece) {
     copy(d.vocab_path, std::string(hf::kVocabTxt));
-    const nlohmann::json tc = {{"do_lower_case", d.lower_case},
-                               {"model_max_length", positions},
-                               {"tokenizer_class", "DistilBertTokenizer"}};
-    output::write_file_atomic((fs::path(folder) / hf::kTokenizerConfigJson).string(),
-                              tc.dump(2) + "\n");
+    hf::write_tokenizer_config(folder, {"DistilBertTokenizer", positions, d.lower_case});
     files.push_back(std::string(hf::kTokenizerConfigJson));
     return {};
   }

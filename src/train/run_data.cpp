@@ -119,10 +119,9 @@ void load_lm_data(const config::Config& cfg, RunData& rd, data::Shard shard) {
                                                static_cast<uint64_t>(cfg.train.seed), shard);
   rd.description = fmt::format("{} train / {} val tokens", rd.splits.train.size(),
                                rd.splits.val.size());
-  rd.report = {{"source", rd.source},
-               {"bytes", rd.corpus_bytes},
-               {"train_tokens", rd.splits.train.size()},
-               {"val_tokens", rd.splits.val.size()}};
+  rd.figures.corpus = rundir::CorpusFigures{rd.source, rd.corpus_bytes,
+                                            static_cast<int64_t>(rd.splits.train.size()),
+                                            static_cast<int64_t>(rd.splits.val.size())};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -154,13 +153,14 @@ void warn_bad_rows(const data::TextDataset& ds) {
 }
 
 // The summary.json entry of one dataset file (and the bad-row warning).
-nlohmann::json dataset_report(const data::TextDataset& ds) {
+rundir::DataFileFigures dataset_figures(const data::TextDataset& ds) {
   warn_bad_rows(ds);
-  nlohmann::json bad = nlohmann::json::array();
-  for (const data::BadRow& b : ds.bad_row_examples) bad.push_back({{"line", b.line}, {"reason", b.reason}});
-  return {{"path", ds.path},       {"format", config::name(ds.format)},
-          {"rows_read", ds.rows_read}, {"records_used", ds.records.size()},
-          {"bad_rows", ds.bad_rows}, {"bad_row_examples", bad}};
+  rundir::DataFileFigures f{ds.path, std::string(config::name(ds.format)), ds.rows_read,
+                            static_cast<int64_t>(ds.records.size()), ds.bad_rows, {}};
+  for (const data::BadRow& b : ds.bad_row_examples) {
+    f.bad_row_examples.push_back({b.line, b.reason});
+  }
+  return f;
 }
 
 data::EncodedSet encode(const config::Config& cfg, const RunData& rd, const data::TextDataset& ds) {
@@ -235,30 +235,30 @@ void load_encoder_data(const config::Config& cfg, RunData& rd, data::Shard shard
       data::read_text_dataset(cfg.data.path, read_options(cfg, cfg.data.max_examples, seed));
   rd.source = cfg.data.path;
   for (const data::TextRecord& r : train.records) rd.corpus_bytes += static_cast<int64_t>(r.text.size());
-  rd.report["train_file"] = dataset_report(train);
+  rundir::DatasetFigures& fig = rd.figures.datasets.emplace();
+  fig.train_file = dataset_figures(train);
   rd.train_set = encode(cfg, rd, train);
   if (cfg.data.val_path.empty()) {
     split_validation(cfg, rd);
-    rd.report["val_file"] = nullptr;
     const bool shuffled = cfg.train.task == config::TaskKind::kClassify;
-    rd.report["val_split"] = fmt::format("tail {} of the sequences{}", cfg.data.val_fraction,
-                                         shuffled ? " after a seeded shuffle" : "");
+    fig.val_split = fmt::format("tail {} of the sequences{}", cfg.data.val_fraction,
+                                shuffled ? " after a seeded shuffle" : "");
   } else {
     const data::TextDataset val = data::read_text_dataset(
         cfg.data.val_path, read_options(cfg, cfg.data.val_max_examples, seed + 1));
-    rd.report["val_file"] = dataset_report(val);
+    fig.val_file = dataset_figures(val);
     rd.val_set = encode(cfg, rd, val);
   }
-  for (const char* split : {"train", "val"}) {
-    const data::EncodedSet& s = std::string(split) == "train" ? rd.train_set : rd.val_set;
-    rd.report[std::string(split) + "_sequences"] = s.num_sequences;
-    rd.report[std::string(split) + "_tokens"] = s.tokens;
-    rd.report[std::string(split) + "_truncated"] = s.truncated;
-  }
+  fig.train_sequences = rd.train_set.num_sequences;
+  fig.train_tokens = rd.train_set.tokens;
+  fig.train_truncated = rd.train_set.truncated;
+  fig.val_sequences = rd.val_set.num_sequences;
+  fig.val_tokens = rd.val_set.tokens;
+  fig.val_truncated = rd.val_set.truncated;
   if (cfg.train.task == config::TaskKind::kMlm) {
     rd.mlm_predictions = data::mlm_predictions_per_sequence(cfg.model.block_size,
                                                             cfg.data.mlm_probability);
-    rd.report["mlm_predictions_per_sequence"] = rd.mlm_predictions;
+    fig.mlm_predictions_per_sequence = rd.mlm_predictions;
   }
   rd.train_sampler = encoder_sampler(cfg, rd, rd.train_set, cfg.train.batch_size,
                                      data::SampleOrder::kRandom, seed, shard);

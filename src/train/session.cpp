@@ -4,7 +4,6 @@
 #include "llmprof/train/session.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
@@ -156,7 +155,7 @@ struct Session::Impl {
   telemetry::RusageSnapshot rusage_before;
   bool in_step = false;
   int64_t wall_start_ns = 0;
-  std::vector<std::pair<std::string, nlohmann::json>> annotations;
+  rundir::RunContext context;
   std::optional<rundir::DistributedFigures> distributed;
   // The run's energy figures up to wall_end_ns (energy on).
   telemetry::EnergyFigures run_energy(int64_t wall_end_ns) const;
@@ -249,13 +248,7 @@ void Session::set_distributed_trace(
   impl_->deep.set_distributed(info, std::move(collectives));
 }
 
-void Session::annotate(const std::string& key, const std::string& json_text) {
-  try {
-    impl_->annotations.emplace_back(key, nlohmann::json::parse(json_text));
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(fmt::format("llmprof::Session::annotate: '{}' is not JSON: {}", key, e.what()));
-  }
-}
+rundir::RunContext& Session::context() { return impl_->context; }
 
 void Session::set_distributed(const rundir::DistributedFigures& figures) {
   impl_->distributed = figures;
@@ -447,7 +440,7 @@ RunSummary Session::finish(RunStatus status, const std::string& message) {
   rundir::Summary summary = build_summary(in);
   summary.config_notes = m.cfg.notes;
   summary.distributed = m.distributed;
-  for (const auto& [key, value] : m.annotations) summary.sections[key] = value.dump();
+  summary.context = m.context;
   if (m.energy) {
     summary.energy = m.run_energy(wall_end_ns);
     try {

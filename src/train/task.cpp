@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 #include "llmprof/config/config.h"
 #include "llmprof/data/encoder_data.h"
 #include "llmprof/error.h"
@@ -100,7 +98,7 @@ class LlamaTask : public Task {
            (ckpt ? " + recomputed block forwards" : "");
   }
   std::string describe() const override;
-  std::string model_summary_json(int64_t kv_element_bytes) const override;
+  std::optional<rundir::ModelFigures> model_figures(int64_t kv_element_bytes) const override;
   model::Decoder* decoder() override { return &decoder_; }
 
  private:
@@ -128,27 +126,26 @@ std::string LlamaTask::describe() const {
                     g.kv_proj_flops_per_token * 1e-6, g.mha_kv_proj_flops_per_token * 1e-6);
 }
 
-std::string LlamaTask::model_summary_json(int64_t kv_element_bytes) const {
+std::optional<rundir::ModelFigures> LlamaTask::model_figures(int64_t kv_element_bytes) const {
   const model::LlamaShape& s = shape_;
   const model::GqaSavings g = model::llama_gqa_savings(s, kv_element_bytes);
-  const nlohmann::json gqa{
-      {"n_layer", s.n_layer},
-      {"n_head", s.n_head},
-      {"n_kv_head", s.n_kv_head},
-      {"head_dim", s.head_dim},
-      {"block_size", s.block_size},
-      {"kv_element_bytes", kv_element_bytes},
-      {"kv_cache_bytes_per_token", g.kv_bytes_per_token},
-      {"mha_kv_cache_bytes_per_token", g.mha_kv_bytes_per_token},
-      {"attention_flops_per_token", g.attention_flops_per_token},
-      {"mha_attention_flops_per_token", g.mha_attention_flops_per_token},
-      {"kv_projection_flops_per_token", g.kv_proj_flops_per_token},
-      {"mha_kv_projection_flops_per_token", g.mha_kv_proj_flops_per_token},
-      {"method",
-       "analytic, forward: against a multi-head model of the same width (n_kv_head = n_head); "
-       "KV cache = n_layer * 2 * kv heads * head_dim * kv_element_bytes; attention = the q, k, v, "
-       "o projections and the scores and mix at T = block_size, per token"}};
-  return nlohmann::json{{"type", "llama"}, {"gqa", gqa}}.dump();
+  rundir::GqaSummary q{s.n_head,
+                       s.n_kv_head,
+                       s.head_dim,
+                       s.n_layer,
+                       s.block_size,
+                       kv_element_bytes,
+                       g.kv_bytes_per_token,
+                       g.mha_kv_bytes_per_token,
+                       g.attention_flops_per_token,
+                       g.mha_attention_flops_per_token,
+                       g.kv_proj_flops_per_token,
+                       g.mha_kv_proj_flops_per_token,
+                       "analytic, forward: against a multi-head model of the same width "
+                       "(n_kv_head = n_head); KV cache = n_layer * 2 * kv heads * head_dim * "
+                       "kv_element_bytes; attention = the q, k, v, o projections and the scores "
+                       "and mix at T = block_size, per token"};
+  return rundir::ModelFigures{"llama", q};
 }
 
 // The llama options of cfg's model keys.

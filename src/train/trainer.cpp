@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -454,25 +453,12 @@ TrainResult finish(const config::Config& cfg, Training& t, Session& session,
       spdlog::info("checkpoint {} (step {})", rundir::path(dir, rundir::kCheckpoint), done);
     }
   }
-  session.annotate("data", t.data.report.dump());
+  rundir::RunContext& context = session.context();
+  context.data = t.data.figures;
   const int64_t kv_element_bytes = cfg.train.precision == config::Precision::kFp32 ? 4 : 2;
-  if (const std::string m = t.task->model_summary_json(kv_element_bytes); !m.empty()) {
-    session.annotate("model", m);
-  }
-  if (t.resume) {
-    session.annotate("resumed_from", nlohmann::json{{"path", t.resume->dir},
-                                                    {"step", t.resume->step}}
-                                         .dump());
-  }
-  if (t.init) {
-    session.annotate("init_from", nlohmann::json{{"path", t.init->path},
-                                                 {"task", t.init->task},
-                                                 {"step", t.init->step},
-                                                 {"loaded", t.init->loaded},
-                                                 {"missing", t.init->missing},
-                                                 {"unexpected", t.init->unexpected}}
-                                      .dump());
-  }
+  context.model = t.task->model_figures(kv_element_bytes);
+  if (t.resume) context.resumed_from = rundir::ResumeFigures{t.resume->dir, t.resume->step};
+  context.init_from = t.init;
   if (dp) {
     rundir::DistributedFigures d;
     d.rank = dp->rank();
@@ -632,9 +618,7 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
         spdlog::info("train.cuda_graphs: step captured before step {}; from here forward_ms is "
                      "the whole replayed step (forward, backward, clip, optimizer)",
                      n);
-        session.annotate("cuda_graphs", nlohmann::json{{"captured_before_step", n},
-                                                       {"forward_ms", "the whole replayed step"}}
-                                            .dump());
+        session.context().cuda_graphs = rundir::CudaGraphFigures{n, "the whole replayed step"};
       }
       if (t.graph) static_cast<FusedAdam&>(*t.optimizer).stage_learning_rates();
       probe.before_step(n);
@@ -676,8 +660,8 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
     outcome = {RunStatus::kFailed, what.substr(0, what.find('\n'))};
   }
   try {
-    session.annotate("plan", plan::reconcile_json(cfg, cfg.model.vocab_size > 0 ? 0 : t.data.tokenizer->vocab_size(),
-                                                  cfg.device.is_cuda(), probe.measured()));
+    const int64_t vocab = cfg.model.vocab_size > 0 ? 0 : t.data.tokenizer->vocab_size();
+    session.context().plan = plan::reconcile(cfg, vocab, cfg.device.is_cuda(), probe.measured());
     return finish(cfg, t, session, outcome, dp.get(), top_dir);
   } catch (const llmprof::Error& e) {  // the checkpoint or a table met a full disk
     finish_failed(session, e.what());

@@ -301,3 +301,35 @@ TEST(WriteHfConfig, RefusesAnInvalidConfigBeforeWriting) {
 
 }  // namespace
 }  // namespace llmprof::hf
+
+namespace llmprof::hf {
+namespace {
+
+// tokenizer_config.json as `llmprof export` writes it (the text earlier releases wrote by hand).
+TEST(WriteTokenizerConfig, WritesTheClassLengthAndLowerCasingSorted) {
+  test::ScratchDir out;
+  write_tokenizer_config(out.path(), {"DistilBertTokenizer", 512, true});
+  EXPECT_EQ(test::read_file(out.file("tokenizer_config.json")),
+            "{\n  \"do_lower_case\": true,\n  \"model_max_length\": 512,\n"
+            "  \"tokenizer_class\": \"DistilBertTokenizer\"\n}\n");
+  // No WordPiece: no do_lower_case at all (transformers' default is not ours to state).
+  EXPECT_EQ(tokenizer_config_json({"PreTrainedTokenizerFast", 64, std::nullopt}),
+            "{\n  \"model_max_length\": 64,\n"
+            "  \"tokenizer_class\": \"PreTrainedTokenizerFast\"\n}\n");
+}
+
+TEST(ConfigNamesModelType, TrueOnlyForAnObjectWithModelType) {
+  test::ScratchDir dir;
+  EXPECT_FALSE(config_names_model_type(dir.path())) << "no config.json";
+  for (const auto& [text, expected] : std::vector<std::pair<std::string, bool>>{
+           {R"({"model_type": "gpt2"})", true},
+           {R"({"n_layer": 2})", false},
+           {R"(["model_type"])", false},
+           {R"({"model_type": )", false}}) {
+    test::write_file(dir.file("config.json"), text);
+    EXPECT_EQ(config_names_model_type(dir.path()), expected) << text;
+  }
+}
+
+}  // namespace
+}  // namespace llmprof::hf

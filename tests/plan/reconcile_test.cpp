@@ -113,7 +113,7 @@ TEST(TrainPlan, ReportShowsTheTableAndNamesAComponentOffByMoreThanTenPercent) {
   // The same run with its predicted peak made 1.5x the measured one: the finding names it.
   json s = json::parse(test::read_file(summary));
   json& peak = s["plan"]["components"]["peak"];
-  peak["predicted_bytes"] = peak["measured_bytes"].get<double>() * 1.5;
+  peak["predicted_bytes"] = peak["measured_bytes"].get<int64_t>() * 3 / 2;  // bytes: integers
   peak["ratio"] = 1.5;
   test::write_file(summary, s.dump());
   report = run_llmprof({"report", dir.file("run")});

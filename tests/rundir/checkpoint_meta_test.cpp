@@ -59,7 +59,7 @@ TEST(CheckpointMeta, AMissingOrMistypedFieldIsADataErrorNamingFileAndField) {
       {R"({"model_type": "gpt", "tensors": [], "tokenizer": {"type": "char", "sha256": "ab",
            "dir": "tokenizer", "files": []}})",
        "tokenizer.sha256 is \"ab\", not 64 lowercase hex digits"},
-      {R"([1, 2])", "is not a JSON object"},
+      {R"([1, 2])", ": not a JSON object (an array)"},
   };
   for (const auto& [text, expected] : cases) {
     const std::string e = error_of(dir, text);

@@ -11,6 +11,7 @@
 #include "llmprof/rundir/checkpoint_meta.h"
 #include "llmprof/rundir/env.h"
 #include "llmprof/rundir/eval_doc.h"
+#include "llmprof/rundir/summary.h"
 
 namespace llmprof::rundir {
 namespace {
@@ -61,6 +62,18 @@ TEST(DocInput, NonAsciiValueOfTheWrongTypeIsEscapedInTheMessage) {
     EXPECT_NE(what.find("env.json: threads is"), std::string::npos) << what;
     for (char c : what) EXPECT_LT(static_cast<unsigned char>(c), 0x80) << what;
   }
+}
+
+TEST(DocInput, EveryDocumentThatIsNotAnObjectSaysSoInOneWording) {
+  // One reader opening (json_doc's parse_object) for the five documents: the file and the type.
+  expect_data_error([] { parse_summary("[1]", "s.json"); }, "s.json: not a JSON object (an array)");
+  expect_data_error([] { parse_env("\"x\"", "e.json"); }, "e.json: not a JSON object (a string)");
+  expect_data_error([] { parse_eval_doc("3", "v.json"); }, "v.json: not a JSON object (a number)");
+  expect_data_error([] { parse_bench_doc("null", "b.json"); },
+                    "b.json: not a JSON object (a null)");
+  expect_data_error([] { parse_checkpoint_meta("true", "c.json"); },
+                    "c.json: not a JSON object (a boolean)");
+  expect_data_error([] { parse_summary("{\"a\": ", "s.json"); }, "s.json line 1, col");
 }
 
 }  // namespace

@@ -98,9 +98,9 @@ Summary full_summary() {
   e.phases.emplace();
   (*e.phases)["forward"] = {12.0, 0.5, 24.0, false, 4};
   s.config_notes = {"train.batch_size lowered to 2"};
-  s.sections["plan"] =
-      R"({"components":{"peak":{"measured_bytes":100,"predicted_bytes":90,"ratio":0.9}},)"
-      R"("peak_phase":{"measured":"backward","predicted":"forward","predicted_module":"h.0"}})";
+  plan::MemoryReconciliation& p = s.context.plan.emplace();
+  p.components.push_back({"peak", 90, 100, 0.9, false});
+  p.peak_phase = {"forward", "h.0", "backward"};
   return s;
 }
 
@@ -137,9 +137,10 @@ TEST(SummaryDoc, WriteThenReadGivesTheSameFigures) {
   EXPECT_EQ(read.energy->phases->at("forward").intervals, 4);
   EXPECT_EQ(read.energy->sampler->unavailable[0].reason, "no driver");
   EXPECT_EQ(read.config_notes, written.config_notes);
-  ASSERT_EQ(read.plan.size(), 1u);
-  EXPECT_EQ(read.plan[0].ratio, 0.9);
-  EXPECT_EQ(read.plan_peak_predicted, "forward / h.0");
+  ASSERT_EQ(read.context.plan->components.size(), 1u);
+  EXPECT_EQ(read.context.plan->components[0].name, "peak");
+  EXPECT_EQ(read.context.plan->components[0].ratio, 0.9);
+  EXPECT_EQ(read.context.plan->peak_phase.predicted_module, "h.0");
   EXPECT_TRUE(read.unknown.empty());
   EXPECT_TRUE(read.read_notes.empty());
   EXPECT_EQ(summary_text(read), text);  // and back, byte for byte
@@ -233,8 +234,8 @@ TEST(SummaryDoc, TheCommittedFieldListMatchesTheStruct) {
 namespace llmprof::rundir {
 namespace {
 
-// "distributed": a rank's form, and the merged form with a part a later producer adds.
-TEST(SummaryDoc, DistributedSectionsRoundTripInBothFormsWithTheirParts) {
+// "distributed": a rank's form, and the merged form with its communication analysis.
+TEST(SummaryDoc, DistributedSectionsRoundTripInBothFormsWithTheCommFigures) {
   Summary rank;
   rank.distributed = DistributedFigures{};
   rank.distributed->rank = 1;
@@ -258,14 +259,19 @@ TEST(SummaryDoc, DistributedSectionsRoundTripInBothFormsWithTheirParts) {
   d.bucket_bytes = {1000, 24};
   d.rank0_comm_ms_per_step_median = 0.5;
   d.rank_dirs = {"rank0", "rank1"};
-  d.parts["comm"] = R"({"overlap_fraction":0.75})";
+  d.comm = CommFigures{};
+  d.comm->overlap = 0.75;
+  d.comm->straggler = CommStraggler{1, 3, 4, 0.5, SpanPhase::kBackward, 0.25};
   const std::string top_text = summary_text(top);
   EXPECT_NE(top_text.find("\"bucket_count\": 2"), std::string::npos);
   const Summary t = parse_summary(top_text, "summary.json");
   EXPECT_FALSE(t.distributed->rank.has_value());
   EXPECT_EQ(t.distributed->bucket_bytes, (std::vector<int64_t>{1000, 24}));
   EXPECT_FALSE(t.distributed->rank0_comm_ms_first_step.has_value());
-  EXPECT_EQ(t.distributed->parts.at("comm"), R"({"overlap_fraction":0.75})");
+  ASSERT_TRUE(t.distributed->comm.has_value());
+  EXPECT_EQ(t.distributed->comm->overlap, 0.75);
+  EXPECT_EQ(t.distributed->comm->straggler->phase, SpanPhase::kBackward);
+  EXPECT_NE(top_text.find("\"phase\": \"backward\""), std::string::npos);
   EXPECT_TRUE(t.unknown.empty());
   EXPECT_EQ(summary_text(t), top_text);
 }

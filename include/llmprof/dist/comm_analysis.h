@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "llmprof/rundir/comm_tables.h"
+#include "llmprof/rundir/summary_context.h"
 
 namespace llmprof::dist {
 
@@ -53,29 +54,10 @@ struct CommInput {
   std::vector<rundir::PhaseSpanRow> spans;
 };
 
-// The rank that launched the all-reduces last most often (steps after the first layout when there
-// are any), aligned clock. lag_ms: the median over collectives of its launch minus the median
-// launch of the other ranks. phase: the phase (compute part: backward without its wait) in which
-// its time exceeds the other ranks' most, by the median over steps of the excess (null when no
-// phase of it is longer).
-struct Straggler {
-  int64_t rank = 0;
-  int64_t last_count = 0, collectives = 0;
-  double lag_ms = 0;
-  std::optional<rundir::SpanPhase> phase;
-  double phase_excess_ms = 0;
-};
-
-// Figures over the steps after the first layout (all steps when there are no others).
-struct CommSummary {
-  int64_t steps = 0, world_size = 0;
-  std::optional<double> step_ms_median, exposed_comm_ms_median, exposed_share;  // share of step
-  std::optional<double> comm_ms_median, overlap;  // overlap: sum hidden / sum comm
-  std::optional<double> latency_ms_median, wait_ms_median, algbw_gb_per_s_median,
-      busbw_gb_per_s_median;
-  std::optional<Straggler> straggler;  // null for one rank or no collectives
-  std::optional<double> clock_residual_us_max, clock_drift_ns_per_s_max;  // drift: max |drift|
-};
+// The straggler and the run's figures are summary.json's distributed.comm, defined with it in
+// rundir (the one struct its writer and reader use).
+using Straggler = rundir::CommStraggler;
+using CommSummary = rundir::CommFigures;
 
 struct CommAnalysis {
   std::vector<rundir::ClockRow> clocks;

@@ -141,6 +141,23 @@ std::string hf_config_json(const HfModelConfig& config);
 // fails validate_hf_config throws DataError; I/O failure IoError.
 void write_hf_config(const std::string& folder, const HfModelConfig& config);
 
+// tokenizer_config.json as llmprof writes it beside the tokenizer files it exports: the
+// transformers class that reads them, the longest input, and WordPiece's lower-casing.
+struct HfTokenizerConfig {
+  std::string tokenizer_class;        // PreTrainedTokenizerFast | DistilBertTokenizer
+  int64_t model_max_length = 0;       // the model's positions
+  std::optional<bool> do_lower_case;  // WordPiece only
+};
+
+// The text write_tokenizer_config writes: keys sorted, 2-space indent, a final newline.
+std::string tokenizer_config_json(const HfTokenizerConfig& config);
+// Writes <folder>/tokenizer_config.json (folder must exist) through a .tmp and a rename.
+void write_tokenizer_config(const std::string& folder, const HfTokenizerConfig& config);
+
+// Whether <folder>/config.json is a JSON object naming a model_type (a folder without weights
+// may still be a Hugging Face folder). Missing, unreadable or invalid: false, never an error.
+bool config_names_model_type(const std::string& folder);
+
 // The tokenizer files of a checkpoint folder.
 enum class HfTokenizerKind : int { kGpt2Bpe = 0, kWordPiece = 1, kTokenizerJson = 2 };
 

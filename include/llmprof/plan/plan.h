@@ -15,6 +15,7 @@
 
 #include "llmprof/config/config.h"
 #include "llmprof/plan/device.h"
+#include "llmprof/plan/reconciliation.h"
 
 namespace llmprof::plan {
 
@@ -149,10 +150,10 @@ std::string report_json(const PlanReport& r);
 inline constexpr double kDiffersFraction = 0.10;
 
 struct Measured;
-// summary.json's "plan" section (JSON text): the config's plan (vocab_size: the tokenizer's when
+// summary.json's "plan" section: the config's plan (vocab_size: the tokenizer's when
 // model.vocab_size is 0) beside what the run measured, per component. A config the planner cannot
-// plan gives {"predicted": null, "reason": ...}.
-std::string reconcile_json(const config::Config& cfg, int64_t vocab_size, bool cuda,
-                           const Measured& measured);
+// plan gives only its reason (unplanned_reason).
+MemoryReconciliation reconcile(const config::Config& cfg, int64_t vocab_size, bool cuda,
+                               const Measured& measured);
 
 }  // namespace llmprof::plan

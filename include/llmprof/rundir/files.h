@@ -98,6 +98,7 @@ inline std::string checkpoint_step_dir(std::string_view run_dir, long long step)
 // Schema versions, one per document: bumped when a key changes meaning or goes away (new keys
 // do not bump it). Each document's reader refuses a newer one.
 inline constexpr int kSummarySchemaVersion = 1;
+inline constexpr int kSummaryPlanSchemaVersion = 1;  // summary.json's plan section
 inline constexpr int kSweepSchemaVersion = 1;  // plan.json, <id>.point.json, sweep.json
 inline constexpr int kEnvSchemaVersion = 1;
 inline constexpr int kCheckpointSchemaVersion = 1;

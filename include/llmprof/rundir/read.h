@@ -70,6 +70,12 @@ using EnergySummary = telemetry::EnergyFigures;
 // DataError naming the file, line and column.
 std::optional<Summary> read_summary(const std::string& path, std::vector<InputWarning>& warnings);
 
+// A component of summary.json's plan section as a report shows it.
+struct PlanRow {
+  std::string component;  // parameters | gradients | optimizer_state | saved_for_backward | ...
+  std::optional<double> predicted_bytes, measured_bytes, ratio;  // ratio = predicted / measured
+};
+
 // Everything a report or plot needs from one run directory.
 struct Run {
   std::string dir;          // as given
@@ -85,7 +91,7 @@ struct Run {
 
   std::map<std::string, std::string> config;     // config.yaml flattened: "train.batch_size" -> "4"
   std::vector<PlanRow> plan;  // summary.json plan: predicted vs measured memory by component
-  std::string plan_peak_predicted, plan_peak_measured;
+  std::string plan_peak_predicted, plan_peak_measured;  // "phase [/ module]"
   std::optional<double> host_memory_bytes;       // env.json host.memory_bytes
   std::optional<double> host_cores;              // env.json host.cores
   std::optional<double> peak_flops_per_s;        // env.json peak_flops.flops_per_s

@@ -12,6 +12,7 @@
 
 #include "llmprof/base/stats.h"
 #include "llmprof/config/enums.h"
+#include "llmprof/rundir/summary_context.h"
 #include "llmprof/telemetry/energy_figures.h"
 
 namespace llmprof::rundir {
@@ -156,18 +157,9 @@ struct DeepProfileFigures {
   std::optional<GpuFigures> gpu;
 };
 
-// summary.json "model.gqa" (llama runs): grouped-query attention against a multi-head model of the
-// same width (n_kv_head = n_head), analytic, per token.
-struct GqaSummary {
-  std::optional<double> n_head, n_kv_head, head_dim, n_layer, block_size, kv_element_bytes;
-  std::optional<double> kv_cache_bytes_per_token, mha_kv_cache_bytes_per_token;
-  std::optional<double> attention_flops_per_token, mha_attention_flops_per_token;
-  std::optional<double> kv_projection_flops_per_token, mha_kv_projection_flops_per_token;
-};
-
 // summary.json "distributed" (data-parallel runs). A rank's own summary names its rank, the top
 // directory and a digest of its parameters; the merged top summary has the layout and rank 0's
-// all-reduce time. Sub-objects later producers add (name -> JSON text) go in `parts`.
+// all-reduce time and the communication analysis.
 struct DistributedFigures {
   int64_t world_size = 0;
   std::optional<int64_t> rank;  // set: a rank's own summary; unset: the merged one
@@ -181,13 +173,8 @@ struct DistributedFigures {
   std::optional<double> rank0_comm_ms_first_step, rank0_comm_ms_per_step_median;
   std::string comm_ms_note, times_note;
   std::vector<std::string> rank_dirs;
-  std::map<std::string, std::string> parts;
-};
-
-// summary.json "plan" (llmprof plan's reconciliation), as far as readers use it.
-struct PlanRow {
-  std::string component;  // parameters | gradients | optimizer_state | saved_for_backward | peak ...
-  std::optional<double> predicted_bytes, measured_bytes, ratio;  // ratio = predicted / measured
+  std::optional<CommFigures> comm;  // dist's analysis of every rank's records
+  std::string comm_error;           // why there is none: a rank's records could not be read
 };
 
 struct Summary {
@@ -211,18 +198,16 @@ struct Summary {
   std::optional<telemetry::EnergyFigures> energy;
   std::optional<DistributedFigures> distributed;
   std::vector<std::string> config_notes;
-  // Sections other concerns hand over through Session::annotate (data, init_from, plan,
-  // cuda_graphs, ...): top-level key -> JSON text, written as given.
-  std::map<std::string, std::string> sections;
+  RunContext context;  // data, model, resumed_from, init_from, cuda_graphs, plan
+  // The merged summary of a data-parallel run: its top directory, and the mean of the ranks'
+  // last losses (NaN, written null, when it diverged).
+  std::string run_dir;
+  std::optional<double> final_global_train_loss;
 
   // Read back, not written: fields the file did not have that were added later (a note each),
-  // fields this version does not know (JSON pointer -> JSON text, written back by a rewrite),
-  // and the plan section's components and peak phase.
+  // and fields this version does not know (JSON pointer -> JSON text, written back by a rewrite).
   std::vector<std::string> read_notes;
   std::map<std::string, std::string> unknown;
-  std::vector<PlanRow> plan;
-  std::optional<GqaSummary> gqa;  // model.gqa (llama runs), read from the model section
-  std::string plan_peak_predicted, plan_peak_measured;  // "phase [/ module]"
 
   // Medians, null when unknown: the figures sweeps and reports quote.
   std::optional<double> median_step_ms() const;
@@ -232,8 +217,6 @@ struct Summary {
 
 // The top-level keys summary.json may hold, known to this version (docs and the reader).
 const std::vector<std::string>& summary_keys();
-// Of those, the sections other concerns hand over as JSON (data, plan, distributed, ...).
-const std::vector<std::string>& summary_section_keys();
 // docs/summary.md: every field, its type and when it is written, from the struct's writer.
 std::string summary_fields_doc();
 

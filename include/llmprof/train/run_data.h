@@ -4,8 +4,6 @@
 // (data/encoder_data.h), with a validation file or the tail of the training records.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +12,7 @@
 #include "llmprof/data/encoder_data.h"
 #include "llmprof/data/loader.h"
 #include "llmprof/data/tokenizer.h"
+#include "llmprof/rundir/summary_context.h"
 #include "llmprof/train/task.h"
 
 namespace llmprof::config {
@@ -40,7 +39,7 @@ struct RunData {
   int64_t corpus_bytes = 0;
   std::string description;  // one log line: sizes of the splits
   int64_t mlm_predictions = 0;  // P (mlm)
-  nlohmann::json report;    // data section of summary.json: files, records, bad rows, tokens
+  rundir::DataFigures figures;  // summary.json's data: files, records, bad rows, tokens
   // Storage the samplers read (kept alive with them).
   data::TokenSplits splits;
   data::EncodedSet train_set, val_set;

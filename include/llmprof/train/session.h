@@ -181,8 +181,9 @@ class Session {
       const rundir::TraceDistributed& info,
       std::function<std::vector<rundir::CollectiveSlice>(int64_t, int64_t)> collectives);
 
-  // Adds a top-level section to summary.json; json_text is a JSON value.
-  void annotate(const std::string& key, const std::string& json_text);
+  // summary.json's sections about what the run was made of and came from (data, model,
+  // resumed_from, init_from, cuda_graphs, plan): set any of them before finish().
+  rundir::RunContext& context();
   // summary.json "distributed": this rank of a data-parallel run.
   void set_distributed(const rundir::DistributedFigures& figures);
 

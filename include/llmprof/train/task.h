@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "llmprof/config/enums.h"
@@ -15,6 +16,7 @@
 #include "llmprof/model/decoder.h"
 #include "llmprof/model/gpt.h"
 #include "llmprof/profile/scope.h"
+#include "llmprof/rundir/summary_context.h"
 
 namespace llmprof::config {
 struct Config;
@@ -72,10 +74,12 @@ class Task {
   virtual std::string flops_formula(bool activation_checkpointing) const = 0;
   // One line for the log: "gpt L=4 H=4 C=128 T=64 V=65".
   virtual std::string describe() const = 0;
-  // summary.json's "model" section as JSON text, "" for none. llama: grouped-query attention's
-  // KV-cache bytes and attention FLOPs per token against a multi-head model of the same width,
-  // each K/V element kv_element_bytes wide (the run's precision).
-  virtual std::string model_summary_json(int64_t /*kv_element_bytes*/) const { return ""; }
+  // summary.json's "model" section, nullopt for none. llama: grouped-query attention's KV-cache
+  // bytes and attention FLOPs per token against a multi-head model of the same width, each K/V
+  // element kv_element_bytes wide (the run's precision).
+  virtual std::optional<rundir::ModelFigures> model_figures(int64_t /*kv_element_bytes*/) const {
+    return std::nullopt;
+  }
   // The decoder, for KV-cache generation; null for the encoder tasks.
   virtual model::Gpt* gpt() { return nullptr; }
   // The decoder (gpt, llama) for KV-cache generation; null for the encoder tasks.

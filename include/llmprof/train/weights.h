@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "llmprof/config/enums.h"
+#include "llmprof/rundir/summary_context.h"
 
 // Only references to a module pass through here: the declaration keeps <torch/torch.h> (about
 // 15 s of compile per file without the precompiled header) out of the CLI's files that include us.
@@ -39,14 +40,8 @@ void save_checkpoint(const std::string& dir, torch::nn::Module& model, const con
                      const data::Tokenizer* tokenizer = nullptr,
                      const std::function<void(const std::string& tmp_dir)>& more_files = {});
 
-struct LoadReport {
-  std::string path;                       // the checkpoint directory actually read
-  std::string task;                       // the task it was trained on, as checkpoint.json says
-  int64_t step = 0;
-  int64_t loaded = 0;                     // tensors copied
-  std::vector<std::string> missing;       // in the model, not in the checkpoint (kept at init)
-  std::vector<std::string> unexpected;    // in the checkpoint, not in the model (ignored)
-};
+// What load_checkpoint read: summary.json's init_from section (rundir/summary_context.h).
+using LoadReport = rundir::InitFromFigures;
 
 // Resolves a checkpoint directory: `path` itself when it holds model.pt, else path/checkpoint
 // (a run directory). Throws ConfigError naming `key` when neither exists.
