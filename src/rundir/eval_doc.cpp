@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "doc_lists.h"
 #include "json_doc.h"
 #include "read_util.h"
 #include "llmprof/error.h"
@@ -63,16 +64,8 @@ EvalSetFigures read_set(ObjectReader& o) {
 
 std::vector<EvalSetFigures> read_sets(ObjectReader& doc, detail::DocContext& ctx) {
   doc.require("sets");
-  const Json* sets = doc.raw("sets");
-  if (!sets->is_array()) doc.fail("sets", "an array of objects");
-  std::vector<EvalSetFigures> out;
-  for (size_t i = 0; i < sets->size(); ++i) {
-    if (!(*sets)[i].is_object()) doc.fail("sets", "an array of objects");
-    ObjectReader o((*sets)[i], ctx, fmt::format("/sets/{}", i));
-    out.push_back(read_set(o));
-    o.keep_unknown();
-  }
-  return out;
+  if (!doc.raw("sets")->is_array()) doc.fail("sets", "an array of objects");
+  return detail::object_list<EvalSetFigures>(doc, ctx, "sets", read_set);
 }
 
 template <typename E>

@@ -179,8 +179,7 @@ std::string report_doc_text(const ReportDoc& d) {
 }
 
 ReportDoc parse_report_doc(const std::string& text, const std::string& file) {
-  const Json j = detail::parse_json(text, file);
-  if (!j.is_object()) throw DataError(fmt::format("{}: not a JSON object", file));
+  const Json j = detail::parse_object(text, file);
   ReportDoc d;
   detail::DocContext ctx{file, &d.unknown, nullptr};
   ObjectReader doc(j, ctx, "");

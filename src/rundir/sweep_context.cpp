@@ -75,12 +75,6 @@ std::string ordered_text(OJson doc, const std::map<std::string, std::string>& un
   return doc.dump(2) + "\n";
 }
 
-Json parse_object(const std::string& text, const std::string& file) {
-  Json j = parse_json(text, file);
-  if (!j.is_object()) throw DataError(fmt::format("{}: not a JSON object", file));
-  return j;
-}
-
 std::optional<int> small_integer(ObjectReader& o, const std::string& key) {
   const std::optional<int64_t> v = o.integer(key);
   if (v && (*v < INT_MIN || *v > INT_MAX)) o.fail(key, "an integer of int's range");

@@ -32,9 +32,6 @@ inline OJson empty_as_null(const std::string& s) { return s.empty() ? OJson(null
 // object), two-space indent, a final newline.
 std::string ordered_text(OJson doc, const std::map<std::string, std::string>& unknown);
 
-// The parsed text, an object; DataError naming the file otherwise.
-Json parse_object(const std::string& text, const std::string& file);
-
 // A field of the document's first version (absent: DataError naming file and field), or one
 // added later (absent: a note, and the reader's default).
 inline void field_since(ObjectReader& o, const char* key, bool later) {

@@ -121,8 +121,7 @@ void write_tried_doc(const std::string& path, const TriedDoc& d) {
 }
 
 TriedDoc parse_tried_doc(const std::string& text, const std::string& file) {
-  const Json j = detail::parse_json(text, file);
-  if (!j.is_object()) throw DataError(fmt::format("{}: not a JSON object", file));
+  const Json j = detail::parse_object(text, file);
   TriedDoc d;
   detail::DocContext ctx{file, &d.unknown, nullptr};
   ObjectReader doc(j, ctx, "");

@@ -121,12 +121,8 @@ TEST(BenchDocFile, BadFilesAreErrorsNamingTheFileAndTheField) {
 
 // docs/bench.md is generated from the struct; LLMPROF_UPDATE_DOCS=1 rewrites it.
 TEST(BenchDocFile, TheCommittedFieldListMatchesTheStruct) {
-  const std::string path = std::string(LLMPROF_SOURCE_DIR) + "/docs/bench.md";
   const std::string generated = bench_doc_fields_doc();
-  if (std::getenv("LLMPROF_UPDATE_DOCS") != nullptr) test::write_file(path, generated);
-  ASSERT_TRUE(std::filesystem::exists(path)) << "run with LLMPROF_UPDATE_DOCS=1 to write " << path;
-  EXPECT_EQ(test::read_file(path), generated)
-      << path << " is out of date: run tests/test_rundir with LLMPROF_UPDATE_DOCS=1";
+  doc_test::expect_committed_doc("bench.md", generated);
   for (const char* field : {"`rows[].latency.p99_ms`", "`quality[].weights`", "`generation`"}) {
     EXPECT_NE(generated.find(field), std::string::npos) << field;
   }

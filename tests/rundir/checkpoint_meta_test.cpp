@@ -8,6 +8,7 @@
 #include "llmprof/error.h"
 #include "llmprof/rundir/checkpoint_meta.h"
 #include "llmprof/rundir/files.h"
+#include "rundir/doc_test.h"
 #include "support/test_support.h"
 
 namespace llmprof::rundir {
@@ -142,12 +143,8 @@ TEST(CheckpointMeta, UnknownKeysAreKeptWhenTheFileIsRewritten) {
 
 // docs/checkpoint.md is generated from the struct; LLMPROF_UPDATE_DOCS=1 rewrites it.
 TEST(CheckpointMeta, TheCommittedFieldListMatchesTheStruct) {
-  const std::string path = std::string(LLMPROF_SOURCE_DIR) + "/docs/checkpoint.md";
   const std::string generated = checkpoint_meta_fields_doc();
-  if (std::getenv("LLMPROF_UPDATE_DOCS") != nullptr) test::write_file(path, generated);
-  ASSERT_TRUE(std::filesystem::exists(path)) << "run with LLMPROF_UPDATE_DOCS=1 to write " << path;
-  EXPECT_EQ(test::read_file(path), generated)
-      << path << " is out of date: run tests/test_rundir with LLMPROF_UPDATE_DOCS=1";
+  doc_test::expect_committed_doc("checkpoint.md", generated);
   for (const char* field : {"`tensors[].shape`", "`tokenizer.sha256`", "`model.n_layer`"}) {
     EXPECT_NE(generated.find(field), std::string::npos) << field;
   }

@@ -4,9 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "llmprof/error.h"
+#include "support/test_support.h"
 
 namespace llmprof::rundir::doc_test {
 
@@ -25,6 +28,16 @@ void expect_data_error(Fn fn, const std::string& part) {
     EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
     EXPECT_EQ(e.exit_code(), 2);
   }
+}
+
+// docs/<name> is generated from a document's struct: the committed file must equal `generated`;
+// LLMPROF_UPDATE_DOCS=1 rewrites it.
+inline void expect_committed_doc(const std::string& name, const std::string& generated) {
+  const std::string path = std::string(LLMPROF_SOURCE_DIR) + "/docs/" + name;
+  if (std::getenv("LLMPROF_UPDATE_DOCS") != nullptr) test::write_file(path, generated);
+  ASSERT_TRUE(std::filesystem::exists(path)) << "run with LLMPROF_UPDATE_DOCS=1 to write " << path;
+  EXPECT_EQ(test::read_file(path), generated)
+      << path << " is out of date: run tests/test_rundir with LLMPROF_UPDATE_DOCS=1";
 }
 
 }  // namespace llmprof::rundir::doc_test

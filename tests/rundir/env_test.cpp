@@ -162,12 +162,8 @@ TEST(EnvDoc, ALaterFieldMissingIsNullWithANote) {
 
 // docs/env.md is generated from the struct; LLMPROF_UPDATE_DOCS=1 rewrites it.
 TEST(EnvDoc, TheCommittedFieldListMatchesTheStruct) {
-  const std::string path = std::string(LLMPROF_SOURCE_DIR) + "/docs/env.md";
   const std::string generated = env_fields_doc();
-  if (std::getenv("LLMPROF_UPDATE_DOCS") != nullptr) test::write_file(path, generated);
-  ASSERT_TRUE(fs::exists(path)) << "run with LLMPROF_UPDATE_DOCS=1 to write " << path;
-  EXPECT_EQ(test::read_file(path), generated)
-      << path << " is out of date: run tests/test_rundir with LLMPROF_UPDATE_DOCS=1";
+  doc_test::expect_committed_doc("env.md", generated);
   for (const char* field : {"`host.cores`", "`peak_flops.flops_per_s`",
                             "`energy.sources[].channels[].in_total`", "`runtime.OMP_NUM_THREADS`"}) {
     EXPECT_NE(generated.find(field), std::string::npos) << field;

@@ -117,12 +117,8 @@ TEST(EvalDocFile, BadFilesAreErrorsNamingTheFileAndTheField) {
 
 // docs/eval.md is generated from the struct; LLMPROF_UPDATE_DOCS=1 rewrites it.
 TEST(EvalDocFile, TheCommittedFieldListMatchesTheStruct) {
-  const std::string path = std::string(LLMPROF_SOURCE_DIR) + "/docs/eval.md";
   const std::string generated = eval_doc_fields_doc();
-  if (std::getenv("LLMPROF_UPDATE_DOCS") != nullptr) test::write_file(path, generated);
-  ASSERT_TRUE(std::filesystem::exists(path)) << "run with LLMPROF_UPDATE_DOCS=1 to write " << path;
-  EXPECT_EQ(test::read_file(path), generated)
-      << path << " is out of date: run tests/test_rundir with LLMPROF_UPDATE_DOCS=1";
+  doc_test::expect_committed_doc("eval.md", generated);
   for (const char* field : {"`sets[].perplexity`", "`tokenizer.sha256`", "`weights_note`"}) {
     EXPECT_NE(generated.find(field), std::string::npos) << field;
   }

@@ -80,12 +80,8 @@ TEST(ReportDocFile, BadFilesAreErrorsNamingTheFileAndTheField) {
 
 // docs/report_json.md is generated from the struct; LLMPROF_UPDATE_DOCS=1 rewrites it.
 TEST(ReportDocFile, TheCommittedFieldListMatchesTheStruct) {
-  const std::string path = std::string(LLMPROF_SOURCE_DIR) + "/docs/report_json.md";
   const std::string generated = report_doc_fields_doc();
-  if (std::getenv("LLMPROF_UPDATE_DOCS") != nullptr) test::write_file(path, generated);
-  ASSERT_TRUE(std::filesystem::exists(path)) << "run with LLMPROF_UPDATE_DOCS=1 to write " << path;
-  EXPECT_EQ(test::read_file(path), generated)
-      << path << " is out of date: run tests/test_rundir with LLMPROF_UPDATE_DOCS=1";
+  doc_test::expect_committed_doc("report_json.md", generated);
   for (const char* field : {"`tables[].rows[].<column key>`", "`findings[].tried[].ci_low`",
                             "`warnings[].line`"}) {
     EXPECT_NE(generated.find(field), std::string::npos) << field;

@@ -216,12 +216,8 @@ namespace {
 
 // docs/summary.md is generated from the struct; LLMPROF_UPDATE_DOCS=1 rewrites it.
 TEST(SummaryDoc, TheCommittedFieldListMatchesTheStruct) {
-  const std::string path = std::string(LLMPROF_SOURCE_DIR) + "/docs/summary.md";
   const std::string generated = summary_fields_doc();
-  if (std::getenv("LLMPROF_UPDATE_DOCS") != nullptr) test::write_file(path, generated);
-  ASSERT_TRUE(fs::exists(path)) << "run with LLMPROF_UPDATE_DOCS=1 to write " << path;
-  EXPECT_EQ(test::read_file(path), generated)
-      << path << " is out of date: run tests/test_rundir with LLMPROF_UPDATE_DOCS=1";
+  doc_test::expect_committed_doc("summary.md", generated);
   for (const char* field : {"`timing.step_ms`", "`energy.domains[].peak_power_w`",
                             "`profiler_overhead.deep.ns_per_event`", "`loss.eval_step`"}) {
     EXPECT_NE(generated.find(field), std::string::npos) << field;

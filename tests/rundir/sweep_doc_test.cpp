@@ -253,19 +253,10 @@ TEST(SweepDocFile, TheStatusAloneReadsFromAnyVersion) {
   expect_data_error([&] { read_sweep_doc_status(path); }, path + ": status is 3, not a string");
 }
 
-// docs/<document>.md is generated from the struct; LLMPROF_UPDATE_DOCS=1 rewrites it.
-void expect_doc_matches(const std::string& name, const std::string& generated) {
-  const std::string path = std::string(LLMPROF_SOURCE_DIR) + "/docs/" + name;
-  if (std::getenv("LLMPROF_UPDATE_DOCS") != nullptr) test::write_file(path, generated);
-  ASSERT_TRUE(fs::exists(path)) << "run with LLMPROF_UPDATE_DOCS=1 to write " << path;
-  EXPECT_EQ(test::read_file(path), generated)
-      << path << " is out of date: run tests/test_rundir with LLMPROF_UPDATE_DOCS=1";
-}
-
 TEST(SweepDocFile, TheCommittedFieldListsMatchTheStructs) {
-  expect_doc_matches("sweep_plan.md", sweep_plan_fields_doc());
-  expect_doc_matches("point_record.md", point_record_fields_doc());
-  expect_doc_matches("sweep.md", sweep_doc_fields_doc());
+  doc_test::expect_committed_doc("sweep_plan.md", sweep_plan_fields_doc());
+  doc_test::expect_committed_doc("point_record.md", point_record_fields_doc());
+  doc_test::expect_committed_doc("sweep.md", sweep_doc_fields_doc());
   EXPECT_NE(sweep_doc_fields_doc().find("`points[].slurm_task_id`"), std::string::npos);
   EXPECT_NE(sweep_plan_fields_doc().find("`grid[].origin`"), std::string::npos);
   EXPECT_NE(point_record_fields_doc().find("`moved_aside`"), std::string::npos);

@@ -85,12 +85,8 @@ TEST(TriedDocFile, BadFilesAreErrorsNamingTheFileAndTheField) {
 
 // docs/tried.md is generated from the struct; LLMPROF_UPDATE_DOCS=1 rewrites it.
 TEST(TriedDocFile, TheCommittedFieldListMatchesTheStruct) {
-  const std::string path = std::string(LLMPROF_SOURCE_DIR) + "/docs/tried.md";
   const std::string generated = tried_doc_fields_doc();
-  if (std::getenv("LLMPROF_UPDATE_DOCS") != nullptr) test::write_file(path, generated);
-  ASSERT_TRUE(std::filesystem::exists(path)) << "run with LLMPROF_UPDATE_DOCS=1 to write " << path;
-  EXPECT_EQ(test::read_file(path), generated)
-      << path << " is out of date: run tests/test_rundir with LLMPROF_UPDATE_DOCS=1";
+  doc_test::expect_committed_doc("tried.md", generated);
   for (const char* field : {"`tried[].ci_low`", "`tried[].verdict`", "`what`"}) {
     EXPECT_NE(generated.find(field), std::string::npos) << field;
   }
