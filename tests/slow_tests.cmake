@@ -115,3 +115,10 @@ set_tests_properties(CheckCli.BadInputExitsTwoNamingIt
                      PROPERTIES COST 2)
 set_tests_properties(ReportTry.BadArgumentsExitTwoNamingTheFlag
                      PROPERTIES COST 2)
+
+# Timing assertions run alone. The injected straggler's lag is checked within 10% of a 100 ms
+# delay, and the injected clock skew within 50 us; with another test beside them on 2 cores the
+# ranks' sleeps and launches overshoot by 10-16% (a CI run: 110 ms; 5 CPU hogs: 119-128 ms;
+# alone: 103 ms), which is the host, not the analysis. Each takes 2-3 s.
+set_tests_properties(CommAnalysis.NamesADelayedRankAndItsForwardAsTheStraggler
+                     CommAnalysis.RecoversAnInjectedClockSkewWithin50Us PROPERTIES RUN_SERIAL ON)

@@ -1,6 +1,7 @@
 // The communication analysis of a data-parallel run, end to end on 2 local ranks of one thread:
 // a clock skew injected on rank 1 recovered within 50 us; a delay injected in rank 1's forward
-// named as the straggler, in forward, with its lag within 10%; the temporal breakdown adding up
+// named as the straggler, in forward, with its lag within 10% of the delay and of rank 1's excess
+// forward time measured from its phase spans; the temporal breakdown adding up
 // to each step; overlap off giving no hidden communication. The helpers (process start,
 // bounded waits) are in ranks.h.
 #include <arpa/inet.h>
@@ -37,13 +38,14 @@ std::vector<std::string> with(std::vector<std::string> a, const std::vector<std:
   return a;
 }
 
-std::string run_two(const ScratchDir& dir, const std::string& name,
+std::string run_two(const ScratchDir& dir,
+                    const std::string& name,
                     const std::vector<std::string>& sets,
                     const std::map<std::string, std::string>& env) {
   const std::vector<int> codes =
       run_ranks(2, train_args(dir.path(), name, sets), dir.file(name + "_rank"), env);
-  EXPECT_EQ(codes, (std::vector<int>{0, 0})) << read_file(dir.file(name + "_rank0.log"))
-                                             << read_file(dir.file(name + "_rank1.log"));
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}))
+      << read_file(dir.file(name + "_rank0.log")) << read_file(dir.file(name + "_rank1.log"));
   return dir.file(name);
 }
 
@@ -66,15 +68,23 @@ TEST(CommAnalysis, RecoversAnInjectedClockSkewWithin50Us) {
 
 TEST(CommAnalysis, NamesADelayedRankAndItsForwardAsTheStraggler) {
   ScratchDir dir("comm_straggler");
-  const double delay_ms = 100;  // large against this host's scheduling noise (ms)
-  const std::string top = run_two(dir, "late", with(kSmallBuckets, {"schedule.max_steps=8"}),
-                                  {{"LLMPROF_TEST_FORWARD_DELAY_MS", "1:100"}});
+  // Large against this host's scheduling noise: alone on 2 cores the lag is 103 ms; with other
+  // work beside the ranks their sleeps and launches overshoot by 10-16%, so ctest runs this test
+  // alone (RUN_SERIAL, tests/slow_tests.cmake). The launch lag must also agree with the
+  // independent measurement: rank 1's excess forward time from its phase spans.
+  const double delay_ms = 100;
+  const std::string top = run_two(
+      dir, "late", with(kSmallBuckets, {"schedule.max_steps=8"}),
+      {{"LLMPROF_TEST_FORWARD_DELAY_MS", "1:" + std::to_string(static_cast<int>(delay_ms))}});
   const nlohmann::json s = summary(top)["distributed"]["comm"];
   ASSERT_TRUE(s["straggler"].is_object()) << s.dump(2);
   EXPECT_EQ(s["straggler"]["rank"], 1) << s.dump(2);
   EXPECT_EQ(s["straggler"]["phase"], "forward") << s.dump(2);
-  EXPECT_NEAR(s["straggler"]["lag_ms"].get<double>(), delay_ms, 0.1 * delay_ms) << s.dump(2);
-  // Rank 0 waits for rank 1 in the all-reduces: by about the delay (median), rank 1 not at all.
+  const double lag = s["straggler"]["lag_ms"].get<double>();
+  const double excess = s["straggler"]["phase_excess_ms"].get<double>();
+  EXPECT_NEAR(lag, delay_ms, 0.1 * delay_ms) << s.dump(2);
+  EXPECT_NEAR(lag, excess, 0.1 * delay_ms) << s.dump(2);
+  // Rank 0 waits for rank 1 in the all-reduces: by about the lag (median), rank 1 not at all.
   std::vector<double> waits0;
   for (const auto& c : read_csv(top + "/collectives.csv")) {
     if (c.at("first_layout") != "0") continue;
@@ -92,16 +102,16 @@ void expect_breakdown_adds_up(const std::string& top) {
   for (const auto& r : rows) {
     const double sum = std::stod(r.at("compute_ms")) + std::stod(r.at("exposed_comm_ms")) +
                        std::stod(r.at("other_ms")) + std::stod(r.at("idle_ms"));
-    EXPECT_NEAR(sum, std::stod(r.at("step_ms")), 1e-6) << "step " << r.at("step") << " rank "
-                                                       << r.at("rank");
+    EXPECT_NEAR(sum, std::stod(r.at("step_ms")), 1e-6)
+        << "step " << r.at("step") << " rank " << r.at("rank");
   }
 }
 
 TEST(CommAnalysis, BreakdownAddsUpToTheStepAndOverlapOffHidesNothing) {
   ScratchDir dir("comm_overlap");
   const std::string on = run_two(dir, "on", with(kSmallBuckets, {"schedule.max_steps=5"}), {});
-  const std::string off = run_two(
-      dir, "off", with(kSmallBuckets, {"schedule.max_steps=5", "ddp.overlap=false"}), {});
+  const std::string off =
+      run_two(dir, "off", with(kSmallBuckets, {"schedule.max_steps=5", "ddp.overlap=false"}), {});
   expect_breakdown_adds_up(on);
   expect_breakdown_adds_up(off);
   for (const auto& r : read_csv(off + "/comm_steps.csv")) {
