@@ -198,20 +198,18 @@ std::string bench_doc_fields_doc() {
   d.quality.push_back(QualityRow{});
   d.quality[0].loss = d.quality[0].perplexity = d.quality[0].accuracy =
       d.quality[0].samples_per_s = d.quality[0].tokens_per_s = 1.5;
-  std::string out = fmt::format(
+  const std::string heading = fmt::format(
       "# bench.json fields (schema_version {})\n\n"
       "Generated from `rundir::BenchDoc` (include/llmprof/rundir/bench_doc.h) through its "
       "writer; `tests/rundir/bench_doc_test.cpp` checks that this file matches. Keys are written "
       "in this (sorted) order; `context` holds env.json's fields (docs/env.md) but "
       "`schema_version`, `peak_flops` and `energy`. Read: `schema_version` and `rows` are "
-      "required.\n\n"
-      "| field | type | present |\n|---|---|---|\n",
+      "required.\n\n",
       kBenchSchemaVersion);
   const Json none = Json::parse(bench_doc_text(BenchDoc{}));
   Json full = Json::parse(bench_doc_text(d));
   full["context"] = Json::object();  // listed in docs/env.md
-  detail::doc_field_rows(full, &none, "", out);
-  return out;
+  return detail::field_table_page(heading, full, none);
 }
 
 }  // namespace llmprof::rundir

@@ -194,18 +194,16 @@ std::string checkpoint_meta_fields_doc() {
   full.tokenizer = CheckpointTokenizer{"text", "text", 1, true, "text", {"text"}, "text"};
   full.hf_config = "text";
   CheckpointMeta none;
-  std::string out = fmt::format(
+  const std::string heading = fmt::format(
       "# checkpoint.json fields (schema_version {})\n\n"
       "Generated from `rundir::CheckpointMeta` (include/llmprof/rundir/checkpoint_meta.h) through "
       "its writer; `tests/rundir/checkpoint_meta_test.cpp` checks that this file matches. Keys are "
       "written in this (sorted) order. `tokenizer` is shown as a run with a tokenizer's files "
       "writes it; a checkpoint of a tokenizer without files holds `tokenizer.type` and "
-      "`tokenizer.vocab_path` instead. Read: `model_type` and `tensors[].name` are required.\n\n"
-      "| field | type | present |\n|---|---|---|\n",
+      "`tokenizer.vocab_path` instead. Read: `model_type` and `tensors[].name` are required.\n\n",
       kCheckpointSchemaVersion);
   const Json none_json = Json::parse(checkpoint_meta_text(none));
-  detail::doc_field_rows(Json::parse(checkpoint_meta_text(full)), &none_json, "", out);
-  return out;
+  return detail::field_table_page(heading, Json::parse(checkpoint_meta_text(full)), none_json);
 }
 
 }  // namespace llmprof::rundir

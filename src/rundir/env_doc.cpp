@@ -279,7 +279,7 @@ Env every_field() {
 std::string env_fields_doc() {
   const Json full = Json::parse(env_text(every_field()));
   const Json none = Json::parse(env_text(Env{}));
-  std::string out = fmt::format(
+  const std::string heading = fmt::format(
       "# env.json fields (schema_version {})\n\n"
       "Generated from `rundir::Env` (include/llmprof/rundir/env.h) through its writer; "
       "`tests/rundir/env_test.cpp` checks that this file matches. Keys are written in this "
@@ -287,11 +287,9 @@ std::string env_fields_doc() {
       "field; \"null when unknown\": never 0 for an unknown figure. `energy` is shown as a run "
       "with energy.enabled=true writes it; with energy off it holds `enabled` and `reason` only. "
       "bench.json's `context` holds the same fields but `schema_version`, `peak_flops` and "
-      "`energy`.\n\n"
-      "| field | type | present |\n|---|---|---|\n",
+      "`energy`.\n\n",
       kEnvSchemaVersion);
-  detail::doc_field_rows(full, &none, "", out);
-  return out;
+  return detail::field_table_page(heading, full, none);
 }
 
 }  // namespace llmprof::rundir

@@ -146,18 +146,16 @@ std::string eval_doc_fields_doc() {
   d.checkpoint = d.weights_note = d.tokenizer.sha256 = "text";
   d.sets.push_back(EvalSetFigures{});
   d.sets[0].perplexity = d.sets[0].accuracy = 1.5;
-  std::string out = fmt::format(
+  const std::string heading = fmt::format(
       "# eval.json fields (schema_version {})\n\n"
       "Generated from `rundir::EvalDoc` (include/llmprof/rundir/eval_doc.h) through its writer; "
       "`tests/rundir/eval_doc_test.cpp` checks that this file matches. Keys are written in this "
       "(sorted) order; every key is always written, null where the figure does not apply "
       "(`checkpoint` for initial weights, `perplexity` for classify, `accuracy` for lm and mlm). "
-      "Read: `schema_version` and `sets` are required.\n\n"
-      "| field | type | present |\n|---|---|---|\n",
+      "Read: `schema_version` and `sets` are required.\n\n",
       kEvalSchemaVersion);
   const Json none = Json::parse(eval_doc_text(EvalDoc{}));
-  detail::doc_field_rows(Json::parse(eval_doc_text(d)), &none, "", out);
-  return out;
+  return detail::field_table_page(heading, Json::parse(eval_doc_text(d)), none);
 }
 
 }  // namespace llmprof::rundir

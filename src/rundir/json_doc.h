@@ -104,6 +104,9 @@ Json stats_json(const std::optional<llmprof::Summary>& s);
 // a document with every figure set; `none` is the same with none set, so a key's presence in
 // it says whether it is always written, null when unknown, or written only with its figure.
 void doc_field_rows(const Json& full, const Json* none, const std::string& path, std::string& out);
+// A generated field page: `heading` (the title and its paragraphs, ending in a blank line), then
+// the table of doc_field_rows(full, &none).
+std::string field_table_page(std::string heading, const Json& full, const Json& none);
 // Puts every kept unknown value back at its pointer.
 void put_unknown(Json& doc, const std::map<std::string, std::string>& unknown);
 

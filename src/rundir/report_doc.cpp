@@ -215,7 +215,7 @@ std::string report_doc_fields_doc() {
   tried.ratio_of_medians = tried.ci_low = tried.ci_high = 1.5;
   f.tried.push_back(tried);
   d.findings.push_back(f);
-  std::string out = fmt::format(
+  const std::string heading = fmt::format(
       "# The report's JSON fields (schema_version {})\n\n"
       "`llmprof report --format json`. Generated from `rundir::ReportDoc` "
       "(include/llmprof/rundir/report_doc.h) through its writer; "
@@ -224,12 +224,10 @@ std::string report_doc_fields_doc() {
       "null for an unknown figure. `tables[].source` is written when the table's figures come "
       "from named files; `findings[].tried[].repetitions` with a verdict. Read: "
       "`schema_version`, `tables` (each with `id` and `rows`) and `findings` (each with `rule`) "
-      "are required.\n\n"
-      "| field | type | present |\n|---|---|---|\n",
+      "are required.\n\n",
       kReportSchemaVersion);
   const Json none = Json::parse(report_doc_text(ReportDoc{}));
-  detail::doc_field_rows(Json::parse(report_doc_text(d)), &none, "", out);
-  return out;
+  return detail::field_table_page(heading, Json::parse(report_doc_text(d)), none);
 }
 
 }  // namespace llmprof::rundir

@@ -122,12 +122,18 @@ void doc_field_rows(const Json& full, const Json* none, const std::string& path,
   }
 }
 
+std::string field_table_page(std::string heading, const Json& full, const Json& none) {
+  heading += "| field | type | present |\n|---|---|---|\n";
+  doc_field_rows(full, &none, "", heading);
+  return heading;
+}
+
 }  // namespace detail
 
 std::string summary_fields_doc() {
   const Json full = Json::parse(summary_text(every_figure()));
   const Json none = Json::parse(summary_text(Summary{}));
-  std::string out = fmt::format(
+  const std::string heading = fmt::format(
       "# summary.json fields (schema_version {})\n\n"
       "Generated from `rundir::Summary` (include/llmprof/rundir/summary.h) through its writer; "
       "`tests/rundir/summary_test.cpp` checks that this file matches. Keys are written in this "
@@ -140,11 +146,9 @@ std::string summary_fields_doc() {
       "`data` has `source`, `bytes`, `train_tokens` and `val_tokens` for lm, and the dataset "
       "files' keys for mlm and classify (`val_split` when there is no `val_file`). `plan` of a "
       "config the planner cannot plan is `{{\"predicted\": null, \"reason\": ...}}`. "
-      "`run_dir` and `final_global_train_loss` are the merged data-parallel summary's.\n\n"
-      "| field | type | present |\n|---|---|---|\n",
+      "`run_dir` and `final_global_train_loss` are the merged data-parallel summary's.\n\n",
       kSummarySchemaVersion);
-  detail::doc_field_rows(full, &none, "", out);
-  return out;
+  return detail::field_table_page(heading, full, none);
 }
 
 }  // namespace llmprof::rundir

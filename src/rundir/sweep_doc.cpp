@@ -166,12 +166,9 @@ std::string fields_page(const std::string& title,
                         const std::string& paragraph,
                         const std::string& full_text,
                         const std::string& none_text) {
-  std::string out = fmt::format("# {} fields (schema_version {})\n\n{}\n\n"
-                                "| field | type | present |\n|---|---|---|\n",
-                                title, kSweepSchemaVersion, paragraph);
-  const Json none = Json::parse(none_text);
-  detail::doc_field_rows(Json::parse(full_text), &none, "", out);
-  return out;
+  return detail::field_table_page(fmt::format("# {} fields (schema_version {})\n\n{}\n\n", title,
+                                              kSweepSchemaVersion, paragraph),
+                                  Json::parse(full_text), Json::parse(none_text));
 }
 
 constexpr const char* kListing =

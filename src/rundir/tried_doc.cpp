@@ -141,7 +141,7 @@ std::string tried_doc_fields_doc() {
   t.baseline = t.candidate = {1.5};
   t.comparison = TriedComparison{"faster", 3, 1.5, 1.5, 1.5, 1.5, 0.95, 1.5, 1.5};
   d.tried.push_back(t);
-  std::string out = fmt::format(
+  const std::string heading = fmt::format(
       "# tried.json fields (schema_version {})\n\n"
       "Written into a run directory by `llmprof report --try`. Generated from `rundir::TriedDoc` "
       "(include/llmprof/rundir/tried_doc.h) through its writer; "
@@ -149,12 +149,10 @@ std::string tried_doc_fields_doc() {
       "(sorted) order. `verdict` is null when the --set could not be measured (`error` says "
       "why); the comparison's figures (`pairs` to `ci_high`) are written with a verdict, "
       "`ci_low`/`ci_high` null below two pairs. Read: `schema_version`, `tried` and each entry's "
-      "`set`, `rules`, `figure`, `steps`, `baseline`, `candidate` and `verdict` are required.\n\n"
-      "| field | type | present |\n|---|---|---|\n",
+      "`set`, `rules`, `figure`, `steps`, `baseline`, `candidate` and `verdict` are required.\n\n",
       kTriedSchemaVersion);
   const Json none = Json::parse(tried_doc_text(TriedDoc{}));
-  detail::doc_field_rows(Json::parse(tried_doc_text(d)), &none, "", out);
-  return out;
+  return detail::field_table_page(heading, Json::parse(tried_doc_text(d)), none);
 }
 
 }  // namespace llmprof::rundir
