@@ -8,9 +8,9 @@ set_tests_properties(LaunchLocal.SigintReachesEveryRankOnceAndTheLaunchExits130
 set_tests_properties(CliNproc.AStoppedRankEndsTheRunAndNothingIsLeftRunning
                      PROPERTIES COST 18)
 set_tests_properties(Session.GpuTraceFollowsTheKinetoContractThatHtaReads
-                     PROPERTIES COST 17)
+                     PROPERTIES COST 0.2)
 set_tests_properties(DeepProfileEval.AnEvalPassInsideTheWindowGetsRowsOfItsOwn
-                     PROPERTIES COST 14)
+                     PROPERTIES COST 0.3)
 set_tests_properties(SweepResume.MeasuresTheMfuPeakOnceAndReusesItOnResume
                      PROPERTIES COST 12)
 set_tests_properties(CliPeak.PrintsAPeakAndRejectsBadArguments
@@ -20,27 +20,27 @@ set_tests_properties(SweepThreads.SetThreadsIsWhatTheSweepLogsRecordsAndMeasures
 set_tests_properties(LlamaTrain.OpsLevelAttributesScopesAndCountsMatmulFlopsLikeTheAnalyticModel
                      PROPERTIES COST 10)
 set_tests_properties(DeepProfile.RepeatedWindowsAddUpAndTheTraceHoldsTheFirst
-                     PROPERTIES COST 9)
+                     PROPERTIES COST 0.3)
 set_tests_properties(SweepResume.SigtermStopsLikeSigintAndTheSameCommandRunsOnlyWhatIsLeft
                      PROPERTIES COST 9)
 set_tests_properties(SweepResume.SigintStopsAndTheSameCommandRunsOnlyWhatIsLeft
                      PROPERTIES COST 9)
 set_tests_properties(Session.GpuActivityIsAttributedToOpsModulesAndKernels
-                     PROPERTIES COST 8)
+                     PROPERTIES COST 0.1)
 set_tests_properties(SweepResume.SigkillAndTheSameCommandRunsOnlyWhatIsLeft
                      PROPERTIES COST 8)
 set_tests_properties(EncoderTraining.ModulesLevelTimesTheSameScopesAsTheDecoderAndReconcilesFlops
-                     PROPERTIES COST 8)
+                     PROPERTIES COST 0.3)
 set_tests_properties(DeepProfile.ModulesAndOpsLevelsDoNotChangeTheLossTrajectory
-                     PROPERTIES COST 8)
+                     PROPERTIES COST 0.4)
 set_tests_properties(DeepProfile.FullBufferWarnsAndTheRunCompletes
-                     PROPERTIES COST 8)
+                     PROPERTIES COST 0.1)
 set_tests_properties(DeepProfile.TraceIsValidChromeJsonWithMonotonicTimestamps
-                     PROPERTIES COST 7)
+                     PROPERTIES COST 0.2)
 set_tests_properties(RunTraining.TinyShakespeareValLossFallsWellBelowLnVocab
                      PROPERTIES COST 7)
 set_tests_properties(Session.CustomLoopWritesTheRunDirectoryWithItsOwnScopesForwardAndBackward
-                     PROPERTIES COST 7)
+                     PROPERTIES COST 0.1)
 set_tests_properties(DeepProfile.OpsLevelCountsMatmulFlopsLikeTheAnalyticModel
                      PROPERTIES COST 7)
 set_tests_properties(SweepRunPoint.APointClaimedByAnotherTaskIsNotRunTwice
