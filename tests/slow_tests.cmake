@@ -18,7 +18,7 @@ set_tests_properties(CliPeak.PrintsAPeakAndRejectsBadArguments
 set_tests_properties(SweepThreads.SetThreadsIsWhatTheSweepLogsRecordsAndMeasuresThePeakWith
                      PROPERTIES COST 11)
 set_tests_properties(LlamaTrain.OpsLevelAttributesScopesAndCountsMatmulFlopsLikeTheAnalyticModel
-                     PROPERTIES COST 10)
+                     PROPERTIES COST 0.3)
 set_tests_properties(DeepProfile.RepeatedWindowsAddUpAndTheTraceHoldsTheFirst
                      PROPERTIES COST 0.3)
 set_tests_properties(SweepResume.SigtermStopsLikeSigintAndTheSameCommandRunsOnlyWhatIsLeft
@@ -76,7 +76,7 @@ set_tests_properties(SweepRunPoint.SkipsAFinishedPointAndRejectsABadIndexOrDirec
 set_tests_properties(CheckCli.AbOfIdenticalCommandsNeverFails
                      PROPERTIES COST 3)
 set_tests_properties(CheckpointTokenizer.FineTuningFromARunTokenizesWithTheRunsVocabulary
-                     PROPERTIES COST 3)
+                     PROPERTIES COST 0.1)
 set_tests_properties(SweepResume.ChangedSetRunsPointsAgainWithoutOverwriting
                      PROPERTIES COST 3)
 set_tests_properties(SweepThreads.SweptThreadsAreNotOneFigureInSweepJson
@@ -96,7 +96,7 @@ set_tests_properties(ExportCommand.SigintDuringTheWriteLeavesNothingBehind
 set_tests_properties(DistFaults.KilledPeerIsNamed
                      PROPERTIES COST 3)
 set_tests_properties(LlamaTrain.TinyConfigLossFalls
-                     PROPERTIES COST 3)
+                     PROPERTIES COST 1.3)
 set_tests_properties(SweepCommand.FailingPointIsRecordedAndTheSweepGoesOn
                      PROPERTIES COST 3)
 set_tests_properties(CliNproc.TwoRanksWriteOneRunWithADirectoryPerRank
