@@ -82,7 +82,7 @@ set_tests_properties(SweepResume.ChangedSetRunsPointsAgainWithoutOverwriting
 set_tests_properties(SweepThreads.SweptThreadsAreNotOneFigureInSweepJson
                      PROPERTIES COST 3)
 set_tests_properties(ExportCommand.AFailedExportLeavesNothingAndNeverTouchesAnExistingOut
-                     PROPERTIES COST 3)
+                     PROPERTIES COST 0.8)
 set_tests_properties(SweepSlurm.MissingSbatchAndBadLauncherKeysAreClearErrors
                      PROPERTIES COST 3)
 set_tests_properties(SweepCommand.BadKeyOrValueExitsTwoBeforeAnythingRuns
@@ -110,7 +110,7 @@ set_tests_properties(DistGroup.BroadcastMakesEveryRankHoldRankZerosParameters
 set_tests_properties(DdpTrain.AKilledRankEndsTheOtherWithinTheTimeoutNamingIt
                      PROPERTIES COST 2)
 set_tests_properties(RunTokenizer.EvalAndExportOfARunNeedNeitherTheFolderNorAConfigNamingTheTokenizer
-                     PROPERTIES COST 2)
+                     PROPERTIES COST 0.4)
 set_tests_properties(CheckCli.BadInputExitsTwoNamingIt
                      PROPERTIES COST 2)
 set_tests_properties(ReportTry.BadArgumentsExitTwoNamingTheFlag
