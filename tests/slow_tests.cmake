@@ -8,9 +8,9 @@ set_tests_properties(LaunchLocal.SigintReachesEveryRankOnceAndTheLaunchExits130
 set_tests_properties(CliNproc.AStoppedRankEndsTheRunAndNothingIsLeftRunning
                      PROPERTIES COST 18)
 set_tests_properties(Session.GpuTraceFollowsTheKinetoContractThatHtaReads
-                     PROPERTIES COST 17)
+                     PROPERTIES COST 0.2)
 set_tests_properties(DeepProfileEval.AnEvalPassInsideTheWindowGetsRowsOfItsOwn
-                     PROPERTIES COST 14)
+                     PROPERTIES COST 0.3)
 set_tests_properties(SweepResume.MeasuresTheMfuPeakOnceAndReusesItOnResume
                      PROPERTIES COST 12)
 set_tests_properties(CliPeak.PrintsAPeakAndRejectsBadArguments
@@ -18,29 +18,29 @@ set_tests_properties(CliPeak.PrintsAPeakAndRejectsBadArguments
 set_tests_properties(SweepThreads.SetThreadsIsWhatTheSweepLogsRecordsAndMeasuresThePeakWith
                      PROPERTIES COST 11)
 set_tests_properties(LlamaTrain.OpsLevelAttributesScopesAndCountsMatmulFlopsLikeTheAnalyticModel
-                     PROPERTIES COST 10)
+                     PROPERTIES COST 0.3)
 set_tests_properties(DeepProfile.RepeatedWindowsAddUpAndTheTraceHoldsTheFirst
-                     PROPERTIES COST 9)
+                     PROPERTIES COST 0.3)
 set_tests_properties(SweepResume.SigtermStopsLikeSigintAndTheSameCommandRunsOnlyWhatIsLeft
                      PROPERTIES COST 9)
 set_tests_properties(SweepResume.SigintStopsAndTheSameCommandRunsOnlyWhatIsLeft
                      PROPERTIES COST 9)
 set_tests_properties(Session.GpuActivityIsAttributedToOpsModulesAndKernels
-                     PROPERTIES COST 8)
+                     PROPERTIES COST 0.1)
 set_tests_properties(SweepResume.SigkillAndTheSameCommandRunsOnlyWhatIsLeft
                      PROPERTIES COST 8)
 set_tests_properties(EncoderTraining.ModulesLevelTimesTheSameScopesAsTheDecoderAndReconcilesFlops
-                     PROPERTIES COST 8)
+                     PROPERTIES COST 0.3)
 set_tests_properties(DeepProfile.ModulesAndOpsLevelsDoNotChangeTheLossTrajectory
-                     PROPERTIES COST 8)
+                     PROPERTIES COST 0.4)
 set_tests_properties(DeepProfile.FullBufferWarnsAndTheRunCompletes
-                     PROPERTIES COST 8)
+                     PROPERTIES COST 0.1)
 set_tests_properties(DeepProfile.TraceIsValidChromeJsonWithMonotonicTimestamps
-                     PROPERTIES COST 7)
+                     PROPERTIES COST 0.2)
 set_tests_properties(RunTraining.TinyShakespeareValLossFallsWellBelowLnVocab
                      PROPERTIES COST 7)
 set_tests_properties(Session.CustomLoopWritesTheRunDirectoryWithItsOwnScopesForwardAndBackward
-                     PROPERTIES COST 7)
+                     PROPERTIES COST 0.1)
 set_tests_properties(DeepProfile.OpsLevelCountsMatmulFlopsLikeTheAnalyticModel
                      PROPERTIES COST 7)
 set_tests_properties(SweepRunPoint.APointClaimedByAnotherTaskIsNotRunTwice
@@ -76,13 +76,13 @@ set_tests_properties(SweepRunPoint.SkipsAFinishedPointAndRejectsABadIndexOrDirec
 set_tests_properties(CheckCli.AbOfIdenticalCommandsNeverFails
                      PROPERTIES COST 3)
 set_tests_properties(CheckpointTokenizer.FineTuningFromARunTokenizesWithTheRunsVocabulary
-                     PROPERTIES COST 3)
+                     PROPERTIES COST 0.1)
 set_tests_properties(SweepResume.ChangedSetRunsPointsAgainWithoutOverwriting
                      PROPERTIES COST 3)
 set_tests_properties(SweepThreads.SweptThreadsAreNotOneFigureInSweepJson
                      PROPERTIES COST 3)
 set_tests_properties(ExportCommand.AFailedExportLeavesNothingAndNeverTouchesAnExistingOut
-                     PROPERTIES COST 3)
+                     PROPERTIES COST 0.8)
 set_tests_properties(SweepSlurm.MissingSbatchAndBadLauncherKeysAreClearErrors
                      PROPERTIES COST 3)
 set_tests_properties(SweepCommand.BadKeyOrValueExitsTwoBeforeAnythingRuns
@@ -96,7 +96,7 @@ set_tests_properties(ExportCommand.SigintDuringTheWriteLeavesNothingBehind
 set_tests_properties(DistFaults.KilledPeerIsNamed
                      PROPERTIES COST 3)
 set_tests_properties(LlamaTrain.TinyConfigLossFalls
-                     PROPERTIES COST 3)
+                     PROPERTIES COST 1.3)
 set_tests_properties(SweepCommand.FailingPointIsRecordedAndTheSweepGoesOn
                      PROPERTIES COST 3)
 set_tests_properties(CliNproc.TwoRanksWriteOneRunWithADirectoryPerRank
@@ -110,7 +110,7 @@ set_tests_properties(DistGroup.BroadcastMakesEveryRankHoldRankZerosParameters
 set_tests_properties(DdpTrain.AKilledRankEndsTheOtherWithinTheTimeoutNamingIt
                      PROPERTIES COST 2)
 set_tests_properties(RunTokenizer.EvalAndExportOfARunNeedNeitherTheFolderNorAConfigNamingTheTokenizer
-                     PROPERTIES COST 2)
+                     PROPERTIES COST 0.4)
 set_tests_properties(CheckCli.BadInputExitsTwoNamingIt
                      PROPERTIES COST 2)
 set_tests_properties(ReportTry.BadArgumentsExitTwoNamingTheFlag

@@ -22,7 +22,9 @@ step configure.log cmake -S "$src/examples/custom_loop" -B "$tmp/build" "${gener
 step build.log cmake --build "$tmp/build"
 
 cd "$tmp"
+# A known memory roof: unset, profile.level=ops measures one (STREAM over 3 GiB, seconds).
 step run.log ./build/custom_loop profile.level=ops profile.peak_flops_per_s=1e11 \
+  profile.peak_bytes_per_s=1e10 \
   energy.enabled=false threads=1 output.dir="$tmp/runs"
 cat "$tmp/run.log"
 run="$tmp/runs/custom-loop"
