@@ -13,11 +13,40 @@
 
 namespace llmprof::cli {
 
+// The matmul peak, then (unless flops_only) the memory bandwidth, as `key: value` lines.
+void print_compute_peak(const config::Config& cfg, config::Precision precision, bool flops_only) {
+  const bool cuda = cfg.device.is_cuda();
+  const train::PeakFlops peak = cuda ? train::measure_matmul_peak(precision, 8192, 10, cfg.device)
+                                     : train::measure_matmul_peak(precision, 2048, 5);
+  fmt::print("peak_flops_per_s: {}\nmethod: {}\n", peak.flops_per_s, peak.method);
+  if (cuda) {
+    // What train's MFU is computed against on this device, when the table knows it.
+    const auto index = static_cast<int>(cfg.device.index);
+    if (auto sheet = train::datasheet_peak(train::cuda_device_name(index), precision)) {
+      fmt::print("datasheet_flops_per_s: {}\ndatasheet: {}\nmeasured_of_datasheet: {:.3f}\n",
+                 sheet->flops_per_s, sheet->method, peak.flops_per_s / sheet->flops_per_s);
+    }
+  }
+  if (flops_only) return;
+  if (cuda) {
+    const train::PeakBandwidth bw = train::measure_memory_bandwidth(0, 10, cfg.device);
+    fmt::print("peak_bytes_per_s: {}\ncopy_bytes_per_s: {}\nbandwidth_method: {} (triad)\n",
+               bw.triad_bytes_per_s, bw.copy_bytes_per_s, bw.method);
+    return;
+  }
+  const train::PeakBandwidth bw = train::measure_memory_bandwidth(0, 5);
+  fmt::print("peak_bytes_per_s: {}\ncopy_bytes_per_s: {}\nbandwidth_method: {} (triad; {})\n",
+             bw.triad_bytes_per_s, bw.copy_bytes_per_s, bw.method,
+             bw.llc_bytes > 0 ? fmt::format("last-level cache {} MiB", bw.llc_bytes >> 20)
+                              : std::string("last-level cache size not in sysfs"));
+}
+
 void add_peak_command(CLI::App& app, int& exit_code) {
   struct Args {
     int64_t threads = 0;
     std::string precision = "fp32";
     std::string device = "cpu";
+    bool flops_only = false;
   };
   auto args = std::make_shared<Args>();
   auto comm = std::make_shared<PeakCommArgs>();
@@ -30,6 +59,9 @@ void add_peak_command(CLI::App& app, int& exit_code) {
   sub->add_option("--threads", args->threads, "Intra-op threads; 0 = all cores");
   sub->add_option("--precision", args->precision, "fp32, bf16, or fp16 (cuda)");
   sub->add_option("--device", args->device, "cpu, cuda or cuda:N");
+  sub->add_flag("--flops-only", args->flops_only,
+                "The matmul peak only, without the memory bandwidth (what a sweep's shared MFU "
+                "peak needs)");
   sub->add_flag("--comm", *comm_flag,
                 "All-reduce bus bandwidth per message size, as nccl-tests' all_reduce_perf");
   sub->add_option("--nproc", comm->nproc, "--comm: local ranks to start (as train --nproc)");
@@ -52,6 +84,7 @@ void add_peak_command(CLI::App& app, int& exit_code) {
         if (sub->count(o) > 0) throw UsageError(std::string(o) + " is an option of --comm");
       }
     } else {
+      if (args->flops_only) throw UsageError("--flops-only is not an option of --comm");
       if (args->precision != "fp32") {
         throw UsageError("--comm measures float32 all-reduces; drop --precision " +
                          args->precision);
@@ -74,31 +107,13 @@ void add_peak_command(CLI::App& app, int& exit_code) {
     config::apply_override(cfg, "device=" + args->device);  // cpu | cuda | cuda:N
     if (cfg.device.is_cuda()) {
       train::check_device(cfg);
-      const auto index = static_cast<int>(cfg.device.index);
-      const train::PeakFlops peak = train::measure_matmul_peak(*precision, 8192, 10, cfg.device);
-      fmt::print("peak_flops_per_s: {}\nmethod: {}\n", peak.flops_per_s, peak.method);
-      // What train's MFU is computed against on this device, when the table knows it.
-      if (auto sheet = train::datasheet_peak(train::cuda_device_name(index), *precision)) {
-        fmt::print("datasheet_flops_per_s: {}\ndatasheet: {}\nmeasured_of_datasheet: {:.3f}\n",
-                   sheet->flops_per_s, sheet->method, peak.flops_per_s / sheet->flops_per_s);
+    } else {
+      if (*precision == config::Precision::kFp16) {
+        throw UsageError("--precision fp16: CPU matmuls have no fp16 path; use fp32 or bf16");
       }
-      const train::PeakBandwidth bw = train::measure_memory_bandwidth(0, 10, cfg.device);
-      fmt::print("peak_bytes_per_s: {}\ncopy_bytes_per_s: {}\nbandwidth_method: {} (triad)\n",
-                 bw.triad_bytes_per_s, bw.copy_bytes_per_s, bw.method);
-      exit_code = 0;
-      return;
+      train::apply_runtime(cfg);
     }
-    if (*precision == config::Precision::kFp16) {
-      throw UsageError("--precision fp16: CPU matmuls have no fp16 path; use fp32 or bf16");
-    }
-    train::apply_runtime(cfg);
-    train::PeakFlops peak = train::measure_matmul_peak(*precision, 2048, 5);
-    fmt::print("peak_flops_per_s: {}\nmethod: {}\n", peak.flops_per_s, peak.method);
-    const train::PeakBandwidth bw = train::measure_memory_bandwidth(0, 5);
-    fmt::print("peak_bytes_per_s: {}\ncopy_bytes_per_s: {}\nbandwidth_method: {} (triad; {})\n",
-               bw.triad_bytes_per_s, bw.copy_bytes_per_s, bw.method,
-               bw.llc_bytes > 0 ? fmt::format("last-level cache {} MiB", bw.llc_bytes >> 20)
-                                : std::string("last-level cache size not in sysfs"));
+    print_compute_peak(cfg, *precision, args->flops_only);
     exit_code = 0;
   });
 }

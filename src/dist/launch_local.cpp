@@ -3,8 +3,9 @@
 // One loop, polled every kPollMs: read the stderr of ranks > 0 (line by line to on_rank_line),
 // forward any SIGINT/SIGTERM the launcher got, reap or notice stopped ranks (WUNTRACED), and
 // enforce the deadlines (grace after the first failure or a stop signal, the finish window after
-// a clean exit, the overall limit). Past a deadline every live rank gets SIGKILL (a stopped one
-// too: SIGKILL needs no SIGCONT), and the loop ends once all are reaped, or kReapLimitS after.
+// a clean exit, the overall limit; none once a rank failed and only stopped ranks are left). Past a
+// deadline every live rank gets SIGKILL (a stopped one too: SIGKILL needs no SIGCONT), and the loop
+// ends once all are reaped, or kReapLimitS after.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
@@ -289,6 +290,21 @@ struct Watch {
     }
   }
 
+  // A rank failed and every rank still alive is stopped: nothing can finish (a stopped rank's
+  // peers time out and exit), so the grace period is not waited out. A SIGSTOPped rank of 2 held
+  // the launch 10.7 s after its peer had exited.
+  void end_when_only_stopped_ranks_are_left() {
+    if (killed_at || !result.first_failure) return;
+    bool any_ended = false;
+    for (const Rank& r : ranks) {
+      if (!r.reaped && !r.stopped) return;
+      any_ended = any_ended || r.reaped;
+    }
+    if (!any_ended) return;
+    deadline = Clock::now();
+    deadline_reason = "every other rank has ended and the rest are stopped";
+  }
+
   void enforce_deadlines() {
     if (o.limit_s > 0 && seconds_since(start) > o.limit_s && !killed_at) {
       deadline = Clock::now();
@@ -330,6 +346,7 @@ LaunchResult launch_local(const LaunchOptions& options) {
     wait_for_output(ranks, options);
     watch.forward_signals();
     watch.reap();
+    watch.end_when_only_stopped_ranks_are_left();
     watch.enforce_deadlines();
     if (watch.killed_at && seconds_since(*watch.killed_at) > kReapLimitS) {
       for (const Rank& r : ranks) {

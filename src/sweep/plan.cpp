@@ -229,7 +229,7 @@ void share_peak(Plan& plan) {
     return;
   }
   const std::string cmd =
-      fmt::format("'{}' peak --threads {} --precision {} 2>/dev/null", plan.executable,
+      fmt::format("'{}' peak --flops-only --threads {} --precision {} 2>/dev/null", plan.executable,
                   info.threads_per_point, config::name(plan.precision));
   std::string out;
   if (FILE* f = popen(cmd.c_str(), "r")) {

@@ -183,6 +183,14 @@ TEST(CliPeak, PrintsAPeakAndRejectsBadArguments) {
   EXPECT_GT(copy / triad, 0.25);
   EXPECT_LT(copy / triad, 4.0);
   expect_contains(ok.output, "bandwidth_method: best of 5 fp32 copy/triad");
+  // --flops-only (a sweep's shared peak): the matmul peak, no bandwidth measured.
+  auto flops = run_llmprof({"peak", "--threads", "1", "--flops-only"});
+  EXPECT_EQ(flops.exit_code, 0) << flops.output;
+  expect_contains(flops.output, "peak_flops_per_s: ");
+  EXPECT_EQ(flops.output.find("peak_bytes_per_s"), std::string::npos) << flops.output;
+  auto comm = run_llmprof({"peak", "--comm", "--flops-only"});
+  EXPECT_EQ(comm.exit_code, 2) << comm.output;
+  expect_contains(comm.output, "--flops-only is not an option of --comm");
   auto bad = run_llmprof({"peak", "--precision", "fp16"});
   EXPECT_EQ(bad.exit_code, 2);
   expect_contains(bad.output, "--precision fp16: CPU matmuls have no fp16 path");

@@ -277,6 +277,9 @@ TEST(CliNproc, AStoppedRankEndsTheRunAndNothingIsLeftRunning) {
   const std::string out = test::read_file(log);
   EXPECT_EQ(code, 1) << out;
   expect_contains(out, "rank 1 (pid " + std::to_string(victim) + ") was stopped by signal 19");
+  // Killed once rank 0 had ended, not after the grace period.
+  expect_contains(out, "killing rank 1 (pid " + std::to_string(victim) +
+                           "): every other rank has ended and the rest are stopped");
   EXPECT_NE(::kill(victim, 0), 0);  // reaped: gone
   EXPECT_NE(::kill(other, 0), 0);
 }

@@ -272,6 +272,21 @@ TEST(LaunchLocal, AStoppedRankIsNoticedAndEveryRankEndsWithinTheGrace) {
   EXPECT_EQ(kills, 2u);
 }
 
+TEST(LaunchLocal, AStoppedRankLeftAloneIsKilledWithoutWaitingOutTheGrace) {
+  Seen seen;
+  const auto t0 = Clock::now();
+  LaunchOptions o = sh_ranks({"sleep 1; exit 3", "kill -STOP $$; sleep 20"}, seen);
+  o.grace_s = 20;  // rank 0 ends at 1 s: the stopped rank 1 is killed then, not at 20 s
+  const LaunchResult r = launch_local(o);
+  EXPECT_LT(seconds_since(t0), 15);
+  EXPECT_EQ(r.exit_code, 1);
+  ASSERT_TRUE(r.first_failure);
+  EXPECT_EQ(r.first_failure->kind, RankEnd::Kind::kStopped);
+  EXPECT_TRUE(r.killed);
+  EXPECT_EQ(r.reason, "every other rank has ended and the rest are stopped");
+  EXPECT_TRUE(any_note_has(seen, "killing rank 1")) << all_notes(seen);
+}
+
 TEST(LaunchLocal, SigintReachesEveryRankOnceAndTheLaunchExits130) {
   test::ScratchDir dir;
   Seen seen;

@@ -114,7 +114,9 @@ TEST(EvalSets, LimitedLmSetIsASeededRandomSubsetOfWindowsInFileOrder) {
   }
   for (size_t i = 0; i < chosen.size(); ++i) {
     EXPECT_GE(chosen[i], 0) << "row " << i << " is a window of the file";
-    if (i > 0) EXPECT_LT(chosen[i - 1], chosen[i]) << "file order";
+    if (i > 0) {
+      EXPECT_LT(chosen[i - 1], chosen[i]) << "file order";
+    }
   }
   EXPECT_NE(chosen, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7})) << "not the head of the file";
   EXPECT_GT(chosen.back(), 78) << "reaches the second half";

@@ -78,7 +78,9 @@ TEST(DeepProfile, ModulesLevelAttributesEveryScopeForwardAndBackward) {
                         "attn.softmax", "attn.mix", "attn.proj", "ln_2", "mlp", "mlp.up", "mlp.act",
                         "mlp.down", "ln_f", "lm_head", "loss"}) {
     EXPECT_GT((total[{s, "forward"}]), 0) << s << " forward";
-    if (std::string(s) != "embedding") EXPECT_GT((total[{s, "backward"}]), 0) << s << " backward";
+    if (std::string(s) != "embedding") {
+      EXPECT_GT((total[{s, "backward"}]), 0) << s << " backward";
+    }
   }
   EXPECT_EQ(blocks, (std::set<std::string>{"0", "1"}));
   // Nesting: a scope's total holds its children's.
@@ -163,7 +165,9 @@ TEST(DeepProfile, OpsLevelCountsMatmulFlopsLikeTheAnalyticModel) {
   std::map<std::string, int> per_phase;
   for (auto& row : mem) {
     per_phase[row["phase"]] += 1;
-    if (row["phase"] != "data") EXPECT_GT(std::stod(row["peak_allocated_bytes"]), 0) << row["phase"];
+    if (row["phase"] != "data") {
+      EXPECT_GT(std::stod(row["peak_allocated_bytes"]), 0) << row["phase"];
+    }
   }
   EXPECT_EQ(per_phase["forward"], 3) << "one row per recorded step and phase";
   EXPECT_EQ(per_phase["backward"], 3);
