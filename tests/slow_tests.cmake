@@ -6,17 +6,17 @@
 set_tests_properties(LaunchLocal.SigintReachesEveryRankOnceAndTheLaunchExits130
                      PROPERTIES COST 20)
 set_tests_properties(CliNproc.AStoppedRankEndsTheRunAndNothingIsLeftRunning
-                     PROPERTIES COST 18)
+                     PROPERTIES COST 8)
 set_tests_properties(Session.GpuTraceFollowsTheKinetoContractThatHtaReads
                      PROPERTIES COST 0.2)
 set_tests_properties(DeepProfileEval.AnEvalPassInsideTheWindowGetsRowsOfItsOwn
                      PROPERTIES COST 0.3)
 set_tests_properties(SweepResume.MeasuresTheMfuPeakOnceAndReusesItOnResume
-                     PROPERTIES COST 12)
+                     PROPERTIES COST 5)
 set_tests_properties(CliPeak.PrintsAPeakAndRejectsBadArguments
-                     PROPERTIES COST 12)
+                     PROPERTIES COST 14)
 set_tests_properties(SweepThreads.SetThreadsIsWhatTheSweepLogsRecordsAndMeasuresThePeakWith
-                     PROPERTIES COST 11)
+                     PROPERTIES COST 3)
 set_tests_properties(LlamaTrain.OpsLevelAttributesScopesAndCountsMatmulFlopsLikeTheAnalyticModel
                      PROPERTIES COST 0.3)
 set_tests_properties(DeepProfile.RepeatedWindowsAddUpAndTheTraceHoldsTheFirst
