@@ -3,8 +3,15 @@
 
 #if LLMPROF_WITH_DIST
 
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <future>
 #include <mutex>
 
@@ -31,6 +38,35 @@ compat::StorePtr connect(const std::string& host, int port, double timeout_s) {
   opts.waitWorkers = false;
   opts.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
   return c10::make_intrusive<c10d::TCPStore>(host, opts);
+}
+
+// Whether nothing listens at host:port any more: a plain TCP connect refused (or the host
+// unreachable) within `timeout_s`. c10d's own client retries a refused connect until its timeout
+// on LibTorch 2.x (it fails at once on 1.13), which would read as a silent host; the kernel's
+// answer tells a dead store host apart from a stopped one on every version.
+bool refuses_connections(const std::string& host, int port, double timeout_s) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return false;
+  int tried = 0, refused = 0;
+  for (addrinfo* a = found; a != nullptr && refused == tried; a = a->ai_next) {
+    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;
+    ++tried;
+    int err = ::connect(fd, a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
+    if (err == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      err = poll(&p, 1, static_cast<int>(timeout_s * 1000)) == 1 ? 0 : ETIMEDOUT;
+      socklen_t len = sizeof(err);
+      if (err == 0) getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    }
+    refused += err == ECONNREFUSED || err == EHOSTUNREACH || err == ENETUNREACH;
+    close(fd);
+  }
+  freeaddrinfo(found);
+  return tried > 0 && refused == tried;
 }
 
 struct Beat {
@@ -114,6 +150,12 @@ Liveness Heartbeat::probe(double budget_s) const {
   auto answer = result->get_future();
   std::thread([shared, result, budget_s]() {
     Liveness out;
+    if (refuses_connections(shared->host, shared->port, std::min(budget_s / 2, 1.0))) {
+      out.kind = Liveness::Kind::kStoreGone;
+      out.detail = fmt::format("connection to {}:{} refused", shared->host, shared->port);
+      result->set_value(std::move(out));
+      return;
+    }
     try {
       auto store = connect(shared->host, shared->port, std::min(budget_s, 2.0));
       auto first = read_all(*store, shared->world_size);
