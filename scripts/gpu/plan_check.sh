@@ -53,7 +53,7 @@ PY
 echo "== predicted vs measured (caching allocator, step 2)"
 for cfg in configs/gpt2_small_cuda.yaml configs/llama_cuda.yaml; do
   if [[ ! -f "$cfg" ]]; then echo "FAIL: $cfg absent"; fails=1; continue; fi
-  for b in 2 4 8; do
+  for b in ${PLAN_BATCHES:-2 4 8}; do
     name="$(basename "$cfg" .yaml)-b$b"; rm -rf "${out:?}/$name"
     timeout 60 "$bin" train --config "$cfg" --set train.batch_size=$b --set output.name="$name" "${common[@]}" \
       > "$out/$name.log" 2>&1
@@ -61,27 +61,66 @@ for cfg in configs/gpt2_small_cuda.yaml configs/llama_cuda.yaml; do
   done
 done
 
-echo "== out-of-memory edge (GPT-2 small, LLMPROF_CUDA_MEMORY_FRACTION)"
+# The out-of-memory edge: under a cap on the allocator (LLMPROF_CUDA_MEMORY_FRACTION, as
+# torch.cuda.set_per_process_memory_fraction), the largest batch the plan says fits must run and
+# the next must run out. Then, for the record, the measured edge: from the plan's largest batch,
+# down until a batch runs or up until one runs out (at most EDGE_WALK more runs). One JSON line
+# per run in $out/edge.jsonl. Cases: CONFIG:CAP_GIB[:ALLOC_CONF]; PYTORCH_CUDA_ALLOC_CONF where
+# given (expandable_segments:True: the allocator maps one growing segment).
 total=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0 | head -1)
 total_bytes=$((total * 1024 * 1024))
-cap=$((12 * 1024 * 1024 * 1024))          # 12 GiB of the allocator's share
-fraction=$(python3 -c "print($cap / $total_bytes)")
-largest=$("$bin" plan --config configs/gpt2_small_cuda.yaml "${data_sets[@]}" --device "$cap" --format json |
-  python3 -c "import json,sys; print(json.load(sys.stdin)['largest_batch'])")
-echo "cap $cap bytes (fraction $fraction of $total_bytes); plan's largest batch: $largest"
-if ! [[ $largest =~ ^[0-9]+$ ]] || (( largest < 1 )); then
-  echo "FAIL: llmprof plan gave no largest batch"; exit 1
-fi
-for b in "$largest" $((largest + 1)); do
-  name="edge-b$b"; rm -rf "${out:?}/$name"
-  LLMPROF_CUDA_MEMORY_FRACTION=$fraction timeout 60 "$bin" train --config configs/gpt2_small_cuda.yaml \
-    --set train.batch_size=$b --set output.name="$name" "${common[@]}" > "$out/$name.log" 2>&1
+edge_run() {  # config cap_bytes alloc_conf batch -> prints status; appends a JSON line
+  local cfg=$1 cap=$2 conf=$3 b=$4 name rc oom fraction
+  name="edge-$(basename "$cfg" .yaml)-$((cap >> 30))g${conf:+-x}-b$b"; rm -rf "${out:?}/$name"
+  fraction=$(python3 -c "print($cap / $total_bytes)")
+  PYTORCH_CUDA_ALLOC_CONF=$conf LLMPROF_CUDA_MEMORY_FRACTION=$fraction timeout 60 "$bin" train \
+    --config "$cfg" --set train.batch_size="$b" --set output.name="$name" "${common[@]}" \
+    > "$out/$name.log" 2>&1
   rc=$?
-  oom=$(grep -c -i "out of memory" "$out/$name.log" "$out/$name/summary.json" 2>/dev/null | awk -F: '{s+=$2} END {print s+0}')
-  echo "batch $b: exit $rc, out-of-memory mentions $oom"
-  row gpt2_small_cuda "$b" "$name" "$rc"
-  if [[ $b == "$largest" && $oom -ne 0 ]]; then echo "FAIL: predicted to fit, ran out"; fails=1; fi
-  if [[ $b != "$largest" && $oom -eq 0 ]]; then echo "FAIL: predicted not to fit, ran"; fails=1; fi
+  oom=$(grep -c -i "out of memory" "$out/$name.log" 2>/dev/null)
+  row "$(basename "$cfg" .yaml)" "$b" "$name" "$rc" >&2
+  python3 - "$out/$name/summary.json" "$cfg" "$cap" "$conf" "$b" "$rc" "$oom" >> "$out/edge.jsonl" <<'PY'
+import json, sys
+path, cfg, cap, conf, b, rc, oom = sys.argv[1:]
+rec = {"config": cfg, "cap_bytes": int(cap), "alloc_conf": conf, "batch": int(b), "exit": int(rc),
+       "oom": int(oom) > 0}
+try:
+    p = json.load(open(path)).get("plan") or {}
+    rec["components"] = p.get("components")
+    rec["peak_phase"] = p.get("peak_phase")
+except Exception as e:
+    rec["summary"] = str(e)
+print(json.dumps(rec))
+PY
+  if (( oom > 0 )); then echo oom; elif (( rc == 0 )); then echo ran; else echo "failed($rc)"; fi
+}
+for case in ${EDGE_CASES:-configs/gpt2_small_cuda.yaml:12 configs/gpt2_small_cuda.yaml:12:expandable_segments:True configs/llama_cuda.yaml:12 configs/gpt2_small_cuda.yaml:24}; do
+  cfg=${case%%:*}; rest=${case#*:}; gib=${rest%%:*}; conf=""
+  [[ $rest == *:* ]] && conf=${rest#*:}
+  cap=$((gib * 1024 * 1024 * 1024))
+  largest=$("$bin" plan --config "$cfg" "${data_sets[@]}" --device "$cap" --format json |
+    python3 -c "import json,sys; print(json.load(sys.stdin)['largest_batch'])")
+  echo "== out-of-memory edge: $cfg, cap $gib GiB${conf:+, $conf}: plan's largest batch $largest"
+  if ! [[ $largest =~ ^[0-9]+$ ]] || (( largest < 1 )); then
+    echo "FAIL: llmprof plan gave no largest batch"; fails=1; continue
+  fi
+  at=$(edge_run "$cfg" "$cap" "$conf" "$largest"); above=""
+  echo "batch $largest: $at"
+  if [[ $at == ran ]]; then
+    above=$(edge_run "$cfg" "$cap" "$conf" $((largest + 1))); echo "batch $((largest + 1)): $above"
+  fi
+  if [[ $at != ran ]]; then echo "FAIL: predicted to fit, did not run"; fails=1;
+  elif [[ $above != oom ]]; then echo "FAIL: predicted not to fit, $above"; fails=1;
+  else echo "edge held: $largest runs, $((largest + 1)) runs out"; fi
+  # The measured edge, for the record (EDGE_WALK runs at most).
+  b=$largest; step=-1; state=$at
+  [[ $at == ran ]] && { step=1; b=$((largest + 1)); state=$above; }
+  for ((i = 0; i < ${EDGE_WALK:-4}; i++)); do
+    if (( step < 0 )) && [[ $state == ran ]]; then break; fi
+    if (( step > 0 )) && [[ $state != ran ]]; then break; fi
+    b=$((b + step)); (( b < 1 )) && break
+    state=$(edge_run "$cfg" "$cap" "$conf" "$b"); echo "batch $b: $state"
+  done
 done
 echo "command: scripts/gpu/plan_check.sh --llmprof $bin (${SECONDS}s)"
 exit $fails

@@ -109,15 +109,17 @@ case "$stage" in
           smoke) stage smoke 50 ;; fusedloss) stage fusedloss 60 ;; nvtx) stage nvtx 45 ;;
           eval) stage eval 40 ;; bench) stage bench 50 ;; measure) stage measure "${MEASURE_S:-240}" ;;
           peerkernels) stage peerkernels 90 ;; distilbert) stage distilbert 45 ;;
-          dist) stage dist 260 ;; llama) stage llama 180 ;; plan) stage plan 200 ;;
+          dist) stage dist "${DIST_S:-260}" ;; llama) stage llama 180 ;; plan) stage plan "${PLAN_S:-200}" ;;
           *) echo "all: no stage '$s'" ;;
         esac
       done
     fi
     # At most 8 files come back from the device host: one archive holds the runs and logs.
+    # Checkpoints (GPT-2 small's weights and optimizer: 1.5 GB) stay behind.
     (cd "$out" && find runs -name 'trace.json' -size +30M -delete 2>/dev/null
-     tar -czf results.tgz --exclude=results.tgz runs ./*.log ./*.txt ./*.jsonl 2>/dev/null
-     rm -rf runs ./*.log ./*.jsonl)
+     find runs plan -type f \( -name '*.pt' -o -name '*.safetensors' \) -delete 2>/dev/null
+     tar -czf results.tgz --exclude=results.tgz runs plan ./*.log ./*.txt ./*.jsonl 2>/dev/null
+     rm -rf runs plan ./*.log ./*.jsonl)
     ls -la "$out"
     ;;
   dist)  # data parallelism on LibTorch 2.x: NCCL at world size 1 (one GPU: NCCL refuses two
@@ -142,25 +144,60 @@ PY
       --set profile.schedule_wait=4 --set profile.schedule_warmup=1 --set profile.schedule_active=2 \
       >"$out/nccl_trace.log" 2>&1 || { echo "nccl_trace: failed"; tail -n 8 "$out/nccl_trace.log"; }
     ls -la "$out/runs/nccl_trace" 2>/dev/null | head -n 30
-    echo "+ $llmprof train --nproc 2 -c configs/quickstart.yaml (device cpu, gloo)"
-    "$llmprof" train -c configs/quickstart.yaml --nproc 2 --set "output.dir=$out/runs" \
-      --set output.name=gloo_cpu_2 --set schedule.max_steps=40 --set train.eval_interval=0 \
-      --set threads=4 >"$out/gloo_cpu_2.log" 2>&1 || { echo "gloo_cpu_2: failed"; tail -n 8 "$out/gloo_cpu_2.log"; }
-    python3 - "$out/runs/gloo_cpu_2" <<'PY' || true
-import json, sys
-s = json.load(open(sys.argv[1] + "/summary.json"))
-print("gloo_cpu_2:", s.get("status"), json.dumps(s.get("distributed"))[:600])
+    # A resumed data-parallel run on CUDA (NCCL at world size 1, dropout on so that the device's
+    # random state matters): 20 steps straight, twice (the run-to-run floor), against 10 steps
+    # and a resume from their checkpoint; losses of steps 11-20 compared.
+    ws1() {  # name port sets...
+      local name=$1 port=$2; shift 2
+      local sets=(); for kv in "$@"; do sets+=(--set "$kv"); done
+      RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+        "$llmprof" train -c "$config" --set "output.dir=$out/runs" --set "output.name=$name" \
+        "${data_sets[@]}" --set ddp.backend=nccl --set model.dropout=0.1 --set profile.level=off \
+        --set train.eval_interval=0 --set schedule.max_steps=20 "${sets[@]}" \
+        >"$out/$name.log" 2>&1 || { echo "$name: failed"; tail -n 8 "$out/$name.log"; }
+    }
+    echo "+ RANK=0 WORLD_SIZE=1 ... $llmprof train --set ddp.backend=nccl --set model.dropout=0.1: 20 steps, twice; 10 + resume"
+    ws1 resume_full 29521
+    ws1 resume_full2 29522
+    ws1 resume_first10 29523 train.save_checkpoint=true train.checkpoint_interval=10 schedule.max_steps=10
+    ckpt=$(find "$out/runs/resume_first10" -maxdepth 2 -type d -name 'checkpoint-step10' | head -n 1)
+    [ -z "$ckpt" ] && ckpt=$(find "$out/runs/resume_first10" -maxdepth 2 -type d -name 'checkpoint' | head -n 1)
+    echo "checkpoint: ${ckpt:-none}"; ls "$ckpt" 2>/dev/null | tr '\n' ' '; echo
+    [ -n "$ckpt" ] && ws1 resume_from10 29524 "train.resume_from=$ckpt"
+    python3 - "$out/runs" <<'PY' || true
+import csv, sys
+def losses(name):
+    try:
+        rows = list(csv.DictReader(open(f"{sys.argv[1]}/{name}/steps.csv")))
+    except OSError as e:
+        return {}
+    key = "loss" if "loss" in rows[0] else [k for k in rows[0] if "loss" in k][0]
+    return {int(r["step"]): float(r[key]) for r in rows}
+full, full2, res = losses("resume_full"), losses("resume_full2"), losses("resume_from10")
+steps = [s for s in range(11, 21) if s in full and s in res]
+def worst(a, b): return max((abs(a[s] - b[s]) / abs(a[s]) for s in steps), default=None)
+print(f"resume on CUDA: steps compared {steps[:1]}..{steps[-1:]} ({len(steps)}); largest relative loss "
+      f"difference resumed vs straight {worst(full, res)}; straight vs straight {worst(full, full2)}")
+for s in steps[:3] + steps[-2:]:
+    print(f"  step {s}: straight {full[s]:.6f} again {full2.get(s, float('nan')):.6f} resumed {res[s]:.6f}")
 PY
     if [ "${DIST_TESTS:-1}" = 1 ]; then  # the dist and ddp test suites against LibTorch 2.x
       cmake -S . -B build-cuda -DLLMPROF_BUILD_TESTS=ON >/dev/null 2>&1 &&
-        cmake --build build-cuda -j "$(nproc)" --target test_dist test_ddp >"$out/dist_tests_build.log" 2>&1 ||
+        cmake --build build-cuda -j "$(nproc)" --target test_dist test_ddp test_eval >"$out/dist_tests_build.log" 2>&1 ||
         { echo "dist tests: build failed"; grep -E -A4 "error" "$out/dist_tests_build.log" | head -n 40; }
-      for t in test_dist test_ddp; do
-        [ -x "build-cuda/tests/$t" ] || continue
+      # The faults and the one-rank NCCL group first (LibTorch 2.x), then the suites; failures in full.
+      for t in "test_dist --gtest_filter=DistFaults.*:DistGroup.*" test_ddp \
+               "test_eval --gtest_filter=CallTimer.*:RunBench.*"; do
+        set -f; set -- $t; set +f
+        [ -x "build-cuda/tests/$1" ] || continue
         echo "+ build-cuda/tests/$t"
-        (cd build-cuda/tests && timeout 150 "./$t" 2>&1 | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|tests from .* ran" | tail -n 30)
+        log="$out/${1}_$(echo "${2:-all}" | tr -c 'A-Za-z0-9' '_').log"
+        (cd build-cuda/tests && timeout 120 "./$1" "${@:2}" >"$log" 2>&1)
+        grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests from .* ran" "$log" | tail -n 12
+        awk '/^\[ RUN/ {buf = ""} {buf = buf $0 "\n"} /^\[  FAILED  \] [^ ]+ \(/ {printf "%s", buf; buf = ""}' "$log" | head -n 80
       done
     fi
+    train gpt2_cuda_graphs_short train.cuda_graphs=true profile.level=phases schedule.max_steps=12
     ;;
   llama)  # Llama-family on the device: tiny folders against transformers and the tokenizers
     # library, then configs/llama_cuda.yaml measured next to GPT-2 small
@@ -186,7 +223,7 @@ PY
     ;;
   plan)  # the memory planner against the CUDA caching allocator, and the out-of-memory edge
     if [ -x scripts/gpu/plan_check.sh ]; then
-      timeout 200 scripts/gpu/plan_check.sh --llmprof "$llmprof" --out "$out/plan" 2>&1 | tail -n 40
+      timeout "${PLAN_S:-200}" scripts/gpu/plan_check.sh --llmprof "$llmprof" --out "$out/plan" 2>&1 | tail -n 40
     else
       echo "plan: scripts/gpu/plan_check.sh not found"
     fi
