@@ -1,4 +1,5 @@
 // llmprof plan --config F [--set k=v]... [--device D] [--world-size W] [--format text|json]
+//              [--allocator caching|expandable_segments] [--calibrate RUN]
 // Predicts one training step's memory by component, the largest batch that fits the device and
 // a table of techniques with predicted memory and roofline step time, without running a step.
 #include <fmt/format.h>
@@ -34,7 +35,7 @@ plan::DeviceSpec resolve_device(const std::string& name, int64_t index) {
   d.product = props->name;
   d.cuda = true;
   d.capacity_bytes = props->total_global_mem;
-  d.reserved_bytes = 512LL << 20;
+  d.reserved_bytes = plan::kCudaContextBytes;
   if (d.source.empty()) d.source = "cudaGetDeviceProperties (no datasheet peaks for this product)";
   return d;
 }
@@ -58,8 +59,10 @@ void calibrate_on(plan::PlanReport& r, const config::Config& cfg, const std::str
 
 void print_text(const plan::PlanReport& r, const config::Config& cfg) {
   const plan::MemoryPlan& m = r.memory;
-  fmt::print("device: {} ({}), capacity {}, usable {}\n", r.device.name, r.device.product,
-             size(r.device.capacity_bytes), size(r.device.usable_bytes()));
+  fmt::print("device: {} ({}), capacity {}, usable {}{}\n", r.device.name, r.device.product,
+             size(r.device.capacity_bytes), size(r.device.usable_bytes()),
+             r.device.cuda ? fmt::format("; allocator: {}", plan::allocator_name(r.allocator))
+                           : std::string());
   fmt::print("parameters: {} ({:.1f} M)\n\n", m.parameters, m.parameters / 1e6);
   fmt::print("memory at the step's peak ({} / {}), batch {}:\n", m.peak_place.phase,
              m.peak_place.module, cfg.train.batch_size);
@@ -71,8 +74,7 @@ void print_text(const plan::PlanReport& r, const config::Config& cfg) {
     }
   }
   fmt::print("  {:<18} {:>12}\n  {:<18} {:>12}  ({})\n", "peak (allocated)", size(m.peak_bytes),
-             "peak (reserved)", size(m.peak_reserved_bytes),
-             r.device.cuda ? "caching allocator estimate" : "c10 bytes");
+             "peak (reserved)", size(m.peak_reserved_bytes), plan::reserved_note(r));
   fmt::print("\nsaved for backward by one block ({} in all):\n", size(m.activations_bytes));
   for (const plan::ModuleBytes& b : m.block_modules) {
     if (b.bytes > 0) fmt::print("  {:<24} {:>5} {:>12}\n", b.module, b.dtype, size(b.bytes));
@@ -101,7 +103,8 @@ void print_text(const plan::PlanReport& r, const config::Config& cfg) {
 std::string plan_misfit(const config::Config& cfg, const std::string& device) {
   const std::string name = device.empty() ? std::string(config::name(cfg.device.kind)) : device;
   const plan::DeviceSpec d = resolve_device(name, cfg.device.index);
-  const plan::PlanReport r = plan::make_report(cfg, d, plan::tokenizer_vocab_size(cfg), 1);
+  const plan::PlanReport r = plan::make_report(cfg, d, plan::tokenizer_vocab_size(cfg), 1,
+                                               plan::cuda_allocator_from_env());
   if (r.fits) return "";
   return fmt::format("peak {} ({} / {}) > usable {} of {}; largest batch that fits: {}",
                      size(r.memory.peak_reserved_bytes), r.memory.peak_place.phase,
@@ -116,6 +119,7 @@ void add_plan_command(CLI::App& app, int& exit_code) {
     int64_t world_size = 8;
     std::string format = "text";
     std::string calibrate;
+    std::string allocator;
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand(
@@ -128,6 +132,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                   "(default: the config's device)");
   sub->add_option("--world-size", args->world_size, "Ranks of the data-parallel rows (8)");
   sub->add_option("--format", args->format, "text or json");
+  sub->add_option("--allocator", args->allocator,
+                  "CUDA caching allocator: caching (the default) or expandable_segments "
+                  "(default: as PYTORCH_CUDA_ALLOC_CONF selects)");
   sub->add_option("--calibrate", args->calibrate,
                   "A run directory measured on this device: step times are scaled by its "
                   "measured median step over its own roofline bound");
@@ -136,12 +143,21 @@ void add_plan_command(CLI::App& app, int& exit_code) {
       throw UsageError("--format '" + args->format + "': expected text or json");
     }
     if (args->world_size < 1) throw UsageError("--world-size must be >= 1");
+    plan::CudaAllocator allocator = plan::cuda_allocator_from_env();
+    if (args->allocator == "caching") {
+      allocator = plan::CudaAllocator::kCaching;
+    } else if (args->allocator == "expandable_segments") {
+      allocator = plan::CudaAllocator::kExpandableSegments;
+    } else if (!args->allocator.empty()) {
+      throw UsageError("--allocator '" + args->allocator +
+                       "': expected caching or expandable_segments");
+    }
     const config::Config cfg = config::load_config(args->config_path, args->overrides);
     const std::string device =
         args->device.empty() ? std::string(config::name(cfg.device.kind)) : args->device;
     const plan::DeviceSpec d = resolve_device(device, cfg.device.index);
-    plan::PlanReport r =
-        plan::make_report(cfg, d, plan::tokenizer_vocab_size(cfg), args->world_size);
+    plan::PlanReport r = plan::make_report(cfg, d, plan::tokenizer_vocab_size(cfg),
+                                           args->world_size, allocator);
     if (!args->calibrate.empty()) calibrate_on(r, cfg, args->calibrate);
     if (args->format == "json") {
       fmt::print("{}\n", plan::report_json(r));

@@ -1,7 +1,7 @@
 // The device table of llmprof plan (device.h). Datasheet figures: NVIDIA A100 datasheet (SXM4:
 // 312 TFLOP/s bf16 dense, 19.5 fp32, 1,555 GB/s (40GB) and 2,039 GB/s (80GB)); H100 SXM5 (989
 // TFLOP/s bf16 dense, 67 fp32, 3.35 TB/s); H200 SXM (989, 67, 4.8 TB/s, 141 GB). "usable" leaves
-// the CUDA context (~500 MiB with LibTorch's kernels loaded) and cuBLAS's workspace out.
+// the CUDA context out (kCudaContextBytes, measured); workspaces count in the plan's reserved.
 #include <fmt/format.h>
 
 #include <cctype>
@@ -17,7 +17,7 @@ namespace llmprof::plan {
 namespace {
 
 constexpr int64_t kGiB = int64_t{1} << 30;
-constexpr int64_t kCudaOverhead = 512LL << 20;  // context + cuBLAS workspace (estimate)
+constexpr int64_t kCudaOverhead = kCudaContextBytes;
 
 std::vector<DeviceSpec> table() {
   const std::string sheet = "NVIDIA datasheet (dense)";

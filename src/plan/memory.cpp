@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 
 #include "llmprof/data/encoder_data.h"
 #include "llmprof/error.h"
@@ -164,6 +165,34 @@ Graph graph_of(const config::Config& cfg, const Shape& s) {
 
 }  // namespace
 
+std::string_view allocator_name(CudaAllocator a) {
+  return a == CudaAllocator::kExpandableSegments ? "expandable_segments" : "caching";
+}
+
+CudaAllocator cuda_allocator_of(std::string_view alloc_conf) {
+  // Options are comma-separated key:value pairs; the allocator reads the value case-sensitively.
+  size_t start = 0;
+  while (start <= alloc_conf.size()) {
+    const size_t end = std::min(alloc_conf.find(',', start), alloc_conf.size());
+    std::string_view opt = alloc_conf.substr(start, end - start);
+    while (!opt.empty() && opt.front() == ' ') opt.remove_prefix(1);
+    while (!opt.empty() && opt.back() == ' ') opt.remove_suffix(1);
+    if (opt == "expandable_segments:True") return CudaAllocator::kExpandableSegments;
+    start = end + 1;
+  }
+  return CudaAllocator::kCaching;
+}
+
+CudaAllocator cuda_allocator_from_env() {
+  for (const char* name : {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"}) {
+    const char* conf = std::getenv(name);
+    if (conf != nullptr && cuda_allocator_of(conf) == CudaAllocator::kExpandableSegments) {
+      return CudaAllocator::kExpandableSegments;
+    }
+  }
+  return CudaAllocator::kCaching;
+}
+
 std::string_view component_name(Component c) {
   static constexpr std::array<std::string_view, kNumComponents> names = {
       "parameters",  "gradients",       "optimizer_state", "buffers",         "batch",
@@ -223,8 +252,12 @@ void simulate_step(MemoryPlan& plan, const config::Config& cfg, const PlanOption
   plan.component_bytes.assign(sim.at_peak.begin(), sim.at_peak.end());
   plan.peak_bytes = sim.peak;
   plan.peak_place = sim.place;
+  plan.peak_reserved_bytes = plan.peak_bytes;
+  if (!opt.cuda) return;
+  plan.largest_tensor_bytes = detail::largest_tensor(s);
+  if (opt.allocator == CudaAllocator::kCaching) plan.fragmentation_bytes = plan.largest_tensor_bytes;
   plan.peak_reserved_bytes =
-      opt.cuda ? round_up(plan.peak_bytes, 2 * kMiB) + 20 * kMiB : plan.peak_bytes;
+      round_up(plan.peak_bytes + kCudaWorkspaceBytes, 2 * kMiB) + plan.fragmentation_bytes;
 }
 
 // What the forward leaves saved (all of it, and one block's by module).

@@ -244,10 +244,12 @@ Graph distilbert_graph(const Shape& s, const config::Config& cfg) {
 }
 
 // Llama (model.type llama, src/model/llama.cpp): RMSNorm in fp32 (x * rsqrt(mean(x^2) + eps),
-// then weight *: saves rsqrt (N), the normalised x (NC) and one more (N,C) fp32 tensor (measured
-// on LibTorch 1.13's CPU: 2L+1 x N C 4 bytes over the step at every shape tried, whatever the
-// heads, key/value heads, SwiGLU width or head width), and its output when the next linear
-// saves it), separate q/k/v projections (GQA: k, v of width Ckv = n_kv_head * head_dim), RoPE in
+// then weight *: saves rsqrt (N), the normalised x (NC), on the CPU one more (N,C) fp32 tensor
+// (measured on LibTorch 1.13's CPU: 2L+1 x N C 4 bytes over the step at every shape tried,
+// whatever the heads, key/value heads, SwiGLU width or head width; absent on CUDA with LibTorch
+// 2.11: configs/llama_cuda.yaml at batch 2, 4, 8, 13 and 14 on an H200 measured 2L+1 x N C 4
+// less than planned with it, within 1% of the plan without it), and its output when the next
+// linear saves it), separate q/k/v projections (GQA: k, v of width Ckv = n_kv_head * head_dim), RoPE in
 // fp32 (saves only the cos/sin tables, buffers; under autocast its fp32 result is cast back),
 // the manual core as GPT's with k and v copies of width Ckv, SwiGLU (silu saves gate; the product
 // saves silu(gate) and up; down saves the product: 4 N F).
@@ -261,7 +263,7 @@ Graph llama_graph(const Shape& s, const config::Config& cfg) {
   const std::string dt = s.autocast ? "bf16" : "fp32";
   auto rms = [&](const std::string& m, int b) {
     Op op{m, b, Saves::kActivations,
-          s.t(N * 4) + 2 * s.t(N * C * 4) + (s.autocast ? 0 : s.t(N * C * 4)),
+          s.t(N * 4) + (s.cuda ? 1 : 2) * s.t(N * C * 4) + (s.autocast ? 0 : s.t(N * C * 4)),
           0, s.t(N * C * 4), 3 * s.t(N * C * 4) + pend, s.t(C * 4), C, "fp32"};
     return op;
   };
@@ -308,6 +310,16 @@ Graph llama_graph(const Shape& s, const config::Config& cfg) {
   g.buffer_bytes = 2 * s.t(T * hd * 4) + s.L * s.t(T * T);
   g.largest_param = std::max(V * C, C * F);
   return g;
+}
+
+int64_t largest_tensor(const Shape& s) {
+  const int64_t rows = s.mlm_positions > 0 ? s.B * s.mlm_positions : s.N();
+  const int64_t logits = rows * s.V * (s.fused_loss ? s.act : 4);  // LibTorch's loss: fp32
+  const int64_t score_bytes = s.cuda && s.autocast ? 4 : s.act;    // softmax in fp32 on CUDA
+  const int64_t scores = s.sdpa ? 0 : s.B * s.H * s.T * s.T * score_bytes;
+  const int64_t mlp = s.N() * s.F * s.act;
+  const int64_t embedding_grad = s.V * s.C * 4;
+  return s.t(std::max({logits, scores, mlp, embedding_grad}));
 }
 
 }  // namespace llmprof::plan::detail

@@ -59,6 +59,10 @@ Graph gpt_graph(const Shape& s, const config::Config& cfg);
 Graph distilbert_graph(const Shape& s, const config::Config& cfg);
 Graph llama_graph(const Shape& s, const config::Config& cfg);
 
+// The largest single tensor of the step: the logits (or LibTorch's fp32 log-probabilities), the
+// manual attention's scores, the MLP's hidden activations or the embedding's gradient.
+int64_t largest_tensor(const Shape& s);
+
 // Shared pieces: a Linear (in -> out features) whose input is already saved by its producer.
 Op linear_op(const Shape& s, const std::string& module, int block, int64_t in, int64_t out,
              bool bias, int64_t input_elems, int64_t pending);

@@ -27,11 +27,11 @@ ReconciledComponent reconciled(const std::string& name, int64_t predicted,
 }  // namespace
 
 MemoryReconciliation reconcile(const config::Config& cfg, int64_t vocab_size, bool cuda,
-                               const Measured& m) {
+                               const Measured& m, CudaAllocator allocator) {
   MemoryReconciliation r;
   MemoryPlan p;
   try {
-    p = plan_memory(cfg, PlanOptions{vocab_size, 1, cuda});
+    p = plan_memory(cfg, PlanOptions{vocab_size, 1, cuda, allocator});
   } catch (const Error& e) {
     r.unplanned_reason = e.what();
     return r;
@@ -44,6 +44,15 @@ MemoryReconciliation reconcile(const config::Config& cfg, int64_t vocab_size, bo
       "allocator's rise over step 1's optimizer phase plus the gradients it freed; "
       "saved_for_backward = live bytes at the start of step 2's backward minus its forward's "
       "start; peak = parameters + buffers + optimizer state + step 2's rise above its start";
+  if (cuda) {
+    r.definition += std::string("; peak_reserved = the caching allocator's peak reserved bytes, "
+                                "predicted with the ") +
+                    std::string(allocator_name(allocator)) + " allocator: " +
+                    (allocator == CudaAllocator::kCaching
+                         ? "an upper bound (the peak + 176 MiB of workspaces and pools + the "
+                           "largest tensor, for fragmentation)"
+                         : "the peak + 176 MiB of workspaces and pools");
+  }
   r.components = {reconciled("parameters", p.parameter_bytes, m.parameters),
                   reconciled("buffers", p.buffer_bytes, m.buffers),
                   reconciled("gradients", p.gradient_bytes, m.gradients),

@@ -76,7 +76,7 @@ void calibrate(PlanReport& r, double ratio, const std::string& run) {
 }
 
 PlanReport make_report(const config::Config& cfg, const DeviceSpec& device, int64_t vocab_size,
-                       int64_t world_size) {
+                       int64_t world_size, CudaAllocator allocator) {
   PlanReport r;
   DeviceSpec d = device;
   if (!d.cuda && d.fp32_flops_per_s <= 0 && cfg.profile.peak_flops_per_s > 0) {
@@ -87,7 +87,8 @@ PlanReport make_report(const config::Config& cfg, const DeviceSpec& device, int6
   }
   r.device = d;
   r.world_size = world_size;
-  PlanOptions opt{vocab_size, 1, d.cuda};
+  r.allocator = allocator;
+  PlanOptions opt{vocab_size, 1, d.cuda, allocator};
   r.memory = plan_memory(cfg, opt);
   r.fits = r.memory.peak_reserved_bytes <= d.usable_bytes();
   r.largest_batch = largest_batch(cfg, opt, d.usable_bytes());
@@ -126,6 +127,10 @@ PlanReport make_report(const config::Config& cfg, const DeviceSpec& device, int6
     c.model.fused_loss = true;
     add("+ fused loss", c, opt);
   }
+  if (d.cuda && allocator == CudaAllocator::kCaching) {  // PYTORCH_CUDA_ALLOC_CONF's option
+    opt.allocator = CudaAllocator::kExpandableSegments;
+    add("+ expandable segments", c, opt);
+  }
   PlanOptions dp = opt;
   dp.world_size = world_size;
   const MemoryPlan m = plan_memory(c, dp);
@@ -137,6 +142,16 @@ PlanReport make_report(const config::Config& cfg, const DeviceSpec& device, int6
   r.techniques.push_back(
       sharded_row("+ ZeRO-3 / FSDP" + w, ddp, m, Sharding::kZero3, world_size, d));
   return r;
+}
+
+std::string reserved_note(const PlanReport& r) {
+  if (!r.device.cuda) return "c10 bytes; glibc adds per-block headers";
+  if (r.allocator == CudaAllocator::kExpandableSegments) {
+    return "estimate: the peak + workspaces and pools (176 MiB, measured), 2 MiB-rounded";
+  }
+  return "upper bound: the peak + workspaces and pools (176 MiB, measured), 2 MiB-rounded, + the "
+         "step's largest tensor, which the default caching allocator's fragmentation may leave "
+         "unusable (expandable segments avoid it)";
 }
 
 std::string report_json(const PlanReport& r) {
@@ -175,8 +190,11 @@ std::string report_json(const PlanReport& r) {
       {"block_modules", modules},
       {"peak_bytes", m.peak_bytes},
       {"peak_reserved_bytes", m.peak_reserved_bytes},
-      {"peak_reserved_note", r.device.cuda ? "estimate: 2 MiB-rounded + one 20 MiB segment"
-                                           : "c10 bytes; glibc adds per-block headers"},
+      {"peak_reserved_note", reserved_note(r)},
+      {"allocator", r.device.cuda ? json(allocator_name(r.allocator)) : json(nullptr)},
+      {"workspace_bytes", r.device.cuda ? json(kCudaWorkspaceBytes) : json(nullptr)},
+      {"fragmentation_bytes", r.device.cuda ? json(m.fragmentation_bytes) : json(nullptr)},
+      {"largest_tensor_bytes", r.device.cuda ? json(m.largest_tensor_bytes) : json(nullptr)},
       {"peak_phase", m.peak_place.phase},
       {"peak_module", m.peak_place.module},
       {"fits", r.fits},

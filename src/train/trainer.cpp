@@ -661,7 +661,8 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
   }
   try {
     const int64_t vocab = cfg.model.vocab_size > 0 ? 0 : t.data.tokenizer->vocab_size();
-    session.context().plan = plan::reconcile(cfg, vocab, cfg.device.is_cuda(), probe.measured());
+    session.context().plan = plan::reconcile(cfg, vocab, cfg.device.is_cuda(), probe.measured(),
+                                             plan::cuda_allocator_from_env());
     return finish(cfg, t, session, outcome, dp.get(), top_dir);
   } catch (const llmprof::Error& e) {  // the checkpoint or a table met a full disk
     finish_failed(session, e.what());

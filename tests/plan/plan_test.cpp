@@ -204,5 +204,79 @@ TEST(LlamaGraph, GroupedQueryAttentionSavesNarrowerKeysAndValues) {
   EXPECT_EQ(saved(8) - saved(2), 2 * 4 * N * (64 - 16));
 }
 
+TEST(CudaAllocatorOf, FindsExpandableSegmentsAmongTheOptions) {
+  EXPECT_EQ(cuda_allocator_of(""), CudaAllocator::kCaching);
+  EXPECT_EQ(cuda_allocator_of("expandable_segments:True"), CudaAllocator::kExpandableSegments);
+  EXPECT_EQ(cuda_allocator_of("max_split_size_mb:128, expandable_segments:True"),
+            CudaAllocator::kExpandableSegments);
+  EXPECT_EQ(cuda_allocator_of("expandable_segments:False"), CudaAllocator::kCaching);
+  EXPECT_EQ(cuda_allocator_of("garbage_collection_threshold:0.6"), CudaAllocator::kCaching);
+  EXPECT_EQ(allocator_name(CudaAllocator::kExpandableSegments), "expandable_segments");
+}
+
+// V 1000, C 64, T 64, B 4, bf16, fused loss: the largest tensor is the bf16 logits (or their
+// gradient), 4 * 64 * 1000 * 2 = 512,000 bytes (LibTorch's loss: fp32 log-probs, 1,024,000),
+// above the embedding's gradient (256,000) and the MLP's hidden activations (131,072).
+TEST(PlanMemory, CudaReservedIsThePeakWithWorkspacesAndUnderCachingTheLargestTensor) {
+  config::Config c = gpt(2, 64, 4, 64, 1000, 4);
+  c.train.precision = config::Precision::kBf16;
+  c.model.fused_loss = true;
+  c.model.attention = config::Attention::kSdpa;
+  PlanOptions o;
+  o.cuda = true;
+  o.allocator = CudaAllocator::kExpandableSegments;
+  const MemoryPlan x = plan_memory(c, o);
+  const int64_t two_mib = 2 << 20;
+  const int64_t rounded = (x.peak_bytes + kCudaWorkspaceBytes + two_mib - 1) / two_mib * two_mib;
+  EXPECT_EQ(x.largest_tensor_bytes, 512000);
+  EXPECT_EQ(x.fragmentation_bytes, 0);
+  EXPECT_EQ(x.peak_reserved_bytes, rounded);
+  o.allocator = CudaAllocator::kCaching;
+  const MemoryPlan k = plan_memory(c, o);
+  EXPECT_EQ(k.peak_bytes, x.peak_bytes);  // the tensors are the allocator's either way
+  EXPECT_EQ(k.fragmentation_bytes, 512000);
+  EXPECT_EQ(k.peak_reserved_bytes, rounded + 512000);
+  c.model.fused_loss = false;
+  EXPECT_EQ(plan_memory(c, o).largest_tensor_bytes, 1024000);
+  // The CPU has no caching allocator: reserved is the peak.
+  const MemoryPlan cpu = plan_memory(c, {});
+  EXPECT_EQ(cpu.peak_reserved_bytes, cpu.peak_bytes);
+  EXPECT_EQ(cpu.fragmentation_bytes, 0);
+}
+
+TEST(LargestBatch, TheCachingAllocatorsBoundFitsFewerThanExpandableSegments) {
+  config::Config c = gpt(2, 64, 4, 64, 1000, 1);
+  c.train.precision = config::Precision::kBf16;
+  PlanOptions o;
+  o.cuda = true;
+  const int64_t usable = int64_t{200} << 20;
+  o.allocator = CudaAllocator::kExpandableSegments;
+  const int64_t x = largest_batch(c, o, usable);
+  o.allocator = CudaAllocator::kCaching;
+  const int64_t k = largest_batch(c, o, usable);
+  EXPECT_GT(k, 0);
+  EXPECT_LT(k, x);
+  c.train.batch_size = k;
+  EXPECT_LE(plan_memory(c, o).peak_reserved_bytes, usable);
+  c.train.batch_size = k + 1;
+  EXPECT_GT(plan_memory(c, o).peak_reserved_bytes, usable);
+}
+
+// RMSNorm saves rsqrt (N fp32) and the normalised x (N C fp32) on CUDA; on the CPU one more N C
+// fp32 tensor (LibTorch 1.13). N = 2 x 64 = 128 tokens, C = 64: 512 + 32,768 (+ 32,768).
+TEST(LlamaGraph, RmsNormSavesOneTensorLessOnCuda) {
+  detail::Shape s;
+  s.B = 2, s.T = 64, s.C = 64, s.L = 1, s.H = 4, s.V = 10, s.F = 128;
+  auto rms_saved = [&](bool cuda) {
+    s.cuda = cuda;
+    for (const auto& op : detail::llama_graph(s, config::Config{}).ops) {
+      if (op.module == "layers.0.input_layernorm") return op.saved;
+    }
+    return int64_t{-1};
+  };
+  EXPECT_EQ(rms_saved(false), 512 + 3 * 32768);  // fp32: its output saved by the next linear too
+  EXPECT_EQ(rms_saved(true), 512 + 2 * 32768);
+}
+
 }  // namespace
 }  // namespace llmprof::plan

@@ -132,6 +132,29 @@ TEST(PlanCommand, UnknownDeviceExitsTwoListingKnownOnes) {
   test::expect_contains(r.output, "a100-40gb");
 }
 
+TEST(PlanCommand, AllocatorIsCachingOrExpandableSegments) {
+  const std::vector<std::string> base = {"plan", "--config", test::kTinyConfig, "--set",
+                                         "model.vocab_size=65", "--device", "h100-80gb",
+                                         "--format", "json"};
+  auto with = [&](const std::string& allocator) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), {"--allocator", allocator});
+    return run_llmprof(args);
+  };
+  const auto bad = with("cudaMallocAsync");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  test::expect_contains(bad.output, "--allocator 'cudaMallocAsync'");
+  const auto x = with("expandable_segments");
+  ASSERT_EQ(x.exit_code, 0) << x.output;
+  const auto k = with("caching");
+  ASSERT_EQ(k.exit_code, 0) << k.output;
+  const json jx = json::parse(x.output), jk = json::parse(k.output);
+  EXPECT_EQ(jx.at("allocator"), "expandable_segments");
+  EXPECT_EQ(jk.at("allocator"), "caching");
+  EXPECT_EQ(jk.at("peak_reserved_bytes").get<int64_t>() - jx.at("peak_reserved_bytes").get<int64_t>(),
+            jk.at("largest_tensor_bytes").get<int64_t>());
+}
+
 TEST(PlanCommand, JsonHasComponentsAndTechniques) {
   const auto r = run_llmprof({"plan", "--config", test::kTinyConfig, "--set",
                               "model.vocab_size=65", "--device", "h100-80gb", "--format",

@@ -9,12 +9,17 @@
 
 namespace llmprof::plan {
 
+// GPU memory a LibTorch process holds outside the caching allocator (the CUDA context, the
+// libraries' handles): 0.73-0.75 GiB in the 12 out-of-memory reports of an H200 run (LibTorch
+// 2.11, CUDA 13: "this process has X in use" minus PyTorch's allocated and reserved).
+inline constexpr int64_t kCudaContextBytes = int64_t{768} << 20;
+
 struct DeviceSpec {
   std::string name;             // as given: h100-80gb, a100-40gb, cpu, cuda, 42949672960
   std::string product;          // "NVIDIA A100-SXM4-40GB", "this machine's memory"
   bool cuda = true;             // the CUDA caching allocator applies
   int64_t capacity_bytes = 0;   // total memory
-  int64_t reserved_bytes = 0;   // not usable by tensors: CUDA context + cuBLAS workspace (estimate)
+  int64_t reserved_bytes = 0;   // outside the caching allocator: the CUDA context (kCudaContextBytes)
   double bf16_flops_per_s = 0;  // dense tensor-core peak; 0 = unknown
   double fp32_flops_per_s = 0;  // non-tensor-core fp32 peak; 0 = unknown
   double bytes_per_s = 0;       // DRAM bandwidth; 0 = unknown

@@ -51,10 +51,31 @@ struct ModuleBytes {
 
 // What the planner needs beyond the config: the vocabulary (the tokenizer's, when model.vocab_size
 // is 0), the data-parallel world size (rows of the technique table), the device.
+// How the CUDA caching allocator gets its memory (PYTORCH_CUDA_ALLOC_CONF): the default one
+// cudaMalloc segment per large request, which fragmentation can leave unusable; or
+// expandable_segments:True, one segment mapped as it grows.
+enum class CudaAllocator : int { kCaching = 0, kExpandableSegments = 1 };
+// "caching" | "expandable_segments"
+std::string_view allocator_name(CudaAllocator a);
+// The allocator a PYTORCH_CUDA_ALLOC_CONF value selects ("expandable_segments:True" among its
+// comma-separated options; empty or absent: kCaching).
+CudaAllocator cuda_allocator_of(std::string_view alloc_conf);
+// The allocator this process's environment selects, as the caching allocator reads it
+// (PYTORCH_CUDA_ALLOC_CONF, or PYTORCH_ALLOC_CONF as LibTorch 2.9+ also reads).
+CudaAllocator cuda_allocator_from_env();
+
+// Reserved by the caching allocator beyond the tensors of the step's peak, whatever the batch:
+// cuBLAS's workspace (32 MiB on Hopper), cuDNN attention's workspace and the small pool's 2 MiB
+// segments. Measured on an H200 (LibTorch 2.11, CUDA 13) with expandable segments as reserved
+// minus the planned peak: 133 and 136 MiB (GPT-2 small, batch 19 and 43), 172 and 145 MiB
+// (configs/llama_cuda.yaml, batch 13 and 14); the largest, rounded up.
+inline constexpr int64_t kCudaWorkspaceBytes = int64_t{176} << 20;
+
 struct PlanOptions {
   int64_t vocab_size = 0;  // 0: model.vocab_size
   int64_t world_size = 1;  // >1: data-parallel buckets (a gradient-sized flat copy per rank)
   bool cuda = false;       // the CUDA caching allocator's rounding and CUDA's op choices
+  CudaAllocator allocator = CudaAllocator::kCaching;  // with cuda: how reserved is predicted
 };
 
 struct MemoryPlan {
@@ -66,7 +87,14 @@ struct MemoryPlan {
   int64_t activations_per_block_bytes = 0;  // one transformer block's
   std::vector<ModuleBytes> block_modules;   // one block's, per module
   int64_t peak_bytes = 0;            // tensor bytes at the peak (allocated)
-  int64_t peak_reserved_bytes = 0;   // with the allocator's rounding and segments (an estimate)
+  // CUDA: the peak + kCudaWorkspaceBytes, 2 MiB-rounded, + fragmentation_bytes (an estimate;
+  // under the default caching allocator an upper bound). CPU: the peak.
+  int64_t peak_reserved_bytes = 0;
+  // The step's largest single tensor (e.g. the logits or their gradient): under the default
+  // caching allocator, cached free blocks that cannot hold it may stay unusable, up to about
+  // its size (measured on an H200: 0.55-0.82 of it at the out-of-memory edge); 0 otherwise.
+  int64_t largest_tensor_bytes = 0;
+  int64_t fragmentation_bytes = 0;
   Place peak_place;
   int64_t forward_end_bytes = 0;  // live at the end of the forward (loss included) above its start
   double flops_per_step = 0;       // matmul FLOPs of the step (forward + backward [+ recompute])
@@ -127,6 +155,7 @@ struct PlanReport {
   std::string time_label;               // "roofline lower bound" or "calibrated on RUN"
   std::vector<TechniqueRow> techniques;
   int64_t world_size = 8;
+  CudaAllocator allocator = CudaAllocator::kCaching;  // on a CUDA device
 };
 
 // The roofline lower bound of a step: max(FLOPs / peak FLOP/s, bytes / bandwidth) in ms;
@@ -137,7 +166,8 @@ std::optional<double> roofline_step_ms(const MemoryPlan& m, const DeviceSpec& d,
 // Plans cfg on device d: the memory, the largest batch, the technique table (world_size ranks for
 // the data-parallel rows). Throws ConfigError for a config it cannot plan.
 PlanReport make_report(const config::Config& cfg, const DeviceSpec& d, int64_t vocab_size,
-                       int64_t world_size);
+                       int64_t world_size,
+                       CudaAllocator allocator = CudaAllocator::kCaching);
 
 // Scales the report's step times by ratio = a measured step / its roofline bound (the run's own
 // config on the same device), and labels them calibrated on `run`.
@@ -145,6 +175,8 @@ void calibrate(PlanReport& r, double ratio, const std::string& run);
 
 // The report as JSON text (llmprof plan --format json; summary.json's plan section).
 std::string report_json(const PlanReport& r);
+// What peak_reserved_bytes is on the report's device and allocator (estimate, upper bound).
+std::string reserved_note(const PlanReport& r);
 
 // A component whose prediction is off by more than this fraction of the measured bytes "differs".
 inline constexpr double kDiffersFraction = 0.10;
@@ -152,8 +184,10 @@ inline constexpr double kDiffersFraction = 0.10;
 struct Measured;
 // summary.json's "plan" section: the config's plan (vocab_size: the tokenizer's when
 // model.vocab_size is 0) beside what the run measured, per component. A config the planner cannot
-// plan gives only its reason (unplanned_reason).
+// plan gives only its reason (unplanned_reason). On CUDA, `allocator` is the run's
+// (cuda_allocator_from_env()).
 MemoryReconciliation reconcile(const config::Config& cfg, int64_t vocab_size, bool cuda,
-                               const Measured& measured);
+                               const Measured& measured,
+                               CudaAllocator allocator = CudaAllocator::kCaching);
 
 }  // namespace llmprof::plan
