@@ -2,6 +2,7 @@
 // reads): the one trace writer; the GPU records' events are rendered by trace_gpu.cpp. Compact on purpose (bytes per event are benchmarked): microsecond timestamps with 3
 // decimals, args only where they carry information. pid = the training process's id; tid = the
 // recording thread index + 1.
+#include <algorithm>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -119,6 +120,35 @@ std::string collective_args(const CollectiveSlice& c) {
       c.bucket, c.bytes);
 }
 
+namespace {
+
+// Per collective, the External id (op index + 1) of c10d's record_param_comms op issued inside
+// it (launch to the issuing call's return), or 0.
+std::vector<int64_t> collective_op_ids(const TraceData& data,
+                                       const std::vector<CollectiveSlice>& collectives) {
+  std::vector<int64_t> ids(collectives.size(), 0);
+  for (size_t i = 0; i < data.ops.size() && !collectives.empty(); ++i) {
+    const OpEvent& e = data.ops[i];
+    if (e.kind != OpEvent::kOp || data.names[e.name_id] != "record_param_comms") continue;
+    for (size_t k = 0; k < collectives.size(); ++k) {
+      const CollectiveSlice& c = collectives[k];
+      const int64_t issued = std::max(c.issued_ns, c.start_ns);
+      if (ids[k] == 0 && e.start_ns >= c.start_ns && e.end_ns <= issued) {
+        ids[k] = static_cast<int64_t>(i) + 1;
+        break;
+      }
+    }
+  }
+  return ids;
+}
+
+bool is_collective_op(const TraceData& data, size_t i, const std::vector<int64_t>& ids) {
+  if (data.names[data.ops[i].name_id] != "record_param_comms") return false;
+  return std::find(ids.begin(), ids.end(), static_cast<int64_t>(i) + 1) != ids.end();
+}
+
+}  // namespace
+
 int64_t trace_origin_ns(const TraceData& data,
                         const std::vector<StepRecord>& steps,
                         const std::optional<TraceDistributed>& distributed) {
@@ -155,9 +185,6 @@ TraceStats write_trace(const std::string& path,
                 options.distributed ? fmt::format("c10d {}", options.distributed->backend)
                                     : std::string("c10d"));
   }
-  for (const CollectiveSlice& c : options.collectives) {
-    tb.slice("cpu_op", "record_param_comms", comm_tid, c.start_ns, c.end_ns, collective_args(c));
-  }
   for (const StepRecord& s : steps) {
     // Kineto's step annotation: HTA finds iterations by this name.
     tb.slice("user_annotation", fmt::format("ProfilerStep#{}", s.step), 1, s.start_ns, s.end_ns,
@@ -189,8 +216,19 @@ TraceStats write_trace(const std::string& path,
       creator[(static_cast<int64_t>(e.step) << 32) ^ e.seq] = i;
     }
   }
+  // c10d's own record_param_comms op (traced at profile.level=ops) inside a collective's issue is
+  // that collective: one slice on the c10d track with Kineto's args and the op's External id
+  // (what its GPU work names), not a second, arg-less record_param_comms.
+  const std::vector<int64_t> comm_ext = collective_op_ids(data, options.collectives);
+  for (size_t k = 0; k < options.collectives.size(); ++k) {
+    const CollectiveSlice& c = options.collectives[k];
+    std::string args = collective_args(c);
+    if (comm_ext[k] > 0) args = fmt::format(R"("External id":{},)", comm_ext[k]) + args;
+    tb.slice("cpu_op", "record_param_comms", comm_tid, c.start_ns, c.end_ns, args);
+  }
   for (size_t i = 0; i < data.ops.size(); ++i) {
     const OpEvent& e = data.ops[i];
+    if (is_collective_op(data, i, comm_ext)) continue;
     // External id: what the GPU events' runtime calls and kernels name as their op (i + 1).
     std::string args = fmt::format(R"("External id":{})", i + 1);
     if (e.seq >= 0) args += fmt::format(R"(,"Sequence number":{})", e.seq);

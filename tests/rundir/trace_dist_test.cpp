@@ -88,6 +88,43 @@ TEST(DistributedTrace, RankTraceMeetsHtaContract) {
   EXPECT_EQ(collectives, 1);
 }
 
+// At profile.level=ops the op tracer also records c10d's own record_param_comms op on the issuing
+// thread: inside a collective's issue (1.5 to 1.51 ms) it is that collective, written once, on the
+// c10d track with Kineto's args and the op's External id; one outside every issue stays an op.
+TEST(DistributedTrace, TheTracedCollectiveOpIsWrittenOnceWithKinetosArgs) {
+  ScratchDir dir("llmprof_trace_dist_op");
+  profile::TraceData data;
+  data.num_threads = 1;
+  data.names = {"aten::mm", "record_param_comms"};
+  auto op = [](uint32_t name, int64_t start, int64_t end) {
+    profile::OpEvent e;
+    e.name_id = name;
+    e.start_ns = start;
+    e.end_ns = end;
+    e.step = 3;
+    return e;
+  };
+  data.ops = {op(0, 1'100'000, 1'200'000), op(1, 1'502'000, 1'508'000),
+              op(1, 2'600'000, 2'700'000)};
+  rundir::write_trace(dir.file("trace.json"), data, one_step(), rank_options(0, 0));
+  const auto trace = nlohmann::json::parse(read_file(dir.file("trace.json")));
+  int with_args = 0, without = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("name", "") != "record_param_comms") continue;
+    if (e["args"].contains("Collective name")) {
+      ++with_args;
+      EXPECT_EQ(e["args"]["External id"], 2);  // the second op's (index + 1)
+      EXPECT_DOUBLE_EQ(e["ts"].get<double>(), 1500.0);
+    } else {
+      ++without;
+      EXPECT_DOUBLE_EQ(e["ts"].get<double>(), 2600.0);  // outside every issue
+      EXPECT_EQ(e["args"]["External id"], 3);
+    }
+  }
+  EXPECT_EQ(with_args, 1);
+  EXPECT_EQ(without, 1);
+}
+
 TEST(DistributedTrace, SingleProcessTraceKeepsRankZeroAndRelativeTimes) {
   ScratchDir dir("llmprof_trace_one");
   profile::TraceData data;
