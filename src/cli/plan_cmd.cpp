@@ -156,8 +156,8 @@ void add_plan_command(CLI::App& app, int& exit_code) {
     const std::string device =
         args->device.empty() ? std::string(config::name(cfg.device.kind)) : args->device;
     const plan::DeviceSpec d = resolve_device(device, cfg.device.index);
-    plan::PlanReport r = plan::make_report(cfg, d, plan::tokenizer_vocab_size(cfg),
-                                           args->world_size, allocator);
+    plan::PlanReport r =
+        plan::make_report(cfg, d, plan::tokenizer_vocab_size(cfg), args->world_size, allocator);
     if (!args->calibrate.empty()) calibrate_on(r, cfg, args->calibrate);
     if (args->format == "json") {
       fmt::print("{}\n", plan::report_json(r));

@@ -3,6 +3,7 @@
 
 #if LLMPROF_WITH_DIST
 
+#include <fmt/format.h>
 #include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -14,8 +15,6 @@
 #include <cstring>
 #include <future>
 #include <mutex>
-
-#include <fmt/format.h>
 
 namespace llmprof::dist {
 namespace {

@@ -255,7 +255,8 @@ void simulate_step(MemoryPlan& plan, const config::Config& cfg, const PlanOption
   plan.peak_reserved_bytes = plan.peak_bytes;
   if (!opt.cuda) return;
   plan.largest_tensor_bytes = detail::largest_tensor(s);
-  if (opt.allocator == CudaAllocator::kCaching) plan.fragmentation_bytes = plan.largest_tensor_bytes;
+  if (opt.allocator == CudaAllocator::kCaching)
+    plan.fragmentation_bytes = plan.largest_tensor_bytes;
   plan.peak_reserved_bytes =
       round_up(plan.peak_bytes + kCudaWorkspaceBytes, 2 * kMiB) + plan.fragmentation_bytes;
 }

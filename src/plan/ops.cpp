@@ -249,10 +249,10 @@ Graph distilbert_graph(const Shape& s, const config::Config& cfg) {
 // whatever the heads, key/value heads, SwiGLU width or head width; absent on CUDA with LibTorch
 // 2.11: configs/llama_cuda.yaml at batch 2, 4, 8, 13 and 14 on an H200 measured 2L+1 x N C 4
 // less than planned with it, within 1% of the plan without it), and its output when the next
-// linear saves it), separate q/k/v projections (GQA: k, v of width Ckv = n_kv_head * head_dim), RoPE in
-// fp32 (saves only the cos/sin tables, buffers; under autocast its fp32 result is cast back),
-// the manual core as GPT's with k and v copies of width Ckv, SwiGLU (silu saves gate; the product
-// saves silu(gate) and up; down saves the product: 4 N F).
+// linear saves it), separate q/k/v projections (GQA: k, v of width Ckv = n_kv_head * head_dim),
+// RoPE in fp32 (saves only the cos/sin tables, buffers; under autocast its fp32 result is cast
+// back), the manual core as GPT's with k and v copies of width Ckv, SwiGLU (silu saves gate; the
+// product saves silu(gate) and up; down saves the product: 4 N F).
 Graph llama_graph(const Shape& s, const config::Config& cfg) {
   (void)cfg;
   Graph g;
@@ -262,9 +262,16 @@ Graph llama_graph(const Shape& s, const config::Config& cfg) {
   const int64_t pend = s.t(N * C * 4), in_elems = s.autocast ? N * C : 0;
   const std::string dt = s.autocast ? "bf16" : "fp32";
   auto rms = [&](const std::string& m, int b) {
-    Op op{m, b, Saves::kActivations,
+    Op op{m,
+          b,
+          Saves::kActivations,
           s.t(N * 4) + (s.cuda ? 1 : 2) * s.t(N * C * 4) + (s.autocast ? 0 : s.t(N * C * 4)),
-          0, s.t(N * C * 4), 3 * s.t(N * C * 4) + pend, s.t(C * 4), C, "fp32"};
+          0,
+          s.t(N * C * 4),
+          3 * s.t(N * C * 4) + pend,
+          s.t(C * 4),
+          C,
+          "fp32"};
     return op;
   };
   Op emb{"embed_tokens", -1, Saves::kActivations, s.t(N * C * 4), 0, 0,

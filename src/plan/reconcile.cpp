@@ -26,8 +26,11 @@ ReconciledComponent reconciled(const std::string& name, int64_t predicted,
 
 }  // namespace
 
-MemoryReconciliation reconcile(const config::Config& cfg, int64_t vocab_size, bool cuda,
-                               const Measured& m, CudaAllocator allocator) {
+MemoryReconciliation reconcile(const config::Config& cfg,
+                               int64_t vocab_size,
+                               bool cuda,
+                               const Measured& m,
+                               CudaAllocator allocator) {
   MemoryReconciliation r;
   MemoryPlan p;
   try {
@@ -45,8 +48,9 @@ MemoryReconciliation reconcile(const config::Config& cfg, int64_t vocab_size, bo
       "saved_for_backward = live bytes at the start of step 2's backward minus its forward's "
       "start; peak = parameters + buffers + optimizer state + step 2's rise above its start";
   if (cuda) {
-    r.definition += std::string("; peak_reserved = the caching allocator's peak reserved bytes, "
-                                "predicted with the ") +
+    r.definition += std::string(
+                        "; peak_reserved = the caching allocator's peak reserved bytes, "
+                        "predicted with the ") +
                     std::string(allocator_name(allocator)) + " allocator: " +
                     (allocator == CudaAllocator::kCaching
                          ? "an upper bound (the peak + 176 MiB of workspaces and pools + the "

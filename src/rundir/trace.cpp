@@ -2,10 +2,10 @@
 // reads): the one trace writer; the GPU records' events are rendered by trace_gpu.cpp. Compact on purpose (bytes per event are benchmarked): microsecond timestamps with 3
 // decimals, args only where they carry information. pid = the training process's id; tid = the
 // recording thread index + 1.
-#include <algorithm>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "llmprof/base/clock.h"

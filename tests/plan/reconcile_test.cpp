@@ -133,9 +133,9 @@ TEST(PlanCommand, UnknownDeviceExitsTwoListingKnownOnes) {
 }
 
 TEST(PlanCommand, AllocatorIsCachingOrExpandableSegments) {
-  const std::vector<std::string> base = {"plan", "--config", test::kTinyConfig, "--set",
-                                         "model.vocab_size=65", "--device", "h100-80gb",
-                                         "--format", "json"};
+  const std::vector<std::string> base = {
+      "plan",     "--config",  test::kTinyConfig, "--set", "model.vocab_size=65",
+      "--device", "h100-80gb", "--format",        "json"};
   auto with = [&](const std::string& allocator) {
     std::vector<std::string> args = base;
     args.insert(args.end(), {"--allocator", allocator});
@@ -151,8 +151,9 @@ TEST(PlanCommand, AllocatorIsCachingOrExpandableSegments) {
   const json jx = json::parse(x.output), jk = json::parse(k.output);
   EXPECT_EQ(jx.at("allocator"), "expandable_segments");
   EXPECT_EQ(jk.at("allocator"), "caching");
-  EXPECT_EQ(jk.at("peak_reserved_bytes").get<int64_t>() - jx.at("peak_reserved_bytes").get<int64_t>(),
-            jk.at("largest_tensor_bytes").get<int64_t>());
+  EXPECT_EQ(
+      jk.at("peak_reserved_bytes").get<int64_t>() - jx.at("peak_reserved_bytes").get<int64_t>(),
+      jk.at("largest_tensor_bytes").get<int64_t>());
 }
 
 TEST(PlanCommand, JsonHasComponentsAndTechniques) {

@@ -63,7 +63,8 @@ TEST(PlanReport, OnCudaTheCachingAllocatorGetsAnExpandableSegmentsRowWithoutFrag
   EXPECT_NE(j.at("peak_reserved_note").get<std::string>().find("upper bound"), std::string::npos);
   // usable leaves the CUDA context out (measured 0.73-0.75 GiB on an H200).
   EXPECT_EQ(d.capacity_bytes - d.usable_bytes(), kCudaContextBytes);
-  const nlohmann::json cpu = nlohmann::json::parse(report_json(make_report(c, find_device("cpu"), 0, 8)));
+  const nlohmann::json cpu =
+      nlohmann::json::parse(report_json(make_report(c, find_device("cpu"), 0, 8)));
   EXPECT_TRUE(cpu.at("allocator").is_null());
 }
 

@@ -35,12 +35,12 @@ const std::string& recorded_text() {
 struct Recorded {
   json trace;
   std::map<int64_t, std::string> process_names;  // pid -> its process_name
-  std::map<int64_t, std::string> host_threads;    // host tid -> its thread_name
-  std::vector<json> gpu;                          // kernel, gpu_memcpy, gpu_memset
-  std::map<int64_t, json> runtime;                // correlation -> the runtime call
-  std::map<int64_t, json> ops;                    // External id -> the cpu_op
-  std::vector<json> ops_named_c10d_allreduce;     // c10d::allreduce_ on its issuing thread
-  std::vector<json> steps, collectives, flows;    // ProfilerStep#N, c10d track, s/f
+  std::map<int64_t, std::string> host_threads;   // host tid -> its thread_name
+  std::vector<json> gpu;                         // kernel, gpu_memcpy, gpu_memset
+  std::map<int64_t, json> runtime;               // correlation -> the runtime call
+  std::map<int64_t, json> ops;                   // External id -> the cpu_op
+  std::vector<json> ops_named_c10d_allreduce;    // c10d::allreduce_ on its issuing thread
+  std::vector<json> steps, collectives, flows;   // ProfilerStep#N, c10d track, s/f
 };
 
 const Recorded& recorded() {
@@ -64,7 +64,8 @@ const Recorded& recorded() {
       }
       if (cat == "cpu_op" && name == "c10d::allreduce_") r.ops_named_c10d_allreduce.push_back(e);
       if (cat == "user_annotation" && name.rfind("ProfilerStep#", 0) == 0) r.steps.push_back(e);
-      if (cat == "cpu_op" && name == "record_param_comms" && e["args"].contains("Collective name")) {
+      if (cat == "cpu_op" && name == "record_param_comms" &&
+          e["args"].contains("Collective name")) {
         r.collectives.push_back(e);
       }
     }
@@ -186,7 +187,8 @@ TEST(RecordedNcclTrace, EachAllReduceIsACollectiveSliceWithKinetosArgs) {
     EXPECT_EQ(a["step"], step_n);
     seqs.insert(a["Seq"].get<int64_t>());
     buckets.insert(a["bucket"].get<int64_t>());
-    EXPECT_GE(trace_ns(c["ts"]), trace_ns(step["ts"])) << c.dump();  // one clock for steps and collectives
+    EXPECT_GE(trace_ns(c["ts"]), trace_ns(step["ts"]))
+        << c.dump();  // one clock for steps and collectives
     EXPECT_LE(trace_end_ns(c), trace_end_ns(step)) << c.dump();
   }
   // One slice per bucket (0..n-1), consecutive sequence numbers of the one group.

@@ -19,7 +19,8 @@ struct DeviceSpec {
   std::string product;          // "NVIDIA A100-SXM4-40GB", "this machine's memory"
   bool cuda = true;             // the CUDA caching allocator applies
   int64_t capacity_bytes = 0;   // total memory
-  int64_t reserved_bytes = 0;   // outside the caching allocator: the CUDA context (kCudaContextBytes)
+  int64_t reserved_bytes =
+      0;  // outside the caching allocator: the CUDA context (kCudaContextBytes)
   double bf16_flops_per_s = 0;  // dense tensor-core peak; 0 = unknown
   double fp32_flops_per_s = 0;  // non-tensor-core fp32 peak; 0 = unknown
   double bytes_per_s = 0;       // DRAM bandwidth; 0 = unknown

@@ -165,7 +165,9 @@ std::optional<double> roofline_step_ms(const MemoryPlan& m, const DeviceSpec& d,
 
 // Plans cfg on device d: the memory, the largest batch, the technique table (world_size ranks for
 // the data-parallel rows). Throws ConfigError for a config it cannot plan.
-PlanReport make_report(const config::Config& cfg, const DeviceSpec& d, int64_t vocab_size,
+PlanReport make_report(const config::Config& cfg,
+                       const DeviceSpec& d,
+                       int64_t vocab_size,
                        int64_t world_size,
                        CudaAllocator allocator = CudaAllocator::kCaching);
 
@@ -186,7 +188,9 @@ struct Measured;
 // model.vocab_size is 0) beside what the run measured, per component. A config the planner cannot
 // plan gives only its reason (unplanned_reason). On CUDA, `allocator` is the run's
 // (cuda_allocator_from_env()).
-MemoryReconciliation reconcile(const config::Config& cfg, int64_t vocab_size, bool cuda,
+MemoryReconciliation reconcile(const config::Config& cfg,
+                               int64_t vocab_size,
+                               bool cuda,
                                const Measured& measured,
                                CudaAllocator allocator = CudaAllocator::kCaching);
 
