@@ -30,7 +30,8 @@ class Heartbeat {
   Heartbeat(const Heartbeat&) = delete;
   Heartbeat& operator=(const Heartbeat&) = delete;
 
-  // Reads every rank's counter twice, 2.5 intervals apart, on a fresh connection; never waits
+  // A refused plain TCP connect to the store means its host is gone; else reads every rank's
+  // counter twice, 2.5 intervals apart, through the beating thread's connection; never waits
   // longer than `budget_s` (a silent store host is itself the finding).
   Liveness probe(double budget_s) const;
 
