@@ -183,6 +183,16 @@ CudaAllocator cuda_allocator_of(std::string_view alloc_conf) {
   return CudaAllocator::kCaching;
 }
 
+std::string cuda_reserved_model(CudaAllocator a) {
+  const std::string base =
+      fmt::format("the peak + {} MiB of workspaces and pools (measured), 2 MiB-rounded",
+                  kCudaWorkspaceBytes >> 20);
+  if (a == CudaAllocator::kExpandableSegments) return "an estimate: " + base;
+  return "an upper bound: " + base +
+         ", + the step's largest tensor, which the default caching allocator's fragmentation may "
+         "leave unusable (expandable segments avoid it)";
+}
+
 CudaAllocator cuda_allocator_from_env() {
   for (const char* name : {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"}) {
     const char* conf = std::getenv(name);

@@ -48,14 +48,10 @@ MemoryReconciliation reconcile(const config::Config& cfg,
       "saved_for_backward = live bytes at the start of step 2's backward minus its forward's "
       "start; peak = parameters + buffers + optimizer state + step 2's rise above its start";
   if (cuda) {
-    r.definition += std::string(
-                        "; peak_reserved = the caching allocator's peak reserved bytes, "
-                        "predicted with the ") +
-                    std::string(allocator_name(allocator)) + " allocator: " +
-                    (allocator == CudaAllocator::kCaching
-                         ? "an upper bound (the peak + 176 MiB of workspaces and pools + the "
-                           "largest tensor, for fragmentation)"
-                         : "the peak + 176 MiB of workspaces and pools");
+    r.definition +=
+        "; peak_reserved = the caching allocator's peak reserved bytes, predicted with "
+        "the " +
+        std::string(allocator_name(allocator)) + " allocator as " + cuda_reserved_model(allocator);
   }
   r.components = {reconciled("parameters", p.parameter_bytes, m.parameters),
                   reconciled("buffers", p.buffer_bytes, m.buffers),

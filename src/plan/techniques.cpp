@@ -146,12 +146,7 @@ PlanReport make_report(const config::Config& cfg, const DeviceSpec& device, int6
 
 std::string reserved_note(const PlanReport& r) {
   if (!r.device.cuda) return "c10 bytes; glibc adds per-block headers";
-  if (r.allocator == CudaAllocator::kExpandableSegments) {
-    return "estimate: the peak + workspaces and pools (176 MiB, measured), 2 MiB-rounded";
-  }
-  return "upper bound: the peak + workspaces and pools (176 MiB, measured), 2 MiB-rounded, + the "
-         "step's largest tensor, which the default caching allocator's fragmentation may leave "
-         "unusable (expandable segments avoid it)";
+  return cuda_reserved_model(r.allocator);
 }
 
 std::string report_json(const PlanReport& r) {

@@ -11,18 +11,16 @@
 //                     cap (scripts/gpu/plan_check.sh)
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <string>
 
 #include "llmprof/rundir/env.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/summary.h"
+#include "rundir/doc_test.h"
 #include "support/test_support.h"
 
 namespace llmprof::rundir {
 namespace {
-
-namespace fs = std::filesystem;
 
 std::string cuda_dir() {
   return std::string(LLMPROF_SOURCE_DIR) + "/tests/rundir/fixtures/cuda-h200-644af2c";
@@ -31,9 +29,7 @@ std::string cuda_dir() {
 TEST(CudaRunDocs, SummariesRewriteByteIdenticalWithNoUnknownKey) {
   int files = 0;
   bool graphs = false, gpu = false, reserved = false, nccl = false;
-  for (const auto& entry : fs::recursive_directory_iterator(cuda_dir())) {
-    if (entry.path().filename() != kSummary) continue;
-    const std::string path = entry.path().string();
+  for (const std::string& path : doc_test::files_named(cuda_dir(), kSummary)) {
     const std::string text = test::read_file(path);
     const Summary s = parse_summary(text, path);
     EXPECT_EQ(summary_text(s), text) << path;
@@ -51,9 +47,7 @@ TEST(CudaRunDocs, SummariesRewriteByteIdenticalWithNoUnknownKey) {
 
 TEST(CudaRunDocs, EnvFilesWithNvmlRewriteByteIdenticalWithNoUnknownKey) {
   int files = 0, nvml = 0;
-  for (const auto& entry : fs::recursive_directory_iterator(cuda_dir())) {
-    if (entry.path().filename() != kEnv) continue;
-    const std::string path = entry.path().string();
+  for (const std::string& path : doc_test::files_named(cuda_dir(), kEnv)) {
     const std::string text = test::read_file(path);
     const Env e = parse_env(text, path);
     EXPECT_EQ(env_text(e), text) << path;

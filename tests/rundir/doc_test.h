@@ -4,9 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "llmprof/error.h"
 #include "support/test_support.h"
@@ -16,6 +19,16 @@ namespace llmprof::rundir::doc_test {
 // The release fixtures: run directories written by the last release, read and rewritten.
 inline std::string release_dir() {
   return std::string(LLMPROF_SOURCE_DIR) + "/tests/rundir/fixtures/release-2026-11-27";
+}
+
+// Every file called `name` under `dir`, in path order.
+inline std::vector<std::string> files_named(const std::string& dir, std::string_view name) {
+  std::vector<std::string> paths;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (entry.path().filename().string() == name) paths.push_back(entry.path().string());
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
 }
 
 // Runs fn, expects a DataError (exit 2) whose message holds `part`.

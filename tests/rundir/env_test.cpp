@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <string>
 
 #include "llmprof/error.h"
@@ -21,7 +20,6 @@ namespace {
 using doc_test::release_dir;
 using doc_test::expect_data_error;
 
-namespace fs = std::filesystem;
 
 Env full_env() {
   Env e;
@@ -96,9 +94,7 @@ TEST(EnvDoc, EnergyOffIsEnabledFalseAndItsReasonOnly) {
 
 TEST(EnvDoc, ReleaseFilesRewriteByteIdenticalWithNoUnknownKey) {
   int files = 0;
-  for (const auto& entry : fs::recursive_directory_iterator(release_dir())) {
-    if (entry.path().filename() != kEnv) continue;
-    const std::string path = entry.path().string();
+  for (const std::string& path : doc_test::files_named(release_dir(), kEnv)) {
     const std::string text = test::read_file(path);
     const Env e = parse_env(text, path);
     EXPECT_EQ(env_text(e), text) << path;

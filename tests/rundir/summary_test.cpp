@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <string>
 
 #include "llmprof/error.h"
@@ -21,7 +20,6 @@ namespace {
 using doc_test::release_dir;
 using doc_test::expect_data_error;
 
-namespace fs = std::filesystem;
 
 Stats stats(double median, int64_t n) {
   Stats s;
@@ -148,9 +146,7 @@ TEST(SummaryDoc, WriteThenReadGivesTheSameFigures) {
 
 TEST(SummaryDoc, ReleaseFilesRewriteByteIdenticalWithNoUnknownKey) {
   int files = 0;
-  for (const auto& entry : fs::recursive_directory_iterator(release_dir())) {
-    if (entry.path().filename() != kSummary) continue;
-    const std::string path = entry.path().string();
+  for (const std::string& path : doc_test::files_named(release_dir(), kSummary)) {
     const std::string text = test::read_file(path);
     const Summary s = parse_summary(text, path);
     EXPECT_EQ(summary_text(s), text) << path;

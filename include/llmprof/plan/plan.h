@@ -70,6 +70,8 @@ CudaAllocator cuda_allocator_from_env();
 // minus the planned peak: 133 and 136 MiB (GPT-2 small, batch 19 and 43), 172 and 145 MiB
 // (configs/llama_cuda.yaml, batch 13 and 14); the largest, rounded up.
 inline constexpr int64_t kCudaWorkspaceBytes = int64_t{176} << 20;
+// How peak_reserved_bytes is predicted under allocator `a` (an estimate, or an upper bound).
+std::string cuda_reserved_model(CudaAllocator a);
 
 struct PlanOptions {
   int64_t vocab_size = 0;  // 0: model.vocab_size
