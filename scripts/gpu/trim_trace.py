@@ -19,17 +19,26 @@ import sys
 HEADER_END = '"traceEvents": [\n'
 
 
+def fail(message):
+    """Bad input: the message on stderr, exit 2."""
+    print(message, file=sys.stderr)
+    sys.exit(2)
+
+
 def read_text(path):
     opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        return f.read()
+    try:
+        with opener(path, "rt", encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError, EOFError) as e:
+        fail(f"trim_trace: {path}: cannot read: {e}")
 
 
 def split_trace(text, path):
     at = text.find(HEADER_END)
     end = text.rfind("\n]")
     if at < 0 or end < at:
-        sys.exit(f"trim_trace: {path}: not an llmprof trace (no {HEADER_END.strip()!r} ... ])")
+        fail(f"trim_trace: {path}: not an llmprof trace (no {HEADER_END.strip()!r} ... ])")
     header, body, footer = text[:at + len(HEADER_END)], text[at + len(HEADER_END):end], text[end:]
     lines = [l[:-1] if l.endswith(",") else l for l in body.split("\n")]
     return header, [(l, json.loads(l)) for l in lines if l], footer
@@ -39,11 +48,11 @@ def step_window(events, step, path):
     steps = {e["name"]: e for _, e in events
              if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#")}
     if not steps:
-        sys.exit(f"trim_trace: {path}: no ProfilerStep# slice")
+        fail(f"trim_trace: {path}: no ProfilerStep# slice")
     name = f"ProfilerStep#{step}" if step is not None else max(
         steps, key=lambda n: int(n.split("#")[1]))
     if name not in steps:
-        sys.exit(f"trim_trace: {path}: no {name} (recorded: {', '.join(sorted(steps))})")
+        fail(f"trim_trace: {path}: no {name} (recorded: {', '.join(sorted(steps))})")
     s = steps[name]
     return name, s["ts"], s["ts"] + s["dur"]
 
@@ -86,8 +95,11 @@ def main():
     keep = kept_events(events, t0, t1)
     text = header + ",\n".join(line for line, _ in keep) + footer
     json.loads(text)  # still one JSON document
-    with gzip.GzipFile(a.out, "wb", mtime=0) as f:  # mtime 0: the same input gives the same bytes
-        f.write(text.encode("utf-8"))
+    try:
+        with gzip.GzipFile(a.out, "wb", mtime=0) as f:  # mtime 0: same input, same bytes
+            f.write(text.encode("utf-8"))
+    except OSError as e:
+        fail(f"trim_trace: {a.out}: cannot write: {e}")
     counts = collections.Counter(e.get("cat") or e.get("ph") for _, e in keep)
     print(f"{a.out}: {name}, {len(keep)} of {len(events)} events: "
           + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
