@@ -27,6 +27,38 @@ std::string fmt_opt(const std::optional<double>& v, const char* spec) {
   return v ? fmt::format(fmt::runtime(spec), *v) : std::string("null");
 }
 
+// The run's lines. A data-parallel run's rank 0 prints the top directory and the global figures
+// (all ranks' tokens over the slowest rank's step) with its own beside them; another rank prints
+// its own directory and figures, labelled.
+void print_result(const train::TrainResult& r) {
+  const bool dp = r.world_size > 1;
+  const bool top = dp && r.run_dir != r.rank_dir;
+  fmt::print("run:        {}{}\n", r.run_dir,
+             !dp   ? ""
+             : top ? fmt::format(" ({} ranks)", r.world_size)
+                   : fmt::format(" (one rank of {})", r.world_size));
+  fmt::print("status:     {}{}\n", config::name(r.status),
+             r.message.empty() ? "" : " (" + r.message + ")");
+  fmt::print("steps:      {}\n", r.steps_completed);
+  const std::string scope = !dp ? "" : top ? ", global: the slowest rank's" : ", this rank's";
+  fmt::print("step time:  {} ms (median after warm-up{})\n", fmt_opt(r.median_step_ms, "{:.2f}"),
+             scope);
+  if (top) {
+    fmt::print(
+        "throughput: {} tokens/s (global: all {} ranks' tokens over the slowest rank's "
+        "step; rank 0 alone {})\n",
+        fmt_opt(r.tokens_per_s, "{:.0f}"), r.world_size, fmt_opt(r.rank_tokens_per_s, "{:.0f}"));
+  } else {
+    fmt::print("throughput: {} tokens/s{}\n", fmt_opt(r.tokens_per_s, "{:.0f}"),
+               dp ? " (this rank's)" : "");
+  }
+  fmt::print("MFU:        {}{}\n", r.mfu ? fmt::format("{:.1f}%", *r.mfu * 100) : "null",
+             top ? " (against all ranks' peak)" : "");
+  fmt::print("loss:       train {:.4f}{}, val {}\n", r.final_train_loss,
+             top ? " (last step, mean of the ranks')" : " (last step)",
+             fmt_opt(r.final_val_loss, "{:.4f}"));
+}
+
 // The exit code of a finished run: 0 completed, 1 diverged or failed, 130 interrupted.
 int exit_code_for(const train::TrainResult& r) {
   switch (r.status) {
@@ -51,15 +83,7 @@ int run_train(const TrainArgs& args, const std::vector<std::string>& command_lin
   opts.command_line = command_line;
   train::TrainResult r = train::run_training(cfg, opts);
 
-  fmt::print("run:        {}\n", r.run_dir);
-  fmt::print("status:     {}{}\n", config::name(r.status),
-             r.message.empty() ? "" : " (" + r.message + ")");
-  fmt::print("steps:      {}\n", r.steps_completed);
-  fmt::print("step time:  {} ms (median after warm-up)\n", fmt_opt(r.median_step_ms, "{:.2f}"));
-  fmt::print("throughput: {} tokens/s\n", fmt_opt(r.tokens_per_s, "{:.0f}"));
-  fmt::print("MFU:        {}\n", r.mfu ? fmt::format("{:.1f}%", *r.mfu * 100) : "null");
-  fmt::print("loss:       train {:.4f}, val {}\n", r.final_train_loss,
-             fmt_opt(r.final_val_loss, "{:.4f}"));
+  print_result(r);
   if (!r.top_ops.empty()) fmt::print("top ops:\n");
   for (const auto& line : r.top_ops) fmt::print("  {}\n", line);
   return exit_code_for(r);

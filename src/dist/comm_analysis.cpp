@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "llmprof/rundir/comm_ranks.h"
+
 namespace llmprof::dist {
 
 namespace {
@@ -87,10 +89,19 @@ ClockEstimate estimate_clock(const std::vector<PingSample>& samples) {
           static_cast<int64_t>(samples.size())};
 }
 
-std::optional<double> RankClock::drift_ns_per_s() const {
+std::optional<double> RankClock::drift_uncertainty_ns_per_s() const {
   if (!end || end->at_ns == start.at_ns) return std::nullopt;
-  return static_cast<double>(end->offset_ns - start.offset_ns) /
-         (static_cast<double>(end->at_ns - start.at_ns) * 1e-9);
+  return static_cast<double>(start.residual_ns + end->residual_ns) /
+         (std::abs(static_cast<double>(end->at_ns - start.at_ns)) * 1e-9);
+}
+
+std::optional<double> RankClock::drift_ns_per_s() const {
+  const std::optional<double> uncertainty = drift_uncertainty_ns_per_s();
+  if (!uncertainty) return std::nullopt;
+  const double drift = static_cast<double>(end->offset_ns - start.offset_ns) /
+                       (static_cast<double>(end->at_ns - start.at_ns) * 1e-9);
+  if (std::abs(drift) <= *uncertainty) return std::nullopt;  // below resolution
+  return drift;
 }
 
 int64_t RankClock::to_rank0(int64_t local_ns) const {
@@ -113,6 +124,7 @@ rundir::ClockRow RankClock::row() const {
     r.end_residual_ns = end->residual_ns;
   }
   r.drift_ns_per_s = drift_ns_per_s();
+  r.drift_uncertainty_ns_per_s = drift_uncertainty_ns_per_s();
   return r;
 }
 
@@ -373,34 +385,24 @@ void blame_phase(Straggler& s, const std::vector<rundir::CommStepRow>& steps, bo
   }
 }
 
+// The straggler as rundir::straggler_rank defines it (the largest median launch lag over the
+// steady steps), with how often it launched last and the phase its extra time is in.
 std::optional<Straggler> straggler_of(int64_t n,
                                       const std::vector<rundir::CollectiveRow>& coll,
                                       const std::vector<rundir::CommStepRow>& steps,
                                       bool later_only) {
   const auto groups = grouped(coll, later_only);
   if (n < 2 || groups.empty()) return std::nullopt;
-  std::vector<int64_t> lasts(static_cast<size_t>(n), 0);
-  for (const auto& [key, rows] : groups) ++lasts[static_cast<size_t>(rows.front()->last_rank)];
+  const std::vector<rundir::CommRankFigures> ranks = rundir::comm_rank_figures(steps);
+  const std::optional<int64_t> rank = rundir::straggler_rank(ranks);
+  if (!rank) return std::nullopt;
   Straggler s;
-  s.rank = std::max_element(lasts.begin(), lasts.end()) - lasts.begin();
-  s.last_count = lasts[static_cast<size_t>(s.rank)];
+  s.rank = *rank;
   s.collectives = static_cast<int64_t>(groups.size());
-  std::vector<double> lags;
-  for (const auto& [key, rows] : groups) {
-    std::optional<int64_t> mine;
-    std::vector<double> others;
-    for (const auto* r : rows) {
-      if (r->rank == s.rank) {
-        mine = r->launch_aligned_ns;
-      } else {
-        others.push_back(static_cast<double>(r->launch_aligned_ns));
-      }
-    }
-    if (mine && !others.empty()) {
-      lags.push_back((static_cast<double>(*mine) - *median(others)) * kMsPerNs);
-    }
+  for (const auto& [key, rows] : groups) s.last_count += rows.front()->last_rank == s.rank;
+  for (const auto& r : ranks) {
+    if (r.rank == s.rank) s.lag_ms = r.launch_lag_ms.value_or(0.0);
   }
-  s.lag_ms = median(lags).value_or(0.0);
   blame_phase(s, steps, later_only);
   return s;
 }
@@ -448,6 +450,10 @@ CommSummary summary_of(const CommAnalysis& a, int64_t n, bool later_only) {
     if (c.drift_ns_per_s) {
       m.clock_drift_ns_per_s_max =
           std::max(m.clock_drift_ns_per_s_max.value_or(0.0), std::abs(*c.drift_ns_per_s));
+    }
+    if (c.drift_uncertainty_ns_per_s) {
+      m.clock_drift_uncertainty_ns_per_s_max = std::max(
+          m.clock_drift_uncertainty_ns_per_s_max.value_or(0.0), *c.drift_uncertainty_ns_per_s);
     }
   }
   return m;

@@ -11,6 +11,7 @@
 
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
+#include "llmprof/rundir/comm_ranks.h"
 
 namespace llmprof::report {
 
@@ -592,22 +593,19 @@ std::optional<Finding> rule_exposed_comm(const Run& run, const RunMetrics&) {
 }
 
 std::optional<Finding> rule_straggler(const Run& run, const RunMetrics&) {
+  // The straggler as summary.json and the report's table name it (rundir/comm_ranks.h).
   const auto rows = comm_rows(run);
-  std::map<int64_t, double> last;
+  const std::vector<rundir::CommRankFigures> ranks = rundir::comm_rank_figures(run.comm_steps);
+  const std::optional<int64_t> straggler = rundir::straggler_rank(ranks);
+  if (!straggler) return std::nullopt;
+  const int64_t rank = *straggler;
   std::vector<double> step;
-  for (const auto* r : rows) {
-    last[r->rank] += static_cast<double>(r->last_launches);
-    step.push_back(r->step_ms);
+  for (const auto* r : rows) step.push_back(r->step_ms);
+  std::optional<double> l;
+  for (const auto& r : ranks) {
+    if (r.rank == rank) l = r.launch_lag_ms;
   }
-  if (last.size() < 2) return std::nullopt;
-  const int64_t rank = std::max_element(last.begin(), last.end(), [](auto& a, auto& b) {
-                         return a.second < b.second;
-                       })->first;
-  std::vector<double> lag;
-  for (const auto* r : rows) {
-    if (r->rank == rank && r->launch_lag_ms) lag.push_back(*r->launch_lag_ms);
-  }
-  const auto l = median_of(lag), s = median_of(step);
+  const auto s = median_of(step);
   if (!l || !s || *s <= 0 || *l / *s <= kStragglerMinShare) return std::nullopt;
   Finding f = make(run, "straggler", *l / *s, kStragglerMinShare, "fraction of step");
   const auto phase = excess_phase(rows, rank);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "llmprof/rundir/comm_ranks.h"
 #include "tables.h"
 
 namespace llmprof::report::detail {
@@ -142,40 +143,35 @@ std::optional<Table> comm_bucket_table(const Run& run) {
   return t;
 }
 
-// Per rank: how often it launched an all-reduce last, its mean launch lag behind the earliest
-// rank, and its phases (median ms).
+// Per rank: how often it launched an all-reduce last, its median launch lag behind the earliest
+// rank, and its phases (median ms); the straggler (rundir::straggler_rank, as summary.json names
+// it) first.
 std::optional<Table> comm_straggler_table(const Run& run) {
   if (run.comm_steps.empty()) return std::nullopt;
-  const auto by_rank = steps_by_rank(run);
+  std::vector<rundir::CommRankFigures> ranks = rundir::comm_rank_figures(run.comm_steps);
+  const std::optional<int64_t> straggler = rundir::straggler_rank(ranks);
+  std::stable_partition(ranks.begin(), ranks.end(),
+                        [&](const rundir::CommRankFigures& r) { return r.rank == straggler; });
   Table t;
   t.id = "comm_stragglers." + run.label;
   t.title = "Communication: who launches last (" + run.label + ")";
   t.columns = {{"rank", "rank"},
+               {"straggler", "straggler"},
                {"last_share", "launched last"},
                {"launch_lag_ms", "launch lag ms"},
                {"data_ms", "data ms"},
                {"forward_ms", "forward ms"},
                {"backward_compute_ms", "backward compute ms"},
                {"optimizer_ms", "optimizer ms"}};
-  for (const auto& [rank, rows] : by_rank) {
-    double last = 0, buckets = 0;
-    std::vector<double> lag, data, fwd, bwd, opt;
-    for (const auto* r : rows) {
-      last += static_cast<double>(r->last_launches);
-      buckets += static_cast<double>(r->buckets);
-      if (r->launch_lag_ms) lag.push_back(*r->launch_lag_ms);
-      data.push_back(r->data_ms);
-      fwd.push_back(r->forward_ms);
-      bwd.push_back(r->backward_compute_ms);
-      opt.push_back(r->optimizer_ms);
-    }
+  for (const rundir::CommRankFigures& r : ranks) {
     t.rows.push_back(
-        {count_cell(static_cast<double>(rank)),
-         percent_cell(buckets > 0 ? std::optional<double>(last / buckets) : std::nullopt),
-         ms_cell(median_of(lag)), ms_cell(median_of(data)), ms_cell(median_of(fwd)),
-         ms_cell(median_of(bwd)), ms_cell(median_of(opt))});
+        {count_cell(static_cast<double>(r.rank)), text_cell(r.rank == straggler ? "yes" : ""),
+         percent_cell(r.launched_last_share), ms_cell(r.launch_lag_ms), ms_cell(r.data_ms),
+         ms_cell(r.forward_ms), ms_cell(r.backward_compute_ms), ms_cell(r.optimizer_ms)});
   }
-  t.notes = {std::string("launch lag: the rank's launch minus the earliest rank's, per bucket; "
+  t.notes = {std::string("launch lag: the rank's launch minus the earliest rank's, per bucket "
+                         "(mean over the step's buckets); the straggler is the rank with the "
+                         "largest median launch lag (summary.json distributed.comm.straggler); "
                          "backward compute: up to the last bucket handed to the all-reduce; ") +
              kScope};
   return t;

@@ -102,6 +102,7 @@ void write_clocks(const std::string& path, const std::vector<ClockRow>& rows) {
     add(csv, r.end_offset_ns);
     add(csv, r.end_residual_ns);
     csv.add(r.drift_ns_per_s);
+    csv.add(r.drift_uncertainty_ns_per_s);
     csv.end_row();
   }
   csv.commit();
@@ -205,11 +206,11 @@ std::vector<PhaseSpanRow> read_phase_spans(const std::string& path) {
 }
 
 std::vector<ClockRow> read_clocks(const std::string& path) {
-  const Table t = open_table(path, columns::kClocks);
+  const Table t = open_table(path, columns::kClocks, /*optional_from=*/9);  // the uncertainty
   std::vector<ClockRow> out;
   for (size_t i = 0; i < t.csv.rows.size(); ++i) {
     out.push_back({t.i64(i, 0), t.i64(i, 1), t.i64(i, 2), t.i64(i, 3), t.i64(i, 4), t.opt_i64(i, 5),
-                   t.opt_i64(i, 6), t.opt_i64(i, 7), t.num(i, 8)});
+                   t.opt_i64(i, 6), t.opt_i64(i, 7), t.num(i, 8), t.num(i, 9)});
   }
   return out;
 }

@@ -2,6 +2,8 @@
 // resumed_from, init_from, cuda_graphs, plan, and distributed.comm. Every key a producer wrote
 // before these were typed is written again, in the same form, so older files rewrite
 // byte-identical.
+#include <fmt/format.h>
+
 #include <string>
 #include <vector>
 
@@ -258,6 +260,22 @@ RunContext read_context(ObjectReader& doc) {
 // ---------------------------------------------------------------------------------------------
 // distributed.comm
 
+// What a reader takes from the drift figures, in words: measured, below resolution, or unknown.
+std::string clock_drift_text(const CommFigures& s) {
+  if (s.clock_drift_ns_per_s_max) {
+    return fmt::format("measured: up to {:.0f} ns/s (uncertainty up to {:.0f} ns/s)",
+                       *s.clock_drift_ns_per_s_max,
+                       s.clock_drift_uncertainty_ns_per_s_max.value_or(0.0));
+  }
+  if (s.clock_drift_uncertainty_ns_per_s_max) {
+    return fmt::format(
+        "below resolution: |drift| within the uncertainty of {:.0f} ns/s (the "
+        "clock estimates' residuals over the time between them)",
+        *s.clock_drift_uncertainty_ns_per_s_max);
+  }
+  return "unknown: no end-of-run clock estimate";
+}
+
 Json comm_json(const CommFigures& s) {
   Json straggler;  // null: one rank, or no collective
   if (s.straggler) {
@@ -269,20 +287,27 @@ Json comm_json(const CommFigures& s) {
                  {"phase", g.phase ? Json(std::string(span_phase_name(*g.phase))) : Json()},
                  {"phase_excess_ms", g.phase ? Json(g.phase_excess_ms) : Json()}};
   }
-  return {{"steps", s.steps},
-          {"step_ms_median", opt(s.step_ms_median)},
-          {"exposed_comm_ms_median", opt(s.exposed_comm_ms_median)},
-          {"exposed_share", opt(s.exposed_share)},
-          {"comm_ms_median", opt(s.comm_ms_median)},
-          {"overlap", opt(s.overlap)},
-          {"latency_ms_median", opt(s.latency_ms_median)},
-          {"wait_ms_median", opt(s.wait_ms_median)},
-          {"algbw_gb_per_s_median", opt(s.algbw_gb_per_s_median)},
-          {"busbw_gb_per_s_median", opt(s.busbw_gb_per_s_median)},
-          {"straggler", straggler},
-          {"clock_residual_us_max", opt(s.clock_residual_us_max)},
-          {"clock_drift_ns_per_s_max", opt(s.clock_drift_ns_per_s_max)},
-          {"note", s.note}};
+  Json j = {{"steps", s.steps},
+            {"step_ms_median", opt(s.step_ms_median)},
+            {"exposed_comm_ms_median", opt(s.exposed_comm_ms_median)},
+            {"exposed_share", opt(s.exposed_share)},
+            {"comm_ms_median", opt(s.comm_ms_median)},
+            {"overlap", opt(s.overlap)},
+            {"latency_ms_median", opt(s.latency_ms_median)},
+            {"wait_ms_median", opt(s.wait_ms_median)},
+            {"algbw_gb_per_s_median", opt(s.algbw_gb_per_s_median)},
+            {"busbw_gb_per_s_median", opt(s.busbw_gb_per_s_median)},
+            {"straggler", straggler},
+            {"clock_residual_us_max", opt(s.clock_residual_us_max)},
+            {"clock_drift_ns_per_s_max", opt(s.clock_drift_ns_per_s_max)},
+            {"note", s.note}};
+  // Written where a second rank's clock was measured (a one-rank group has no drift to state,
+  // and its files keep their form).
+  if (s.clock_drift_uncertainty_ns_per_s_max || s.clock_drift_ns_per_s_max) {
+    j["clock_drift_uncertainty_ns_per_s_max"] = opt(s.clock_drift_uncertainty_ns_per_s_max);
+    j["clock_drift"] = clock_drift_text(s);
+  }
+  return j;
 }
 
 CommStraggler read_straggler(ObjectReader& o) {
@@ -314,6 +339,8 @@ CommFigures read_comm(ObjectReader& o) {
   s.straggler = read_section<CommStraggler>(o, "straggler", read_straggler);
   s.clock_residual_us_max = o.number("clock_residual_us_max");
   s.clock_drift_ns_per_s_max = o.number("clock_drift_ns_per_s_max");
+  s.clock_drift_uncertainty_ns_per_s_max = o.number("clock_drift_uncertainty_ns_per_s_max");
+  o.text("clock_drift");  // derived from the two above
   s.note = o.text("note").value_or("");
   return s;
 }

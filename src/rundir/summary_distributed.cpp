@@ -19,6 +19,32 @@ std::vector<T> list_of(ObjectReader& o, const std::string& key, bool (Json::*is)
   return out;
 }
 
+Json rank_json(const RankFigures& r) {
+  return {{"rank", r.rank},
+          {"step_ms_median", opt(r.step_ms)},
+          {"data_ms_median", opt(r.data_ms)},
+          {"forward_ms_median", opt(r.forward_ms)},
+          {"backward_ms_median", opt(r.backward_ms)},
+          {"optimizer_ms_median", opt(r.optimizer_ms)},
+          {"tokens_per_s_median", opt(r.tokens_per_s)},
+          {"mfu_median", opt(r.mfu)},
+          {"final_train_step_loss", opt(r.final_train_step_loss)}};
+}
+
+RankFigures read_rank(ObjectReader& o) {
+  RankFigures r;
+  r.rank = o.integer("rank").value_or(0);
+  r.step_ms = o.number("step_ms_median");
+  r.data_ms = o.number("data_ms_median");
+  r.forward_ms = o.number("forward_ms_median");
+  r.backward_ms = o.number("backward_ms_median");
+  r.optimizer_ms = o.number("optimizer_ms_median");
+  r.tokens_per_s = o.number("tokens_per_s_median");
+  r.mfu = o.number("mfu_median");
+  r.final_train_step_loss = o.number("final_train_step_loss");
+  return r;
+}
+
 }  // namespace
 
 Json distributed_json(const DistributedFigures& d) {
@@ -43,6 +69,13 @@ Json distributed_json(const DistributedFigures& d) {
          {"comm_ms_note", d.comm_ms_note},
          {"times_note", d.times_note},
          {"rank_dirs", d.rank_dirs}};
+    // The global figures' scope and each rank's own: written by a merge of several ranks.
+    if (!d.ranks.empty()) {
+      j["figures_scope"] = d.figures_scope;
+      Json ranks = Json::array();
+      for (const RankFigures& r : d.ranks) ranks.push_back(rank_json(r));
+      j["ranks"] = ranks;
+    }
   }
   if (d.comm) {
     j["comm"] = comm_json(*d.comm);
@@ -72,6 +105,11 @@ DistributedFigures read_distributed(ObjectReader& o) {
   d.comm_ms_note = o.text("comm_ms_note").value_or("");
   d.times_note = o.text("times_note").value_or("");
   d.rank_dirs = list_of<std::string>(o, "rank_dirs", &Json::is_string, "an array of strings");
+  d.figures_scope = o.text("figures_scope").value_or("");
+  for (ObjectReader& r : o.objects("ranks")) {
+    d.ranks.push_back(read_rank(r));
+    r.keep_unknown();
+  }
   // The analysis, or why there is none ({"error": ...}).
   if (std::optional<ObjectReader> c = o.object("comm")) {
     if (c->has("error")) {

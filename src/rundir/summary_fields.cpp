@@ -75,8 +75,10 @@ Summary every_figure() {
   d.bucket_bytes = {1};
   d.rank0_comm_ms_first_step = d.rank0_comm_ms_per_step_median = 1;
   d.rank_dirs = {"rank0"};
+  d.figures_scope = "text";
+  d.ranks = {RankFigures{0, 1., 1., 1., 1., 1., 1., 1., 1.}};
   d.comm = CommFigures{1, 1, 1., 1., 1., 1., 1., 1., 1., 1., 1.,
-                       CommStraggler{1, 1, 1, 1., SpanPhase::kBackward, 1.}, 1., 1., "text"};
+                       CommStraggler{1, 1, 1, 1., SpanPhase::kBackward, 1.}, 1., 1., 1., "text"};
   s.config_notes = {"text"};
   s.context = every_context();
   s.run_dir = "text";

@@ -83,6 +83,7 @@ const std::vector<StepColumn>& step_columns() {
       {"device_alloc_retries", &StepRow::device_alloc_retries},
       {"loss_scale", &StepRow::loss_scale},
       {"step_skipped", &StepRow::step_skipped},
+      {"slowest_rank", &StepRow::slowest_rank},
   };
   return kColumns;
 }

@@ -38,7 +38,7 @@ inline const std::vector<std::string_view> kPhaseSpans = {"rank", "step", "phase
                                                           "end_ns"};
 inline const std::vector<std::string_view> kClocks = {
     "rank", "rounds", "start_at_ns", "start_offset_ns", "start_residual_ns", "end_at_ns",
-    "end_offset_ns", "end_residual_ns", "drift_ns_per_s"};
+    "end_offset_ns", "end_residual_ns", "drift_ns_per_s", "drift_uncertainty_ns_per_s"};
 inline const std::vector<std::string_view> kCollectives = {
     "step", "bucket", "rank", "first_layout", "bytes", "elements", "dtype", "launch_aligned_ns",
     "end_aligned_ns", "duration_ms", "wait_ms", "latency_ms", "algbw_gb_per_s", "busbw_gb_per_s",

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "llmprof/dist/comm_analysis.h"
+#include "llmprof/rundir/summary.h"
 
 namespace llmprof::train {
 
@@ -16,5 +17,16 @@ namespace llmprof::train {
 // Throws DataError (a rank's file missing or malformed) or IoError.
 dist::CommSummary analyse_run_comm(const std::string& top_dir,
                                    const std::vector<dist::RankClock>& clocks);
+
+// The top directory's steps.csv and eval.csv (the same columns as a rank's, each row the whole
+// job's: rundir::merge_rank_steps; the evals are rank 0's, whose sums were all-reduced over every
+// rank's rows) and the merged summary: rank 0's with the global timing, throughput, FLOPs, MFU
+// and last-step loss, `distributed` (its comm analysis filled) with the scope of those figures and
+// every rank's own, the straggler's first. samples_per_step: all ranks' samples in one step.
+// Returns the merged summary as written. Throws DataError (a rank's file unreadable) or IoError.
+rundir::Summary merge_top_dir(const std::string& top_dir,
+                              int world_size,
+                              double samples_per_step,
+                              rundir::DistributedFigures distributed);
 
 }  // namespace llmprof::train

@@ -1,6 +1,7 @@
 #include "data_parallel.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -11,8 +12,7 @@
 #include <sstream>
 #include <thread>
 
-#include <spdlog/spdlog.h>
-
+#include "comm_finish.h"
 #include "llmprof/config/config.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/dist/clock_sync.h"
@@ -24,7 +24,6 @@
 #include "llmprof/rundir/read.h"
 #include "llmprof/rundir/summary.h"
 #include "llmprof/train/task.h"
-#include "comm_finish.h"
 
 namespace llmprof::train {
 
@@ -96,8 +95,8 @@ std::unique_ptr<DataParallel> DataParallel::connect(const config::Config& cfg,
   dp->group_->check_same_config(config_hash(cfg));
   dp->skew_ns_ = dist::test_clock_skew_ns(env.rank);
   dp->forward_delay_ns_ = dist::test_forward_delay_ns(env.rank);
-  dp->clocks_start_ = dist::measure_clocks(*dp->group_, kClockRounds,
-                                           [d = dp.get()] { return d->clock_ns(); });
+  dp->clocks_start_ =
+      dist::measure_clocks(*dp->group_, kClockRounds, [d = dp.get()] { return d->clock_ns(); });
   // Each rank's offset to rank 0's clock (measured on rank 0), for its own trace.
   std::vector<int64_t> offsets(static_cast<size_t>(dp->world_size()), 0);
   for (size_t r = 0; r < dp->clocks_start_.size() && r < offsets.size(); ++r) {
@@ -108,7 +107,8 @@ std::unique_ptr<DataParallel> DataParallel::connect(const config::Config& cfg,
   return dp;
 }
 
-std::string DataParallel::shared_top_dir(const config::Config& cfg, const std::string& output_dir,
+std::string DataParallel::shared_top_dir(const config::Config& cfg,
+                                         const std::string& output_dir,
                                          const std::string& label) {
   // Rank 0's path travels as character codes through an all-gather (exact in doubles); a
   // length of -1 says rank 0 could not make it, and every rank stops (rank 0 with its error).
@@ -129,16 +129,21 @@ std::string DataParallel::shared_top_dir(const config::Config& cfg, const std::s
   }
   const std::vector<double> all = group_->all_gather(mine);
   if (failed) std::rethrow_exception(failed);
-  if (all[0] < 0) throw dist::DistError("rank 0 could not create the run directory (its log "
-                                        "says why)", 0);
+  if (all[0] < 0)
+    throw dist::DistError(
+        "rank 0 could not create the run directory (its log "
+        "says why)",
+        0);
   const auto n = static_cast<size_t>(all[0]);
   std::string top(n, '\0');
   for (size_t i = 0; i < n; ++i) top[i] = static_cast<char>(static_cast<int>(all[i + 1]));
   return top;
 }
 
-void DataParallel::start(torch::nn::Module& module, const std::vector<at::Tensor>& params,
-                         const config::Config& cfg, const int64_t* backward_start_ns) {
+void DataParallel::start(torch::nn::Module& module,
+                         const std::vector<at::Tensor>& params,
+                         const config::Config& cfg,
+                         const int64_t* backward_start_ns) {
   // Parameters and floating-point buffers from rank 0. Gloo refuses bool tensors ("Invalid
   // scalar type"), and the model's other buffers (the causal mask) are built from the config,
   // which every rank shares (checked at connect), so they are equal already.
@@ -151,6 +156,8 @@ void DataParallel::start(torch::nn::Module& module, const std::vector<at::Tensor
   o.bucket_mb = bucket_mb_ = cfg.ddp.bucket_mb;
   o.first_bucket_mb = first_bucket_mb_ = cfg.ddp.first_bucket_mb;
   o.overlap = overlap_ = cfg.ddp.overlap;
+  samples_per_step_ =
+      static_cast<double>(cfg.train.batch_size * cfg.train.grad_accum_steps * world_size());
   o.backward_start_ns = backward_start_ns;
   sync_ = std::make_unique<dist::GradSync>(*group_, params, o);
 }
@@ -160,15 +167,16 @@ int64_t DataParallel::clock_ns() const { return now_ns() + skew_ns_; }
 // A sleep, not a busy wait: on a host shared with other work, a rank that spun for the delay is
 // then scheduled behind the others (its CPU share spent), which adds a lag the test did not inject.
 void DataParallel::test_forward_delay() const {
-  if (forward_delay_ns_ > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(forward_delay_ns_));
+  if (forward_delay_ns_ > 0)
+    std::this_thread::sleep_for(std::chrono::nanoseconds(forward_delay_ns_));
 }
 
 void DataParallel::open_comm_csv(const std::string& rank_dir) {
   const auto& names = rundir::comm_columns();
   comm_ = std::make_unique<output::CsvWriter>(rundir::path(rank_dir, rundir::kComm),
                                               std::vector<std::string>(names.begin(), names.end()));
-  phase_csv_ = std::make_unique<rundir::PhaseSpanWriter>(
-      rundir::path(rank_dir, rundir::kPhaseSpans));
+  phase_csv_ =
+      std::make_unique<rundir::PhaseSpanWriter>(rundir::path(rank_dir, rundir::kPhaseSpans));
   spans_.clear();
 }
 
@@ -185,11 +193,16 @@ namespace {
 // c10's scalar type names, which Kineto writes as a collective's dtype.
 std::string_view kineto_dtype(dist::GradDtype dtype) {
   switch (dtype) {
-    case dist::GradDtype::kFloat32: return "Float";
-    case dist::GradDtype::kFloat16: return "Half";
-    case dist::GradDtype::kBFloat16: return "BFloat16";
-    case dist::GradDtype::kFloat64: return "Double";
-    case dist::GradDtype::kOther: break;
+    case dist::GradDtype::kFloat32:
+      return "Float";
+    case dist::GradDtype::kFloat16:
+      return "Half";
+    case dist::GradDtype::kBFloat16:
+      return "BFloat16";
+    case dist::GradDtype::kFloat64:
+      return "Double";
+    case dist::GradDtype::kOther:
+      break;
   }
   return "Unknown";
 }
@@ -229,10 +242,16 @@ void DataParallel::write_comm_rows(int64_t step) {
     bytes += r.bytes;
     sizes.push_back(r.bytes);
     if (!comm_) continue;
-    comm_->add(static_cast<int64_t>(rank())).add(step).add(r.sync_step)
-        .add(static_cast<int64_t>(r.bucket)).add(static_cast<int64_t>(r.bucket_count))
-        .add(static_cast<int64_t>(r.first_layout)).add(r.bytes).add(r.numel)
-        .add(dist::grad_dtype_name(r.dtype)).add(r.ready_ns + skew_ns_)
+    comm_->add(static_cast<int64_t>(rank()))
+        .add(step)
+        .add(r.sync_step)
+        .add(static_cast<int64_t>(r.bucket))
+        .add(static_cast<int64_t>(r.bucket_count))
+        .add(static_cast<int64_t>(r.first_layout))
+        .add(r.bytes)
+        .add(r.numel)
+        .add(dist::grad_dtype_name(r.dtype))
+        .add(r.ready_ns + skew_ns_)
         .add(r.launch_ns + skew_ns_);
     if (ended) {
       comm_->add(r.end_ns + skew_ns_).add(ms);
@@ -289,18 +308,10 @@ DataParallel::Agreed DataParallel::agree_after_step(const RankStep& mine, bool s
     throw group_->diagnose(e, "step all-gather");
   }
   Agreed a;
-  std::vector<double> row;
   for (int r = 0; r < world_size(); ++r) {
     const size_t at = static_cast<size_t>(r) * 3;
     a.global_loss += all[at + 1] / world_size();
     a.stop = a.stop || all[at + 2] != 0;
-    row.push_back(all[at]);
-    row.push_back(all[at + 1]);
-  }
-  if (rank() == 0) {
-    steps_.push_back(std::move(row));
-    step_numbers_.push_back(mine.step);
-    global_loss_.push_back(a.global_loss);
   }
   return a;
 }
@@ -364,37 +375,19 @@ void DataParallel::write_comm_analysis(const std::string& top_dir,
   }
 }
 
-void DataParallel::finish(const std::string& top_dir, const std::string& rank_dir) {
+std::optional<rundir::Summary> DataParallel::finish(const std::string& top_dir,
+                                                    const std::string& rank_dir) {
   clocks_end_ = dist::measure_clocks(*group_, kClockRounds, [this] { return clock_ns(); });
   comm_.reset();  // every row is on disk
   phase_csv_.reset();
   group_->barrier();
-  if (rank() != 0) return;
+  if (rank() != 0) return std::nullopt;
   namespace fs = std::filesystem;
-  // steps.csv: the global step, its slowest rank, the mean of the ranks' losses.
-  std::vector<std::string> cols{"step", "step_ms", "slowest_rank", "loss"};
-  for (int r = 0; r < world_size(); ++r) {
-    cols.push_back(fmt::format("rank{}_ms", r));
-    cols.push_back(fmt::format("rank{}_loss", r));
-  }
-  output::CsvWriter steps(rundir::path(top_dir, rundir::kSteps), cols, output::CsvMode::kWhole);
-  for (size_t i = 0; i < steps_.size(); ++i) {
-    const std::vector<double>& row = steps_[i];
-    int slowest = 0;
-    for (int r = 1; r < world_size(); ++r) {
-      if (row[static_cast<size_t>(r) * 2] > row[static_cast<size_t>(slowest) * 2]) slowest = r;
-    }
-    steps.add(step_numbers_[i]).add(row[static_cast<size_t>(slowest) * 2])
-        .add(static_cast<int64_t>(slowest)).add(global_loss_[i]);
-    for (double v : row) steps.add(v);
-    steps.end_row();
-  }
-  steps.commit();
   // comm.csv: every rank's rows, rank by rank (each file's header once).
   std::string comm;
   for (int r = 0; r < world_size(); ++r) {
-    const std::string text = read_text(rundir::path(fmt::format("{}/rank{}", top_dir, r),
-                                                    rundir::kComm));
+    const std::string text =
+        read_text(rundir::path(fmt::format("{}/rank{}", top_dir, r), rundir::kComm));
     const size_t eol = text.find('\n');
     if (eol == std::string::npos) continue;
     if (comm.empty()) comm = text.substr(0, eol + 1);
@@ -407,18 +400,9 @@ void DataParallel::finish(const std::string& top_dir, const std::string& rank_di
     const std::string from = rundir::path(rank_dir, doc);
     if (fs::exists(from)) output::write_file_atomic(rundir::path(top_dir, doc), read_text(from));
   }
-  // summary.json: rank 0's summary with the distributed section.
-  std::vector<rundir::InputWarning> warnings;
-  rundir::Summary s = rundir::read_summary(rundir::path(rank_dir, rundir::kSummary), warnings)
-                          .value_or(rundir::Summary{});
-  s.run_dir = top_dir;
-  s.distributed = summary_section();
-  write_comm_analysis(top_dir, *s.distributed);
-  if (!global_loss_.empty()) {
-    s.final_global_train_loss = global_loss_.back();
-  }
-  rundir::write_summary(rundir::path(top_dir, rundir::kSummary), s);
-  (void)fs::exists(top_dir);
+  rundir::DistributedFigures d = summary_section();
+  write_comm_analysis(top_dir, d);
+  return merge_top_dir(top_dir, world_size(), samples_per_step_, std::move(d));
 }
 
 }  // namespace llmprof::train

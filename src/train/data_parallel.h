@@ -33,7 +33,7 @@ namespace llmprof::train {
 
 struct EvalSums;
 
-// One step's figures on this rank, gathered by rank 0 for the merged steps.csv.
+// One step's figures on this rank, gathered for the ranks' common decision after it.
 struct RankStep {
   int64_t step = 0;
   double step_ms = 0;  // this rank's timed step (wall clock around it)
@@ -87,7 +87,7 @@ class DataParallel {
   // Sums of loss, targets and correct over ranks (eval sharded by rows).
   void all_reduce(EvalSums& sums);
   // The mean of the ranks' losses and whether any rank asked to stop, for the same decision on
-  // every rank; rank 0 keeps every rank's step figures for the merged steps.csv.
+  // every rank.
   struct Agreed {
     double global_loss = 0;
     bool stop = false;
@@ -101,7 +101,8 @@ class DataParallel {
   // The end (every rank, after its own summary): the clocks measured again, a barrier, then rank
   // 0 writes the merged steps.csv, comm.csv, the communication analysis (clocks.csv,
   // collectives.csv, comm_steps.csv) and summary.json at the top.
-  void finish(const std::string& top_dir, const std::string& rank_dir);
+  // Returns rank 0's merged summary (nullopt on the other ranks).
+  std::optional<rundir::Summary> finish(const std::string& top_dir, const std::string& rank_dir);
 
  private:
   DataParallel(const dist::RankEnv& env, std::unique_ptr<dist::ProcessGroup> group);
@@ -121,11 +122,8 @@ class DataParallel {
   std::vector<dist::ClockEstimate> clocks_start_, clocks_end_;
   int64_t own_clock_offset_ns_ = 0;  // this rank's clock minus rank 0's (start estimate)
   bool overlap_ = true;
+  double samples_per_step_ = 0;  // all ranks' samples in one step
   double bucket_mb_ = 0, first_bucket_mb_ = 0;
-  // Rank 0: per step, every rank's (step_ms, loss); the global loss.
-  std::vector<std::vector<double>> steps_;
-  std::vector<double> global_loss_;
-  std::vector<int64_t> step_numbers_;  // from the resumed step + 1 on a resumed run
   // This rank: per step, the summed all-reduce time of its buckets (end - launch), ms.
   std::vector<double> comm_ms_;
   std::vector<int64_t> bucket_bytes_;  // the last layout's bucket sizes, bytes

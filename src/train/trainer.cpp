@@ -10,6 +10,9 @@
 #include <csignal>
 #include <optional>
 
+#include "cuda_graph.h"
+#include "data_parallel.h"
+#include "fused_adam.h"
 #include "llmprof/base/clock.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/data/loader.h"
@@ -23,6 +26,7 @@
 #include "llmprof/profile/phase.h"
 #include "llmprof/profile/tracer.h"
 #include "llmprof/rundir/files.h"
+#include "llmprof/train/device.h"
 #include "llmprof/train/hf_checkpoint.h"
 #include "llmprof/train/run_data.h"
 #include "llmprof/train/runtime.h"
@@ -30,10 +34,6 @@
 #include "llmprof/train/setup.h"
 #include "llmprof/train/task.h"
 #include "llmprof/train/weights.h"
-#include "llmprof/train/device.h"
-#include "cuda_graph.h"
-#include "data_parallel.h"
-#include "fused_adam.h"
 #include "loss_scaler.h"
 #include "resume.h"
 
@@ -66,7 +66,8 @@ class StopSignals {
   int signal() const { return g_stop_signal; }
 
  private:
-  struct sigaction old_int_ {}, old_term_ {};
+  struct sigaction old_int_ {
+  }, old_term_{};
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -217,7 +218,7 @@ struct LoopState {
   torch::Tensor grad_norm;
   double loss_scale = 0;      // fp16: the scale this step's backward used
   bool step_skipped = false;  // fp16: a gradient was inf/NaN, the optimizer did not step
-  data::BatchView held;  // the last micro-batch, handed back at the next data phase
+  data::BatchView held;       // the last micro-batch, handed back at the next data phase
   bool holding = false;
   int64_t backward_start_ns = 0;  // data-parallel: read at each bucket's launch
 };
@@ -225,8 +226,12 @@ struct LoopState {
 // The timed step: no allocation, I/O, formatting or host sync beyond training's own.
 // Data-parallel (dp not null): DDP's no_sync on every micro-step but the last, whose backward
 // all-reduces the gradient buckets (averaged across ranks) before clipping and the optimizer.
-void timed_step(const config::Config& cfg, Training& t, Step& step, data::BatchLoader& loader,
-                LoopState& s, DataParallel* dp) {
+void timed_step(const config::Config& cfg,
+                Training& t,
+                Step& step,
+                data::BatchLoader& loader,
+                LoopState& s,
+                DataParallel* dp) {
   const int64_t A = cfg.train.grad_accum_steps;
   dist::PhaseLog* spans = dp ? &dp->spans() : nullptr;  // data-parallel: phase spans per rank
   for (int64_t micro = 0; micro < A; ++micro) {
@@ -324,9 +329,10 @@ void copy_into(Batch& dst, const Batch& src) {
   const auto copy = [](torch::Tensor& d, const torch::Tensor& from) {
     if (!d.defined()) return;
     if (d.sizes() != from.sizes()) {
-      throw Error(fmt::format("train.cuda_graphs: a batch of shape [{}] does not fit the captured "
-                              "step's [{}]",
-                              fmt::join(from.sizes(), ", "), fmt::join(d.sizes(), ", ")));
+      throw Error(
+          fmt::format("train.cuda_graphs: a batch of shape [{}] does not fit the captured "
+                      "step's [{}]",
+                      fmt::join(from.sizes(), ", "), fmt::join(d.sizes(), ", ")));
     }
     d.copy_(from, /*non_blocking=*/true);
   };
@@ -363,7 +369,9 @@ struct Outcome {
 };
 
 // After the clock: the step's loss (read once, the step's one host sync), the divergence check.
-std::optional<Outcome> record_loss(const config::Config& cfg, Step& step, const LoopState& s,
+std::optional<Outcome> record_loss(const config::Config& cfg,
+                                   Step& step,
+                                   const LoopState& s,
                                    double lr) {
   double loss = 0;
   for (const auto& l : s.micro_loss) loss += l.item<double>();
@@ -372,11 +380,11 @@ std::optional<Outcome> record_loss(const config::Config& cfg, Step& step, const 
   if (s.loss_scale > 0) step.set_loss_scale(s.loss_scale, s.step_skipped);
   if (cfg.optim.grad_clip > 0) step.set_grad_norm(s.grad_norm.item<double>());
   if (std::isfinite(loss)) return std::nullopt;
-  return Outcome{RunStatus::kDiverged,
-                 fmt::format("loss became {} at step {} (lr {:.3g}): lower optim.lr, raise "
-                             "schedule.warmup_steps or set optim.grad_clip",
-                             std::isnan(loss) ? "nan" : (loss > 0 ? "inf" : "-inf"),
-                             step.number(), lr)};
+  return Outcome{
+      RunStatus::kDiverged,
+      fmt::format("loss became {} at step {} (lr {:.3g}): lower optim.lr, raise "
+                  "schedule.warmup_steps or set optim.grad_clip",
+                  std::isnan(loss) ? "nan" : (loss > 0 ? "inf" : "-inf"), step.number(), lr)};
 }
 
 // Data-parallel: each rank evaluates its rows of the eval batches and the sums are added over
@@ -422,8 +430,11 @@ std::string parameter_digest(const std::vector<torch::Tensor>& params) {
 // rng-rank<k>.pt, all in the one folder rank 0 writes and renames into place. Data-parallel: every
 // rank calls it (its random state travels to rank 0 in an all-gather), so no rank writes into a
 // folder another is replacing.
-void save_run_checkpoint(const config::Config& cfg, Training& t, const std::string& dir,
-                         int64_t step, DataParallel* dp) {
+void save_run_checkpoint(const config::Config& cfg,
+                         Training& t,
+                         const std::string& dir,
+                         int64_t step,
+                         DataParallel* dp) {
   const std::string mine = rng_state_archive(t.device->device());
   const std::vector<std::string> rng = dp ? dp->gather_on_rank0(mine) : std::vector{mine};
   if (dp && dp->rank() != 0) return;
@@ -438,9 +449,15 @@ void save_run_checkpoint(const config::Config& cfg, Training& t, const std::stri
                   });
 }
 
+TrainResult result_of(const RunSummary& s);
+
 // The end: the last checkpoint, the data and init_from notes, summary.json.
-TrainResult finish(const config::Config& cfg, Training& t, Session& session,
-                   const Outcome& outcome, DataParallel* dp, const std::string& top_dir) {
+TrainResult finish(const config::Config& cfg,
+                   Training& t,
+                   Session& session,
+                   const Outcome& outcome,
+                   DataParallel* dp,
+                   const std::string& top_dir) {
   const std::string& dir = session.run_dir();
   const int64_t done = t.first_step() - 1 + session.steps_completed();
   // Data-parallel, not after a failure: the checkpoint gathers from every rank, and one may be
@@ -469,7 +486,24 @@ TrainResult finish(const config::Config& cfg, Training& t, Session& session,
   }
   const RunSummary s = session.finish(outcome.status, outcome.message);
   // A barrier, then rank 0 merges the top documents; not after a failure (a peer may be gone).
-  if (dp && outcome.status != RunStatus::kFailed) dp->finish(top_dir, s.run_dir);
+  std::optional<rundir::Summary> merged;
+  if (dp && outcome.status != RunStatus::kFailed) merged = dp->finish(top_dir, s.run_dir);
+  TrainResult result = result_of(s);
+  if (!dp) return result;
+  result.world_size = dp->world_size();
+  result.rank_dir = s.run_dir;
+  result.rank_tokens_per_s = s.tokens_per_s;
+  result.rank_median_step_ms = s.median_step_ms;
+  if (!merged) return result;
+  result.run_dir = top_dir;  // the run is the top directory, its figures global
+  result.median_step_ms = merged->median_step_ms();
+  result.tokens_per_s = merged->median_tokens_per_s();
+  result.mfu = merged->median_mfu();
+  if (merged->final_global_train_loss) result.final_train_loss = *merged->final_global_train_loss;
+  return result;
+}
+
+TrainResult result_of(const RunSummary& s) {
   TrainResult result;
   result.run_dir = s.run_dir;
   result.status = s.status;
@@ -493,15 +527,18 @@ namespace {
 void check_shardable(const config::Config& cfg, const RunData& rd, int world_size) {
   if (world_size <= 1) return;
   const int64_t global = cfg.train.batch_size * world_size;
-  const bool lm = cfg.model.type == config::ModelType::kGpt;
+  // A decoder (GPT, Llama and its family) samples windows of the token stream; DistilBERT's tasks
+  // take whole encoded sequences.
+  const bool lm = cfg.model.type != config::ModelType::kDistilbert;
   const int64_t available = lm ? static_cast<int64_t>(rd.splits.train.size()) - cfg.model.block_size
                                : rd.train_set.num_sequences;
   if (available >= global) return;
-  throw DataError(fmt::format("world size {}: the global batch of {} x train.batch_size {} = {} "
-                              "{} is more than the {} the training data holds; lower "
-                              "train.batch_size or the number of ranks",
-                              world_size, world_size, cfg.train.batch_size, global,
-                              lm ? "windows" : "sequences", available));
+  throw DataError(
+      fmt::format("world size {}: the global batch of {} x train.batch_size {} = {} "
+                  "{} is more than the {} the training data holds; lower "
+                  "train.batch_size or the number of ranks",
+                  world_size, world_size, cfg.train.batch_size, global,
+                  lm ? "windows" : "sequences", available));
 }
 
 // The run directory of this rank: world size 1, the run directory itself; data-parallel,
@@ -517,8 +554,11 @@ std::string rank_run_dir(DataParallel* dp, config::Config& session_cfg, SessionO
 // After each step of a data-parallel run (outside its timing): the bucket rows, then one small
 // all-gather so every rank takes the same decision (a rank that diverged or was asked to stop
 // stops them all at the same step). Returns the outcome that ends the run, if any.
-std::optional<Outcome> after_rank_step(DataParallel& dp, int64_t n, double step_ms,
-                                       const LoopState& s, std::optional<Outcome> mine,
+std::optional<Outcome> after_rank_step(DataParallel& dp,
+                                       int64_t n,
+                                       double step_ms,
+                                       const LoopState& s,
+                                       std::optional<Outcome> mine,
                                        bool signalled) {
   dp.write_comm_rows(n);
   double loss = 0;
@@ -539,7 +579,7 @@ std::optional<Outcome> after_rank_step(DataParallel& dp, int64_t n, double step_
 
 TrainResult run_training(const config::Config& given, const TrainOptions& opts) {
   config::Config cfg = given;
-  RunTokenizer init_tokenizer;  // an llmprof run starts from its own tokenizer
+  RunTokenizer init_tokenizer;              // an llmprof run starts from its own tokenizer
   if (is_hf_folder(cfg.model.init_from)) {  // a Hugging Face folder gives model and tokenizer
     for (std::string& note : adopt_hf_model(cfg, cfg.model.init_from, "model.init_from")) {
       cfg.notes.push_back(std::move(note));
@@ -568,9 +608,10 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
   LoopState state(cfg.train.grad_accum_steps);
   if (dp) dp->start(t.task->module(), t.params, cfg, &state.backward_start_ns);
   if (signals.signal() != 0) {
-    throw Interrupted(fmt::format("stopped by signal {} during set-up, before the run directory "
-                                  "was made",
-                                  signals.signal()));
+    throw Interrupted(
+        fmt::format("stopped by signal {} during set-up, before the run directory "
+                    "was made",
+                    signals.signal()));
   }
   config::Config session_cfg = cfg;
   SessionOptions so = session_options(cfg, *t.task, opts);
@@ -590,8 +631,8 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
   // A resumed run skips the micro-batches of the steps before it (the stream is keyed by the
   // global sample index: global batch i is (i x world size + rank) x batch_size onwards).
   data::BatchLoader loader(*t.data.train_sampler, cfg.data.num_workers, cfg.data.prefetch,
-                          t.device->slot_memory(),
-                          (t.first_step() - 1) * cfg.train.grad_accum_steps);
+                           t.device->slot_memory(),
+                           (t.first_step() - 1) * cfg.train.grad_accum_steps);
   Outcome outcome;
   const int64_t max_steps = cfg.schedule.max_steps;
   const int64_t eval_every = cfg.train.eval_interval, ckpt_every = cfg.train.checkpoint_interval;
@@ -615,9 +656,10 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
       set_learning_rate(*t.optimizer, lr);
       if (cfg.train.cuda_graphs && !t.graph && n > graph_after) {
         capture_step(cfg, t, state);
-        spdlog::info("train.cuda_graphs: step captured before step {}; from here forward_ms is "
-                     "the whole replayed step (forward, backward, clip, optimizer)",
-                     n);
+        spdlog::info(
+            "train.cuda_graphs: step captured before step {}; from here forward_ms is "
+            "the whole replayed step (forward, backward, clip, optimizer)",
+            n);
         session.context().cuda_graphs = rundir::CudaGraphFigures{n, "the whole replayed step"};
       }
       if (t.graph) static_cast<FusedAdam&>(*t.optimizer).stage_learning_rates();
@@ -642,8 +684,7 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
       }
       if (eval_every > 0 && (n % eval_every == 0 || last)) evaluate_step(t, step, dp.get());
       if (cfg.train.save_checkpoint && ckpt_every > 0 && !last && n % ckpt_every == 0) {
-        save_run_checkpoint(cfg, t, rundir::checkpoint_step_dir(session.run_dir(), n), n,
-                            dp.get());
+        save_run_checkpoint(cfg, t, rundir::checkpoint_step_dir(session.run_dir(), n), n, dp.get());
       }
       if (signalled && !last) {
         outcome = {RunStatus::kInterrupted,

@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "llmprof/rundir/comm_ranks.h"
+
 namespace llmprof::dist {
 namespace {
 
@@ -131,6 +133,20 @@ TEST(RankClock, InterpolatesTheOffsetBetweenStartAndEnd) {
   EXPECT_EQ(c.row().end_residual_ns, 12);
 }
 
+// The case on one host: the offset moved 6.6 us in 0.19 s with residuals of 38 and 40 us:
+// 34,737 ns/s measured, within its uncertainty (78 us / 0.19 s = 410,526 ns/s): below
+// resolution, so no drift is applied and the row says how small it is.
+TEST(RankClock, DriftWithinItsUncertaintyIsBelowResolution) {
+  RankClock c{1, {0, 1000, 38000, 200}, ClockEstimate{190000000, 7600, 40000, 200}};
+  EXPECT_FALSE(c.drift_ns_per_s().has_value());
+  ASSERT_TRUE(c.drift_uncertainty_ns_per_s().has_value());
+  EXPECT_NEAR(*c.drift_uncertainty_ns_per_s(), 78000 / 0.19, 1e-6);
+  EXPECT_EQ(c.to_rank0(100000000), 100000000 - 1000);  // the start offset throughout
+  const rundir::ClockRow row = c.row();
+  EXPECT_FALSE(row.drift_ns_per_s.has_value());
+  EXPECT_NEAR(*row.drift_uncertainty_ns_per_s, 78000 / 0.19, 1e-6);
+}
+
 // Two ranks, rank 1's clock 1 s ahead, its forward 5 ms longer on steps 2 and 3 (step 1, the
 // first layout, has rank 0 late and is left out of the summary). Per step, on rank 0's clock:
 //   rank 0: forward [10,40) backward [40,100) buckets [60,80) [90,99) optimizer [100,120)
@@ -230,6 +246,15 @@ TEST(AnalyseComm, SplitsEachAllReduceIntoHiddenAndExposedOnItsRank) {
   }
   EXPECT_DOUBLE_EQ(a.steps[2].exposed_comm_ms, 9);  // step 2, rank 0
   EXPECT_DOUBLE_EQ(a.steps[3].exposed_comm_ms, 4);
+}
+
+// The summary's straggler is the one rundir defines (the largest median launch lag over the
+// steady steps), the rank the report's table and finding name too.
+TEST(AnalyseComm, TheStragglerIsRundirsDefinition) {
+  const CommAnalysis a = analyse_comm(two_ranks());
+  ASSERT_TRUE(a.summary.straggler.has_value());
+  EXPECT_EQ(rundir::straggler_rank(rundir::comm_rank_figures(a.steps)), a.summary.straggler->rank);
+  EXPECT_FALSE(a.summary.clock_drift_ns_per_s_max.has_value());
 }
 
 TEST(AnalyseComm, OneRankHasNoStraggler) {

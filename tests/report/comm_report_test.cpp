@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "llmprof/report/findings.h"
+#include "llmprof/rundir/comm_ranks.h"
 #include "tables.h"
 
 namespace llmprof::report {
@@ -85,8 +86,34 @@ TEST(CommTables, BreakdownPerRankFromTheStepsAfterTheFirstLayout) {
   EXPECT_NEAR(*t->rows[0][7].value, 8.0 / 20.0, 1e-12);  // overlap
   const auto s = detail::comm_straggler_table(comm_run(true));
   ASSERT_TRUE(s.has_value());
-  EXPECT_DOUBLE_EQ(*s->rows[1][1].value, 1.0);  // rank 1 launched last on every bucket
-  EXPECT_DOUBLE_EQ(*s->rows[1][2].value, 20);
+  // The straggler first, marked: rank 1 launched last on every bucket, 20 ms behind.
+  EXPECT_DOUBLE_EQ(*s->rows[0][0].value, 1);
+  EXPECT_EQ(s->rows[0][1].text, "yes");
+  EXPECT_DOUBLE_EQ(*s->rows[0][2].value, 1.0);
+  EXPECT_DOUBLE_EQ(*s->rows[0][3].value, 20);
+  EXPECT_EQ(s->rows[1][1].text, "");
+}
+
+// The straggler is defined once (rundir::straggler_rank: the largest median launch lag): where the
+// rank that launched last most often is another (rank 1 here: last on 2 of 3 buckets by a hair,
+// rank 0 last once by 9 ms), the table and the finding still name the same rank as summary.json.
+TEST(CommStraggler, TableAndFindingNameTheRankOfTheLargestMedianLaunchLag) {
+  rundir::Run run = comm_run(true);
+  for (rundir::CommStepRow& r : run.comm_steps) {
+    r.launch_lag_ms = r.rank == 0 ? 9.0 : 0.5;
+    r.last_launches = r.rank == 0 ? 1 : 2;
+  }
+  const std::optional<int64_t> straggler =
+      rundir::straggler_rank(rundir::comm_rank_figures(run.comm_steps));
+  ASSERT_EQ(straggler, 0);
+  const auto t = detail::comm_straggler_table(run);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_DOUBLE_EQ(*t->rows[0][0].value, 0);
+  EXPECT_EQ(t->rows[0][1].text, "yes");
+  EXPECT_DOUBLE_EQ(*t->rows[0][3].value, 9);
+  const auto f = rule_straggler(run, compute_metrics(run));
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NE(f->title.find("rank 0 is the straggler"), std::string::npos) << f->title;
 }
 
 // Two buckets on rank 0 (and rank 1's copies), steps 2..4: bucket 1 (4 MB) at 0.2 GB/s busbw, the

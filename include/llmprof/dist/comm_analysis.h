@@ -36,13 +36,17 @@ struct ClockEstimate {
 ClockEstimate estimate_clock(const std::vector<PingSample>& samples);
 
 // One rank's clock against rank 0's: the start estimate, and the end one when measured (then the
-// offset is interpolated linearly between them: the drift).
+// offset is interpolated linearly between them: the drift, when it exceeds its uncertainty; below
+// it the start offset holds throughout).
 struct RankClock {
   int64_t rank = 0;
   ClockEstimate start;
   std::optional<ClockEstimate> end;
-  std::optional<double> drift_ns_per_s() const;  // null without an end estimate
-  int64_t to_rank0(int64_t local_ns) const;      // local_ns - offset at that time
+  // Null without an end estimate, or when it does not exceed its uncertainty (below resolution).
+  std::optional<double> drift_ns_per_s() const;
+  // (start residual + end residual) / the seconds between the estimates; null without an end one.
+  std::optional<double> drift_uncertainty_ns_per_s() const;
+  int64_t to_rank0(int64_t local_ns) const;  // local_ns - offset at that time
   rundir::ClockRow row() const;
 };
 

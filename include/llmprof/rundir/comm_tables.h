@@ -44,14 +44,16 @@ const std::vector<std::string_view>& phase_span_columns();
 // clocks.csv: one rank's clock against rank 0's, measured by ping-pong at the start and the end
 // of the run (best of `rounds` round trips each). offset = rank's clock - rank 0's clock; the
 // residual is half the best round trip (the bound of the estimate's error); drift is the change of
-// the offset per second of rank 0's clock between the two measurements (null with one).
+// the offset per second of rank 0's clock between the two measurements, written only when it
+// exceeds its uncertainty, (start residual + end residual) / the seconds between them (null with
+// one measurement, or below resolution: then the uncertainty says how small the drift is).
 struct ClockRow {
   int64_t rank = 0;
   int64_t rounds = 0;
   int64_t start_at_ns = 0;  // rank 0's clock at the start measurement
   int64_t start_offset_ns = 0, start_residual_ns = 0;
   std::optional<int64_t> end_at_ns, end_offset_ns, end_residual_ns;
-  std::optional<double> drift_ns_per_s;
+  std::optional<double> drift_ns_per_s, drift_uncertainty_ns_per_s;
 };
 const std::vector<std::string_view>& clock_columns();
 

@@ -160,6 +160,14 @@ struct DeepProfileFigures {
 // summary.json "distributed" (data-parallel runs). A rank's own summary names its rank, the top
 // directory and a digest of its parameters; the merged top summary has the layout and rank 0's
 // all-reduce time and the communication analysis.
+// One rank's own figures in a merged summary (distributed.ranks): medians after warm-up, from
+// the rank's summary.json.
+struct RankFigures {
+  int64_t rank = 0;
+  std::optional<double> step_ms, data_ms, forward_ms, backward_ms, optimizer_ms;
+  std::optional<double> tokens_per_s, mfu, final_train_step_loss;
+};
+
 struct DistributedFigures {
   int64_t world_size = 0;
   std::optional<int64_t> rank;  // set: a rank's own summary; unset: the merged one
@@ -173,6 +181,10 @@ struct DistributedFigures {
   std::optional<double> rank0_comm_ms_first_step, rank0_comm_ms_per_step_median;
   std::string comm_ms_note, times_note;
   std::vector<std::string> rank_dirs;
+  // What the merged summary's timing, throughput, FLOPs and MFU are (global: all ranks' work over
+  // the slowest rank's step), and each rank's own figures, the straggler's first.
+  std::string figures_scope;
+  std::vector<RankFigures> ranks;
   std::optional<CommFigures> comm;  // dist's analysis of every rank's records
   std::string comm_error;           // why there is none: a rank's records could not be read
 };

@@ -110,7 +110,10 @@ struct CommFigures {
   std::optional<double> latency_ms_median, wait_ms_median, algbw_gb_per_s_median,
       busbw_gb_per_s_median;
   std::optional<CommStraggler> straggler;  // null for one rank or no collectives
-  std::optional<double> clock_residual_us_max, clock_drift_ns_per_s_max;  // drift: max |drift|
+  // drift: the largest |drift| of the ranks whose drift exceeds its uncertainty (null: none does,
+  // "below resolution"); the uncertainty: the largest of the ranks'.
+  std::optional<double> clock_residual_us_max, clock_drift_ns_per_s_max;
+  std::optional<double> clock_drift_uncertainty_ns_per_s_max;
   std::string note;
 };
 

@@ -51,6 +51,9 @@ struct StepRow {
   std::optional<double> device_peak_allocated_bytes, device_reserved_bytes;
   std::optional<double> device_free_reserved_bytes, device_alloc_retries;
   std::optional<double> loss_scale, step_skipped;  // fp16: the scale; 1 = optimizer step skipped
+  // A data-parallel run's top steps.csv (merge_rank_steps): the rank whose step was the slowest
+  // (its times are the row's); null in a rank's own steps.csv.
+  std::optional<double> slowest_rank;
 };
 
 // The columns after "step", in file order, each with its field: the writer's header and the

@@ -24,7 +24,13 @@ struct TrainOptions {
 };
 
 struct TrainResult {
+  // The run: a data-parallel run's top directory on rank 0 (its figures global: all ranks' tokens
+  // over the slowest rank's step), the rank's own directory on the others.
   std::string run_dir;
+  int world_size = 1;
+  std::string rank_dir;  // data-parallel: this rank's own directory
+  // data-parallel, rank 0: its own figures beside the global ones
+  std::optional<double> rank_tokens_per_s, rank_median_step_ms;
   config::RunStatus status = config::RunStatus::kCompleted;  // config::name prints it
   std::string message;     // why, when not completed
   int64_t steps_completed = 0;
