@@ -5,6 +5,8 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <csignal>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -314,6 +316,25 @@ DataParallel::Agreed DataParallel::agree_after_step(const RankStep& mine, bool s
     a.stop = a.stop || all[at + 2] != 0;
   }
   return a;
+}
+
+bool DataParallel::any_rank(bool mine, const char* when) {
+  std::vector<double> all;
+  try {
+    all = group_->all_gather({mine ? 1.0 : 0.0});
+  } catch (const dist::DistError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw group_->diagnose(e, fmt::format("all-gather at {}", when));
+  }
+  return std::any_of(all.begin(), all.end(), [](double v) { return v != 0; });
+}
+
+void DataParallel::test_signal_before_first_step() const {
+  const char* rank_named = std::getenv("LLMPROF_TEST_SIGINT_BEFORE_FIRST_STEP_RANK");
+  if (rank_named != nullptr && *rank_named != '\0' && std::atoi(rank_named) == rank()) {
+    std::raise(SIGINT);
+  }
 }
 
 std::vector<std::string> DataParallel::gather_on_rank0(const std::string& mine) {

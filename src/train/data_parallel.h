@@ -93,6 +93,11 @@ class DataParallel {
     bool stop = false;
   };
   Agreed agree_after_step(const RankStep& mine, bool stop_requested);
+  // Whether any rank says yes (one all-gather); `when` names the point in an error.
+  bool any_rank(bool mine, const char* when);
+  // TEST ONLY (LLMPROF_TEST_SIGINT_BEFORE_FIRST_STEP_RANK=k): rank k raises SIGINT at itself
+  // just before the ranks' decision before the first step, a fixed point rather than timing luck.
+  void test_signal_before_first_step() const;
 
   // Every rank's bytes (any length) to rank 0, in rank order; other ranks get an empty list.
   // Two all-gathers: the lengths, then the bytes padded to the longest.

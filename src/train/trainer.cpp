@@ -575,6 +575,23 @@ std::optional<Outcome> after_rank_step(DataParallel& dp,
                  fmt::format("another rank was stopped by a signal; stopped after step {}", n)};
 }
 
+// A signal during set-up or while the run directory was made stops the run before its first
+// step. Data-parallel, every rank takes that decision together (one all-gather), as after each
+// step: a rank that stopped alone would leave the others in their first all-reduce until
+// ddp.timeout_s.
+std::optional<Outcome> stop_before_first_step(DataParallel* dp, const StopSignals& signals) {
+  if (dp) dp->test_signal_before_first_step();  // test only: nothing unless set
+  const int mine = signals.signal();
+  const bool any = dp ? dp->any_rank(mine != 0, "the start") : mine != 0;
+  if (!any) return std::nullopt;
+  if (mine != 0) {
+    return Outcome{RunStatus::kInterrupted,
+                   fmt::format("stopped by signal {} before the first step", mine)};
+  }
+  return Outcome{RunStatus::kInterrupted,
+                 "another rank was stopped by a signal before the first step"};
+}
+
 }  // namespace
 
 TrainResult run_training(const config::Config& given, const TrainOptions& opts) {
@@ -607,7 +624,9 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
   check_shardable(cfg, t.data, static_cast<int>(shard.world_size));
   LoopState state(cfg.train.grad_accum_steps);
   if (dp) dp->start(t.task->module(), t.params, cfg, &state.backward_start_ns);
-  if (signals.signal() != 0) {
+  // One rank: a signal during set-up stops it here. Data-parallel: the ranks decide together
+  // before the first step (stop_before_first_step), the run directory made.
+  if (!dp && signals.signal() != 0) {
     throw Interrupted(
         fmt::format("stopped by signal {} during set-up, before the run directory "
                     "was made",
@@ -645,11 +664,9 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
                  max_steps);
   }
   try {
-    const bool stopped_early = signals.signal() != 0;  // while the run directory was made
-    if (stopped_early) {
-      outcome = {RunStatus::kInterrupted,
-                 fmt::format("stopped by signal {} before the first step", signals.signal())};
-    }
+    const std::optional<Outcome> early = stop_before_first_step(dp.get(), signals);
+    const bool stopped_early = early.has_value();
+    if (early) outcome = *early;
     for (int64_t n = first; !stopped_early && n <= max_steps; ++n) {  // steps count from 1
       const bool last = n == max_steps;
       const double lr = learning_rate(cfg, n - 1);
