@@ -27,6 +27,22 @@ std::string fmt_opt(const std::optional<double>& v, const char* spec) {
   return v ? fmt::format(fmt::runtime(spec), *v) : std::string("null");
 }
 
+// A run that measured no step (every step warm-up, or none completed) says so, with the count and
+// the key to change, in place of the step time, throughput and MFU ("null ms").
+void print_unmeasured(int64_t steps, int64_t warmup_steps) {
+  if (steps == 0) {
+    fmt::print("step time:  not measured: no step completed\n");
+  } else {
+    fmt::print(
+        "step time:  not measured: all {} steps were warm-up (profile.warmup_steps={}), which "
+        "the statistics leave out\n"
+        "            measure some: --set profile.warmup_steps=N with N < {}, or run more than {} "
+        "steps (schedule.max_steps)\n",
+        steps, warmup_steps, steps, warmup_steps);
+  }
+  fmt::print("throughput: not measured\nMFU:        not measured\n");
+}
+
 // The exit code of a finished run: 0 completed, 1 diverged or failed, 130 interrupted.
 int exit_code_for(const train::TrainResult& r) {
   switch (r.status) {
@@ -55,11 +71,18 @@ int run_train(const TrainArgs& args, const std::vector<std::string>& command_lin
   fmt::print("status:     {}{}\n", config::name(r.status),
              r.message.empty() ? "" : " (" + r.message + ")");
   fmt::print("steps:      {}\n", r.steps_completed);
-  fmt::print("step time:  {} ms (median after warm-up)\n", fmt_opt(r.median_step_ms, "{:.2f}"));
-  fmt::print("throughput: {} tokens/s\n", fmt_opt(r.tokens_per_s, "{:.0f}"));
-  fmt::print("MFU:        {}\n", r.mfu ? fmt::format("{:.1f}%", *r.mfu * 100) : "null");
-  fmt::print("loss:       train {:.4f}, val {}\n", r.final_train_loss,
-             fmt_opt(r.final_val_loss, "{:.4f}"));
+  if (!r.median_step_ms) {
+    print_unmeasured(r.steps_completed, cfg.profile.warmup_steps);
+  } else {
+    fmt::print("step time:  {} ms (median after warm-up)\n", fmt_opt(r.median_step_ms, "{:.2f}"));
+    fmt::print("throughput: {} tokens/s\n", fmt_opt(r.tokens_per_s, "{:.0f}"));
+    fmt::print("MFU:        {}\n", r.mfu ? fmt::format("{:.1f}%", *r.mfu * 100) : "null");
+  }
+  fmt::print("loss:       train {}, val {}\n",
+             r.steps_completed > 0 ? fmt::format("{:.4f}", r.final_train_loss)
+                                   : std::string("none (no step completed)"),
+             r.final_val_loss ? fmt::format("{:.4f}", *r.final_val_loss)
+                              : std::string("none (no evaluation ran)"));
   if (!r.top_ops.empty()) fmt::print("top ops:\n");
   for (const auto& line : r.top_ops) fmt::print("  {}\n", line);
   return exit_code_for(r);
