@@ -6,10 +6,11 @@
 #include <cstdlib>
 #include <numeric>
 
+#include "judge.h"
+#include "llmprof/base/bytes.h"
 #include "llmprof/check/check.h"
 #include "llmprof/error.h"
 #include "llmprof/rundir/read.h"
-#include "judge.h"
 
 namespace llmprof::check {
 
@@ -63,11 +64,15 @@ bool within_gate(const Gate& g, double baseline, double candidate) {
   return std::fabs(candidate - baseline) <= limit - baseline;
 }
 
-std::string value_text(double v, const std::string& unit) {
-  return unit.empty() ? fmt::format("{:.6g}", v) : fmt::format("{:.6g} {}", v, unit);
-}
-
 }  // namespace
+
+std::string value_text(double v, const std::string& unit) {
+  if (unit == "bytes") return bytes_text_exact(v);
+  // Whole numbers up to 2^53 are exact in a double: an exact gate's figures print in full.
+  const bool whole = std::fabs(v) < 9007199254740992.0 && v == std::trunc(v);
+  const std::string number = whole ? fmt::format("{:.0f}", v) : fmt::format("{:.6g}", v);
+  return unit.empty() ? number : number + " " + unit;
+}
 
 Gate parse_gate(Bound bound, std::string_view text) {
   const size_t eq = text.find('=');

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "judge.h"
 #include "llmprof/check/check.h"
 #include "llmprof/rundir/files.h"
 
@@ -14,8 +15,8 @@ std::string bound_text(const Gate& g) {
   return fmt::format("--{} {}", config::name(g.bound), g.text);
 }
 
-std::string number(const std::optional<double>& v) {
-  return v ? fmt::format("{:.6g}", *v) : "null";
+std::string number(const std::optional<double>& v, const std::string& unit) {
+  return v ? value_text(*v, unit) : "null";
 }
 
 std::string interval_text(const GateResult& r) {
@@ -92,9 +93,9 @@ std::string render_markdown(const CheckResult& r) {
   out += "|---|---|---|---:|---:|---:|---|---|\n";
   for (const auto& g : r.results) {
     out += fmt::format("| `{}` | {} | **{}** | {} | {} | {} | {} | {} |\n", bound_text(g.gate),
-                       g.point, config::name(g.outcome), number(g.baseline),
-                       number(g.candidate), g.ratio ? fmt::format("{:.3f}", *g.ratio) : "",
-                       interval_text(g), g.reason);
+                       g.point, config::name(g.outcome), number(g.baseline, g.gate.figure.unit),
+                       number(g.candidate, g.gate.figure.unit),
+                       g.ratio ? fmt::format("{:.3f}", *g.ratio) : "", interval_text(g), g.reason);
   }
   out += fmt::format("\n{}\n", verdict_line(r));
   if (!r.command.empty()) out += fmt::format("\n`{}`\n", r.command);
@@ -149,8 +150,8 @@ std::string render_junit(const CheckResult& r) {
     const std::string detail = fmt::format(
         "{}\nbaseline: {}\ncandidate: {}\nbaseline value: {}\ncandidate value: {}\nratio: {}\n"
         "interval: {}\ncommand: {}",
-        g.reason, r.baseline, r.candidate, number(g.baseline), number(g.candidate),
-        number(g.ratio), interval_text(g), r.command);
+        g.reason, r.baseline, r.candidate, number(g.baseline, g.gate.figure.unit),
+        number(g.candidate, g.gate.figure.unit), number(g.ratio, ""), interval_text(g), r.command);
     if (g.outcome == Outcome::kFail) {
       cases += fmt::format("      <failure message=\"{}\" type=\"regression\">{}</failure>\n",
                            xml(g.reason), xml(detail));

@@ -12,6 +12,16 @@ struct Config;
 
 namespace llmprof::cli {
 
+// An option's check that refuses an empty value (--device ''), which would otherwise read as the
+// option left out or as some other value: "--device: the value is empty (''); give <expected>".
+inline CLI::Validator non_empty(const std::string& expected) {
+  return CLI::Validator(
+      [expected](std::string& value) {
+        return value.empty() ? "the value is empty (''); give " + expected : std::string();
+      },
+      "", "non_empty");
+}
+
 // llmprof train --config F [--set k=v]... [--out DIR] [--quiet]
 void add_train_command(CLI::App& app, int& exit_code);
 

@@ -1,6 +1,7 @@
 // llmprof: train transformer LMs through an instrumented loop and see where time, memory, FLOPs
 // and energy go. Only main catches errors: it prints one line and exits 2 (bad input), 130
 // (stopped by a signal during set-up) or 1.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
@@ -8,9 +9,11 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 #include "llmprof/base/printable.h"
+#include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 #include "llmprof/output/log.h"
 #include "llmprof/version.h"
@@ -39,6 +42,31 @@ std::string usage_message(const CLI::ParseError& e) {
            " times; give it once";
   }
   return what;
+}
+
+// Where a command needs a subcommand (llmprof, llmprof config), a word naming none is an unknown
+// subcommand, said as such (CLI11 alone answers "A subcommand is required").
+void check_subcommand_words(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* level = &app;
+  for (int i = 1; i < argc && level->get_require_subcommand_min() > 0; ++i) {
+    const std::string word = argv[i];
+    if (!word.empty() && word[0] == '-') return;  // an option (--help, --version): CLI11's
+    std::vector<std::string> names;
+    const CLI::App* next = nullptr;
+    for (const CLI::App* sub : level->get_subcommands(nullptr)) {
+      names.push_back(sub->get_name());
+      if (sub->get_name() == word) next = sub;
+    }
+    if (next == nullptr) {
+      const std::string of = level == &app ? std::string() : " of llmprof " + level->get_name();
+      std::string hint = llmprof::config::nearest_name_hint(word, names);  // "; did you mean ..."
+      if (!hint.empty()) hint = " (" + hint.substr(2) + ")";
+      throw llmprof::UsageError(fmt::format("unknown subcommand '{}'{}{}; the subcommands are {}",
+                                            llmprof::printable(word), of, hint,
+                                            fmt::join(names, ", ")));
+    }
+    level = next;
+  }
 }
 
 }  // namespace
@@ -72,6 +100,7 @@ int main(int argc, char** argv) {
   llmprof::cli::add_check_command(app, exit_code);
   try {
     llmprof::output::init_logging(false);
+    check_subcommand_words(app, argc, argv);
     app.parse(argc, argv);
     // What went to stdout must have arrived: a full disk or /dev/full behind a redirect is an
     // error, not a silent loss (fmt::print throws on the writes that fail at once).

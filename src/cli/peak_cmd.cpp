@@ -58,7 +58,8 @@ void add_peak_command(CLI::App& app, int& exit_code) {
       "ranks it runs as");
   sub->add_option("--threads", args->threads, "Intra-op threads; 0 = all cores");
   sub->add_option("--precision", args->precision, "fp32, bf16, or fp16 (cuda)");
-  sub->add_option("--device", args->device, "cpu, cuda or cuda:N");
+  sub->add_option("--device", args->device, "cpu, cuda or cuda:N")
+      ->check(non_empty("cpu, cuda or cuda:N"));
   sub->add_flag("--flops-only", args->flops_only,
                 "The matmul peak only, without the memory bandwidth (what a sweep's shared MFU "
                 "peak needs)");

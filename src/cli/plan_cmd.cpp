@@ -4,6 +4,8 @@
 // a table of techniques with predicted memory and roofline step time, without running a step.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "commands.h"
 #include "llmprof/config/config.h"
 #include "llmprof/config/schema.h"
@@ -76,8 +78,15 @@ void print_text(const plan::PlanReport& r, const config::Config& cfg) {
   fmt::print("  {:<18} {:>12}\n  {:<18} {:>12}  ({})\n", "peak (allocated)", size(m.peak_bytes),
              "peak (reserved)", size(m.peak_reserved_bytes), plan::reserved_note(r));
   fmt::print("\nsaved for backward by one block ({} in all):\n", size(m.activations_bytes));
+  // The module column as wide as its longest name (Llama's 0.post_attention_layernorm: 26).
+  size_t module_width = 24;
   for (const plan::ModuleBytes& b : m.block_modules) {
-    if (b.bytes > 0) fmt::print("  {:<24} {:>5} {:>12}\n", b.module, b.dtype, size(b.bytes));
+    if (b.bytes > 0) module_width = std::max(module_width, b.module.size());
+  }
+  for (const plan::ModuleBytes& b : m.block_modules) {
+    if (b.bytes > 0) {
+      fmt::print("  {:<{}} {:>5} {:>12}\n", b.module, module_width, b.dtype, size(b.bytes));
+    }
   }
   fmt::print("\nfits: {}; largest batch that fits: {}\n", r.fits ? "yes" : "NO (out of memory)",
              r.largest_batch);
@@ -129,7 +138,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   sub->add_option("--set", args->overrides, "Override a key: --set model.n_layer=6");
   sub->add_option("--device", args->device,
                   "cpu | cuda | h100-80gb | h200 | a100-40gb | a100-80gb | a byte count "
-                  "(default: the config's device)");
+                  "(default: the config's device)")
+      ->check(non_empty("cpu, cuda, a device name or a byte count, or leave --device out for "
+                        "the config's device"));
   sub->add_option("--world-size", args->world_size, "Ranks of the data-parallel rows (8)");
   sub->add_option("--format", args->format, "text or json");
   sub->add_option("--allocator", args->allocator,

@@ -160,6 +160,7 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
   sub->add_option("--plan-device", *plan_device,
                   "The device --plan checks against: a name llmprof plan --device takes "
                   "(default: each point's config's device)")
+      ->check(non_empty("a name llmprof plan --device takes, or leave --plan-device out"))
       ->needs(plan_flag);
   sub->footer(
       "Writes <out>/<name>/sweep.csv (one row per finished point) and sweep.json; each point's\n"

@@ -27,10 +27,26 @@ std::string fmt_opt(const std::optional<double>& v, const char* spec) {
   return v ? fmt::format(fmt::runtime(spec), *v) : std::string("null");
 }
 
+// A run that measured no step (every step warm-up, or none completed) says so, with the count and
+// the key to change, in place of the step time, throughput and MFU ("null ms").
+void print_unmeasured(int64_t steps, int64_t warmup_steps) {
+  if (steps == 0) {
+    fmt::print("step time:  not measured: no step completed\n");
+  } else {
+    fmt::print(
+        "step time:  not measured: all {} steps were warm-up (profile.warmup_steps={}), which "
+        "the statistics leave out\n"
+        "            measure some: --set profile.warmup_steps=N with N < {}, or run more than {} "
+        "steps (schedule.max_steps)\n",
+        steps, warmup_steps, steps, warmup_steps);
+  }
+  fmt::print("throughput: not measured\nMFU:        not measured\n");
+}
+
 // The run's lines. A data-parallel run's rank 0 prints the top directory and the global figures
 // (all ranks' tokens over the slowest rank's step) with its own beside them; another rank prints
 // its own directory and figures, labelled.
-void print_result(const train::TrainResult& r) {
+void print_result(const train::TrainResult& r, int64_t warmup_steps) {
   const bool dp = r.world_size > 1;
   const bool top = dp && r.run_dir != r.rank_dir;
   fmt::print("run:        {}{}\n", r.run_dir,
@@ -40,23 +56,31 @@ void print_result(const train::TrainResult& r) {
   fmt::print("status:     {}{}\n", config::name(r.status),
              r.message.empty() ? "" : " (" + r.message + ")");
   fmt::print("steps:      {}\n", r.steps_completed);
-  const std::string scope = !dp ? "" : top ? ", global: the slowest rank's" : ", this rank's";
-  fmt::print("step time:  {} ms (median after warm-up{})\n", fmt_opt(r.median_step_ms, "{:.2f}"),
-             scope);
-  if (top) {
-    fmt::print(
-        "throughput: {} tokens/s (global: all {} ranks' tokens over the slowest rank's "
-        "step; rank 0 alone {})\n",
-        fmt_opt(r.tokens_per_s, "{:.0f}"), r.world_size, fmt_opt(r.rank_tokens_per_s, "{:.0f}"));
+  if (!r.median_step_ms) {
+    print_unmeasured(r.steps_completed, warmup_steps);
   } else {
-    fmt::print("throughput: {} tokens/s{}\n", fmt_opt(r.tokens_per_s, "{:.0f}"),
-               dp ? " (this rank's)" : "");
+    const std::string scope = !dp ? "" : top ? ", global: the slowest rank's" : ", this rank's";
+    fmt::print("step time:  {} ms (median after warm-up{})\n",
+               fmt_opt(r.median_step_ms, "{:.2f}"), scope);
+    if (top) {
+      fmt::print(
+          "throughput: {} tokens/s (global: all {} ranks' tokens over the slowest rank's "
+          "step; rank 0 alone {})\n",
+          fmt_opt(r.tokens_per_s, "{:.0f}"), r.world_size, fmt_opt(r.rank_tokens_per_s, "{:.0f}"));
+    } else {
+      fmt::print("throughput: {} tokens/s{}\n", fmt_opt(r.tokens_per_s, "{:.0f}"),
+                 dp ? " (this rank's)" : "");
+    }
+    fmt::print("MFU:        {}{}\n", r.mfu ? fmt::format("{:.1f}%", *r.mfu * 100) : "null",
+               top ? " (against all ranks' peak)" : "");
   }
-  fmt::print("MFU:        {}{}\n", r.mfu ? fmt::format("{:.1f}%", *r.mfu * 100) : "null",
-             top ? " (against all ranks' peak)" : "");
-  fmt::print("loss:       train {:.4f}{}, val {}\n", r.final_train_loss,
-             top ? " (last step, mean of the ranks')" : " (last step)",
-             fmt_opt(r.final_val_loss, "{:.4f}"));
+  fmt::print("loss:       train {}, val {}\n",
+             r.steps_completed > 0
+                 ? fmt::format("{:.4f}{}", r.final_train_loss,
+                               top ? " (last step, mean of the ranks')" : " (last step)")
+                 : std::string("none (no step completed)"),
+             r.final_val_loss ? fmt::format("{:.4f}", *r.final_val_loss)
+                              : std::string("none (no evaluation ran)"));
 }
 
 // The exit code of a finished run: 0 completed, 1 diverged or failed, 130 interrupted.
@@ -83,7 +107,7 @@ int run_train(const TrainArgs& args, const std::vector<std::string>& command_lin
   opts.command_line = command_line;
   train::TrainResult r = train::run_training(cfg, opts);
 
-  print_result(r);
+  print_result(r, cfg.profile.warmup_steps);
   if (!r.top_ops.empty()) fmt::print("top ops:\n");
   for (const auto& line : r.top_ops) fmt::print("  {}\n", line);
   return exit_code_for(r);

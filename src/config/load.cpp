@@ -298,11 +298,20 @@ std::optional<Problem> llama_problem(const Config& cfg) {
                                "head serves n_head / n_kv_head query heads)",
                                m.n_kv_head, m.n_head)};
   }
-  if (m.head_dim % 2 != 0 || (m.head_dim == 0 && (m.n_embd / m.n_head) % 2 != 0)) {
-    return Problem{{"model.head_dim", "model.n_embd"},
+  if (m.head_dim % 2 != 0) {
+    return Problem{{"model.head_dim"},
                    fmt::format("model.head_dim: the rotary embedding needs an even head width, "
                                "got {}",
-                               m.head_dim > 0 ? m.head_dim : m.n_embd / m.n_head)};
+                               m.head_dim)};
+  }
+  // head_dim 0: the width is n_embd / n_head, in the keys the user set; a width that does not
+  // divide is heads_problem's.
+  if (m.head_dim == 0 && m.n_embd % m.n_head == 0 && (m.n_embd / m.n_head) % 2 != 0) {
+    return Problem{{"model.n_embd", "model.n_head"},
+                   fmt::format("model.n_embd: {} / model.n_head={} gives heads {} wide; the rotary "
+                               "embedding needs an even head width: change either, or set "
+                               "model.head_dim",
+                               m.n_embd, m.n_head, m.n_embd / m.n_head)};
   }
   if (m.sliding_window > 0 && m.sliding_window < m.block_size) {
     return Problem{{"model.sliding_window", "model.block_size"},

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "key_spec.h"
+#include "llmprof/config/schema.h"
 
 namespace llmprof::config::detail {
 namespace {
@@ -80,3 +81,11 @@ std::string did_you_mean(const std::string& name, const std::vector<std::string>
 }
 
 }  // namespace llmprof::config::detail
+
+namespace llmprof::config {
+
+std::string nearest_name_hint(const std::string& name, const std::vector<std::string>& candidates) {
+  return detail::did_you_mean(name, candidates);
+}
+
+}  // namespace llmprof::config

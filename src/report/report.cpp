@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <initializer_list>
 #include <memory>
 #include <string_view>
@@ -23,19 +24,26 @@ struct Loaded {
   std::vector<Sweep> sweeps;
 };
 
-// Where a table's figures come from: "d/f1, d/f2" for one directory; "f1, f2 in d1, d2" for more.
+// Where a table's figures come from, naming only the files that are there (the top directory of
+// a multi-rank run has no eval.csv): "d/f1, d/f2" for one directory; "f1, f2 in d1, d2" for more
+// when each holds every file, else each present path.
 std::string files_in(std::vector<std::string> dirs, std::initializer_list<std::string_view> files) {
   std::vector<std::string> unique;
   for (auto& d : dirs) {
     if (std::find(unique.begin(), unique.end(), d) == unique.end()) unique.push_back(std::move(d));
   }
   dirs = std::move(unique);
-  if (dirs.size() == 1) {
-    std::vector<std::string> paths;
-    for (auto f : files) paths.push_back(rundir::path(dirs[0], f));
-    return fmt::format("{}", fmt::join(paths, ", "));
+  std::vector<std::string> present;
+  for (const auto& d : dirs) {
+    for (auto f : files) {
+      std::error_code ec;
+      if (std::filesystem::exists(rundir::path(d, f), ec)) present.push_back(rundir::path(d, f));
+    }
   }
-  return fmt::format("{} in {}", fmt::join(files, ", "), fmt::join(dirs, ", "));
+  if (dirs.size() > 1 && present.size() == dirs.size() * files.size()) {
+    return fmt::format("{} in {}", fmt::join(files, ", "), fmt::join(dirs, ", "));
+  }
+  return fmt::format("{}", fmt::join(present, ", "));
 }
 
 // The table with its source files (Table::source) set.

@@ -108,8 +108,15 @@ Table phase_table(const Run& run, const RunMetrics& m) {
                       percent_cell(m.phase_share(p)), text_cell("step")});
   }
   const Stats* step = m.stat("step_ms");
+  std::optional<double> overlap_ms;
   if (step && all_phases) {
     double un = step->median - phase_sum;
+    // The phases' medians need not add up to the step's median: a sum beyond it is overlap of
+    // the measurements, not time, so the remainder shows as 0 and the note says by how much.
+    if (un < 0 && step->median > 0) {
+      overlap_ms = -un;
+      un = 0;
+    }
     t.rows.push_back(
         {text_cell("unattributed"), ms_cell(un), ms_cell(std::nullopt), ms_cell(std::nullopt),
          percent_cell(step->median > 0 ? std::optional<double>(un / step->median) : std::nullopt),
@@ -139,6 +146,13 @@ Table phase_table(const Run& run, const RunMetrics& m) {
       t.notes.push_back(fmt::format("No {} tables: {}.",
                                     level == config::ProfileLevel::kOps ? "op" : "module", why));
     }
+  }
+  if (overlap_ms) {
+    t.notes.push_back(fmt::format(
+        "unattributed: 0; the phase medians add up to {} ms ({:.2f}% of the step median) more "
+        "than the step median: medians of the parts need not add up to the median of the whole, "
+        "so the excess is overlap of the measurements, not time.",
+        format_number(*overlap_ms), *overlap_ms / step->median * 100));
   }
   return t;
 }

@@ -72,10 +72,13 @@ model::LlamaShape llama_shape(const model::LlamaOptions& o) {
 
 class LlamaTask : public Task {
  public:
-  explicit LlamaTask(model::Llama m)
+  // precision: the run's train.precision, the dtype of the K/V the log line counts.
+  LlamaTask(model::Llama m, config::Precision precision)
       : model_(std::move(m)),
+        precision_(precision),
         shape_(llama_shape(model_->options())),
-        decoder_(model_, 2 * shape_.n_layer * shape_.n_kv_head * shape_.head_dim,
+        decoder_(model_,
+                 2 * shape_.n_layer * shape_.n_kv_head * shape_.head_dim,
                  2 * shape_.n_layer * shape_.n_head * shape_.head_dim) {}
   config::TaskKind kind() const override { return config::TaskKind::kLm; }
   torch::nn::Module& module() override { return *model_; }
@@ -103,6 +106,7 @@ class LlamaTask : public Task {
 
  private:
   model::Llama model_;
+  config::Precision precision_;
   model::LlamaShape shape_;
   model::DecoderOf<model::Llama> decoder_;
 };
@@ -114,12 +118,14 @@ std::string LlamaTask::describe() const {
                   s.n_kv_head, s.n_embd, s.head_dim, s.intermediate_size, s.block_size,
                   s.vocab_size, s.tie_embeddings ? " tied" : "");
   if (s.n_kv_head == s.n_head) return text;
-  // GQA against a multi-head model of the same width, bf16 cache (2 bytes per element).
-  const model::GqaSavings g = model::llama_gqa_savings(s, 2);
+  // GQA against a multi-head model of the same width, the cache in the run's precision (as
+  // summary.json's model.gqa counts it: 4 bytes per element in fp32, 2 in bf16 and fp16).
+  const model::GqaSavings g =
+      model::llama_gqa_savings(s, precision_ == config::Precision::kFp32 ? 4 : 2);
   return text + fmt::format(
-                    "; GQA: KV cache {} B/token in bf16 vs {} for MHA ({:.2f}x less), attention "
+                    "; GQA: KV cache {} B/token in {} vs {} for MHA ({:.2f}x less), attention "
                     "forward {:.3g} vs {:.3g} MFLOP/token (k/v projections {:.3g} vs {:.3g})",
-                    g.kv_bytes_per_token, g.mha_kv_bytes_per_token,
+                    g.kv_bytes_per_token, config::name(precision_), g.mha_kv_bytes_per_token,
                     static_cast<double>(g.mha_kv_bytes_per_token) /
                         static_cast<double>(g.kv_bytes_per_token),
                     g.attention_flops_per_token * 1e-6, g.mha_attention_flops_per_token * 1e-6,
@@ -328,7 +334,8 @@ std::unique_ptr<Task> make_task(const config::Config& cfg, int64_t tokenizer_voc
                         "and MLP in inference and most fine-tuning); set it to 0",
                         cfg.source_file, "model.dropout");
     }
-    return std::make_unique<LlamaTask>(model::Llama(llama_options(cfg, vocab)));
+    return std::make_unique<LlamaTask>(model::Llama(llama_options(cfg, vocab)),
+                                       cfg.train.precision);
   }
   if (cfg.train.activation_checkpointing) {
     throw ConfigError("train.activation_checkpointing: not implemented for model.type=distilbert "

@@ -109,6 +109,27 @@ TEST(CheckDirs, DeterministicFiguresAreGatedTimingReported) {
   EXPECT_EQ(exit_code_of(r), kExitRegression);
 }
 
+// Bytes read in MiB with the exact count beside them, and an exact gate's counts in full: never
+// "1.82321e+08".
+TEST(CheckDirs, ReasonsGiveBytesInMiBWithTheCountAndCountsInFull) {
+  ScratchDir dir("check");
+  const std::string a = make_run(dir, "a", 10.0, 3.0, 124439808, 182321152, 3.0);
+  const std::string b = make_run(dir, "b", 10.0, 3.0, 124439808, 200000000, 3.0);
+  CheckResult r = check_dirs(
+      a, b,
+      {parse_gate(Bound::kMax, "peak_rss_bytes=+10%"), parse_gate(Bound::kWithin, "parameters=0")});
+  ASSERT_EQ(r.results.size(), 2u);
+  // limit 182321152 x 1.1 = 200553267.2 bytes = 191.26 MiB
+  EXPECT_EQ(r.results[0].reason,
+            "baseline 173.9 MiB (182321152 bytes), candidate 190.7 MiB (200000000 bytes): within "
+            "<= 191.3 MiB (200553267 bytes)");
+  EXPECT_EQ(r.results[1].reason,
+            "baseline 124439808, candidate 124439808: within |candidate - baseline| <= 0");
+  const std::string text = render_text(r) + render_markdown(r) + render_junit(r);
+  EXPECT_EQ(text.find("e+0"), std::string::npos) << text;
+  test::expect_contains(render_markdown(r), "| 173.9 MiB (182321152 bytes) |");
+}
+
 TEST(CheckDirs, NullFigureIsInconclusiveWithTheReason) {
   ScratchDir dir("check");
   const std::string a = make_run(dir, "a", 10.0, 3.0, 1000, 1e8, 3.0);

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "llmprof/output/csv.h"
@@ -62,6 +63,79 @@ TEST(CliUsage, AnOptionGivenTwiceSaysSoInWords) {
   EXPECT_EQ(r.exit_code, 2);
   expect_contains(r.output, "--out was given 2 times; give it once");
   EXPECT_EQ(r.output.find("At Most"), std::string::npos) << r.output;
+}
+
+TEST(CliUsage, AnUnknownSubcommandIsNamedWithTheNearestOne) {
+  auto bogus = run_llmprof({"bogus"});
+  EXPECT_EQ(bogus.exit_code, 2);
+  expect_contains(bogus.output,
+                  "llmprof: error: unknown subcommand 'bogus'; the subcommands are train, eval");
+  EXPECT_EQ(bogus.output.find("A subcommand is required"), std::string::npos) << bogus.output;
+  auto typo = run_llmprof({"trian", "--config", kTiny});
+  EXPECT_EQ(typo.exit_code, 2);
+  expect_contains(typo.output, "unknown subcommand 'trian' (did you mean 'train'?); the");
+  auto nested = run_llmprof({"config", "shwo"});
+  EXPECT_EQ(nested.exit_code, 2);
+  expect_contains(nested.output,
+                  "unknown subcommand 'shwo' of llmprof config (did you mean 'show'?); the "
+                  "subcommands are show, keys");
+  // Without a word, CLI11's own answer stands.
+  EXPECT_EQ(run_llmprof({"config"}).exit_code, 2);
+}
+
+TEST(CliUsage, AnEmptyDeviceIsNamedAsEmpty) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"plan", "--config", kTiny, "--device", ""},
+           {"peak", "--device", ""},
+           {"sweep", "--config", kTiny, "--plan", "--plan-device", ""}}) {
+    auto r = run_llmprof(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.output;
+    expect_contains(r.output, "device: the value is empty ('')");
+    EXPECT_EQ(r.output.find("--device cuda"), std::string::npos) << r.output;
+  }
+}
+
+// Llama's 0.post_attention_layernorm is 26 characters: the module column grows to fit it, so the
+// dtype and bytes columns stay aligned.
+TEST(CliPlan, LongModuleNamesKeepTheColumnsAligned) {
+  auto r =
+      run_llmprof({"plan", "--config", std::string(LLMPROF_SOURCE_DIR) + "/configs/llama_tiny.yaml",
+                   "--device", "h200", "--set", "model.vocab_size=65"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const size_t start = r.output.find("saved for backward by one block");
+  ASSERT_NE(start, std::string::npos) << r.output;
+  std::istringstream lines(r.output.substr(start));
+  std::string line;
+  std::getline(lines, line);
+  // Name, dtype and bytes, the last two right-aligned: aligned rows are all one length.
+  std::vector<size_t> lengths;
+  bool long_name = false;
+  while (std::getline(lines, line) && !line.empty()) {
+    long_name |= line.find("0.post_attention_layernorm ") != std::string::npos;
+    lengths.push_back(line.size());
+  }
+  EXPECT_TRUE(long_name) << r.output;
+  ASSERT_GE(lengths.size(), 2u) << r.output;
+  for (size_t n : lengths) EXPECT_EQ(n, lengths.front()) << r.output.substr(start);
+}
+
+// Every step warm-up: the console says no step was measured, how many were warm-up and which key
+// to change, never "null ms" or a "nan" loss.
+TEST(CliTrain, AllWarmupSaysNoStepWasMeasured) {
+  ScratchDir dir;
+  auto r = run_llmprof({"train", "--config", kTiny, "--out", dir.path(), "--quiet", "--set",
+                        "output.name=warm", "--set", "schedule.max_steps=3", "--set",
+                        "schedule.warmup_steps=1", "--set", "profile.warmup_steps=5", "--set",
+                        "train.eval_interval=0"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_contains(r.output,
+                  "step time:  not measured: all 3 steps were warm-up "
+                  "(profile.warmup_steps=5)");
+  expect_contains(r.output, "--set profile.warmup_steps=N with N < 3");
+  expect_contains(r.output, "throughput: not measured");
+  expect_contains(r.output, "val none (no evaluation ran)");
+  EXPECT_EQ(r.output.find("null"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("nan"), std::string::npos) << r.output;
 }
 
 TEST(CliTrain, WarmupLongerThanTheRunIsClampedWithAWarningNamingBothKeys) {

@@ -329,5 +329,36 @@ TEST_F(LoadConfigTest, CrossKeyErrorOnDefaultsNamesTheFile) {
   EXPECT_EQ(e.file(), path);
 }
 
+TEST_F(LoadConfigTest, LlamaWidthThatHeadsDoNotDivideIsTheDivisibilityError) {
+  // head_dim is left at 0: 30 / 4 heads is not a width, so the error is the divisibility one
+  // (as for 34), never a head_dim the user did not set.
+  std::string path = dir_.file("llama30.yaml");
+  ConfigError e = load_error("llama30.yaml", "model:\n  type: llama\n  n_embd: 30\n  n_head: 4\n");
+  EXPECT_EQ(std::string(e.what()),
+            "model.n_head: 4 does not divide model.n_embd=30 (" + path + " line 4, col 11)");
+  expect_located(e, path, 4, "model.n_head");
+}
+
+TEST_F(LoadConfigTest, LlamaOddHeadWidthNamesTheKeysSet) {
+  std::string path = dir_.file("llama28.yaml");
+  ConfigError e = load_error("llama28.yaml", "model:\n  type: llama\n  n_embd: 28\n  n_head: 4\n");
+  EXPECT_EQ(std::string(e.what()),
+            "model.n_embd: 28 / model.n_head=4 gives heads 7 wide; the rotary embedding needs an "
+            "even head width: change either, or set model.head_dim (" +
+                path + " line 3, col 11)");
+  expect_located(e, path, 3, "model.n_embd");
+}
+
+TEST_F(LoadConfigTest, LlamaOddHeadDimSetNamesHeadDim) {
+  std::string path = dir_.file("llama_hd.yaml");
+  ConfigError e = load_error("llama_hd.yaml",
+                             "model:\n  type: llama\n  n_embd: 28\n  n_head: 4\n  head_dim: 9\n");
+  EXPECT_NE(std::string(e.what()).find("model.head_dim: the rotary embedding needs an even head "
+                                       "width, got 9"),
+            std::string::npos)
+      << e.what();
+  expect_located(e, path, 5, "model.head_dim");
+}
+
 }  // namespace
 }  // namespace llmprof::config

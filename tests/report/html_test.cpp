@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "llmprof/report/report.h"
@@ -265,6 +266,25 @@ TEST(TableSource, NamesTheFilesOfEachTableAlsoInJson) {
   }
   EXPECT_TRUE(found);
   EXPECT_EQ(parse_format("html"), Format::kHtml);
+}
+
+// A table's "from:" names only the files that are there: run_incomplete has steps.csv but no
+// summary.json or eval.csv (as the top directory of a multi-rank run has no eval.csv).
+TEST(TableSource, NamesOnlyTheFilesThatArePresent) {
+  const std::string i = report_fixture("run_incomplete"), a = report_fixture("run_a");
+  const Document one = report_of({"run_incomplete"});
+  std::map<std::string, std::string> source;
+  for (const auto& t : one.tables) source[t.id] = t.source;
+  EXPECT_EQ(source["summary"], i + "/steps.csv");
+  const std::string page = render_html(one, HtmlExtras{});
+  test::expect_in_page(page, "from: ");
+  EXPECT_EQ(page.find(i + "/eval.csv"), std::string::npos);
+  EXPECT_EQ(page.find(i + "/summary.json"), std::string::npos);
+  // Two directories, one without two of the files: each present path, in full.
+  const Document two = report_of({"run_a", "run_incomplete"});
+  for (const auto& t : two.tables) source[t.id] = t.source;
+  EXPECT_EQ(source["summary"],
+            a + "/summary.json, " + a + "/steps.csv, " + a + "/eval.csv, " + i + "/steps.csv");
 }
 
 }  // namespace

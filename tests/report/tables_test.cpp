@@ -1,8 +1,12 @@
 // Report tables on fixture runs, in the three formats.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "llmprof/error.h"
 #include "llmprof/output/csv.h"
@@ -63,6 +67,45 @@ TEST(PhaseTable, SharesOfTheMedianStepAndEvalOfWallTime) {
   EXPECT_EQ(t.rows[6][0].text, "eval");
   EXPECT_EQ(t.rows[6][4].text, "11.8%");  // 20 / 170
   EXPECT_EQ(t.rows[6][5].text, "wall");
+}
+
+// run_a's phase medians add up to 9.5 ms of its 10 ms step; 1 ms more forward in every step makes
+// them 10.5 ms: the 0.5 ms beyond the step is overlap of the measurements, never -0.5 ms of time.
+TEST(PhaseTable, PhasesBeyondTheStepShowOverlapNotNegativeTime) {
+  test::ScratchDir dir("report_overlap");
+  const std::string run = dir.file("run");
+  std::filesystem::copy(report_fixture("run_a"), run);
+  std::string out;
+  std::istringstream in(test::read_file(run + "/steps.csv"));
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> cells;
+    std::istringstream row(line);
+    for (std::string c; std::getline(row, c, ',');) cells.push_back(c);
+    if (out.empty()) {
+      ASSERT_EQ(cells.at(6), "forward_ms");
+    } else {
+      cells.at(6) = fmt::format("{}", std::stod(cells.at(6)) + 1);
+    }
+    out += fmt::format("{}\n", fmt::join(cells, ","));
+  }
+  test::write_file(run + "/steps.csv", out);
+  ReportOptions opts;
+  opts.inputs = {run};
+  const Document doc = build_report(opts);
+  const Table& t = find_table(doc, "phases.run");
+  ASSERT_EQ(t.rows[4][0].text, "unattributed");
+  EXPECT_EQ(*t.rows[4][1].value, 0);
+  EXPECT_EQ(t.rows[4][4].text, "0.00%");
+  expect_contains(
+      t.notes.back(),
+      "unattributed: 0; the phase medians add up to 0.5000 ms (5.00% of the step median) "
+      "more than the step median");
+  expect_contains(t.notes.back(), "overlap of the measurements, not time");
+  // A remainder that is time keeps its row and gets no such note.
+  const Document run_a = report_of({"run_a"});
+  const Table& a = find_table(run_a, "phases.run_a");
+  EXPECT_NEAR(*a.rows[4][1].value, 0.5, 1e-9);
+  for (const auto& n : a.notes) EXPECT_EQ(n.find("overlap"), std::string::npos) << n;
 }
 
 TEST(ModuleTable, ScopesInCanonicalOrderSummedOverBlocks) {

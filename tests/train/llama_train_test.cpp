@@ -11,6 +11,7 @@
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 #include "llmprof/output/csv.h"
+#include "llmprof/train/task.h"
 #include "llmprof/train/trainer.h"
 #include "support/test_support.h"
 
@@ -68,6 +69,22 @@ TEST(LlamaTrain, TinyConfigLossFalls) {
   const std::string log = test::read_file(r.run_dir + "/log.txt");
   EXPECT_NE(log.find("llama L=2 H=4 KV=2"), std::string::npos) << log;
   EXPECT_NE(log.find("GQA: KV cache"), std::string::npos) << "the savings are named";
+}
+
+// The model line's KV cache is counted in the run's own precision, as summary.json's model.gqa
+// and the report count it. llama_tiny: L=4, KV=2 of H=4 heads, hd=32: L*2*KV*hd elements.
+TEST(LlamaTask, ModelLineCountsTheKvCacheInTheRunsPrecision) {
+  config::Config c =
+      config::load_config(std::string(LLMPROF_SOURCE_DIR) + "/configs/llama_tiny.yaml");
+  ASSERT_EQ(config::name(c.train.precision), "fp32");
+  const std::string fp32 = make_task(c, 65, 0)->describe();
+  EXPECT_NE(fp32.find("GQA: KV cache 2048 B/token in fp32 vs 4096 for MHA (2.00x less)"),
+            std::string::npos)
+      << fp32;
+  c.train.precision = config::Precision::kBf16;
+  const std::string bf16 = make_task(c, 65, 0)->describe();
+  EXPECT_NE(bf16.find("GQA: KV cache 1024 B/token in bf16 vs 2048 for MHA"), std::string::npos)
+      << bf16;
 }
 
 TEST(LlamaTrain, OpsLevelAttributesScopesAndCountsMatmulFlopsLikeTheAnalyticModel) {

@@ -44,6 +44,10 @@ std::vector<std::string> split_list(const std::string& value);
 // bench.batch_sizes as integers. Throws ConfigError naming the key and the bad item.
 std::vector<int64_t> bench_batch_sizes(const Config& cfg);
 
+// "; did you mean 'x'?" naming the candidate nearest to a name not among them (by edit distance,
+// as unknown keys are answered), "" when none is close.
+std::string nearest_name_hint(const std::string& name, const std::vector<std::string>& candidates);
+
 // bench.variants as enums, in the order listed. Throws ConfigError naming the key and the bad item.
 std::vector<BenchVariant> bench_variants(const Config& cfg);
 
