@@ -258,9 +258,9 @@ void check_plannable(const config::Config& cfg, const Shape& s) {
   }
   if (s.V <= 0) {
     throw ConfigError(
-        "llmprof plan: model.vocab_size is 0 (taken from the tokenizer at run time);"
-        " give it, e.g. --set model.vocab_size=65 for Tiny Shakespeare's char "
-        "tokenizer",
+        "llmprof plan: model.vocab_size is 0 and the tokenizer that sets it is named only by "
+        "model.init_from's folder at run time; give it, e.g. --set model.vocab_size=30522 for "
+        "BERT's vocab.txt",
         cfg.source_file, "model.vocab_size");
   }
 }
