@@ -55,15 +55,18 @@ void calibrate_on(plan::PlanReport& r, const config::Config& cfg, const std::str
 // One row: peak, model states, activations held at the peak and the step's activation peak, step
 // ms, the largest micro-batch that fits, fits; with --optimizer-states none the AdamW row beside.
 void print_row(const plan::TechniqueRow& t, const plan::TechniqueRow* adamw) {
-  fmt::print("{:<46} {:>10} {:>12} {:>10} {:>10} {:>9} {:>6}  {:<4}", t.name, size(t.peak_bytes),
-             size(t.model_state_bytes), size(t.activation_bytes), size(t.activation_peak_bytes),
-             t.step_ms ? fmt::format("{:.1f}", *t.step_ms) : std::string("-"), t.largest_batch,
-             t.fits ? "fits" : "OOM");
+  std::string line = fmt::format("{:<46} {:>10} {:>12} {:>10} {:>10} {:>9} {:>6}  {:<4}", t.name,
+                                 size(t.peak_bytes), size(t.model_state_bytes),
+                                 size(t.activation_bytes), size(t.activation_peak_bytes),
+                                 t.step_ms ? fmt::format("{:.1f}", *t.step_ms) : std::string("-"),
+                                 t.largest_batch, t.fits ? "fits" : "OOM");
   if (adamw != nullptr) {
-    fmt::print(" | {:>10} {:>6}  {:<4}", size(adamw->peak_bytes), adamw->largest_batch,
-               adamw->fits ? "fits" : "OOM");
+    line += fmt::format(" | {:>10} {:>6}  {:<4}", size(adamw->peak_bytes), adamw->largest_batch,
+                        adamw->fits ? "fits" : "OOM");
   }
-  fmt::print("{}\n", t.formula.empty() ? "" : "  " + t.formula);
+  if (!t.formula.empty()) line += "  " + t.formula;
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  fmt::print("{}\n", line);
 }
 
 void print_techniques(const plan::PlanReport& r) {
