@@ -170,8 +170,8 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   sub->add_option("-c,--config", args->config_path, "Config file (YAML or JSON)")->required();
   sub->add_option("--set", args->overrides, "Override a key: --set model.n_layer=6");
   sub->add_option("--device", args->device,
-                  "cpu | cuda | h100-80gb | h200 | a100-40gb | a100-80gb | a byte count "
-                  "(default: the config's device)");
+                  "cpu | cuda | h100-80gb | h200 | a100-40gb | a100-80gb | a product name (H100, "
+                  "A100-40GB) | a byte count (default: the config's device)");
   sub->add_option("--world-size", args->world_size, "Ranks of the data-parallel rows (8)");
   sub->add_option("--format", args->format, "text or json");
   sub->add_option("--allocator", args->allocator,

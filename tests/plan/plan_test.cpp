@@ -144,6 +144,14 @@ TEST(FindDevice, AcceptsByteCountsAndTheTable) {
   EXPECT_FALSE(device_for_product("Tesla T4").has_value());
 }
 
+TEST(FindDevice, AcceptsProductNamesInAnyCase) {
+  EXPECT_EQ(find_device("H100").name, "h100-80gb");
+  EXPECT_EQ(find_device("h200").name, "h200");
+  EXPECT_EQ(find_device("A100-40GB").name, "a100-40gb");
+  EXPECT_EQ(find_device("NVIDIA A100-SXM4-80GB").name, "a100-80gb");
+  EXPECT_THROW(find_device("A100"), UsageError);  // 40 or 80 GB: the capacity decides
+}
+
 TEST(PlanMemory, UnmodelledKeyIsNamed) {
   config::Config c = gpt(1, 16, 2, 8, 10, 1);
   c.train.cuda_graphs = true;
