@@ -2,6 +2,8 @@
 // 312 TFLOP/s bf16 dense, 19.5 fp32, 1,555 GB/s (40GB) and 2,039 GB/s (80GB)); H100 SXM5 (989
 // TFLOP/s bf16 dense, 67 fp32, 3.35 TB/s); H200 SXM (989, 67, 4.8 TB/s, 141 GB). "usable" leaves
 // the CUDA context out (kCudaContextBytes, measured); workspaces count in the plan's reserved.
+#include "llmprof/plan/device.h"
+
 #include <fmt/format.h>
 
 #include <cctype>
@@ -10,7 +12,6 @@
 #include <sstream>
 
 #include "llmprof/error.h"
-#include "llmprof/plan/device.h"
 
 namespace llmprof::plan {
 
@@ -22,8 +23,8 @@ constexpr int64_t kCudaOverhead = kCudaContextBytes;
 std::vector<DeviceSpec> table() {
   const std::string sheet = "NVIDIA datasheet (dense)";
   return {
-      {"h100-80gb", "NVIDIA H100 80GB HBM3", true, 80 * kGiB, kCudaOverhead, 989e12, 67e12,
-       3.35e12, sheet},
+      {"h100-80gb", "NVIDIA H100 80GB HBM3", true, 80 * kGiB, kCudaOverhead, 989e12, 67e12, 3.35e12,
+       sheet},
       {"h200", "NVIDIA H200", true, 141000000000LL, kCudaOverhead, 989e12, 67e12, 4.8e12, sheet},
       {"a100-40gb", "NVIDIA A100-SXM4-40GB", true, 40 * kGiB, kCudaOverhead, 312e12, 19.5e12,
        1.555e12, sheet},
@@ -64,7 +65,9 @@ int64_t parse_bytes(std::string_view text) {
 std::string known_list() {
   std::string s;
   for (const std::string& n : known_devices()) s += (s.empty() ? "" : ", ") + n;
-  return s + ", or a byte count (e.g. 42949672960, 40GiB, 24GB)";
+  return s +
+         ", a product name (e.g. H100, H200, A100-40GB), or a byte count (e.g. 42949672960, "
+         "40GiB, 24GB)";
 }
 
 }  // namespace
@@ -80,8 +83,15 @@ DeviceSpec find_device(std::string_view name) {
     if (d.name == name) return d;
   }
   if (name == "cpu") {
-    DeviceSpec d{"cpu", "this machine's memory (MemAvailable)", false, mem_available_bytes(), 0,
-                 0, 0, 0, "/proc/meminfo"};
+    DeviceSpec d{"cpu",
+                 "this machine's memory (MemAvailable)",
+                 false,
+                 mem_available_bytes(),
+                 0,
+                 0,
+                 0,
+                 0,
+                 "/proc/meminfo"};
     if (d.capacity_bytes <= 0) throw Error("llmprof plan --device cpu: /proc/meminfo unreadable");
     return d;
   }
@@ -89,9 +99,20 @@ DeviceSpec find_device(std::string_view name) {
     throw UsageError("--device cuda: this build has no CUDA device to read; name one of " +
                      known_list());
   }
+  // A product name as nvidia-smi prints it, in any case: "H100", "NVIDIA A100-SXM4-40GB".
+  std::string upper(name);
+  for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  if (const std::optional<DeviceSpec> d = device_for_product(upper)) return *d;
   const int64_t bytes = parse_bytes(name);
   if (bytes > 0) {
-    return {std::string(name), "a device of " + std::string(name), true, bytes, 0, 0, 0, 0,
+    return {std::string(name),
+            "a device of " + std::string(name),
+            true,
+            bytes,
+            0,
+            0,
+            0,
+            0,
             "--device (capacity only: no peaks, so no step time)"};
   }
   throw UsageError(fmt::format("--device '{}': unknown device; known: {}", name, known_list()));
@@ -101,9 +122,10 @@ std::optional<DeviceSpec> device_for_product(std::string_view cuda_name) {
   for (const DeviceSpec& d : table()) {
     const bool h100 = d.name == "h100-80gb" && cuda_name.find("H100") != std::string_view::npos;
     const bool h200 = d.name == "h200" && cuda_name.find("H200") != std::string_view::npos;
-    const bool a100 = cuda_name.find("A100") != std::string_view::npos &&
-                      ((d.name == "a100-40gb" && cuda_name.find("40GB") != std::string_view::npos) ||
-                       (d.name == "a100-80gb" && cuda_name.find("80GB") != std::string_view::npos));
+    const bool a100 =
+        cuda_name.find("A100") != std::string_view::npos &&
+        ((d.name == "a100-40gb" && cuda_name.find("40GB") != std::string_view::npos) ||
+         (d.name == "a100-80gb" && cuda_name.find("80GB") != std::string_view::npos));
     if (h100 || h200 || a100) return d;
   }
   return std::nullopt;

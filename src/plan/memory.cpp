@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 
 #include "llmprof/data/encoder_data.h"
 #include "llmprof/error.h"
@@ -31,6 +32,9 @@ struct Sim {
   std::array<int64_t, kNumComponents> live{};
   std::array<int64_t, kNumComponents> at_peak{};
   int64_t peak = -1;
+  int64_t activation_peak = 0;            // the most activations + loss buffers live at once
+  int64_t beyond_states_peak = 0;         // the most bytes beside the model states live at once
+  int64_t beyond_states_activations = 0;  // activations + loss buffers at that moment
   Place place;
 
   int64_t total() const {
@@ -38,10 +42,25 @@ struct Sim {
     for (int64_t b : live) s += b;
     return s;
   }
-  void add(Component c, int64_t bytes) { live[static_cast<int>(c)] += bytes; }
+  void add(Component c, int64_t bytes) {
+    live[static_cast<int>(c)] += bytes;
+    activation_peak =
+        std::max(activation_peak, live[static_cast<int>(Component::kActivations)] +
+                                      live[static_cast<int>(Component::kLossBuffers)]);
+  }
   // A moment where `transient` bytes are live on top of the components.
   void check(int64_t transient, const char* phase, const std::string& module) {
     const int64_t now = total() + transient;
+    int64_t states = 0;
+    for (Component c : {Component::kParameters, Component::kGradients, Component::kOptimizerState,
+                        Component::kAutocastCopies, Component::kDdpBuckets}) {
+      states += live[static_cast<int>(c)];
+    }
+    if (now - states > beyond_states_peak) {
+      beyond_states_peak = now - states;
+      beyond_states_activations = live[static_cast<int>(Component::kActivations)] +
+                                  live[static_cast<int>(Component::kLossBuffers)];
+    }
     if (now <= peak) return;
     peak = now;
     at_peak = live;
@@ -106,8 +125,9 @@ void walk(Sim& sim, const Graph& g, const Shape& s, bool checkpointing, bool acc
 // Adam/AdamW (LibTorch's for-each-parameter loop): exp_avg_sq.sqrt() and its division are two
 // temporaries of the parameter's size; adam's L2 decay adds grad + wd * p. Foreach variants make
 // them for all parameters at once; fused kernels make none.
-int64_t optimizer_temp(const config::Config& cfg, const Graph& g) {
+int64_t optimizer_temp(const config::Config& cfg, const Graph& g, OptimizerStates states) {
   const auto& o = cfg.optim;
+  if (states == OptimizerStates::kNone) return 0;
   if (o.name == config::Optimizer::kSgd) {
     return o.weight_decay > 0 ? g.largest_param * 4 : 0;
   }
@@ -116,7 +136,8 @@ int64_t optimizer_temp(const config::Config& cfg, const Graph& g) {
   return per * g.largest_param * 4;
 }
 
-int64_t optimizer_state(const config::Config& cfg, int64_t param_bytes) {
+int64_t optimizer_state(const config::Config& cfg, int64_t param_bytes, OptimizerStates states) {
+  if (states == OptimizerStates::kNone) return 0;
   if (cfg.optim.name == config::Optimizer::kSgd) return cfg.optim.momentum > 0 ? param_bytes : 0;
   return 2 * param_bytes;  // exp_avg, exp_avg_sq
 }
@@ -205,8 +226,8 @@ CudaAllocator cuda_allocator_from_env() {
 
 std::string_view component_name(Component c) {
   static constexpr std::array<std::string_view, kNumComponents> names = {
-      "parameters",  "gradients",       "optimizer_state", "buffers",         "batch",
-      "activations", "autocast_copies", "loss_buffers",    "transient",       "ddp_buckets"};
+      "parameters",  "gradients",       "optimizer_state", "buffers",   "batch",
+      "activations", "autocast_copies", "loss_buffers",    "transient", "ddp_buckets"};
   return names[static_cast<size_t>(c)];
 }
 
@@ -215,9 +236,9 @@ int64_t cuda_block_bytes(int64_t request_bytes) {
 }
 
 int64_t cuda_segment_bytes(int64_t block_bytes) {
-  if (block_bytes <= kMiB) return 2 * kMiB;          // kSmallBuffer
-  if (block_bytes < 10 * kMiB) return 20 * kMiB;     // kLargeBuffer
-  return round_up(block_bytes, 2 * kMiB);            // kRoundLarge
+  if (block_bytes <= kMiB) return 2 * kMiB;       // kSmallBuffer
+  if (block_bytes < 10 * kMiB) return 20 * kMiB;  // kLargeBuffer
+  return round_up(block_bytes, 2 * kMiB);         // kRoundLarge
 }
 
 std::vector<std::string> unmodelled_keys(const config::Config& cfg) {
@@ -236,15 +257,21 @@ void check_plannable(const config::Config& cfg, const Shape& s) {
                       why.substr(0, why.find(':')));
   }
   if (s.V <= 0) {
-    throw ConfigError("llmprof plan: model.vocab_size is 0 (taken from the tokenizer at run time);"
-                      " give it, e.g. --set model.vocab_size=65 for Tiny Shakespeare's char "
-                      "tokenizer", cfg.source_file, "model.vocab_size");
+    throw ConfigError(
+        "llmprof plan: model.vocab_size is 0 and the tokenizer that sets it is named only by "
+        "model.init_from's folder at run time; give it, e.g. --set model.vocab_size=30522 for "
+        "BERT's vocab.txt",
+        cfg.source_file, "model.vocab_size");
   }
 }
 
 // The steady step's walk: the peak, its place and the components live there.
-void simulate_step(MemoryPlan& plan, const config::Config& cfg, const PlanOptions& opt,
-                   const Graph& g, const Shape& s, bool ckpt) {
+void simulate_step(MemoryPlan& plan,
+                   const config::Config& cfg,
+                   const PlanOptions& opt,
+                   const Graph& g,
+                   const Shape& s,
+                   bool ckpt) {
   Sim sim;
   sim.add(Component::kParameters, plan.parameter_bytes);
   sim.add(Component::kOptimizerState, plan.optimizer_state_bytes);
@@ -257,10 +284,15 @@ void simulate_step(MemoryPlan& plan, const config::Config& cfg, const PlanOption
   if (accumulating) sim.add(Component::kGradients, plan.gradient_bytes);
   walk(sim, g, s, ckpt, accumulating);
   // Optimizer: all gradients, the state, the temporaries of the largest parameter.
-  sim.check(optimizer_temp(cfg, g), "optimizer",
-            std::string(config::name(cfg.optim.name)) + (cfg.optim.fused ? " (fused)" : ""));
+  const bool none = opt.optimizer_states == OptimizerStates::kNone;
+  sim.check(optimizer_temp(cfg, g, opt.optimizer_states), "optimizer",
+            none ? std::string("none (weights and gradients only)")
+                 : std::string(config::name(cfg.optim.name)) + (cfg.optim.fused ? " (fused)" : ""));
   plan.component_bytes.assign(sim.at_peak.begin(), sim.at_peak.end());
   plan.peak_bytes = sim.peak;
+  plan.activation_peak_bytes = sim.activation_peak;
+  plan.beyond_states_peak_bytes = sim.beyond_states_peak;
+  plan.beyond_states_activation_bytes = sim.beyond_states_activations;
   plan.peak_place = sim.place;
   plan.peak_reserved_bytes = plan.peak_bytes;
   if (!opt.cuda) return;
@@ -290,13 +322,13 @@ void saved_totals(MemoryPlan& plan, const Graph& g, const Shape& s, bool ckpt) {
 // and mix, forward 4, backward 8); checkpointing re-runs the blocks' forward. Bytes: the
 // parameters' traffic (read forward and backward, gradient written, AdamW's read-modify-write:
 // ~10 x their fp32 bytes) and the activations' (written, read, their gradients: 4 x).
-void step_cost(MemoryPlan& plan, const config::Config& cfg, const Graph& g, const Shape& s,
-               bool ckpt) {
+void step_cost(
+    MemoryPlan& plan, const config::Config& cfg, const Graph& g, const Shape& s, bool ckpt) {
   const double N = static_cast<double>(s.N());
   double matmul_params = 0;
   for (const Op& op : g.ops) {
-    const bool norm = op.module.find("ln") != std::string::npos ||
-                      op.module.find("norm") != std::string::npos;
+    const bool norm =
+        op.module.find("ln") != std::string::npos || op.module.find("norm") != std::string::npos;
     if (!norm && op.module != "embedding" && op.module != "embed_tokens") {
       matmul_params += static_cast<double>(op.params);
     }
@@ -324,11 +356,12 @@ MemoryPlan plan_memory(const config::Config& cfg, const PlanOptions& opt) {
   }
   plan.parameter_bytes = plan.parameters * 4;
   plan.buffer_bytes = g.buffer_bytes;
-  plan.optimizer_state_bytes = optimizer_state(cfg, plan.parameter_bytes);
+  plan.largest_parameter = g.largest_param;
+  plan.optimizer_state_bytes = optimizer_state(cfg, plan.parameter_bytes, opt.optimizer_states);
   // GPT and Llama checkpoint their blocks; DistilBERT has no checkpointing.
-  const bool ckpt = cfg.train.activation_checkpointing &&
-                    (cfg.model.type == config::ModelType::kGpt ||
-                     cfg.model.type == config::ModelType::kLlama);
+  const bool ckpt =
+      cfg.train.activation_checkpointing &&
+      (cfg.model.type == config::ModelType::kGpt || cfg.model.type == config::ModelType::kLlama);
   simulate_step(plan, cfg, opt, g, s, ckpt);
   saved_totals(plan, g, s, ckpt);
   step_cost(plan, cfg, g, s, ckpt);
@@ -336,13 +369,8 @@ MemoryPlan plan_memory(const config::Config& cfg, const PlanOptions& opt) {
   return plan;
 }
 
-int64_t largest_batch(const config::Config& cfg, const PlanOptions& opt, int64_t usable_bytes) {
-  config::Config c = cfg;
+int64_t detail::largest_fitting(const std::function<bool(int64_t)>& fits) {
   int64_t lo = 0, hi = 1;
-  auto fits = [&](int64_t b) {
-    c.train.batch_size = b;
-    return plan_memory(c, opt).peak_reserved_bytes <= usable_bytes;
-  };
   while (hi <= (int64_t{1} << 20) && fits(hi)) {
     lo = hi;
     hi *= 2;
@@ -353,6 +381,14 @@ int64_t largest_batch(const config::Config& cfg, const PlanOptions& opt, int64_t
     (fits(mid) ? lo : hi) = mid;
   }
   return lo;
+}
+
+int64_t largest_batch(const config::Config& cfg, const PlanOptions& opt, int64_t usable_bytes) {
+  config::Config c = cfg;
+  return detail::largest_fitting([&](int64_t b) {
+    c.train.batch_size = b;
+    return plan_memory(c, opt).peak_reserved_bytes <= usable_bytes;
+  });
 }
 
 int64_t model_state_bytes(int64_t parameters, Sharding sharding, int64_t world_size) {
@@ -368,6 +404,23 @@ int64_t model_state_bytes(int64_t parameters, Sharding sharding, int64_t world_s
       return 16 * P / n;
   }
   return 16 * P;
+}
+
+int64_t deepspeed_model_state_bytes(int64_t parameters,
+                                    int64_t largest_layer,
+                                    Sharding sharding,
+                                    int64_t world_size) {
+  const int64_t P = parameters, n = std::max<int64_t>(1, world_size);
+  switch (sharding) {
+    case Sharding::kZero2:
+      return 4 * P + 16 * P / n;
+    case Sharding::kZero3:
+      return 4 * largest_layer + 18 * P / n;
+    case Sharding::kNone:
+    case Sharding::kZero1:
+      break;
+  }
+  return model_state_bytes(parameters, sharding, world_size);
 }
 
 }  // namespace llmprof::plan

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,8 @@ namespace llmprof::plan::detail {
 enum class Saves : int { kActivations = 0, kLoss = 1 };
 
 struct Op {
-  std::string module;      // "h0.attn.softmax", "lm_head", "loss"
-  int block = -1;          // transformer block index, -1 outside the blocks
+  std::string module;  // "h0.attn.softmax", "lm_head", "loss"
+  int block = -1;      // transformer block index, -1 outside the blocks
   Saves kind = Saves::kActivations;
   int64_t saved = 0;       // saved for backward (excluding autocast copies), freed at its backward
   int64_t autocast = 0;    // autocast weight/input casts it saves
@@ -30,11 +31,11 @@ struct Op {
 // The shape and precision facts every model builder needs.
 struct Shape {
   int64_t B = 0, T = 0, C = 0, L = 0, H = 0, V = 0, F = 0;  // F: MLP width
-  int64_t kv_heads = 0, head_dim = 0;                        // llama (GQA)
-  int64_t mlm_positions = 0;  // distilbert mlm: predicted positions per sequence
-  bool tie_embeddings = true;  // llama: lm_head shares embed_tokens
+  int64_t kv_heads = 0, head_dim = 0;                       // llama (GQA)
+  int64_t mlm_positions = 0;    // distilbert mlm: predicted positions per sequence
+  bool tie_embeddings = true;   // llama: lm_head shares embed_tokens
   bool attention_bias = false;  // llama: q/k/v biases
-  int64_t act = 4;   // bytes of a matmul output: 4 fp32, 2 bf16/fp16 under autocast
+  int64_t act = 4;              // bytes of a matmul output: 4 fp32, 2 bf16/fp16 under autocast
   bool autocast = false;
   bool cuda = false;
   bool sdpa = false;
@@ -64,7 +65,16 @@ Graph llama_graph(const Shape& s, const config::Config& cfg);
 int64_t largest_tensor(const Shape& s);
 
 // Shared pieces: a Linear (in -> out features) whose input is already saved by its producer.
-Op linear_op(const Shape& s, const std::string& module, int block, int64_t in, int64_t out,
-             bool bias, int64_t input_elems, int64_t pending);
+Op linear_op(const Shape& s,
+             const std::string& module,
+             int block,
+             int64_t in,
+             int64_t out,
+             bool bias,
+             int64_t input_elems,
+             int64_t pending);
+
+// The largest n in [0, 2^20] with fits(n), fits being monotone (true up to an edge); 0 if none.
+int64_t largest_fitting(const std::function<bool(int64_t)>& fits);
 
 }  // namespace llmprof::plan::detail

@@ -1,5 +1,7 @@
 // llmprof plan: closed forms, component sums, hand-counted activations, the allocator's rounding,
 // the device table and bad input (torch-free: the planner alone).
+#include "llmprof/plan/plan.h"
+
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -7,7 +9,6 @@
 #include "llmprof/config/config.h"
 #include "llmprof/error.h"
 #include "llmprof/plan/device.h"
-#include "llmprof/plan/plan.h"
 #include "ops.h"
 
 namespace llmprof::plan {
@@ -93,9 +94,9 @@ TEST(CudaAllocator, RoundsBlocksTo512BytesAndSegmentsBySize) {
   EXPECT_EQ(cuda_block_bytes(1), 512);
   EXPECT_EQ(cuda_block_bytes(512), 512);
   EXPECT_EQ(cuda_block_bytes(513), 1024);
-  EXPECT_EQ(cuda_segment_bytes(1 << 20), 2 << 20);                // small pool
-  EXPECT_EQ(cuda_segment_bytes((1 << 20) + 512), 20 << 20);       // large, < 10 MiB
-  EXPECT_EQ(cuda_segment_bytes(11 << 20), 12 << 20);              // rounded to 2 MiB
+  EXPECT_EQ(cuda_segment_bytes(1 << 20), 2 << 20);           // small pool
+  EXPECT_EQ(cuda_segment_bytes((1 << 20) + 512), 20 << 20);  // large, < 10 MiB
+  EXPECT_EQ(cuda_segment_bytes(11 << 20), 12 << 20);         // rounded to 2 MiB
 }
 
 TEST(PlanMemory, CudaRoundsEveryTensorUp) {
@@ -143,6 +144,14 @@ TEST(FindDevice, AcceptsByteCountsAndTheTable) {
   EXPECT_FALSE(device_for_product("Tesla T4").has_value());
 }
 
+TEST(FindDevice, AcceptsProductNamesInAnyCase) {
+  EXPECT_EQ(find_device("H100").name, "h100-80gb");
+  EXPECT_EQ(find_device("h200").name, "h200");
+  EXPECT_EQ(find_device("A100-40GB").name, "a100-40gb");
+  EXPECT_EQ(find_device("NVIDIA A100-SXM4-80GB").name, "a100-80gb");
+  EXPECT_THROW(find_device("A100"), UsageError);  // 40 or 80 GB: the capacity decides
+}
+
 TEST(PlanMemory, UnmodelledKeyIsNamed) {
   config::Config c = gpt(1, 16, 2, 8, 10, 1);
   c.train.cuda_graphs = true;
@@ -165,15 +174,16 @@ TEST(PlanMemory, UnknownVocabularyIsNamed) {
 }
 
 TEST(MakeReport, LlamaSevenBShapeOomsOnA100FortyUntilSharded) {
-  // A 7B decoder shape (32 x 4096, vocab 32000, T 2048) in fp32 cannot fit 40 GB; the ZeRO-3
-  // row over 8 ranks brings model states to 16 x P / 8 bytes.
+  // A 7B decoder shape (32 x 4096, vocab 32000, T 2048) in fp32 cannot fit 40 GB; the ZeRO
+  // paper's ZeRO-3 row over 8 ranks brings model states to 16 x P / 8 bytes.
   config::Config c = gpt(32, 4096, 32, 2048, 32000, 1);
   c.model.bias = false;
   const PlanReport r = make_report(c, find_device("a100-40gb"), 0, 8);
   EXPECT_FALSE(r.fits);
   ASSERT_FALSE(r.techniques.empty());
   EXPECT_FALSE(r.techniques.front().fits);
-  const TechniqueRow& z3 = r.techniques.back();
+  const TechniqueRow& z3 = r.techniques.end()[-2];  // the last: DeepSpeed's estimator
+  EXPECT_EQ(z3.name, "+ ZeRO-3 / FSDP (world 8), ZeRO paper");
   EXPECT_TRUE(z3.predicted_only);
   EXPECT_EQ(z3.model_state_bytes, 16 * r.memory.parameters / 8);
   EXPECT_TRUE(r.step_ms.has_value());

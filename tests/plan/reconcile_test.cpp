@@ -14,12 +14,12 @@ using test::run_llmprof;
 
 // Trains 3 steps of tiny_test.yaml (or `config`) with the extra settings and returns
 // summary.json's plan.
-json plan_section(const test::ScratchDir& dir, const std::vector<std::string>& sets,
+json plan_section(const test::ScratchDir& dir,
+                  const std::vector<std::string>& sets,
                   const std::string& config = test::kTinyConfig) {
-  std::vector<std::string> args = {"train", "--config", config, "--quiet",
-                                   "--set", "schedule.max_steps=3", "--set",
-                                   "train.eval_interval=0", "--set", "output.dir=" + dir.path(),
-                                   "--set", "output.name=run",
+  std::vector<std::string> args = {"train", "--config", config, "--quiet", "--set",
+                                   "schedule.max_steps=3", "--set", "train.eval_interval=0",
+                                   "--set", "output.dir=" + dir.path(), "--set", "output.name=run",
                                    // a known MFU peak: llama_tiny.yaml has none, and measuring
                                    // one costs the run more than its 3 steps; no MFU is read
                                    "--set", "profile.peak_flops_per_s=1e11"};
@@ -75,8 +75,9 @@ const std::string kLlamaTiny = std::string(LLMPROF_SOURCE_DIR) + "/configs/llama
 TEST(TrainPlan, LlamaGqaFp32PeakWithinTenPercentAndSamePhase) {
   // RMSNorm in fp32, RoPE, 4 query heads over 2 key/value heads, SwiGLU 352, untied head.
   test::ScratchDir dir("plan-llama");
-  const json p = plan_section(dir, {"model.n_layer=2", "train.batch_size=4", "model.block_size=32",
-                                    "data.generated_chars=20000", "threads=1"},
+  const json p = plan_section(dir,
+                              {"model.n_layer=2", "train.batch_size=4", "model.block_size=32",
+                               "data.generated_chars=20000", "threads=1"},
                               kLlamaTiny);
   expect_reconciled(p);
 }
@@ -85,10 +86,10 @@ TEST(TrainPlan, LlamaBf16SdpaCheckpointedTiedWithinTenPercent) {
   // sdpa in LibTorch 1.13 on the CPU: k and v repeated to the query heads before the math path.
   test::ScratchDir dir("plan-llama-bf16");
   expect_reconciled(plan_section(
-      dir, {"model.n_layer=2", "train.batch_size=4", "model.block_size=32",
-            "data.generated_chars=20000", "threads=1", "train.precision=bf16",
-            "model.attention=sdpa", "train.activation_checkpointing=true",
-            "model.tie_embeddings=true"},
+      dir,
+      {"model.n_layer=2", "train.batch_size=4", "model.block_size=32", "data.generated_chars=20000",
+       "threads=1", "train.precision=bf16", "model.attention=sdpa",
+       "train.activation_checkpointing=true", "model.tie_embeddings=true"},
       kLlamaTiny));
 }
 
@@ -99,10 +100,10 @@ TEST(TrainPlan, DistilbertMlmWithinTenPercent) {
     GTEST_SKIP() << "shared data absent: " << vocab;
   }
   test::ScratchDir dir("plan-distilbert");
-  expect_reconciled(plan_section(
-      dir, {"model.type=distilbert", "train.task=mlm", "data.tokenizer=wordpiece",
-            "data.vocab_path=" + vocab, "data.path=" + text, "data.format=text",
-            "data.max_examples=300", "model.n_embd=48", "model.n_head=4"}));
+  expect_reconciled(
+      plan_section(dir, {"model.type=distilbert", "train.task=mlm", "data.tokenizer=wordpiece",
+                         "data.vocab_path=" + vocab, "data.path=" + text, "data.format=text",
+                         "data.max_examples=300", "model.n_embd=48", "model.n_head=4"}));
 }
 
 TEST(TrainPlan, ReportShowsTheTableAndNamesAComponentOffByMoreThanTenPercent) {
@@ -125,8 +126,8 @@ TEST(TrainPlan, ReportShowsTheTableAndNamesAComponentOffByMoreThanTenPercent) {
 }
 
 TEST(PlanCommand, UnknownDeviceExitsTwoListingKnownOnes) {
-  const auto r = run_llmprof({"plan", "--config", test::kTinyConfig, "--set",
-                              "model.vocab_size=65", "--device", "v100"});
+  const auto r = run_llmprof(
+      {"plan", "--config", test::kTinyConfig, "--set", "model.vocab_size=65", "--device", "v100"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   test::expect_contains(r.output, "v100");
   test::expect_contains(r.output, "a100-40gb");
@@ -157,9 +158,8 @@ TEST(PlanCommand, AllocatorIsCachingOrExpandableSegments) {
 }
 
 TEST(PlanCommand, JsonHasComponentsAndTechniques) {
-  const auto r = run_llmprof({"plan", "--config", test::kTinyConfig, "--set",
-                              "model.vocab_size=65", "--device", "h100-80gb", "--format",
-                              "json"});
+  const auto r = run_llmprof({"plan", "--config", test::kTinyConfig, "--set", "model.vocab_size=65",
+                              "--device", "h100-80gb", "--format", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json j = json::parse(r.output);
   EXPECT_EQ(j.at("device").at("name"), "h100-80gb");
@@ -169,10 +169,29 @@ TEST(PlanCommand, JsonHasComponentsAndTechniques) {
   EXPECT_EQ(j.at("step_ms_label"), "roofline lower bound");
 }
 
-TEST(PlanCommand, CharVocabularyUnknownWithoutCorpusIsNamed) {
-  const auto r = run_llmprof({"plan", "--config", test::kTinyConfig});
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  test::expect_contains(r.output, "model.vocab_size");
+// The char vocabulary comes from the corpus as train builds it: the generated one by default, a
+// data.path that cannot be read is named.
+TEST(PlanCommand, CharVocabularyComesFromTheCorpusAndAnUnreadableOneIsNamed) {
+  const auto r = run_llmprof({"plan", "-c", test::kTinyConfig});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const auto missing =
+      run_llmprof({"plan", "-c", test::kTinyConfig, "--set", "data.path=/nonexistent/corpus.txt"});
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  test::expect_contains(missing.output, "/nonexistent/corpus.txt");
+}
+
+TEST(PlanCommand, OptimizerStatesNonePrintsTheAdamwRowsBeside) {
+  const auto r = run_llmprof({"plan", "-c", test::kTinyConfig, "--optimizer-states", "none"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  test::expect_contains(r.output, "weights and gradients only (no optimizer state)");
+  test::expect_contains(r.output, "with AdamW");
+  // Units that show the value, and the two activation columns named.
+  test::expect_contains(r.output, "act. held");
+  test::expect_contains(r.output, "act. peak");
+  EXPECT_EQ(r.output.find(" 0.0 MiB"), std::string::npos) << r.output;
+  const auto bad = run_llmprof({"plan", "-c", test::kTinyConfig, "--optimizer-states", "sgd"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  test::expect_contains(bad.output, "--optimizer-states 'sgd'");
 }
 
 }  // namespace

@@ -32,10 +32,10 @@ TEST(Reconcile, RatiosArePredictedOverMeasuredAndDifferPastTenPercent) {
   const config::Config cfg = reconciled_gpt();
   const MemoryPlan p = plan_memory(cfg, PlanOptions{0, 1, false});
   Measured m;
-  m.parameters = p.parameter_bytes;                  // exact: ratio 1
-  m.gradients = p.gradient_bytes * 2;                // ratio 0.5: differs
+  m.parameters = p.parameter_bytes;                           // exact: ratio 1
+  m.gradients = p.gradient_bytes * 2;                         // ratio 0.5: differs
   m.optimizer_state = p.optimizer_state_bytes * 10 / 11 + 1;  // ratio just under 1.1: agrees
-  m.peak = 0;                                        // measured as nothing: no ratio
+  m.peak = 0;                                                 // measured as nothing: no ratio
   m.peak_phase = "backward";
   m.measured_step = 2;
   m.source = "c10 CPU allocator reports";

@@ -1,10 +1,10 @@
 // llmprof sweep as a user runs it, on the tiny config (~1 s a point): a 2x2 sweep end to end,
 // up-front errors (exit 2, nothing run), a failing point recorded while the sweep goes on,
-// resume after SIGINT, SIGTERM and SIGKILL, re-running failed points only, --jobs splitting threads,
-// and the lock that keeps a second sweep out of a directory in use.
+// resume after SIGINT, SIGTERM and SIGKILL, re-running failed points only, --jobs splitting
+// threads, and the lock that keeps a second sweep out of a directory in use.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -24,8 +24,8 @@ namespace fs = std::filesystem;
 namespace llmprof {
 namespace {
 
-using test::run_llmprof;
 using test::expect_contains;
+using test::run_llmprof;
 using test::ScratchDir;
 using Row = test::CsvRow;
 using test::csv_rows;
@@ -129,10 +129,10 @@ TEST(SweepPlan, PointPredictedNotToFitIsSkippedWithTheReasonAndTheOthersRun) {
   // workspaces and pools; batch 4096 (131,072 tokens) needs 64 MiB for its fp32 logits alone
   // (131072 x 128 x 4 bytes), over 800 MiB with its activations: it is skipped, not run.
   ScratchDir dir;
-  auto r = run_llmprof(sweep_args(dir, {"--grid", "train.batch_size=2,4096", "--set",
-                                        "model.vocab_size=128", "--set",
-                                        "schedule.max_steps=2", "--set", "train.eval_interval=0",
-                                        "--plan", "--plan-device", "268435456"}));
+  auto r = run_llmprof(
+      sweep_args(dir, {"--grid", "train.batch_size=2,4096", "--set", "model.vocab_size=128",
+                       "--set", "schedule.max_steps=2", "--set", "train.eval_interval=0", "--plan",
+                       "--plan-device", "268435456"}));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   expect_contains(r.output, "1 completed");
   expect_contains(r.output, "1 skipped (predicted not to fit); 0 reused");
@@ -151,12 +151,14 @@ TEST(SweepPlan, PointPredictedNotToFitIsSkippedWithTheReasonAndTheOthersRun) {
   EXPECT_EQ(run_llmprof(sweep_args(dir, {"--plan-device", "1GiB"})).exit_code, 2);
 }
 
-TEST(SweepPlan, PointThatCannotBePlannedExitsTwoNamingTheKeyBeforeAnythingRuns) {
-  // tiny_test's char vocabulary comes from its generated corpus: unknown before the run.
+TEST(SweepPlan, PointThatCannotBePlannedExitsTwoNamingTheCauseBeforeAnythingRuns) {
+  // The planner builds the char vocabulary from the run's corpus, as train does: a corpus file
+  // that is not there is named before any point runs.
   ScratchDir dir;
-  auto r = run_llmprof(sweep_args(dir, {"--grid", "train.batch_size=2,4", "--plan"}));
+  auto r = run_llmprof(sweep_args(dir, {"--grid", "train.batch_size=2,4", "--set",
+                                        "data.path=" + dir.file("missing.txt"), "--plan"}));
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  expect_contains(r.output, "model.vocab_size");
+  expect_contains(r.output, dir.file("missing.txt"));
   EXPECT_FALSE(fs::exists(dir.file("s") + "/sweep.csv"));
 }
 
@@ -292,8 +294,8 @@ TEST(SweepLock, ALockFileLeftByADeadSweepDoesNotBlock) {
   ASSERT_GT(dead, 0);
   ASSERT_EQ(test::wait_llmprof(dead), 0);
   test::write_file(dir.file("s/.lock"), std::to_string(dead) + "\n");
-  const auto r = run_llmprof(sweep_args(dir, {"--grid", "optim.lr=1e-3", "--set",
-                                              "schedule.max_steps=3"}));
+  const auto r =
+      run_llmprof(sweep_args(dir, {"--grid", "optim.lr=1e-3", "--set", "schedule.max_steps=3"}));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("in use"), std::string::npos) << r.output;
   EXPECT_EQ(csv_rows(dir.file("s/sweep.csv")).size(), 1u);

@@ -15,10 +15,10 @@ namespace llmprof::plan {
 inline constexpr int64_t kCudaContextBytes = int64_t{768} << 20;
 
 struct DeviceSpec {
-  std::string name;             // as given: h100-80gb, a100-40gb, cpu, cuda, 42949672960
-  std::string product;          // "NVIDIA A100-SXM4-40GB", "this machine's memory"
-  bool cuda = true;             // the CUDA caching allocator applies
-  int64_t capacity_bytes = 0;   // total memory
+  std::string name;            // as given: h100-80gb, a100-40gb, cpu, cuda, 42949672960
+  std::string product;         // "NVIDIA A100-SXM4-40GB", "this machine's memory"
+  bool cuda = true;            // the CUDA caching allocator applies
+  int64_t capacity_bytes = 0;  // total memory
   int64_t reserved_bytes =
       0;  // outside the caching allocator: the CUDA context (kCudaContextBytes)
   double bf16_flops_per_s = 0;  // dense tensor-core peak; 0 = unknown
@@ -32,7 +32,8 @@ struct DeviceSpec {
 // The names find_device accepts, besides a byte count ("cpu", "cuda", "h100-80gb", ...).
 std::vector<std::string> known_devices();
 
-// A known device by name, or a byte count (e.g. 42949672960, 40GiB, 40GB). cpu: this machine's
+// A known device by name, by product name in any case (H100, h200, A100-80GB: what
+// device_for_product matches), or a byte count (e.g. 42949672960, 40GiB, 40GB). cpu: this machine's
 // MemAvailable. Throws UsageError listing the known names for anything else. "cuda" is resolved by
 // the caller (the current GPU's properties); here it is an error unless cuda_name/bytes are given.
 DeviceSpec find_device(std::string_view name);
