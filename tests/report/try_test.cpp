@@ -54,11 +54,14 @@ TEST(PlanTries, OneAbPerDistinctSetJudgedByTimePerToken) {
   EXPECT_EQ(fused.trial.figure, ab::Figure::kStepUsPerToken);
   EXPECT_EQ(fused.trial.common_sets,
             (std::vector<std::string>{"schedule.max_steps=11", "train.eval_interval=0",
-                                      "train.save_checkpoint=false"}));
+                                      "train.save_checkpoint=false",
+                                      "train.checkpoint_interval=0"}));
   EXPECT_EQ(fused.trial.candidate_sets, std::vector<std::string>{"optim.fused=true"});
   EXPECT_EQ(fused.trial.config_path, r.dir + "/config.yaml");
   EXPECT_EQ(fused.trial.executable, "/bin/llmprof");
   EXPECT_EQ(fused.steps, 11);
+  EXPECT_EQ(fused.trial.nproc, 1);  // a single-process run
+  EXPECT_TRUE(fused.ranks.untried.empty());
 }
 
 TEST(PlanTries, EvalSettingsAreJudgedByWallTimeAndKeepTheirEvals) {
@@ -68,7 +71,8 @@ TEST(PlanTries, EvalSettingsAreJudgedByWallTimeAndKeepTheirEvals) {
   const PlannedTry& p = planned(plan, "train.eval_interval=10");
   EXPECT_EQ(p.trial.figure, ab::Figure::kWallUsPerToken);
   EXPECT_EQ(p.trial.common_sets,
-            (std::vector<std::string>{"schedule.max_steps=11", "train.save_checkpoint=false"}));
+            (std::vector<std::string>{"schedule.max_steps=11", "train.save_checkpoint=false",
+                                      "train.checkpoint_interval=0"}));
 }
 
 TEST(PlanTries, ARunWithoutConfigIsADataError) {
