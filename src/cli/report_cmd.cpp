@@ -185,6 +185,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
       "figure is the step time per token (the wall time per token for eval settings), the\n"
       "verdict a 95% bootstrap interval of the ratio of medians over the rounds: faster, slower\n"
       "(not advised) or inconclusive (the interval spans no change). The report of RUN follows.\n"
+      "Each arm is a fresh short run of RUN's config (no checkpoints, no resume); a data-parallel\n"
+      "run's arms train its ranks (--nproc N) and tried.json keeps each verdict's world size.\n"
       "A run cut short (a partial last row, an empty file) is reported from what is whole, with\n"
       "a warning naming the file and line. Exit codes: 0 ok, 2 missing directory or malformed\n"
       "file (named with its line).");
