@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -49,6 +50,15 @@ std::string name_of(const TrainTrial& trial, Arm arm, int64_t round) {
   return fmt::format("{}-{}-{}", trial.tag, arm_name(arm), round + 1);
 }
 
+// summary.json of dir, or a DataError naming it when it is missing or empty.
+rundir::Summary summary_of(const std::string& dir) {
+  const std::string path = rundir::path(dir, rundir::kSummary);
+  std::vector<rundir::InputWarning> warnings;
+  std::optional<rundir::Summary> s = rundir::read_summary(path, warnings);
+  if (!s) throw DataError(path + ": missing or empty");
+  return std::move(*s);
+}
+
 }  // namespace
 
 double read_figure(const std::string& run_dir, Figure figure) {
@@ -84,11 +94,36 @@ std::vector<std::string> train_argv(const TrainTrial& trial, Arm arm, int64_t ro
   }
   argv.insert(argv.end(), {"--set", "output.dir=" + trial.scratch_dir, "--set",
                            "output.name=" + name_of(trial, arm, round), "--quiet"});
+  if (trial.nproc > 1) argv.insert(argv.end(), {"--nproc", std::to_string(trial.nproc)});
   return argv;
 }
 
-Repetition run_argv_repetition(const std::vector<std::string>& argv, const std::string& run_dir,
-                               Arm arm, int64_t round, std::optional<Figure> figure) {
+int64_t trained_ranks(const std::string& run_dir) {
+  if (!fs::exists(rundir::path(run_dir, "rank0"))) return 1;
+  const rundir::Summary top = summary_of(run_dir);
+  const int64_t world = top.distributed ? top.distributed->world_size : 0;
+  int64_t ranks = 0;
+  for (; fs::exists(rundir::path(run_dir, fmt::format("rank{}", ranks))); ++ranks) {
+    const std::string dir = rundir::path(run_dir, fmt::format("rank{}", ranks));
+    const rundir::Summary mine = summary_of(dir);
+    const auto& d = mine.distributed;
+    if (!d || d->rank != ranks || d->world_size != world) {
+      throw DataError(fmt::format(
+          "{}: not rank {} of the world size {} that {} gives (distributed: rank {}, world size "
+          "{})",
+          rundir::path(dir, rundir::kSummary), ranks, world,
+          rundir::path(run_dir, rundir::kSummary), d && d->rank ? std::to_string(*d->rank) : "null",
+          d ? d->world_size : 0));
+    }
+  }
+  return ranks;
+}
+
+Repetition run_argv_repetition(const std::vector<std::string>& argv,
+                               const std::string& run_dir,
+                               Arm arm,
+                               int64_t round,
+                               std::optional<Figure> figure) {
   Repetition rep;
   rep.arm = arm;
   rep.round = round;
@@ -121,9 +156,24 @@ Repetition run_argv_repetition(const std::vector<std::string>& argv, const std::
 }
 
 Repetition run_train_repetition(const TrainTrial& trial, Arm arm, int64_t round) {
-  return run_argv_repetition(train_argv(trial, arm, round),
-                             rundir::path(trial.scratch_dir, name_of(trial, arm, round)), arm,
-                             round, trial.figure);
+  Repetition rep = run_argv_repetition(train_argv(trial, arm, round),
+                                       rundir::path(trial.scratch_dir, name_of(trial, arm, round)),
+                                       arm, round, trial.figure);
+  try {
+    rep.ranks = trained_ranks(rep.run_dir);
+  } catch (const DataError& e) {
+    throw RepetitionError(
+        fmt::format("A/B: the {} repetition {}: {}", arm_name(arm), round + 1, e.what()), arm);
+  }
+  const int64_t wanted = std::max<int64_t>(trial.nproc, 1);
+  if (rep.ranks != wanted) {
+    throw RepetitionError(
+        fmt::format("A/B: the {} repetition {} trained {} rank process{}, not the run's {} ({})",
+                    arm_name(arm), round + 1, rep.ranks, rep.ranks == 1 ? "" : "es", wanted,
+                    rep.run_dir),
+        arm);
+  }
+  return rep;
 }
 
 std::string make_scratch_dir() {

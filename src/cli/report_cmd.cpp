@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,21 +40,31 @@ std::string figure_text(ab::Figure f, double v) {
 }
 
 // One planned A/B, with progress on stderr; its tried.json entry, or the failure that stopped it
-// (a repetition train refused or that crashed). A stop signal passes through.
+// (a repetition train refused or that crashed; ranks a trial cannot start here). A stop signal
+// passes through.
 report::TriedSet run_one_try(const report::PlannedTry& p,
                              size_t index,
                              size_t count,
                              int64_t repetitions,
                              const std::string& command) {
   const std::string head = fmt::format("try {}/{} `--set {}`", index + 1, count, p.set);
-  fmt::print(stderr, "{}: {} rounds of baseline and candidate, {} steps each ({})\n", head,
-             repetitions, p.steps, ab::figure_name(p.trial.figure));
+  if (!p.ranks.untried.empty()) {
+    fmt::print(stderr, "{}: not tried: {}\n", head, p.ranks.untried);
+    return report::untried_of(p, p.ranks.untried, output::local_time_now("%Y-%m-%dT%H:%M:%S%z"),
+                              command);
+  }
+  const int64_t nproc = p.trial.nproc;
+  fmt::print(stderr, "{}: {} rounds of baseline and candidate, {} steps each{} ({})\n", head,
+             repetitions, p.steps,
+             nproc > 1 ? fmt::format(", {} ranks per arm (--nproc {})", nproc, nproc) : "",
+             ab::figure_name(p.trial.figure));
   auto run_rep = [&](ab::Arm arm, int64_t round) {
     return ab::run_train_repetition(p.trial, arm, round);
   };
   auto progress = [&](const ab::Repetition& r, int64_t done, int64_t total) {
-    fmt::print(stderr, "  [{}/{}] {} {}: {}\n", done, total, ab::arm_name(r.arm), r.round + 1,
-               figure_text(p.trial.figure, r.figure));
+    fmt::print(stderr, "  [{}/{}] {} {}: {}{}\n", done, total, ab::arm_name(r.arm), r.round + 1,
+               figure_text(p.trial.figure, r.figure),
+               r.ranks > 1 ? fmt::format(" ({} rank processes)", r.ranks) : "");
   };
   const std::string now = output::local_time_now("%Y-%m-%dT%H:%M:%S%z");
   try {
@@ -64,8 +74,8 @@ report::TriedSet run_one_try(const report::PlannedTry& p,
     return t;
   } catch (const ab::RepetitionError& e) {
     if (e.arm() == ab::Arm::kBaseline) {  // the run's own config: every other try would fail too
-      throw Error(fmt::format("--try: the run's own config does not train from here: {}",
-                              e.what()));
+      throw Error(
+          fmt::format("--try: the run's own config does not train from here: {}", e.what()));
     }
     fmt::print(stderr, "{}: not measured: {}\n", head, e.what());
     return report::untried_of(p, e.what(), now, command);
@@ -175,6 +185,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
       "figure is the step time per token (the wall time per token for eval settings), the\n"
       "verdict a 95% bootstrap interval of the ratio of medians over the rounds: faster, slower\n"
       "(not advised) or inconclusive (the interval spans no change). The report of RUN follows.\n"
+      "Each arm is a fresh short run of RUN's config (no checkpoints, no resume); a data-parallel\n"
+      "run's arms train its ranks (--nproc N) and tried.json keeps each verdict's world size.\n"
       "A run cut short (a partial last row, an empty file) is reported from what is whole, with\n"
       "a warning naming the file and line. Exit codes: 0 ok, 2 missing directory or malformed\n"
       "file (named with its line).");

@@ -1,4 +1,3 @@
-#include "llmprof/base/numbers.h"
 #include "llmprof/report/findings.h"
 
 #include <fmt/format.h>
@@ -9,6 +8,7 @@
 #include <cstdio>
 #include <map>
 
+#include "llmprof/base/numbers.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 #include "llmprof/rundir/comm_ranks.h"
@@ -41,7 +41,8 @@ int64_t max_steps(const Run& run, const RunMetrics& m) {
 // "`--set key=value`" when the run's config with key=value passes the key's range and, when the
 // run's config passed them, the cross-key checks (the same as `llmprof train` applies); nullopt
 // when the value is not valid for the run. Keys this version does not know are left at defaults.
-std::optional<std::string> valid_set(const Run& run, const std::string& key,
+std::optional<std::string> valid_set(const Run& run,
+                                     const std::string& key,
                                      const std::string& value) {
   config::Config cfg;
   for (const auto& [k, v] : run.config) {
@@ -320,9 +321,9 @@ std::optional<Finding> rule_low_mfu_small_batch(const Run& run, const RunMetrics
   if (!mfu || !batch || mfu->median >= kLowMfu || *batch > kSmallBatch) return std::nullopt;
   Finding f = make(run, "low_mfu_small_batch", mfu->median, kLowMfu, "MFU");
   f.title = "low MFU at a small batch";
-  f.evidence = fmt::format("median MFU {} (threshold {}) with train.batch_size = {} (<= {}).",
-                           pct(mfu->median), pct(kLowMfu), *batch,
-                           static_cast<int64_t>(kSmallBatch));
+  f.evidence =
+      fmt::format("median MFU {} (threshold {}) with train.batch_size = {} (<= {}).",
+                  pct(mfu->median), pct(kLowMfu), *batch, static_cast<int64_t>(kSmallBatch));
   f.suggestion = double_batch(run) + " (larger matmuls run closer to peak)";
   return f;
 }
@@ -356,12 +357,13 @@ std::optional<Finding> rule_plan_differs(const Run& run, const RunMetrics&) {
   if (worst == nullptr || std::abs(*worst->ratio - 1) <= kPlanTolerance) return std::nullopt;
   Finding f = make(run, "plan_differs", *worst->ratio, 1 + kPlanTolerance, "predicted / measured");
   f.title = "llmprof plan mispredicts " + worst->component;
-  f.evidence = fmt::format("{}: predicted {}, measured {} ({:.2f}x; more than {} off).",
-                           worst->component, bytes_cell(worst->predicted_bytes).text,
-                           bytes_cell(worst->measured_bytes).text, *worst->ratio,
-                           pct(kPlanTolerance));
-  f.suggestion = "trust `llmprof plan` for this config only after checking what it does not "
-                 "model (summary.json plan.definition); report the config if it is a plain run";
+  f.evidence =
+      fmt::format("{}: predicted {}, measured {} ({:.2f}x; more than {} off).", worst->component,
+                  bytes_cell(worst->predicted_bytes).text, bytes_cell(worst->measured_bytes).text,
+                  *worst->ratio, pct(kPlanTolerance));
+  f.suggestion =
+      "trust `llmprof plan` for this config only after checking what it does not "
+      "model (summary.json plan.definition); report the config if it is a plain run";
   return f;
 }
 
@@ -451,8 +453,8 @@ std::optional<Finding> rule_roofline(const Run& run, const RunMetrics& m) {
       top->roofline.arithmetic_intensity ? format_number(*top->roofline.arithmetic_intensity)
                                          : "n/a",
       pct(share), format_number(step->median), pct(kRooflineLostMinShare));
-  const bool fp32 = run.config.count("train.precision") == 0 ||
-                    run.config.at("train.precision") == "fp32";
+  const bool fp32 =
+      run.config.count("train.precision") == 0 || run.config.at("train.precision") == "fp32";
   const std::optional<std::string> bf16 =
       fp32 ? valid_set(run, "train.precision", std::string("bf16")) : std::nullopt;
   if (bound == "overhead") {
@@ -468,16 +470,16 @@ std::optional<Finding> rule_roofline(const Run& run, const RunMetrics& m) {
         "(one pass over the data instead of several)" +
         (bf16 ? "; " + precision_experiment(run, *bf16, "halves its bytes") : std::string());
   } else {
-    f.suggestion = "it sits under the compute roof: fewer FLOPs" +
-                   (bf16 ? "; " + precision_experiment(run, *bf16, "may raise the roof")
-                         : std::string());
+    f.suggestion =
+        "it sits under the compute roof: fewer FLOPs" +
+        (bf16 ? "; " + precision_experiment(run, *bf16, "may raise the roof") : std::string());
   }
   return f;
 }
 
 std::optional<Finding> rule_precision(const Run& run, const RunMetrics&) {
-  const bool fp32 = run.config.count("train.precision") == 0 ||
-                    run.config.at("train.precision") == "fp32";
+  const bool fp32 =
+      run.config.count("train.precision") == 0 || run.config.at("train.precision") == "fp32";
   if (!fp32 || !run.native_bf16 || !run.peak_bf16_flops_per_s || !run.peak_flops_per_s ||
       *run.peak_flops_per_s <= 0) {
     return std::nullopt;
@@ -525,10 +527,14 @@ std::vector<const rundir::CommStepRow*> comm_rows(const Run& run) {
 
 double phase_of(const rundir::CommStepRow& r, rundir::SpanPhase p) {
   switch (p) {
-    case rundir::SpanPhase::kData: return r.data_ms;
-    case rundir::SpanPhase::kForward: return r.forward_ms;
-    case rundir::SpanPhase::kBackward: return r.backward_compute_ms;
-    case rundir::SpanPhase::kOptimizer: return r.optimizer_ms;
+    case rundir::SpanPhase::kData:
+      return r.data_ms;
+    case rundir::SpanPhase::kForward:
+      return r.forward_ms;
+    case rundir::SpanPhase::kBackward:
+      return r.backward_compute_ms;
+    case rundir::SpanPhase::kOptimizer:
+      return r.optimizer_ms;
   }
   return 0;
 }
@@ -558,6 +564,91 @@ std::optional<std::pair<rundir::SpanPhase, double>> excess_phase(
   return best;
 }
 
+constexpr double kMiB = 1024.0 * 1024.0;  // ddp.*bucket_mb are MiB (DDP's bucket_cap_mb)
+
+// "12.5", "2", "0.0544": MiB for a --set and its words (three significant digits, no trailing
+// zeros).
+std::string mib_text(double mib) { return fmt::format("{:.3g}", mib); }
+
+// "111.5 KiB", "2.21 MiB": a size in words.
+std::string size_text(double bytes) {
+  if (bytes < kMiB) return format_number(bytes / 1024, 4) + " KiB";
+  return format_number(bytes / kMiB, 3) + " MiB";
+}
+
+// The last bucket layout (collectives.csv, rank 0, its last step): each bucket's bytes by index.
+// Bucket 0 is all-reduced first (the last layers' gradients, ready first in backward; capped by
+// ddp.first_bucket_mb), the others are capped by ddp.bucket_mb. Empty without collectives.csv.
+std::vector<int64_t> last_layout_buckets(const Run& run) {
+  bool later = false;
+  for (const auto& c : run.collectives) later = later || !c.first_layout;
+  int64_t step = -1;
+  for (const auto& c : run.collectives) {
+    if (c.rank == 0 && (!later || !c.first_layout)) step = std::max(step, c.step);
+  }
+  std::map<int64_t, int64_t> by_bucket;
+  for (const auto& c : run.collectives) {
+    if (c.rank == 0 && c.step == step) by_bucket[c.bucket] = c.bytes;
+  }
+  std::vector<int64_t> out;
+  for (const auto& [bucket, bytes] : by_bucket) out.push_back(bytes);
+  return out;
+}
+
+// Communication hidden behind compute / all communication over the rows; nullopt without any.
+std::optional<double> overlap_of(const std::vector<const rundir::CommStepRow*>& rows) {
+  double hidden = 0, comm = 0;
+  for (const auto* r : rows) {
+    hidden += r->hidden_comm_ms;
+    comm += r->comm_ms;
+  }
+  return comm > 0 ? std::optional<double>(hidden / comm) : std::nullopt;
+}
+
+// One bucket: overlap needs a second, so only a smaller first bucket can give the all-reduce
+// something to hide behind. The evidence says why overlap is (near) zero.
+std::string one_bucket_advice(
+    const Run& run, Finding& f, double grad_bytes, bool overlap_on, std::optional<double> overlap) {
+  const double first_mb = run.config_number("ddp.first_bucket_mb").value_or(1.0);
+  f.evidence += fmt::format(
+      " Overlap {}: the {} of gradients are one bucket (at most ddp.first_bucket_mb = {} MiB), "
+      "so its all-reduce can only start after the whole backward.",
+      overlap ? pct(*overlap) : "unknown", size_text(grad_bytes), mib_text(first_mb));
+  const std::string half_mb = mib_text(grad_bytes / 2 / kMiB);
+  if (!overlap_on) {
+    return fmt::format(
+        "ddp.overlap=true with a ddp.first_bucket_mb below {} (overlap needs two "
+        "buckets or more)",
+        half_mb);
+  }
+  const auto set = valid_set(run, "ddp.first_bucket_mb", half_mb);
+  if (!set) return "";
+  return *set +
+         " (the first bucket, the last layers' gradients, closes at half of them: two buckets, "
+         "the first all-reduced while backward computes the rest)";
+}
+
+// Two buckets or more: a smaller ddp.bucket_mb splits the buckets after the first only when one
+// of them is above it. Halving it when that splits the largest; else half of the largest.
+std::string smaller_buckets_advice(const Run& run, const std::vector<int64_t>& buckets) {
+  const double bucket_mb = run.config_number("ddp.bucket_mb").value_or(25.0);
+  const double largest = static_cast<double>(*std::max_element(buckets.begin() + 1, buckets.end()));
+  const bool halving_splits = largest > bucket_mb / 2 * kMiB;
+  const std::string mb = mib_text(halving_splits ? bucket_mb / 2 : largest / 2 / kMiB);
+  const auto set = valid_set(run, "ddp.bucket_mb", mb);
+  if (!set) return "";
+  return *set + fmt::format(
+                    " (the buckets after the first close at {} MiB: the largest, {}, splits, so "
+                    "more of the all-reduce starts during backward and less is left after it; "
+                    "{} buckets now{})",
+                    mb, size_text(largest), buckets.size(),
+                    halving_splits
+                        ? ""
+                        : fmt::format("; halving ddp.bucket_mb = {} MiB would change "
+                                      "nothing, no bucket after the first is above {} MiB",
+                                      mib_text(bucket_mb), mib_text(bucket_mb / 2)));
+}
+
 }  // namespace
 
 std::optional<Finding> rule_exposed_comm(const Run& run, const RunMetrics&) {
@@ -571,24 +662,36 @@ std::optional<Finding> rule_exposed_comm(const Run& run, const RunMetrics&) {
   if (!e || !s || *s <= 0 || *e / *s <= kExposedCommMaxShare) return std::nullopt;
   Finding f = make(run, "exposed_comm", *e / *s, kExposedCommMaxShare, "fraction of step");
   f.title = "communication the step waits for (exposed all-reduce)";
-  f.evidence = fmt::format("exposed communication median {} ms of a {} ms step = {} (threshold "
-                           "{}), every rank, steps after the first bucket layout.",
-                           format_number(*e), format_number(*s), pct(*e / *s),
-                           pct(kExposedCommMaxShare));
-  const auto overlap = run.config.find("ddp.overlap");
-  if (overlap != run.config.end() && overlap->second == "false") {
-    f.suggestion = valid_set(run, "ddp.overlap", "true").value_or("ddp.overlap: true") +
-                   " (each bucket all-reduced as backward fills it)";
-    return f;
+  f.evidence = fmt::format(
+      "exposed communication median {} ms of a {} ms step = {} (threshold "
+      "{}), every rank, steps after the first bucket layout.",
+      format_number(*e), format_number(*s), pct(*e / *s), pct(kExposedCommMaxShare));
+  const auto overlap_key = run.config.find("ddp.overlap");
+  const bool overlap_on = overlap_key == run.config.end() || overlap_key->second != "false";
+  const std::vector<int64_t> buckets = last_layout_buckets(run);
+  std::string buckets_advice;
+  if (buckets.size() == 1) {
+    buckets_advice =
+        one_bucket_advice(run, f, static_cast<double>(buckets[0]), overlap_on, overlap_of(rows));
+  } else if (!overlap_on) {
+    buckets_advice =
+        valid_set(run, "ddp.overlap", "true").value_or("ddp.overlap: true") +
+        (buckets.empty() ? std::string(" (each bucket all-reduced as backward fills it)")
+                         : fmt::format(" (each of the {} buckets all-reduced as backward fills "
+                                       "it)",
+                                       buckets.size()));
+  } else if (buckets.size() > 1) {
+    buckets_advice = smaller_buckets_advice(run, buckets);
+  } else {
+    f.evidence +=
+        " No bucket layout in this run's inputs (collectives.csv): no bucket size is "
+        "suggested.";
   }
-  const double bucket_mb = run.config_number("ddp.bucket_mb").value_or(25.0);
-  const auto smaller = valid_set(run, "ddp.bucket_mb", format_number(bucket_mb / 2, 3));
   const int64_t accum = config_int(run, "train.grad_accum_steps", 1);
-  const auto more = nearest_valid_set(run, "train.grad_accum_steps", accum, accum * 2);
-  f.suggestion = fmt::format(
-      "{} (smaller buckets start earlier in backward and leave a shorter tail), or {} (one "
-      "all-reduce per more compute; a larger global batch)",
-      smaller.value_or("a smaller ddp.bucket_mb"), more.value_or("more train.grad_accum_steps"));
+  const std::string more = nearest_valid_set(run, "train.grad_accum_steps", accum, accum * 2)
+                               .value_or("more train.grad_accum_steps") +
+                           " (one all-reduce per more compute; a larger global batch)";
+  f.suggestion = buckets_advice.empty() ? more : buckets_advice + ", or " + more;
   return f;
 }
 
@@ -611,22 +714,24 @@ std::optional<Finding> rule_straggler(const Run& run, const RunMetrics&) {
   const auto phase = excess_phase(rows, rank);
   const std::string where = phase ? std::string(rundir::span_phase_name(phase->first)) : "";
   f.title = fmt::format("rank {} is the straggler{}", rank, phase ? " (" + where + ")" : "");
-  f.evidence = fmt::format("rank {} launches its all-reduces a median {} ms after the earliest "
-                           "rank, {} of a {} ms step (threshold {}); {}", rank,
-                           format_number(*l), pct(*l / *s), format_number(*s),
-                           pct(kStragglerMinShare),
-                           phase ? fmt::format("its {} takes {} ms more than the other ranks' "
-                                               "(median)", where, format_number(phase->second))
-                                 : "no phase of it is longer than the other ranks'");
+  f.evidence = fmt::format(
+      "rank {} launches its all-reduces a median {} ms after the earliest "
+      "rank, {} of a {} ms step (threshold {}); {}",
+      rank, format_number(*l), pct(*l / *s), format_number(*s), pct(kStragglerMinShare),
+      phase ? fmt::format("its {} takes {} ms more than the other ranks' "
+                          "(median)",
+                          where, format_number(phase->second))
+            : "no phase of it is longer than the other ranks'");
   if (phase && phase->first == rundir::SpanPhase::kData) {
     const int64_t workers = config_int(run, "data.num_workers", 0);
-    f.suggestion = nearest_valid_set(run, "data.num_workers", workers,
-                                     workers == 0 ? 1 : workers * 2)
-                       .value_or("faster data loading on that rank");
+    f.suggestion =
+        nearest_valid_set(run, "data.num_workers", workers, workers == 0 ? 1 : workers * 2)
+            .value_or("faster data loading on that rank");
   } else {
-    f.suggestion = fmt::format("look at rank {}'s host or device: other processes on its cores, "
-                               "a slower or throttled device, or uneven work in {}",
-                               rank, phase ? where : std::string("its step"));
+    f.suggestion = fmt::format(
+        "look at rank {}'s host or device: other processes on its cores, "
+        "a slower or throttled device, or uneven work in {}",
+        rank, phase ? where : std::string("its step"));
   }
   return f;
 }
@@ -656,12 +761,12 @@ std::optional<Finding> rule_comm_bandwidth(const Run& run, const RunMetrics&) {
   if (!b || *b / *roof >= kCommBandwidthMinShare) return std::nullopt;
   Finding f = make(run, "comm_bandwidth", *b / *roof, kCommBandwidthMinShare, "fraction of roof");
   f.title = "all-reduce far below the measured bus bandwidth";
-  f.evidence = fmt::format("the largest bucket ({} bytes) all-reduces at a median {} GB/s bus "
-                           "bandwidth, {} of the {} GB/s `llmprof peak --comm` measured "
-                           "(threshold {})",
-                           format_number(largest_bytes), format_number(*b / 1e9),
-                           pct(*b / *roof), format_number(*roof / 1e9),
-                           pct(kCommBandwidthMinShare));
+  f.evidence = fmt::format(
+      "the largest bucket ({} bytes) all-reduces at a median {} GB/s bus "
+      "bandwidth, {} of the {} GB/s `llmprof peak --comm` measured "
+      "(threshold {})",
+      format_number(largest_bytes), format_number(*b / 1e9), pct(*b / *roof),
+      format_number(*roof / 1e9), pct(kCommBandwidthMinShare));
   const double bucket_mb = run.config_number("ddp.bucket_mb").value_or(25.0);
   f.suggestion =
       valid_set(run, "ddp.bucket_mb", format_number(bucket_mb * 2, 3))
@@ -675,9 +780,9 @@ std::vector<Finding> run_findings(const Run& run, const RunMetrics& m) {
   using Rule = std::optional<Finding> (*)(const Run&, const RunMetrics&);
   static const Rule kRules[] = {rule_data_wait,      rule_eval_share,          rule_optimizer_share,
                                 rule_attention_core, rule_low_mfu_small_batch, rule_memory_headroom,
-                                rule_page_faults,    rule_context_switches,
-                                rule_roofline,       rule_precision,           rule_plan_differs,
-                                rule_exposed_comm,   rule_straggler,           rule_comm_bandwidth};
+                                rule_page_faults,    rule_context_switches,    rule_roofline,
+                                rule_precision,      rule_plan_differs,        rule_exposed_comm,
+                                rule_straggler,      rule_comm_bandwidth};
   std::vector<Finding> out;
   for (Rule rule : kRules) {
     if (auto f = rule(run, m)) {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -27,6 +28,8 @@ rundir::TriedEntry to_entry(const TriedSet& t) {
   e.error = t.error;
   e.time = t.time;
   e.command = t.command;
+  e.world_size = t.world_size;
+  e.launcher = t.launcher;
   if (const auto& c = t.comparison) {
     rundir::TriedComparison& to = e.comparison.emplace();
     to.verdict = ab::verdict_name(c->verdict);
@@ -47,8 +50,13 @@ rundir::TriedEntry to_entry(const TriedSet& t) {
 // Entry i of the file at path; a figure or verdict ab does not know is a DataError naming them.
 TriedSet from_entry(const rundir::TriedEntry& e, const std::string& path, size_t i) {
   const std::string field = fmt::format("tried.{}.", i);
-  TriedSet t{e.set, e.rules, rundir::parse_name<ab::Figure>(e.figure, path, field + "figure"),
-             e.steps, e.baseline, e.candidate, std::nullopt, e.error, e.time, e.command};
+  TriedSet t{
+      e.set,        e.rules,    rundir::parse_name<ab::Figure>(e.figure, path, field + "figure"),
+      e.steps,      e.baseline, e.candidate,
+      std::nullopt, e.error,    e.time,
+      e.command};
+  t.world_size = e.world_size.value_or(1);  // before the field, every trial was one process
+  t.launcher = e.launcher.empty() ? "none" : e.launcher;
   if (const auto& c = e.comparison) {
     ab::Comparison out;
     out.verdict = rundir::parse_name<ab::Verdict>(c->verdict, path, field + "verdict");
@@ -88,22 +96,54 @@ std::string figure_words(ab::Figure f) {
 
 std::string x(double v) { return format_number(v, 3) + "x"; }
 
+std::string ranks_words(int64_t n) { return n == 1 ? "one process" : fmt::format("{} ranks", n); }
+
+// An entry measured at another world size than the run's, as a report shows it: not measured,
+// saying what was dropped and how to measure it again.
+TriedSet dropped(TriedSet t, int64_t run_world_size, const std::string& run_dir) {
+  const std::string what =
+      t.comparison ? fmt::format("a verdict ({})", ab::verdict_name(t.comparison->verdict))
+                   : std::string("an attempt");
+  t.error = fmt::format(
+      "{} measured with {} for this run of {} is dropped; `llmprof report --try {}` measures it "
+      "with {}",
+      what, ranks_words(t.world_size), ranks_words(run_world_size), run_dir,
+      ranks_words(run_world_size));
+  t.comparison.reset();
+  t.baseline.clear();
+  t.candidate.clear();
+  return t;
+}
+
 }  // namespace
+
+int64_t run_world_size(const std::string& run_dir) {
+  std::vector<rundir::InputWarning> warnings;
+  const auto s = rundir::read_summary(rundir::path(run_dir, rundir::kSummary), warnings);
+  if (!s || !s->distributed) return 1;
+  return std::max<int64_t>(s->distributed->world_size, 1);
+}
 
 std::vector<TriedSet> read_tried(const std::string& run_dir) {
   const std::string path = rundir::path(run_dir, rundir::kTried);
   const rundir::TriedDoc doc = read_doc(path);
+  if (doc.tried.empty()) return {};
+  const int64_t world = run_world_size(run_dir);
   std::vector<TriedSet> out;
-  for (size_t i = 0; i < doc.tried.size(); ++i) out.push_back(from_entry(doc.tried[i], path, i));
+  for (size_t i = 0; i < doc.tried.size(); ++i) {
+    TriedSet t = from_entry(doc.tried[i], path, i);
+    out.push_back(t.world_size == world ? std::move(t) : dropped(std::move(t), world, run_dir));
+  }
   return out;
 }
 
 void write_tried(const std::string& run_dir, const std::vector<TriedSet>& fresh) {
   const std::string path = rundir::path(run_dir, rundir::kTried);
   rundir::TriedDoc doc = read_doc(path);
+  const int64_t world = doc.tried.empty() ? 1 : run_world_size(run_dir);
   std::vector<rundir::TriedEntry> kept;
   for (rundir::TriedEntry& e : doc.tried) {
-    bool replaced = false;
+    bool replaced = e.world_size.value_or(1) != world;  // measured at another world size: goes
     for (const auto& f : fresh) {
       replaced = replaced || (f.set == e.set && ab::figure_name(f.figure) == e.figure);
     }
@@ -119,7 +159,8 @@ std::string tried_text(const TriedSet& t) {
   const ab::Comparison& c = *t.comparison;
   const double r = c.ratio_of_medians;  // candidate / baseline time
   const std::string how =
-      fmt::format("{} repetitions of {} steps each, {}", c.pairs, t.steps, figure_words(t.figure));
+      fmt::format("{} repetitions of {} steps each, {}{}", c.pairs, t.steps, figure_words(t.figure),
+                  t.world_size > 1 ? fmt::format(", {} ranks", t.world_size) : std::string());
   if (!c.interval) {
     return fmt::format("tried: inconclusive ({} the time; too few repetitions for an interval; {})",
                        x(r), how);

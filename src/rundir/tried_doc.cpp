@@ -1,6 +1,7 @@
 // tried.json's one writer and one reader (include/llmprof/rundir/tried_doc.h). schema_version,
 // tried and each entry's set, rules, figure, steps, baseline, candidate and verdict (with a
-// verdict, the comparison's figures) are the fields every file has; unknown fields are kept.
+// verdict, the comparison's figures) are the fields every file has; world_size and launcher came
+// later (absent: a trial of one process); unknown fields are kept.
 #include "llmprof/rundir/tried_doc.h"
 
 #include <fmt/format.h>
@@ -10,10 +11,10 @@
 
 #include "doc_lists.h"
 #include "json_doc.h"
-#include "read_util.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/files.h"
+#include "read_util.h"
 
 namespace llmprof::rundir {
 
@@ -30,10 +31,18 @@ constexpr const char* kWhat =
     "own config";
 
 Json entry_json(const TriedEntry& t) {
-  Json j = {{"set", t.set},     {"rules", t.rules},       {"figure", t.figure},
-            {"steps", t.steps}, {"baseline", t.baseline}, {"candidate", t.candidate},
-            {"error", t.error}, {"time", t.time},         {"command", t.command},
-            {"verdict", nullptr}};
+  Json j = {{"set", t.set},
+            {"rules", t.rules},
+            {"figure", t.figure},
+            {"steps", t.steps},
+            {"baseline", t.baseline},
+            {"candidate", t.candidate},
+            {"error", t.error},
+            {"time", t.time},
+            {"command", t.command},
+            {"verdict", nullptr},
+            {"world_size", opt(t.world_size)},
+            {"launcher", t.launcher}};
   if (const auto& c = t.comparison) {
     j["verdict"] = c->verdict;
     j["pairs"] = c->pairs;
@@ -86,6 +95,8 @@ TriedEntry read_tried_entry(ObjectReader& o) {
   t.error = o.text("error").value_or("");
   t.time = o.text("time").value_or("");
   t.command = o.text("command").value_or("");
+  t.world_size = o.integer("world_size");
+  t.launcher = o.text("launcher").value_or("");
   if (std::optional<std::string> verdict = o.text("verdict")) {
     t.comparison = read_comparison(o, std::move(*verdict));
   }
@@ -139,6 +150,7 @@ std::string tried_doc_fields_doc() {
   TriedEntry t;
   t.rules = {"rule"};
   t.baseline = t.candidate = {1.5};
+  t.world_size = 2;
   t.comparison = TriedComparison{"faster", 3, 1.5, 1.5, 1.5, 1.5, 0.95, 1.5, 1.5};
   d.tried.push_back(t);
   const std::string heading = fmt::format(
@@ -148,8 +160,14 @@ std::string tried_doc_fields_doc() {
       "`tests/rundir/tried_doc_test.cpp` checks that this file matches. Keys are written in this "
       "(sorted) order. `verdict` is null when the --set could not be measured (`error` says "
       "why); the comparison's figures (`pairs` to `ci_high`) are written with a verdict, "
-      "`ci_low`/`ci_high` null below two pairs. Read: `schema_version`, `tried` and each entry's "
-      "`set`, `rules`, `figure`, `steps`, `baseline`, `candidate` and `verdict` are required.\n\n",
+      "`ci_low`/`ci_high` null below two pairs. `world_size` is the number of rank processes each "
+      "arm trained (a data-parallel run's trials train its world size: `llmprof train --nproc "
+      "N`), `launcher` how they were started (`none`: one process, `nproc`; for a set not "
+      "measured because a trial cannot start the run's ranks here, the run's launcher, e.g. "
+      "`slurm`); an entry without them is from before these fields: one process. A report drops "
+      "a verdict measured at another world size than the run's. Read: `schema_version`, `tried` "
+      "and each entry's `set`, `rules`, `figure`, `steps`, `baseline`, `candidate` and `verdict` "
+      "are required.\n\n",
       kTriedSchemaVersion);
   const Json none = Json::parse(tried_doc_text(TriedDoc{}));
   return detail::field_table_page(heading, Json::parse(tried_doc_text(d)), none);

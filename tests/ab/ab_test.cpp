@@ -65,23 +65,35 @@ TEST(AbRun, AFailedRepetitionStopsTheComparison) {
 
 // A stand-in for `llmprof train`: writes <output.dir>/<output.name>/summary.json with a median step
 // of 10 ms (5 ms with --set fast=true), 1000 tokens per step; exits 2 naming the key with
-// --set broken=true.
+// --set broken=true. With --nproc N (N > 1) the directory is a data-parallel run's top: its
+// summary.json has distributed.world_size N and rank0/ .. rank<N-1>/ each the rank's own summary
+// (none with --set oneproc=true: what a trial that ignores the run's ranks leaves).
 std::string fake_train(const ScratchDir& dir) {
   const std::string path = dir.file("fake_llmprof.sh");
   test::write_file(path, R"(#!/bin/sh
-out=""; name=""; ms=10
+out=""; name=""; ms=10; n=1; ranks=yes
 while [ $# -gt 0 ]; do
   case "$1" in
     output.dir=*) out="${1#output.dir=}" ;;
     output.name=*) name="${1#output.name=}" ;;
     fast=true) ms=5 ;;
+    oneproc=true) ranks=no ;;
     broken=true) echo "error: broken: no such key" >&2; exit 2 ;;
+    --nproc) shift; n="$1" ;;
   esac
   shift
 done
 mkdir -p "$out/$name"
 tps=$((1000 * 1000 / ms))
-printf '{"schema_version":1,"status":"completed","timing":{"step_ms":{"median":%s}},"throughput":{"tokens_per_s":{"median":%s}}}\n' "$ms" "$tps" > "$out/$name/summary.json"
+dist=""
+if [ "$n" -gt 1 ]; then dist=",\"distributed\":{\"world_size\":$n,\"launcher\":\"torchrun\"}"; fi
+printf '{"schema_version":1,"status":"completed","timing":{"step_ms":{"median":%s}},"throughput":{"tokens_per_s":{"median":%s}}%s}\n' "$ms" "$tps" "$dist" > "$out/$name/summary.json"
+k=0
+while [ "$n" -gt 1 ] && [ "$ranks" = yes ] && [ "$k" -lt "$n" ]; do
+  mkdir -p "$out/$name/rank$k"
+  printf '{"schema_version":1,"status":"completed","distributed":{"rank":%s,"world_size":%s}}\n' "$k" "$n" > "$out/$name/rank$k/summary.json"
+  k=$((k + 1))
+done
 )");
   ::chmod(path.c_str(), 0755);
   return path;
@@ -144,9 +156,56 @@ TEST(AbTrainTrial, AFailedTrainNamesTheArmTheExitAndItsLastLogLine) {
   }
 }
 
+// A data-parallel run's trial: `--nproc 2` at the end of each arm's command line, and each
+// repetition counted by the rank directories its top directory holds.
+TEST(AbTrainTrial, ADataParallelTrialTrainsEveryRankPerArm) {
+  ScratchDir dir("ab");
+  TrainTrial t = trial_of(dir, "fast=true");
+  t.nproc = 2;
+  for (Arm arm : {Arm::kBaseline, Arm::kCandidate}) {
+    const std::vector<std::string> argv = train_argv(t, arm, 0);
+    ASSERT_GE(argv.size(), 2u);
+    EXPECT_EQ(std::vector<std::string>(argv.end() - 2, argv.end()),
+              (std::vector<std::string>{"--nproc", "2"}));
+  }
+  const Repetition rep = run_train_repetition(t, Arm::kCandidate, 0);
+  EXPECT_EQ(rep.ranks, 2);
+  EXPECT_DOUBLE_EQ(rep.figure, 5);  // the top directory's median step
+  EXPECT_EQ(trained_ranks(dir.file("try1-candidate-1")), 2);
+  t.nproc = 1;
+  const std::vector<std::string> one = train_argv(t, Arm::kBaseline, 0);
+  EXPECT_EQ(std::find(one.begin(), one.end(), "--nproc"), one.end());
+}
+
+// A repetition that trained one process for a two-rank run is no measurement of it.
+TEST(AbTrainTrial, ARepetitionWithoutTheRunsRanksIsAnError) {
+  ScratchDir dir("ab");
+  TrainTrial t = trial_of(dir, "oneproc=true");
+  t.nproc = 2;
+  try {
+    run_train_repetition(t, Arm::kCandidate, 1);
+    ADD_FAILURE() << "no error";
+  } catch (const RepetitionError& e) {
+    EXPECT_EQ(e.arm(), Arm::kCandidate);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("candidate repetition 2 trained 1 rank process, not the run's 2"),
+              std::string::npos)
+        << what;
+  }
+  // A rank directory whose summary names another rank breaks the count, naming the file.
+  test::write_file(dir.file("run/summary.json"),
+                   R"({"schema_version":1,"status":"completed","distributed":{"world_size":2}})");
+  test::write_file(dir.file("run/rank0/summary.json"),
+                   R"({"schema_version":1,"distributed":{"rank":1,"world_size":2}})");
+  const std::string what = test::data_error_of([&] { trained_ranks(dir.file("run")); });
+  EXPECT_NE(what.find("rank0/summary.json: not rank 0 of the world size 2"), std::string::npos)
+      << what;
+}
+
 TEST(AbReadFigure, NamesTheSummaryOfARunThatDidNotComplete) {
   ScratchDir dir("ab");
-  test::write_file(dir.file("run/summary.json"), R"({"schema_version":1,"status":"diverged","message":"loss NaN"})");
+  test::write_file(dir.file("run/summary.json"),
+                   R"({"schema_version":1,"status":"diverged","message":"loss NaN"})");
   const std::string what =
       test::data_error_of([&] { read_figure(dir.file("run"), Figure::kMedianStepMs); });
   EXPECT_NE(what.find("summary.json: status diverged (loss NaN)"), std::string::npos) << what;

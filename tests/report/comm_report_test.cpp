@@ -44,14 +44,100 @@ rundir::Run comm_run(bool overlap) {
   return run;
 }
 
-TEST(CommFindings, ExposedCommunicationAboveTenPercentSuggestsSmallerBucketsOrAccumulation) {
+// Without collectives.csv the bucket layout is unknown: no bucket size is suggested, only more
+// accumulation (whose mechanism always applies).
+TEST(CommFindings, ExposedCommunicationWithoutABucketLayoutSuggestsAccumulation) {
   const rundir::Run run = comm_run(true);
   const auto f = rule_exposed_comm(run, compute_metrics(run));
   ASSERT_TRUE(f.has_value());
   EXPECT_NEAR(f->measured, 12.0 / 60.0, 1e-12);  // step 1 (50 ms exposed) left out
-  EXPECT_NE(f->suggestion.find("`--set ddp.bucket_mb=12.5`"), std::string::npos) << f->suggestion;
+  EXPECT_EQ(f->suggestion.find("bucket_mb"), std::string::npos) << f->suggestion;
   EXPECT_NE(f->suggestion.find("`--set train.grad_accum_steps=2`"), std::string::npos)
       << f->suggestion;
+  EXPECT_NE(f->evidence.find("No bucket layout in this run's inputs (collectives.csv)"),
+            std::string::npos)
+      << f->evidence;
+}
+
+// comm_run with rank 0's and rank 1's all-reduces of the given buckets (bytes by index) at
+// steps 2..4 (the layout after the first), nothing of them hidden when `hidden` is false.
+rundir::Run layout_run(bool overlap, const std::vector<int64_t>& buckets, bool hidden) {
+  rundir::Run run = comm_run(overlap);
+  for (auto& r : run.comm_steps) r.hidden_comm_ms = hidden ? r.hidden_comm_ms : 0;
+  for (int64_t step = 2; step <= 4; ++step) {
+    for (int64_t rank = 0; rank < 2; ++rank) {
+      for (size_t b = 0; b < buckets.size(); ++b) {
+        rundir::CollectiveRow c;
+        c.step = step;
+        c.rank = rank;
+        c.bucket = static_cast<int64_t>(b);
+        c.bytes = buckets[b];
+        c.world_size = 2;
+        run.collectives.push_back(c);
+      }
+    }
+  }
+  return run;
+}
+
+// The tiny_test case: 111.5 KiB of gradients, one bucket under the 1 MiB first bucket:
+// no smaller ddp.bucket_mb can change anything; the evidence says why overlap is 0%, and the
+// suggestion splits the first bucket (114176 / 2 bytes = 0.0544 MiB).
+TEST(CommFindings, OneBucketSaysWhyOverlapIsZeroAndSplitsTheFirstBucket) {
+  const rundir::Run run = layout_run(true, {114176}, false);
+  const auto f = rule_exposed_comm(run, compute_metrics(run));
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NE(f->evidence.find("Overlap 0.0%: the 111.5 KiB of gradients are one bucket (at most "
+                             "ddp.first_bucket_mb = 1 MiB), so its all-reduce can only start "
+                             "after the whole backward."),
+            std::string::npos)
+      << f->evidence;
+  EXPECT_EQ(f->suggestion.find("ddp.bucket_mb"), std::string::npos) << f->suggestion;
+  EXPECT_NE(f->suggestion.find("`--set ddp.first_bucket_mb=0.0544` (the first bucket, the last "
+                               "layers' gradients, closes at half of them: two buckets"),
+            std::string::npos)
+      << f->suggestion;
+  EXPECT_NE(f->suggestion.find("`--set train.grad_accum_steps=2`"), std::string::npos);
+  // Overlap off: turning it on alone changes nothing with one bucket, so it is no --set.
+  const rundir::Run off = layout_run(false, {114176}, false);
+  const auto g = rule_exposed_comm(off, compute_metrics(off));
+  ASSERT_TRUE(g.has_value());
+  EXPECT_EQ(g->suggestion.find("`--set ddp.overlap=true`"), std::string::npos) << g->suggestion;
+  EXPECT_NE(g->suggestion.find("ddp.overlap=true with a ddp.first_bucket_mb below 0.0544"),
+            std::string::npos)
+      << g->suggestion;
+}
+
+// The quick-start case: 3.2 MB in two buckets (1056768 and 2182144 bytes) under
+// ddp.bucket_mb 25: halving it to 12.5 splits nothing; half of the larger bucket after the first
+// (2182144 / 2 bytes = 1.04 MiB) does.
+TEST(CommFindings, TwoBucketsBelowHalfTheCapSuggestHalfTheLargestNotHalfTheCap) {
+  const rundir::Run run = layout_run(true, {1056768, 2182144}, true);
+  const auto f = rule_exposed_comm(run, compute_metrics(run));
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->suggestion.find("ddp.bucket_mb=12.5"), std::string::npos) << f->suggestion;
+  EXPECT_NE(f->suggestion.find("`--set ddp.bucket_mb=1.04` (the buckets after the first close "
+                               "at 1.04 MiB: the largest, 2.08 MiB, splits"),
+            std::string::npos)
+      << f->suggestion;
+  EXPECT_NE(f->suggestion.find("2 buckets now; halving ddp.bucket_mb = 25 MiB would change "
+                               "nothing, no bucket after the first is above 12.5 MiB"),
+            std::string::npos)
+      << f->suggestion;
+}
+
+// A bucket after the first above half the cap (4000000 bytes = 3.81 MiB > 4 / 2): halving it
+// applies.
+TEST(CommFindings, ABucketAboveHalfTheCapSuggestsHalvingIt) {
+  rundir::Run run = layout_run(true, {1000, 4000000}, true);
+  run.config["ddp.bucket_mb"] = "4";
+  const auto f = rule_exposed_comm(run, compute_metrics(run));
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NE(f->suggestion.find("`--set ddp.bucket_mb=2` (the buckets after the first close at 2 "
+                               "MiB: the largest, 3.81 MiB, splits"),
+            std::string::npos)
+      << f->suggestion;
+  EXPECT_EQ(f->suggestion.find("would change nothing"), std::string::npos) << f->suggestion;
 }
 
 TEST(CommFindings, OverlapOffSuggestsTurningItOn) {
@@ -59,6 +145,13 @@ TEST(CommFindings, OverlapOffSuggestsTurningItOn) {
   const auto f = rule_exposed_comm(run, compute_metrics(run));
   ASSERT_TRUE(f.has_value());
   EXPECT_NE(f->suggestion.find("`--set ddp.overlap=true`"), std::string::npos) << f->suggestion;
+  const rundir::Run two = layout_run(false, {1056768, 2182144}, true);
+  const auto g = rule_exposed_comm(two, compute_metrics(two));
+  ASSERT_TRUE(g.has_value());
+  EXPECT_NE(g->suggestion.find("`--set ddp.overlap=true` (each of the 2 buckets all-reduced as "
+                               "backward fills it)"),
+            std::string::npos)
+      << g->suggestion;
 }
 
 TEST(CommFindings, NamesTheStragglerAndThePhaseOfItsExtraTime) {

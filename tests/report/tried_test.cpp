@@ -17,8 +17,8 @@ namespace llmprof::report {
 namespace {
 
 namespace fs = std::filesystem;
-using test::report_fixture;
 using test::expect_contains;
+using test::report_fixture;
 using test::ScratchDir;
 
 // A tried set with a comparison of the given ratio, interval and verdict (3 pairs of 20 steps).
@@ -98,11 +98,9 @@ TEST(TriedFile, AbsentIsEmptyAndWrittenIsReadBack) {
 
 TEST(TriedFile, ATryAgainReplacesTheSameSetAndKeepsTheOthers) {
   ScratchDir dir("tried");
-  write_tried(dir.path(),
-              {tried("a=1", 0.5, 0.4, 0.6, ab::Verdict::kFaster),
-               tried("b=2", 1.0, 0.9, 1.1, ab::Verdict::kInconclusive)});
-  write_tried(dir.path(),
-              {tried("a=1", 1.6, 1.5, 1.7, ab::Verdict::kSlower)});
+  write_tried(dir.path(), {tried("a=1", 0.5, 0.4, 0.6, ab::Verdict::kFaster),
+                           tried("b=2", 1.0, 0.9, 1.1, ab::Verdict::kInconclusive)});
+  write_tried(dir.path(), {tried("a=1", 1.6, 1.5, 1.7, ab::Verdict::kSlower)});
   const std::vector<TriedSet> back = read_tried(dir.path());
   ASSERT_EQ(back.size(), 2u);
   EXPECT_EQ(back[0].set, "b=2");
@@ -124,8 +122,9 @@ TEST(TriedFile, AFigureOrVerdictThisVersionDoesNotKnowIsADataErrorNamingTheField
   std::string text = test::read_file(dir.file("tried.json"));
   text.replace(text.find("\"faster\""), 8, "\"sideways\"");
   test::write_file(dir.file("tried.json"), text);
-  expect_contains(test::data_error_of([&] { read_tried(dir.path()); }),
-                  "tried.json: tried.0.verdict 'sideways' is not one of faster|slower|inconclusive");
+  expect_contains(
+      test::data_error_of([&] { read_tried(dir.path()); }),
+      "tried.json: tried.0.verdict 'sideways' is not one of faster|slower|inconclusive");
 }
 
 TEST(TriedFile, AnotherTryKeepsTheFieldsOfEntriesItDoesNotKnow) {
@@ -141,6 +140,67 @@ TEST(TriedFile, AnotherTryKeepsTheFieldsOfEntriesItDoesNotKnow) {
   EXPECT_EQ(j["tried"][0].at("set"), "b=2");  // kept first, with its field
   EXPECT_EQ(j["tried"][0].at("seed"), 7);
   EXPECT_EQ(j["tried"][1].at("verdict"), "slower");
+}
+
+// A run directory whose summary.json says a data-parallel run of `world_size` ranks.
+void write_distributed_summary(const ScratchDir& dir, int world_size) {
+  test::write_file(dir.file("summary.json"),
+                   "{\"schema_version\": 1, \"status\": \"completed\", \"distributed\": "
+                   "{\"world_size\": " +
+                       std::to_string(world_size) + ", \"launcher\": \"torchrun\"}}");
+}
+
+// The issue's case: a 2-rank run's ddp.bucket_mb=12.5 judged "slower, not advised" by trials of
+// one process, in a tried.json from before world_size: the next report drops the verdict and
+// says so; the next --try's rewrite removes it; a verdict at 2 ranks stays.
+TEST(TriedFile, AVerdictMeasuredWithOneProcessIsDroppedForATwoRankRun) {
+  ScratchDir dir("tried");
+  write_distributed_summary(dir, 2);
+  write_tried(dir.path(), {tried("ddp.bucket_mb=12.5", 1.35, 1.2, 1.5, ab::Verdict::kSlower)});
+  std::string text = test::read_file(dir.file("tried.json"));
+  for (const std::string field : {"world_size\": 1", "launcher\": \"none\""}) {
+    const size_t at = text.find(field);
+    ASSERT_NE(at, std::string::npos) << text;
+    text.replace(at, field.size(), "x_" + field.substr(0, 3) + "\": 0");  // a file before them
+  }
+  test::write_file(dir.file("tried.json"), text);
+  const std::vector<TriedSet> back = read_tried(dir.path());
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].world_size, 1);
+  EXPECT_FALSE(back[0].comparison.has_value());
+  EXPECT_TRUE(back[0].baseline.empty());
+  EXPECT_EQ(tried_text(back[0]),
+            "tried: not measured: a verdict (slower) measured with one process for this run of "
+            "2 ranks is dropped; `llmprof report --try " +
+                dir.path() + "` measures it with 2 ranks");
+  TriedSet two = tried("train.batch_size=8", 0.5, 0.4, 0.6, ab::Verdict::kFaster);
+  two.world_size = 2;
+  two.launcher = "nproc";
+  write_tried(dir.path(), {two});
+  const nlohmann::json j = nlohmann::json::parse(test::read_file(dir.file("tried.json")));
+  ASSERT_EQ(j.at("tried").size(), 1u) << j.dump(2);
+  EXPECT_EQ(j["tried"][0].at("set"), "train.batch_size=8");
+  EXPECT_EQ(j["tried"][0].at("world_size"), 2);
+  EXPECT_EQ(j["tried"][0].at("launcher"), "nproc");
+  const std::vector<TriedSet> kept = read_tried(dir.path());
+  ASSERT_EQ(kept.size(), 1u);
+  ASSERT_TRUE(kept[0].comparison.has_value());
+  expect_contains(tried_text(kept[0]), "step time per token, 2 ranks)");
+}
+
+// A single-process run keeps its verdicts; one measured at 2 ranks is not its own.
+TEST(TriedFile, ASingleProcessRunDropsAVerdictOfTwoRanks) {
+  ScratchDir dir("tried");
+  TriedSet one = tried("a=1", 0.5, 0.4, 0.6, ab::Verdict::kFaster);
+  TriedSet two = tried("b=2", 0.5, 0.4, 0.6, ab::Verdict::kFaster);
+  two.world_size = 2;
+  write_tried(dir.path(), {one, two});
+  const std::vector<TriedSet> back = read_tried(dir.path());
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_TRUE(back[0].comparison.has_value());
+  EXPECT_EQ(tried_text(back[0]).find("ranks"), std::string::npos) << tried_text(back[0]);
+  EXPECT_FALSE(back[1].comparison.has_value());
+  expect_contains(back[1].error, "measured with 2 ranks for this run of one process is dropped");
 }
 
 // run_a with a memory-bound op losing 5 ms of its 10 ms step: the roofline rule fires on an fp32

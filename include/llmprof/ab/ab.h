@@ -31,6 +31,7 @@ struct Repetition {
   int64_t round = 0;
   double figure = 0;    // the measured time, in the unit the caller chose
   std::string run_dir;  // where it wrote, when it wrote a run directory
+  int64_t ranks = 1;    // the rank processes it trained (a data-parallel repetition's rank<k>/)
 };
 
 // Runs one repetition of an arm in a round; throws llmprof::Error when it cannot be measured.

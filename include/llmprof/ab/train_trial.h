@@ -24,8 +24,8 @@ enum class Figure : int {
 }  // namespace llmprof::ab
 
 namespace llmprof::config {
-LLMPROF_ENUM_NAMES(ab::Figure, "figure", "median_step_ms", "step_us_per_token",
-                   "wall_us_per_token");
+LLMPROF_ENUM_NAMES(
+    ab::Figure, "figure", "median_step_ms", "step_us_per_token", "wall_us_per_token");
 }  // namespace llmprof::config
 
 namespace llmprof::ab {
@@ -64,22 +64,34 @@ struct TrainTrial {
   std::string scratch_dir;                  // repetitions write here
   std::string tag;  // names the repetitions: <scratch_dir>/<tag>-<arm>-<round>[.log]
   Figure figure = Figure::kMedianStepMs;
+  // Rank processes per repetition: above 1, `train --nproc N` (a data-parallel run's world size),
+  // measured from the repetition's top directory.
+  int64_t nproc = 1;
 };
 
 // The command line of one repetition: train --config, the common sets, the candidate's sets (for
-// the candidate), output.dir and output.name into the scratch directory, --quiet.
+// the candidate), output.dir and output.name into the scratch directory, --quiet, and --nproc N
+// when the trial has more than one rank.
 std::vector<std::string> train_argv(const TrainTrial& trial, Arm arm, int64_t round);
 
+// The rank processes a finished run directory shows: 1 without rank0/; else the number of
+// rank0/, rank1/, ... whose summary.json names that rank of the world size the top summary.json
+// gives. Throws DataError naming the directory or file that breaks the sequence.
+int64_t trained_ranks(const std::string& run_dir);
+
 // Runs one repetition and measures it. Throws RepetitionError naming the arm, round, exit and log
-// when train fails (its last log line says why) or its figure cannot be read, Interrupted when a
-// signal stopped it.
+// when train fails (its last log line says why), its figure cannot be read or it trained another
+// number of rank processes than trial.nproc; Interrupted when a signal stopped it.
 Repetition run_train_repetition(const TrainTrial& trial, Arm arm, int64_t round);
 
 // Runs argv (argv[0] a path) as one repetition that writes the run directory run_dir, its log to
 // run_dir + ".log"; measured by figure when given (figure 0 otherwise). Throws as
 // run_train_repetition does.
-Repetition run_argv_repetition(const std::vector<std::string>& argv, const std::string& run_dir,
-                               Arm arm, int64_t round, std::optional<Figure> figure);
+Repetition run_argv_repetition(const std::vector<std::string>& argv,
+                               const std::string& run_dir,
+                               Arm arm,
+                               int64_t round,
+                               std::optional<Figure> figure);
 
 // A new, empty directory <system temp>/llmprof-ab-XXXXXX. Throws IoError.
 std::string make_scratch_dir();

@@ -64,8 +64,11 @@ std::optional<Finding> rule_roofline(const Run& run, const RunMetrics& m);
 // peak is more than 1.2x the fp32 one: train.precision=bf16.
 std::optional<Finding> rule_precision(const Run& run, const RunMetrics& m);
 
-// Data-parallel (comm_steps.csv): exposed communication above 10% of the step: ddp.overlap=true
-// when it was off, else smaller buckets (ddp.bucket_mb halved) or more accumulation steps.
+// Data-parallel (comm_steps.csv): exposed communication above 10% of the step. Each suggestion
+// says its mechanism and is made only where it applies, from the last bucket layout
+// (collectives.csv): with one bucket (overlap needs two), a ddp.first_bucket_mb that splits it;
+// ddp.overlap=true when it was off; else a ddp.bucket_mb that splits the largest bucket after
+// the first (half the cap when that does, else half that bucket); and more accumulation steps.
 std::optional<Finding> rule_exposed_comm(const Run& run, const RunMetrics& m);
 
 // Data-parallel: the rank that launches all-reduces last most often, when its median launch lag

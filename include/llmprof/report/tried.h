@@ -27,16 +27,28 @@ struct TriedSet {
   std::string error;    // why it could not be measured (train refused the value ...); else ""
   std::string time;     // when it was tried (local time, ISO 8601)
   std::string command;  // the command that tried it
+  // The rank processes each arm trained and how they were started: "none" (one process),
+  // "nproc" (`llmprof train --nproc N` here), or, not measured, the run's launcher that a trial
+  // cannot start here ("slurm"). An entry from before these fields: 1, "none".
+  int64_t world_size = 1;
+  std::string launcher = "none";
 };
 
-// tried.json of a run directory (rundir::kTried, rundir::TriedDoc); empty when absent. Throws
-// DataError naming the file and the field for invalid JSON, a missing or mistyped field, a newer
-// schema_version, or a figure or verdict this version does not know.
+// The world size of a run directory: its summary.json distributed.world_size; 1 without one.
+// Throws DataError for a malformed summary.json.
+int64_t run_world_size(const std::string& run_dir);
+
+// tried.json of a run directory (rundir::kTried, rundir::TriedDoc); empty when absent. A verdict
+// measured at another world size than the run's (one process for a data-parallel run) is
+// dropped: its entry comes back not measured, its error saying so. Throws DataError naming the
+// file and the field for invalid JSON, a missing or mistyped field, a newer schema_version, or a
+// figure or verdict this version does not know.
 std::vector<TriedSet> read_tried(const std::string& run_dir);
 
 // Rewrites tried.json (temp + rename): `fresh` replaces the entries of the same set and figure,
-// the file's other entries stay as they are (their unknown fields too). Throws IoError, or
-// DataError as read_tried for the file already there.
+// the file's other entries stay as they are (their unknown fields too), but for verdicts measured
+// at another world size than the run's, which go. Throws IoError, or DataError as read_tried for
+// the file already there.
 void write_tried(const std::string& run_dir, const std::vector<TriedSet>& fresh);
 
 // One line: "tried: 1.49x faster (95% CI 1.41x to 1.58x; 3 repetitions of 20 steps, time per

@@ -26,12 +26,27 @@ struct TryOptions {
   std::string executable;        // the llmprof executable the repetitions run
 };
 
+// How a run's ranks start again for its trials: summary.json's distributed section (world size,
+// launcher) and the hosts its ranks' env.json name.
+struct TrialRanks {
+  int64_t world_size = 1;  // the run's; 1 for a single-process run
+  std::string launcher;    // the run's distributed.launcher; "" for a single-process run
+  // Why a trial cannot start the run's ranks here (Slurm, several hosts, a rank's own
+  // directory); "" when it can: N ranks on this host, `llmprof train --nproc N`.
+  std::string untried;
+};
+
+// The ranks of the run directory run_dir: one process without a distributed section (or
+// summary.json). Throws DataError for a malformed summary.json or env.json.
+TrialRanks trial_ranks(const std::string& run_dir);
+
 // One planned A/B.
 struct PlannedTry {
   std::string set;                 // key=value
   std::vector<std::string> rules;  // the findings that suggest it
-  ab::TrainTrial trial;            // its scratch_dir left for the caller to fill
+  ab::TrainTrial trial;            // its scratch_dir left for the caller to fill; nproc the run's
   int64_t steps = 0;
+  TrialRanks ranks;  // untried set: record the set as not measured, saying why, train nothing
 };
 
 // The steps of each repetition: `wanted` when given, else the run's schedule.max_steps up to
@@ -39,10 +54,13 @@ struct PlannedTry {
 // `wanted` leaves fewer than kTryStepsAfterWarmup steps after the run's warm-up.
 int64_t try_steps(const Run& run, std::optional<int64_t> wanted);
 
-// One A/B per distinct set of the findings, in finding order. Both arms take the same steps, skip
-// evals and the final checkpoint (unless the set is about them); the figure is the step time per
-// token (fair to a larger batch), or the wall time per token for evaluation settings. Throws
-// UsageError as try_steps does, DataError when the run has no config.yaml.
+// One A/B per distinct set of the findings, in finding order. Each arm is a fresh short run of the
+// run's config with only the trial's keys changed: the same steps, no evals and no checkpoints
+// (unless the set is about them), never resuming (train.resume_from) nor starting from the run's
+// own checkpoints (a model.init_from inside the run directory); a data-parallel run's trials
+// train its world size (TrialRanks). The figure is the step time per token (fair to a larger
+// batch), or the wall time per token for evaluation settings. Throws UsageError as try_steps
+// does, DataError when the run has no config.yaml.
 std::vector<PlannedTry> plan_tries(const Run& run,
                                    const std::vector<Finding>& findings,
                                    const TryOptions& options);

@@ -19,9 +19,9 @@ struct TriedComparison {
   std::string verdict;  // faster | slower | inconclusive
   int64_t pairs = 0;
   double baseline_median = 0, candidate_median = 0;
-  double ratio_of_medians = 0;     // candidate / baseline
+  double ratio_of_medians = 0;  // candidate / baseline
   double median_paired_ratio = 0;
-  double confidence = 0;           // of the interval, e.g. 0.95
+  double confidence = 0;                  // of the interval, e.g. 0.95
   std::optional<double> ci_low, ci_high;  // null: too few pairs for an interval
 };
 
@@ -29,11 +29,16 @@ struct TriedComparison {
 struct TriedEntry {
   std::string set;                 // key=value
   std::vector<std::string> rules;  // the findings that suggested it
-  std::string figure;  // median_step_ms | step_us_per_token | wall_us_per_token
-  int64_t steps = 0;   // schedule.max_steps of each repetition
+  std::string figure;              // median_step_ms | step_us_per_token | wall_us_per_token
+  int64_t steps = 0;               // schedule.max_steps of each repetition
   std::vector<double> baseline, candidate;  // each round's figure, per arm
   std::string error, time, command;
   std::optional<TriedComparison> comparison;  // null (verdict null): not measured
+  // Later fields: the rank processes each arm trained, and how they were started (none | nproc,
+  // or the run's launcher a trial cannot start). Nullopt / "": a file from before them, whose
+  // every trial trained one process.
+  std::optional<int64_t> world_size;
+  std::string launcher;
 
   // Read back, not written: this entry's fields this version does not know (JSON pointer within
   // the entry -> JSON text), kept with the entry when others are replaced.
