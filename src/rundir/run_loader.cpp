@@ -15,6 +15,7 @@
 #include "llmprof/rundir/comm_tables.h"
 #include "llmprof/rundir/env.h"
 #include "llmprof/rundir/files.h"
+#include "llmprof/rundir/rank_merge.h"
 #include "llmprof/rundir/read.h"
 #include "read_util.h"
 #include "table_reader.h"
@@ -324,9 +325,46 @@ void disambiguate_labels(const std::vector<Run*>& runs) {
 
 bool is_sweep_dir(const std::string& dir) { return fs::exists(path(dir, kSweepCsv)); }
 
+namespace {
+
+std::string rank_dir(const std::string& top, int64_t rank) {
+  return fmt::format("{}/{}{}", top, kRankDirPrefix, rank);
+}
+
+// A data-parallel run that ended before rank 0 merged its top directory (killed, or a rank
+// failed): the run is still the top directory, read from its ranks as the merge would have
+// written it (rank_merge.h), rank 0's documents for the rest, and a warning saying so.
+Run load_unmerged_top(const std::string& dir) {
+  std::vector<std::vector<StepRow>> rows;
+  Run run;
+  for (int64_t r = 0; fs::exists(path(rank_dir(dir, r), kSteps)); ++r) {
+    Run rank = load_run(rank_dir(dir, r));
+    rows.push_back(std::move(rank.steps));
+    if (r == 0) run = std::move(rank);
+  }
+  run.steps = merge_rank_steps(rows);
+  run.dir = dir;
+  fs::path p(dir);
+  run.label = (p.filename().empty() ? p.parent_path().filename() : p.filename()).string();
+  run.incomplete = true;
+  run.warnings.push_back(
+      {"", dir, 0,
+       fmt::format("no merged documents at the top of this data-parallel run (it ended before "
+                   "rank 0 merged them: killed, or a rank failed); its steps are merged here from "
+                   "the {} ranks' steps.csv (the slowest rank's time, all ranks' tokens), the "
+                   "rest is rank 0's (status {})",
+                   rows.size(), run.status_text())});
+  return run;
+}
+
+}  // namespace
+
 Run load_run(const std::string& dir) {
   fs::path p(dir);
   if (!fs::is_directory(p)) throw DataError(detail::not_a_directory(dir));
+  if (!fs::exists(path(dir, kSteps)) && fs::exists(path(rank_dir(dir, 0), kSteps))) {
+    return load_unmerged_top(dir);
+  }
   if (!fs::exists(path(dir, kSteps))) {
     throw DataError(
         fmt::format("'{}': not a run directory (no steps.csv) nor a sweep (no "

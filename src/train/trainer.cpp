@@ -639,6 +639,12 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
   Session session(session_cfg, so, &t.runtime);  // the run directory
   session.set_phase_observer(&probe);
   if (dp) {
+    if (dp->rank() == 0) {
+      spdlog::info(
+          "run {} ({} ranks, each in its {}<k>/; report, plot, check and resume take "
+          "this directory)",
+          top_dir, dp->world_size(), rundir::kRankDirPrefix);
+    }
     dp->open_comm_csv(session.run_dir());
     // The trace on rank 0's clock: the offset measured by the clock ping-pong at the start.
     session.set_distributed_trace(dp->trace_info(), [&dp](int64_t from_ns, int64_t to_ns) {

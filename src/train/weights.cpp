@@ -138,9 +138,31 @@ void save_checkpoint(const std::string& dir, torch::nn::Module& model, const con
   }
 }
 
+namespace {
+
+// A data-parallel run's top directory stands for its run: rank 0 writes the checkpoints into its
+// own directory, so <top>/checkpoint-stepN is <top>/rank0/checkpoint-stepN and <top> is
+// <top>/rank0. The path itself where that is not so.
+fs::path through_rank0(const fs::path& p) {
+  std::error_code ec;
+  const fs::path rank0 = std::string(rundir::kRankDirPrefix) + "0";
+  const fs::path parent = p.filename().empty() ? p.parent_path().parent_path() : p.parent_path();
+  const fs::path name = p.filename().empty() ? p.parent_path().filename() : p.filename();
+  if (!fs::exists(p, ec) && fs::is_directory(parent / rank0 / name, ec)) {
+    return parent / rank0 / name;
+  }
+  if (fs::is_directory(p, ec) && !fs::exists(p / rundir::kCheckpointWeights, ec) &&
+      !fs::exists(p / rundir::kCheckpoint, ec) && fs::is_directory(p / rank0, ec)) {
+    return p / rank0;
+  }
+  return p;
+}
+
+}  // namespace
+
 std::string resolve_checkpoint_dir(const std::string& path, const config::Config& cfg,
                                    const std::string& key) {
-  const fs::path p(path);
+  const fs::path p = through_rank0(fs::path(path));
   std::error_code ec;
   if (!fs::exists(p, ec)) {
     throw ConfigError(fmt::format("{}: '{}' does not exist", key, path), cfg.source_file, key);

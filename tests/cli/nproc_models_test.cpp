@@ -132,5 +132,48 @@ TEST(NprocSignals, ASignalBeforeTheFirstStepStopsEveryRankTogether) {
   test::expect_contains(r.output, "run:        " + dir.file("early") + " (2 ranks)");
 }
 
+// The top directory is the run: printed, taken for resume in the forms a one-rank run's are
+// (<run>/checkpoint-stepN and <run>), and reported when rank 0 never merged it (killed).
+TEST(NprocTopDirectory, IsPrintedResumedFromAndReportedWhenUnmerged) {
+  ScratchDir dir;
+  const std::vector<std::string> common = {"train",
+                                           "--config",
+                                           test::kTinyConfig,
+                                           "--nproc",
+                                           "2",
+                                           "--out",
+                                           dir.path(),
+                                           "--set",
+                                           "train.save_checkpoint=true",
+                                           "--set",
+                                           "train.checkpoint_interval=3",
+                                           "--set",
+                                           "train.eval_interval=0"};
+  auto args = [&](const std::string& name, int steps, const std::string& resume) {
+    std::vector<std::string> a = common;
+    a.insert(a.end(), {"--set", "output.name=" + name, "--set",
+                       "schedule.max_steps=" + std::to_string(steps)});
+    if (!resume.empty()) a.insert(a.end(), {"--set", "train.resume_from=" + resume});
+    return a;
+  };
+  const auto first = run_llmprof(args("a", 6, ""));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  test::expect_contains(first.output, "run:        " + dir.file("a") + " (2 ranks)");
+  test::expect_contains(first.output, "run " + dir.file("a") + " (2 ranks");
+  for (const std::string& from : {dir.file("a/checkpoint-step3"), dir.file("a")}) {
+    const auto resumed = run_llmprof(args("b", 8, from));
+    EXPECT_EQ(resumed.exit_code, 0) << from << "\n" << resumed.output;
+    fs::remove_all(dir.file("b"));
+  }
+  // As rank 0 leaves it when killed before merging: the rank directories only.
+  for (const auto& e : fs::directory_iterator(dir.file("a"))) {
+    if (e.path().filename().string().rfind("rank", 0) != 0) fs::remove_all(e.path());
+  }
+  const auto report = run_llmprof({"report", dir.file("a")});
+  EXPECT_EQ(report.exit_code, 0) << report.output;
+  test::expect_contains(report.output, "no merged documents at the top");
+  EXPECT_EQ(report.output.find("not a run directory"), std::string::npos) << report.output;
+}
+
 }  // namespace
 }  // namespace llmprof
