@@ -51,6 +51,28 @@ std::optional<std::pair<double, double>> differing_peaks(const Run& a, const Run
   return std::make_pair(*a.peak_flops_per_s, *b.peak_flops_per_s);
 }
 
+// Runs of different world sizes: the ranks, and the scaling efficiency of B against A, (tokens/s
+// B / tokens/s A) / (ranks B / ranks A), each tokens/s global (a data-parallel run's steps.csv:
+// all ranks' tokens over the slowest rank's step).
+void add_scaling_rows(
+    Table& t, const Run& a, const RunMetrics& ma, const Run& b, const RunMetrics& mb) {
+  if (a.world_size == b.world_size) return;
+  const auto wa = static_cast<double>(a.world_size), wb = static_cast<double>(b.world_size);
+  t.rows.push_back({text_cell("ranks"), count_cell(wa), count_cell(wb), ratio_cell(wb / wa),
+                    number_cell({}), number_cell({}), text_cell("n/a")});
+  const Stats* sa = ma.stat("tokens_per_s");
+  const Stats* sb = mb.stat("tokens_per_s");
+  std::optional<double> efficiency;
+  if (sa && sb && sa->median > 0) efficiency = (sb->median / sa->median) / (wb / wa);
+  t.rows.push_back({text_cell("scaling efficiency"), number_cell({}), number_cell({}),
+                    percent_cell(efficiency), number_cell({}), number_cell({}), text_cell("n/a")});
+  t.notes.push_back(fmt::format(
+      "A trains on {} rank(s), B on {}: tokens/s is each run's global rate (all ranks' tokens over "
+      "the slowest rank's step); scaling efficiency = (tokens/s B / tokens/s A) / ({} / {}), 100% "
+      "when each rank keeps its one-rank rate.",
+      a.world_size, b.world_size, b.world_size, a.world_size));
+}
+
 Table phase_compare(const Run& a, const RunMetrics& ma, const Run& b, const RunMetrics& mb) {
   Table t;
   t.id = "compare.phases";
@@ -80,6 +102,7 @@ Table phase_compare(const Run& a, const RunMetrics& ma, const Run& b, const RunM
     t.rows.push_back({text_cell(title), cell(va), cell(vb), ratio_cell(ratio(va, vb)), cell(diff),
                       cell(threshold), text_cell(sig)});
   }
+  add_scaling_rows(t, a, ma, b, mb);
   auto gflops = [](std::optional<double> v) { return v ? std::optional<double>(*v * 1e-9) : v; };
   t.rows.push_back({text_cell("MFU peak GFLOP/s"), number_cell(gflops(a.peak_flops_per_s)),
                     number_cell(gflops(b.peak_flops_per_s)),

@@ -90,6 +90,9 @@ void add_run_sections(const Run& run, const RunMetrics& m, size_t top_ops, Docum
   if (auto t = detail::activations_table(run)) {
     doc.tables.push_back(with_source(std::move(*t), files_in(dir, {rundir::kActivations})));
   }
+  if (auto t = detail::rank_figures_table(run)) {
+    doc.tables.push_back(with_source(std::move(*t), files_in(dir, {rundir::kSummary})));
+  }
   for (auto* make : {detail::comm_breakdown_table, detail::comm_straggler_table}) {
     if (auto t = make(run)) {
       doc.tables.push_back(with_source(std::move(*t), files_in(dir, {rundir::kCommSteps})));

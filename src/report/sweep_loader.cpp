@@ -29,7 +29,8 @@ std::string status_name(const std::optional<config::RunStatus>& status) {
 }  // namespace
 
 bool higher_is_better(const std::string& metric) {
-  return metric == "tokens_per_s" || metric == "mfu";
+  return metric == "tokens_per_s" || metric == "mfu" || metric == "overlap" ||
+         metric == "busbw_gb_per_s";
 }
 
 std::vector<std::string> short_key_names(const std::vector<std::string>& keys) {

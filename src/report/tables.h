@@ -47,6 +47,9 @@ std::optional<Table> activations_table(const Run& run);
 std::optional<Table> comm_breakdown_table(const Run& run);
 std::optional<Table> comm_bucket_table(const Run& run);
 std::optional<Table> comm_straggler_table(const Run& run);
+// A data-parallel run's ranks, each with its own figures (summary.json distributed.ranks), the
+// straggler first, beside the run's global ones.
+std::optional<Table> rank_figures_table(const Run& run);
 
 // Every point of a sweep, repeats aggregated: keys, status, metrics.
 Table sweep_points_table(const Sweep& sweep, const std::vector<SweepConfig>& configs);

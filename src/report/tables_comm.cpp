@@ -177,4 +177,33 @@ std::optional<Table> comm_straggler_table(const Run& run) {
   return t;
 }
 
+std::optional<Table> rank_figures_table(const Run& run) {
+  if (run.rank_figures.empty()) return std::nullopt;
+  Table t;
+  t.id = "ranks." + run.label;
+  t.title = fmt::format("Data-parallel: each of the {} ranks ({})", run.world_size, run.label);
+  t.columns = {{"rank", "rank"},
+               {"step_ms", "step ms"},
+               {"data_ms", "data ms"},
+               {"forward_ms", "forward ms"},
+               {"backward_ms", "backward ms"},
+               {"optimizer_ms", "optimizer ms"},
+               {"tokens_per_s", "tokens/s"},
+               {"mfu", "MFU"},
+               {"final_train_step_loss", "last step loss"}};
+  for (const rundir::RankFigures& r : run.rank_figures) {
+    t.rows.push_back({count_cell(static_cast<double>(r.rank)), ms_cell(r.step_ms),
+                      ms_cell(r.data_ms), ms_cell(r.forward_ms), ms_cell(r.backward_ms),
+                      ms_cell(r.optimizer_ms), number_cell(r.tokens_per_s, 5), percent_cell(r.mfu),
+                      number_cell(r.final_train_step_loss)});
+  }
+  t.notes = {fmt::format(
+      "Each rank's own medians after warm-up (its rank<k>/summary.json), the straggler first. The "
+      "run's summary and phase tables are global: per step, the slowest rank's step and phases; "
+      "tokens/s and MFU are all {} ranks' tokens and FLOPs over that step (MFU against the sum of "
+      "the ranks' peaks); train loss is the mean of the ranks'.",
+      run.world_size)};
+  return t;
+}
+
 }  // namespace llmprof::report::detail

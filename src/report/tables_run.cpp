@@ -45,8 +45,11 @@ Table summary_table(const std::vector<const Run*>& runs, const std::vector<RunMe
                {"peak_rss_bytes", "peak RSS"},
                {"energy_j", "energy J"}};
   bool any_incomplete = false, any_cut = false, any_estimated = false, any_step_loss = false;
+  std::vector<std::string> data_parallel;
   for (size_t i = 0; i < runs.size(); ++i) {
     const Run& r = *runs[i];
+    if (r.world_size > 1)
+      data_parallel.push_back(fmt::format("{} ({} ranks)", r.label, r.world_size));
     const RunMetrics& m = metrics[i];
     const Stats* step = m.stat("step_ms");
     any_incomplete |= !r.has_summary;
@@ -75,6 +78,13 @@ Table summary_table(const std::vector<const Run*>& runs, const std::vector<RunMe
       "losses are the last eval's.");
   if (any_step_loss) {
     t.notes.push_back("A run without train evals shows its last step loss as train loss.");
+  }
+  if (!data_parallel.empty()) {
+    t.notes.push_back(fmt::format(
+        "Data-parallel: {}: global figures: per step the slowest rank's step time, all ranks' "
+        "tokens over it, MFU against all ranks' peak, the eval's loss over every rank's rows; each "
+        "rank's own figures are in its ranks table.",
+        fmt::join(data_parallel, ", ")));
   }
   if (any_incomplete) {
     t.notes.push_back(

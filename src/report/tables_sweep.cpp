@@ -8,16 +8,25 @@ namespace llmprof::report::detail {
 namespace {
 
 std::string metric_title(const std::string& metric) {
-  static const std::map<std::string, std::string> kTitles = {
-      {"step_ms", "step ms"},         {"tokens_per_s", "tokens/s"}, {"mfu", "MFU"},
-      {"train_loss", "train loss"},   {"val_loss", "val loss"},     {"val_perplexity", "val ppl"},
-      {"peak_rss_bytes", "peak RSS"}, {"energy_j", "energy J"}};
+  static const std::map<std::string, std::string> kTitles = {{"step_ms", "step ms"},
+                                                             {"tokens_per_s", "tokens/s"},
+                                                             {"mfu", "MFU"},
+                                                             {"train_loss", "train loss"},
+                                                             {"val_loss", "val loss"},
+                                                             {"val_perplexity", "val ppl"},
+                                                             {"peak_rss_bytes", "peak RSS"},
+                                                             {"energy_j", "energy J"},
+                                                             {"ranks", "ranks"},
+                                                             {"exposed_comm_ms", "exposed comm ms"},
+                                                             {"overlap", "overlap"},
+                                                             {"busbw_gb_per_s", "busbw GB/s"}};
   auto it = kTitles.find(metric);
   return it == kTitles.end() ? metric : it->second;
 }
 
 Cell metric_cell(const std::string& metric, std::optional<double> v) {
-  if (metric == "mfu") return percent_cell(v);
+  if (metric == "mfu" || metric == "overlap") return percent_cell(v);
+  if (metric == "ranks") return count_cell(v);
   if (metric == "peak_rss_bytes") return bytes_cell(v);
   if (metric == "tokens_per_s") return number_cell(v, 5);
   return number_cell(v);
@@ -110,7 +119,7 @@ Table sweep_best_table(const Sweep& sweep, const std::vector<SweepConfig>& confi
                {"config", "config"},
                {"point_ids", "points"}};
   for (const auto& m : sweep_metric_names()) {
-    if (m == "val_perplexity") continue;  // same order as val_loss
+    if (m == "val_perplexity" || m == "ranks") continue;  // same order as val_loss; not a goal
     const SweepConfig* best = nullptr;
     for (const auto& c : configs) {
       if (better(m, c.metrics.at(m), best ? best->metrics.at(m) : std::nullopt)) best = &c;

@@ -261,6 +261,10 @@ void fill_from_summary(const std::string& path, Run& run) {
   }
   run.energy = summary->energy;
   if (summary->context.model) run.gqa = summary->context.model->gqa;
+  if (summary->distributed && !summary->distributed->rank) {  // a merged run's, not one rank's
+    run.world_size = std::max<int64_t>(1, summary->distributed->world_size);
+    run.rank_figures = summary->distributed->ranks;
+  }
   if (summary->context.plan) plan_view(*summary->context.plan, run);
 }
 
@@ -343,6 +347,7 @@ Run load_unmerged_top(const std::string& dir) {
     if (r == 0) run = std::move(rank);
   }
   run.steps = merge_rank_steps(rows);
+  run.world_size = static_cast<int64_t>(rows.size());
   run.dir = dir;
   fs::path p(dir);
   run.label = (p.filename().empty() ? p.parent_path().filename() : p.filename()).string();

@@ -45,14 +45,17 @@ const std::vector<std::string>& sweep_columns() {
       "energy_estimated", "run_dir",
       // Where and when the point ran: the host, the Slurm job and array task id (empty under the
       // local launcher), ISO 8601 start and end.
-      "host", "slurm_job_id", "slurm_task_id", "start_time", "end_time"};
+      "host", "slurm_job_id", "slurm_task_id", "start_time", "end_time",
+      // A data-parallel point's ranks (tokens_per_s and mfu are then global: all ranks' tokens
+      // over the slowest rank's step) and its communication medians (empty for one rank).
+      "ranks", "exposed_comm_ms", "overlap", "busbw_gb_per_s"};
   return kColumns;
 }
 
 const std::vector<std::string>& sweep_metric_names() {
   static const std::vector<std::string> kMetrics = {
-      "step_ms",        "tokens_per_s",   "mfu",     "train_loss", "val_loss",
-      "val_perplexity", "peak_rss_bytes", "energy_j"};
+      "step_ms",        "tokens_per_s", "mfu",   "train_loss",      "val_loss", "val_perplexity",
+      "peak_rss_bytes", "energy_j",     "ranks", "exposed_comm_ms", "overlap",  "busbw_gb_per_s"};
   return kMetrics;
 }
 

@@ -76,6 +76,14 @@ bool read_summary(const std::string& run_dir, PointResult& r) {
   r.peak_rss_bytes = s->peak_rss_bytes;
   r.energy_j = s->energy ? s->energy->total_j : std::nullopt;
   r.energy_estimated = s->energy && s->energy->estimated;
+  if (s->distributed && !s->distributed->rank) {
+    r.ranks = std::max<int64_t>(1, s->distributed->world_size);
+    if (const auto& c = s->distributed->comm) {
+      r.exposed_comm_ms = c->exposed_comm_ms_median;
+      r.overlap = c->overlap;
+      r.busbw_gb_per_s = c->busbw_gb_per_s_median;
+    }
+  }
   return true;
 }
 
@@ -146,14 +154,29 @@ std::string sweep_csv(const Grid& grid,
     std::vector<std::string> row;
     for (const auto& kv : p.values) row.push_back(kv.second);
     const std::string status(config::name(r.status));
-    for (const std::string& f : {std::to_string(p.repeat), p.id, status, csv_number(r.exit_code),
-                                 csv_number(r.median_step_ms), csv_number(r.tokens_per_s),
-                                 csv_number(r.mfu), csv_number(r.final_train_loss),
-                                 csv_number(r.final_val_loss), csv_number(r.final_val_perplexity),
-                                 csv_number(r.peak_rss_bytes), csv_number(r.energy_j),
+    for (const std::string& f : {std::to_string(p.repeat),
+                                 p.id,
+                                 status,
+                                 csv_number(r.exit_code),
+                                 csv_number(r.median_step_ms),
+                                 csv_number(r.tokens_per_s),
+                                 csv_number(r.mfu),
+                                 csv_number(r.final_train_loss),
+                                 csv_number(r.final_val_loss),
+                                 csv_number(r.final_val_perplexity),
+                                 csv_number(r.peak_rss_bytes),
+                                 csv_number(r.energy_j),
                                  std::string(r.energy_j ? (r.energy_estimated ? "1" : "0") : ""),
-                                 r.run_dir, r.host, r.slurm_job_id, r.slurm_task_id, r.start_time,
-                                 r.end_time}) {
+                                 r.run_dir,
+                                 r.host,
+                                 r.slurm_job_id,
+                                 r.slurm_task_id,
+                                 r.start_time,
+                                 r.end_time,
+                                 std::to_string(r.ranks),
+                                 csv_number(r.exposed_comm_ms),
+                                 csv_number(r.overlap),
+                                 csv_number(r.busbw_gb_per_s)}) {
       row.push_back(f);
     }
     add_row(row);

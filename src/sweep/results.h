@@ -24,6 +24,10 @@ struct PointResult : rundir::PointOutcome {
   std::optional<int64_t> peak_rss_bytes;
   std::optional<double> energy_j;  // summary energy.total_j, when a run measures energy
   bool energy_estimated = false;   // summary energy.estimated: from energy.cpu_tdp_w, not a sensor
+  // A data-parallel point's ranks (1 otherwise; tokens_per_s and mfu are then global) and its
+  // communication (summary distributed.comm; null for one rank).
+  int64_t ranks = 1;
+  std::optional<double> exposed_comm_ms, overlap, busbw_gb_per_s;
 };
 
 // True for statuses a re-run keeps: completed, and diverged (an outcome of the config itself).

@@ -209,6 +209,29 @@ TEST(CommStraggler, TableAndFindingNameTheRankOfTheLargestMedianLaunchLag) {
   EXPECT_NE(f->title.find("rank 0 is the straggler"), std::string::npos) << f->title;
 }
 
+// A data-parallel run's ranks table: each rank's own figures in the order summary.json lists
+// them (the straggler first).
+TEST(RankFiguresTable, ListsEachRanksOwnFiguresStragglerFirst) {
+  rundir::Run run;
+  run.label = "ddp";
+  run.world_size = 2;
+  rundir::RankFigures r1, r0;
+  r1.rank = 1;
+  r1.step_ms = 120;
+  r1.tokens_per_s = 6400;
+  r0.rank = 0;
+  r0.step_ms = 100;
+  r0.tokens_per_s = 7680;
+  run.rank_figures = {r1, r0};
+  const auto t = detail::rank_figures_table(run);
+  ASSERT_TRUE(t.has_value());
+  ASSERT_EQ(t->rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(*t->rows[0][0].value, 1);
+  EXPECT_DOUBLE_EQ(*t->rows[0][1].value, 120);
+  EXPECT_DOUBLE_EQ(*t->rows[1][6].value, 7680);
+  EXPECT_FALSE(detail::rank_figures_table(rundir::Run{}).has_value());
+}
+
 // Two buckets on rank 0 (and rank 1's copies), steps 2..4: bucket 1 (4 MB) at 0.2 GB/s busbw, the
 // small bucket 0 at 0.05; step 1 (first layout) at 0.01.
 rundir::Run bandwidth_run(std::optional<double> roof_bytes_per_s) {

@@ -71,6 +71,27 @@ TEST(CompareTables, FlagsForwardDoublingButNotBackwardNoise) {
   EXPECT_EQ(find_row(phases, "energy J")[6].text, "n/a");  // measured in B only
 }
 
+// A 2-rank run against a 1-rank one: the ranks and the scaling efficiency, (B's global tokens/s /
+// A's) / (2 / 1). run_b's rows are given 1.5x run_a's tokens/s: 75% efficiency.
+TEST(CompareTables, RunsOfDifferentWorldSizesShowTheScalingEfficiency) {
+  auto a = rundir::load_run(report_fixture("run_a"));
+  auto b = rundir::load_run(report_fixture("run_a"));
+  b.label = "two_ranks";
+  b.world_size = 2;
+  for (auto& row : b.steps) {
+    if (row.tokens_per_s) row.tokens_per_s = *row.tokens_per_s * 1.5;
+  }
+  auto tables = compare_tables(a, compute_metrics(a), b, compute_metrics(b));
+  const Table& phases = find_table(tables, "compare.phases");
+  const auto& ranks = find_row(phases, "ranks");
+  EXPECT_DOUBLE_EQ(*ranks[1].value, 1);
+  EXPECT_DOUBLE_EQ(*ranks[2].value, 2);
+  EXPECT_NEAR(*find_row(phases, "scaling efficiency")[3].value, 0.75, 1e-12);
+  // The same world size: no such rows.
+  auto same = compare_tables(a, compute_metrics(a), a, compute_metrics(a));
+  EXPECT_THROW(find_row(find_table(same, "compare.phases"), "ranks"), std::runtime_error);
+}
+
 TEST(CompareTables, RatiosPerScopeAndOp) {
   auto a = rundir::load_run(report_fixture("run_a"));
   auto b = rundir::load_run(report_fixture("run_b"));

@@ -39,6 +39,22 @@ TEST(SweepNproc, EachPointTrainsOnItsNumberOfRanks) {
   ASSERT_TRUE(fs::exists(two + "/rank1/steps.csv")) << two;
   const auto summary = nlohmann::json::parse(test::read_file(two + "/summary.json"));
   EXPECT_EQ(summary["distributed"]["world_size"], 2) << summary.dump();
+  // The 2-rank point's tokens/s is global (the top summary's), beside its communication; the
+  // one-rank point has no communication (empty, not 0).
+  EXPECT_EQ(rows[0].at("ranks"), "1");
+  EXPECT_EQ(rows[1].at("ranks"), "2");
+  EXPECT_EQ(std::stod(rows[1].at("tokens_per_s")),
+            summary["throughput"]["tokens_per_s"]["median"].get<double>());
+  for (const char* c : {"exposed_comm_ms", "overlap", "busbw_gb_per_s"}) {
+    EXPECT_EQ(rows[0].at(c), "") << c;
+    EXPECT_FALSE(rows[1].at(c).empty()) << c;
+  }
+  EXPECT_EQ(std::stod(rows[1].at("exposed_comm_ms")),
+            summary["distributed"]["comm"]["exposed_comm_ms_median"].get<double>());
+  const auto report = test::run_llmprof({"report", dir.file("s")});
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  expect_contains(report.output, "exposed comm ms");
+  expect_contains(report.output, "busbw GB/s");
   // Each rank got its share of the point's 2 threads, and no --set nproc reached train.
   expect_contains(test::read_file(two + "/rank0/config.yaml"), "threads: 1");
   // The same command again finds both points finished with their config: nothing runs again.

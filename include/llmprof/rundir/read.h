@@ -105,6 +105,10 @@ struct Run {
   std::optional<double> summary_peak_rss_bytes;  // summary.json memory.peak_rss_bytes
   std::optional<EnergySummary> energy;           // summary.json energy, when present
   std::optional<GqaSummary> gqa;                 // summary.json model.gqa, when present
+  // A data-parallel run's top directory: its ranks (summary.json distributed.world_size; 1
+  // elsewhere, its figures then one process's) and each rank's own figures, the straggler first.
+  int64_t world_size = 1;
+  std::vector<RankFigures> rank_figures;
 
   std::vector<StepRow> steps;  // steps.csv
   std::vector<EvalRow> evals;
