@@ -19,7 +19,9 @@ std::string number(const std::optional<double>& v) {
 }
 
 std::string interval_text(const GateResult& r) {
-  return r.interval ? fmt::format("[{:.3f}, {:.3f}]", r.interval->low, r.interval->high) : "";
+  return r.interval ? fmt::format("[{:.3f}, {:.3f}] ({:.1f}%)", r.interval->low, r.interval->high,
+                                  100 * r.interval->confidence)
+                    : "";
 }
 
 std::string case_name(const GateResult& r) {
@@ -88,7 +90,7 @@ std::string render_text(const CheckResult& r) {
 std::string render_markdown(const CheckResult& r) {
   std::string out = "### llmprof check\n\n";
   out += fmt::format("Baseline `{}`, candidate `{}`.\n\n", r.baseline, r.candidate);
-  out += "| gate | point | outcome | baseline | candidate | ratio | 95% interval | why |\n";
+  out += "| gate | point | outcome | baseline | candidate | ratio | interval (confidence) | why |\n";
   out += "|---|---|---|---:|---:|---:|---|---|\n";
   for (const auto& g : r.results) {
     out += fmt::format("| `{}` | {} | **{}** | {} | {} | {} | {} | {} |\n", bound_text(g.gate),
@@ -121,7 +123,7 @@ std::string render_json(const CheckResult& r) {
                      {"reason", g.reason}};
     j["interval"] = g.interval ? nlohmann::json{{"low", g.interval->low},
                                                 {"high", g.interval->high},
-                                                {"confidence", ab::kConfidence}}
+                                                {"confidence", g.interval->confidence}}
                                : nlohmann::json(nullptr);
     gates.push_back(std::move(j));
   }

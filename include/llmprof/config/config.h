@@ -97,6 +97,9 @@ struct TrainConfig {
   int64_t checkpoint_interval = 0;  // also every N steps (<run>/checkpoint-step<N>); 0 = end only
   bool cuda_graphs = false;  // cuda: capture forward+backward+optimizer once, replay each step
   std::string resume_from;   // a checkpoint folder: weights, optimizer, random states, step
+  // TEST ONLY: slept in every micro-batch's forward phase, a known slowdown for measuring the
+  // A/B gate's catch rate (scripts/bench/check_rates.sh); 0 = none.
+  double test_step_sleep_ms = 0;
 };
 
 struct ProfileConfig {
