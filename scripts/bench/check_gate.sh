@@ -34,7 +34,7 @@ for c in $cases; do
     *) echo "check_gate.sh: no case '$c' (identical, slower)" >&2; exit 2 ;;
   esac
 done
-bin=$PWD/build/llmprof
+bin=${LLMPROF_BIN:-$PWD/build/llmprof}  # LLMPROF_BIN: a copy, while build/ is rebuilt
 [ -x "$bin" ] || { echo "check_gate.sh: build first (scripts/build.sh)" >&2; exit 2; }
 work=$(mktemp -d /tmp/llmprof-check-gate.XXXXXX)
 trap 'rm -rf "$work"' EXIT

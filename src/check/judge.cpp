@@ -34,13 +34,16 @@ std::string point_key(const rundir::SweepPoint& p) {
   return fmt::format("{} repeat {}", fmt::join(p.key_values, ","), p.repeat);
 }
 
-void check_sweeps(const std::string& base, const std::string& cand,
-                  const std::vector<Gate>& gates, CheckResult& out) {
+void check_sweeps(const std::string& base,
+                  const std::string& cand,
+                  const std::vector<Gate>& gates,
+                  CheckResult& out) {
   const rundir::Sweep a = rundir::load_sweep(base), b = rundir::load_sweep(cand);
   if (a.keys != b.keys) {
-    throw DataError(fmt::format("{} sweeps {}, {} sweeps {}: the sweeps are not point for point "
-                                "comparable",
-                                base, fmt::join(a.keys, ","), cand, fmt::join(b.keys, ",")));
+    throw DataError(
+        fmt::format("{} sweeps {}, {} sweeps {}: the sweeps are not point for point "
+                    "comparable",
+                    base, fmt::join(a.keys, ","), cand, fmt::join(b.keys, ",")));
   }
   std::map<std::string, const rundir::SweepPoint*> by_key;
   for (const auto& p : b.points) by_key[point_key(p)] = &p;
@@ -70,7 +73,9 @@ struct TimingJudgement {
 //   min:    the mirror image
 //   within: fail = H0 lo <= m <= hi rejected, two-sided (2 x the smaller one-sided p);
 //           pass = H0 m outside rejected on both sides (intersection-union: the larger p)
-void sign_tests(const Gate& g, double bound, const std::vector<double>& ratios,
+void sign_tests(const Gate& g,
+                double bound,
+                const std::vector<double>& ratios,
                 TimingJudgement& j) {
   const auto n = static_cast<int64_t>(ratios.size());
   const auto count = [&](auto pred) {
@@ -86,21 +91,23 @@ void sign_tests(const Gate& g, double bound, const std::vector<double>& ratios,
     j.p_pass = ab::sign_test_p(n, above(bound));
   } else {
     const double lo = 2 - bound;  // within: |ratio - 1| <= bound - 1
-    j.p_fail = std::min(1.0, 2 * std::min(ab::sign_test_p(n, above(bound)),
-                                          ab::sign_test_p(n, below(lo))));
+    j.p_fail = std::min(
+        1.0, 2 * std::min(ab::sign_test_p(n, above(bound)), ab::sign_test_p(n, below(lo))));
     j.p_pass = std::max(ab::sign_test_p(n, below(bound)), ab::sign_test_p(n, above(lo)));
   }
 }
 
-TimingJudgement judge_timing(const Gate& g, const std::vector<double>& b,
+TimingJudgement judge_timing(const Gate& g,
+                             const std::vector<double>& b,
                              const std::vector<double>& c) {
   TimingJudgement j;
   j.result.gate = g;
   j.pairs = static_cast<int64_t>(b.size());
   if (b.size() < static_cast<size_t>(ab::kMinRepetitions)) {
-    j.result.reason = fmt::format("{} pairs with a value: at least {} are needed for a {:g}% "
-                                  "interval",
-                                  b.size(), ab::kMinRepetitions, 100 * ab::kConfidence);
+    j.result.reason = fmt::format(
+        "{} pairs with a value: at least {} are needed for a {:g}% "
+        "interval",
+        b.size(), ab::kMinRepetitions, 100 * ab::kConfidence);
     return j;
   }
   const ab::Comparison cmp = ab::compare(b, c);
@@ -115,16 +122,18 @@ TimingJudgement judge_timing(const Gate& g, const std::vector<double>& b,
 
 }  // namespace
 
-CheckResult check_dirs(const std::string& baseline, const std::string& candidate,
+CheckResult check_dirs(const std::string& baseline,
+                       const std::string& candidate,
                        const std::vector<Gate>& gates) {
   CheckResult out;
   out.baseline = baseline;
   out.candidate = candidate;
   const bool bs = rundir::is_sweep_dir(baseline), cs = rundir::is_sweep_dir(candidate);
   if (bs != cs) {
-    throw DataError(fmt::format("{} is a {}, {} a {}: compare a run with a run, a sweep with a "
-                                "sweep",
-                                baseline, bs ? "sweep" : "run", candidate, cs ? "sweep" : "run"));
+    throw DataError(
+        fmt::format("{} is a {}, {} a {}: compare a run with a run, a sweep with a "
+                    "sweep",
+                    baseline, bs ? "sweep" : "run", candidate, cs ? "sweep" : "run"));
   }
   if (bs) {
     check_sweeps(baseline, candidate, gates, out);
@@ -143,8 +152,8 @@ namespace {
 GateResult judge_first_pair(const Gate& g, size_t i, const PointRepetitions& p) {
   const auto reading = [&](const std::vector<RepetitionFigures>& arm) {
     if (arm.empty() || i >= arm[0].values.size() || !arm[0].values[i]) {
-      return Reading{std::nullopt, arm.empty() ? "no repetitions"
-                                               : "no value in " + arm[0].run_dir};
+      return Reading{std::nullopt,
+                     arm.empty() ? "no repetitions" : "no value in " + arm[0].run_dir};
     }
     return Reading{arm[0].values[i], ""};
   };
@@ -154,7 +163,9 @@ GateResult judge_first_pair(const Gate& g, size_t i, const PointRepetitions& p) 
 }
 
 // The rounds where both arms have a positive value of gate i.
-void paired_values(size_t i, const PointRepetitions& p, std::vector<double>& b,
+void paired_values(size_t i,
+                   const PointRepetitions& p,
+                   std::vector<double>& b,
                    std::vector<double>& c) {
   for (size_t k = 0; k < std::min(p.baseline.size(), p.candidate.size()); ++k) {
     const auto& bv = p.baseline[k].values;
@@ -169,13 +180,17 @@ void paired_values(size_t i, const PointRepetitions& p, std::vector<double>& b,
 
 // "median paired ratio 1.012, 96.9% interval [0.981, 1.050], bound 1.050 (spans the bound; Holm
 // over 1 timing gate, p 0.34)". The p-values are exact sign-test ones (never 0: at least 2^-n).
-std::string timing_reason(const GateResult& r, bool fail, bool pass, double p,
-                          const std::string& family) {
+std::string timing_reason(
+    const GateResult& r, bool fail, bool pass, double p, const std::string& family) {
   return fmt::format(
       "median paired ratio {:.3f}, {:.1f}% interval [{:.3f}, {:.3f}], bound {:.3f} ({} the bound; "
       "{}, p {:.2g})",
       *r.ratio, 100 * r.interval->confidence, r.interval->low, r.interval->high,
-      *r.limit / *r.baseline, fail ? "beyond" : pass ? "inside" : "spans", family, p);
+      *r.limit / *r.baseline,
+      fail   ? "beyond"
+      : pass ? "inside"
+             : "spans",
+      family, p);
 }
 
 // Holm's first level in a family of m is alpha / m; n pairs reach at best p = 2^-n. When they
@@ -184,9 +199,10 @@ std::string reach_note(int64_t pairs, size_t comparisons) {
   const double first_level = kAlpha / static_cast<double>(std::max<size_t>(comparisons, 1));
   const int64_t needed = ab::min_pairs_one_sided(first_level);
   if (pairs >= needed) return "";
-  return fmt::format("; {} pairs cannot reach Holm's first level {:.2g} (p >= 2^-{}): {} rounds "
-                     "can",
-                     pairs, first_level, pairs, needed);
+  return fmt::format(
+      "; {} pairs cannot reach Holm's first level {:.2g} (p >= 2^-{}): {} rounds "
+      "can",
+      pairs, first_level, pairs, needed);
 }
 
 std::string family_text(size_t comparisons, size_t points) {
@@ -231,8 +247,8 @@ std::vector<GateResult> judge_points(const std::vector<Gate>& gates,
     r.alpha = kAlpha;
     if (r.interval) {
       r.outcome = fail[k] ? Outcome::kFail : pass[k] ? Outcome::kPass : Outcome::kInconclusive;
-      r.reason = timing_reason(r, fail[k], pass[k], fail[k] ? judged[k].p_fail : judged[k].p_pass,
-                               family);
+      r.reason =
+          timing_reason(r, fail[k], pass[k], fail[k] ? judged[k].p_fail : judged[k].p_pass, family);
       r.reason += reach_note(judged[k].pairs, judged.size());
     }
     out[slot[k]] = std::move(r);
@@ -273,8 +289,11 @@ namespace {
 
 // Files one repetition's figures under its points: a run is the point "", a sweep each of its
 // points (matched across rounds and arms by the swept values and the repeat).
-void collect(const ab::Repetition& rep, const std::vector<Gate>& gates, size_t rounds,
-             std::vector<std::string>& order, std::map<std::string, PointRepetitions>& points) {
+void collect(const ab::Repetition& rep,
+             const std::vector<Gate>& gates,
+             size_t rounds,
+             std::vector<std::string>& order,
+             std::map<std::string, PointRepetitions>& points) {
   const auto file = [&](const std::string& key, const std::string& id, const std::string& dir) {
     auto [it, fresh] = points.try_emplace(key);
     if (fresh) {
@@ -299,19 +318,23 @@ void collect(const ab::Repetition& rep, const std::vector<Gate>& gates, size_t r
 }
 
 // The command line of one repetition: output into <scratch>/<name>.
-std::string repetition_command(const std::string& cmd, const std::string& scratch,
+std::string repetition_command(const std::string& cmd,
+                               const std::string& scratch,
                                const std::string& name) {
   if (is_sweep_command(cmd)) return fmt::format("{} --out '{}' --name '{}'", cmd, scratch, name);
   return fmt::format("{} --set 'output.dir={}' --set 'output.name={}'", cmd, scratch, name);
 }
 
+}  // namespace
+
 // The fewest rounds whose gates can pass or fail: a 95% interval (ab::kMinRepetitions), and the
 // sign test reaching Holm's first level over the timing gates (a sweep's points, known only once
 // it ran, may raise this again: its gates then say so).
-void check_rounds(const AbCheckOptions& opts) {
-  const auto timing = static_cast<size_t>(
-      std::count_if(opts.gates.begin(), opts.gates.end(),
-                    [](const Gate& g) { return g.figure.kind == Kind::kTiming; }));
+void check_ab_rounds(const AbCheckOptions& opts) {
+  const auto timing =
+      static_cast<size_t>(std::count_if(opts.gates.begin(), opts.gates.end(), [](const Gate& g) {
+        return g.figure.kind == Kind::kTiming;
+      }));
   const int64_t needed =
       std::max(ab::kMinRepetitions,
                ab::min_pairs_one_sided(kAlpha / static_cast<double>(std::max<size_t>(timing, 1))));
@@ -321,11 +344,12 @@ void check_rounds(const AbCheckOptions& opts) {
         "of the median paired ratio {:.1f}% confidence at best{})",
         opts.rounds, needed, opts.rounds,
         100 * (1 - 2 * ab::binomial_half_cdf(std::min<int64_t>(opts.rounds, 1000), 0)),
-        timing > 1 ? fmt::format("; {} timing gates need {} for Holm's first level", timing,
-                                 needed)
+        timing > 1 ? fmt::format("; {} timing gates need {} for Holm's first level", timing, needed)
                    : ""));
   }
 }
+
+namespace {
 
 // A command that wrote no run or sweep directory where it was told to is not an llmprof train or
 // sweep command line: bad input, which no rerun fixes.
@@ -340,7 +364,7 @@ void check_wrote_run(const std::string& cmd, const std::string& run_dir, ab::Arm
 }  // namespace
 
 CheckResult check_ab(const AbCheckOptions& opts, const ab::OnRepetition& progress) {
-  check_rounds(opts);
+  check_ab_rounds(opts);
   const auto run_one = [&](ab::Arm arm, int64_t round) {
     const std::string name = fmt::format("check-{}-{}", ab::arm_name(arm), round + 1);
     const std::string& cmd =
@@ -351,8 +375,8 @@ CheckResult check_ab(const AbCheckOptions& opts, const ab::OnRepetition& progres
     // The engine's own figure is the repetition's wall time (the gates are read afterwards).
     const auto t0 = std::chrono::steady_clock::now();
     ab::Repetition rep = ab::run_argv_repetition(argv, run_dir, arm, round, std::nullopt);
-    rep.figure = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                     .count();
+    rep.figure =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     check_wrote_run(cmd, run_dir, arm);
     return rep;
   };

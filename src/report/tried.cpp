@@ -47,8 +47,11 @@ rundir::TriedEntry to_entry(const TriedSet& t) {
 // Entry i of the file at path; a figure or verdict ab does not know is a DataError naming them.
 TriedSet from_entry(const rundir::TriedEntry& e, const std::string& path, size_t i) {
   const std::string field = fmt::format("tried.{}.", i);
-  TriedSet t{e.set, e.rules, rundir::parse_name<ab::Figure>(e.figure, path, field + "figure"),
-             e.steps, e.baseline, e.candidate, std::nullopt, e.error, e.time, e.command};
+  TriedSet t{
+      e.set,        e.rules,    rundir::parse_name<ab::Figure>(e.figure, path, field + "figure"),
+      e.steps,      e.baseline, e.candidate,
+      std::nullopt, e.error,    e.time,
+      e.command};
   if (const auto& c = e.comparison) {
     ab::Comparison out;
     out.verdict = rundir::parse_name<ab::Verdict>(c->verdict, path, field + "verdict");
@@ -58,7 +61,8 @@ TriedSet from_entry(const rundir::TriedEntry& e, const std::string& path, size_t
     out.ratio_of_medians = c->ratio_of_medians;
     out.median_paired_ratio = c->median_paired_ratio;
     out.confidence = c->confidence;
-    if (c->ci_low && c->ci_high) out.interval = ab::Interval{*c->ci_low, *c->ci_high, c->confidence};
+    if (c->ci_low && c->ci_high)
+      out.interval = ab::Interval{*c->ci_low, *c->ci_high, c->confidence};
     t.comparison = out;
   }
   return t;
@@ -124,7 +128,7 @@ std::string tried_text(const TriedSet& t) {
     return fmt::format("tried: inconclusive ({} the time; too few repetitions for an interval; {})",
                        x(r), how);
   }
-  const std::string pct = fmt::format("{:.1f}", c.confidence * 100);  // achieved: 96.9 at 6 pairs
+  const std::string pct = fmt::format("{:.3g}", c.confidence * 100);  // achieved: 96.9 at 6 pairs
   const ab::Interval& ci = *c.interval;
   switch (c.verdict) {
     case ab::Verdict::kFaster:

@@ -148,7 +148,8 @@ std::string tried_doc_fields_doc() {
       "`tests/rundir/tried_doc_test.cpp` checks that this file matches. Keys are written in this "
       "(sorted) order. `verdict` is null when the --set could not be measured (`error` says "
       "why); the comparison's figures (`pairs` to `ci_high`) are written with a verdict, "
-      "`ci_low`/`ci_high` null below two pairs. Read: `schema_version`, `tried` and each entry's "
+      "`ci_low`/`ci_high` null below six pairs (no 95% interval), `confidence` the one the "
+      "order-statistic interval achieves. Read: `schema_version`, `tried` and each entry's "
       "`set`, `rules`, `figure`, `steps`, `baseline`, `candidate` and `verdict` are required.\n\n",
       kTriedSchemaVersion);
   const Json none = Json::parse(tried_doc_text(TriedDoc{}));

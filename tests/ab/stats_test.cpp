@@ -40,8 +40,8 @@ TEST(AbBinomial, HalfCdfIsTheHandComputedSum) {
 }
 
 TEST(AbSignTest, AllPairsAboveGiveTwoToTheMinusN) {
-  EXPECT_DOUBLE_EQ(sign_test_p(6, 6), 1.0 / 64);   // never 0
-  EXPECT_DOUBLE_EQ(sign_test_p(6, 5), 7.0 / 64);   // C(6,5) + C(6,6)
+  EXPECT_DOUBLE_EQ(sign_test_p(6, 6), 1.0 / 64);  // never 0
+  EXPECT_DOUBLE_EQ(sign_test_p(6, 5), 7.0 / 64);  // C(6,5) + C(6,6)
   EXPECT_DOUBLE_EQ(sign_test_p(6, 0), 1);
   EXPECT_DOUBLE_EQ(sign_test_p(7, 7), 1.0 / 128);
 }

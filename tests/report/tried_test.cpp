@@ -17,26 +17,28 @@ namespace llmprof::report {
 namespace {
 
 namespace fs = std::filesystem;
-using test::report_fixture;
 using test::expect_contains;
+using test::report_fixture;
 using test::ScratchDir;
 
-// A tried set with a comparison of the given ratio, interval and verdict (3 pairs of 20 steps).
+// A tried set with a comparison of the given ratio, interval and verdict (6 pairs of 20 steps: the
+// order-statistic interval's 96.875%).
 TriedSet tried(const std::string& set, double ratio, double low, double high, ab::Verdict v) {
   TriedSet t;
   t.set = set;
   t.rules = {"roofline"};
   t.figure = ab::Figure::kStepUsPerToken;
   t.steps = 20;
-  t.baseline = {1.97, 2.01, 1.95};
-  t.candidate = {3.20, 3.1, 3.3};
+  t.baseline = {1.97, 2.01, 1.95, 1.97, 2.01, 1.95};
+  t.candidate = {3.20, 3.1, 3.3, 3.20, 3.1, 3.3};
   ab::Comparison c;
-  c.pairs = 3;
+  c.pairs = 6;
+  c.confidence = 62.0 / 64;
   c.baseline_median = 1.97;
   c.candidate_median = 1.97 * ratio;
   c.ratio_of_medians = ratio;
   c.median_paired_ratio = ratio;
-  c.interval = ab::Interval{low, high};
+  c.interval = ab::Interval{low, high, c.confidence};
   c.verdict = v;
   t.comparison = c;
   t.time = "2026-11-27T10:00:00+0000";
@@ -47,20 +49,21 @@ TriedSet tried(const std::string& set, double ratio, double low, double high, ab
 TEST(TriedText, SaysFasterAsASpeedupWithItsInterval) {
   // 1 / 0.6711 = 1.490; the interval inverts: 1 / 0.70 = 1.43, 1 / 0.65 = 1.54.
   EXPECT_EQ(tried_text(tried("optim.fused=true", 0.6711, 0.65, 0.70, ab::Verdict::kFaster)),
-            "tried: 1.49x faster (95% CI 1.43x to 1.54x; 3 repetitions of 20 steps each, step "
+            "tried: 1.49x faster (96.9% CI 1.43x to 1.54x; 6 repetitions of 20 steps each, step "
             "time per token)");
 }
 
 TEST(TriedText, SaysSlowerIsNotAdvised) {
   // 3.20 / 1.97 = 1.624.
-  EXPECT_EQ(tried_text(tried("train.precision=bf16", 3.20 / 1.97, 1.5, 1.7, ab::Verdict::kSlower)),
-            "tried: slower, not advised (1.62x slower, 95% CI 1.50x to 1.70x; 3 repetitions of 20 "
-            "steps each, step time per token)");
+  EXPECT_EQ(
+      tried_text(tried("train.precision=bf16", 3.20 / 1.97, 1.5, 1.7, ab::Verdict::kSlower)),
+      "tried: slower, not advised (1.62x slower, 96.9% CI 1.50x to 1.70x; 6 repetitions of 20 "
+      "steps each, step time per token)");
 }
 
 TEST(TriedText, SaysInconclusiveWhenTheIntervalSpansNoChange) {
   EXPECT_EQ(tried_text(tried("threads=1", 1.0, 0.9, 1.1, ab::Verdict::kInconclusive)),
-            "tried: inconclusive (1.00x the time; the 95% CI 0.900x to 1.10x spans no change; 3 "
+            "tried: inconclusive (1.00x the time; the 96.9% CI 0.900x to 1.10x spans no change; 6 "
             "repetitions of 20 steps each, step time per token)");
 }
 
@@ -98,11 +101,9 @@ TEST(TriedFile, AbsentIsEmptyAndWrittenIsReadBack) {
 
 TEST(TriedFile, ATryAgainReplacesTheSameSetAndKeepsTheOthers) {
   ScratchDir dir("tried");
-  write_tried(dir.path(),
-              {tried("a=1", 0.5, 0.4, 0.6, ab::Verdict::kFaster),
-               tried("b=2", 1.0, 0.9, 1.1, ab::Verdict::kInconclusive)});
-  write_tried(dir.path(),
-              {tried("a=1", 1.6, 1.5, 1.7, ab::Verdict::kSlower)});
+  write_tried(dir.path(), {tried("a=1", 0.5, 0.4, 0.6, ab::Verdict::kFaster),
+                           tried("b=2", 1.0, 0.9, 1.1, ab::Verdict::kInconclusive)});
+  write_tried(dir.path(), {tried("a=1", 1.6, 1.5, 1.7, ab::Verdict::kSlower)});
   const std::vector<TriedSet> back = read_tried(dir.path());
   ASSERT_EQ(back.size(), 2u);
   EXPECT_EQ(back[0].set, "b=2");
@@ -124,8 +125,9 @@ TEST(TriedFile, AFigureOrVerdictThisVersionDoesNotKnowIsADataErrorNamingTheField
   std::string text = test::read_file(dir.file("tried.json"));
   text.replace(text.find("\"faster\""), 8, "\"sideways\"");
   test::write_file(dir.file("tried.json"), text);
-  expect_contains(test::data_error_of([&] { read_tried(dir.path()); }),
-                  "tried.json: tried.0.verdict 'sideways' is not one of faster|slower|inconclusive");
+  expect_contains(
+      test::data_error_of([&] { read_tried(dir.path()); }),
+      "tried.json: tried.0.verdict 'sideways' is not one of faster|slower|inconclusive");
 }
 
 TEST(TriedFile, AnotherTryKeepsTheFieldsOfEntriesItDoesNotKnow) {

@@ -98,13 +98,13 @@ struct GateResult {
   std::optional<double> limit;  // the candidate's bound in the figure's unit (two directories)
   std::optional<double> ratio;  // candidate / baseline (repetitions: median paired ratio)
   std::optional<ab::Interval> interval;  // repetitions: of the median paired ratio (>= 95%)
-  double alpha = 0;             // repetitions: the one-sided level Holm left this gate
+  double alpha = 0;                      // repetitions: the one-sided level Holm left this gate
   Outcome outcome = Outcome::kInconclusive;
-  std::string reason;           // one line: why this outcome
+  std::string reason;  // one line: why this outcome
 };
 
 struct CheckResult {
-  bool repetitions = false;  // check_ab (true) or two directories
+  bool repetitions = false;         // check_ab (true) or two directories
   std::string baseline, candidate;  // directories, or the two commands
   int64_t rounds = 0;
   std::vector<GateResult> results;
@@ -161,6 +161,10 @@ struct AbCheckOptions {
   std::vector<Gate> gates;
   std::string scratch_dir;  // repetitions write <scratch_dir>/check-<arm>-<round>[.log]
 };
+
+// Throws UsageError for rounds below ab::kMinRepetitions, or below what Holm's first level over
+// the timing gates needs (2^-n <= 0.025 / timing gates), naming the minimum.
+void check_ab_rounds(const AbCheckOptions& opts);
 
 // Throws UsageError for rounds below ab::kMinRepetitions (or below what Holm's first level over
 // the timing gates needs) and for a command that exits 0 without writing its run directory,

@@ -199,6 +199,10 @@ struct Config {
   // Every key the user gave, in the config file or with --set, with where: ("model.n_layer",
   // "configs/x.yaml line 3" or "--set model.n_layer=6").
   std::vector<std::pair<std::string, std::string>> given_keys;
+  // Not keys: the data.* tokenizer keys the user gave, with their values, when model.init_from's
+  // Hugging Face folder supplied the tokenizer instead (set by train; recorded in the checkpoint,
+  // so that the same config evaluates the run without a tokenizer conflict).
+  std::vector<std::pair<std::string, std::string>> given_tokenizer_keys;
 };
 
 }  // namespace llmprof::config
