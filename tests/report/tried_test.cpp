@@ -90,11 +90,12 @@ TEST(TriedFile, AbsentIsEmptyAndWrittenIsReadBack) {
   EXPECT_EQ(back[0].rules, std::vector<std::string>{"roofline"});
   EXPECT_EQ(back[0].figure, ab::Figure::kStepUsPerToken);
   EXPECT_EQ(back[0].steps, 20);
-  EXPECT_EQ(back[0].candidate, (std::vector<double>{3.20, 3.1, 3.3}));
+  EXPECT_EQ(back[0].candidate, (std::vector<double>{3.20, 3.1, 3.3, 3.20, 3.1, 3.3}));
   ASSERT_TRUE(back[0].comparison && back[0].comparison->interval);
   EXPECT_EQ(back[0].comparison->verdict, ab::Verdict::kSlower);
   EXPECT_DOUBLE_EQ(back[0].comparison->ratio_of_medians, 1.6);
   EXPECT_DOUBLE_EQ(back[0].comparison->interval->low, 1.5);
+  EXPECT_DOUBLE_EQ(back[0].comparison->interval->confidence, 62.0 / 64);  // read back
   EXPECT_FALSE(back[1].comparison.has_value());
   EXPECT_EQ(back[1].error, "refused");
 }
