@@ -54,7 +54,7 @@ std::optional<NamedTokenizer> named_tokenizer(const config::Config& cfg, const s
 // tokenizer.config_keys): the config that trained the run, naming the run's own tokenizer. Any
 // other set is a third one.
 bool gives_trained_keys(const config::Config& cfg, const rundir::CheckpointTokenizer& t) {
-  if (t.config_keys.empty() || !cfg.model.init_from.empty()) return false;
+  if (t.config_keys.empty()) return false;
   std::vector<std::pair<std::string, std::string>> given;
   for (const char* k : kTokenizerKeys) {
     for (const auto& g : cfg.given_keys) {
