@@ -40,6 +40,7 @@ bin=${LLMPROF_BIN:-$PWD/build/llmprof}  # LLMPROF_BIN: a copy, while build/ is r
 work=$(mktemp -d /tmp/llmprof-check-gate.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 SECONDS=0
+echo "scripts/bench/check_gate.sh --checks $checks --repetitions $reps --bound $bound --steps $steps --slowdown $slowdown${candidate:+ --candidate $candidate}"
 base="$bin train -c configs/tiny_test.yaml --set schedule.max_steps=$steps --quiet"
 if [ -z "$candidate" ]; then
   # The baseline's median step time over 3 trainings sets the sleep of a SLOWDOWN-x candidate;
@@ -88,8 +89,6 @@ except Exception as e:
     print(f"{label:<10} {i:>3}  exit {rc}  no result ({e})")
 PY
 }
-cmd="scripts/bench/check_gate.sh --checks $checks --repetitions $reps --bound $bound --steps $steps --slowdown $slowdown"
-echo "$cmd"
 echo "gate: --max step_ms=+$bound%, $reps rounds per check, $checks checks per case; baseline: $base"
 echo "slower candidate: --set $candidate"
 # The cases alternate check by check, so both see the same stretches of a shared machine's load.
