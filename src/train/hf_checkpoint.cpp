@@ -236,7 +236,8 @@ namespace {
 // checkpoint records them so the same config evaluates the run (take_checkpoint_tokenizer).
 void record_given_tokenizer_keys(config::Config& cfg) {
   cfg.given_tokenizer_keys.clear();
-  for (const char* k : {"data.tokenizer", "data.vocab_path", "data.merges_path", "data.lower_case"}) {
+  for (const char* k :
+       {"data.tokenizer", "data.vocab_path", "data.merges_path", "data.lower_case"}) {
     for (const auto& given : cfg.given_keys) {
       if (given.first == k) cfg.given_tokenizer_keys.emplace_back(k, config::get_value(cfg, k));
     }
