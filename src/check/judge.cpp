@@ -34,16 +34,13 @@ std::string point_key(const rundir::SweepPoint& p) {
   return fmt::format("{} repeat {}", fmt::join(p.key_values, ","), p.repeat);
 }
 
-void check_sweeps(const std::string& base,
-                  const std::string& cand,
-                  const std::vector<Gate>& gates,
-                  CheckResult& out) {
+void check_sweeps(const std::string& base, const std::string& cand,
+                  const std::vector<Gate>& gates, CheckResult& out) {
   const rundir::Sweep a = rundir::load_sweep(base), b = rundir::load_sweep(cand);
   if (a.keys != b.keys) {
-    throw DataError(
-        fmt::format("{} sweeps {}, {} sweeps {}: the sweeps are not point for point "
-                    "comparable",
-                    base, fmt::join(a.keys, ","), cand, fmt::join(b.keys, ",")));
+    throw DataError(fmt::format("{} sweeps {}, {} sweeps {}: the sweeps are not point for point "
+                                "comparable",
+                                base, fmt::join(a.keys, ","), cand, fmt::join(b.keys, ",")));
   }
   std::map<std::string, const rundir::SweepPoint*> by_key;
   for (const auto& p : b.points) by_key[point_key(p)] = &p;
@@ -122,18 +119,16 @@ TimingJudgement judge_timing(const Gate& g,
 
 }  // namespace
 
-CheckResult check_dirs(const std::string& baseline,
-                       const std::string& candidate,
+CheckResult check_dirs(const std::string& baseline, const std::string& candidate,
                        const std::vector<Gate>& gates) {
   CheckResult out;
   out.baseline = baseline;
   out.candidate = candidate;
   const bool bs = rundir::is_sweep_dir(baseline), cs = rundir::is_sweep_dir(candidate);
   if (bs != cs) {
-    throw DataError(
-        fmt::format("{} is a {}, {} a {}: compare a run with a run, a sweep with a "
-                    "sweep",
-                    baseline, bs ? "sweep" : "run", candidate, cs ? "sweep" : "run"));
+    throw DataError(fmt::format("{} is a {}, {} a {}: compare a run with a run, a sweep with a "
+                                "sweep",
+                                baseline, bs ? "sweep" : "run", candidate, cs ? "sweep" : "run"));
   }
   if (bs) {
     check_sweeps(baseline, candidate, gates, out);
@@ -152,8 +147,8 @@ namespace {
 GateResult judge_first_pair(const Gate& g, size_t i, const PointRepetitions& p) {
   const auto reading = [&](const std::vector<RepetitionFigures>& arm) {
     if (arm.empty() || i >= arm[0].values.size() || !arm[0].values[i]) {
-      return Reading{std::nullopt,
-                     arm.empty() ? "no repetitions" : "no value in " + arm[0].run_dir};
+      return Reading{std::nullopt, arm.empty() ? "no repetitions"
+                                               : "no value in " + arm[0].run_dir};
     }
     return Reading{arm[0].values[i], ""};
   };
@@ -163,9 +158,7 @@ GateResult judge_first_pair(const Gate& g, size_t i, const PointRepetitions& p) 
 }
 
 // The rounds where both arms have a positive value of gate i.
-void paired_values(size_t i,
-                   const PointRepetitions& p,
-                   std::vector<double>& b,
+void paired_values(size_t i, const PointRepetitions& p, std::vector<double>& b,
                    std::vector<double>& c) {
   for (size_t k = 0; k < std::min(p.baseline.size(), p.candidate.size()); ++k) {
     const auto& bv = p.baseline[k].values;
@@ -289,11 +282,8 @@ namespace {
 
 // Files one repetition's figures under its points: a run is the point "", a sweep each of its
 // points (matched across rounds and arms by the swept values and the repeat).
-void collect(const ab::Repetition& rep,
-             const std::vector<Gate>& gates,
-             size_t rounds,
-             std::vector<std::string>& order,
-             std::map<std::string, PointRepetitions>& points) {
+void collect(const ab::Repetition& rep, const std::vector<Gate>& gates, size_t rounds,
+             std::vector<std::string>& order, std::map<std::string, PointRepetitions>& points) {
   const auto file = [&](const std::string& key, const std::string& id, const std::string& dir) {
     auto [it, fresh] = points.try_emplace(key);
     if (fresh) {
@@ -318,8 +308,7 @@ void collect(const ab::Repetition& rep,
 }
 
 // The command line of one repetition: output into <scratch>/<name>.
-std::string repetition_command(const std::string& cmd,
-                               const std::string& scratch,
+std::string repetition_command(const std::string& cmd, const std::string& scratch,
                                const std::string& name) {
   if (is_sweep_command(cmd)) return fmt::format("{} --out '{}' --name '{}'", cmd, scratch, name);
   return fmt::format("{} --set 'output.dir={}' --set 'output.name={}'", cmd, scratch, name);

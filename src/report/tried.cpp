@@ -47,11 +47,8 @@ rundir::TriedEntry to_entry(const TriedSet& t) {
 // Entry i of the file at path; a figure or verdict ab does not know is a DataError naming them.
 TriedSet from_entry(const rundir::TriedEntry& e, const std::string& path, size_t i) {
   const std::string field = fmt::format("tried.{}.", i);
-  TriedSet t{
-      e.set,        e.rules,    rundir::parse_name<ab::Figure>(e.figure, path, field + "figure"),
-      e.steps,      e.baseline, e.candidate,
-      std::nullopt, e.error,    e.time,
-      e.command};
+  TriedSet t{e.set, e.rules, rundir::parse_name<ab::Figure>(e.figure, path, field + "figure"),
+             e.steps, e.baseline, e.candidate, std::nullopt, e.error, e.time, e.command};
   if (const auto& c = e.comparison) {
     ab::Comparison out;
     out.verdict = rundir::parse_name<ab::Verdict>(c->verdict, path, field + "verdict");

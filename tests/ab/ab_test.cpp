@@ -149,8 +149,7 @@ TEST(AbTrainTrial, AFailedTrainNamesTheArmTheExitAndItsLastLogLine) {
 
 TEST(AbReadFigure, NamesTheSummaryOfARunThatDidNotComplete) {
   ScratchDir dir("ab");
-  test::write_file(dir.file("run/summary.json"),
-                   R"({"schema_version":1,"status":"diverged","message":"loss NaN"})");
+  test::write_file(dir.file("run/summary.json"), R"({"schema_version":1,"status":"diverged","message":"loss NaN"})");
   const std::string what =
       test::data_error_of([&] { read_figure(dir.file("run"), Figure::kMedianStepMs); });
   EXPECT_NE(what.find("summary.json: status diverged (loss NaN)"), std::string::npos) << what;

@@ -18,21 +18,16 @@ using test::ScratchDir;
 using test::write_file;
 
 // A run directory with the summary.json fields check reads and a steps.csv of three steps.
-std::string make_run(const ScratchDir& dir,
-                     const std::string& name,
-                     double step_ms,
-                     double val_loss,
-                     double params,
-                     double rss,
-                     double loss3) {
+std::string make_run(const ScratchDir& dir, const std::string& name, double step_ms,
+                     double val_loss, double params, double rss, double loss3) {
   const std::string run = dir.file(name);
   write_file(run + "/summary.json",
              "{\"schema_version\": 1, \"status\": \"completed\", \"parameters\": " +
-                 std::to_string(params) +
-                 ", \"timing\": {\"step_ms\": {\"median\": " + std::to_string(step_ms) +
-                 "}}, \"loss\": {\"final_val_loss\": " + std::to_string(val_loss) +
-                 ", \"final_train_loss\": null}, \"memory\": " + "{\"peak_rss_bytes\": " +
-                 std::to_string(rss) + "}, \"flops\": " + "{\"analytic_per_step\": 1000}}");
+                 std::to_string(params) + ", \"timing\": {\"step_ms\": {\"median\": " +
+                 std::to_string(step_ms) + "}}, \"loss\": {\"final_val_loss\": " +
+                 std::to_string(val_loss) + ", \"final_train_loss\": null}, \"memory\": " +
+                 "{\"peak_rss_bytes\": " + std::to_string(rss) + "}, \"flops\": " +
+                 "{\"analytic_per_step\": 1000}}");
   // steps.csv as the run directory writes it: every column, only loss filled in.
   std::string header = "step", empties;
   for (const auto& c : rundir::step_columns()) {
@@ -97,11 +92,12 @@ TEST(CheckDirs, DeterministicFiguresAreGatedTimingReported) {
   ScratchDir dir("check");
   const std::string a = make_run(dir, "a", 10.0, 3.00, 1000, 1e8, 3.0);
   const std::string b = make_run(dir, "b", 20.0, 3.05, 1000, 1.2e8, 3.0);
-  const CheckResult r = check_dirs(
-      a, b,
-      {parse_gate(Bound::kMax, "step_ms=+5%"), parse_gate(Bound::kMax, "val_loss=+0.02"),
-       parse_gate(Bound::kWithin, "parameters=0"), parse_gate(Bound::kMax, "peak_rss_bytes=+10%"),
-       parse_gate(Bound::kWithin, "loss@3=1e-6")});
+  const CheckResult r = check_dirs(a, b,
+                                   {parse_gate(Bound::kMax, "step_ms=+5%"),
+                                    parse_gate(Bound::kMax, "val_loss=+0.02"),
+                                    parse_gate(Bound::kWithin, "parameters=0"),
+                                    parse_gate(Bound::kMax, "peak_rss_bytes=+10%"),
+                                    parse_gate(Bound::kWithin, "loss@3=1e-6")});
   ASSERT_EQ(r.results.size(), 5u);
   EXPECT_EQ(r.results[0].outcome, Outcome::kReported);  // 2x slower, but from two directories
   EXPECT_DOUBLE_EQ(*r.results[0].ratio, 2.0);
@@ -116,8 +112,8 @@ TEST(CheckDirs, DeterministicFiguresAreGatedTimingReported) {
 TEST(CheckDirs, NullFigureIsInconclusiveWithTheReason) {
   ScratchDir dir("check");
   const std::string a = make_run(dir, "a", 10.0, 3.0, 1000, 1e8, 3.0);
-  const CheckResult r = check_dirs(
-      a, a, {parse_gate(Bound::kMax, "train_loss=+0.02"), parse_gate(Bound::kWithin, "loss@9=0")});
+  const CheckResult r = check_dirs(a, a, {parse_gate(Bound::kMax, "train_loss=+0.02"),
+                                          parse_gate(Bound::kWithin, "loss@9=0")});
   EXPECT_EQ(r.results[0].outcome, Outcome::kInconclusive);
   test::expect_contains(r.results[0].reason, "/loss/final_train_loss is null");
   EXPECT_EQ(r.results[1].outcome, Outcome::kInconclusive);
@@ -139,9 +135,7 @@ TEST(CheckHolm, StepDownStopsAtTheFirstKeptHypothesis) {
 }
 
 // Paired repetitions: noise shared by the pair's round (a machine slower for a while) and its own.
-void repetitions(double slowdown,
-                 uint64_t seed,
-                 std::vector<RepetitionFigures>& b,
+void repetitions(double slowdown, uint64_t seed, std::vector<RepetitionFigures>& b,
                  std::vector<RepetitionFigures>& c) {
   std::mt19937_64 rng(seed);
   std::lognormal_distribution<double> round_noise(0, 0.3), own(0, 0.03);
@@ -261,7 +255,8 @@ TEST(CheckRepetitions, PointMissingFromARoundIsInconclusive) {
 
 TEST(CheckRepetitions, FewerPairsThanAnIntervalNeedsAreInconclusive) {
   const std::vector<Gate> gates{parse_gate(Bound::kMax, "step_ms=+5%")};
-  const GateResult r = judge_repetitions(gates, {{{10.0}, "a"}}, {{{30.0}, "b"}})[0];
+  const GateResult r =
+      judge_repetitions(gates, {{{10.0}, "a"}}, {{{30.0}, "b"}})[0];
   EXPECT_EQ(r.outcome, Outcome::kInconclusive);
   test::expect_contains(r.reason, "1 pairs with a value: at least 6 are needed for a 95% interval");
   // Five pairs, the candidate 3x slower in each: still no verdict (93.75% at best).
@@ -317,10 +312,9 @@ TEST(CheckRender, JunitCarriesBothValuesAndValidates) {
   ScratchDir dir("check");
   const std::string a = make_run(dir, "a", 10.0, 3.00, 1000, 1e8, 3.0);
   const std::string b = make_run(dir, "b<&>", 20.0, 3.05, 1000, 1e8, 3.0);
-  CheckResult r = check_dirs(
-      a, b,
-      {parse_gate(Bound::kMax, "val_loss=+0.02"), parse_gate(Bound::kMax, "train_loss=+0.02"),
-       parse_gate(Bound::kMax, "step_ms=+5%")});
+  CheckResult r = check_dirs(a, b, {parse_gate(Bound::kMax, "val_loss=+0.02"),
+                                    parse_gate(Bound::kMax, "train_loss=+0.02"),
+                                    parse_gate(Bound::kMax, "step_ms=+5%")});
   r.command = "llmprof check a b --max val_loss=+0.02";
   const std::string xml = render_junit(r);
   test::expect_contains(xml, "tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\"");

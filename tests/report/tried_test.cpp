@@ -17,8 +17,8 @@ namespace llmprof::report {
 namespace {
 
 namespace fs = std::filesystem;
-using test::expect_contains;
 using test::report_fixture;
+using test::expect_contains;
 using test::ScratchDir;
 
 // A tried set with a comparison of the given ratio, interval and verdict (6 pairs of 20 steps: the
@@ -102,9 +102,11 @@ TEST(TriedFile, AbsentIsEmptyAndWrittenIsReadBack) {
 
 TEST(TriedFile, ATryAgainReplacesTheSameSetAndKeepsTheOthers) {
   ScratchDir dir("tried");
-  write_tried(dir.path(), {tried("a=1", 0.5, 0.4, 0.6, ab::Verdict::kFaster),
-                           tried("b=2", 1.0, 0.9, 1.1, ab::Verdict::kInconclusive)});
-  write_tried(dir.path(), {tried("a=1", 1.6, 1.5, 1.7, ab::Verdict::kSlower)});
+  write_tried(dir.path(),
+              {tried("a=1", 0.5, 0.4, 0.6, ab::Verdict::kFaster),
+               tried("b=2", 1.0, 0.9, 1.1, ab::Verdict::kInconclusive)});
+  write_tried(dir.path(),
+              {tried("a=1", 1.6, 1.5, 1.7, ab::Verdict::kSlower)});
   const std::vector<TriedSet> back = read_tried(dir.path());
   ASSERT_EQ(back.size(), 2u);
   EXPECT_EQ(back[0].set, "b=2");
@@ -126,9 +128,8 @@ TEST(TriedFile, AFigureOrVerdictThisVersionDoesNotKnowIsADataErrorNamingTheField
   std::string text = test::read_file(dir.file("tried.json"));
   text.replace(text.find("\"faster\""), 8, "\"sideways\"");
   test::write_file(dir.file("tried.json"), text);
-  expect_contains(
-      test::data_error_of([&] { read_tried(dir.path()); }),
-      "tried.json: tried.0.verdict 'sideways' is not one of faster|slower|inconclusive");
+  expect_contains(test::data_error_of([&] { read_tried(dir.path()); }),
+                  "tried.json: tried.0.verdict 'sideways' is not one of faster|slower|inconclusive");
 }
 
 TEST(TriedFile, AnotherTryKeepsTheFieldsOfEntriesItDoesNotKnow) {
