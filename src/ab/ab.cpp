@@ -15,8 +15,8 @@ std::array<Arm, 2> round_order(int64_t round) {
 
 AbResult run_ab(int64_t rounds, const RunRepetition& run_one, const OnRepetition& on_done) {
   if (rounds < kMinRepetitions) {
-    throw UsageError(fmt::format("A/B: {} repetitions: at least {} are needed for an interval",
-                                 rounds, kMinRepetitions));
+    throw UsageError(fmt::format("A/B: {} repetitions: at least {} are needed for a {:g}% interval",
+                                 rounds, kMinRepetitions, 100 * kConfidence));
   }
   AbResult r;
   r.baseline.assign(static_cast<size_t>(rounds), 0);

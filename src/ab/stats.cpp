@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <stdexcept>
 
 #include "llmprof/base/stats.h"
@@ -48,38 +47,53 @@ std::vector<double> paired_ratios(const std::vector<double>& baseline,
   return out;
 }
 
-std::vector<double> bootstrap_ratios(const std::vector<double>& baseline,
-                                     const std::vector<double>& candidate,
-                                     int64_t resamples,
-                                     uint64_t seed) {
-  check_pairs(baseline, candidate);
-  if (resamples < 1) throw std::invalid_argument("[ab] bootstrap needs at least one resample");
-  const size_t n = baseline.size();
-  std::mt19937_64 rng(seed);
-  std::vector<double> ratios, drawn_a(n), drawn_b(n);
-  ratios.reserve(static_cast<size_t>(resamples));
-  for (int64_t r = 0; r < resamples; ++r) {
-    for (size_t k = 0; k < n; ++k) {
-      // A plain modulo, not std::uniform_int_distribution (whose algorithm each standard library
-      // chooses): the bias is below n / 2^64, and the draw is the same everywhere.
-      const size_t i = static_cast<size_t>(rng() % n);
-      drawn_a[k] = baseline[i];
-      drawn_b[k] = candidate[i];
-    }
-    ratios.push_back(median(drawn_b) / median(drawn_a));
+double binomial_half_cdf(int64_t n, int64_t k) {
+  if (n < 0 || n > 1000) {
+    throw std::invalid_argument(fmt::format("[ab] binomial of {} trials: expected 0..1000", n));
   }
-  std::sort(ratios.begin(), ratios.end());
-  return ratios;
+  if (k < 0) return 0;
+  if (k >= n) return 1;
+  // term_i = C(n, i) / 2^n, from term_0 = 2^-n (exact; normal down to n = 1022) upwards.
+  double term = std::ldexp(1.0, static_cast<int>(-n)), sum = 0;
+  for (int64_t i = 0; i <= k; ++i) {
+    sum += term;
+    term = term * static_cast<double>(n - i) / static_cast<double>(i + 1);
+  }
+  return std::min(sum, 1.0);
 }
 
-Interval bootstrap_ratio_interval(const std::vector<double>& baseline,
-                                  const std::vector<double>& candidate,
-                                  double confidence,
-                                  int64_t resamples,
-                                  uint64_t seed) {
-  const std::vector<double> ratios = bootstrap_ratios(baseline, candidate, resamples, seed);
-  const double tail = (1 - confidence) / 2;
-  return {quantile_sorted(ratios, tail), quantile_sorted(ratios, 1 - tail)};
+double sign_test_p(int64_t n, int64_t above) {
+  return binomial_half_cdf(n, n - above);  // P(B >= above) = P(B <= n - above): symmetric
+}
+
+int64_t min_pairs(double confidence) {
+  int64_t n = 1;
+  while (n < 1000 && 1 - 2 * binomial_half_cdf(n, 0) < confidence) ++n;
+  return n;
+}
+
+int64_t min_pairs_one_sided(double alpha) {
+  int64_t n = 1;
+  while (n < 1000 && binomial_half_cdf(n, 0) > alpha) ++n;
+  return n;
+}
+
+std::optional<Interval> median_ratio_interval(const std::vector<double>& baseline,
+                                              const std::vector<double>& candidate,
+                                              double confidence) {
+  check_pairs(baseline, candidate);
+  std::vector<double> r = paired_ratios(baseline, candidate);
+  std::sort(r.begin(), r.end());
+  const auto n = static_cast<int64_t>(r.size());
+  // The largest rank k (1-based) with 1 - 2 P(B <= k - 1) >= confidence; k <= n / 2 keeps
+  // r_(k) <= r_(n+1-k).
+  std::optional<Interval> best;
+  for (int64_t k = 1; 2 * k <= n + 1; ++k) {
+    const double achieved = 1 - 2 * binomial_half_cdf(n, k - 1);
+    if (achieved < confidence) break;
+    best = Interval{r[static_cast<size_t>(k - 1)], r[static_cast<size_t>(n - k)], achieved};
+  }
+  return best;
 }
 
 Verdict verdict_of(const Interval& interval) {
@@ -96,8 +110,9 @@ Comparison compare(const std::vector<double>& baseline, const std::vector<double
   c.candidate_median = median(candidate);
   c.ratio_of_medians = c.candidate_median / c.baseline_median;
   c.median_paired_ratio = median(paired_ratios(baseline, candidate));
-  if (c.pairs >= kMinRepetitions) {
-    c.interval = bootstrap_ratio_interval(baseline, candidate);
+  c.interval = median_ratio_interval(baseline, candidate);
+  if (c.interval) {
+    c.confidence = c.interval->confidence;
     c.verdict = verdict_of(*c.interval);
   }
   return c;

@@ -60,6 +60,13 @@ std::optional<double> timed_figure(const rundir::Summary& s, const std::string& 
 Reading step_loss(const std::string& dir, int64_t n) {
   const rundir::Run run = rundir::load_run(dir);
   const std::string file = rundir::path(dir, rundir::kSteps);
+  // A step past the run's schedule.max_steps is not missing by chance: no rerun has it.
+  if (run.summary_max_steps && n > *run.summary_max_steps) {
+    throw UsageError(
+        fmt::format("loss@{}: {} trains {} steps (summary.json steps.max_steps): it "
+                    "has no step {}; gate a step up to {}",
+                    n, dir, *run.summary_max_steps, n, *run.summary_max_steps));
+  }
   if (run.steps.empty()) return {std::nullopt, file + " has no steps"};
   const rundir::StepRow* row = n == 0 ? &run.steps.back() : nullptr;
   for (const auto& s : run.steps) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <map>
 
 #include "llmprof/ab/train_trial.h"
@@ -61,43 +62,58 @@ void check_sweeps(const std::string& base, const std::string& cand,
 struct TimingJudgement {
   GateResult result;
   double p_fail = 1, p_pass = 1;
+  int64_t pairs = 0;
 };
 
-TimingJudgement judge_timing(const Gate& g, const std::vector<double>& b,
+// The sign tests of the median paired ratio m against the bound, as ratios (n pairs, exact):
+//   max:    fail = H0 m <= bound rejected (pairs above);  pass = H0 m >= bound rejected (below)
+//   min:    the mirror image
+//   within: fail = H0 lo <= m <= hi rejected, two-sided (2 x the smaller one-sided p);
+//           pass = H0 m outside rejected on both sides (intersection-union: the larger p)
+void sign_tests(const Gate& g,
+                double bound,
+                const std::vector<double>& ratios,
+                TimingJudgement& j) {
+  const auto n = static_cast<int64_t>(ratios.size());
+  const auto count = [&](auto pred) {
+    return static_cast<int64_t>(std::count_if(ratios.begin(), ratios.end(), pred));
+  };
+  const auto above = [&](double x) { return count([x](double r) { return r > x; }); };
+  const auto below = [&](double x) { return count([x](double r) { return r < x; }); };
+  if (g.bound == Bound::kMax) {
+    j.p_fail = ab::sign_test_p(n, above(bound));
+    j.p_pass = ab::sign_test_p(n, below(bound));
+  } else if (g.bound == Bound::kMin) {
+    j.p_fail = ab::sign_test_p(n, below(bound));
+    j.p_pass = ab::sign_test_p(n, above(bound));
+  } else {
+    const double lo = 2 - bound;  // within: |ratio - 1| <= bound - 1
+    j.p_fail = std::min(
+        1.0, 2 * std::min(ab::sign_test_p(n, above(bound)), ab::sign_test_p(n, below(lo))));
+    j.p_pass = std::max(ab::sign_test_p(n, below(bound)), ab::sign_test_p(n, above(lo)));
+  }
+}
+
+TimingJudgement judge_timing(const Gate& g,
+                             const std::vector<double>& b,
                              const std::vector<double>& c) {
   TimingJudgement j;
   j.result.gate = g;
+  j.pairs = static_cast<int64_t>(b.size());
   if (b.size() < static_cast<size_t>(ab::kMinRepetitions)) {
-    j.result.reason = fmt::format("{} pairs with a value: at least {} are needed", b.size(),
-                                  ab::kMinRepetitions);
+    j.result.reason = fmt::format(
+        "{} pairs with a value: at least {} are needed for a {:g}% "
+        "interval",
+        b.size(), ab::kMinRepetitions, 100 * ab::kConfidence);
     return j;
   }
   const ab::Comparison cmp = ab::compare(b, c);
   j.result.baseline = cmp.baseline_median;
   j.result.candidate = cmp.candidate_median;
-  j.result.ratio = cmp.ratio_of_medians;
+  j.result.ratio = cmp.median_paired_ratio;
   j.result.interval = cmp.interval;
   j.result.limit = (cmp.baseline_median + (g.relative ? cmp.baseline_median * g.amount : g.amount));
-  const double bound = *j.result.limit / cmp.baseline_median;  // as a ratio
-  const std::vector<double> ratios = ab::bootstrap_ratios(b, c);
-  const double n = static_cast<double>(ratios.size());
-  const auto below = static_cast<double>(
-      std::upper_bound(ratios.begin(), ratios.end(), bound) - ratios.begin());  // <= bound
-  if (g.bound == Bound::kMax) {
-    j.p_fail = below / n;       // evidence against "regressed beyond the bound"
-    j.p_pass = 1 - below / n;
-  } else if (g.bound == Bound::kMin) {
-    const auto strictly_below = static_cast<double>(
-        std::lower_bound(ratios.begin(), ratios.end(), bound) - ratios.begin());
-    j.p_fail = 1 - strictly_below / n;
-    j.p_pass = strictly_below / n;
-  } else {
-    const double lo = 2 - bound;  // within: |ratio - 1| <= bound - 1
-    const auto inside = static_cast<double>(std::count_if(
-        ratios.begin(), ratios.end(), [&](double r) { return r >= lo && r <= bound; }));
-    j.p_fail = inside / n;
-    j.p_pass = 1 - inside / n;
-  }
+  sign_tests(g, *j.result.limit / cmp.baseline_median, ab::paired_ratios(b, c), j);
   return j;
 }
 
@@ -155,6 +171,33 @@ void paired_values(size_t i, const PointRepetitions& p, std::vector<double>& b,
   }
 }
 
+// "median paired ratio 1.012, 96.9% interval [0.981, 1.050], bound 1.050 (spans the bound; Holm
+// over 1 timing gate, p 0.34)". The p-values are exact sign-test ones (never 0: at least 2^-n).
+std::string timing_reason(
+    const GateResult& r, bool fail, bool pass, double p, const std::string& family) {
+  return fmt::format(
+      "median paired ratio {:.3f}, {:.1f}% interval [{:.3f}, {:.3f}], bound {:.3f} ({} the bound; "
+      "{}, p {:.2g})",
+      *r.ratio, 100 * r.interval->confidence, r.interval->low, r.interval->high,
+      *r.limit / *r.baseline,
+      fail   ? "beyond"
+      : pass ? "inside"
+             : "spans",
+      family, p);
+}
+
+// Holm's first level in a family of m is alpha / m; n pairs reach at best p = 2^-n. When they
+// cannot, no gate of the family can pass or fail: say how many rounds would.
+std::string reach_note(int64_t pairs, size_t comparisons) {
+  const double first_level = kAlpha / static_cast<double>(std::max<size_t>(comparisons, 1));
+  const int64_t needed = ab::min_pairs_one_sided(first_level);
+  if (pairs >= needed) return "";
+  return fmt::format(
+      "; {} pairs cannot reach Holm's first level {:.2g} (p >= 2^-{}): {} rounds "
+      "can",
+      pairs, first_level, pairs, needed);
+}
+
 std::string family_text(size_t comparisons, size_t points) {
   if (points <= 1) {
     return fmt::format("Holm over {} timing gate{}", comparisons, comparisons == 1 ? "" : "s");
@@ -197,12 +240,9 @@ std::vector<GateResult> judge_points(const std::vector<Gate>& gates,
     r.alpha = kAlpha;
     if (r.interval) {
       r.outcome = fail[k] ? Outcome::kFail : pass[k] ? Outcome::kPass : Outcome::kInconclusive;
-      r.reason = fmt::format(
-          "ratio of medians {:.3f}, 95% interval [{:.3f}, {:.3f}], bound {:.3f} ({} the bound; "
-          "{}, p {:.4f})",
-          *r.ratio, r.interval->low, r.interval->high, *r.limit / *r.baseline,
-          fail[k] ? "beyond" : pass[k] ? "inside" : "spans", family,
-          fail[k] ? judged[k].p_fail : judged[k].p_pass);
+      r.reason =
+          timing_reason(r, fail[k], pass[k], fail[k] ? judged[k].p_fail : judged[k].p_pass, family);
+      r.reason += reach_note(judged[k].pairs, judged.size());
     }
     out[slot[k]] = std::move(r);
   }
@@ -276,11 +316,44 @@ std::string repetition_command(const std::string& cmd, const std::string& scratc
 
 }  // namespace
 
-CheckResult check_ab(const AbCheckOptions& opts, const ab::OnRepetition& progress) {
-  if (opts.rounds < ab::kMinRepetitions) {
-    throw UsageError(fmt::format("--repetitions {}: at least {} are needed for an interval",
-                                 opts.rounds, ab::kMinRepetitions));
+// The fewest rounds whose gates can pass or fail: a 95% interval (ab::kMinRepetitions), and the
+// sign test reaching Holm's first level over the timing gates (a sweep's points, known only once
+// it ran, may raise this again: its gates then say so).
+void check_ab_rounds(const AbCheckOptions& opts) {
+  const auto timing =
+      static_cast<size_t>(std::count_if(opts.gates.begin(), opts.gates.end(), [](const Gate& g) {
+        return g.figure.kind == Kind::kTiming;
+      }));
+  const int64_t needed =
+      std::max(ab::kMinRepetitions,
+               ab::min_pairs_one_sided(kAlpha / static_cast<double>(std::max<size_t>(timing, 1))));
+  if (opts.rounds < needed) {
+    throw UsageError(fmt::format(
+        "--repetitions {}: at least {} are needed ({} pairs give the order-statistic interval "
+        "of the median paired ratio {:.1f}% confidence at best{})",
+        opts.rounds, needed, opts.rounds,
+        100 * (1 - 2 * ab::binomial_half_cdf(std::min<int64_t>(opts.rounds, 1000), 0)),
+        timing > 1 ? fmt::format("; {} timing gates need {} for Holm's first level", timing, needed)
+                   : ""));
   }
+}
+
+namespace {
+
+// A command that wrote no run or sweep directory where it was told to is not an llmprof train or
+// sweep command line: bad input, which no rerun fixes.
+void check_wrote_run(const std::string& cmd, const std::string& run_dir, ab::Arm arm) {
+  if (std::filesystem::is_directory(run_dir)) return;
+  throw UsageError(fmt::format(
+      "--ab: the {} command `{}` exited 0 but wrote no run directory ({}): give an `llmprof "
+      "train` or `llmprof sweep` command line, to which check appends where to write",
+      ab::arm_name(arm), cmd, run_dir));
+}
+
+}  // namespace
+
+CheckResult check_ab(const AbCheckOptions& opts, const ab::OnRepetition& progress) {
+  check_ab_rounds(opts);
   const auto run_one = [&](ab::Arm arm, int64_t round) {
     const std::string name = fmt::format("check-{}-{}", ab::arm_name(arm), round + 1);
     const std::string& cmd =
@@ -291,8 +364,9 @@ CheckResult check_ab(const AbCheckOptions& opts, const ab::OnRepetition& progres
     // The engine's own figure is the repetition's wall time (the gates are read afterwards).
     const auto t0 = std::chrono::steady_clock::now();
     ab::Repetition rep = ab::run_argv_repetition(argv, run_dir, arm, round, std::nullopt);
-    rep.figure = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                     .count();
+    rep.figure =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    check_wrote_run(cmd, run_dir, arm);
     return rep;
   };
   const ab::AbResult ab = ab::run_ab(opts.rounds, run_one, progress);

@@ -1,11 +1,8 @@
 // The renderings of a check: text for a terminal, Markdown for a step summary, JSON, JUnit XML.
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
-#include "judge.h"
 #include "llmprof/check/check.h"
-#include "llmprof/rundir/files.h"
+#include "llmprof/rundir/check_doc.h"
 
 namespace llmprof::check {
 
@@ -20,7 +17,9 @@ std::string number(const std::optional<double>& v, const std::string& unit) {
 }
 
 std::string interval_text(const GateResult& r) {
-  return r.interval ? fmt::format("[{:.3f}, {:.3f}]", r.interval->low, r.interval->high) : "";
+  return r.interval ? fmt::format("[{:.3f}, {:.3f}] ({:.1f}%)", r.interval->low, r.interval->high,
+                                  100 * r.interval->confidence)
+                    : "";
 }
 
 std::string case_name(const GateResult& r) {
@@ -89,7 +88,8 @@ std::string render_text(const CheckResult& r) {
 std::string render_markdown(const CheckResult& r) {
   std::string out = "### llmprof check\n\n";
   out += fmt::format("Baseline `{}`, candidate `{}`.\n\n", r.baseline, r.candidate);
-  out += "| gate | point | outcome | baseline | candidate | ratio | 95% interval | why |\n";
+  out +=
+      "| gate | point | outcome | baseline | candidate | ratio | interval (confidence) | why |\n";
   out += "|---|---|---|---:|---:|---:|---|---|\n";
   for (const auto& g : r.results) {
     out += fmt::format("| `{}` | {} | **{}** | {} | {} | {} | {} | {} |\n", bound_text(g.gate),
@@ -102,43 +102,39 @@ std::string render_markdown(const CheckResult& r) {
   return out;
 }
 
+// The JSON rendering through rundir's typed document (rundir::CheckDoc), its one writer.
 std::string render_json(const CheckResult& r) {
-  nlohmann::json gates = nlohmann::json::array();
-  const auto opt = [](const std::optional<double>& v) {
-    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-  };
+  rundir::CheckDoc d;
+  d.mode = r.repetitions ? "repetitions" : "directories";
+  d.baseline = r.baseline;
+  d.candidate = r.candidate;
+  if (r.repetitions) d.rounds = r.rounds;
+  d.exit_code = exit_code_of(r);
+  d.verdict = d.exit_code == kExitPass         ? "pass"
+              : d.exit_code == kExitRegression ? "regression"
+                                               : "inconclusive";
+  d.command = r.command;
   for (const auto& g : r.results) {
-    nlohmann::json j{{"figure", g.gate.figure.name},
-                     {"bound", config::name(g.gate.bound)},
-                     {"gate", g.gate.text},
-                     {"kind", config::name(g.gate.figure.kind)},
-                     {"direction", config::name(g.gate.figure.direction)},
-                     {"point", g.point.empty() ? nlohmann::json(nullptr) : nlohmann::json(g.point)},
-                     {"baseline", opt(g.baseline)},
-                     {"candidate", opt(g.candidate)},
-                     {"limit", opt(g.limit)},
-                     {"ratio", opt(g.ratio)},
-                     {"outcome", config::name(g.outcome)},
-                     {"reason", g.reason}};
-    j["interval"] = g.interval ? nlohmann::json{{"low", g.interval->low},
-                                                {"high", g.interval->high},
-                                                {"confidence", ab::kConfidence}}
-                               : nlohmann::json(nullptr);
-    gates.push_back(std::move(j));
+    rundir::CheckGate out;
+    out.figure = g.gate.figure.name;
+    out.bound = config::name(g.gate.bound);
+    out.gate = g.gate.text;
+    out.kind = config::name(g.gate.figure.kind);
+    out.direction = config::name(g.gate.figure.direction);
+    out.point = g.point;
+    out.baseline = g.baseline;
+    out.candidate = g.candidate;
+    out.limit = g.limit;
+    out.ratio = g.ratio;
+    if (g.interval) {
+      out.interval =
+          rundir::CheckInterval{g.interval->low, g.interval->high, g.interval->confidence};
+    }
+    out.outcome = config::name(g.outcome);
+    out.reason = g.reason;
+    d.gates.push_back(std::move(out));
   }
-  const int code = exit_code_of(r);
-  nlohmann::json doc{{"schema_version", rundir::kCheckSchemaVersion},
-                     {"mode", r.repetitions ? "repetitions" : "directories"},
-                     {"baseline", r.baseline},
-                     {"candidate", r.candidate},
-                     {"rounds", r.repetitions ? nlohmann::json(r.rounds) : nlohmann::json(nullptr)},
-                     {"verdict", code == kExitPass         ? "pass"
-                                 : code == kExitRegression ? "regression"
-                                                           : "inconclusive"},
-                     {"exit_code", code},
-                     {"command", r.command},
-                     {"gates", std::move(gates)}};
-  return doc.dump(2) + "\n";
+  return rundir::check_doc_text(d);
 }
 
 std::string render_junit(const CheckResult& r) {

@@ -76,6 +76,7 @@ check::CheckResult run_ab(const CheckArgs& a, const std::vector<check::Gate>& ga
   opts.candidate_command = a.ab[1];
   opts.rounds = a.repetitions;
   opts.gates = gates;
+  check::check_ab_rounds(opts);  // before the scratch directory: nothing is left behind
   opts.scratch_dir = ab::make_scratch_dir();
   fmt::print(stderr, "check: {} rounds of baseline and candidate into {}\n", a.repetitions,
              opts.scratch_dir);
@@ -139,8 +140,9 @@ void add_check_command(CLI::App& app, int& exit_code) {
                   "Two `llmprof train` (or two `llmprof sweep`) command lines, run "
                   "alternately: timing is gated only so")
       ->expected(2);
-  sub->add_option("--repetitions", a->repetitions, "--ab: rounds of both commands (default 10)")
-      ->check(CLI::Range(int64_t{2}, int64_t{1000}));
+  sub->add_option("--repetitions", a->repetitions,
+                  "--ab: rounds of both commands (default 10, at least 6: a 95% interval)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000}));
   sub->add_option("--max", a->max, "NAME=AMOUNT: a lower-is-better figure's bound (step_ms=+5%)");
   sub->add_option("--min", a->min,
                   "NAME=AMOUNT: a higher-is-better figure's bound (tokens_per_s=-5%)");
@@ -151,8 +153,10 @@ void add_check_command(CLI::App& app, int& exit_code) {
   sub->footer(
       "Amounts are relative (%) or absolute; without a sign, the move allowed in the figure's\n"
       "bad direction. Between two directories, deterministic figures and memory are gated and\n"
-      "timing is reported, never gated; with --ab, timing is judged by a bootstrap interval of the\n"
-      "ratio of medians over paired rounds (Holm-corrected over timing gates). Two sweep\n"
+      "timing is reported, never gated; with --ab, timing is judged by the median of the paired\n"
+      "ratios: its order-statistic interval (at least 95%; the confidence achieved is printed) "
+      "and\n"
+      "exact sign tests, Holm-corrected over timing gates; at least 6 rounds. Two sweep\n"
       "commands are judged point by point, Holm over points x timing gates. Without gates:\n"
       "  directories: --within parameters=0 --within flops_per_step=0 --max peak_rss_bytes=+10%\n"
       "               --max val_loss=+0.02 --max step_ms=+5% (reported)\n"

@@ -45,12 +45,14 @@ void calibrate_on(plan::PlanReport& r, const config::Config& cfg, const std::str
     throw UsageError("--calibrate " + run + ": no summary.json with a median step time");
   }
   const config::Config run_cfg = config::load_config(rundir::path(run, rundir::kConfig));
-  const plan::PlanReport own =
-      plan::make_report(run_cfg, r.device, plan::tokenizer_vocab_size(run_cfg), 1);
+  // A run whose vocabulary came from its tokenizer at run time (model.vocab_size 0, a generated
+  // corpus) is bounded with the plan's own vocabulary (its --set model.vocab_size).
+  int64_t vocab = plan::tokenizer_vocab_size(run_cfg);
+  if (vocab <= 0) vocab = plan::tokenizer_vocab_size(cfg);
+  const plan::PlanReport own = plan::make_report(run_cfg, r.device, vocab, 1);
   if (!own.step_ms) {
     throw UsageError("--calibrate " + run + ": the device has no peaks to bound the step with");
   }
-  (void)cfg;
   plan::calibrate(r, *summary->median_step_ms() / *own.step_ms, run);
 }
 

@@ -86,8 +86,8 @@ report::TriedSet run_one_try(const report::PlannedTry& p,
 // stop keeps what finished. The scratch directory goes unless a repetition failed (its logs stay).
 void try_suggestions(const ReportArgs& args) {
   if (args.repetitions < ab::kMinRepetitions) {
-    throw UsageError(fmt::format("--repetitions {}: at least {} are needed for an interval",
-                                 args.repetitions, ab::kMinRepetitions));
+    throw UsageError(fmt::format("--repetitions {}: at least {} are needed for a {:g}% interval",
+                                 args.repetitions, ab::kMinRepetitions, 100 * ab::kConfidence));
   }
   report::ReportOptions ropts;
   ropts.inputs = {args.try_run};
@@ -163,8 +163,9 @@ void add_report_command(CLI::App& app, int& exit_code) {
                   "verdicts go to RUN/tried.json and into every later report of RUN")
       ->type_name("RUN");
   sub->add_option("--repetitions", args->repetitions,
-                  "--try: rounds of each A/B (each round trains both arms once; default 3)")
-      ->check(CLI::Range(int64_t{2}, int64_t{1000}));
+                  "--try: rounds of each A/B (each round trains both arms once; default and "
+                  "least 6, a 95% interval)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000}));
   sub->add_option("--try-steps", args->try_steps,
                   "--try: schedule.max_steps of each training (default: the run's, at most 30)")
       ->check(CLI::Range(int64_t{1}, int64_t{1000000000}));
@@ -175,7 +176,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
       "  llmprof report --compare runs/baseline runs/candidate\n"
       "  llmprof report sweeps/batch-lr\n"
       "  llmprof report runs/a --format html --out report.html\n"
-      "  llmprof report --try runs/a --repetitions 3 --try-steps 20\n"
+      "  llmprof report --try runs/a --repetitions 6 --try-steps 20\n"
       "html is one file that loads nothing else: tables (click a column title to sort), charts\n"
       "inlined as SVG (drawn by gnuplot; without it the page says why they were left out),\n"
       "findings and each run's config.yaml and env.json. Like the other formats it goes to\n"
@@ -183,8 +184,10 @@ void add_report_command(CLI::App& app, int& exit_code) {
       "--try trains from the current directory (relative data paths in config.yaml mean what\n"
       "they meant for the run) into a scratch directory under the system's temp directory; the\n"
       "figure is the step time per token (the wall time per token for eval settings), the\n"
-      "verdict a 95% bootstrap interval of the ratio of medians over the rounds: faster, slower\n"
-      "(not advised) or inconclusive (the interval spans no change). The report of RUN follows.\n"
+      "verdict the order-statistic interval (at least 95%, the confidence achieved printed) of "
+      "the\n"
+      "median paired ratio over the rounds: faster, slower (not advised) or inconclusive (the\n"
+      "interval spans no change). The report of RUN follows.\n"
       "Each arm is a fresh short run of RUN's config (no checkpoints, no resume); a data-parallel\n"
       "run's arms train its ranks (--nproc N) and tried.json keeps each verdict's world size.\n"
       "A run cut short (a partial last row, an empty file) is reported from what is whole, with\n"

@@ -273,6 +273,9 @@ std::vector<KeySpec> build_table() {
       string_key(LLMPROF_KEY(train, resume_from),
                  "a checkpoint folder (<run>/checkpoint-step<N>, <run>/checkpoint) to continue: "
                  "weights, optimizer, every rank's random state; the run starts at its step + 1"),
+      float_key(LLMPROF_KEY(train, test_step_sleep_ms), closed(0, 60000),
+                "TEST ONLY, not for use: ms slept in each micro-batch's forward phase (a known "
+                "slowdown for measuring check --ab's catch rate); 0 = none"),
       // profile
       enum_key<LLMPROF_REF(profile, level)>(
           "off | phases | modules (+ per-module times) | ops (+ per-op times)"),

@@ -8,7 +8,7 @@
 
 #include "llmprof/config/enums.h"
 #include "llmprof/plan/plan.h"
-#include "llmprof/rundir/files.h"  // header only: the schema versions
+#include "llmprof/rundir/plan_doc.h"
 #include "ops.h"
 
 namespace llmprof::plan {
@@ -257,72 +257,57 @@ std::string reserved_note(const PlanReport& r) {
   return cuda_reserved_model(r.allocator);
 }
 
+// The JSON through rundir's typed document (rundir::PlanDoc), its one writer.
 std::string report_json(const PlanReport& r) {
-  using nlohmann::json;
   const MemoryPlan& m = r.memory;
-  json comp = json::object();
+  rundir::PlanDoc d;
+  d.device = {r.device.name, r.device.product, r.device.source, r.device.capacity_bytes,
+              r.device.usable_bytes()};
+  d.parameters = m.parameters;
   for (int c = 0; c < kNumComponents; ++c) {
-    comp[std::string(component_name(static_cast<Component>(c)))] =
+    d.components_at_peak_bytes[std::string(component_name(static_cast<Component>(c)))] =
         m.component_bytes[static_cast<size_t>(c)];
   }
-  json modules = json::array();
-  for (const ModuleBytes& b : m.block_modules) {
-    modules.push_back({{"module", b.module}, {"dtype", b.dtype}, {"bytes", b.bytes}});
+  d.activations_bytes = m.activations_bytes;
+  d.activations_per_block_bytes = m.activations_per_block_bytes;
+  for (const ModuleBytes& b : m.block_modules)
+    d.block_modules.push_back({b.module, b.dtype, b.bytes});
+  d.peak_bytes = m.peak_bytes;
+  d.peak_reserved_bytes = m.peak_reserved_bytes;
+  d.peak_reserved_note = reserved_note(r);
+  if (r.device.cuda) {
+    d.allocator = std::string(allocator_name(r.allocator));
+    d.workspace_bytes = kCudaWorkspaceBytes;
+    d.fragmentation_bytes = m.fragmentation_bytes;
+    d.largest_tensor_bytes = m.largest_tensor_bytes;
   }
-  auto rows_of = [](const std::vector<TechniqueRow>& table) {
-    json rows = json::array();
+  d.activation_peak_bytes = m.activation_peak_bytes;
+  d.peak_phase = m.peak_place.phase;
+  d.peak_module = m.peak_place.module;
+  d.fits = r.fits;
+  d.largest_batch = r.largest_batch;
+  d.flops_per_step = m.flops_per_step;
+  d.step_ms = r.step_ms;
+  d.step_ms_label = r.time_label;
+  d.calibration_ratio = r.calibration;
+  const auto rows_of = [](const std::vector<TechniqueRow>& table) {
+    std::vector<rundir::PlanDocTechnique> rows;
     for (const TechniqueRow& t : table) {
-      rows.push_back({{"technique", t.name},
-                      {"model_state_source", formula_name(t.source)},
-                      {"model_state_formula", t.formula.empty() ? json(nullptr) : json(t.formula)},
-                      {"predicted_only", t.predicted_only},
-                      {"peak_bytes", t.peak_bytes},
-                      {"model_state_bytes", t.model_state_bytes},
-                      {"activation_bytes", t.activation_bytes},
-                      {"activation_peak_bytes", t.activation_peak_bytes},
-                      {"fits", t.fits},
-                      {"largest_batch", t.largest_batch},
-                      {"micro_batch", t.micro_batch},
-                      {"accumulation", t.accumulation},
-                      {"step_ms", t.step_ms ? json(*t.step_ms) : json(nullptr)}});
+      rows.push_back({t.name, std::string(formula_name(t.source)),
+                      t.formula.empty() ? std::nullopt : std::optional<std::string>(t.formula),
+                      t.predicted_only, t.peak_bytes, t.model_state_bytes, t.activation_bytes,
+                      t.activation_peak_bytes, t.fits, t.largest_batch, t.micro_batch,
+                      t.accumulation, t.step_ms});
     }
     return rows;
   };
   const bool none = r.optimizer_states == OptimizerStates::kNone;
-  json j = {{"schema_version", rundir::kPlanSchemaVersion},
-            {"device",
-             {{"name", r.device.name},
-              {"product", r.device.product},
-              {"capacity_bytes", r.device.capacity_bytes},
-              {"usable_bytes", r.device.usable_bytes()},
-              {"source", r.device.source}}},
-            {"parameters", m.parameters},
-            {"components_at_peak_bytes", comp},
-            {"activations_bytes", m.activations_bytes},
-            {"activations_per_block_bytes", m.activations_per_block_bytes},
-            {"activation_peak_bytes", m.activation_peak_bytes},
-            {"block_modules", modules},
-            {"peak_bytes", m.peak_bytes},
-            {"peak_reserved_bytes", m.peak_reserved_bytes},
-            {"peak_reserved_note", reserved_note(r)},
-            {"allocator", r.device.cuda ? json(allocator_name(r.allocator)) : json(nullptr)},
-            {"workspace_bytes", r.device.cuda ? json(kCudaWorkspaceBytes) : json(nullptr)},
-            {"fragmentation_bytes", r.device.cuda ? json(m.fragmentation_bytes) : json(nullptr)},
-            {"largest_tensor_bytes", r.device.cuda ? json(m.largest_tensor_bytes) : json(nullptr)},
-            {"peak_phase", m.peak_place.phase},
-            {"peak_module", m.peak_place.module},
-            {"fits", r.fits},
-            {"largest_batch", r.largest_batch},
-            {"flops_per_step", m.flops_per_step},
-            {"step_ms", r.step_ms ? json(*r.step_ms) : json(nullptr)},
-            {"step_ms_label", r.time_label},
-            {"calibration_ratio", r.calibration ? json(*r.calibration) : json(nullptr)},
-            {"optimizer_states", none ? "none" : "as configured"},
-            {"techniques", rows_of(r.techniques)},
-            {"techniques_adamw", none ? rows_of(r.adamw_techniques) : json(nullptr)},
-            {"technique_notes", r.table_notes},
-            {"notes", m.notes}};
-  return j.dump(2);
+  d.optimizer_states = none ? "none" : "as configured";
+  d.techniques = rows_of(r.techniques);
+  if (none) d.techniques_adamw = rows_of(r.adamw_techniques);
+  d.technique_notes = r.table_notes;
+  d.notes = m.notes;
+  return rundir::plan_doc_text(d);
 }
 
 }  // namespace llmprof::plan

@@ -5,12 +5,12 @@
 #include <fmt/format.h>
 
 #include "json_doc.h"
-#include "read_util.h"
 #include "llmprof/base/printable.h"
 #include "llmprof/base/printable_json.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/files.h"
+#include "read_util.h"
 
 namespace llmprof::rundir {
 
@@ -30,7 +30,7 @@ std::string required_text(ObjectReader& o, const std::string& key) {
   return *v;
 }
 
-// tokenizer: {type, sha256, vocab_size, lower_case, dir, files, source}.
+// tokenizer: {type, sha256, vocab_size, lower_case, dir, files, source[, config_keys]}.
 CheckpointTokenizer read_tokenizer(ObjectReader& t) {
   CheckpointTokenizer r;
   r.type = required_text(t, "type");
@@ -51,6 +51,16 @@ CheckpointTokenizer read_tokenizer(ObjectReader& t) {
   for (const Json& f : *files) {
     if (!f.is_string() || !plain_name(f.get<std::string>())) t.fail("files", "a list of file names");
     r.files.push_back(f.get<std::string>());
+  }
+  if (const Json* keys = t.raw("config_keys"); keys != nullptr && !keys->is_null()) {
+    if (!keys->is_array()) t.fail("config_keys", "a list of {key, value}");
+    for (const Json& k : *keys) {
+      if (!k.is_object() || !k.contains("key") || !k.contains("value") || !k["key"].is_string() ||
+          !k["value"].is_string()) {
+        t.fail("config_keys", "a list of {key, value} strings");
+      }
+      r.config_keys.emplace_back(k["key"].get<std::string>(), k["value"].get<std::string>());
+    }
   }
   return r;
 }
@@ -174,6 +184,11 @@ std::string checkpoint_meta_text(const CheckpointMeta& m) {
     j["tokenizer"] = {{"type", t->type},       {"sha256", t->sha256}, {"vocab_size", t->vocab_size},
                       {"lower_case", t->lower_case}, {"dir", t->dir}, {"files", t->files},
                       {"source", t->source}};
+    if (!t->config_keys.empty()) {
+      Json keys = Json::array();
+      for (const auto& [k, v] : t->config_keys) keys.push_back({{"key", k}, {"value", v}});
+      j["tokenizer"]["config_keys"] = std::move(keys);
+    }
   } else if (const auto& r = m.tokenizer_ref) {
     j["tokenizer"] = {{"type", r->type}, {"vocab_path", r->vocab_path}};
   }
@@ -191,7 +206,8 @@ std::string checkpoint_meta_fields_doc() {
   full.model_type = full.task = "text";
   full.model = CheckpointModelShape{};
   full.tensors = {{"text", {1}}};
-  full.tokenizer = CheckpointTokenizer{"text", "text", 1, true, "text", {"text"}, "text"};
+  full.tokenizer =
+      CheckpointTokenizer{"text", "text", 1, true, "text", {"text"}, "text", {{"text", "text"}}};
   full.hf_config = "text";
   CheckpointMeta none;
   const std::string heading = fmt::format(

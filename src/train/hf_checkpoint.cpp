@@ -230,6 +230,22 @@ config::DataConfig hf_tokenizer_data(const std::string& folder) {
   return d;
 }
 
+namespace {
+
+// The tokenizer keys the user gave, as given: the folder's tokenizer replaces them, and the
+// checkpoint records them so the same config evaluates the run (take_checkpoint_tokenizer).
+void record_given_tokenizer_keys(config::Config& cfg) {
+  cfg.given_tokenizer_keys.clear();
+  for (const char* k :
+       {"data.tokenizer", "data.vocab_path", "data.merges_path", "data.lower_case"}) {
+    for (const auto& given : cfg.given_keys) {
+      if (given.first == k) cfg.given_tokenizer_keys.emplace_back(k, config::get_value(cfg, k));
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> adopt_hf_model(config::Config& cfg, const std::string& folder,
                                         const std::string& key) {
   hf::HfModelConfig hc;
@@ -308,6 +324,7 @@ std::vector<std::string> adopt_hf_model(config::Config& cfg, const std::string& 
     }
   }
   std::vector<std::string> notes;
+  record_given_tokenizer_keys(cfg);
   for (auto [k, theirs] : wanted) {
     const std::string ours = config::get_value(cfg, k);
     if (hc.llama_family()) theirs = normalized(cfg, k, theirs);

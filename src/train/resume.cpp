@@ -104,7 +104,7 @@ const std::vector<std::string>& resume_keys_free_to_change() {
       "threads",        "device_index",      "schedule.max_steps",    "train.eval_interval",
       "train.eval_steps", "train.save_checkpoint", "train.checkpoint_interval",
       "train.resume_from", "train.cuda_graphs", "model.init_from", "data.num_workers",
-      "data.prefetch"};
+      "data.prefetch", "train.test_step_sleep_ms"};
   return keys;
 }
 

@@ -3,6 +3,7 @@
 // tokenizer a config names.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 
@@ -46,6 +47,27 @@ std::optional<NamedTokenizer> named_tokenizer(const config::Config& cfg, const s
     }
   }
   return std::nullopt;
+}
+
+// Whether the config gives the very tokenizer keys (and values) the run's training config gave,
+// which model.init_from's Hugging Face folder replaced then (checkpoint.json
+// tokenizer.config_keys): the config that trained the run, naming the run's own tokenizer. Any
+// other set is a third one.
+bool gives_trained_keys(const config::Config& cfg, const rundir::CheckpointTokenizer& t) {
+  if (t.config_keys.empty()) return false;
+  std::vector<std::pair<std::string, std::string>> given;
+  for (const char* k : kTokenizerKeys) {
+    for (const auto& g : cfg.given_keys) {
+      if (g.first == k) {
+        given.emplace_back(k, config::get_value(cfg, k));
+        break;
+      }
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> trained = t.config_keys;
+  std::sort(given.begin(), given.end());
+  std::sort(trained.begin(), trained.end());
+  return given == trained;
 }
 
 // "gpt2 vocab.json, merges.txt", "wordpiece vocab.txt (lower-cased)", "char".
@@ -94,7 +116,9 @@ RunTokenizer take_checkpoint_tokenizer(config::Config& cfg,
   run.vocab_path = (files / vocab_file).string();
   run.merges_path = *kind == config::TokenizerKind::kGpt2 ? (files / hf::kMergesTxt).string() : "";
   run.lower_case = t.lower_case;
-  if (const std::optional<NamedTokenizer> named = named_tokenizer(cfg, path)) {
+  const std::optional<NamedTokenizer> named =
+      gives_trained_keys(cfg, t) ? std::nullopt : named_tokenizer(cfg, path);
+  if (named) {
     // A char vocabulary is the corpus's, and a kind without files names no vocabulary: the
     // config names the kind only.
     const config::DataConfig& d = named->data;

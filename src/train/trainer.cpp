@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <optional>
+#include <thread>
 
 #include "cuda_graph.h"
 #include "data_parallel.h"
@@ -253,6 +255,10 @@ void timed_step(const config::Config& cfg,
       if (dp) {
         dp->sync().begin_micro_step(/*sync=*/micro == A - 1);
         dp->test_forward_delay();  // test only: an injected straggler (0 unless set)
+      }
+      if (cfg.train.test_step_sleep_ms > 0) {  // test only: a known slowdown (0 unless set)
+        std::this_thread::sleep_for(
+            std::chrono::duration<double, std::milli>(cfg.train.test_step_sleep_ms));
       }
       const Autocast& p = t.precision;
       model::AutocastScope autocast(p.device_type, p.dtype, p.on);

@@ -64,7 +64,8 @@ void save_tokenizer(const fs::path& tmp_dir, const config::Config& cfg,
                                                d.lower_case,
                                                kTokenizerDir,
                                                files,
-                                               source};
+                                               source,
+                                               cfg.given_tokenizer_keys};
 }
 
 // The Hugging Face config.json this run's weights started from: model.init_from's, or the copy an

@@ -28,28 +28,31 @@ TEST(AbRun, AlternatesTheArmsAndPairsThemByRound) {
   };
   auto progress = [&](const Repetition&, int64_t done, int64_t total) {
     done_counts.push_back(done);
-    EXPECT_EQ(total, 6);
+    EXPECT_EQ(total, 12);
   };
-  const AbResult r = run_ab(3, run_one, progress);
-  EXPECT_EQ(order, (std::vector<std::string>{"baseline0", "candidate0", "candidate1", "baseline1",
-                                             "baseline2", "candidate2"}));
-  EXPECT_EQ(done_counts, (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
-  EXPECT_EQ(r.baseline, (std::vector<double>{10, 11, 12}));
-  EXPECT_EQ(r.candidate, (std::vector<double>{5, 6, 7}));
-  ASSERT_EQ(r.repetitions.size(), 6u);
+  const AbResult r = run_ab(6, run_one, progress);
+  EXPECT_EQ(order,
+            (std::vector<std::string>{"baseline0", "candidate0", "candidate1", "baseline1",
+                                      "baseline2", "candidate2", "candidate3", "baseline3",
+                                      "baseline4", "candidate4", "candidate5", "baseline5"}));
+  EXPECT_EQ(done_counts.size(), 12u);
+  EXPECT_EQ(done_counts.back(), 12);
+  EXPECT_EQ(r.baseline, (std::vector<double>{10, 11, 12, 13, 14, 15}));
+  EXPECT_EQ(r.candidate, (std::vector<double>{5, 6, 7, 8, 9, 10}));
+  ASSERT_EQ(r.repetitions.size(), 12u);
   EXPECT_EQ(r.repetitions[2].arm, Arm::kCandidate);
   EXPECT_EQ(r.repetitions[2].round, 1);
-  // Candidate medians 6 against 11; every draw's ratio lies between 5/12 and 7/10.
-  EXPECT_DOUBLE_EQ(r.comparison.ratio_of_medians, 6.0 / 11);
+  // Candidate medians 7.5 against 12.5; every paired ratio (5/10 .. 10/15) lies below 1.
+  EXPECT_DOUBLE_EQ(r.comparison.ratio_of_medians, 7.5 / 12.5);
   EXPECT_EQ(r.comparison.verdict, Verdict::kFaster);
 }
 
-TEST(AbRun, RefusesFewerThanTwoRounds) {
+TEST(AbRun, RefusesFewerRoundsThanA95PercentIntervalNeeds) {
   auto never = [](Arm, int64_t) -> Repetition {
     ADD_FAILURE() << "no repetition should run";
     return {};
   };
-  EXPECT_THROW(run_ab(1, never), UsageError);
+  EXPECT_THROW(run_ab(5, never), UsageError);  // 5 pairs: 93.75% at best
 }
 
 TEST(AbRun, AFailedRepetitionStopsTheComparison) {
@@ -59,7 +62,7 @@ TEST(AbRun, AFailedRepetitionStopsTheComparison) {
     if (arm == Arm::kCandidate) throw Error("candidate refused");
     return Repetition{arm, 0, 1.0, ""};
   };
-  EXPECT_THROW(run_ab(3, run_one), Error);
+  EXPECT_THROW(run_ab(6, run_one), Error);
   EXPECT_EQ(runs, 2);  // baseline, then the failing candidate: nothing after it
 }
 
@@ -131,10 +134,10 @@ TEST(AbTrainTrial, RunsRepetitionsAsProcessesAndReadsTheirFigures) {
   TrainTrial t = trial_of(dir, "fast=true");
   t.figure = Figure::kStepUsPerToken;
   const AbResult r =
-      run_ab(2, [&](Arm arm, int64_t round) { return run_train_repetition(t, arm, round); });
+      run_ab(6, [&](Arm arm, int64_t round) { return run_train_repetition(t, arm, round); });
   // 10 ms / 1000 tokens = 10 us per token; 5 ms: 5 us.
-  EXPECT_EQ(r.baseline, (std::vector<double>{10, 10}));
-  EXPECT_EQ(r.candidate, (std::vector<double>{5, 5}));
+  EXPECT_EQ(r.baseline, (std::vector<double>(6, 10)));
+  EXPECT_EQ(r.candidate, (std::vector<double>(6, 5)));
   EXPECT_EQ(r.comparison.verdict, Verdict::kFaster);
   EXPECT_EQ(r.repetitions[0].run_dir, dir.path() + "/try1-baseline-1");
   t.figure = Figure::kMedianStepMs;

@@ -183,73 +183,71 @@ TEST(CheckRepetitions, SameCodePassesAndSlowerCodeFails) {
   }
 }
 
-// Six pairs of 10 ms baselines; the candidate 1.0x in one round and 1.5x in five. A resample's
-// ratio of medians is the mean of the 3rd and 4th of 6 drawn ratios: at most 1.1 only when at
-// least 4 draws are the 1.0 round, with probability sum_{k=4..6} C(6,k) (1/6)^k (5/6)^(6-k) =
-// (375 + 30 + 1) / 46656 = 0.0087. So against --max step_ms=+10% the one-sided p of "not beyond
-// the bound" is ~0.0087: below Holm's first level for two comparisons (0.025/2 = 0.0125), above
-// it for four (0.025/4 = 0.00625).
-PointRepetitions borderline_point(const std::string& id, size_t gates) {
+// Seven pairs of 10 ms baselines, the candidate 1.5x in every round: against --max step_ms=+10%
+// all 7 ratios lie above the bound, so the sign test's p of "not beyond the bound" is
+// P(Binom(7, 1/2) >= 7) = 1/128 = 0.0078: below Holm's first level for two comparisons
+// (0.025/2 = 0.0125), above it for four (0.025/4 = 0.00625).
+PointRepetitions slower_point(const std::string& id, size_t gates) {
   PointRepetitions p{id, {}, {}};
-  for (int k = 0; k < 6; ++k) {
-    const double ratio = k == 3 ? 1.0 : 1.5;
+  for (int k = 0; k < 7; ++k) {
     p.baseline.push_back({std::vector<std::optional<double>>(gates, 10.0), id + "/b"});
-    p.candidate.push_back({std::vector<std::optional<double>>(gates, 10.0 * ratio), id + "/c"});
+    p.candidate.push_back({std::vector<std::optional<double>>(gates, 15.0), id + "/c"});
   }
   return p;
 }
 
-PointRepetitions same_point(const std::string& id, size_t gates) {
+PointRepetitions same_point(const std::string& id, size_t gates, int rounds = 7) {
   PointRepetitions p{id, {}, {}};
-  for (int k = 0; k < 6; ++k) {
+  for (int k = 0; k < rounds; ++k) {
     p.baseline.push_back({std::vector<std::optional<double>>(gates, 10.0 + k), id + "/b"});
     p.candidate.push_back({std::vector<std::optional<double>>(gates, 10.0 + k), id + "/c"});
   }
   return p;
 }
 
+// One round of seven at no change, six at 1.5x: 6 ratios above +10%, p = P(B >= 6) = 8/128, and
+// the interval (k = 1 at 7 pairs: 1 - 2/128 = 98.4%) spans from 1.0 to 1.5: inconclusive.
 TEST(CheckHolm, BorderlinePValueIsTheHandComputedOne) {
-  const PointRepetitions p = borderline_point("a", 1);
-  std::vector<double> b, c;
-  for (int k = 0; k < 6; ++k) {
-    b.push_back(*p.baseline[k].values[0]);
-    c.push_back(*p.candidate[k].values[0]);
-  }
-  const std::vector<double> ratios = ab::bootstrap_ratios(b, c);
-  const double at_or_below = static_cast<double>(
-      std::count_if(ratios.begin(), ratios.end(), [](double r) { return r <= 1.1; }));
-  const double p_fail = at_or_below / static_cast<double>(ratios.size());
-  // 2000 seeded resamples: within 2.5 standard errors (2.5 * 0.00207) of 406/46656.
-  EXPECT_NEAR(p_fail, 406.0 / 46656.0, 0.0052);
-  // The premise of the tests below: between Holm's levels for two and for four comparisons.
-  EXPECT_GT(p_fail, 0.025 / 4);
-  EXPECT_LT(p_fail, 0.025 / 2);
+  PointRepetitions p = slower_point("a", 1);
+  p.candidate[3].values[0] = 10.0;
+  const GateResult r = judge_points({parse_gate(Bound::kMax, "step_ms=+10%")}, {p})[0];
+  EXPECT_EQ(r.outcome, Outcome::kInconclusive) << r.reason;
+  ASSERT_TRUE(r.interval);
+  EXPECT_DOUBLE_EQ(r.interval->low, 1.0);
+  EXPECT_DOUBLE_EQ(r.interval->high, 1.5);
+  EXPECT_DOUBLE_EQ(r.interval->confidence, 126.0 / 128);
+  EXPECT_DOUBLE_EQ(ab::sign_test_p(7, 6), 8.0 / 128);
+  test::expect_contains(r.reason, "98.4% interval [1.000, 1.500]");
+  test::expect_contains(r.reason, "p 0.99");  // of "inside": 1 - 1/128 (one ratio below 1.1)
 }
 
 TEST(CheckHolm, FamilyIsEveryPointTimesEveryTimingGate) {
   const Gate tight = parse_gate(Bound::kMax, "step_ms=+10%");
   const Gate loose = parse_gate(Bound::kMax, "step_ms=+60%");  // above every ratio: passes
-  // Alone, and in a family of two (two points, one gate): 0.0087 <= 0.025 / 2, a regression.
-  EXPECT_EQ(judge_points({tight}, {borderline_point("a", 1)})[0].outcome, Outcome::kFail);
-  const auto two = judge_points({tight}, {borderline_point("a", 1), same_point("b", 1)});
+  // Alone, and in a family of two (two points, one gate): 1/128 <= 0.025 / 2, a regression.
+  const GateResult alone = judge_points({tight}, {slower_point("a", 1)})[0];
+  EXPECT_EQ(alone.outcome, Outcome::kFail) << alone.reason;
+  test::expect_contains(alone.reason, "p 0.0078");  // exact, never 0
+  const auto two = judge_points({tight}, {slower_point("a", 1), same_point("b", 1)});
   ASSERT_EQ(two.size(), 2u);
   EXPECT_EQ(two[0].outcome, Outcome::kFail) << two[0].reason;
   EXPECT_EQ(two[0].point, "a");
   EXPECT_EQ(two[1].outcome, Outcome::kPass) << two[1].reason;
   EXPECT_EQ(two[1].point, "b");
-  // Two points x two gates: the smallest p, 0.0087, meets 0.025 / 4 = 0.00625 first and is kept:
-  // inconclusive (its p of "inside", 0.991, is no evidence either). A Holm over the two gates of
-  // one point only would have failed it.
-  const auto four =
-      judge_points({tight, loose}, {borderline_point("a", 2), same_point("b", 2)});
+  // Two points x two gates: every p is 1/128 > 0.025 / 4, so Holm's step-down stops at once and
+  // every gate is inconclusive, saying how many rounds could decide (2^-8 <= 0.00625). A Holm over
+  // the two gates of one point only would have failed the first.
+  const auto four = judge_points({tight, loose}, {slower_point("a", 2), same_point("b", 2)});
   ASSERT_EQ(four.size(), 4u);
-  EXPECT_EQ(four[0].outcome, Outcome::kInconclusive) << four[0].reason;
+  for (const GateResult& r : four) EXPECT_EQ(r.outcome, Outcome::kInconclusive) << r.reason;
   test::expect_contains(four[0].reason, "Holm over 4 comparisons: 2 points x timing gates");
+  test::expect_contains(four[0].reason,
+                        "7 pairs cannot reach Holm's first level 0.0063 (p >= 2^-7): 8 rounds can");
   EXPECT_EQ(four[0].point, "a");
-  EXPECT_EQ(four[1].outcome, Outcome::kPass) << four[1].reason;
-  EXPECT_EQ(four[2].outcome, Outcome::kPass);
   EXPECT_EQ(four[2].point, "b");
-  EXPECT_EQ(four[3].outcome, Outcome::kPass);
+  // Eight rounds of the same: 2^-8 = 0.0039 reaches 0.00625, and the step-down goes on.
+  const auto eight = judge_points({tight, loose}, {same_point("b", 2, 8), same_point("c", 2, 8)});
+  for (const GateResult& r : eight) EXPECT_EQ(r.outcome, Outcome::kPass) << r.reason;
 }
 
 TEST(CheckHolm, StepDownOverPointsTimesFiguresByHand) {
@@ -276,12 +274,59 @@ TEST(CheckRepetitions, PointMissingFromARoundIsInconclusive) {
   test::expect_contains(r.reason, "0 pairs with a value");
 }
 
-TEST(CheckRepetitions, OnePairIsInconclusive) {
+TEST(CheckRepetitions, FewerPairsThanAnIntervalNeedsAreInconclusive) {
   const std::vector<Gate> gates{parse_gate(Bound::kMax, "step_ms=+5%")};
   const GateResult r =
       judge_repetitions(gates, {{{10.0}, "a"}}, {{{30.0}, "b"}})[0];
   EXPECT_EQ(r.outcome, Outcome::kInconclusive);
-  test::expect_contains(r.reason, "at least 2 are needed");
+  test::expect_contains(r.reason, "1 pairs with a value: at least 6 are needed for a 95% interval");
+  // Five pairs, the candidate 3x slower in each: still no verdict (93.75% at best).
+  PointRepetitions p = slower_point("a", 1);
+  p.baseline.resize(5);
+  p.candidate.resize(5);
+  EXPECT_EQ(judge_points(gates, {p})[0].outcome, Outcome::kInconclusive);
+}
+
+// check_ab refuses too few rounds before it runs anything (the commands here would fail).
+TEST(CheckAb, TooFewRoundsAreAUsageErrorNamingTheMinimum) {
+  AbCheckOptions o;
+  o.baseline_command = o.candidate_command = "false";
+  o.gates = {parse_gate(Bound::kMax, "step_ms=+5%")};
+  o.rounds = 5;
+  try {
+    check_ab(o);
+    FAIL() << "5 rounds were accepted";
+  } catch (const UsageError& e) {
+    test::expect_contains(e.what(), "--repetitions 5: at least 6 are needed");
+    test::expect_contains(e.what(), "93.8% confidence at best");
+  }
+  // Two timing gates: Holm's first level 0.0125 needs 2^-n <= 0.0125, 7 rounds.
+  o.gates.push_back(parse_gate(Bound::kMax, "forward_ms=+5%"));
+  o.rounds = 6;
+  try {
+    check_ab(o);
+    FAIL() << "6 rounds were accepted for two timing gates";
+  } catch (const UsageError& e) {
+    test::expect_contains(e.what(), "at least 7 are needed");
+    test::expect_contains(e.what(), "2 timing gates need 7");
+  }
+}
+
+// A command that exits 0 but writes no run directory is bad input (exit 2), not inconclusive.
+TEST(CheckAb, ACommandThatWritesNoRunIsAUsageError) {
+  ScratchDir dir("check");
+  AbCheckOptions o;
+  o.baseline_command = "echo hi";
+  o.candidate_command = "echo ho";
+  o.gates = {parse_gate(Bound::kMax, "step_ms=+5%")};
+  o.rounds = 6;
+  o.scratch_dir = dir.path();
+  try {
+    check_ab(o);
+    FAIL() << "echo was accepted as a run";
+  } catch (const UsageError& e) {
+    test::expect_contains(e.what(), "the baseline command `echo hi` exited 0 but wrote no run");
+  }
 }
 
 TEST(CheckRender, JunitCarriesBothValuesAndValidates) {

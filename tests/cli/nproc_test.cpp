@@ -1,8 +1,9 @@
 // `llmprof train --nproc N` as a user runs it: the refusals that come before any rank starts
 // (exit 2, one line naming the value), and N = 1 running in this process as without the flag.
-// With the data-parallel engine (ddp.* keys in the schema; skipped, saying so, without it): two
-// ranks of the tiny model as one run, and the faults as a user meets them: a rank killed, a rank
-// stopped, Ctrl-C. Every wait is bounded; a launch past its bound is killed and the test fails.
+// Two ranks of the tiny model as one run (skipped, naming why, only where the environment cannot
+// fork a process or listen on loopback TCP), and the faults as a user meets them: a rank killed, a
+// rank stopped, Ctrl-C. Every wait is bounded; a launch past its bound is killed and the test
+// fails.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -136,28 +137,11 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-// Whether this llmprof trains data-parallel: a 1-step --nproc 2 run writes rank1/ (without the
-// engine, two separate runs). Probed once per test program.
-// Its output, for the skip message (an engine that fails is told apart from none).
-std::string g_probe_output;
-
-bool has_distributed_training() {
-  static const bool yes = [] {
-    ScratchDir dir;
-    g_probe_output = run_llmprof({"train", "--config", kTiny, "--nproc", "2", "--out", dir.path(),
-                                  "--set", "output.name=probe", "--set", "schedule.max_steps=1",
-                                  "--set", "train.eval_interval=0", "--quiet"})
-                         .output;
-    return fs::exists(dir.file("probe/rank1/summary.json"));
-  }();
-  return yes;
-}
-
-#define SKIP_WITHOUT_DDP()                                                                     \
-  if (!has_distributed_training())                                                             \
-  GTEST_SKIP() << "this llmprof has no distributed training (a 1-step --nproc 2 run wrote no " \
-                  "rank1/ directory); its output:\n"                                           \
-               << g_probe_output
+// Two ranks need two processes and loopback TCP; where the environment has them, a launch that
+// fails is a failure of the test (its output shows why), never a skip.
+#define SKIP_WITHOUT_TWO_PROCESSES()                                          \
+  if (const std::string why = test::why_two_ranks_cannot_run(); !why.empty()) \
+  GTEST_SKIP() << "this environment cannot run two ranks: " << why
 
 // The pid of the launched rank `rank` among parent's children (their environment's RANK); -1.
 pid_t rank_pid(pid_t parent, int rank) {
@@ -228,7 +212,7 @@ std::vector<std::string> long_run(const ScratchDir& dir, const std::string& name
 }
 
 TEST(CliNproc, TwoRanksWriteOneRunWithADirectoryPerRank) {
-  SKIP_WITHOUT_DDP();
+  SKIP_WITHOUT_TWO_PROCESSES();
   ScratchDir dir;
   auto r = run_llmprof({"train", "--config", kTiny, "--nproc", "2", "--out", dir.path(), "--set",
                         "output.name=two", "--set", "schedule.max_steps=4", "--set",
@@ -245,7 +229,7 @@ TEST(CliNproc, TwoRanksWriteOneRunWithADirectoryPerRank) {
 }
 
 TEST(CliNproc, AKilledRankEndsTheRunWithinTheTimeoutNamingIt) {
-  SKIP_WITHOUT_DDP();
+  SKIP_WITHOUT_TWO_PROCESSES();
   ScratchDir dir;
   const std::string log = dir.file("launcher.log");
   const pid_t launcher = test::spawn_llmprof(long_run(dir, "killed"), log);
@@ -264,7 +248,7 @@ TEST(CliNproc, AKilledRankEndsTheRunWithinTheTimeoutNamingIt) {
 }
 
 TEST(CliNproc, AStoppedRankEndsTheRunAndNothingIsLeftRunning) {
-  SKIP_WITHOUT_DDP();
+  SKIP_WITHOUT_TWO_PROCESSES();
   ScratchDir dir;
   const std::string log = dir.file("launcher.log");
   const pid_t launcher = test::spawn_llmprof(long_run(dir, "stopped"), log);
@@ -285,7 +269,7 @@ TEST(CliNproc, AStoppedRankEndsTheRunAndNothingIsLeftRunning) {
 }
 
 TEST(CliNproc, SigintStopsEveryRankAndExits130) {
-  SKIP_WITHOUT_DDP();
+  SKIP_WITHOUT_TWO_PROCESSES();
   ScratchDir dir;
   const std::string log = dir.file("launcher.log");
   const pid_t launcher = test::spawn_llmprof(long_run(dir, "int"), log);

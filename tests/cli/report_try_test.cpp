@@ -1,7 +1,8 @@
 // `llmprof report --try RUN` as a user runs it: each suggested --set measured by an A/B of short
-// trainings (2 rounds of 4 steps of the tiny config), the verdicts in RUN/tried.json and in every
-// later report of RUN; bad --try arguments exit 2 naming the flag; a run saved with checkpoints or
-// resumed from one is tried as a fresh run; a two-rank run's trials train two rank processes.
+// trainings (6 rounds, the fewest a 95% interval needs, of 4 steps of the tiny config), the
+// verdicts in RUN/tried.json and in every later report of RUN; bad --try arguments exit 2 naming
+// the flag; a run saved with checkpoints or resumed from one is tried as a fresh run; a two-rank
+// run's trials train two rank processes.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -64,24 +65,27 @@ bool every_set_measured(const std::string& run, int ranks) {
 TEST(ReportTry, MeasuresEachSuggestedSetAndKeepsTheVerdicts) {
   ScratchDir dir("report_try");
   const std::string run = tiny_run(dir);
-  auto r = run_llmprof({"report", "--try", run, "--repetitions", "2", "--try-steps", "4"});
+  // The default number of rounds: 6.
+  auto r = run_llmprof({"report", "--try", run, "--try-steps", "4"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   expect_contains(r.output,
-                  "`--set train.batch_size=8`: 2 rounds of baseline and candidate, 4 "
+                  "`--set train.batch_size=8`: 6 rounds of baseline and candidate, 4 "
                   "steps each (step_us_per_token)");
-  expect_contains(r.output, "[1/4] baseline 1: ");
-  expect_contains(r.output, "[2/4] candidate 1: ");
-  expect_contains(r.output, "[3/4] candidate 2: ");
+  expect_contains(r.output, "[1/12] baseline 1: ");
+  expect_contains(r.output, "[2/12] candidate 1: ");
+  expect_contains(r.output, "[3/12] candidate 2: ");
   expect_contains(r.output, "tried.json written");
   const auto j = nlohmann::json::parse(test::read_file(run + "/tried.json"));
   EXPECT_EQ(j["schema_version"], 1);
   bool batch = false;
   for (const auto& t : j["tried"]) {
     EXPECT_EQ(t["steps"], 4);
-    EXPECT_EQ(t["baseline"].size(), 2u) << t.dump();
-    EXPECT_EQ(t["candidate"].size(), 2u) << t.dump();
+    EXPECT_EQ(t["baseline"].size(), 6u) << t.dump();
+    EXPECT_EQ(t["candidate"].size(), 6u) << t.dump();
     ASSERT_TRUE(t["verdict"].is_string()) << t.dump();  // each set ran: tiny takes every one
     EXPECT_TRUE(t["ci_low"].get<double>() <= t["ci_high"].get<double>());
+    EXPECT_DOUBLE_EQ(t["confidence"].get<double>(), 62.0 / 64);  // achieved at 6 pairs
+    expect_contains(t["command"].get<std::string>(), "--repetitions 6");
     batch = batch || t["set"] == "train.batch_size=8";
   }
   EXPECT_TRUE(batch) << j.dump(2);
@@ -96,9 +100,9 @@ TEST(ReportTry, MeasuresEachSuggestedSetAndKeepsTheVerdicts) {
 TEST(ReportTry, BadArgumentsExitTwoNamingTheFlag) {
   ScratchDir dir("report_try");
   const std::string run = tiny_run(dir);
-  auto few = run_llmprof({"report", "--try", run, "--repetitions", "1"});
+  auto few = run_llmprof({"report", "--try", run, "--repetitions", "5"});
   EXPECT_EQ(few.exit_code, 2);
-  expect_contains(few.output, "--repetitions");
+  expect_contains(few.output, "--repetitions 5: at least 6 are needed for a 95% interval");
   auto short_run = run_llmprof({"report", "--try", run, "--try-steps", "3"});
   EXPECT_EQ(short_run.exit_code, 2);
   expect_contains(short_run.output,
@@ -120,7 +124,7 @@ TEST(ReportTry, ABaselineThatCannotTrainStopsWithExitOne) {
   ASSERT_NE(at, std::string::npos) << config;
   config.replace(at, 10, "n_layer: 0");
   test::write_file(run + "/config.yaml", config);
-  auto r = run_llmprof({"report", "--try", run, "--repetitions", "2", "--try-steps", "4"});
+  auto r = run_llmprof({"report", "--try", run, "--try-steps", "4"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   expect_contains(r.output,
                   "--try: the run's own config does not train from here: A/B: the "

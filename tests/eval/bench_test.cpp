@@ -289,6 +289,56 @@ TEST(BenchCli, RunsAndPrintsTheTable) {
   EXPECT_NE(r.output.find("ttft ms"), std::string::npos) << r.output;
 }
 
+// A Llama-family model (RoPE, RMSNorm, SwiGLU, grouped-query attention) through bench: every
+// variant and batch has its row in the table and in bench.json, with a generation for a decoder.
+TEST(BenchCli, LlamaModelWritesEveryVariantAndBatch) {
+  ScratchDir dir;
+  const std::string llama = std::string(LLMPROF_SOURCE_DIR) + "/configs/llama_tiny.yaml";
+  auto r = test::run_llmprof({"bench",
+                              "--config",
+                              llama,
+                              "--out",
+                              dir.path(),
+                              "--set",
+                              "model.n_layer=1",
+                              "--set",
+                              "model.n_embd=32",
+                              "--set",
+                              "model.intermediate_size=64",
+                              "--set",
+                              "model.block_size=16",
+                              "--set",
+                              "data.generated_chars=20000",
+                              "--set",
+                              "bench.variants=fp32,int8",
+                              "--set",
+                              "bench.batch_sizes=1,2",
+                              "--set",
+                              "bench.iters=2",
+                              "--set",
+                              "bench.warmup_iters=1",
+                              "--set",
+                              "bench.generate_tokens=2",
+                              "--set",
+                              "eval.max_batches=1",
+                              "--set",
+                              "threads=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* row : {"| fp32 | 1 |", "| fp32 | 2 |", "| int8 | 1 |", "| int8 | 2 |"}) {
+    EXPECT_NE(r.output.find(row), std::string::npos) << row << "\n" << r.output;
+  }
+  std::string run;
+  for (const auto& e : fs::directory_iterator(dir.path())) {
+    if (fs::exists(e.path() / "bench.json")) run = e.path().string();
+  }
+  ASSERT_FALSE(run.empty()) << r.output;
+  const auto doc = nlohmann::json::parse(test::read_file(run + "/bench.json"));
+  EXPECT_EQ(doc["task"], "lm") << doc.dump(1);
+  EXPECT_FALSE(doc["generation"].is_null()) << doc.dump(1);
+  const std::string config = test::read_file(run + "/config.yaml");
+  EXPECT_NE(config.find("type: llama"), std::string::npos) << config;
+}
+
 TEST(BenchCli, UnknownVariantExitsTwoWithOneLine) {
   ScratchDir dir;
   auto r = test::run_llmprof(

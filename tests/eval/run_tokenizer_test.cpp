@@ -99,7 +99,7 @@ std::string bert_body(const ScratchDir& dir, const std::string& vocab, const std
          "train:\n  task: mlm\n";
 }
 
-TEST(RunTokenizer, EvalWithAConfigNamingAnotherVocabularyOfTheSameSizeIsAnErrorNamingBoth) {
+TEST(RunTokenizer, EvalWithAThirdConfigNamingAnotherVocabularyIsAnErrorTheTrainingOneIsNot) {
   ScratchDir dir;
   // The folder's vocab.txt trades "cat" and "dog": 20 tokens, like the config's, other ids.
   const std::string folder = copy_folder(dir, "distilbert_tiny", "hf");
@@ -118,18 +118,32 @@ TEST(RunTokenizer, EvalWithAConfigNamingAnotherVocabularyOfTheSameSizeIsAnErrorN
   EXPECT_EQ(meta["tokenizer"]["sha256"], run_sha);
   EXPECT_EQ(meta["tokenizer"]["vocab_size"], 20);
 
-  // The config names the fixture's vocab.txt: before, eval tokenized with it without a word.
-  const std::string named = train_yaml(dir, "named", bert_body(dir, original, ""));
+  // The training config's own tokenizer keys, which the folder's replaced, are recorded.
+  ASSERT_TRUE(meta["tokenizer"].contains("config_keys")) << meta.dump(1);
+  EXPECT_EQ(meta["tokenizer"]["config_keys"].size(), 2u) << meta.dump(1);
+
+  // A third config names the fixture's vocab.txt (a copy: other keys than the run's training
+  // config gave): before the check, eval tokenized with it without a word.
+  fs::create_directories(dir.file("third"));
+  fs::copy_file(original, dir.file("third/vocab.txt"));
+  const std::string third =
+      train_yaml(dir, "third", bert_body(dir, dir.file("third/vocab.txt"), ""));
   try {
-    val_loss(named, run, dir);
+    val_loss(third, run, dir);
     ADD_FAILURE() << "no ConfigError";
   } catch (const ConfigError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find(run_sha.substr(0, 12)), std::string::npos) << what;
     EXPECT_NE(what.find(config_sha.substr(0, 12)), std::string::npos) << what;
-    EXPECT_NE(what.find(original), std::string::npos) << what;
-    EXPECT_NE(what.find("named.yaml line"), std::string::npos) << what;
+    EXPECT_NE(what.find(dir.file("third/vocab.txt")), std::string::npos) << what;
+    EXPECT_NE(what.find("third.yaml line"), std::string::npos) << what;
   }
+  // The training config's tokenizer keys (without model.init_from, as a user evaluates with the
+  // config they trained with) name the run's own tokenizer: no conflict, the run's is used.
+  const std::string named = train_yaml(dir, "named", bert_body(dir, original, ""));
+  nlohmann::json named_used;
+  val_loss(named, run, dir, &named_used);
+  EXPECT_EQ(named_used["sha256"], run_sha);
 
   // The same vocabulary elsewhere is the run's; its figures are those of the exported folder.
   fs::create_directories(dir.file("elsewhere"));

@@ -21,22 +21,24 @@ using test::expect_contains;
 using test::report_fixture;
 using test::ScratchDir;
 
-// A tried set with a comparison of the given ratio, interval and verdict (3 pairs of 20 steps).
+// A tried set with a comparison of the given ratio, interval and verdict (6 pairs of 20 steps: the
+// order-statistic interval's 96.875%).
 TriedSet tried(const std::string& set, double ratio, double low, double high, ab::Verdict v) {
   TriedSet t;
   t.set = set;
   t.rules = {"roofline"};
   t.figure = ab::Figure::kStepUsPerToken;
   t.steps = 20;
-  t.baseline = {1.97, 2.01, 1.95};
-  t.candidate = {3.20, 3.1, 3.3};
+  t.baseline = {1.97, 2.01, 1.95, 1.97, 2.01, 1.95};
+  t.candidate = {3.20, 3.1, 3.3, 3.20, 3.1, 3.3};
   ab::Comparison c;
-  c.pairs = 3;
+  c.pairs = 6;
+  c.confidence = 62.0 / 64;
   c.baseline_median = 1.97;
   c.candidate_median = 1.97 * ratio;
   c.ratio_of_medians = ratio;
   c.median_paired_ratio = ratio;
-  c.interval = ab::Interval{low, high};
+  c.interval = ab::Interval{low, high, c.confidence};
   c.verdict = v;
   t.comparison = c;
   t.time = "2026-11-27T10:00:00+0000";
@@ -47,20 +49,21 @@ TriedSet tried(const std::string& set, double ratio, double low, double high, ab
 TEST(TriedText, SaysFasterAsASpeedupWithItsInterval) {
   // 1 / 0.6711 = 1.490; the interval inverts: 1 / 0.70 = 1.43, 1 / 0.65 = 1.54.
   EXPECT_EQ(tried_text(tried("optim.fused=true", 0.6711, 0.65, 0.70, ab::Verdict::kFaster)),
-            "tried: 1.49x faster (95% CI 1.43x to 1.54x; 3 repetitions of 20 steps each, step "
+            "tried: 1.49x faster (96.9% CI 1.43x to 1.54x; 6 repetitions of 20 steps each, step "
             "time per token)");
 }
 
 TEST(TriedText, SaysSlowerIsNotAdvised) {
   // 3.20 / 1.97 = 1.624.
-  EXPECT_EQ(tried_text(tried("train.precision=bf16", 3.20 / 1.97, 1.5, 1.7, ab::Verdict::kSlower)),
-            "tried: slower, not advised (1.62x slower, 95% CI 1.50x to 1.70x; 3 repetitions of 20 "
-            "steps each, step time per token)");
+  EXPECT_EQ(
+      tried_text(tried("train.precision=bf16", 3.20 / 1.97, 1.5, 1.7, ab::Verdict::kSlower)),
+      "tried: slower, not advised (1.62x slower, 96.9% CI 1.50x to 1.70x; 6 repetitions of 20 "
+      "steps each, step time per token)");
 }
 
 TEST(TriedText, SaysInconclusiveWhenTheIntervalSpansNoChange) {
   EXPECT_EQ(tried_text(tried("threads=1", 1.0, 0.9, 1.1, ab::Verdict::kInconclusive)),
-            "tried: inconclusive (1.00x the time; the 95% CI 0.900x to 1.10x spans no change; 3 "
+            "tried: inconclusive (1.00x the time; the 96.9% CI 0.900x to 1.10x spans no change; 6 "
             "repetitions of 20 steps each, step time per token)");
 }
 
@@ -87,11 +90,12 @@ TEST(TriedFile, AbsentIsEmptyAndWrittenIsReadBack) {
   EXPECT_EQ(back[0].rules, std::vector<std::string>{"roofline"});
   EXPECT_EQ(back[0].figure, ab::Figure::kStepUsPerToken);
   EXPECT_EQ(back[0].steps, 20);
-  EXPECT_EQ(back[0].candidate, (std::vector<double>{3.20, 3.1, 3.3}));
+  EXPECT_EQ(back[0].candidate, (std::vector<double>{3.20, 3.1, 3.3, 3.20, 3.1, 3.3}));
   ASSERT_TRUE(back[0].comparison && back[0].comparison->interval);
   EXPECT_EQ(back[0].comparison->verdict, ab::Verdict::kSlower);
   EXPECT_DOUBLE_EQ(back[0].comparison->ratio_of_medians, 1.6);
   EXPECT_DOUBLE_EQ(back[0].comparison->interval->low, 1.5);
+  EXPECT_DOUBLE_EQ(back[0].comparison->interval->confidence, 62.0 / 64);  // read back
   EXPECT_FALSE(back[1].comparison.has_value());
   EXPECT_EQ(back[1].error, "refused");
 }

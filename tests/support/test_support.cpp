@@ -1,11 +1,16 @@
 #include "support/test_support.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -136,6 +141,28 @@ int wait_llmprof(int pid) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return -1;
+}
+
+std::string why_two_ranks_cannot_run() {
+  const pid_t child = ::fork();
+  if (child < 0) return std::string("fork() failed: ") + std::strerror(errno);
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  if (::waitpid(child, &status, 0) != child || !WIFEXITED(status)) {
+    return "a forked child could not be waited for";
+  }
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return std::string("socket(AF_INET) failed: ") + std::strerror(errno);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;  // any free port
+  std::string why;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 1) != 0) {
+    why = std::string("no TCP socket can listen on 127.0.0.1: ") + std::strerror(errno);
+  }
+  ::close(fd);
+  return why;
 }
 
 }  // namespace llmprof::test

@@ -58,6 +58,12 @@ int wait_llmprof(int pid);
 // Path of the built llmprof executable.
 std::string llmprof_binary();
 
+// Why this environment cannot run two ranks as two processes talking over loopback TCP (a child
+// process cannot be forked, or no socket can listen on 127.0.0.1), naming what failed; "" when
+// it can. The tests of two ranks skip on this reason only: a launcher that fails where two
+// processes can run is a failure, never a skip.
+std::string why_two_ranks_cannot_run();
+
 // The message of the DataError fn throws; fails the test (and gives "") when none is thrown.
 template <typename Fn>
 std::string data_error_of(Fn fn) {

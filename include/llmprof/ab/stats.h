@@ -1,17 +1,20 @@
 // The statistics of an A/B comparison of two arms, baseline and candidate, measured alternately:
 // repetition i of each arm ran in the same round, so (baseline[i], candidate[i]) is a pair.
 //
-// The figure is a time (lower is better). The effect is the ratio of medians
-//   r = median(candidate) / median(baseline)        (r < 1: the candidate is faster)
-// and its uncertainty a percentile bootstrap over the pairs: draw n pair indices with replacement,
-// take median(candidate*) / median(baseline*) of the drawn pairs, repeat kBootstrapResamples times;
-// the confidence interval is the (1 - c)/2 and (1 + c)/2 quantiles of those ratios. Resampling
-// whole pairs keeps what the rounds share (a machine slower for a while) inside each draw. The
-// generator is std::mt19937_64 with a fixed seed, whose sequence the standard fixes: the same
-// repetitions give the same interval on every machine.
+// The figure is a time (lower is better). The effect is the median of the paired ratios
+//   r_i = candidate[i] / baseline[i]                 (r < 1: the candidate is faster)
+// and its uncertainty the distribution-free order-statistic interval of that median (the sign
+// test's interval; Hollander & Wolfe, Nonparametric Statistical Methods, 3.6): with the n ratios
+// sorted r_(1) <= ... <= r_(n) (the same order as the log-ratios d_i = log r_i),
+//   P(r_(k) <= median <= r_(n+1-k)) >= 1 - 2 P(Binom(n, 1/2) <= k - 1)
+// for any distribution of the pairs, as long as they are independent. The rank k is the largest
+// whose achieved confidence is at least kConfidence; the achieved one is reported. Five pairs
+// reach 1 - 2/32 = 93.75% at best, six 1 - 2/64 = 96.9%: below kMinRepetitions there is no 95%
+// interval. (The percentile bootstrap this replaced could only return observed ratios at 2 or 3
+// pairs: its "95%" covered 50% to 75%.)
 //
 // Verdict: faster when the whole interval lies below 1, slower when it lies above, inconclusive
-// when it spans 1 (no change is within the noise) or when there are fewer than 2 pairs.
+// when it spans 1 (no change is within the noise) or when there are too few pairs.
 #pragma once
 
 #include <cstdint>
@@ -23,10 +26,10 @@
 
 namespace llmprof::ab {
 
-inline constexpr int64_t kBootstrapResamples = 2000;
-inline constexpr uint64_t kBootstrapSeed = 20261127;
 inline constexpr double kConfidence = 0.95;
-inline constexpr int64_t kMinRepetitions = 2;  // fewer pairs: no interval, inconclusive
+// The fewest pairs whose order-statistic interval reaches kConfidence (min_pairs(kConfidence)):
+// fewer pairs give no interval, and `check --ab` and `report --try` refuse them.
+inline constexpr int64_t kMinRepetitions = 6;
 
 enum class Verdict : int { kFaster = 0, kSlower = 1, kInconclusive = 2 };
 
@@ -49,10 +52,11 @@ inline std::optional<Verdict> parse_verdict(std::string_view name) {
   return config::find_enum<Verdict>(name);
 }
 
-// A bootstrap confidence interval of the ratio of medians.
+// A confidence interval of the median paired ratio, and the confidence it achieves.
 struct Interval {
   double low = 0;
   double high = 0;
+  double confidence = kConfidence;  // achieved: 1 - 2 P(Binom(n, 1/2) <= k - 1)
 };
 
 // What an A/B comparison found.
@@ -61,9 +65,9 @@ struct Comparison {
   double baseline_median = 0;        // median of the baseline repetitions' figures
   double candidate_median = 0;       // median of the candidate repetitions' figures
   double ratio_of_medians = 0;       // candidate / baseline
-  double median_paired_ratio = 0;    // median of candidate[i] / baseline[i]
-  std::optional<Interval> interval;  // of ratio_of_medians; nullopt below kMinRepetitions pairs
-  double confidence = kConfidence;
+  double median_paired_ratio = 0;    // median of candidate[i] / baseline[i]: the effect
+  std::optional<Interval> interval;  // of median_paired_ratio; nullopt below kMinRepetitions
+  double confidence = kConfidence;   // the interval's achieved confidence (kConfidence without)
   Verdict verdict = Verdict::kInconclusive;
 };
 
@@ -74,28 +78,35 @@ double median(std::vector<double> values);
 std::vector<double> paired_ratios(const std::vector<double>& baseline,
                                   const std::vector<double>& candidate);
 
-// The percentile bootstrap interval of median(candidate) / median(baseline) over the pairs.
-// Throws std::invalid_argument for unequal lengths, no pairs or resamples < 1, DataError for a
-// figure that is not a positive number (a time of 0 has no ratio).
-Interval bootstrap_ratio_interval(const std::vector<double>& baseline,
-                                  const std::vector<double>& candidate,
-                                  double confidence = kConfidence,
-                                  int64_t resamples = kBootstrapResamples,
-                                  uint64_t seed = kBootstrapSeed);
+// P(Binom(n, 1/2) <= k), exactly (0 for k < 0, 1 for k >= n). Throws std::invalid_argument for
+// n < 0 or n > 1000.
+double binomial_half_cdf(int64_t n, int64_t k);
 
-// The ratios median(candidate*) / median(baseline*) of `resamples` draws of the pairs with
-// replacement, sorted ascending (the distribution bootstrap_ratio_interval takes quantiles of).
-// Throws as bootstrap_ratio_interval does.
-std::vector<double> bootstrap_ratios(const std::vector<double>& baseline,
-                                     const std::vector<double>& candidate,
-                                     int64_t resamples = kBootstrapResamples,
-                                     uint64_t seed = kBootstrapSeed);
+// The one-sided sign-test p-value of `above` of n pairs lying above a bound when the median lies
+// at or below it: P(Binom(n, 1/2) >= above). Never 0: at least 2^-n.
+double sign_test_p(int64_t n, int64_t above);
+
+// The fewest pairs whose widest order-statistic interval (k = 1) reaches `confidence`:
+// 1 - 2^(1-n) >= confidence (6 for 0.95).
+int64_t min_pairs(double confidence);
+
+// The fewest pairs whose one-sided sign test can reach level alpha: 2^-n <= alpha (6 for 0.025,
+// 7 for 0.0125: Holm's first level in a family of two).
+int64_t min_pairs_one_sided(double alpha);
+
+// The order-statistic interval of the median of the paired ratios at the largest rank k whose
+// achieved confidence is at least `confidence`; nullopt when n pairs cannot reach it (below
+// min_pairs). Throws std::invalid_argument for unequal lengths or no pairs, DataError for a
+// figure that is not a positive number (a time of 0 has no ratio).
+std::optional<Interval> median_ratio_interval(const std::vector<double>& baseline,
+                                              const std::vector<double>& candidate,
+                                              double confidence = kConfidence);
 
 // faster: high < 1; slower: low > 1; otherwise inconclusive.
 Verdict verdict_of(const Interval& interval);
 
 // Every figure above for the pairs (inconclusive below kMinRepetitions pairs). Throws as
-// bootstrap_ratio_interval does.
+// median_ratio_interval does.
 Comparison compare(const std::vector<double>& baseline, const std::vector<double>& candidate);
 
 }  // namespace llmprof::ab

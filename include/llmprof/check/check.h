@@ -69,7 +69,8 @@ struct Reading {
 };
 
 // Reads figure `spec` from run directory `dir`. Throws DataError naming the file for a missing
-// directory, a run without summary.json or a malformed file.
+// directory, a run without summary.json or a malformed file; UsageError for loss@N past the run's
+// schedule.max_steps (bad input: no rerun has that step).
 Reading read_figure(const std::string& dir, const FigureSpec& spec);
 
 struct Gate {
@@ -95,15 +96,15 @@ struct GateResult {
   std::string point;  // "" for runs; the sweep point's id otherwise
   std::optional<double> baseline, candidate;
   std::optional<double> limit;  // the candidate's bound in the figure's unit (two directories)
-  std::optional<double> ratio;  // candidate / baseline
-  std::optional<ab::Interval> interval;  // repetitions: of the ratio of medians (95%)
-  double alpha = 0;             // repetitions: the one-sided level Holm left this gate
+  std::optional<double> ratio;  // candidate / baseline (repetitions: median paired ratio)
+  std::optional<ab::Interval> interval;  // repetitions: of the median paired ratio (>= 95%)
+  double alpha = 0;                      // repetitions: the one-sided level Holm left this gate
   Outcome outcome = Outcome::kInconclusive;
-  std::string reason;           // one line: why this outcome
+  std::string reason;  // one line: why this outcome
 };
 
 struct CheckResult {
-  bool repetitions = false;  // check_ab (true) or two directories
+  bool repetitions = false;         // check_ab (true) or two directories
   std::string baseline, candidate;  // directories, or the two commands
   int64_t rounds = 0;
   std::vector<GateResult> results;
@@ -126,7 +127,8 @@ struct RepetitionFigures {
 };
 
 // Judges gates from paired repetitions (baseline[i] and candidate[i] ran in the same round):
-// timing gates by the ratio of medians and its bootstrap distribution, corrected over the timing
+// timing gates by the median paired ratio, its order-statistic interval and exact sign tests
+// against the bound, corrected over the timing
 // gates by Holm (pass when the gate's interval lies inside the bound, fail when beyond it,
 // inconclusive when it spans it); other gates from the first pair, as between two directories.
 std::vector<GateResult> judge_repetitions(const std::vector<Gate>& gates,
@@ -160,7 +162,13 @@ struct AbCheckOptions {
   std::string scratch_dir;  // repetitions write <scratch_dir>/check-<arm>-<round>[.log]
 };
 
-// Throws UsageError for rounds below ab::kMinRepetitions, ab::RepetitionError naming the arm and
+// Throws UsageError for rounds below ab::kMinRepetitions, or below what Holm's first level over
+// the timing gates needs (2^-n <= 0.025 / timing gates), naming the minimum.
+void check_ab_rounds(const AbCheckOptions& opts);
+
+// Throws UsageError for rounds below ab::kMinRepetitions (or below what Holm's first level over
+// the timing gates needs) and for a command that exits 0 without writing its run directory,
+// ab::RepetitionError naming the arm and
 // log when a command fails, Interrupted on a stop signal.
 CheckResult check_ab(const AbCheckOptions& opts, const ab::OnRepetition& progress = {});
 

@@ -97,6 +97,9 @@ struct TrainConfig {
   int64_t checkpoint_interval = 0;  // also every N steps (<run>/checkpoint-step<N>); 0 = end only
   bool cuda_graphs = false;  // cuda: capture forward+backward+optimizer once, replay each step
   std::string resume_from;   // a checkpoint folder: weights, optimizer, random states, step
+  // TEST ONLY: slept in every micro-batch's forward phase, a known slowdown for measuring the
+  // A/B gate's catch rate (scripts/bench/check_rates.sh); 0 = none.
+  double test_step_sleep_ms = 0;
 };
 
 struct ProfileConfig {
@@ -196,6 +199,10 @@ struct Config {
   // Every key the user gave, in the config file or with --set, with where: ("model.n_layer",
   // "configs/x.yaml line 3" or "--set model.n_layer=6").
   std::vector<std::pair<std::string, std::string>> given_keys;
+  // Not keys: the data.* tokenizer keys the user gave, with their values, when model.init_from's
+  // Hugging Face folder supplied the tokenizer instead (set by train; recorded in the checkpoint,
+  // so that the same config evaluates the run without a tokenizer conflict).
+  std::vector<std::pair<std::string, std::string>> given_tokenizer_keys;
 };
 
 }  // namespace llmprof::config

@@ -51,9 +51,9 @@ std::vector<TriedSet> read_tried(const std::string& run_dir);
 // the file already there.
 void write_tried(const std::string& run_dir, const std::vector<TriedSet>& fresh);
 
-// One line: "tried: 1.49x faster (95% CI 1.41x to 1.58x; 3 repetitions of 20 steps, time per
-// token)", "tried: slower, not advised (...)", "tried: inconclusive (... spans no change ...)" or
-// "tried: not measured: <why>".
+// One line: "tried: 1.49x faster (96.9% CI 1.41x to 1.58x; 6 repetitions of 20 steps, time per
+// token)" (the median paired ratio, the confidence its interval achieves), "tried: slower, not
+// advised (...)", "tried: inconclusive (... spans no change ...)" or "tried: not measured: <why>".
 std::string tried_text(const TriedSet& t);
 
 }  // namespace llmprof::report

@@ -16,7 +16,7 @@
 
 namespace llmprof::report {
 
-inline constexpr int64_t kDefaultTryRepetitions = 3;
+inline constexpr int64_t kDefaultTryRepetitions = 6;  // ab::kMinRepetitions: a 95% interval
 inline constexpr int64_t kDefaultTryMaxSteps =
     30;  // steps of a repetition, unless the run had fewer
 inline constexpr int64_t kTryStepsAfterWarmup = 3;  // the fewest measured steps of a repetition

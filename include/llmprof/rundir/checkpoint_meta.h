@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace llmprof::rundir {
@@ -20,6 +21,10 @@ struct CheckpointTokenizer {
   std::string dir;                 // relative to the checkpoint ("tokenizer")
   std::vector<std::string> files;  // in dir: vocab.json + merges.txt, vocab.txt + ..., vocab.json
   std::string source;              // what the run read it from (paths), for messages
+  // The data.* tokenizer keys the training config gave, as given (key, value), when
+  // model.init_from's Hugging Face folder supplied the tokenizer instead: the same keys at eval
+  // name the run's own tokenizer, no conflict. Empty otherwise (and before it was recorded).
+  std::vector<std::pair<std::string, std::string>> config_keys;
 };
 
 // What a checkpoint saved before tokenizers were recorded held, and a run with a tokenizer that

@@ -46,16 +46,11 @@ std::string srun_train(const ScratchDir& dir, const std::string& name, const std
          " --set schedule.max_steps=4 --set train.eval_interval=0 --quiet " + extra;
 }
 
-// Whether this llmprof trains data-parallel: a 1-step --nproc 2 run writes rank1/ (without the
-// engine, two separate runs).
-bool has_distributed_training() {
-  ScratchDir dir("llmprof-srun");
-  run_shell("timeout -k 5 120 " + test::llmprof_binary() + " train --config " + test::kTinyConfig +
-            " --nproc 2 --out " + dir.path() +
-            " --set output.name=probe --set schedule.max_steps=1 --set train.eval_interval=0 "
-            "--quiet");
-  return fs::exists(dir.file("probe/rank1/summary.json"));
-}
+// Two tasks need two processes and loopback TCP; where the environment has them, an srun of two
+// ranks that fails is a failure of the test (its output shows why), never a skip.
+#define SKIP_WITHOUT_TWO_PROCESSES()                                          \
+  if (const std::string why = test::why_two_ranks_cannot_run(); !why.empty()) \
+  GTEST_SKIP() << "this environment cannot run two ranks: " << why
 
 TEST(SlurmSrun, NprocUnderSeveralTasksIsRefusedByEveryTask) {
   ScratchDir dir("llmprof-srun");
@@ -66,10 +61,7 @@ TEST(SlurmSrun, NprocUnderSeveralTasksIsRefusedByEveryTask) {
 }
 
 TEST(SlurmSrun, TwoTasksTrainAsTwoRanksOfOneRun) {
-  if (!has_distributed_training()) {
-    GTEST_SKIP() << "this llmprof has no distributed training (a 1-step --nproc 2 run wrote no "
-                    "rank1/ directory): srun -n 2 would run two separate trainings";
-  }
+  SKIP_WITHOUT_TWO_PROCESSES();
   ScratchDir dir("llmprof-srun");
   const Shell r = run_shell(srun_train(dir, "ddp", ""));
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -93,7 +85,7 @@ TEST(SlurmSrun, TwoTasksTrainAsTwoRanksOfOneRun) {
 // the step, and summary.json distributed.comm with the overlap and the straggler; then the
 // timeline and per-bucket overlap charts when gnuplot is here.
 TEST(SlurmSrun, TwoTasksGetTheCommunicationAnalysis) {
-  if (!has_distributed_training()) GTEST_SKIP() << "this llmprof has no distributed training";
+  SKIP_WITHOUT_TWO_PROCESSES();
   ScratchDir dir("llmprof-srun");
   const Shell r = run_shell(srun_train(
       dir, "comm", "--set ddp.bucket_mb=0.02 --set ddp.first_bucket_mb=0.02 --set threads=1"));

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <thread>
@@ -207,6 +208,39 @@ TEST(SlurmSweep, CancelledPointRunsAgainOnResubmissionAndNothingElseDoes) {
   // The cancelled attempt is kept beside, not overwritten.
   EXPECT_TRUE(fs::exists(k + "/runs/" + long_id + ".attempt1/steps.csv"));
   EXPECT_TRUE(fs::exists(k + "/runs/" + long_id + ".attempt1.point.json"));
+}
+
+// A point of nproc 2 is `srun --ntasks 2 llmprof train` inside its array task: one run of two ranks
+// (rank0/ and rank1/, world size 2 in summary.json), its row completed like a one-rank point's.
+TEST(SlurmSweep, PointOfTwoRanksRunsAsOneRunOfTwoRanks) {
+  ScratchDir dir("llmprof-slurm");
+  auto sub = run_llmprof(sweep_args(dir, "n2",
+                                    {"--grid", "nproc=1,2", "--set", "schedule.max_steps=4",
+                                     "--set", "train.eval_interval=0", "--launcher", "slurm"}));
+  ASSERT_EQ(sub.exit_code, 0) << sub.output;
+  expect_contains(sub.output, "--array=0-1");
+  const std::string array = job_id(sub.output, "array:"), report = job_id(sub.output, "report:");
+  ASSERT_FALSE(report.empty()) << sub.output;
+  const std::string n2 = dir.file("n2");
+  EXPECT_EQ(wait_job(report, 300), "COMPLETED")
+      << test::read_file(n2 + "/slurm/logs/" + array + "_1.out");
+  EXPECT_NE(test::read_file(n2 + "/slurm/array.sbatch").find("#SBATCH --ntasks=2"),
+            std::string::npos);
+  auto rows = csv_rows(n2 + "/sweep.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].at("nproc"), "2");
+  for (const Row& row : rows) {
+    EXPECT_EQ(row.at("status"), "completed")
+        << row.at("point_id") << "\n"
+        << test::read_file(n2 + "/slurm/logs/" + array + "_" + row.at("slurm_task_id") + ".out");
+  }
+  const std::string two = rows[1].at("run_dir");
+  EXPECT_TRUE(fs::exists(two + "/rank0/summary.json")) << two;
+  EXPECT_TRUE(fs::exists(two + "/rank1/summary.json")) << two;
+  EXPECT_FALSE(fs::exists(rows[0].at("run_dir") + "/rank1")) << rows[0].at("run_dir");
+  const auto summary = nlohmann::json::parse(test::read_file(two + "/summary.json"));
+  EXPECT_EQ(summary.at("distributed").at("world_size"), 2) << summary.dump(1);
+  EXPECT_EQ(summary.at("distributed").at("launcher"), "slurm") << summary.dump(1);
 }
 
 TEST(SlurmSweep, SbatchRefusalIsShownWithItsMessage) {
