@@ -110,6 +110,36 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelCase{"distilbert_sentiment", encoder("classify"), true, true}),
     [](const ::testing::TestParamInfo<ModelCase>& i) { return std::string(i.param.name); });
 
+// The merged run's report shows what a one-rank report shows: tokens/s, MFU, val loss and every
+// phase as figures, the evals that ran, the ranks table; the console's throughput is the global
+// one with rank 0's beside it.
+TEST(NprocReport, TheTopDirectoryReportsGlobalFiguresNotNa) {
+  ScratchDir dir;
+  const auto r = run_llmprof({"train", "--config", test::kTinyConfig, "--nproc", "2", "--out",
+                              dir.path(), "--set", "output.name=top", "--set",
+                              "schedule.max_steps=6", "--set", "train.eval_interval=3"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  test::expect_contains(r.output,
+                        "(global: all 2 ranks' tokens over the slowest rank's step; "
+                        "rank 0 alone ");
+  const auto report = run_llmprof({"report", dir.file("top")});
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  const std::string& out = report.output;
+  const size_t summary = out.find("| top ");
+  ASSERT_NE(summary, std::string::npos) << out;
+  std::string row = out.substr(summary, out.find('\n', summary) - summary);
+  row = row.substr(0, row.rfind('|', row.size() - 2));  // the energy cell aside: no sensor here
+  EXPECT_EQ(row.find("n/a"), std::string::npos) << row;
+  test::expect_contains(out, "(2 evals,");
+  test::expect_contains(out, "Data-parallel: each of the 2 ranks (top)");
+  for (const char* phase : {"| data ", "| forward ", "| backward ", "| optimizer "}) {
+    const size_t at = out.find(phase);
+    ASSERT_NE(at, std::string::npos) << phase << "\n" << out;
+    const std::string line = out.substr(at, out.find('\n', at) - at);
+    EXPECT_EQ(line.find("n/a"), std::string::npos) << line;
+  }
+}
+
 // Ctrl-C before the first step reaches every rank's decision together: rank 1 raises SIGINT at a
 // fixed point before step 1 (the test-only hook), rank 0 never sees a signal, and both stop
 // there: exit 130 well within ddp.timeout_s, with the top directory's summary.json.

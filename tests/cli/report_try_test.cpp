@@ -145,7 +145,7 @@ TEST(ReportTry, ARunSavedWithACheckpointIntervalIsTried) {
   const std::string run = tiny_run(
       dir, {"--set", "train.save_checkpoint=true", "--set", "train.checkpoint_interval=2"});
   ASSERT_TRUE(std::filesystem::exists(run + "/checkpoint-step2"));
-  auto r = run_llmprof({"report", "--try", run, "--repetitions", "2", "--try-steps", "4"});
+  auto r = run_llmprof({"report", "--try", run, "--repetitions", "6", "--try-steps", "4"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("not measured"), std::string::npos) << r.output;
   EXPECT_TRUE(every_set_measured(run, 1));
@@ -160,7 +160,7 @@ TEST(ReportTry, AResumedRunIsTriedAsAFreshRun) {
   const std::string resumed =
       tiny_run(dir, {"--set", "train.resume_from=" + first + "/checkpoint-step2"}, "resumed");
   expect_contains(test::read_file(resumed + "/config.yaml"), "checkpoint-step2");
-  auto r = run_llmprof({"report", "--try", resumed, "--repetitions", "2", "--try-steps", "4"});
+  auto r = run_llmprof({"report", "--try", resumed, "--repetitions", "6", "--try-steps", "4"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("not measured"), std::string::npos) << r.output;
   EXPECT_TRUE(every_set_measured(resumed, 1)) << r.output;
@@ -189,13 +189,13 @@ TEST(ReportTry, ATwoRankRunsTrialsTrainTwoRankProcessesPerArm) {
                   "with one process for this run of 2 ranks is dropped");
   EXPECT_EQ(report.output.find("slower, not advised"), std::string::npos) << report.output;
 
-  auto r = run_llmprof({"report", "--try", run, "--repetitions", "2", "--try-steps", "4"});
+  auto r = run_llmprof({"report", "--try", run, "--repetitions", "6", "--try-steps", "4"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const size_t tries = count_of(r.output,
                                 "rounds of baseline and candidate, 4 steps each, 2 "
                                 "ranks per arm (--nproc 2)");
   EXPECT_GE(tries, 1u) << r.output;
-  EXPECT_EQ(count_of(r.output, " (2 rank processes)\n"), 4 * tries) << r.output;
+  EXPECT_EQ(count_of(r.output, " (2 rank processes)\n"), 12 * tries) << r.output;
   EXPECT_TRUE(every_set_measured(run, 2)) << r.output;
   expect_contains(r.output, "`--set train.batch_size=8` tried: ");
   expect_contains(r.output, "steps each, step time per token, 2 ranks)");
