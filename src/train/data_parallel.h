@@ -12,11 +12,12 @@
 #include <vector>
 
 #include "llmprof/dist/comm_analysis.h"
-#include "llmprof/rundir/summary.h"
 #include "llmprof/dist/grad_sync.h"
 #include "llmprof/dist/phase_log.h"
 #include "llmprof/dist/process_group.h"
 #include "llmprof/dist/rank_env.h"
+#include "llmprof/profile/participant.h"
+#include "llmprof/rundir/summary.h"
 #include "llmprof/rundir/tables.h"
 
 namespace llmprof::config {
@@ -40,14 +41,17 @@ struct RankStep {
   double loss = 0;     // this rank's loss
 };
 
-class DataParallel {
+// A participant of the step (llmprof/profile/participant.h): it logs each phase's span, arms
+// the gradient all-reduce around each backward, takes the ranks' decision after the optimizer and
+// gathers a checkpoint's random state on rank 0.
+class DataParallel : public profile::StepParticipant {
  public:
   // Null for a world size of 1 (env not distributed). Forms the process group (ddp.timeout_s,
   // ddp.backend; auto = gloo on cpu, nccl on cuda) and checks that every rank has the same
   // resolved config (exit 2 naming the ranks that differ).
   static std::unique_ptr<DataParallel> connect(const config::Config& cfg,
                                                const dist::RankEnv& env);
-  ~DataParallel();
+  ~DataParallel() override;
   DataParallel(const DataParallel&) = delete;
   DataParallel& operator=(const DataParallel&) = delete;
 
@@ -61,15 +65,28 @@ class DataParallel {
                              const std::string& label);
 
   // After the model is on its device: rank 0's parameters and buffers to every rank, then DDP's
-  // reducer over params. backward_start_ns is read at each bucket's launch.
-  void start(torch::nn::Module& module, const std::vector<at::Tensor>& params,
-             const config::Config& cfg, const int64_t* backward_start_ns);
+  // reducer over params.
+  void start(torch::nn::Module& module,
+             const std::vector<at::Tensor>& params,
+             const config::Config& cfg);
   dist::GradSync& sync() { return *sync_; }
 
-  // The timed step's phase spans (fixed slots; written and cleared by write_comm_rows).
-  dist::PhaseLog& spans() { return spans_; }
-  // TEST ONLY (LLMPROF_TEST_FORWARD_DELAY_MS): sleeps in the forward phase of the rank named.
-  void test_forward_delay() const;
+  // The step's hooks. Each phase's span into fixed slots (phases.csv after the step); TEST ONLY
+  // (LLMPROF_TEST_FORWARD_DELAY_MS): the rank named sleeps inside its forward span.
+  std::string_view name() const override { return "data parallelism"; }
+  void on_phase_begin(profile::Phase phase) override;
+  void on_phase_end(profile::Phase phase) override;
+  // Each forward begins a micro-step as DDP's forward does (the bucket rebuild once, no_sync on
+  // all but the last of train.grad_accum_steps); each backward arms the reducer for it.
+  void before_step(int64_t step) override;
+  void before_backward(const at::Tensor& loss, bool sync) override;
+  // A failed all-reduce: the group's diagnosis (the dead or stopped rank), thrown.
+  void on_backward_error(const std::exception& error) override;
+  // The step's bucket rows (comm.csv), then the ranks' common decision (one all-gather): a rank
+  // that diverged or was asked to stop stops them all at the same step.
+  profile::StepDecision after_optimizer(const profile::StepOutcome& mine) override;
+  // Every rank's state to rank 0 (gather_on_rank0); the other ranks write no checkpoint.
+  std::vector<std::string> checkpoint_state(const std::string& mine) override;
 
   // Opens <rank dir>/comm.csv and phases.csv (rows appended and flushed per step).
   void open_comm_csv(const std::string& rank_dir);
@@ -121,6 +138,10 @@ class DataParallel {
   std::unique_ptr<output::CsvWriter> comm_;
   std::unique_ptr<rundir::PhaseSpanWriter> phase_csv_;
   dist::PhaseLog spans_;
+  int64_t backward_start_ns_ = 0;  // read at each bucket's launch (backward_ns_at_launch)
+  int64_t micro_steps_ = 1;        // micro-batches per optimizer step (train.grad_accum_steps)
+  int64_t micro_ = 0;              // forwards begun in this step
+  bool micro_sync_ = true;         // whether the micro-step begun synchronises
   int64_t skew_ns_ = 0;           // test only: added to every time this rank records
   int64_t forward_delay_ns_ = 0;  // test only: slept in each forward phase
   // Rank 0: every rank's clock against rank 0's, measured at connect and at finish.

@@ -220,20 +220,14 @@ struct LoopState {
   bool step_skipped = false;  // fp16: a gradient was inf/NaN, the optimizer did not step
   data::BatchView held;       // the last micro-batch, handed back at the next data phase
   bool holding = false;
-  int64_t backward_start_ns = 0;  // data-parallel: read at each bucket's launch
 };
 
-// The timed step: no allocation, I/O, formatting or host sync beyond training's own.
-// Data-parallel (dp not null): DDP's no_sync on every micro-step but the last, whose backward
-// all-reduces the gradient buckets (averaged across ranks) before clipping and the optimizer.
-void timed_step(const config::Config& cfg,
-                Training& t,
-                Step& step,
-                data::BatchLoader& loader,
-                LoopState& s,
-                DataParallel* dp) {
+// The timed step: no allocation, I/O, formatting or host sync beyond training's own. Each micro-
+// batch's backward goes through the step, whose participants take part (data-parallel: DDP's
+// no_sync on every micro-step but the last, whose backward all-reduces the gradient buckets).
+void timed_step(
+    const config::Config& cfg, Training& t, Step& step, data::BatchLoader& loader, LoopState& s) {
   const int64_t A = cfg.train.grad_accum_steps;
-  dist::PhaseLog* spans = dp ? &dp->spans() : nullptr;  // data-parallel: phase spans per rank
   for (int64_t micro = 0; micro < A; ++micro) {
     data::BatchView batch;
     Batch b;
@@ -242,18 +236,12 @@ void timed_step(const config::Config& cfg,
       // The previous batch's slot goes back here, so refilling it is data time and the data
       // phase runs once per micro-batch, where the batch is taken.
       auto phase = step.phase(profile::Phase::kData);
-      dist::ScopedSpan span(spans, rundir::SpanPhase::kData);
       if (s.holding) loader.release(s.held);
       batch = loader.next();
       b = t.device->to_device(wrap_batch(batch));  // CUDA: an async copy from a pinned slot
     }
     {
       auto phase = step.phase(profile::Phase::kForward);
-      dist::ScopedSpan span(spans, rundir::SpanPhase::kForward);
-      if (dp) {
-        dp->sync().begin_micro_step(/*sync=*/micro == A - 1);
-        dp->test_forward_delay();  // test only: an injected straggler (0 unless set)
-      }
       const Autocast& p = t.precision;
       model::AutocastScope autocast(p.device_type, p.dtype, p.on);
       loss = t.task->loss(b);
@@ -261,15 +249,8 @@ void timed_step(const config::Config& cfg,
     }
     {
       auto phase = step.phase(profile::Phase::kBackward);
-      dist::ScopedSpan span(spans, rundir::SpanPhase::kBackward);
       if (t.scaler) s.loss_scale = t.scaler->current_scale();  // the host's copy: no device read
-      const torch::Tensor& scaled = t.scaler ? t.scaler->scale(loss) : loss;
-      if (dp) {
-        s.backward_start_ns = now_ns();
-        dp->sync().backward(scaled);
-      } else {
-        scaled.backward();
-      }
+      step.backward(t.scaler ? t.scaler->scale(loss) : loss, /*sync=*/micro == A - 1);
     }
     s.micro_loss[static_cast<size_t>(micro)] = loss.detach();
     s.held = batch;  // backward is done with it (embedding, mask, loss); released next phase
@@ -277,7 +258,6 @@ void timed_step(const config::Config& cfg,
   }
   {
     auto phase = step.phase(profile::Phase::kOptimizer);
-    dist::ScopedSpan span(spans, rundir::SpanPhase::kOptimizer);
     s.step_skipped = false;
     if (t.scaler) {
       t.scaler->unscale(t.params);  // clipping and the optimizer see true gradients
@@ -430,14 +410,15 @@ std::string parameter_digest(const std::vector<torch::Tensor>& params) {
 // rng-rank<k>.pt, all in the one folder rank 0 writes and renames into place. Data-parallel: every
 // rank calls it (its random state travels to rank 0 in an all-gather), so no rank writes into a
 // folder another is replacing.
-void save_run_checkpoint(const config::Config& cfg,
+// Returns whether this process wrote it (data-parallel: rank 0).
+bool save_run_checkpoint(const config::Config& cfg,
                          Training& t,
+                         Session& session,
                          const std::string& dir,
-                         int64_t step,
-                         DataParallel* dp) {
-  const std::string mine = rng_state_archive(t.device->device());
-  const std::vector<std::string> rng = dp ? dp->gather_on_rank0(mine) : std::vector{mine};
-  if (dp && dp->rank() != 0) return;
+                         int64_t step) {
+  const std::vector<std::string> rng =
+      session.checkpoint_state(rng_state_archive(t.device->device()));
+  if (rng.empty()) return false;  // another rank writes it
   save_checkpoint(dir, t.task->module(), cfg, t.task->kind(), step, t.data.tokenizer.get(),
                   [&](const std::string& tmp_dir) {
                     save_optimizer_state(tmp_dir, *t.optimizer, t.scaler.get());
@@ -447,6 +428,7 @@ void save_run_checkpoint(const config::Config& cfg,
                           rng[k]);
                     }
                   });
+  return true;
 }
 
 TrainResult result_of(const RunSummary& s);
@@ -465,8 +447,7 @@ TrainResult finish(const config::Config& cfg,
   const bool all_ranks_here = dp == nullptr || outcome.status != RunStatus::kFailed;
   if (cfg.train.save_checkpoint && session.steps_completed() > 0 && all_ranks_here &&
       outcome.status != RunStatus::kDiverged) {
-    save_run_checkpoint(cfg, t, rundir::path(dir, rundir::kCheckpoint), done, dp);
-    if (!dp || dp->rank() == 0) {
+    if (save_run_checkpoint(cfg, t, session, rundir::path(dir, rundir::kCheckpoint), done)) {
       spdlog::info("checkpoint {} (step {})", rundir::path(dir, rundir::kCheckpoint), done);
     }
   }
@@ -551,28 +532,14 @@ std::string rank_run_dir(DataParallel* dp, config::Config& session_cfg, SessionO
   return top;
 }
 
-// After each step of a data-parallel run (outside its timing): the bucket rows, then one small
-// all-gather so every rank takes the same decision (a rank that diverged or was asked to stop
-// stops them all at the same step). Returns the outcome that ends the run, if any.
-std::optional<Outcome> after_rank_step(DataParallel& dp,
-                                       int64_t n,
-                                       double step_ms,
-                                       const LoopState& s,
-                                       std::optional<Outcome> mine,
-                                       bool signalled) {
-  dp.write_comm_rows(n);
-  double loss = 0;
-  for (const auto& l : s.micro_loss) loss += l.item<double>();
-  const DataParallel::Agreed a =
-      dp.agree_after_step({n, step_ms, loss}, mine.has_value() || signalled);
-  if (mine || !a.stop) return mine;
-  if (!std::isfinite(a.global_loss)) {
-    return Outcome{RunStatus::kDiverged,
-                   fmt::format("the loss of another rank became non-finite at step {}", n)};
-  }
-  if (signalled) return std::nullopt;  // this rank's own signal: the usual check below
-  return Outcome{RunStatus::kInterrupted,
-                 fmt::format("another rank was stopped by a signal; stopped after step {}", n)};
+// After each step (outside its timing): the step's participants decide with this process whether
+// to go on (data-parallel: every rank takes the same decision, one all-gather, so a rank that
+// diverged or was asked to stop stops them all at the same step). Returns the outcome that ends
+// the run, if any; this process's own signal is left to the loop's check.
+std::optional<Outcome> agree_after_step(Step& step, std::optional<Outcome> mine, bool signalled) {
+  const profile::StepDecision d = step.agree(mine.has_value() || signalled);
+  if (mine || !d.stop) return mine;
+  return Outcome{d.diverged ? RunStatus::kDiverged : RunStatus::kInterrupted, d.reason};
 }
 
 // A signal during set-up or while the run directory was made stops the run before its first
@@ -623,7 +590,7 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
   check_run_tokenizer(init_tokenizer, *t.data.tokenizer, cfg.model.init_from);
   check_shardable(cfg, t.data, static_cast<int>(shard.world_size));
   LoopState state(cfg.train.grad_accum_steps);
-  if (dp) dp->start(t.task->module(), t.params, cfg, &state.backward_start_ns);
+  if (dp) dp->start(t.task->module(), t.params, cfg);
   // One rank: a signal during set-up stops it here. Data-parallel: the ranks decide together
   // before the first step (stop_before_first_step), the run directory made.
   if (!dp && signals.signal() != 0) {
@@ -637,7 +604,7 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
   so.first_step = t.first_step();
   const std::string top_dir = rank_run_dir(dp.get(), session_cfg, so);
   Session session(session_cfg, so, &t.runtime);  // the run directory
-  session.set_phase_observer(&probe);
+  session.add_participant(probe);
   if (dp) {
     if (dp->rank() == 0) {
       spdlog::info(
@@ -645,6 +612,7 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
           "this directory)",
           top_dir, dp->world_size(), rundir::kRankDirPrefix);
     }
+    session.add_participant(*dp);
     dp->open_comm_csv(session.run_dir());
     // The trace on rank 0's clock: the offset measured by the clock ping-pong at the start.
     session.set_distributed_trace(dp->trace_info(), [&dp](int64_t from_ns, int64_t to_ns) {
@@ -686,28 +654,24 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
         session.context().cuda_graphs = rundir::CudaGraphFigures{n, "the whole replayed step"};
       }
       if (t.graph) static_cast<FusedAdam&>(*t.optimizer).stage_learning_rates();
-      probe.before_step(n);
       Step step = session.step();  // its row is written as it leaves scope, even on break
-      const int64_t step_t0 = now_ns();
       if (t.graph) {
         graph_step(t, step, loader, state);
       } else {
-        timed_step(cfg, t, step, loader, state, dp.get());
+        timed_step(cfg, t, step, loader, state);
       }
-      const double step_ms = static_cast<double>(now_ns() - step_t0) * 1e-6;
-      probe.after_step(n);
-      std::optional<Outcome> stop = record_loss(cfg, step, state, lr);
       // Read once: the ranks' agreement and the check below must see the same answer, or a
       // signal arriving between the two stops this rank alone while the others go on.
       const bool signalled = signals.signal() != 0;
-      if (dp) stop = after_rank_step(*dp, n, step_ms, state, stop, signalled);
+      const std::optional<Outcome> stop =
+          agree_after_step(step, record_loss(cfg, step, state, lr), signalled);
       if (stop) {
         outcome = *stop;
         break;
       }
       if (eval_every > 0 && (n % eval_every == 0 || last)) evaluate_step(t, step, dp.get());
       if (cfg.train.save_checkpoint && ckpt_every > 0 && !last && n % ckpt_every == 0) {
-        save_run_checkpoint(cfg, t, rundir::checkpoint_step_dir(session.run_dir(), n), n, dp.get());
+        save_run_checkpoint(cfg, t, session, rundir::checkpoint_step_dir(session.run_dir(), n), n);
       }
       if (signalled && !last) {
         outcome = {RunStatus::kInterrupted,
