@@ -259,6 +259,18 @@ void Session::add_participant(profile::StepParticipant& participant) {
   m.participants.push_back(&participant);
 }
 
+bool Session::any_process(bool mine, const char* when) {
+  bool any = mine;
+  for (profile::StepParticipant* p : impl_->participants) any = p->any_process(mine, when) || any;
+  return any;
+}
+
+void Session::sum_over_processes(std::vector<double>& sums,
+                                 std::vector<int64_t>& counts,
+                                 const char* what) {
+  for (profile::StepParticipant* p : impl_->participants) p->sum_over_processes(sums, counts, what);
+}
+
 std::vector<std::string> Session::checkpoint_state(const std::string& mine) {
   for (profile::StepParticipant* p : impl_->participants) {
     std::vector<std::string> all = p->checkpoint_state(mine);

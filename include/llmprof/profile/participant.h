@@ -64,6 +64,15 @@ class StepParticipant : public PhaseObserver {
   // participant is asked; the first that says stop decides.
   virtual StepDecision after_optimizer(const StepOutcome& /*mine*/) { return {}; }
 
+  // Whether any process says yes (one all-gather where there are several); `when` names the point
+  // in an error. A run's decision before its first step.
+  virtual bool any_process(bool mine, const char* /*when*/) { return mine; }
+  // Element-wise sums over every process, in place (an eval's loss sum and counts, each process
+  // holding its share of the rows); `what` names them in an error.
+  virtual void sum_over_processes(std::vector<double>& /*sums*/,
+                                  std::vector<int64_t>& /*counts*/,
+                                  const char* /*what*/) {}
+
   // A checkpoint: this process's state bytes in, every process's out in rank order (a
   // data-parallel run gathers them on rank 0); empty: this process writes no checkpoint.
   virtual std::vector<std::string> checkpoint_state(const std::string& mine) { return {mine}; }

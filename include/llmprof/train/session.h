@@ -184,6 +184,13 @@ class Session {
   // in the reverse order). Before the first step; the participant outlives the Session's steps.
   // Throws Error after the first step or past PhaseRecorder::kMaxObservers.
   void add_participant(profile::StepParticipant& participant);
+  // Whether any process says yes, or `mine` without a participant that spans processes; `when`
+  // names the point in an error (data parallelism: one all-gather, the same answer on every rank).
+  bool any_process(bool mine, const char* when);
+  // Element-wise sums over every process of the run, in place (data parallelism: an all-reduce).
+  void sum_over_processes(std::vector<double>& sums,
+                          std::vector<int64_t>& counts,
+                          const char* what);
   // A checkpoint's state bytes of this process in, every process's out in rank order (a
   // data-parallel participant gathers them on rank 0; the other ranks get none and write none).
   std::vector<std::string> checkpoint_state(const std::string& mine);

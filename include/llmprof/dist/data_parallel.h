@@ -1,8 +1,19 @@
-// The train loop's side of data-parallel training (world size > 1, from the launcher's
-// environment): the process group of the run, the config check, the shared run directory, the
-// parameter broadcast, DDP's gradient sync with its per-bucket records (comm.csv), the eval sums
-// and the merged documents at the top of the run directory. Built on the dist concern; only
-// trainer.cpp uses it. Torch-free: tensors and modules are forward-declared.
+// Data-parallel training (world size > 1, from the launcher's environment) as one participant of
+// the instrumented step (llmprof/profile/participant.h): the process group of the run, the config
+// check, the shared run directory, the parameter broadcast, DDP's gradient sync with its
+// per-bucket records (comm.csv) and phase spans (phases.csv), the ranks' decision after each
+// step, sums over ranks, and the merged documents at the top of the run directory. `llmprof
+// train` and a user's own loop on llmprof::Session use it alike:
+//
+//   auto dp = llmprof::dist::DataParallel::connect(cfg, dist::rank_env_from_environment());
+//   dp->start(model, model.parameters(), cfg);             // rank 0's weights, DDP's reducer
+//   const std::string top = dp->shared_top_dir(cfg, "", "run");  // each rank: <top>/rank<k>
+//   Session session(rank_cfg, options);  session.add_participant(*dp);
+//   dp->open_comm_csv(session.run_dir());
+//   ... step.backward(loss); ... step.agree(false) ...     // every step
+//   session.finish();  dp->finish(top, session.run_dir()); // rank 0 merges the top
+//
+// Torch-free: tensors and modules are forward-declared.
 #pragma once
 
 #include <cstdint>
@@ -30,9 +41,7 @@ namespace llmprof::rundir {
 class PhaseSpanWriter;
 }
 
-namespace llmprof::train {
-
-struct EvalSums;
+namespace llmprof::dist {
 
 // One step's figures on this rank, gathered for the ranks' common decision after it.
 struct RankStep {
@@ -49,8 +58,7 @@ class DataParallel : public profile::StepParticipant {
   // Null for a world size of 1 (env not distributed). Forms the process group (ddp.timeout_s,
   // ddp.backend; auto = gloo on cpu, nccl on cuda) and checks that every rank has the same
   // resolved config (exit 2 naming the ranks that differ).
-  static std::unique_ptr<DataParallel> connect(const config::Config& cfg,
-                                               const dist::RankEnv& env);
+  static std::unique_ptr<DataParallel> connect(const config::Config& cfg, const dist::RankEnv& env);
   ~DataParallel() override;
   DataParallel(const DataParallel&) = delete;
   DataParallel& operator=(const DataParallel&) = delete;
@@ -61,7 +69,8 @@ class DataParallel : public profile::StepParticipant {
 
   // The top run directory: rank 0 creates it (output.dir / output.name or <label>-<time>) and
   // every rank receives its path, so all agree. Each rank's own run directory is <top>/rank<k>.
-  std::string shared_top_dir(const config::Config& cfg, const std::string& output_dir,
+  std::string shared_top_dir(const config::Config& cfg,
+                             const std::string& output_dir,
                              const std::string& label);
 
   // After the model is on its device: rank 0's parameters and buffers to every rank, then DDP's
@@ -85,6 +94,12 @@ class DataParallel : public profile::StepParticipant {
   // The step's bucket rows (comm.csv), then the ranks' common decision (one all-gather): a rank
   // that diverged or was asked to stop stops them all at the same step.
   profile::StepDecision after_optimizer(const profile::StepOutcome& mine) override;
+  bool any_process(bool mine, const char* when) override { return any_rank(mine, when); }
+  void sum_over_processes(std::vector<double>& sums,
+                          std::vector<int64_t>& counts,
+                          const char* what) override {
+    all_reduce_sums(sums, counts, what);
+  }
   // Every rank's state to rank 0 (gather_on_rank0); the other ranks write no checkpoint.
   std::vector<std::string> checkpoint_state(const std::string& mine) override;
 
@@ -95,14 +110,16 @@ class DataParallel : public profile::StepParticipant {
   void write_comm_rows(int64_t step);
 
   // This rank's trace identity (distributedInfo; clock_offset_ns: rank 0's clock minus this
-  // rank's, as measured at the start, clocks.csv) and the gradient all-reduces launched within [from_ns, to_ns] of this
-  // rank's clock as trace slices (the first kKeptCollectives of the run are kept for it).
+  // rank's, as measured at the start, clocks.csv) and the gradient all-reduces launched within
+  // [from_ns, to_ns] of this rank's clock as trace slices (the first kKeptCollectives of the run
+  // are kept for it).
   rundir::TraceDistributed trace_info() const;
   std::vector<rundir::CollectiveSlice> collectives_between(int64_t from_ns, int64_t to_ns) const;
   static constexpr size_t kKeptCollectives = 65536;
 
-  // Sums of loss, targets and correct over ranks (eval sharded by rows).
-  void all_reduce(EvalSums& sums);
+  // Element-wise sums over ranks, in place (an eval's loss sum and counts, sharded by rows);
+  // `what` names the sums in a diagnosed error.
+  void all_reduce_sums(std::vector<double>& sums, std::vector<int64_t>& counts, const char* what);
   // The mean of the ranks' losses and whether any rank asked to stop, for the same decision on
   // every rank.
   struct Agreed {
@@ -130,7 +147,8 @@ class DataParallel : public profile::StepParticipant {
   DataParallel(const dist::RankEnv& env, std::unique_ptr<dist::ProcessGroup> group);
   rundir::DistributedFigures summary_section() const;
   int64_t clock_ns() const;  // this rank's clock: now_ns() plus the test-only skew
-  void write_comm_analysis(const std::string& top_dir, rundir::DistributedFigures& distributed) const;
+  void write_comm_analysis(const std::string& top_dir,
+                           rundir::DistributedFigures& distributed) const;
 
   dist::RankEnv env_;
   std::unique_ptr<dist::ProcessGroup> group_;
@@ -142,8 +160,8 @@ class DataParallel : public profile::StepParticipant {
   int64_t micro_steps_ = 1;        // micro-batches per optimizer step (train.grad_accum_steps)
   int64_t micro_ = 0;              // forwards begun in this step
   bool micro_sync_ = true;         // whether the micro-step begun synchronises
-  int64_t skew_ns_ = 0;           // test only: added to every time this rank records
-  int64_t forward_delay_ns_ = 0;  // test only: slept in each forward phase
+  int64_t skew_ns_ = 0;            // test only: added to every time this rank records
+  int64_t forward_delay_ns_ = 0;   // test only: slept in each forward phase
   // Rank 0: every rank's clock against rank 0's, measured at connect and at finish.
   std::vector<dist::ClockEstimate> clocks_start_, clocks_end_;
   int64_t own_clock_offset_ns_ = 0;  // this rank's clock minus rank 0's (start estimate)
@@ -155,7 +173,7 @@ class DataParallel : public profile::StepParticipant {
   std::vector<int64_t> bucket_bytes_;  // the last layout's bucket sizes, bytes
   // The run's first all-reduces with their step, for the trace (written after the run).
   std::vector<std::pair<int64_t, dist::BucketRecord>> kept_;
-  int64_t step_bytes_ = 0;             // bytes all-reduced in the last synchronising step
+  int64_t step_bytes_ = 0;  // bytes all-reduced in the last synchronising step
 };
 
-}  // namespace llmprof::train
+}  // namespace llmprof::dist

@@ -1,5 +1,3 @@
-#include "data_parallel.h"
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
@@ -20,6 +18,7 @@
 #include "llmprof/config/config.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/dist/clock_sync.h"
+#include "llmprof/dist/data_parallel.h"
 #include "llmprof/error.h"
 #include "llmprof/output/csv.h"
 #include "llmprof/output/run_dir.h"
@@ -27,9 +26,8 @@
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
 #include "llmprof/rundir/summary.h"
-#include "llmprof/train/task.h"
 
-namespace llmprof::train {
+namespace llmprof::dist {
 
 namespace {
 
@@ -342,22 +340,16 @@ void DataParallel::write_comm_rows(int64_t step) {
   }
 }
 
-void DataParallel::all_reduce(EvalSums& sums) {
+void DataParallel::all_reduce_sums(std::vector<double>& sums,
+                                   std::vector<int64_t>& counts,
+                                   const char* what) {
   try {
-    std::vector<double> loss{sums.loss_sum};
-    std::vector<int64_t> counts{sums.targets, sums.correct, sums.batches, sums.rows, sums.tokens};
-    group_->all_reduce_sum(loss);
+    group_->all_reduce_sum(sums);
     group_->all_reduce_sum(counts);
-    sums.loss_sum = loss[0];
-    sums.targets = counts[0];
-    sums.correct = counts[1];
-    sums.batches = counts[2];
-    sums.rows = counts[3];
-    sums.tokens = counts[4];
   } catch (const dist::DistError&) {
     throw;
   } catch (const std::exception& e) {
-    throw group_->diagnose(e, "eval all-reduce");
+    throw group_->diagnose(e, what);
   }
 }
 
@@ -487,4 +479,4 @@ std::optional<rundir::Summary> DataParallel::finish(const std::string& top_dir,
   return merge_top_dir(top_dir, world_size(), samples_per_step_, std::move(d));
 }
 
-}  // namespace llmprof::train
+}  // namespace llmprof::dist
