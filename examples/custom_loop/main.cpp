@@ -3,15 +3,25 @@
 // generated on the fly. Its own module scopes (conv1, conv2, head) appear in modules.csv forward
 // and backward; `llmprof report` and `llmprof plot` read the run directory it writes.
 //
-//   custom_loop [config.yaml] [key=value ...]     e.g. custom_loop profile.level=ops
+// Data-parallel: `--nproc N` starts N ranks of this program on this machine (llmprof's local
+// launcher, the torchrun-style environment); each trains on its own batches with DDP's gradient
+// sync through llmprof::dist::DataParallel, a participant of the same Session and Step. They
+// write what `llmprof train --nproc N` writes: <top>/rank<k>/ for each rank, and at the top the
+// merged steps.csv and summary.json and the communication analysis (comm_steps.csv, ...).
+//
+//   custom_loop [config.yaml] [--nproc N] [key=value ...]     e.g. custom_loop profile.level=ops
+#include <llmprof/dist/data_parallel.h>
+#include <llmprof/dist/launch.h>
+#include <llmprof/dist/rank_env.h>
+#include <llmprof/llmprof.h>
 #include <torch/torch.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
-
-#include <llmprof/llmprof.h>
 
 namespace {
 
@@ -58,15 +68,45 @@ struct NetImpl : torch::nn::Module {
 };
 TORCH_MODULE(Net);
 
+// --nproc N: N ranks of this program (its arguments without --nproc), each told its place through
+// the environment; returns the launcher's exit code (a failed rank's own).
+int launch_ranks(int64_t nproc, const std::vector<std::string>& args) {
+  llmprof::dist::LaunchOptions opts;
+  opts.master_port = llmprof::dist::free_port();
+  opts.threads = llmprof::dist::threads_per_rank(llmprof::dist::usable_cores(), nproc);
+  const std::string exe = llmprof::dist::self_executable();
+  for (int64_t rank = 0; rank < nproc; ++rank) {
+    std::vector<std::string> argv{exe};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.push_back("threads=" + std::to_string(opts.threads));
+    opts.rank_argv.push_back(std::move(argv));
+  }
+  opts.on_rank_line = [](int64_t rank, const std::string& line) {
+    std::fprintf(stderr, "[rank %lld] %s\n", static_cast<long long>(rank), line.c_str());
+  };
+  opts.on_note = [](const std::string& note) {
+    std::fprintf(stderr, "custom_loop: %s\n", note.c_str());
+  };
+  return llmprof::dist::launch_local(opts).exit_code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
   // A config file is optional: every profile.*, energy.*, output.*, schedule.max_steps key works.
   std::string path;
   std::vector<std::string> overrides = {"output.name=custom-loop", "schedule.max_steps=60",
-                                        "schedule.warmup_steps=0"};
+                                        "schedule.warmup_steps=0",
+                                        "train.batch_size=" + std::to_string(kBatch)};
+  std::vector<std::string> rank_args;  // the arguments without --nproc
+  int64_t nproc = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "--nproc" && i + 1 < argc) {
+      nproc = std::stoll(argv[++i]);
+      continue;
+    }
+    rank_args.push_back(arg);
     if (arg.find('=') == std::string::npos) {
       path = arg;
     } else {
@@ -76,7 +116,13 @@ int main(int argc, char** argv) try {
   llmprof::Config cfg;
   if (!path.empty()) cfg = llmprof::load_config(path, {});
   for (const std::string& o : overrides) llmprof::config::apply_override(cfg, o);
+  if (nproc > 1 && std::getenv(llmprof::dist::kLaunchedEnv) == nullptr) {
+    return launch_ranks(nproc, rank_args);
+  }
   const llmprof::RuntimeInfo runtime = llmprof::apply_runtime(cfg);
+  // A rank of a data-parallel run (null: one process): the group forms, the configs are compared.
+  const std::unique_ptr<llmprof::dist::DataParallel> dp =
+      llmprof::dist::DataParallel::connect(cfg, llmprof::dist::rank_env_from_environment());
 
   torch::manual_seed(cfg.train.seed);
   Net net;
@@ -95,7 +141,20 @@ int main(int argc, char** argv) try {
   options.flops_per_step = 3 * (conv1 + conv2 + head);
   options.flops_formula = "3 x (conv1 + conv2 + head) forward, multiply-add = 2";
   options.scope_forward_flops = {{"conv1", conv1}, {"conv2", conv2}, {"head", head}};
-  llmprof::Session session(cfg, options, &runtime);
+  llmprof::Config rank_cfg = cfg;
+  std::string top;  // data-parallel: the run's top directory, each rank's is <top>/rank<k>
+  if (dp) {
+    dp->start(*net, net->parameters(), cfg);  // rank 0's weights to every rank, DDP's reducer
+    top = dp->shared_top_dir(cfg, "", "custom-loop");
+    options.output_dir = top;
+    rank_cfg.output.name = "rank" + std::to_string(dp->rank());
+    torch::manual_seed(cfg.train.seed + dp->rank());  // each rank its own batches
+  }
+  llmprof::Session session(rank_cfg, options, &runtime);
+  if (dp) {
+    session.add_participant(*dp);  // phase spans, gradient sync, the ranks' decision
+    dp->open_comm_csv(session.run_dir());
+  }
 
   for (int64_t i = 0; i < cfg.schedule.max_steps; ++i) {
     llmprof::Step step = session.step();
@@ -111,7 +170,7 @@ int main(int argc, char** argv) try {
     }
     {
       auto p = step.phase(llmprof::Phase::kBackward);
-      loss.backward();
+      step.backward(loss);  // loss.backward() with the participants around it (DDP's all-reduce)
     }
     {
       auto p = step.phase(llmprof::Phase::kOptimizer);
@@ -120,6 +179,7 @@ int main(int argc, char** argv) try {
     }
     step.end();
     step.set_loss(loss.item<double>());  // the one host read, after timing
+    if (step.agree(false).stop) break;   // data-parallel: every rank decides the same
     if (step.number() % 20 == 0) {
       const auto t0 = std::chrono::steady_clock::now();
       torch::NoGradGuard no_grad;
@@ -134,6 +194,8 @@ int main(int argc, char** argv) try {
     }
   }
   const llmprof::RunSummary s = session.finish();
+  // Data-parallel: a barrier, then rank 0 merges the ranks' documents at the top.
+  if (dp && dp->finish(top, s.run_dir)) std::printf("top:        %s\n", top.c_str());
   std::printf("run:        %s\nsteps:      %lld\nstep time:  %.2f ms (median)\nval loss:   %.4f\n",
               s.run_dir.c_str(), static_cast<long long>(s.steps_completed),
               s.median_step_ms.value_or(0.0), s.final_val_loss.value_or(0.0));

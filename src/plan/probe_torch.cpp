@@ -215,8 +215,9 @@ void MemoryProbe::on_phase_end(profile::Phase phase) {
   m.reporter->phase_ = -1;
 }
 
-void MemoryProbe::after_step(int64_t step) {
+void MemoryProbe::after_step(const profile::StepRecord& record) {
   Impl& m = *impl_;
+  const int64_t step = record.step;
   if (!m.enabled || step != 2) return;
   m.reporter->on_.store(false, std::memory_order_relaxed);
   const int64_t states = m.m.parameters.value_or(0) + m.m.buffers.value_or(0) +

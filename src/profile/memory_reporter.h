@@ -37,6 +37,10 @@ class MemoryReporter : public c10::MemoryReportingInfoBase {
     for (size_t i = first; i < last; ++i) scope_saved_[i] = scope_live_[i];
   }
   void set_forward(bool on) { in_forward_ = on; }
+  // The reporter this one is installed over (llmprof plan's memory probe), told of every report
+  // too while it asks for them: a recorded window hides no other participant's memory. Null:
+  // none. It must outlive this one's installation (it is installed for longer, under it).
+  void set_next(c10::MemoryReportingInfoBase* next) { next_ = next; }
   int64_t take_phase_peak() { return phase_peak_.exchange(allocated_.load()); }
   int64_t allocated() const { return allocated_.load(std::memory_order_relaxed); }
   const std::vector<int64_t>& scope_alloc() const { return scope_alloc_; }
@@ -60,6 +64,7 @@ class MemoryReporter : public c10::MemoryReportingInfoBase {
   std::vector<int64_t> scope_alloc_, scope_live_, scope_saved_;
   std::vector<Entry> table_;
   bool in_forward_ = false;
+  c10::MemoryReportingInfoBase* next_ = nullptr;
 };
 
 // While memory reporting is on, c10's CPU allocator warns (through glog, at most once a second)

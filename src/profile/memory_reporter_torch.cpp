@@ -49,8 +49,14 @@ inline void MemoryReporter::track_scope(void* ptr, int64_t size) {
   }
 }
 
-void MemoryReporter::reportMemoryUsage(void* ptr, int64_t alloc_size, AllocatorTotal total,
-                                       AllocatorTotal, c10::Device) {
+void MemoryReporter::reportMemoryUsage(void* ptr,
+                                       int64_t alloc_size,
+                                       AllocatorTotal total,
+                                       AllocatorTotal total_reserved,
+                                       c10::Device device) {
+  if (next_ != nullptr && next_->memoryProfilingEnabled()) {
+    next_->reportMemoryUsage(ptr, alloc_size, total, total_reserved, device);
+  }
   const auto total_allocated = static_cast<int64_t>(total);
   int64_t peak = phase_peak_.load(std::memory_order_relaxed);
   while (total_allocated > peak &&

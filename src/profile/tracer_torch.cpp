@@ -97,6 +97,8 @@ struct Tracer::Impl {
     g_tracer.active.store(true);
     memory->reset_scope_tables(options.max_scope_events);
     quiet.emplace();
+    memory->set_next(dynamic_cast<c10::MemoryReportingInfoBase*>(
+        c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE)));
     memory_guard.emplace(c10::DebugInfoKind::PROFILER_STATE, memory);
   }
 

@@ -61,7 +61,7 @@ bool DeepProfile::last_of_window(int64_t step_number) const {
   return step % cycle == cycle - 1;
 }
 
-void DeepProfile::before_step(int64_t step, profile::PhaseRecorder& recorder) {
+void DeepProfile::before_step(int64_t step) {
   if (!tracer_) return;
   const StepKind kind = kind_of(step);
   if (kind == StepKind::kSkip) return;
@@ -70,15 +70,20 @@ void DeepProfile::before_step(int64_t step, profile::PhaseRecorder& recorder) {
     if (gpu_) gpu_->start();  // CUPTI on for the window only (off, the program runs at speed)
   }
   tracer_->begin_step(static_cast<int32_t>(step), kind == StepKind::kActive);
-  recorder.set_observer(tracer_.get());
   in_step_ = true;
 }
 
-void DeepProfile::after_step(const profile::StepRecord& record, int64_t max_rss_bytes,
-                             profile::PhaseRecorder& recorder) {
+void DeepProfile::on_phase_begin(profile::Phase phase) {
+  if (in_step_) tracer_->on_phase_begin(phase);
+}
+
+void DeepProfile::on_phase_end(profile::Phase phase) {
+  if (in_step_) tracer_->on_phase_end(phase);
+}
+
+void DeepProfile::after_step(const profile::StepRecord& record, int64_t max_rss_bytes) {
   if (!in_step_) return;
   in_step_ = false;
-  recorder.set_observer(nullptr);
   tracer_->end_step();
   if (kind_of(record.step) == StepKind::kActive) {
     window_records_.push_back(record);

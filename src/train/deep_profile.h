@@ -25,7 +25,9 @@
 
 namespace llmprof::train {
 
-class DeepProfile {
+// Observes every phase for the whole run (the tracer is told of those of a recorded step); the
+// memory probe and any other participant see the same phases beside it.
+class DeepProfile : public profile::PhaseObserver {
  public:
   // scope_flops: analytic forward FLOPs of one call of each scope for a micro-batch, -1 = not
   // modelled (model/flops.h gpt_/encoder_scope_forward_flops).
@@ -33,14 +35,16 @@ class DeepProfile {
   DeepProfile(const config::Config& cfg, const profile::ScopeFlops& scope_flops,
               const profile::Roofs& roofs, std::string run_dir,
               std::unique_ptr<gpu::ActivitySource> gpu = nullptr, int64_t first_step = 1);
-  ~DeepProfile();
+  ~DeepProfile() override;
 
   // Between steps: opens the window when the schedule reaches a traced step. Steps are numbered
   // from 1, as in every output.
-  void before_step(int64_t step, profile::PhaseRecorder& recorder);
+  void before_step(int64_t step);
   // Between steps: closes the step; at the end of a window writes the tables and the trace.
-  void after_step(const profile::StepRecord& record, int64_t max_rss_bytes,
-                  profile::PhaseRecorder& recorder);
+  void after_step(const profile::StepRecord& record, int64_t max_rss_bytes);
+  // A recorded step's phases, to the tracer (memory per phase, backward's scopes).
+  void on_phase_begin(profile::Phase phase) override;
+  void on_phase_end(profile::Phase phase) override;
   // End of the run (or an early stop): closes an open window and writes what it recorded.
   void finish();
 

@@ -152,6 +152,9 @@ struct Session::Impl {
   std::vector<StepRow> rows;
   std::vector<EvalPoint> evals;
   StepRow row;       // the step in flight
+  // Told of every step and phase, in the order added (add_participant); the deep profile is an
+  // observer of its own, added first.
+  std::vector<profile::StepParticipant*> participants;
   telemetry::RusageSnapshot rusage_before;
   bool in_step = false;
   int64_t wall_start_ns = 0;
@@ -184,6 +187,7 @@ Session::Session(const config::Config& cfg, const SessionOptions& options,
   env.energy = m.energy ? m.energy->availability() : energy_off;
   rundir::write_env(rundir::path(m.run_dir, rundir::kEnv), env);
   m.rows.reserve(static_cast<size_t>(m.max_steps));
+  if (cfg.profile.level >= profile::Level::kModules) m.recorder.add_observer(&m.deep);
   if (m.device->is_cuda()) {
     m.event_api = gpu::make_cuda_event_api(nullptr);  // LibTorch's default stream
     m.span = std::make_unique<gpu::StepEventSpan>(*m.event_api);
@@ -238,8 +242,41 @@ Step Session::step() {
   return Step(*this, number);
 }
 
-void Session::set_phase_observer(profile::PhaseObserver* observer) {
-  impl_->recorder.set_observer(observer);
+void Session::add_participant(profile::StepParticipant& participant) {
+  Impl& m = *impl_;
+  if (m.in_step || steps_completed() > 0 || m.finished) {
+    throw Error(
+        fmt::format("llmprof::Session::add_participant: {} comes after the first step; "
+                    "add every participant before it",
+                    participant.name()));
+  }
+  if (!m.recorder.add_observer(&participant)) {
+    throw Error(
+        fmt::format("llmprof::Session::add_participant: {}: a session takes at most {} "
+                    "phase observers",
+                    participant.name(), profile::PhaseRecorder::kMaxObservers));
+  }
+  m.participants.push_back(&participant);
+}
+
+bool Session::any_process(bool mine, const char* when) {
+  bool any = mine;
+  for (profile::StepParticipant* p : impl_->participants) any = p->any_process(mine, when) || any;
+  return any;
+}
+
+void Session::sum_over_processes(std::vector<double>& sums,
+                                 std::vector<int64_t>& counts,
+                                 const char* what) {
+  for (profile::StepParticipant* p : impl_->participants) p->sum_over_processes(sums, counts, what);
+}
+
+std::vector<std::string> Session::checkpoint_state(const std::string& mine) {
+  for (profile::StepParticipant* p : impl_->participants) {
+    std::vector<std::string> all = p->checkpoint_state(mine);
+    if (all.size() != 1 || all[0] != mine) return all;  // gathered (or none on this rank)
+  }
+  return {mine};
 }
 
 void Session::set_distributed_trace(
@@ -263,7 +300,8 @@ void Session::begin_step(int64_t number) {
   m.row = StepRow{};
   m.row.tokens = m.opts.tokens_per_step;
   m.row.grad_norm = NAN;  // unknown until set_grad_norm
-  m.deep.before_step(number, m.recorder);
+  for (profile::StepParticipant* p : m.participants) p->before_step(number);
+  m.deep.before_step(number);
   m.device->reset_peak_memory();  // CUDA: the step's own peak (a host call, no sync)
   if (m.events) m.events->begin_step();
   m.rusage_before = telemetry::read_rusage();
@@ -282,7 +320,8 @@ void Session::end_step() {
   row.rusage = telemetry::rusage_delta(m.rusage_before, telemetry::read_rusage());
   row.device_memory = m.device->memory();  // the allocator's books: host-side, no sync
   row.timing = m.recorder.record();
-  m.deep.after_step(row.timing, row.rusage.max_rss_bytes, m.recorder);
+  m.deep.after_step(row.timing, row.rusage.max_rss_bytes);
+  for (profile::StepParticipant* p : m.participants) p->after_step(row.timing);
   row.phases_timed = m.recorder.enabled();
   row.flops = m.opts.flops_per_step;
   row.peak_flops_per_s = m.peak.flops_per_s;
@@ -347,6 +386,31 @@ Step::~Step() {
 
 PhaseScope Step::phase(profile::Phase phase) {
   return PhaseScope(session_.impl_->recorder, phase);
+}
+
+void Step::backward(const at::Tensor& loss, bool sync) {
+  const std::vector<profile::StepParticipant*>& all = session_.impl_->participants;
+  for (profile::StepParticipant* p : all) p->before_backward(loss, sync);
+  try {
+    loss.backward();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    for (profile::StepParticipant* p : all) p->on_backward_error(e);  // may throw its diagnosis
+    throw;
+  }
+}
+
+profile::StepDecision Step::agree(bool stop_requested) {
+  end();
+  const StepRow& row = session_.impl_->row;
+  const profile::StepOutcome mine{number_, step_ms(row), row.loss, stop_requested};
+  profile::StepDecision decision;
+  for (profile::StepParticipant* p : session_.impl_->participants) {
+    const profile::StepDecision d = p->after_optimizer(mine);  // each is asked: collectives
+    if (d.stop && !decision.stop) decision = d;
+  }
+  return decision;
 }
 
 void Step::end() {

@@ -13,11 +13,11 @@
 #include <thread>
 
 #include "cuda_graph.h"
-#include "data_parallel.h"
 #include "fused_adam.h"
 #include "llmprof/base/clock.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/data/loader.h"
+#include "llmprof/dist/data_parallel.h"
 #include "llmprof/dist/rank_env.h"
 #include "llmprof/error.h"
 #include "llmprof/model/autocast.h"
@@ -222,20 +222,14 @@ struct LoopState {
   bool step_skipped = false;  // fp16: a gradient was inf/NaN, the optimizer did not step
   data::BatchView held;       // the last micro-batch, handed back at the next data phase
   bool holding = false;
-  int64_t backward_start_ns = 0;  // data-parallel: read at each bucket's launch
 };
 
-// The timed step: no allocation, I/O, formatting or host sync beyond training's own.
-// Data-parallel (dp not null): DDP's no_sync on every micro-step but the last, whose backward
-// all-reduces the gradient buckets (averaged across ranks) before clipping and the optimizer.
-void timed_step(const config::Config& cfg,
-                Training& t,
-                Step& step,
-                data::BatchLoader& loader,
-                LoopState& s,
-                DataParallel* dp) {
+// The timed step: no allocation, I/O, formatting or host sync beyond training's own. Each micro-
+// batch's backward goes through the step, whose participants take part (data-parallel: DDP's
+// no_sync on every micro-step but the last, whose backward all-reduces the gradient buckets).
+void timed_step(
+    const config::Config& cfg, Training& t, Step& step, data::BatchLoader& loader, LoopState& s) {
   const int64_t A = cfg.train.grad_accum_steps;
-  dist::PhaseLog* spans = dp ? &dp->spans() : nullptr;  // data-parallel: phase spans per rank
   for (int64_t micro = 0; micro < A; ++micro) {
     data::BatchView batch;
     Batch b;
@@ -244,18 +238,12 @@ void timed_step(const config::Config& cfg,
       // The previous batch's slot goes back here, so refilling it is data time and the data
       // phase runs once per micro-batch, where the batch is taken.
       auto phase = step.phase(profile::Phase::kData);
-      dist::ScopedSpan span(spans, rundir::SpanPhase::kData);
       if (s.holding) loader.release(s.held);
       batch = loader.next();
       b = t.device->to_device(wrap_batch(batch));  // CUDA: an async copy from a pinned slot
     }
     {
       auto phase = step.phase(profile::Phase::kForward);
-      dist::ScopedSpan span(spans, rundir::SpanPhase::kForward);
-      if (dp) {
-        dp->sync().begin_micro_step(/*sync=*/micro == A - 1);
-        dp->test_forward_delay();  // test only: an injected straggler (0 unless set)
-      }
       if (cfg.train.test_step_sleep_ms > 0) {  // test only: a known slowdown (0 unless set)
         std::this_thread::sleep_for(
             std::chrono::duration<double, std::milli>(cfg.train.test_step_sleep_ms));
@@ -267,15 +255,8 @@ void timed_step(const config::Config& cfg,
     }
     {
       auto phase = step.phase(profile::Phase::kBackward);
-      dist::ScopedSpan span(spans, rundir::SpanPhase::kBackward);
       if (t.scaler) s.loss_scale = t.scaler->current_scale();  // the host's copy: no device read
-      const torch::Tensor& scaled = t.scaler ? t.scaler->scale(loss) : loss;
-      if (dp) {
-        s.backward_start_ns = now_ns();
-        dp->sync().backward(scaled);
-      } else {
-        scaled.backward();
-      }
+      step.backward(t.scaler ? t.scaler->scale(loss) : loss, /*sync=*/micro == A - 1);
     }
     s.micro_loss[static_cast<size_t>(micro)] = loss.detach();
     s.held = batch;  // backward is done with it (embedding, mask, loss); released next phase
@@ -283,7 +264,6 @@ void timed_step(const config::Config& cfg,
   }
   {
     auto phase = step.phase(profile::Phase::kOptimizer);
-    dist::ScopedSpan span(spans, rundir::SpanPhase::kOptimizer);
     s.step_skipped = false;
     if (t.scaler) {
       t.scaler->unscale(t.params);  // clipping and the optimizer see true gradients
@@ -394,15 +374,20 @@ std::optional<Outcome> record_loss(const config::Config& cfg,
 }
 
 // Data-parallel: each rank evaluates its rows of the eval batches and the sums are added over
-// ranks, so the loss is that of the whole set whatever the world size.
-void evaluate_step(Training& t, Step& step, DataParallel* dp) {
+// ranks (Session::sum_over_processes), so the loss is that of the whole set whatever the world
+// size.
+void evaluate_step(Training& t, Session& session, Step& step) {
   const profile::ScopedEval in_eval;  // a recorded window's ops.csv keeps its ops apart
   const int64_t t0 = now_ns();
   EvalSums tr = evaluate(*t.task, t.eval_train, t.precision);
   EvalSums va = evaluate(*t.task, t.eval_val, t.precision);
-  if (dp) {
-    dp->all_reduce(tr);
-    dp->all_reduce(va);
+  for (EvalSums* sums : {&tr, &va}) {
+    std::vector<double> loss{sums->loss_sum};
+    std::vector<int64_t> n{sums->targets, sums->correct, sums->batches, sums->rows, sums->tokens};
+    session.sum_over_processes(loss, n, "eval all-reduce");
+    sums->loss_sum = loss[0];
+    std::tie(sums->targets, sums->correct, sums->batches, sums->rows, sums->tokens) =
+        std::tie(n[0], n[1], n[2], n[3], n[4]);
   }
   step.record_eval({{"train", tr.mean_loss(), accuracy_of(*t.task, tr)},
                     {"val", va.mean_loss(), accuracy_of(*t.task, va)}},
@@ -436,14 +421,15 @@ std::string parameter_digest(const std::vector<torch::Tensor>& params) {
 // rng-rank<k>.pt, all in the one folder rank 0 writes and renames into place. Data-parallel: every
 // rank calls it (its random state travels to rank 0 in an all-gather), so no rank writes into a
 // folder another is replacing.
-void save_run_checkpoint(const config::Config& cfg,
+// Returns whether this process wrote it (data-parallel: rank 0).
+bool save_run_checkpoint(const config::Config& cfg,
                          Training& t,
+                         Session& session,
                          const std::string& dir,
-                         int64_t step,
-                         DataParallel* dp) {
-  const std::string mine = rng_state_archive(t.device->device());
-  const std::vector<std::string> rng = dp ? dp->gather_on_rank0(mine) : std::vector{mine};
-  if (dp && dp->rank() != 0) return;
+                         int64_t step) {
+  const std::vector<std::string> rng =
+      session.checkpoint_state(rng_state_archive(t.device->device()));
+  if (rng.empty()) return false;  // another rank writes it
   save_checkpoint(dir, t.task->module(), cfg, t.task->kind(), step, t.data.tokenizer.get(),
                   [&](const std::string& tmp_dir) {
                     save_optimizer_state(tmp_dir, *t.optimizer, t.scaler.get());
@@ -453,6 +439,7 @@ void save_run_checkpoint(const config::Config& cfg,
                           rng[k]);
                     }
                   });
+  return true;
 }
 
 TrainResult result_of(const RunSummary& s);
@@ -462,7 +449,7 @@ TrainResult finish(const config::Config& cfg,
                    Training& t,
                    Session& session,
                    const Outcome& outcome,
-                   DataParallel* dp,
+                   dist::DataParallel* dp,
                    const std::string& top_dir) {
   const std::string& dir = session.run_dir();
   const int64_t done = t.first_step() - 1 + session.steps_completed();
@@ -471,8 +458,7 @@ TrainResult finish(const config::Config& cfg,
   const bool all_ranks_here = dp == nullptr || outcome.status != RunStatus::kFailed;
   if (cfg.train.save_checkpoint && session.steps_completed() > 0 && all_ranks_here &&
       outcome.status != RunStatus::kDiverged) {
-    save_run_checkpoint(cfg, t, rundir::path(dir, rundir::kCheckpoint), done, dp);
-    if (!dp || dp->rank() == 0) {
+    if (save_run_checkpoint(cfg, t, session, rundir::path(dir, rundir::kCheckpoint), done)) {
       spdlog::info("checkpoint {} (step {})", rundir::path(dir, rundir::kCheckpoint), done);
     }
   }
@@ -549,7 +535,7 @@ void check_shardable(const config::Config& cfg, const RunData& rd, int world_siz
 
 // The run directory of this rank: world size 1, the run directory itself; data-parallel,
 // <top>/rank<k> under a top directory rank 0 named (session_cfg gets output.name rank<k>).
-std::string rank_run_dir(DataParallel* dp, config::Config& session_cfg, SessionOptions& so) {
+std::string rank_run_dir(dist::DataParallel* dp, config::Config& session_cfg, SessionOptions& so) {
   if (!dp) return "";
   const std::string top = dp->shared_top_dir(session_cfg, so.output_dir, so.run_label);
   so.output_dir = top;
@@ -557,39 +543,23 @@ std::string rank_run_dir(DataParallel* dp, config::Config& session_cfg, SessionO
   return top;
 }
 
-// After each step of a data-parallel run (outside its timing): the bucket rows, then one small
-// all-gather so every rank takes the same decision (a rank that diverged or was asked to stop
-// stops them all at the same step). Returns the outcome that ends the run, if any.
-std::optional<Outcome> after_rank_step(DataParallel& dp,
-                                       int64_t n,
-                                       double step_ms,
-                                       const LoopState& s,
-                                       std::optional<Outcome> mine,
-                                       bool signalled) {
-  dp.write_comm_rows(n);
-  double loss = 0;
-  for (const auto& l : s.micro_loss) loss += l.item<double>();
-  const DataParallel::Agreed a =
-      dp.agree_after_step({n, step_ms, loss}, mine.has_value() || signalled);
-  if (mine || !a.stop) return mine;
-  if (!std::isfinite(a.global_loss)) {
-    return Outcome{RunStatus::kDiverged,
-                   fmt::format("the loss of another rank became non-finite at step {}", n)};
-  }
-  if (signalled) return std::nullopt;  // this rank's own signal: the usual check below
-  return Outcome{RunStatus::kInterrupted,
-                 fmt::format("another rank was stopped by a signal; stopped after step {}", n)};
+// After each step (outside its timing): the step's participants decide with this process whether
+// to go on (data-parallel: every rank takes the same decision, one all-gather, so a rank that
+// diverged or was asked to stop stops them all at the same step). Returns the outcome that ends
+// the run, if any; this process's own signal is left to the loop's check.
+std::optional<Outcome> agree_after_step(Step& step, std::optional<Outcome> mine, bool signalled) {
+  const profile::StepDecision d = step.agree(mine.has_value() || signalled);
+  if (mine || !d.stop) return mine;
+  return Outcome{d.diverged ? RunStatus::kDiverged : RunStatus::kInterrupted, d.reason};
 }
 
 // A signal during set-up or while the run directory was made stops the run before its first
 // step. Data-parallel, every rank takes that decision together (one all-gather), as after each
 // step: a rank that stopped alone would leave the others in their first all-reduce until
 // ddp.timeout_s.
-std::optional<Outcome> stop_before_first_step(DataParallel* dp, const StopSignals& signals) {
-  if (dp) dp->test_signal_before_first_step();  // test only: nothing unless set
+std::optional<Outcome> stop_before_first_step(Session& session, const StopSignals& signals) {
   const int mine = signals.signal();
-  const bool any = dp ? dp->any_rank(mine != 0, "the start") : mine != 0;
-  if (!any) return std::nullopt;
+  if (!session.any_process(mine != 0, "the start")) return std::nullopt;
   if (mine != 0) {
     return Outcome{RunStatus::kInterrupted,
                    fmt::format("stopped by signal {} before the first step", mine)};
@@ -598,11 +568,10 @@ std::optional<Outcome> stop_before_first_step(DataParallel* dp, const StopSignal
                  "another rank was stopped by a signal before the first step"};
 }
 
-}  // namespace
-
-TrainResult run_training(const config::Config& given, const TrainOptions& opts) {
+// The config as trained: a Hugging Face folder's model (or an llmprof checkpoint's tokenizer) at
+// model.init_from adopted, validated, the device checked.
+config::Config resolve_config(const config::Config& given, RunTokenizer& init_tokenizer) {
   config::Config cfg = given;
-  RunTokenizer init_tokenizer;              // an llmprof run starts from its own tokenizer
   if (is_hf_folder(cfg.model.init_from)) {  // a Hugging Face folder gives model and tokenizer
     for (std::string& note : adopt_hf_model(cfg, cfg.model.init_from, "model.init_from")) {
       cfg.notes.push_back(std::move(note));
@@ -613,114 +582,157 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
   }
   config::validate(cfg);
   check_device(cfg);
-  StopSignals signals;  // from here: a signal during set-up stops the run too, not the process
-  // Data-parallel (the launcher's environment says world size > 1): the group forms and the
-  // configs are compared before the data is read.
-  const std::unique_ptr<DataParallel> dp =
-      DataParallel::connect(cfg, dist::rank_env_from_environment());
-  const data::Shard shard{dp ? dp->rank() : 0, dp ? dp->world_size() : 1};
-  std::optional<ResumePoint> resume;
-  if (!cfg.train.resume_from.empty()) {
-    resume = check_resume(cfg, static_cast<int>(shard.world_size));
+  return cfg;
+}
+
+// The step's participants of this run. Data-parallel (the launcher's environment says world size
+// > 1): the group forms and the configs are compared before the data is read. The memory probe:
+// before the model exists.
+struct Participants {
+  explicit Participants(const config::Config& cfg)
+      : data_parallel(dist::DataParallel::connect(cfg, dist::rank_env_from_environment())),
+        probe(cfg.device.is_cuda(), cfg.device.index) {}
+  data::Shard shard() const {
+    if (!data_parallel) return {0, 1};
+    return {data_parallel->rank(), data_parallel->world_size()};
   }
-  plan::MemoryProbe probe(cfg.device.is_cuda(), cfg.device.index);  // before the model exists
-  Training t(cfg, shard, resume);  // set-up: model, data, optimizer, eval batches
-  probe.set_model(t.params, t.task->module().buffers());
-  check_run_tokenizer(init_tokenizer, *t.data.tokenizer, cfg.model.init_from);
-  check_shardable(cfg, t.data, static_cast<int>(shard.world_size));
-  LoopState state(cfg.train.grad_accum_steps);
-  if (dp) dp->start(t.task->module(), t.params, cfg, &state.backward_start_ns);
+  std::unique_ptr<dist::DataParallel> data_parallel;  // null: one process
+  plan::MemoryProbe probe;
+};
+
+// The run directory (data-parallel: <top>/rank<k> under the top directory rank 0 named) and the
+// Session writing into it, every participant added.
+struct OpenRun {
+  std::string top_dir;  // data-parallel: the top directory; else empty
+  std::unique_ptr<Session> session;
+};
+
+OpenRun open_run(const config::Config& cfg,
+                 Training& t,
+                 const TrainOptions& opts,
+                 Participants& p,
+                 const StopSignals& signals) {
+  dist::DataParallel* ranks = p.data_parallel.get();
+  p.probe.set_model(t.params, t.task->module().buffers());
+  if (ranks) ranks->start(t.task->module(), t.params, cfg);
   // One rank: a signal during set-up stops it here. Data-parallel: the ranks decide together
   // before the first step (stop_before_first_step), the run directory made.
-  if (!dp && signals.signal() != 0) {
-    throw Interrupted(
-        fmt::format("stopped by signal {} during set-up, before the run directory "
-                    "was made",
-                    signals.signal()));
+  if (!ranks && signals.signal() != 0) {
+    throw Interrupted(fmt::format(
+        "stopped by signal {} during set-up, before the run directory was made", signals.signal()));
   }
   config::Config session_cfg = cfg;
   SessionOptions so = session_options(cfg, *t.task, opts);
   so.first_step = t.first_step();
-  const std::string top_dir = rank_run_dir(dp.get(), session_cfg, so);
-  Session session(session_cfg, so, &t.runtime);  // the run directory
-  session.set_phase_observer(&probe);
-  if (dp) {
-    if (dp->rank() == 0) {
+  OpenRun run;
+  run.top_dir = rank_run_dir(ranks, session_cfg, so);
+  run.session = std::make_unique<Session>(session_cfg, so, &t.runtime);  // the run directory
+  Session& session = *run.session;
+  session.add_participant(p.probe);
+  if (ranks) {
+    if (ranks->rank() == 0) {
       spdlog::info(
           "run {} ({} ranks, each in its {}<k>/; report, plot, check and resume take "
           "this directory)",
-          top_dir, dp->world_size(), rundir::kRankDirPrefix);
+          run.top_dir, ranks->world_size(), rundir::kRankDirPrefix);
     }
-    dp->open_comm_csv(session.run_dir());
+    session.add_participant(*ranks);
+    ranks->open_comm_csv(session.run_dir());
     // The trace on rank 0's clock: the offset measured by the clock ping-pong at the start.
-    session.set_distributed_trace(dp->trace_info(), [&dp](int64_t from_ns, int64_t to_ns) {
-      return dp->collectives_between(from_ns, to_ns);
+    session.set_distributed_trace(ranks->trace_info(), [ranks](int64_t from_ns, int64_t to_ns) {
+      return ranks->collectives_between(from_ns, to_ns);
     });
+    ranks->test_signal_before_first_step();  // test only: nothing unless set
   }
   t.data.tokenizer->save(session.run_dir());
   log_inputs(t);
+  return run;
+}
+
+// train.cuda_graphs, between steps: eager steps first (library autotuning, optimizer state), then
+// the step captured once; from then on each step stages its learning rate into the graph.
+void prepare_graph(
+    const config::Config& cfg, Training& t, Session& session, const LoopState& s, int64_t n) {
+  const int64_t graph_after = t.first_step() - 1 + std::max<int64_t>(1, cfg.profile.warmup_steps);
+  if (cfg.train.cuda_graphs && !t.graph && n > graph_after) {
+    capture_step(cfg, t, s);
+    spdlog::info(
+        "train.cuda_graphs: step captured before step {}; from here forward_ms is "
+        "the whole replayed step (forward, backward, clip, optimizer)",
+        n);
+    session.context().cuda_graphs = rundir::CudaGraphFigures{n, "the whole replayed step"};
+  }
+  if (t.graph) static_cast<FusedAdam&>(*t.optimizer).stage_learning_rates();
+}
+
+// The steps, from the run's first to schedule.max_steps or the first reason to stop.
+Outcome train_steps(const config::Config& cfg,
+                    Training& t,
+                    Session& session,
+                    const StopSignals& signals) {
+  if (std::optional<Outcome> early = stop_before_first_step(session, signals)) return *early;
   // A resumed run skips the micro-batches of the steps before it (the stream is keyed by the
   // global sample index: global batch i is (i x world size + rank) x batch_size onwards).
   data::BatchLoader loader(*t.data.train_sampler, cfg.data.num_workers, cfg.data.prefetch,
                            t.device->slot_memory(),
                            (t.first_step() - 1) * cfg.train.grad_accum_steps);
-  Outcome outcome;
+  LoopState state(cfg.train.grad_accum_steps);
   const int64_t max_steps = cfg.schedule.max_steps;
-  const int64_t eval_every = cfg.train.eval_interval, ckpt_every = cfg.train.checkpoint_interval;
-  // train.cuda_graphs: eager steps first (library autotuning, optimizer state), then the graph.
-  const int64_t first = t.first_step();
-  const int64_t graph_after = first - 1 + std::max<int64_t>(1, cfg.profile.warmup_steps);
   if (t.resume) {
     apply_rng_state(t.rng, t.device->device());  // last: the set-up above draws from them too
-    spdlog::info("resumed from {} (step {}): steps {}..{}", t.resume->dir, t.resume->step, first,
-                 max_steps);
+    spdlog::info("resumed from {} (step {}): steps {}..{}", t.resume->dir, t.resume->step,
+                 t.first_step(), max_steps);
   }
-  try {
-    const std::optional<Outcome> early = stop_before_first_step(dp.get(), signals);
-    const bool stopped_early = early.has_value();
-    if (early) outcome = *early;
-    for (int64_t n = first; !stopped_early && n <= max_steps; ++n) {  // steps count from 1
-      const bool last = n == max_steps;
-      const double lr = learning_rate(cfg, n - 1);
-      set_learning_rate(*t.optimizer, lr);
-      if (cfg.train.cuda_graphs && !t.graph && n > graph_after) {
-        capture_step(cfg, t, state);
-        spdlog::info(
-            "train.cuda_graphs: step captured before step {}; from here forward_ms is "
-            "the whole replayed step (forward, backward, clip, optimizer)",
-            n);
-        session.context().cuda_graphs = rundir::CudaGraphFigures{n, "the whole replayed step"};
-      }
-      if (t.graph) static_cast<FusedAdam&>(*t.optimizer).stage_learning_rates();
-      probe.before_step(n);
-      Step step = session.step();  // its row is written as it leaves scope, even on break
-      const int64_t step_t0 = now_ns();
-      if (t.graph) {
-        graph_step(t, step, loader, state);
-      } else {
-        timed_step(cfg, t, step, loader, state, dp.get());
-      }
-      const double step_ms = static_cast<double>(now_ns() - step_t0) * 1e-6;
-      probe.after_step(n);
-      std::optional<Outcome> stop = record_loss(cfg, step, state, lr);
-      // Read once: the ranks' agreement and the check below must see the same answer, or a
-      // signal arriving between the two stops this rank alone while the others go on.
-      const bool signalled = signals.signal() != 0;
-      if (dp) stop = after_rank_step(*dp, n, step_ms, state, stop, signalled);
-      if (stop) {
-        outcome = *stop;
-        break;
-      }
-      if (eval_every > 0 && (n % eval_every == 0 || last)) evaluate_step(t, step, dp.get());
-      if (cfg.train.save_checkpoint && ckpt_every > 0 && !last && n % ckpt_every == 0) {
-        save_run_checkpoint(cfg, t, rundir::checkpoint_step_dir(session.run_dir(), n), n, dp.get());
-      }
-      if (signalled && !last) {
-        outcome = {RunStatus::kInterrupted,
-                   fmt::format("stopped by signal {} after step {}", signals.signal(), n)};
-        break;
-      }
+  const int64_t eval_every = cfg.train.eval_interval, ckpt_every = cfg.train.checkpoint_interval;
+  for (int64_t n = t.first_step(); n <= max_steps; ++n) {  // steps count from 1
+    const bool last = n == max_steps;
+    const double lr = learning_rate(cfg, n - 1);
+    set_learning_rate(*t.optimizer, lr);
+    prepare_graph(cfg, t, session, state, n);
+    Step step = session.step();  // its row is written as it leaves scope, even on break
+    if (t.graph) {
+      graph_step(t, step, loader, state);
+    } else {
+      timed_step(cfg, t, step, loader, state);
     }
+    // Read once: the ranks' agreement and the check below must see the same answer, or a
+    // signal arriving between the two stops this rank alone while the others go on.
+    const bool signalled = signals.signal() != 0;
+    if (auto stop = agree_after_step(step, record_loss(cfg, step, state, lr), signalled)) {
+      return *stop;
+    }
+    if (eval_every > 0 && (n % eval_every == 0 || last)) evaluate_step(t, session, step);
+    if (cfg.train.save_checkpoint && ckpt_every > 0 && !last && n % ckpt_every == 0) {
+      save_run_checkpoint(cfg, t, session, rundir::checkpoint_step_dir(session.run_dir(), n), n);
+    }
+    if (signalled && !last) {
+      return {RunStatus::kInterrupted,
+              fmt::format("stopped by signal {} after step {}", signals.signal(), n)};
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+TrainResult run_training(const config::Config& given, const TrainOptions& opts) {
+  RunTokenizer init_tokenizer;  // an llmprof run starts from its own tokenizer
+  const config::Config cfg = resolve_config(given, init_tokenizer);
+  StopSignals signals;  // from here: a signal during set-up stops the run too, not the process
+  Participants participants(cfg);
+  const data::Shard shard = participants.shard();
+  std::optional<ResumePoint> resume;
+  if (!cfg.train.resume_from.empty()) {
+    resume = check_resume(cfg, static_cast<int>(shard.world_size));
+  }
+  Training t(cfg, shard, resume);  // set-up: model, data, optimizer, eval batches
+  check_run_tokenizer(init_tokenizer, *t.data.tokenizer, cfg.model.init_from);
+  check_shardable(cfg, t.data, static_cast<int>(shard.world_size));
+  const OpenRun run = open_run(cfg, t, opts, participants, signals);
+  Session& session = *run.session;
+  Outcome outcome;
+  try {
+    outcome = train_steps(cfg, t, session, signals);
   } catch (const llmprof::Error& e) {
     finish_failed(session, e.what());
     throw;
@@ -731,9 +743,10 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
   }
   try {
     const int64_t vocab = cfg.model.vocab_size > 0 ? 0 : t.data.tokenizer->vocab_size();
-    session.context().plan = plan::reconcile(cfg, vocab, cfg.device.is_cuda(), probe.measured(),
-                                             plan::cuda_allocator_from_env());
-    return finish(cfg, t, session, outcome, dp.get(), top_dir);
+    session.context().plan =
+        plan::reconcile(cfg, vocab, cfg.device.is_cuda(), participants.probe.measured(),
+                        plan::cuda_allocator_from_env());
+    return finish(cfg, t, session, outcome, participants.data_parallel.get(), run.top_dir);
   } catch (const llmprof::Error& e) {  // the checkpoint or a table met a full disk
     finish_failed(session, e.what());
     throw;

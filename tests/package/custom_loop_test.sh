@@ -42,4 +42,19 @@ grep -q "conv1" "$tmp/report.log" || { cat "$tmp/report.log"; fail "report shows
 step plot.log "$tmp/prefix/bin/llmprof" plot "$run" --out "$tmp/plots"
 cat "$tmp/plot.log"
 ls "$tmp"/plots/*04_phases*.png > /dev/null || fail "no phases chart"
+
+# The data-parallel variant: the same loop, two ranks launched by the program itself, written as
+# `llmprof train --nproc 2` writes a run (rank directories, merged documents, comm analysis).
+step nproc.log ./build/custom_loop --nproc 2 schedule.max_steps=12 profile.level=phases \
+  profile.peak_flops_per_s=1e11 energy.enabled=false ddp.timeout_s=60 \
+  output.dir="$tmp/runs_dp"
+cat "$tmp/nproc.log"
+top="$tmp/runs_dp/custom-loop"
+for f in steps.csv summary.json comm.csv clocks.csv collectives.csv comm_steps.csv \
+         rank0/steps.csv rank1/steps.csv rank0/comm.csv rank1/phases.csv; do
+  [ -s "$top/$f" ] || fail "data-parallel: no $f"
+done
+[ "$(wc -l < "$top/steps.csv")" -eq 13 ] || fail "data-parallel steps.csv: want 12 rows"
+grep -q '"world_size": 2' "$top/summary.json" || fail "data-parallel summary.json: world_size"
+step report_dp.log "$tmp/prefix/bin/llmprof" report "$top"
 echo "custom_loop against the installed package: ok"

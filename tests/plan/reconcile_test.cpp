@@ -49,6 +49,18 @@ TEST(TrainPlan, GptFp32PeakWithinTenPercentAndSamePhase) {
   EXPECT_EQ(p.at("peak_phase").at("measured"), "backward");
 }
 
+TEST(TrainPlan, ProfilingOpsFromTheFirstStepStillMeasuresStepsOneAndTwo) {
+  // The profiler's window opens at step 1 (schedule_wait=0) and records steps 1-2, the steps the
+  // memory probe measures: both take part in every phase, neither takes the other's place.
+  test::ScratchDir dir("plan-ops-wait0");
+  const json p =
+      plan_section(dir, {"train.batch_size=6", "model.block_size=24", "profile.level=ops",
+                         "profile.schedule_wait=0", "profile.schedule_warmup=0",
+                         "profile.schedule_active=2", "profile.peak_bytes_per_s=1e10"});
+  expect_reconciled(p);
+  EXPECT_EQ(p.at("peak_phase").at("measured"), "backward");
+}
+
 TEST(TrainPlan, GptBf16CheckpointedSdpaWithinTenPercent) {
   test::ScratchDir dir("plan-gpt-bf16");
   expect_reconciled(plan_section(dir, {"train.precision=bf16", "model.attention=sdpa",

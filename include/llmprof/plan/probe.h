@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "llmprof/profile/phase.h"
+#include "llmprof/profile/participant.h"
 
 namespace at {
 class Tensor;
@@ -35,7 +35,8 @@ struct Measured {
   std::string reason;                  // when nothing was measured
 };
 
-class MemoryProbe : public profile::PhaseObserver {
+// A participant of the step (llmprof/profile/participant.h): Session::add_participant.
+class MemoryProbe : public profile::StepParticipant {
  public:
   // Installs the reporter now (call before the model is built). cuda: read the caching
   // allocator instead; LLMPROF_CUDA_MEMORY_FRACTION (0 < f <= 1) caps the process's share of the
@@ -47,9 +48,10 @@ class MemoryProbe : public profile::PhaseObserver {
 
   // The model's parameters and buffers (after the model is built and moved to its device).
   void set_model(const std::vector<at::Tensor>& parameters, const std::vector<at::Tensor>& buffers);
+  std::string_view name() const override { return "memory probe"; }
   // Around each step, numbered from 1.
-  void before_step(int64_t step);
-  void after_step(int64_t step);
+  void before_step(int64_t step) override;
+  void after_step(const profile::StepRecord& record) override;
   void on_phase_begin(profile::Phase phase) override;
   void on_phase_end(profile::Phase phase) override;
 

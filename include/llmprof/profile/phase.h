@@ -45,8 +45,9 @@ struct StepRecord {
   int num_intervals = 0;                    // intervals kept (more are summed in phase_ns only)
 };
 
-// Told when a timed phase begins and ends (the deep profiler tracks memory per phase). Called
-// outside the phase's own clock reads.
+// Told when a timed phase begins and ends (the deep profiler tracks memory per phase, the memory
+// probe reads the allocator, data parallelism logs its spans). Called outside the phase's own
+// clock reads. A step's participants (llmprof/profile/participant.h) are its observers.
 class PhaseObserver {
  public:
   virtual ~PhaseObserver() = default;
@@ -64,7 +65,9 @@ class DeviceTimer {
 };
 
 // Times the phases of the current step when enabled (level >= phases); at level off only the
-// step boundaries are read. Holds one record: the loop copies it out after the step.
+// step boundaries are read. Holds one record: the loop copies it out after the step. Its
+// observers sit in fixed slots, every one told of every phase: begins in the order added, ends in
+// the reverse order (the first added is outermost).
 class PhaseRecorder {
  public:
   explicit PhaseRecorder(bool phases_enabled) : enabled_(phases_enabled) {}
@@ -86,8 +89,23 @@ class PhaseRecorder {
       record_.intervals[record_.num_intervals++] = {start_ns, end_ns, phase};
     }
   }
-  void set_observer(PhaseObserver* observer) { observer_ = observer; }
-  PhaseObserver* observer() const { return observer_; }
+  static constexpr int kMaxObservers = 8;
+  // Adds an observer for every later phase; false when the slots are full (kMaxObservers).
+  bool add_observer(PhaseObserver* observer) {
+    if (num_observers_ >= kMaxObservers) return false;
+    observers_[static_cast<size_t>(num_observers_++)] = observer;
+    return true;
+  }
+  int num_observers() const { return num_observers_; }
+  void notify_begin(Phase phase) const {
+    for (int i = 0; i < num_observers_; ++i)
+      observers_[static_cast<size_t>(i)]->on_phase_begin(phase);
+  }
+  void notify_end(Phase phase) const {
+    for (int i = num_observers_ - 1; i >= 0; --i) {
+      observers_[static_cast<size_t>(i)]->on_phase_end(phase);
+    }
+  }
   void set_device_timer(DeviceTimer* timer) { device_timer_ = timer; }
   DeviceTimer* device_timer() const { return device_timer_; }
   void count_reads(int64_t n) { record_.clock_reads += n; }
@@ -96,7 +114,8 @@ class PhaseRecorder {
  private:
   bool enabled_;
   StepRecord record_;
-  PhaseObserver* observer_ = nullptr;
+  std::array<PhaseObserver*, kMaxObservers> observers_{};
+  int num_observers_ = 0;
   DeviceTimer* device_timer_ = nullptr;
 };
 
@@ -106,7 +125,7 @@ class ScopedPhase {
  public:
   ScopedPhase(PhaseRecorder& recorder, Phase phase)
       : recorder_(recorder), phase_(phase), nvtx_(nvtx::enabled()) {
-    if (recorder_.observer() != nullptr) recorder_.observer()->on_phase_begin(phase_);
+    recorder_.notify_begin(phase_);
     if (nvtx_) nvtx::push(phase_name(phase_).data());  // profile.nvtx: the phase as a range
     start_ns_ = recorder_.enabled() ? now_ns() : 0;
     if (recorder_.device_timer() != nullptr) device_slot_ = recorder_.device_timer()->begin(phase_);
@@ -118,7 +137,7 @@ class ScopedPhase {
       recorder_.count_reads(2);
     }
     if (nvtx_) nvtx::pop();
-    if (recorder_.observer() != nullptr) recorder_.observer()->on_phase_end(phase_);
+    recorder_.notify_end(phase_);
   }
   ScopedPhase(const ScopedPhase&) = delete;
   ScopedPhase& operator=(const ScopedPhase&) = delete;

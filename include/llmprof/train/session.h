@@ -28,9 +28,10 @@
 #include <utility>
 #include <vector>
 
-#include "llmprof/rundir/summary.h"
 #include "llmprof/config/enums.h"
+#include "llmprof/profile/participant.h"
 #include "llmprof/profile/phase.h"
+#include "llmprof/rundir/summary.h"
 #include "llmprof/rundir/tables.h"
 
 namespace llmprof::config {
@@ -130,6 +131,15 @@ class Step {
   PhaseScope phase(profile::Phase phase);
   // Ends the timed step (idempotent; the destructor calls it when the caller did not).
   void end();
+  // One micro-batch's backward, inside its phase, with every participant around it (data
+  // parallelism arms its gradient all-reduce here). sync = false: the gradients accumulate
+  // locally (DDP's no_sync, every micro-batch of an accumulation but the last). Use it instead of
+  // loss.backward() where a participant takes part (a data-parallel loop).
+  void backward(const at::Tensor& loss, bool sync = true);
+  // After the optimizer and set_loss (ends the step if it was not): asks every participant
+  // whether to go on (data parallelism: one all-gather, so every rank decides the same).
+  // stop_requested: this process wants to stop (diverged, a signal).
+  profile::StepDecision agree(bool stop_requested);
 
   int64_t number() const { return number_; }  // counts from 1
   void set_loss(double loss);                  // the step's training loss
@@ -170,8 +180,20 @@ class Session {
   Step step();
   int64_t steps_completed() const;
 
-  // Told of every phase's begin and end (llmprof plan's memory probe); null: none.
-  void set_phase_observer(profile::PhaseObserver* observer);
+  // Adds a participant to every later step: its hooks are called in the order added (phase ends
+  // in the reverse order). Before the first step; the participant outlives the Session's steps.
+  // Throws Error after the first step or past PhaseRecorder::kMaxObservers.
+  void add_participant(profile::StepParticipant& participant);
+  // Whether any process says yes, or `mine` without a participant that spans processes; `when`
+  // names the point in an error (data parallelism: one all-gather, the same answer on every rank).
+  bool any_process(bool mine, const char* when);
+  // Element-wise sums over every process of the run, in place (data parallelism: an all-reduce).
+  void sum_over_processes(std::vector<double>& sums,
+                          std::vector<int64_t>& counts,
+                          const char* what);
+  // A checkpoint's state bytes of this process in, every process's out in rank order (a
+  // data-parallel participant gathers them on rank 0; the other ranks get none and write none).
+  std::vector<std::string> checkpoint_state(const std::string& mine);
 
   // A data-parallel rank: trace.json (profile.trace at modules/ops) names it in distributedInfo,
   // puts its events on process id = rank and on rank 0's clock (local + clock_offset_ns), and

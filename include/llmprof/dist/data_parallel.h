@@ -1,8 +1,19 @@
-// The train loop's side of data-parallel training (world size > 1, from the launcher's
-// environment): the process group of the run, the config check, the shared run directory, the
-// parameter broadcast, DDP's gradient sync with its per-bucket records (comm.csv), the eval sums
-// and the merged documents at the top of the run directory. Built on the dist concern; only
-// trainer.cpp uses it. Torch-free: tensors and modules are forward-declared.
+// Data-parallel training (world size > 1, from the launcher's environment) as one participant of
+// the instrumented step (llmprof/profile/participant.h): the process group of the run, the config
+// check, the shared run directory, the parameter broadcast, DDP's gradient sync with its
+// per-bucket records (comm.csv) and phase spans (phases.csv), the ranks' decision after each
+// step, sums over ranks, and the merged documents at the top of the run directory. `llmprof
+// train` and a user's own loop on llmprof::Session use it alike:
+//
+//   auto dp = llmprof::dist::DataParallel::connect(cfg, dist::rank_env_from_environment());
+//   dp->start(model, model.parameters(), cfg);             // rank 0's weights, DDP's reducer
+//   const std::string top = dp->shared_top_dir(cfg, "", "run");  // each rank: <top>/rank<k>
+//   Session session(rank_cfg, options);  session.add_participant(*dp);
+//   dp->open_comm_csv(session.run_dir());
+//   ... step.backward(loss); ... step.agree(false) ...     // every step
+//   session.finish();  dp->finish(top, session.run_dir()); // rank 0 merges the top
+//
+// Torch-free: tensors and modules are forward-declared.
 #pragma once
 
 #include <cstdint>
@@ -12,11 +23,12 @@
 #include <vector>
 
 #include "llmprof/dist/comm_analysis.h"
-#include "llmprof/rundir/summary.h"
 #include "llmprof/dist/grad_sync.h"
 #include "llmprof/dist/phase_log.h"
 #include "llmprof/dist/process_group.h"
 #include "llmprof/dist/rank_env.h"
+#include "llmprof/profile/participant.h"
+#include "llmprof/rundir/summary.h"
 #include "llmprof/rundir/tables.h"
 
 namespace llmprof::config {
@@ -29,9 +41,7 @@ namespace llmprof::rundir {
 class PhaseSpanWriter;
 }
 
-namespace llmprof::train {
-
-struct EvalSums;
+namespace llmprof::dist {
 
 // One step's figures on this rank, gathered for the ranks' common decision after it.
 struct RankStep {
@@ -40,14 +50,16 @@ struct RankStep {
   double loss = 0;     // this rank's loss
 };
 
-class DataParallel {
+// A participant of the step (llmprof/profile/participant.h): it logs each phase's span, arms
+// the gradient all-reduce around each backward, takes the ranks' decision after the optimizer and
+// gathers a checkpoint's random state on rank 0.
+class DataParallel : public profile::StepParticipant {
  public:
   // Null for a world size of 1 (env not distributed). Forms the process group (ddp.timeout_s,
   // ddp.backend; auto = gloo on cpu, nccl on cuda) and checks that every rank has the same
   // resolved config (exit 2 naming the ranks that differ).
-  static std::unique_ptr<DataParallel> connect(const config::Config& cfg,
-                                               const dist::RankEnv& env);
-  ~DataParallel();
+  static std::unique_ptr<DataParallel> connect(const config::Config& cfg, const dist::RankEnv& env);
+  ~DataParallel() override;
   DataParallel(const DataParallel&) = delete;
   DataParallel& operator=(const DataParallel&) = delete;
 
@@ -57,19 +69,39 @@ class DataParallel {
 
   // The top run directory: rank 0 creates it (output.dir / output.name or <label>-<time>) and
   // every rank receives its path, so all agree. Each rank's own run directory is <top>/rank<k>.
-  std::string shared_top_dir(const config::Config& cfg, const std::string& output_dir,
+  std::string shared_top_dir(const config::Config& cfg,
+                             const std::string& output_dir,
                              const std::string& label);
 
   // After the model is on its device: rank 0's parameters and buffers to every rank, then DDP's
-  // reducer over params. backward_start_ns is read at each bucket's launch.
-  void start(torch::nn::Module& module, const std::vector<at::Tensor>& params,
-             const config::Config& cfg, const int64_t* backward_start_ns);
+  // reducer over params.
+  void start(torch::nn::Module& module,
+             const std::vector<at::Tensor>& params,
+             const config::Config& cfg);
   dist::GradSync& sync() { return *sync_; }
 
-  // The timed step's phase spans (fixed slots; written and cleared by write_comm_rows).
-  dist::PhaseLog& spans() { return spans_; }
-  // TEST ONLY (LLMPROF_TEST_FORWARD_DELAY_MS): sleeps in the forward phase of the rank named.
-  void test_forward_delay() const;
+  // The step's hooks. Each phase's span into fixed slots (phases.csv after the step); TEST ONLY
+  // (LLMPROF_TEST_FORWARD_DELAY_MS): the rank named sleeps inside its forward span.
+  std::string_view name() const override { return "data parallelism"; }
+  void on_phase_begin(profile::Phase phase) override;
+  void on_phase_end(profile::Phase phase) override;
+  // Each forward begins a micro-step as DDP's forward does (the bucket rebuild once, no_sync on
+  // all but the last of train.grad_accum_steps); each backward arms the reducer for it.
+  void before_step(int64_t step) override;
+  void before_backward(const at::Tensor& loss, bool sync) override;
+  // A failed all-reduce: the group's diagnosis (the dead or stopped rank), thrown.
+  void on_backward_error(const std::exception& error) override;
+  // The step's bucket rows (comm.csv), then the ranks' common decision (one all-gather): a rank
+  // that diverged or was asked to stop stops them all at the same step.
+  profile::StepDecision after_optimizer(const profile::StepOutcome& mine) override;
+  bool any_process(bool mine, const char* when) override { return any_rank(mine, when); }
+  void sum_over_processes(std::vector<double>& sums,
+                          std::vector<int64_t>& counts,
+                          const char* what) override {
+    all_reduce_sums(sums, counts, what);
+  }
+  // Every rank's state to rank 0 (gather_on_rank0); the other ranks write no checkpoint.
+  std::vector<std::string> checkpoint_state(const std::string& mine) override;
 
   // Opens <rank dir>/comm.csv and phases.csv (rows appended and flushed per step).
   void open_comm_csv(const std::string& rank_dir);
@@ -78,14 +110,16 @@ class DataParallel {
   void write_comm_rows(int64_t step);
 
   // This rank's trace identity (distributedInfo; clock_offset_ns: rank 0's clock minus this
-  // rank's, as measured at the start, clocks.csv) and the gradient all-reduces launched within [from_ns, to_ns] of this
-  // rank's clock as trace slices (the first kKeptCollectives of the run are kept for it).
+  // rank's, as measured at the start, clocks.csv) and the gradient all-reduces launched within
+  // [from_ns, to_ns] of this rank's clock as trace slices (the first kKeptCollectives of the run
+  // are kept for it).
   rundir::TraceDistributed trace_info() const;
   std::vector<rundir::CollectiveSlice> collectives_between(int64_t from_ns, int64_t to_ns) const;
   static constexpr size_t kKeptCollectives = 65536;
 
-  // Sums of loss, targets and correct over ranks (eval sharded by rows).
-  void all_reduce(EvalSums& sums);
+  // Element-wise sums over ranks, in place (an eval's loss sum and counts, sharded by rows);
+  // `what` names the sums in a diagnosed error.
+  void all_reduce_sums(std::vector<double>& sums, std::vector<int64_t>& counts, const char* what);
   // The mean of the ranks' losses and whether any rank asked to stop, for the same decision on
   // every rank.
   struct Agreed {
@@ -113,7 +147,8 @@ class DataParallel {
   DataParallel(const dist::RankEnv& env, std::unique_ptr<dist::ProcessGroup> group);
   rundir::DistributedFigures summary_section() const;
   int64_t clock_ns() const;  // this rank's clock: now_ns() plus the test-only skew
-  void write_comm_analysis(const std::string& top_dir, rundir::DistributedFigures& distributed) const;
+  void write_comm_analysis(const std::string& top_dir,
+                           rundir::DistributedFigures& distributed) const;
 
   dist::RankEnv env_;
   std::unique_ptr<dist::ProcessGroup> group_;
@@ -121,8 +156,12 @@ class DataParallel {
   std::unique_ptr<output::CsvWriter> comm_;
   std::unique_ptr<rundir::PhaseSpanWriter> phase_csv_;
   dist::PhaseLog spans_;
-  int64_t skew_ns_ = 0;           // test only: added to every time this rank records
-  int64_t forward_delay_ns_ = 0;  // test only: slept in each forward phase
+  int64_t backward_start_ns_ = 0;  // read at each bucket's launch (backward_ns_at_launch)
+  int64_t micro_steps_ = 1;        // micro-batches per optimizer step (train.grad_accum_steps)
+  int64_t micro_ = 0;              // forwards begun in this step
+  bool micro_sync_ = true;         // whether the micro-step begun synchronises
+  int64_t skew_ns_ = 0;            // test only: added to every time this rank records
+  int64_t forward_delay_ns_ = 0;   // test only: slept in each forward phase
   // Rank 0: every rank's clock against rank 0's, measured at connect and at finish.
   std::vector<dist::ClockEstimate> clocks_start_, clocks_end_;
   int64_t own_clock_offset_ns_ = 0;  // this rank's clock minus rank 0's (start estimate)
@@ -134,7 +173,7 @@ class DataParallel {
   std::vector<int64_t> bucket_bytes_;  // the last layout's bucket sizes, bytes
   // The run's first all-reduces with their step, for the trace (written after the run).
   std::vector<std::pair<int64_t, dist::BucketRecord>> kept_;
-  int64_t step_bytes_ = 0;             // bytes all-reduced in the last synchronising step
+  int64_t step_bytes_ = 0;  // bytes all-reduced in the last synchronising step
 };
 
-}  // namespace llmprof::train
+}  // namespace llmprof::dist

@@ -1,6 +1,6 @@
 // The end of a data-parallel run on rank 0: the communication analysis of every rank's records
 // (dist/comm_analysis.h), its tables at the top of the run directory and its summary figures.
-// Private to src/train; torch-free.
+// Private to src/dist; torch-free.
 #pragma once
 
 #include <string>
@@ -9,7 +9,7 @@
 #include "llmprof/dist/comm_analysis.h"
 #include "llmprof/rundir/summary.h"
 
-namespace llmprof::train {
+namespace llmprof::dist {
 
 // Reads <top>/rank<k>/comm.csv and phases.csv for every rank of `clocks`, analyses them on rank
 // 0's clock, writes <top>/clocks.csv, collectives.csv and comm_steps.csv and returns the summary
@@ -29,4 +29,4 @@ rundir::Summary merge_top_dir(const std::string& top_dir,
                               double samples_per_step,
                               rundir::DistributedFigures distributed);
 
-}  // namespace llmprof::train
+}  // namespace llmprof::dist

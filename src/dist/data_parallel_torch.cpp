@@ -1,16 +1,16 @@
-#include "data_parallel.h"
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -18,6 +18,7 @@
 #include "llmprof/config/config.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/dist/clock_sync.h"
+#include "llmprof/dist/data_parallel.h"
 #include "llmprof/error.h"
 #include "llmprof/output/csv.h"
 #include "llmprof/output/run_dir.h"
@@ -25,9 +26,8 @@
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
 #include "llmprof/rundir/summary.h"
-#include "llmprof/train/task.h"
 
-namespace llmprof::train {
+namespace llmprof::dist {
 
 namespace {
 
@@ -144,8 +144,7 @@ std::string DataParallel::shared_top_dir(const config::Config& cfg,
 
 void DataParallel::start(torch::nn::Module& module,
                          const std::vector<at::Tensor>& params,
-                         const config::Config& cfg,
-                         const int64_t* backward_start_ns) {
+                         const config::Config& cfg) {
   // Parameters and floating-point buffers from rank 0. Gloo refuses bool tensors ("Invalid
   // scalar type"), and the model's other buffers (the causal mask) are built from the config,
   // which every rank shares (checked at connect), so they are equal already.
@@ -160,17 +159,77 @@ void DataParallel::start(torch::nn::Module& module,
   o.overlap = overlap_ = cfg.ddp.overlap;
   samples_per_step_ =
       static_cast<double>(cfg.train.batch_size * cfg.train.grad_accum_steps * world_size());
-  o.backward_start_ns = backward_start_ns;
+  o.backward_start_ns = &backward_start_ns_;
+  micro_steps_ = std::max<int64_t>(1, cfg.train.grad_accum_steps);
   sync_ = std::make_unique<dist::GradSync>(*group_, params, o);
 }
 
 int64_t DataParallel::clock_ns() const { return now_ns() + skew_ns_; }
 
-// A sleep, not a busy wait: on a host shared with other work, a rank that spun for the delay is
-// then scheduled behind the others (its CPU share spent), which adds a lag the test did not inject.
-void DataParallel::test_forward_delay() const {
-  if (forward_delay_ns_ > 0)
+namespace {
+// The phases a span is logged for: the step's four (an eval pass is not one).
+std::optional<rundir::SpanPhase> span_phase(profile::Phase phase) {
+  if (phase == profile::Phase::kEval) return std::nullopt;
+  return static_cast<rundir::SpanPhase>(static_cast<int>(phase));  // the same first four values
+}
+static_assert(static_cast<int>(rundir::SpanPhase::kOptimizer) ==
+              static_cast<int>(profile::Phase::kOptimizer));
+}  // namespace
+
+void DataParallel::on_phase_begin(profile::Phase phase) {
+  const std::optional<rundir::SpanPhase> p = span_phase(phase);
+  if (!p) return;
+  spans_.begin(*p);
+  if (phase == profile::Phase::kForward) {
+    micro_sync_ = ++micro_ >= micro_steps_;
+    sync_->begin_micro_step(micro_sync_);
+  }
+  // A sleep, not a busy wait: on a host shared with other work, a rank that spun for the delay
+  // is then scheduled behind the others (its CPU share spent), which adds a lag the test did not
+  // inject.
+  if (phase == profile::Phase::kForward && forward_delay_ns_ > 0) {
     std::this_thread::sleep_for(std::chrono::nanoseconds(forward_delay_ns_));
+  }
+}
+
+void DataParallel::on_phase_end(profile::Phase phase) {
+  if (span_phase(phase)) spans_.end();
+}
+
+void DataParallel::before_step(int64_t) { micro_ = 0; }
+
+void DataParallel::before_backward(const at::Tensor& loss, bool sync) {
+  if (sync != micro_sync_) {
+    throw Error(
+        fmt::format("data parallelism: a backward with sync={} after forward {} of {} per "
+                    "step (train.grad_accum_steps): only the last one synchronises",
+                    sync, micro_, micro_steps_));
+  }
+  backward_start_ns_ = now_ns();
+  sync_->prepare_for_backward(loss);
+}
+
+void DataParallel::on_backward_error(const std::exception& error) {
+  if (dynamic_cast<const dist::DistError*>(&error) != nullptr) return;  // diagnosed already
+  throw group_->diagnose(error, "gradient all-reduce");
+}
+
+profile::StepDecision DataParallel::after_optimizer(const profile::StepOutcome& mine) {
+  write_comm_rows(mine.step);
+  const Agreed a = agree_after_step({mine.step, mine.step_ms, mine.loss}, mine.stop_requested);
+  profile::StepDecision d;
+  if (mine.stop_requested || !a.stop) return d;  // this rank's own reason, or none
+  d.stop = true;
+  d.diverged = !std::isfinite(a.global_loss);
+  d.reason =
+      d.diverged
+          ? fmt::format("the loss of another rank became non-finite at step {}", mine.step)
+          : fmt::format("another rank was stopped by a signal; stopped after step {}", mine.step);
+  return d;
+}
+
+std::vector<std::string> DataParallel::checkpoint_state(const std::string& mine) {
+  return gather_on_rank0(mine);
 }
 
 void DataParallel::open_comm_csv(const std::string& rank_dir) {
@@ -281,22 +340,16 @@ void DataParallel::write_comm_rows(int64_t step) {
   }
 }
 
-void DataParallel::all_reduce(EvalSums& sums) {
+void DataParallel::all_reduce_sums(std::vector<double>& sums,
+                                   std::vector<int64_t>& counts,
+                                   const char* what) {
   try {
-    std::vector<double> loss{sums.loss_sum};
-    std::vector<int64_t> counts{sums.targets, sums.correct, sums.batches, sums.rows, sums.tokens};
-    group_->all_reduce_sum(loss);
+    group_->all_reduce_sum(sums);
     group_->all_reduce_sum(counts);
-    sums.loss_sum = loss[0];
-    sums.targets = counts[0];
-    sums.correct = counts[1];
-    sums.batches = counts[2];
-    sums.rows = counts[3];
-    sums.tokens = counts[4];
   } catch (const dist::DistError&) {
     throw;
   } catch (const std::exception& e) {
-    throw group_->diagnose(e, "eval all-reduce");
+    throw group_->diagnose(e, what);
   }
 }
 
@@ -426,4 +479,4 @@ std::optional<rundir::Summary> DataParallel::finish(const std::string& top_dir,
   return merge_top_dir(top_dir, world_size(), samples_per_step_, std::move(d));
 }
 
-}  // namespace llmprof::train
+}  // namespace llmprof::dist

@@ -9,7 +9,7 @@
 #include "llmprof/rundir/rank_merge.h"
 #include "llmprof/rundir/read.h"
 
-namespace llmprof::train {
+namespace llmprof::dist {
 
 dist::CommSummary analyse_run_comm(const std::string& top_dir,
                                    const std::vector<dist::RankClock>& clocks) {
@@ -117,4 +117,4 @@ rundir::Summary merge_top_dir(const std::string& top_dir,
   return s;
 }
 
-}  // namespace llmprof::train
+}  // namespace llmprof::dist
