@@ -13,6 +13,9 @@ from fixture runs made once. Optional parts in brackets (`[--jobs 2]`) are left 
 
 A command fails the test when it exits with anything but 0 (3 and 4 too for `check`: verdicts)
 or runs past 60 s: an unknown flag, key, file or subcommand exits 2. A block preceded by
+`<!-- docs-output: COMMAND -->` is what COMMAND prints: the test runs it and compares the
+excerpt's `label: value` lines with the last lines it printed, label by label (the figures,
+which differ from run to run and at 2 steps, are masked). A block preceded by
 `<!-- docs-test: skip REASON -->` (or `<!-- docs-test: skip REASON: TEXT -->`, only its commands
 containing TEXT) is not run; REASON is one of: gpu, slurm, over 60 s. Every `configs/*.yaml`
 named in the pages must exist and validate (`llmprof config show`).
@@ -30,6 +33,31 @@ LIMIT_S = 60
 FENCE = re.compile(r"^\s*(```|~~~)")
 SKIP = re.compile(r"<!--\s*docs-test:\s*skip\s+(gpu|slurm|over 60 s)(?::\s*(.*?))?\s*-->")
 SKIP_ANY = re.compile(r"<!--\s*docs-test:\s*skip\s+(.*?)\s*-->")
+OUTPUT = re.compile(r"<!--\s*docs-output:\s*(.*?)\s*-->")
+LABEL = re.compile(r"^([A-Za-z][A-Za-z0-9 _./-]*):(\s|$)")
+
+
+def labels(text):
+    """The labels of `label: value` lines, in order: an excerpt's figures are masked this way."""
+    return [m.group(1).strip() for m in map(LABEL.match, text.split("\n")) if m]
+
+
+def excerpts(path):
+    """(line number, command, excerpt text) of each block marked <!-- docs-output: COMMAND -->."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    out = []
+    for i, line in enumerate(lines):
+        m = OUTPUT.search(line)
+        if not m:
+            continue
+        j = i + 1
+        while j < len(lines) and not FENCE.match(lines[j]):
+            j += 1
+        k = j + 1
+        while k < len(lines) and not FENCE.match(lines[k]):
+            k += 1
+        out.append((i + 1, m.group(1), "\n".join(lines[j + 1:k])))
+    return out
 
 
 def pages(src):
@@ -90,6 +118,7 @@ def concrete(cmd, fixtures):
     cmd = re.sub(r"\s*\[[^\]]*\]", "", cmd)
     # A Hugging Face folder the user brings: the tiny committed ones of the same architecture.
     cmd = re.sub(r"/path/to/(gpt2|hf-folder)\b", "tests/train/fixtures/hf/gpt2_tiny", cmd)
+    cmd = re.sub(r"/path/to/llama-folder\b", "tests/train/fixtures/hf_llama/llama_tiny", cmd)
     cmd = re.sub(r"/path/to/distilbert[\w-]*", "tests/train/fixtures/hf/distilbert_tiny", cmd)
     run_key = "mlm" if "distilbert" in cmd else "run"
     for pat, key in [(r"runs/<top dir>|<top dir>|<top>", "ddp"), (r"<sweep>", "sweep"),
@@ -114,9 +143,10 @@ def main():
         cmds, errs = commands(p)
         errors += errs
         all_cmds += [(os.path.relpath(p, src), n, c, r) for n, c, r in cmds]
+        all_cmds += [(os.path.relpath(p, src), n, c, ("output", x)) for n, c, x in excerpts(p)]
     if "--list" in sys.argv:
         for p, n, c, r in all_cmds:
-            print(f"{p}:{n}: {'[skip ' + r + '] ' if r else ''}{c}")
+            print(f"{p}:{n}: {'[' + str(r[0] if isinstance(r, tuple) else 'skip ' + r) + '] ' if r else ''}{c}")
         return 0
     top = tempfile.mkdtemp(prefix="llmprof-docs-")
     os.makedirs(os.path.join(top, "shared"))
@@ -175,6 +205,9 @@ def main():
     t0 = time.time()
     for page, n, cmd, reason in all_cmds:
         where = f"{page}:{n}"
+        excerpt = None
+        if isinstance(reason, tuple):
+            excerpt, reason = reason[1], None
         if reason:
             print(f"skip ({reason}): {where}: {cmd}")
             skipped += 1
@@ -194,8 +227,14 @@ def main():
         sub = args[0] if args else ""
         if sub in ("train", "eval", "bench") or (sub == "sweep" and len(args) > 1 and args[1] not in ("status", "run-point")):
             # ci_smoke.yaml is 20 steps already, and the pages gate its loss@20.
+            # A checkpoint the page reads later needs its steps; a resume, steps beyond it.
+            steps = 2
+            m = re.search(r"checkpoint_interval=(\d+)", c)
+            steps = int(m.group(1)) if m else steps
+            m = re.search(r"checkpoint-step(\d+)", c)
+            steps = int(m.group(1)) + 2 if m else steps
             if "configs/ci_smoke.yaml" not in c:
-                args += ["--set", "schedule.max_steps=2"]
+                args += ["--set", f"schedule.max_steps={steps}"]
             args += [] if "peak_" in c else roofs
         ok = {0, 3, 4} if sub == "check" else {0}
         start = time.time()
@@ -207,6 +246,11 @@ def main():
             rc, out = "timeout", f"ran past {LIMIT_S} s: mark it <!-- docs-test: skip over 60 s -->"
         took = time.time() - start
         ran += 1
+        if excerpt is not None and rc in ok:
+            want, got = labels(excerpt), labels(r.stdout)
+            if want != got[-len(want):] if want else True:
+                rc = "output"
+                out = f"the excerpt's lines {want} are not what the command prints last: {got}"
         status = "ok" if rc in ok else "FAIL"
         print(f"{status} ({took:.1f} s, exit {rc}): {where}: {c}")
         if rc not in ok:
