@@ -17,7 +17,7 @@ or runs past 60 s: an unknown flag, key, file or subcommand exits 2. A block pre
 excerpt's `label: value` lines with the last lines it printed, label by label (the figures,
 which differ from run to run and at 2 steps, are masked). A block preceded by
 `<!-- docs-test: skip REASON -->` (or `<!-- docs-test: skip REASON: TEXT -->`, only its commands
-containing TEXT) is not run; REASON is one of: gpu, slurm, over 60 s. Every `configs/*.yaml`
+containing TEXT; several may precede a block) is not run; REASON is one of: gpu, slurm, over 60 s. Every `configs/*.yaml`
 named in the pages must exist and validate (`llmprof config show`).
 """
 import os
@@ -71,7 +71,7 @@ def commands(path):
     """(line number, command, skip reason or None) of every llmprof command in fenced blocks."""
     lines = open(path, encoding="utf-8").read().split("\n")
     found, errors = [], []
-    in_block, skip, pending = False, None, None
+    in_block, skip, pending = False, [], []
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -82,13 +82,13 @@ def commands(path):
                 if not s:
                     errors.append(f"{path}:{i + 1}: skip reason '{m.group(1)}' is not one of {sorted(REASONS)}")
                 else:
-                    pending = (s.group(1), s.group(2))
+                    pending.append((s.group(1), s.group(2)))
             if FENCE.match(line):
-                in_block, skip, pending = True, pending, None
+                in_block, skip, pending = True, pending, []
             i += 1
             continue
         if FENCE.match(line):
-            in_block, skip = False, None
+            in_block, skip = False, []
             i += 1
             continue
         start = i
@@ -106,9 +106,7 @@ def commands(path):
             j += 1
         if j >= len(words) or not re.match(r"^(\S*/)?llmprof$", words[j]):
             continue
-        reason = None
-        if skip and (skip[1] is None or skip[1] in cmd):
-            reason = skip[0]
+        reason = next((r for r, text in skip if text is None or text in cmd), None)
         found.append((start + 1, cmd, reason))
     return found, errors
 
@@ -138,7 +136,12 @@ def shorter(cmd, sub):
     if sub == "eval":
         out += ["--set", "eval.max_batches=2"]
     if sub == "bench":
-        out += ["--set", "bench.iters=2", "--set", "bench.warmup_iters=1"]
+        out += ["--set", "bench.iters=2", "--set", "bench.warmup_iters=1",
+                "--set", "bench.batch_sizes=1"]
+    # The tiny folders that stand in for a user's Hugging Face folder have few positions.
+    for folder, positions in (("hf/gpt2_tiny", 16), ("hf/distilbert_tiny", 12)):
+        if folder in cmd and sub in ("train", "eval", "bench"):
+            out += ["--set", f"model.block_size={positions}"]
     if "distilbert" in cmd:
         out += ["--set", "data.max_examples=256", "--set", "data.val_max_examples=64",
                 "--set", "train.eval_steps=1"]
