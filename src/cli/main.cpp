@@ -112,7 +112,9 @@ int main(int argc, char** argv) {
       {"plan", "docs/guide/plan.md"},        {"check", "docs/guide/check.md"}};
   for (const auto& [name, page] : guide_pages) {
     CLI::App* sub = app.get_subcommand(name);
-    const std::string footer = sub->get_footer();
+    // A subcommand without a footer of its own inherited the top-level one: replace it.
+    std::string footer = sub->get_footer();
+    if (footer == app.get_footer()) footer.clear();
     sub->footer((footer.empty() ? "" : footer + "\n") + "Guide: " + page);
   }
   try {

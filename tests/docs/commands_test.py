@@ -3,7 +3,7 @@
 
 Usage: commands_test.py SOURCE_DIR LLMPROF_BINARY [--list] [--only PAGE_SUBSTRING]
 
-Each page's commands run in order in one temporary directory of their own (configs/, tests/ and
+Each page's commands run in order in one temporary directory of their own (two pages at a time) (configs/, tests/ and
 scripts/ linked from the source tree, ../shared/data linked to the real data), with
 `--set schedule.max_steps=2` added to the commands that train (not to configs/ci_smoke.yaml's
 20 steps, whose loss@20 the pages gate), and the machine's roofs given
@@ -18,8 +18,10 @@ excerpt's `label: value` lines with the last lines it printed, label by label (t
 which differ from run to run and at 2 steps, are masked). A block preceded by
 `<!-- docs-test: skip REASON -->` (or `<!-- docs-test: skip REASON: TEXT -->`, only its commands
 containing TEXT; several may precede a block) is not run; REASON is one of: gpu, slurm, over 60 s. Every `configs/*.yaml`
-named in the pages must exist and validate (`llmprof config show`).
+named in the pages must exist and validate (`llmprof config show`); `llmprof --help` and each
+subcommand's help must name a guide page that exists.
 """
+import concurrent.futures
 import os
 import re
 import shlex
@@ -130,14 +132,16 @@ def concrete(cmd, fixtures):
 
 def shorter(cmd, sub):
     """--sets that keep a documented command short without changing what it exercises: fewer
-    eval batches and bench iterations, a DistilBERT run's data sets cut to a few hundred
+    eval batches and bench iterations, all-reduce sizes up to 4 MiB, a DistilBERT run's data sets cut to a few hundred
     examples, and one thread (two OpenMP threads on a loaded 2-core host wait on each other)."""
     out = [] if "threads" in cmd or "--nproc" in cmd else ["--set", "threads=1"]
-    if sub == "eval":
+    if sub in ("eval", "bench"):
         out += ["--set", "eval.max_batches=2"]
     if sub == "bench":
         out += ["--set", "bench.iters=2", "--set", "bench.warmup_iters=1",
                 "--set", "bench.batch_sizes=1"]
+    if sub == "peak" and "--comm" in cmd and "--max-bytes" not in cmd:
+        out += ["--max-bytes", "4M"]
     # The tiny folders that stand in for a user's Hugging Face folder have few positions.
     for folder, positions in (("hf/gpt2_tiny", 16), ("hf/distilbert_tiny", 12)):
         if folder in cmd and sub in ("train", "eval", "bench"):
@@ -219,24 +223,47 @@ def main():
                            capture_output=True, text=True)
         if r.returncode != 0:
             errors.append(f"{cfg}: does not validate: {r.stderr.strip()[-500:]}")
-    dirs = {}
-    ran = skipped = 0
-    t0 = time.time()
-    for page, n, cmd, reason in all_cmds:
+    # `llmprof --help` and each subcommand's help name a guide page that exists.
+    subs = ["train", "eval", "bench", "config", "sweep", "peak", "report", "plot", "export",
+            "tokenize", "plan", "check"]
+    for sub in [None] + subs:
+        r = subprocess.run([binary] + ([sub] if sub else []) + ["--help"], env=env,
+                           capture_output=True, text=True)
+        pages_named = re.findall(r"Guide: (docs/\S+\.md)", r.stdout)
+        if not pages_named or not all(os.path.exists(os.path.join(src, g)) for g in pages_named):
+            errors.append(f"llmprof {sub or ''} --help: no guide page that exists: {pages_named}")
+    # Fixtures first (the pages then run two at a time; each page's commands in order).
+    for key, pat in (("run", r"runs/<(?!top)[^>]*>|<run[^>]*>"), ("ddp", r"<top"), ("sweep", r"<sweep>")):
+        if any(re.search(pat, c) and not r for _, _, c, r in all_cmds):
+            fixtures(key)
+    if any("distilbert" in c and re.search(r"<[^>]*run[^>]*>", c) for _, _, c, _ in all_cmds):
+        fixtures("mlm")
+    by_page = {}
+    for item in all_cmds:
+        by_page.setdefault(item[0], []).append(item)
+    results = {}
+
+    def run_page(page):
+        log, errs, ran, skipped = [], [], 0, 0
+        for _, n, cmd, reason in by_page[page]:
+            r_ran, r_skipped = run_one(page, n, cmd, reason, log, errs)
+            ran, skipped = ran + r_ran, skipped + r_skipped
+        results[page] = (log, errs, ran, skipped)
+
+    dirs = {page: workdir(re.sub(r"[^A-Za-z0-9]", "_", page)) for page in by_page}
+
+    def run_one(page, n, cmd, reason, log, errs):
         where = f"{page}:{n}"
         excerpt = None
         if isinstance(reason, tuple):
             excerpt, reason = reason[1], None
         if reason:
-            print(f"skip ({reason}): {where}: {cmd}")
-            skipped += 1
-            continue
+            log.append(f"skip ({reason}): {where}: {cmd}")
+            return 0, 1
         c = concrete(cmd, fixtures)
         if c is None:
-            errors.append(f"{where}: a placeholder the test cannot fill: {cmd}")
-            continue
-        if page not in dirs:
-            dirs[page] = workdir(re.sub(r"[^A-Za-z0-9]", "_", page))
+            errs.append(f"{where}: a placeholder the test cannot fill: {cmd}")
+            return 0, 0
         words = shlex.split(c)
         k = 0
         while re.match(r"^[A-Z_][A-Z0-9_]*=", words[k]):
@@ -256,6 +283,8 @@ def main():
                 args += ["--set", f"schedule.max_steps={steps}"]
             args += shorter(c, sub)
             args += [] if "peak_" in c else roofs
+        if sub == "peak":
+            args += shorter(c, sub)
         ok = {0, 3, 4} if sub == "check" else {0}
         start = time.time()
         try:
@@ -265,16 +294,26 @@ def main():
         except subprocess.TimeoutExpired:
             rc, out = "timeout", f"ran past {LIMIT_S} s: mark it <!-- docs-test: skip over 60 s -->"
         took = time.time() - start
-        ran += 1
         if excerpt is not None and rc in ok:
             want, got = labels(excerpt), labels(r.stdout)
             if want != got[-len(want):] if want else True:
                 rc = "output"
                 out = f"the excerpt's lines {want} are not what the command prints last: {got}"
         status = "ok" if rc in ok else "FAIL"
-        print(f"{status} ({took:.1f} s, exit {rc}): {where}: {c}")
+        log.append(f"{status} ({took:.1f} s, exit {rc}): {where}: {c}")
         if rc not in ok:
-            errors.append(f"{where}: exit {rc}: {c}\n    " + "\n    ".join(out.strip().split("\n")[-6:]))
+            errs.append(f"{where}: exit {rc}: {c}\n    " + "\n    ".join(out.strip().split("\n")[-6:]))
+        return 1, 0
+
+    t0 = time.time()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(run_page, sorted(by_page, key=lambda p: -len(by_page[p]))))
+    ran = skipped = 0
+    for page in sorted(results):
+        log, errs, r, s = results[page]
+        print("\n".join(log))
+        errors.extend(errs)
+        ran, skipped = ran + r, skipped + s
     print(f"docs test: {ran} commands run, {skipped} skipped, {len(configs)} configs checked, "
           f"{time.time() - t0:.0f} s")
     if errors:
