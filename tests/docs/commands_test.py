@@ -276,7 +276,7 @@ def main():
             # A checkpoint the page reads later needs its steps; a resume, steps beyond it.
             steps = 2
             m = re.search(r"checkpoint_interval=(\d+)", c)
-            steps = int(m.group(1)) if m else steps
+            steps = int(m.group(1)) + 1 if m else steps
             m = re.search(r"checkpoint-step(\d+)", c)
             steps = int(m.group(1)) + 2 if m else steps
             if "configs/ci_smoke.yaml" not in c:
