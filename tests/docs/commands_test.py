@@ -49,7 +49,7 @@ def excerpts(path):
     lines = open(path, encoding="utf-8").read().split("\n")
     out = []
     for i, line in enumerate(lines):
-        m = OUTPUT.search(line)
+        m = OUTPUT.search(line) if line.lstrip().startswith("<!--") else None
         if not m:
             continue
         j = i + 1
@@ -78,7 +78,7 @@ def commands(path):
     while i < len(lines):
         line = lines[i]
         if not in_block:
-            m = SKIP_ANY.search(line)
+            m = SKIP_ANY.search(line) if line.lstrip().startswith("<!--") else None
             if m:
                 s = SKIP.search(line)
                 if not s:
