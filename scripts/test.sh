@@ -38,6 +38,9 @@ scripts/install_deps.sh python3-regex ||
 # numpy for scripts/hf/make_llama_fixtures.py, which the Llama-folder script test runs.
 scripts/install_deps.sh python3-numpy ||
   echo "test.sh: python3-numpy not installed: the Llama fixture script test will be skipped"
+# mkdocs builds the user guide (mkdocs.yml) with --strict: the ctest Docs.SiteBuildsStrict and
+# .ci/run's site stage; without it that test is skipped (and .ci/run's stage fails).
+scripts/install_deps.sh mkdocs || echo "test.sh: mkdocs not installed: the docs site test will be skipped"
 # xmllint validates llmprof check's JUnit output against tests/check/junit.xsd; without it skipped.
 scripts/install_deps.sh libxml2-utils ||
   echo "test.sh: libxml2-utils not installed: the JUnit schema check will be skipped"

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commands.h"
@@ -81,10 +82,13 @@ int main(int argc, char** argv) {
   app.footer(
       "Examples:\n"
       "  llmprof train --config configs/quickstart.yaml\n"
-      "  llmprof train --config configs/quickstart.yaml --set train.batch_size=32 --set optim.lr=3e-4\n"
+      "  llmprof train --config configs/quickstart.yaml --set train.batch_size=32 --set "
+      "optim.lr=3e-4\n"
       "  llmprof config show configs/quickstart.yaml --set model.n_layer=6\n"
       "  llmprof config keys\n"
-      "Exit codes: 0 ok, 1 runtime failure or diverged run, 2 bad usage/config/data, 130 interrupted.");
+      "Exit codes: 0 ok, 1 runtime failure or diverged run, 2 bad usage/config/data, 130 "
+      "interrupted.\n"
+      "Guide: docs/index.md (one page per task; README.md lists them).");
   int exit_code = 0;
   llmprof::cli::add_train_command(app, exit_code);
   llmprof::cli::add_eval_command(app, exit_code);
@@ -98,6 +102,21 @@ int main(int argc, char** argv) {
   llmprof::cli::add_tokenize_command(app, exit_code);
   llmprof::cli::add_plan_command(app, exit_code);
   llmprof::cli::add_check_command(app, exit_code);
+  // Each subcommand's help names its page of the user guide (docs/guide/, README's "The guide").
+  const std::pair<const char*, const char*> guide_pages[] = {
+      {"train", "docs/guide/training.md"},   {"eval", "docs/guide/eval-bench.md"},
+      {"bench", "docs/guide/eval-bench.md"}, {"config", "docs/guide/training.md"},
+      {"sweep", "docs/guide/sweeps.md"},     {"peak", "docs/guide/roofline.md"},
+      {"report", "docs/guide/report.md"},    {"plot", "docs/guide/report.md"},
+      {"export", "docs/guide/models.md"},    {"tokenize", "docs/guide/models.md"},
+      {"plan", "docs/guide/plan.md"},        {"check", "docs/guide/check.md"}};
+  for (const auto& [name, page] : guide_pages) {
+    CLI::App* sub = app.get_subcommand(name);
+    // A subcommand without a footer of its own inherited the top-level one: replace it.
+    std::string footer = sub->get_footer();
+    if (footer == app.get_footer()) footer.clear();
+    sub->footer((footer.empty() ? "" : footer + "\n") + "Guide: " + page);
+  }
   try {
     llmprof::output::init_logging(false);
     check_subcommand_words(app, argc, argv);

@@ -43,8 +43,8 @@ DeepProfile::DeepProfile(const config::Config& cfg,
 
 DeepProfile::~DeepProfile() = default;
 
-// Step numbers count from 1 (README "Step numbers"); the schedule counts from the run's first step
-// (a resumed run's first step is its checkpoint's + 1).
+// Step numbers count from 1 (docs/guide/training.md, "Step numbers"); the schedule counts from the
+// run's first step (a resumed run's first step is its checkpoint's + 1).
 DeepProfile::StepKind DeepProfile::kind_of(int64_t step_number) const {
   const int64_t step = step_number - first_step_;
   const int64_t cycle = cfg_.schedule_wait + cfg_.schedule_warmup + cfg_.schedule_active;

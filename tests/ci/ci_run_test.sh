@@ -7,7 +7,8 @@ src=${1:?usage: ci_run_test.sh SOURCE_DIR}
 fail() { echo "ci_run_test: $*" >&2; exit 1; }
 out=$(LLMPROF_CI_DRY_RUN=1 bash "$src/.ci/run" 2>&1); rc=$?
 [ "$rc" -eq 0 ] || fail "within the budget: exit $rc, expected 0: $out"
-for want in "would run: bash scripts/test.sh" "would run: bash scripts/ci_gate.sh" \
+for want in "would run: bash scripts/test.sh" "would run: mkdocs build --strict" \
+  "would run: bash scripts/ci_gate.sh" \
   "bash scripts/fuzz.sh 10" "LLMPROF_BUILD_TARGET=sanitize_ci bash scripts/test.sh --sanitize -L sanitize_ci"; do
   grep -qF -- "$want" <<<"$out" || fail "within the budget: no '$want' in: $out"
 done

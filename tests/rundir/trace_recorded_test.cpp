@@ -2,9 +2,10 @@
 // tests/gpu/fixtures/nccl_ws1_h200.trace.json.gz is ProfilerStep#7 of rank 0's trace.json from
 // `llmprof train` on an NVIDIA H200 (LibTorch 2.11, CUDA 13, NCCL at world size 1, GPT-2 small
 // with 2 layers, profile.level=ops, steps 6 and 7 recorded), cut by scripts/gpu/trim_trace.py,
-// which copies the writer's lines byte for byte (README, "Communication"). The synthetic traces
-// (DistributedTrace.*, GpuTrace.*, Session.GpuTraceFollowsTheKinetoContractThatHtaReads) check
-// the same contract on events llmprof made up; these check what a real run wrote.
+// which copies the writer's lines byte for byte (docs/guide/data-parallel.md, "Communication"). The
+// synthetic traces (DistributedTrace.*, GpuTrace.*,
+// Session.GpuTraceFollowsTheKinetoContractThatHtaReads) check the same contract on events llmprof
+// made up; these check what a real run wrote.
 #include <gtest/gtest.h>
 
 #include <cctype>

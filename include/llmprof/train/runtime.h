@@ -1,7 +1,8 @@
 // Process-wide runtime set-up applied before training: intra-op threads (LibTorch starts with one
 // here), the OpenBLAS thread count, and glibc malloc tuning. Measured on the 2-core CI machine:
 // Debian's pthread OpenBLAS + default malloc ~160 ms/step; the OpenMP OpenBLAS (loaded through our
-// binaries' RPATH) + these mallopt thresholds ~43 ms/step. See README "Runtime set-up".
+// binaries' RPATH) + these mallopt thresholds ~43 ms/step. See docs/guide/training.md "Runtime
+// set-up".
 #pragma once
 
 #include <cstdint>
