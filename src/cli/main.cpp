@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
   llmprof::cli::add_tokenize_command(app, exit_code);
   llmprof::cli::add_plan_command(app, exit_code);
   llmprof::cli::add_check_command(app, exit_code);
+  llmprof::cli::add_tune_command(app, exit_code);
   try {
     llmprof::output::init_logging(false);
     check_subcommand_words(app, argc, argv);

@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <optional>
+#include <thread>
 
 #include "cuda_graph.h"
 #include "data_parallel.h"
@@ -288,6 +290,10 @@ void timed_step(const config::Config& cfg,
     if (!s.step_skipped) t.optimizer->step();
     if (t.scaler) t.scaler->update();
     zero_grad_to_none(t.params);
+    // train.test_step_sleep_ms (tests only): a known cost inside the timed step.
+    if (cfg.train.test_step_sleep_ms > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(cfg.train.test_step_sleep_ms));
+    }
   }
   step.end();
 }

@@ -39,6 +39,7 @@ const std::vector<std::string> kAllKeys = {
     "train.batch_size", "train.grad_accum_steps", "train.eval_interval", "train.eval_steps",
     "train.seed", "train.precision", "train.activation_checkpointing", "train.task",
     "train.save_checkpoint", "train.checkpoint_interval", "train.cuda_graphs", "train.resume_from",
+    "train.test_step_sleep_ms",
     "profile.level", "profile.peak_flops_per_s", "profile.peak_bytes_per_s",
     "profile.peak_busbw_bytes_per_s", "profile.warmup_steps",
     "profile.schedule_wait", "profile.schedule_warmup", "profile.schedule_active",
@@ -79,6 +80,7 @@ Config unusual_config() {
   c.schedule = {0, false, 1.5e-5, 123456};
   c.train = {3, 2, 0, 1, 0, Precision::kFp16, true, TaskKind::kLm, true, 10};
   c.train.resume_from = "runs/a b: #1/checkpoint-step10";
+  c.train.test_step_sleep_ms = 3;
   c.profile = {ProfileLevel::kOps, 1.23456789e14, 2.5e10, 3.5e9, 0, 3, 0, 7, 0, true, true, 3, 12345, false,
                true, true};
   c.energy = {false, 250, 95.5, 0.1 + 0.7, "/tmp/fake sys: #1", "/opt/nvidia/libnvidia-ml.so.1"};

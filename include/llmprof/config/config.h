@@ -97,6 +97,7 @@ struct TrainConfig {
   int64_t checkpoint_interval = 0;  // also every N steps (<run>/checkpoint-step<N>); 0 = end only
   bool cuda_graphs = false;  // cuda: capture forward+backward+optimizer once, replay each step
   std::string resume_from;   // a checkpoint folder: weights, optimizer, random states, step
+  int64_t test_step_sleep_ms = 0;  // tests only: milliseconds slept inside each timed step
 };
 
 struct ProfileConfig {
