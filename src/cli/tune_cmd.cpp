@@ -78,6 +78,9 @@ void add_tune_command(CLI::App& app, int& exit_code) {
                   "Tune directory (default <output.dir>/tune-<config stem>); a search there of "
                   "the same inputs is resumed");
   sub->add_flag("--plan-only", o.plan_only, "Plan the candidates and write tune.json; run none");
+  sub->add_flag("--exhaustive", o.search.exhaustive,
+                "Measure every candidate over --confirm-rounds rounds, dropping none (the grid "
+                "a search is judged against)");
   sub->footer(
       "Writes DIR/tune.json (every candidate: sets, planned memory, outcome, repetitions, ratio\n"
       "and interval, loss difference, time), DIR/tuned.yaml (for llmprof train) and DIR/tune.md.\n"

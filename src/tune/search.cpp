@@ -256,7 +256,8 @@ void Searcher::run() {
     if (racing(c)) alive.push_back(&c);
   }
   int64_t rounds = std::max(options_.min_rounds, ab::kMinRepetitions);
-  const int64_t max_rounds = std::max(rounds, options_.max_rounds);
+  int64_t max_rounds = std::max(rounds, options_.max_rounds);
+  if (options_.exhaustive) rounds = max_rounds = std::max(rounds, options_.confirm_rounds);
   while (!alive.empty()) {
     // Kept back for the winner's confirmation: its rounds beyond this rung, both arms.
     const double reserve =
@@ -267,6 +268,7 @@ void Searcher::run() {
     }
     if (budget_spent_) break;
     const bool last = rounds >= max_rounds;
+    if (options_.exhaustive) break;
     drop(alive, !last);
     if (alive.size() <= 1 || last) break;
     rounds = std::min(max_rounds, rounds * 2);

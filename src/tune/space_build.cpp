@@ -187,8 +187,22 @@ std::vector<CandidateSets> candidates_of(const std::vector<Knob>& knobs,
                                          const std::vector<std::string>& base_sets) {
   const config::Config base = config::load_config(config_path, base_sets);
   const std::string start = config::to_yaml(base);
+  // A knob whose values include the start's (--space threads=1,2 from threads=1) needs no
+  // "unchanged" option of its own in the grid; a generated knob (values other than the start's)
+  // does.
+  std::vector<int64_t> options(knobs.size());
+  std::vector<int> start_value(knobs.size(), -1);  // the value that is the start's, if any
   int64_t grid = 1;
-  for (const Knob& k : knobs) grid *= static_cast<int64_t>(k.values.size()) + 1;
+  for (size_t i = 0; i < knobs.size(); ++i) {
+    for (size_t v = 0; v < knobs[i].values.size(); ++v) {
+      const auto& sets = knobs[i].values[v].sets;
+      if (config::to_yaml(config::load_config(config_path, plus(base_sets, sets))) == start) {
+        start_value[i] = static_cast<int>(v);
+      }
+    }
+    options[i] = static_cast<int64_t>(knobs[i].values.size()) + (start_value[i] >= 0 ? 0 : 1);
+    grid *= options[i];
+  }
   // Each point: per knob, no value (-1) or one of its values.
   std::vector<std::vector<int>> points;
   if (grid - 1 <= kMaxGridCandidates) {
@@ -196,9 +210,9 @@ std::vector<CandidateSets> candidates_of(const std::vector<Knob>& knobs,
     for (int64_t n = 0; n < grid; ++n) {
       int64_t rest = n;
       for (size_t i = 0; i < knobs.size(); ++i) {
-        const int64_t size = static_cast<int64_t>(knobs[i].values.size()) + 1;
-        idx[i] = static_cast<int>(rest % size) - 1;
-        rest /= size;
+        const int64_t unchanged = options[i] - static_cast<int64_t>(knobs[i].values.size());
+        idx[i] = static_cast<int>(rest % options[i] - unchanged);
+        rest /= options[i];
       }
       points.push_back(idx);
     }
@@ -219,7 +233,7 @@ std::vector<CandidateSets> candidates_of(const std::vector<Knob>& knobs,
     std::set<std::string> sources;
     bool changed = false;
     for (size_t i = 0; i < knobs.size(); ++i) {
-      if (idx[i] < 0) continue;
+      if (idx[i] < 0 || idx[i] == start_value[i]) continue;  // the knob left at the start's
       const KnobValue& v = knobs[i].values[static_cast<size_t>(idx[i])];
       c.sets = plus(c.sets, v.sets);
       c.prediction.ratio *= v.prediction.ratio;

@@ -109,6 +109,12 @@ std::string tuned_yaml(const TuneOptions& o, const rundir::TuneDoc& doc, const s
   return header + config::to_yaml(config::load_config(o.config_path, sets));
 }
 
+void write_tables(const rundir::TuneDoc& doc, const std::string& dir) {
+  output::write_file_atomic(rundir::path(dir, rundir::kTuneTable), tune_table_markdown(doc));
+  output::write_file_atomic(rundir::path(dir, rundir::kTuneHtml), tune_html(doc));
+  output::write_file_atomic(rundir::path(dir, rundir::kTuneChart), tune_chart_svg(doc));
+}
+
 }  // namespace
 
 rundir::TuneDoc run_tune(const TuneOptions& o, const OnProgress& on_progress) {
@@ -126,7 +132,7 @@ rundir::TuneDoc run_tune(const TuneOptions& o, const OnProgress& on_progress) {
     doc.status = "plan_only";
     doc.conclusion = "planned only: nothing measured";
     rundir::write_tune_doc(file, doc);
-    output::write_file_atomic(rundir::path(dir, rundir::kTuneTable), tune_table_markdown(doc));
+    write_tables(doc, dir);
     return doc;
   }
   if (o.executable.empty()) throw UsageError("tune: no llmprof executable to run repetitions");
@@ -140,7 +146,7 @@ rundir::TuneDoc run_tune(const TuneOptions& o, const OnProgress& on_progress) {
     throw;
   }
   output::write_file_atomic(rundir::path(dir, rundir::kTunedConfig), tuned_yaml(o, doc, dir));
-  output::write_file_atomic(rundir::path(dir, rundir::kTuneTable), tune_table_markdown(doc));
+  write_tables(doc, dir);
   return doc;
 }
 

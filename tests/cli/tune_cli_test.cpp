@@ -89,6 +89,17 @@ TEST(TuneCli, FindsTheKnownFastestDropsTheSlowAndNeverRunsWhatDoesNotFit) {
   expect_contains(test::read_file(out + "/tuned.yaml"), "\n  test_step_sleep_ms: 0 ");
   expect_contains(test::read_file(out + "/tune.md"), "| winner |");
   expect_contains(r.output, "candidates left");
+  expect_contains(test::read_file(out + "/tune.svg"), " winner</text>");
+  expect_contains(test::read_file(out + "/tune.html"), "<svg");
+  // A run trained from tuned.yaml: its report links back to the search.
+  const auto train =
+      run_llmprof({"train", "--config", out + "/tuned.yaml", "--set", "schedule.max_steps=3",
+                   "--set", "output.dir=" + dir.path(), "--set", "output.name=tuned", "--quiet"});
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  const auto report = run_llmprof({"report", dir.file("tuned")});
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  expect_contains(report.output,
+                  "trained from the tuned.yaml of `llmprof tune`: " + out + "/tune.json");
 }
 
 TEST(TuneCli, AKilledSearchResumesWithoutMeasuringAnythingTwice) {

@@ -168,5 +168,17 @@ TEST(TuneSearch, StopsWhenTheBudgetIsSpentAndSaysSo) {
   EXPECT_EQ(by_id(d, 3).outcome, "unmeasured");
 }
 
+// The grid a search is judged against: every candidate that fits, kConfirmRounds rounds each.
+TEST(TuneSearch, ExhaustiveMeasuresEveryCandidateOverTheConfirmingRounds) {
+  TuneDoc d = doc_of();
+  Counter counter;
+  SearchOptions o;
+  o.exhaustive = true;
+  search(d, counter.measure(), o);
+  for (int64_t id : {1, 2, 3}) EXPECT_EQ(counter.calls[id], 2 * kConfirmRounds) << id;
+  EXPECT_EQ(counter.calls.count(4), 0u);
+  EXPECT_EQ(d.winner, 2);
+}
+
 }  // namespace
 }  // namespace llmprof::tune

@@ -100,6 +100,15 @@ TEST(TuneSpace, CandidatesOfAGridLeaveTheStartOutInOrderOfPredictedEffect) {
   EXPECT_EQ(cands.back().sets, std::vector<std::string>{"train.test_step_sleep_ms=5"});
 }
 
+// Three knobs of two values, each with the start's: a grid of 8 points, 7 candidates (not one at
+// a time, which three knobs of "unchanged or one of two values" would give: 27 points).
+TEST(TuneSpace, AGridOfValuesThatIncludeTheStartsHasEveryCombination) {
+  const auto knobs =
+      parse_space(test::kTinyConfig, {},
+                  {"threads=1,2", "train.batch_size=4,8", "data.num_workers=0,1"}, cpu_machine());
+  EXPECT_EQ(candidates_of(knobs, test::kTinyConfig, {}).size(), 7u);
+}
+
 TEST(TuneSpace, GeneratedOnCpuSearchesThreadsAndLeavesGpuKnobsOut) {
   const auto knobs = default_space(test::kTinyConfig, {}, cpu_machine());
   EXPECT_TRUE(has_key(knobs, "threads"));

@@ -132,6 +132,8 @@ inline constexpr int kPlanSchemaVersion = 1;    // llmprof plan --format json
 inline constexpr std::string_view kTune = "tune.json";
 inline constexpr std::string_view kTunedConfig = "tuned.yaml";
 inline constexpr std::string_view kTuneTable = "tune.md";
+inline constexpr std::string_view kTuneHtml = "tune.html";
+inline constexpr std::string_view kTuneChart = "tune.svg";
 inline constexpr int kTuneSchemaVersion = 1;
 
 }  // namespace llmprof::rundir

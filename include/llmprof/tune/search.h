@@ -48,6 +48,9 @@ struct SearchOptions {
   int64_t min_rounds = ab::kMinRepetitions;  // each candidate's first rung
   int64_t max_rounds = 4;                    // the most rounds a candidate races
   int64_t confirm_rounds = kConfirmRounds;   // the winner against the start
+  // The exhaustive grid the search is judged against: every candidate confirm_rounds rounds,
+  // none dropped.
+  bool exhaustive = false;
 };
 
 // Runs (or resumes) the search over doc.candidates whose outcome is pending or measured, in

@@ -2,8 +2,9 @@
 // behind the CLI (a sweep can call it per point): plans the space (llmprof/tune/space.h), skips
 // what the planner says does not fit, races the rest against the starting config
 // (llmprof/tune/search.h) through short `llmprof train` repetitions, and writes the tune
-// directory: tune.json (rundir::TuneDoc), tuned.yaml (the winner, ready for `llmprof train`) and
-// tune.md (the table). Never prints: progress goes to the callback.
+// directory: tune.json (rundir::TuneDoc), tuned.yaml (the winner, ready for `llmprof train`),
+// tune.md and tune.html (the table) and tune.svg (the chart). Never prints: progress goes to the
+// callback.
 #pragma once
 
 #include <cstdint>
@@ -56,6 +57,13 @@ rundir::TuneDoc run_tune(const TuneOptions& options, const OnProgress& on_progre
 
 // tune.md: the conclusion, the planner's check and one row per candidate.
 std::string tune_table_markdown(const rundir::TuneDoc& doc);
+
+// tune.svg: each candidate's speed relative to the start (with its interval) against its planned
+// peak memory, the start's level dashed, the winner marked; candidates not measured on the axis.
+std::string tune_chart_svg(const rundir::TuneDoc& doc);
+
+// tune.html: the conclusion, the planner's check, the chart and the table.
+std::string tune_html(const rundir::TuneDoc& doc);
 
 // "1.62x tokens/s [1.55, 1.70]" (objective tokens_per_s: the start's figure over the
 // candidate's), or "0.62x step_ms [...]"; "" when not measured.
