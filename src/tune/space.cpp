@@ -42,8 +42,9 @@ std::optional<PerToken> per_token(const config::Config& cfg, const Machine& m) {
     opt.world_size = m.nproc;
     opt.cuda = m.device.cuda;
     const plan::MemoryPlan p = plan::plan_memory(cfg, opt);
-    const double tokens = static_cast<double>(cfg.train.batch_size * cfg.train.grad_accum_steps *
-                                              cfg.model.block_size);
+    // The planner's figures are a micro-batch's (plan's technique table scales them by the
+    // accumulation steps): per token of one micro-batch.
+    const double tokens = static_cast<double>(cfg.train.batch_size * cfg.model.block_size);
     if (tokens <= 0) return std::nullopt;
     return PerToken{p.bytes_per_step / tokens, p.flops_per_step / tokens};
   } catch (const Error&) {

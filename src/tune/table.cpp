@@ -41,8 +41,12 @@ std::string tune_table_markdown(const rundir::TuneDoc& d) {
                                  ? plan::bytes_text(*c.planned_peak_bytes) +
                                        (c.planned_fits.value_or(true) ? "" : " (does not fit)")
                                  : "not planned";
+    // As the speed column reads: tokens/s relative to the start (the inverse of the time ratio).
+    const bool tokens = d.inputs.objective == "tokens_per_s";
     const std::string predicted =
-        c.predicted_ratio ? fmt::format("{:.2f}x", *c.predicted_ratio) : "";
+        c.predicted_ratio && *c.predicted_ratio > 0
+            ? fmt::format("{:.2f}x", tokens ? 1 / *c.predicted_ratio : *c.predicted_ratio)
+            : "";
     s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0f} | {} |\n", c.id, sets,
                      c.numerics, predicted, peak, c.outcome, c.rounds, speed_text(d, c), loss,
                      c.seconds, c.reason);

@@ -2,6 +2,7 @@
 // repetitions, and the tune directory written (llmprof/tune/tune.h).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 
@@ -130,6 +131,15 @@ rundir::TuneDoc run_tune(const TuneOptions& o, const OnProgress& on_progress) {
       c.reason = "--plan-only";
     }
     doc.status = "plan_only";
+    const auto fits =
+        std::count_if(doc.candidates.begin(), doc.candidates.end(),
+                      [](const rundir::TuneCandidate& c) { return c.planned_fits == true; });
+    doc.planner_check = fmt::format(
+        "{} planned to fit, {} planned not to fit, {} the planner could not plan; none run", fits,
+        std::count_if(doc.candidates.begin(), doc.candidates.end(),
+                      [](const rundir::TuneCandidate& c) { return c.planned_fits == false; }),
+        std::count_if(doc.candidates.begin(), doc.candidates.end(),
+                      [](const rundir::TuneCandidate& c) { return !c.planned_fits; }));
     doc.conclusion = "planned only: nothing measured";
     rundir::write_tune_doc(file, doc);
     write_tables(doc, dir);
