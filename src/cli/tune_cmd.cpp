@@ -31,8 +31,9 @@ int run_tune_command(TuneArgs& a) {
   if (a.steps > 0) o.steps = a.steps;
   o.executable = sweep::detail::self_executable();
   auto progress = [](const tune::Progress& p) {
-    fmt::print(stderr, "tune: {}; {} candidates left, {} of {} left\n", p.what, p.candidates_left,
-               minutes(p.budget_s - p.spent_s), minutes(p.budget_s));
+    fmt::print(stderr, "tune: {}; {} candidate{} left, {} of {} left\n", p.what, p.candidates_left,
+               p.candidates_left == 1 ? "" : "s", minutes(p.budget_s - p.spent_s),
+               minutes(p.budget_s));
   };
   const rundir::TuneDoc d = tune::run_tune(o, progress);
   const std::string dir = tune::tune_dir(o);

@@ -227,6 +227,11 @@ void Searcher::decide(std::vector<TuneCandidate*>& alive) {
     doc_.conclusion = "the starting config stays: no candidate measured faster than it";
     return;
   }
+  for (TuneCandidate* c : alive) {
+    if (c != best && c->outcome == "measured") {
+      c->reason = fmt::format("candidate {} was the best when the search ended", best->id);
+    }
+  }
   const int64_t rounds = std::max(options_.confirm_rounds, best->rounds);
   extend(*best, rounds, 0);
   const std::string who = fmt::format("candidate {} (`{}`)", best->id, sets_text(*best));
