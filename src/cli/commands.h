@@ -61,4 +61,7 @@ std::string plan_misfit(const config::Config& cfg, const std::string& device);
 // llmprof check BASELINE CANDIDATE [--max|--min|--within NAME=AMOUNT]... | --ab CMD_A CMD_B
 void add_check_command(CLI::App& app, int& exit_code);
 
+// llmprof tune --config F [--set k=v]... [--space K=V1,V2]... [--budget 20m] [--out DIR]
+void add_tune_command(CLI::App& app, int& exit_code);
+
 }  // namespace llmprof::cli

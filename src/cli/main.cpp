@@ -102,6 +102,7 @@ int main(int argc, char** argv) {
   llmprof::cli::add_tokenize_command(app, exit_code);
   llmprof::cli::add_plan_command(app, exit_code);
   llmprof::cli::add_check_command(app, exit_code);
+  llmprof::cli::add_tune_command(app, exit_code);
   // Each subcommand's help names its page of the user guide (docs/guide/, README's "The guide").
   const std::pair<const char*, const char*> guide_pages[] = {
       {"train", "docs/guide/training.md"},   {"eval", "docs/guide/eval-bench.md"},
@@ -109,7 +110,8 @@ int main(int argc, char** argv) {
       {"sweep", "docs/guide/sweeps.md"},     {"peak", "docs/guide/roofline.md"},
       {"report", "docs/guide/report.md"},    {"plot", "docs/guide/report.md"},
       {"export", "docs/guide/models.md"},    {"tokenize", "docs/guide/models.md"},
-      {"plan", "docs/guide/plan.md"},        {"check", "docs/guide/check.md"}};
+      {"plan", "docs/guide/plan.md"},        {"check", "docs/guide/check.md"},
+      {"tune", "docs/guide/tune.md"}};
   for (const auto& [name, page] : guide_pages) {
     CLI::App* sub = app.get_subcommand(name);
     // A subcommand without a footer of its own inherited the top-level one: replace it.

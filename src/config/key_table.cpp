@@ -181,8 +181,8 @@ std::vector<KeySpec> build_table() {
               "than model.block_size is refused (llmprof attends over the whole block)"),
       enum_key<LLMPROF_REF(model, rope_scaling_type)>(
           "llama: RoPE frequency scaling: none | llama3 (Llama 3.1's rope_scaling)"),
-      float_key("model.rope_scaling.factor", LLMPROF_REF(model, rope_scaling_factor),
-                at_least(1), "llama3 rope_scaling: factor"),
+      float_key("model.rope_scaling.factor", LLMPROF_REF(model, rope_scaling_factor), at_least(1),
+                "llama3 rope_scaling: factor"),
       float_key("model.rope_scaling.low_freq_factor",
                 LLMPROF_REF(model, rope_scaling_low_freq_factor), open(0, kInf),
                 "llama3 rope_scaling: low_freq_factor"),
@@ -216,8 +216,9 @@ std::vector<KeySpec> build_table() {
           "encoder data format; auto = by extension (.jsonl, .csv, .tsv, else text; .gz ok)"),
       string_key(LLMPROF_KEY(data, val_path),
                  "encoder validation file; empty = the tail data.val_fraction of data.path"),
-      string_key(LLMPROF_KEY(data, jsonl_fields),
-                 "jsonl: comma-separated string fields joined by newlines (gsm8k: question,answer)"),
+      string_key(
+          LLMPROF_KEY(data, jsonl_fields),
+          "jsonl: comma-separated string fields joined by newlines (gsm8k: question,answer)"),
       string_key(LLMPROF_KEY(data, text_column), "csv/tsv: header of the text column"),
       string_key(LLMPROF_KEY(data, label_column),
                  "csv/tsv: header of the integer label column (train.task=classify)"),
@@ -298,8 +299,9 @@ std::vector<KeySpec> build_table() {
               "modules/ops schedule: recording cycles; 0 = until the run ends"),
       bool_key(LLMPROF_KEY(profile, record_shapes),
                "ops level: record the input shapes of every op (matmul shapes are always kept)"),
-      bool_key(LLMPROF_KEY(profile, record_view_ops),
-               "ops level: time view/metadata ops (select, view, as_strided, ...); else counted only"),
+      bool_key(
+          LLMPROF_KEY(profile, record_view_ops),
+          "ops level: time view/metadata ops (select, view, as_strided, ...); else counted only"),
       int_key(LLMPROF_KEY(profile, shape_interval), 1, 1000000,
               "ops level: read op input shapes in the first and last recorded step of a cycle, N "
               "steps after the first, then at gaps doubling (2N, 4N, ...) while they stay the "

@@ -13,6 +13,7 @@
 #include "llmprof/error.h"
 #include "llmprof/rundir/files.h"
 #include "tables.h"
+#include "tuned_link.h"
 
 namespace llmprof::report {
 
@@ -159,6 +160,11 @@ Document build_report(const ReportOptions& options) {
     all.push_back(fmt::format("--compare A={} B={}", options.compare[0], options.compare[1]));
   }
   doc.intro.push_back(fmt::format("Inputs: {}", fmt::join(all, ", ")));
+  for (const auto& run : in.runs) {
+    if (std::string line = tuned_from_line(run->dir, run->label); !line.empty()) {
+      doc.intro.push_back(std::move(line));
+    }
+  }
 
   std::vector<const Run*> summary_runs;
   std::vector<RunMetrics> summary_metrics;

@@ -128,4 +128,12 @@ inline constexpr int kTriedSchemaVersion = 1;
 inline constexpr int kReportSchemaVersion = 1;  // llmprof report --format json (ReportDoc)
 inline constexpr int kPlanSchemaVersion = 1;    // llmprof plan --format json
 
+// ---- What `llmprof tune` writes into its tune directory (rundir::TuneDoc).
+inline constexpr std::string_view kTune = "tune.json";
+inline constexpr std::string_view kTunedConfig = "tuned.yaml";
+inline constexpr std::string_view kTuneTable = "tune.md";
+inline constexpr std::string_view kTuneHtml = "tune.html";
+inline constexpr std::string_view kTuneChart = "tune.svg";
+inline constexpr int kTuneSchemaVersion = 1;
+
 }  // namespace llmprof::rundir
