@@ -72,7 +72,7 @@ TEST(TuneCli, FindsTheKnownFastestDropsTheSlowAndNeverRunsWhatDoesNotFit) {
   EXPECT_EQ(fast["verdict"], "faster");
   EXPECT_EQ(fast["rounds"], 6);
   EXPECT_EQ(slow["outcome"], "dropped");
-  EXPECT_EQ(slow["repetitions"].size(), 4u);  // its first rung: 2 rounds, both arms
+  EXPECT_EQ(slow["repetitions"].size(), 12u);  // its first rung: 6 rounds (the fewest), both arms
   for (const json& c : doc["candidates"]) {
     const auto sets = c["sets"].get<std::vector<std::string>>();
     if (std::find(sets.begin(), sets.end(), "train.batch_size=65536") == sets.end()) continue;
