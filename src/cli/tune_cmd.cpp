@@ -70,11 +70,13 @@ void add_tune_command(CLI::App& app, int& exit_code) {
       ->check(non_empty("a device name"));
   sub->add_option("--nproc", o.nproc, "Rank processes per repetition (train --nproc)")
       ->check(CLI::Range(int64_t{1}, int64_t{1024}));
-  sub->add_option("--rounds", o.search.max_rounds, "The most rounds a candidate races (default 4)")
-      ->check(CLI::Range(int64_t{2}, int64_t{1000}));
+  sub->add_option("--rounds", o.search.max_rounds,
+                  "The most rounds a candidate races (default 12: a first rung of 6, the fewest a "
+                  "95% interval needs, then 12 for the better half)")
+      ->check(CLI::Range(ab::kMinRepetitions, int64_t{1000}));
   sub->add_option("--confirm-rounds", o.search.confirm_rounds,
-                  "Rounds the winner is confirmed over against the start (default 6)")
-      ->check(CLI::Range(int64_t{2}, int64_t{1000}));
+                  "Rounds the winner is confirmed over against the start (default 6, the fewest)")
+      ->check(CLI::Range(ab::kMinRepetitions, int64_t{1000}));
   sub->add_option("--out,-o", o.out_dir,
                   "Tune directory (default <output.dir>/tune-<config stem>); a search there of "
                   "the same inputs is resumed");

@@ -264,6 +264,10 @@ void fill_from_summary(const std::string& path, Run& run) {
   if (summary->distributed && !summary->distributed->rank) {  // a merged run's, not one rank's
     run.world_size = std::max<int64_t>(1, summary->distributed->world_size);
     run.rank_figures = summary->distributed->ranks;
+    // Its MFU is against all ranks' peak (the merged summary's), not env.json's one rank's.
+    if (summary->mfu && summary->mfu->peak_flops_per_s > 0 && !run.rank_figures.empty()) {
+      run.peak_flops_per_s = summary->mfu->peak_flops_per_s;
+    }
   }
   if (summary->context.plan) plan_view(*summary->context.plan, run);
 }

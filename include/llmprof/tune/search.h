@@ -46,7 +46,8 @@ inline constexpr int64_t kConfirmRounds = 6;
 
 struct SearchOptions {
   int64_t min_rounds = ab::kMinRepetitions;  // each candidate's first rung
-  int64_t max_rounds = 4;                    // the most rounds a candidate races
+  // The most rounds a candidate races: two rungs (6 rounds, then 12 for the better half).
+  int64_t max_rounds = 2 * ab::kMinRepetitions;
   int64_t confirm_rounds = kConfirmRounds;   // the winner against the start
   // The exhaustive grid the search is judged against: every candidate confirm_rounds rounds,
   // none dropped.
