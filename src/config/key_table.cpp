@@ -159,6 +159,11 @@ std::vector<KeySpec> build_table() {
                "log-sum-exp forward; a backward writing softmax minus one-hot straight in the "
                "logits' dtype) instead of LibTorch's fp32 cast, log_softmax and nll_loss, which "
                "write the logits three times over in fp32; false: LibTorch's ops, as nanoGPT"),
+      bool_key(LLMPROF_KEY(model, fused_norm),
+               "each residual add and the LayerNorm (gpt, distilbert) or RMSNorm (llama) after "
+               "it as one op: on cuda llmprof's kernels (the sum and the norm written in one "
+               "pass; a backward adding the residual's gradient in the same pass), elsewhere the "
+               "same op in LibTorch ops; false: LibTorch's add and norm, as nanoGPT"),
       int_key(LLMPROF_KEY(model, num_labels), 2, 1 << 16, "classes for train.task=classify"),
       string_key(LLMPROF_KEY(model, init_from),
                  "weights to start from: an llmprof checkpoint or run directory, or a Hugging Face "

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "llmprof/model/fused_loss.h"
+#include "llmprof/model/fused_norm.h"
 #include "llmprof/profile/scope.h"
 
 namespace llmprof::model {
@@ -27,6 +28,13 @@ torch::nn::LayerNorm layer_norm(int64_t dim) {
 torch::Tensor apply_norm(torch::nn::LayerNorm& norm, const torch::Tensor& x) {
   const auto dtype = norm->weight.scalar_type();
   return norm(x.scalar_type() == dtype ? x : x.to(dtype));
+}
+
+// model.fused_norm: norm(residual + delta) as one op; the sum itself is not kept (post-LN).
+torch::Tensor add_then_norm(torch::nn::LayerNorm& norm,
+                            const torch::Tensor& residual,
+                            const torch::Tensor& delta) {
+  return add_layer_norm(residual, delta, norm->weight, norm->bias, norm->options.eps()).second;
 }
 
 // torch.finfo(dtype).min, as HF fills masked scores: finite, so a row whose keys are all padding
@@ -141,7 +149,8 @@ torch::Tensor EncoderFfnImpl::forward(const torch::Tensor& x) {
 // ---------------------------------------------------------------------------------------------
 // Block
 
-EncoderBlockImpl::EncoderBlockImpl(const DistilBertOptions& opt, int16_t layer) : layer_(layer) {
+EncoderBlockImpl::EncoderBlockImpl(const DistilBertOptions& opt, int16_t layer)
+    : layer_(layer), fused_norm_(opt.fused_norm) {
   attention = register_module("attention", EncoderAttention(opt, layer));
   sa_layer_norm = register_module("sa_layer_norm", layer_norm(opt.dim));
   ffn = register_module("ffn", EncoderFfn(opt, layer));
@@ -150,6 +159,17 @@ EncoderBlockImpl::EncoderBlockImpl(const DistilBertOptions& opt, int16_t layer) 
 
 torch::Tensor EncoderBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& key_pad) {
   LLMPROF_SCOPE(Scope::kBlock, layer_);
+  if (fused_norm_) {  // each add fused into the norm after it: counted to ln_1 and ln_2 here
+    const torch::Tensor a = attention(x, key_pad);
+    torch::Tensor sa;
+    {
+      LLMPROF_SCOPE(Scope::kLn1, layer_);
+      sa = add_then_norm(sa_layer_norm, x, a);
+    }
+    const torch::Tensor f = ffn(sa);
+    LLMPROF_SCOPE(Scope::kLn2, layer_);
+    return add_then_norm(output_layer_norm, sa, f);
+  }
   torch::Tensor h = attention(x, key_pad) + x;  // the residual adds count to the block's self time
   torch::Tensor sa;
   {

@@ -6,10 +6,13 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "checkpoint.h"
 #include "llmprof/model/autocast.h"
 #include "llmprof/model/fused_loss.h"
+#include "llmprof/model/fused_norm.h"
 #include "llmprof/profile/scope.h"
 
 namespace llmprof::model {
@@ -27,6 +30,11 @@ LayerNormImpl::LayerNormImpl(int64_t n_embd, bool with_bias) : n_embd_(n_embd) {
 
 torch::Tensor LayerNormImpl::forward(const torch::Tensor& x) {
   return torch::layer_norm(x, {n_embd_}, weight, bias, 1e-5);
+}
+
+std::pair<torch::Tensor, torch::Tensor> LayerNormImpl::add_forward(const torch::Tensor& residual,
+                                                                   const torch::Tensor& delta) {
+  return add_layer_norm(residual, delta, weight, bias, 1e-5);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -165,7 +173,8 @@ torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
 // ---------------------------------------------------------------------------------------------
 // Block
 
-BlockImpl::BlockImpl(const GptOptions& opt, int16_t layer) : layer_(layer) {
+BlockImpl::BlockImpl(const GptOptions& opt, int16_t layer)
+    : layer_(layer), fused_norm_(opt.fused_norm) {
   ln_1 = register_module("ln_1", LayerNorm(opt.n_embd, opt.bias));
   attn = register_module("attn", CausalSelfAttention(opt, layer));
   ln_2 = register_module("ln_2", LayerNorm(opt.n_embd, opt.bias));
@@ -173,6 +182,10 @@ BlockImpl::BlockImpl(const GptOptions& opt, int16_t layer) : layer_(layer) {
 }
 
 torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
+  if (fused_norm_) {  // one block at a time (activation checkpointing): the MLP's add stays here
+    auto [h, mlp_out] = forward_fused(x, torch::Tensor());
+    return h + mlp_out;
+  }
   LLMPROF_SCOPE(Scope::kBlock, layer_);
   torch::Tensor n1;
   {
@@ -186,6 +199,28 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
     n2 = ln_2(h);
   }
   return h + mlp(n2);
+}
+
+std::pair<torch::Tensor, torch::Tensor> BlockImpl::forward_fused(const torch::Tensor& residual,
+                                                                 const torch::Tensor& delta) {
+  LLMPROF_SCOPE(Scope::kBlock, layer_);
+  // The adds count to the norms' scopes here (to the block's self time unfused).
+  torch::Tensor x = residual, n1;
+  {
+    LLMPROF_SCOPE(Scope::kLn1, layer_);
+    if (delta.defined()) {
+      std::tie(x, n1) = ln_1->add_forward(residual, delta);
+    } else {
+      n1 = ln_1(x);
+    }
+  }
+  const torch::Tensor a = attn(n1);
+  torch::Tensor h, n2;
+  {
+    LLMPROF_SCOPE(Scope::kLn2, layer_);
+    std::tie(h, n2) = ln_2->add_forward(x, a);
+  }
+  return {h, mlp(n2)};
 }
 
 torch::Tensor BlockImpl::forward_cached(const torch::Tensor& x,
@@ -257,10 +292,15 @@ torch::Tensor GptImpl::forward(const torch::Tensor& idx) {
   }
   const bool checkpoint = opt_.activation_checkpointing && is_training() &&
                           torch::GradMode::is_enabled();
-  for (auto& block : blocks) x = checkpoint ? checkpointed_forward(block.get(), x) : block(x);
+  torch::Tensor delta;  // model.fused_norm: the last MLP's output, not yet added to x
+  if (opt_.fused_norm && !checkpoint) {
+    for (auto& block : blocks) std::tie(x, delta) = block->forward_fused(x, delta);
+  } else {
+    for (auto& block : blocks) x = checkpoint ? checkpointed_forward(block.get(), x) : block(x);
+  }
   {
     LLMPROF_SCOPE(Scope::kLnF, -1);
-    x = ln_f(x);
+    x = delta.defined() ? ln_f->add_forward(x, delta).second : ln_f(x);
   }
   LLMPROF_SCOPE(Scope::kLmHead, -1);
   return torch::nn::functional::linear(x, wte->weight);  // tied lm_head: (B,T,C) -> (B,T,V)

@@ -6,9 +6,12 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "checkpoint.h"
 #include "llmprof/model/fused_loss.h"
+#include "llmprof/model/fused_norm.h"
 #include "llmprof/profile/scope.h"
 
 namespace llmprof::model {
@@ -114,6 +117,11 @@ torch::Tensor RmsNormImpl::forward(const torch::Tensor& x) {
   torch::Tensor var = h.pow(2).mean(-1, /*keepdim=*/true);
   h = h * torch::rsqrt(var + eps_);
   return weight * h.to(x.scalar_type());
+}
+
+std::pair<torch::Tensor, torch::Tensor> RmsNormImpl::add_forward(const torch::Tensor& residual,
+                                                                 const torch::Tensor& delta) {
+  return add_rms_norm(residual, delta, weight, eps_);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -268,7 +276,8 @@ torch::Tensor LlamaMlpImpl::forward(const torch::Tensor& x) {
 // ---------------------------------------------------------------------------------------------
 // Block
 
-LlamaBlockImpl::LlamaBlockImpl(const LlamaOptions& opt, int16_t layer) : layer_(layer) {
+LlamaBlockImpl::LlamaBlockImpl(const LlamaOptions& opt, int16_t layer)
+    : layer_(layer), fused_norm_(opt.fused_norm) {
   self_attn = register_module("self_attn", LlamaAttention(opt, layer));
   mlp = register_module("mlp", LlamaMlp(opt, layer));
   input_layernorm = register_module("input_layernorm", RmsNorm(opt.n_embd, opt.rms_norm_eps));
@@ -277,8 +286,35 @@ LlamaBlockImpl::LlamaBlockImpl(const LlamaOptions& opt, int16_t layer) : layer_(
 }
 
 torch::Tensor LlamaBlockImpl::forward(const torch::Tensor& x) {
+  if (fused_norm_) {  // one block at a time (activation checkpointing): the MLP's add stays here
+    auto [h, mlp_out] = forward_fused(x, torch::Tensor());
+    return h + mlp_out;
+  }
   const int64_t T = x.size(1);
   return body(x, cos_.slice(0, 0, T), sin_.slice(0, 0, T), nullptr, nullptr, 0);
+}
+
+std::pair<torch::Tensor, torch::Tensor> LlamaBlockImpl::forward_fused(const torch::Tensor& residual,
+                                                                      const torch::Tensor& delta) {
+  LLMPROF_SCOPE(Scope::kBlock, layer_);
+  // The adds count to the norms' scope here (to the block's self time unfused).
+  const int64_t T = residual.size(1);
+  torch::Tensor x = residual, n1;
+  {
+    LLMPROF_SCOPE(Scope::kNorm, layer_);
+    if (delta.defined()) {
+      std::tie(x, n1) = input_layernorm->add_forward(residual, delta);
+    } else {
+      n1 = input_layernorm(x);
+    }
+  }
+  const torch::Tensor a = self_attn->forward(n1, cos_.slice(0, 0, T), sin_.slice(0, 0, T));
+  torch::Tensor h, n2;
+  {
+    LLMPROF_SCOPE(Scope::kNorm, layer_);
+    std::tie(h, n2) = post_attention_layernorm->add_forward(x, a);
+  }
+  return {h, mlp(n2)};
 }
 
 torch::Tensor LlamaBlockImpl::forward_cached(const torch::Tensor& x,
@@ -348,11 +384,11 @@ void LlamaImpl::init_weights() {
   }
 }
 
-torch::Tensor LlamaImpl::head(const torch::Tensor& x) {
+torch::Tensor LlamaImpl::head(const torch::Tensor& x, const torch::Tensor& delta) {
   torch::Tensor h;
   {
     LLMPROF_SCOPE(Scope::kNorm, -1);
-    h = norm(x);
+    h = delta.defined() ? norm->add_forward(x, delta).second : norm(x);
   }
   LLMPROF_SCOPE(Scope::kLmHead, -1);
   return lm_head.is_empty() ? F::linear(h, embed_tokens->weight) : lm_head(h);  // (B,T,V)
@@ -369,8 +405,13 @@ torch::Tensor LlamaImpl::forward(const torch::Tensor& idx) {
   }
   const bool checkpoint =
       opt_.activation_checkpointing && is_training() && torch::GradMode::is_enabled();
-  for (auto& block : blocks) x = checkpoint ? checkpointed_forward(block.get(), x) : block(x);
-  return head(x);
+  torch::Tensor delta;  // model.fused_norm: the last MLP's output, not yet added to x
+  if (opt_.fused_norm && !checkpoint) {
+    for (auto& block : blocks) std::tie(x, delta) = block->forward_fused(x, delta);
+  } else {
+    for (auto& block : blocks) x = checkpoint ? checkpointed_forward(block.get(), x) : block(x);
+  }
+  return head(x, delta);
 }
 
 torch::Tensor LlamaImpl::loss(const torch::Tensor& logits, const torch::Tensor& targets) {

@@ -99,6 +99,33 @@ std::optional<double> indexing_bytes(std::string_view op, const ShapeRecord& s) 
   return std::nullopt;
 }
 
+// model.fused_norm's ops (bytes.h): the sum and the norm written, statistics per row.
+std::optional<double> fused_norm_bytes(std::string_view op, const ShapeRecord& s) {
+  const bool rms = op == kAddRmsNormOp || op == kAddRmsNormBackwardOp;
+  const double stats_per_row = rms ? 4 : 8;  // fp32 rstd, and mean for LayerNorm
+  if ((op == kAddLayerNormOp || op == kAddRmsNormOp) && tensor(s, 0) && tensor(s, 1) &&
+      tensor(s, 2) && numel(s, 2) > 0) {
+    const double n = numel(s, 0), rows = n / numel(s, 2);
+    const double e_sum = std::max(element_bytes(s.scalar_type[0]), element_bytes(s.scalar_type[1]));
+    const double e_norm = rms ? std::max<double>(e_sum, element_bytes(s.scalar_type[2])) : e_sum;
+    return bytes(s, 0) + bytes(s, 1) + bytes(s, 2) + (tensor(s, 3) ? bytes(s, 3) : 0) +
+           n * (e_sum + e_norm) + rows * stats_per_row;
+  }
+  if ((op == kAddLayerNormBackwardOp || op == kAddRmsNormBackwardOp) && tensor(s, 0) &&
+      tensor(s, 2) && tensor(s, 3) && numel(s, 3) > 0) {
+    const double rows = numel(s, 2) / numel(s, 3);
+    const double read = bytes(s, 0) + (tensor(s, 1) ? bytes(s, 1) : 0) + bytes(s, 2) + bytes(s, 3) +
+                        rows * stats_per_row;
+    return read + bytes(s, 2) + (rms ? 1 : 2) * bytes(s, 3);  // d(input), d(weight) (, d(bias))
+  }
+  return std::nullopt;
+}
+
+bool is_fused_norm(std::string_view op) {
+  return op == kAddLayerNormOp || op == kAddLayerNormBackwardOp || op == kAddRmsNormOp ||
+         op == kAddRmsNormBackwardOp;
+}
+
 bool is_indexing(std::string_view op) {
   static constexpr std::string_view kOps[] = {
       "aten::masked_fill_", "aten::masked_fill", "aten::where", "aten::native_dropout",
@@ -223,6 +250,7 @@ std::optional<double> op_bytes(std::string_view op, const ShapeRecord& s) {
     for (int i = 2; i < ShapeRecord::kMaxInputs; ++i) b += tensor(s, i) ? bytes(s, i) : 0;
     return b;
   }
+  if (is_fused_norm(op)) return fused_norm_bytes(op, s);
   return indexing_bytes(op, s);
 }
 
@@ -235,7 +263,7 @@ bool has_cost_model(std::string_view op) {
          is_unary_elementwise(op) || op == "aten::addcmul_" || op == "aten::addcdiv_" ||
          op == "aten::lerp_" || op == "aten::fill_" || op == "aten::zero_" || op == "aten::sum" ||
          op == "aten::mean" || op == "aten::norm" || op == "aten::linalg_vector_norm" ||
-         op == "aten::copy_" || op == "aten::embedding" || is_indexing(op) ||
+         op == "aten::copy_" || op == "aten::embedding" || is_indexing(op) || is_fused_norm(op) ||
          is_matmul_op(op);  // the fused attention ops too: their FLOPs need q's and k's shapes
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "llmprof/profile/analysis.h"
+#include "llmprof/profile/bytes.h"
 
 namespace llmprof::profile {
 
@@ -87,6 +88,9 @@ std::optional<double> op_flops(std::string_view op, const ShapeRecord& s) {
   if (base == "aten::_softmax" || base == "aten::_log_softmax") per_element = 5;
   if (base == "aten::native_layer_norm") per_element = 5;
   if (base == "aten::gelu") per_element = 8;
+  // model.fused_norm: the norm's count plus the add's one (RMSNorm: square, mean, scale, weight).
+  if (base == kAddLayerNormOp) per_element = 6;
+  if (base == kAddRmsNormOp) per_element = 5;
   if (per_element == 0 || s.ndim[0] < 0) return std::nullopt;
   return factor * per_element * numel(s, 0);
 }

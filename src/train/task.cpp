@@ -1,6 +1,7 @@
 #include "llmprof/train/task.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "llmprof/config/config.h"
 #include "llmprof/data/encoder_data.h"
@@ -8,6 +9,7 @@
 #include "llmprof/model/distilbert.h"
 #include "llmprof/model/flops.h"
 #include "llmprof/model/fused_loss.h"
+#include "llmprof/model/fused_norm.h"
 #include "llmprof/model/llama.h"
 
 namespace llmprof::train {
@@ -178,6 +180,7 @@ model::LlamaOptions llama_options(const config::Config& cfg, int64_t vocab) {
   o.activation_checkpointing = cfg.train.activation_checkpointing;
   o.sdpa = m.attention == config::Attention::kSdpa;
   o.fused_loss = m.fused_loss;
+  o.fused_norm = m.fused_norm;
   return o;
 }
 
@@ -310,6 +313,12 @@ std::unique_ptr<Task> make_task(const config::Config& cfg, int64_t tokenizer_voc
                       "model.fused_loss=false",
                       cfg.source_file, "model.fused_loss");
   }
+  if (m.fused_norm && cfg.device.is_cuda() && !model::fused_norm_kernels_available()) {
+    spdlog::warn(
+        "model.fused_norm: this llmprof was built without its CUDA kernels "
+        "(scripts/build_gpu.sh builds them where nvcc is found): the fused add and norm "
+        "run as LibTorch ops");
+  }
   const int64_t vocab = resolve_vocab(cfg, tokenizer_vocab_size);
   torch::manual_seed(static_cast<uint64_t>(cfg.train.seed));
   if (m.type == config::ModelType::kGpt) {
@@ -323,6 +332,7 @@ std::unique_ptr<Task> make_task(const config::Config& cfg, int64_t tokenizer_voc
     opt.gelu_tanh = m.activation == config::Activation::kGeluTanh;
     opt.sdpa = m.attention == config::Attention::kSdpa;
     opt.fused_loss = m.fused_loss;
+    opt.fused_norm = m.fused_norm;
     opt.dropout = m.dropout;
     opt.bias = m.bias;
     opt.activation_checkpointing = cfg.train.activation_checkpointing;
@@ -356,6 +366,7 @@ std::unique_ptr<Task> make_task(const config::Config& cfg, int64_t tokenizer_voc
   const bool mlm = cfg.train.task == config::TaskKind::kMlm;
   opt.head = mlm ? model::EncoderHead::kMaskedLm : model::EncoderHead::kClassify;
   opt.fused_loss = m.fused_loss;
+  opt.fused_norm = m.fused_norm;
   model::EncoderShape shape{};
   shape.n_layer = opt.n_layer;
   shape.n_head = opt.n_head;

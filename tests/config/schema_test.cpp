@@ -22,7 +22,7 @@ using test::config_error_of;
 const std::vector<std::string> kAllKeys = {
     "model.type", "model.n_layer", "model.n_head", "model.n_embd", "model.block_size",
     "model.vocab_size", "model.dropout", "model.bias", "model.ffn_dim", "model.max_positions",
-    "model.activation", "model.attention", "model.fused_loss",
+    "model.activation", "model.attention", "model.fused_loss", "model.fused_norm",
     "model.num_labels", "model.init_from",
     "model.n_kv_head", "model.intermediate_size", "model.rope_theta", "model.rms_norm_eps",
     "model.tie_embeddings", "model.head_dim", "model.attention_bias", "model.sliding_window",
@@ -70,7 +70,7 @@ Config unusual_config() {
   Config c;
   // llama: the only type whose keys are all in use (its own keys are refused on gpt).
   c.model = {ModelType::kLlama, 3, 6, 96, 48, 1000, 0.1 + 0.2, false, 384, 96, Activation::kGeluTanh,
-             Attention::kSdpa, true, 5,
+             Attention::kSdpa, true, true, 5,
              "runs/mlm: #1/checkpoint", 3, 200, 500000.25, 1e-6, true, 16, true, 4096,
              RopeScaling::kLlama3, 32.5, 2.0, 8.0, 4096};
   c.data = {"data/my corpus: v2 #1.txt", TokenizerKind::kGpt2, "enc\"oder\".json", "vocab\\bpe\ttab",

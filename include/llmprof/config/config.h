@@ -26,6 +26,7 @@ struct ModelConfig {
   Activation activation = Activation::kGelu;  // gpt MLP: gelu (exact) | gelu_tanh (GPT-2)
   Attention attention = Attention::kManual;   // gpt attention core: manual | sdpa (fused)
   bool fused_loss = false;   // cuda: cross-entropy as llmprof's two kernels, not LibTorch's ops
+  bool fused_norm = false;   // residual add + LayerNorm/RMSNorm as one op (kernels on cuda)
   int64_t num_labels = 2;    // train.task=classify: classes
   std::string init_from;     // llmprof checkpoint or run directory, or a Hugging Face folder
   // llama (Llama, Qwen2, Mistral, SmolLM2 shapes): RoPE, RMSNorm, SwiGLU, grouped-query attention.

@@ -38,6 +38,7 @@ struct DistilBertOptions {
   int64_t num_labels = 2;
   EncoderHead head = EncoderHead::kMaskedLm;
   bool fused_loss = false;  // loss() through llmprof's CUDA cross-entropy kernels
+  bool fused_norm = false;  // each residual add fused into the LayerNorm after it (fused_norm.h)
 };
 
 // HF MultiHeadSelfAttention. key_pad (B, 1, 1, T) bool, true = padded key (or undefined).
@@ -80,7 +81,8 @@ class EncoderFfnImpl : public torch::nn::Module {
 TORCH_MODULE(EncoderFfn);
 
 // HF TransformerBlock, post-LN: sa = sa_layer_norm(attn(x) + x); out = output_layer_norm(ffn(sa) +
-// sa).
+// sa). With model.fused_norm each add and the norm after it are one op (the sum is used by the
+// norm alone: post-LN's stream is the norm's output).
 class EncoderBlockImpl : public torch::nn::Module {
  public:
   EncoderBlockImpl(const DistilBertOptions& opt, int16_t layer);
@@ -91,6 +93,7 @@ class EncoderBlockImpl : public torch::nn::Module {
   EncoderFfn ffn{nullptr};
   torch::nn::LayerNorm output_layer_norm{nullptr};
   int16_t layer_;
+  bool fused_norm_;
 };
 TORCH_MODULE(EncoderBlock);
 

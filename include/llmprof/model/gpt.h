@@ -30,6 +30,7 @@ struct GptOptions {
   bool gelu_tanh = false;  // GPT-2's gelu_new (tanh approximation); false: exact erf GELU
   bool sdpa = false;       // attention core through scaled_dot_product_attention (fused)
   bool fused_loss = false;  // loss() through llmprof's CUDA cross-entropy kernels
+  bool fused_norm = false;  // each residual add fused into the LayerNorm after it (fused_norm.h)
 };
 
 // LayerNorm with an optional bias (LibTorch 1.13's nn::LayerNorm has no bias=false).
@@ -37,6 +38,9 @@ class LayerNormImpl : public torch::nn::Module {
  public:
   LayerNormImpl(int64_t n_embd, bool bias);
   torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
+  // (h = residual + delta, forward(h)) as one op (model.fused_norm, llmprof/model/fused_norm.h).
+  std::pair<torch::Tensor, torch::Tensor> add_forward(const torch::Tensor& residual,
+                                                      const torch::Tensor& delta);
 
   torch::Tensor weight, bias;
   int64_t n_embd_;
@@ -94,6 +98,12 @@ class BlockImpl : public torch::nn::Module {
  public:
   BlockImpl(const GptOptions& opt, int16_t layer);
   torch::Tensor forward(const torch::Tensor& x);  // x + attn(ln_1(x)), then + mlp(ln_2(x))
+  // model.fused_norm: the block on the residual stream held as residual + delta (delta undefined:
+  // none yet), each add fused into the LayerNorm after it: ln_1 takes the previous block's add,
+  // ln_2 the attention's. Returns (the stream before the MLP's output, that output); the next
+  // block's ln_1 (or ln_f) adds them.
+  std::pair<torch::Tensor, torch::Tensor> forward_fused(const torch::Tensor& residual,
+                                                        const torch::Tensor& delta);
   // The same with attention over the layer's cache (see CausalSelfAttentionImpl).
   torch::Tensor forward_cached(const torch::Tensor& x,
                                torch::Tensor& k_cache,
@@ -104,6 +114,7 @@ class BlockImpl : public torch::nn::Module {
   CausalSelfAttention attn{nullptr};
   Mlp mlp{nullptr};
   int16_t layer_;
+  bool fused_norm_;
 };
 TORCH_MODULE(Block);
 

@@ -13,6 +13,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "llmprof/model/gpt.h"  // KvCache
@@ -42,6 +43,7 @@ struct LlamaOptions {
   bool activation_checkpointing = false;
   bool sdpa = false;
   bool fused_loss = false;
+  bool fused_norm = false;  // each residual add fused into the RMSNorm after it (fused_norm.h)
 
   int64_t kv_heads() const { return n_kv_head > 0 ? n_kv_head : n_head; }
   int64_t head_width() const { return head_dim > 0 ? head_dim : n_embd / n_head; }
@@ -67,6 +69,9 @@ class RmsNormImpl : public torch::nn::Module {
  public:
   RmsNormImpl(int64_t width, double eps);
   torch::Tensor forward(const torch::Tensor& x);  // (..., C) -> (..., C)
+  // (h = residual + delta, forward(h)) as one op (model.fused_norm, llmprof/model/fused_norm.h).
+  std::pair<torch::Tensor, torch::Tensor> add_forward(const torch::Tensor& residual,
+                                                      const torch::Tensor& delta);
 
   torch::Tensor weight;  // (C,), ones
   double eps_;
@@ -124,6 +129,11 @@ class LlamaBlockImpl : public torch::nn::Module {
   LlamaBlockImpl(const LlamaOptions& opt, int16_t layer);
   // h = x + attn(input_layernorm(x)); h + mlp(post_attention_layernorm(h)).
   torch::Tensor forward(const torch::Tensor& x);
+  // model.fused_norm: the block on the stream held as residual + delta (delta undefined: none
+  // yet), each add fused into the RMSNorm after it, as GPT's BlockImpl::forward_fused: returns
+  // (the stream before the MLP's output, that output).
+  std::pair<torch::Tensor, torch::Tensor> forward_fused(const torch::Tensor& residual,
+                                                        const torch::Tensor& delta);
   torch::Tensor forward_cached(const torch::Tensor& x,
                                const torch::Tensor& cos,
                                const torch::Tensor& sin,
@@ -140,6 +150,7 @@ class LlamaBlockImpl : public torch::nn::Module {
   LlamaAttention self_attn{nullptr};
   LlamaMlp mlp{nullptr};
   int16_t layer_;
+  bool fused_norm_;
 
  private:
   // The block with k/v appended to the caches at start, or without a cache (k_cache null).
@@ -183,7 +194,8 @@ class LlamaImpl : public torch::nn::Module {
 
  private:
   void init_weights();
-  torch::Tensor head(const torch::Tensor& x);  // final norm + lm_head
+  // Final norm (of x + delta with model.fused_norm's pending delta, else of x) + lm_head.
+  torch::Tensor head(const torch::Tensor& x, const torch::Tensor& delta = {});
   LlamaOptions opt_;
 };
 TORCH_MODULE(Llama);

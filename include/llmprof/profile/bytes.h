@@ -10,6 +10,13 @@
 
 namespace llmprof::profile {
 
+// The ops of model.fused_norm (llmprof/model/fused_norm.h), recorded by name with their inputs
+// (forward: residual, delta, weight, bias; backward: grad_norm, grad_sum, sum, weight).
+inline constexpr char kAddLayerNormOp[] = "llmprof::add_layer_norm";
+inline constexpr char kAddLayerNormBackwardOp[] = "llmprof::add_layer_norm_backward";
+inline constexpr char kAddRmsNormOp[] = "llmprof::add_rms_norm";
+inline constexpr char kAddRmsNormBackwardOp[] = "llmprof::add_rms_norm_backward";
+
 // Bytes of one element of a c10::ScalarType value as ShapeRecord stores it; 0 when unknown.
 int element_bytes(int scalar_type);
 
@@ -34,7 +41,13 @@ int element_bytes(int scalar_type);
 //   index_add_: read index and source, read and write at most as much of self as source;
 //   embedding_(dense_)backward: read grad and indices, write the num_weights x C grad_weight;
 //   nll_loss_forward: read the target and the element it picks per row; nll_loss_backward: read
-//   grad_output and target, write grad_input.
+//   grad_output and target, write grad_input;
+//   llmprof::add_layer_norm / add_rms_norm: read residual, delta, weight (and bias), write the
+//   sum (the addends' wider dtype), the norm (the sum's dtype; RMSNorm: the wider of it and the
+//   weight's) and fp32 mean and rstd per row (RMSNorm: rstd); their _backward: read grad_norm,
+//   grad_sum (when recorded), the sum, the weight and the row statistics, write the input's
+//   gradient (the sum's shape and dtype), the weight's (and LayerNorm's bias's); the kernels'
+//   per-block partial sums and a second gradient in a narrower addend's dtype are left out.
 std::optional<double> op_bytes(std::string_view op, const ShapeRecord& shapes);
 
 // Ops op_bytes or op_flops model: the tracer keeps their input shapes at profile.level=ops.
