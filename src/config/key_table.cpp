@@ -181,6 +181,10 @@ std::vector<KeySpec> build_table() {
       int_key(LLMPROF_KEY(model, head_dim), 0, 4096,
               "llama: per-head width; 0 = model.n_embd / model.n_head"),
       bool_key(LLMPROF_KEY(model, attention_bias), "llama: biases on q/k/v projections (Qwen2)"),
+      bool_key(LLMPROF_KEY(model, fused_swiglu),
+               "llama: the SwiGLU gate silu(gate) * up as one op: on cuda llmprof's kernels (one "
+               "pass forward and backward, silu's output not kept), elsewhere the same op in "
+               "LibTorch ops; false: LibTorch's silu and mul"),
       int_key(LLMPROF_KEY(model, sliding_window), 0, 1 << 24,
               "llama: Mistral's attention window, kept for export; 0 = none; a window smaller "
               "than model.block_size is refused (llmprof attends over the whole block)"),

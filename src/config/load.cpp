@@ -285,6 +285,12 @@ std::optional<Problem> llama_problem(const Config& cfg) {
     const bool set = m.n_kv_head != d.n_kv_head || m.intermediate_size != d.intermediate_size ||
                      m.head_dim != d.head_dim || m.tie_embeddings || m.attention_bias ||
                      m.sliding_window != 0 || m.rope_scaling_type != RopeScaling::kNone;
+    if (m.fused_swiglu) {
+      return Problem{{"model.fused_swiglu", "model.type"},
+                     fmt::format("model.fused_swiglu: model.type {} has no SwiGLU (llama's MLP); "
+                                 "set it to false",
+                                 name(m.type))};
+    }
     if (!set) return std::nullopt;
     return Problem{{"model.type"},
                    fmt::format("model.type: {} has no grouped-query heads, SwiGLU width, head_dim, "

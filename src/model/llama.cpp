@@ -12,6 +12,7 @@
 #include "checkpoint.h"
 #include "llmprof/model/fused_loss.h"
 #include "llmprof/model/fused_norm.h"
+#include "llmprof/model/fused_swiglu.h"
 #include "llmprof/profile/scope.h"
 
 namespace llmprof::model {
@@ -247,7 +248,8 @@ torch::Tensor LlamaAttentionImpl::forward_cached(const torch::Tensor& x,
 // ---------------------------------------------------------------------------------------------
 // SwiGLU MLP
 
-LlamaMlpImpl::LlamaMlpImpl(const LlamaOptions& opt, int16_t layer) : layer_(layer) {
+LlamaMlpImpl::LlamaMlpImpl(const LlamaOptions& opt, int16_t layer)
+    : layer_(layer), fused_swiglu_(opt.fused_swiglu) {
   const int64_t C = opt.n_embd, Fw = opt.ffn_width();
   gate_proj = register_module("gate_proj", Linear(C, Fw, false));
   up_proj = register_module("up_proj", Linear(C, Fw, false));
@@ -267,7 +269,7 @@ torch::Tensor LlamaMlpImpl::forward(const torch::Tensor& x) {
   }
   {
     LLMPROF_SCOPE(Scope::kMlpAct, layer_);
-    h = F::silu(gate) * up;
+    h = fused_swiglu_ ? swiglu(gate, up) : F::silu(gate) * up;
   }
   LLMPROF_SCOPE(Scope::kMlpDown, layer_);
   return down_proj(h);  // (B, T, C)

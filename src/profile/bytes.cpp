@@ -126,6 +126,18 @@ bool is_fused_norm(std::string_view op) {
          op == kAddRmsNormBackwardOp;
 }
 
+// model.fused_swiglu's ops (bytes.h).
+std::optional<double> swiglu_bytes(std::string_view op, const ShapeRecord& s) {
+  if (op == kSwigluOp && tensor(s, 0) && tensor(s, 1)) {
+    const double e = std::max(element_bytes(s.scalar_type[0]), element_bytes(s.scalar_type[1]));
+    return bytes(s, 0) + bytes(s, 1) + numel(s, 0) * e;
+  }
+  if (op == kSwigluBackwardOp && tensor(s, 0) && tensor(s, 1) && tensor(s, 2)) {
+    return bytes(s, 0) + 2 * (bytes(s, 1) + bytes(s, 2));  // grad, gate, up read; two written
+  }
+  return std::nullopt;
+}
+
 bool is_indexing(std::string_view op) {
   static constexpr std::string_view kOps[] = {
       "aten::masked_fill_", "aten::masked_fill", "aten::where", "aten::native_dropout",
@@ -251,6 +263,7 @@ std::optional<double> op_bytes(std::string_view op, const ShapeRecord& s) {
     return b;
   }
   if (is_fused_norm(op)) return fused_norm_bytes(op, s);
+  if (op == kSwigluOp || op == kSwigluBackwardOp) return swiglu_bytes(op, s);
   return indexing_bytes(op, s);
 }
 
@@ -264,6 +277,7 @@ bool has_cost_model(std::string_view op) {
          op == "aten::lerp_" || op == "aten::fill_" || op == "aten::zero_" || op == "aten::sum" ||
          op == "aten::mean" || op == "aten::norm" || op == "aten::linalg_vector_norm" ||
          op == "aten::copy_" || op == "aten::embedding" || is_indexing(op) || is_fused_norm(op) ||
+         op == kSwigluOp || op == kSwigluBackwardOp ||
          is_matmul_op(op);  // the fused attention ops too: their FLOPs need q's and k's shapes
 }
 

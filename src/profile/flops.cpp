@@ -91,6 +91,7 @@ std::optional<double> op_flops(std::string_view op, const ShapeRecord& s) {
   // model.fused_norm: the norm's count plus the add's one (RMSNorm: square, mean, scale, weight).
   if (base == kAddLayerNormOp) per_element = 6;
   if (base == kAddRmsNormOp) per_element = 5;
+  if (base == kSwigluOp) per_element = 5;  // silu's exp, add and divide, the product
   if (per_element == 0 || s.ndim[0] < 0) return std::nullopt;
   return factor * per_element * numel(s, 0);
 }

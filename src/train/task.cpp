@@ -181,6 +181,7 @@ model::LlamaOptions llama_options(const config::Config& cfg, int64_t vocab) {
   o.sdpa = m.attention == config::Attention::kSdpa;
   o.fused_loss = m.fused_loss;
   o.fused_norm = m.fused_norm;
+  o.fused_swiglu = m.fused_swiglu;
   return o;
 }
 
@@ -313,11 +314,12 @@ std::unique_ptr<Task> make_task(const config::Config& cfg, int64_t tokenizer_voc
                       "model.fused_loss=false",
                       cfg.source_file, "model.fused_loss");
   }
-  if (m.fused_norm && cfg.device.is_cuda() && !model::fused_norm_kernels_available()) {
+  if ((m.fused_norm || m.fused_swiglu) && cfg.device.is_cuda() &&
+      !model::fused_norm_kernels_available()) {
     spdlog::warn(
-        "model.fused_norm: this llmprof was built without its CUDA kernels "
-        "(scripts/build_gpu.sh builds them where nvcc is found): the fused add and norm "
-        "run as LibTorch ops");
+        "model.fused_norm, model.fused_swiglu: this llmprof was built without their CUDA "
+        "kernels (scripts/build_gpu.sh builds them where nvcc is found): the fused ops run as "
+        "LibTorch ops");
   }
   const int64_t vocab = resolve_vocab(cfg, tokenizer_vocab_size);
   torch::manual_seed(static_cast<uint64_t>(cfg.train.seed));

@@ -25,7 +25,8 @@ const std::vector<std::string> kAllKeys = {
     "model.activation", "model.attention", "model.fused_loss", "model.fused_norm",
     "model.num_labels", "model.init_from",
     "model.n_kv_head", "model.intermediate_size", "model.rope_theta", "model.rms_norm_eps",
-    "model.tie_embeddings", "model.head_dim", "model.attention_bias", "model.sliding_window",
+    "model.tie_embeddings", "model.head_dim", "model.attention_bias", "model.fused_swiglu",
+    "model.sliding_window",
     "model.rope_scaling.type", "model.rope_scaling.factor", "model.rope_scaling.low_freq_factor",
     "model.rope_scaling.high_freq_factor", "model.rope_scaling.original_max_position_embeddings",
     "data.path", "data.tokenizer", "data.vocab_path", "data.merges_path", "data.lower_case",
@@ -71,7 +72,7 @@ Config unusual_config() {
   // llama: the only type whose keys are all in use (its own keys are refused on gpt).
   c.model = {ModelType::kLlama, 3, 6, 96, 48, 1000, 0.1 + 0.2, false, 384, 96, Activation::kGeluTanh,
              Attention::kSdpa, true, true, 5,
-             "runs/mlm: #1/checkpoint", 3, 200, 500000.25, 1e-6, true, 16, true, 4096,
+             "runs/mlm: #1/checkpoint", 3, 200, 500000.25, 1e-6, true, 16, true, true, 4096,
              RopeScaling::kLlama3, 32.5, 2.0, 8.0, 4096};
   c.data = {"data/my corpus: v2 #1.txt", TokenizerKind::kGpt2, "enc\"oder\".json", "vocab\\bpe\ttab",
             false, 1.0 / 3, 0, 7, 12345, DataFormat::kJsonl, "val \"x\".csv", "question, answer", "review", "stars",
@@ -212,6 +213,20 @@ TEST(Validate, RejectsFp16OnCpuAndAcceptsItOnCuda) {
             std::string::npos);
   EXPECT_NE(std::string(e.what()).find("on CPU use bf16"), std::string::npos);
   c.device.kind = DeviceKind::kCuda;
+  EXPECT_NO_THROW(validate(c));
+}
+
+// model.fused_norm has a LibTorch path: valid on the CPU too. model.fused_swiglu is llama's.
+TEST(Validate, FusedNormEverywhereFusedSwigluOnLlamaOnly) {
+  Config c;
+  c.model.fused_norm = true;
+  EXPECT_NO_THROW(validate(c));
+  c.model.fused_swiglu = true;
+  ConfigError e = config_error_of([&] { validate(c); });
+  EXPECT_NE(std::string(e.what()).find("model.fused_swiglu: model.type gpt has no SwiGLU"),
+            std::string::npos)
+      << e.what();
+  c.model.type = ModelType::kLlama;
   EXPECT_NO_THROW(validate(c));
 }
 

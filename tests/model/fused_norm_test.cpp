@@ -106,9 +106,8 @@ Case bf16(Case c) {
   return c;
 }
 
-Case mixed(Case c) {  // autocast: an fp32 stream plus a bf16 layer output, fp32 weights
-  c.delta = torch::kBFloat16;
-  c.tol = 1e-5;
+Case mixed(Case c) {           // autocast: an fp32 stream plus a bf16 layer output, fp32 weights
+  c.delta = torch::kBFloat16;  // the sum is fp32: the case's fp32 tolerance holds
   return c;
 }
 
@@ -190,8 +189,11 @@ Training train(Model m, const std::function<torch::Tensor(Model&)>& loss, int st
   return t;
 }
 
-// The losses within tol (relative) and step 1's gradients within 100 x tol of the largest.
-void expect_same_training(const Training& on, const Training& off, double tol, const char* what) {
+// The losses within tol (relative) and step 1's gradients within grad_tol of the largest
+// (default 100 x tol).
+void expect_same_training(
+    const Training& on, const Training& off, double tol, const char* what, double grad_tol = 0) {
+  if (grad_tol == 0) grad_tol = 100 * tol;
   ASSERT_EQ(on.losses.size(), off.losses.size());
   for (size_t i = 0; i < on.losses.size(); ++i) {
     EXPECT_NEAR(on.losses[i], off.losses[i], tol * std::abs(off.losses[i]))
@@ -203,7 +205,7 @@ void expect_same_training(const Training& on, const Training& off, double tol, c
     const torch::Tensor b = off.first_grads[i].to(torch::kCPU, torch::kDouble);
     const double diff = (a - b).abs().max().item<double>();
     const double scale = b.abs().max().item<double>();
-    EXPECT_LE(diff, 100 * tol * scale)
+    EXPECT_LE(diff, grad_tol * scale)
         << what << " parameter " << i << ": max |diff| " << diff << " at scale " << scale;
   }
   EXPECT_EQ(off.fused_nodes, 0) << what;
@@ -237,8 +239,26 @@ TEST(FusedNormModels, GptTrainsAsUnfusedWithAndWithoutCheckpointing) {
     expect_same_training(runs[1], runs[0], 1e-5, checkpointing ? "gpt, checkpointed" : "gpt");
     // Per block ln_2, and ln_1 of every block but the first, then ln_f: 2 + 2 - 1 + 1. The
     // checkpointed blocks' nodes sit in the recomputed graph, out of sight here.
-    if (!checkpointing) EXPECT_EQ(runs[1].fused_nodes, 4);
+    if (!checkpointing) {
+      EXPECT_EQ(runs[1].fused_nodes, 4);
+    }
   }
+}
+
+// Dropout stays LibTorch's op before the fused add: the same masks from the same seed.
+TEST(FusedNormModels, GptWithDropoutTrainsAsUnfused) {
+  torch::manual_seed(5);
+  const torch::Tensor x = torch::randint(41, {3, 12}, torch::kLong);
+  const torch::Tensor y = torch::randint(41, {3, 12}, torch::kLong);
+  auto loss = std::function<torch::Tensor(Gpt&)>([&](Gpt& m) { return m->loss(m->forward(x), y); });
+  Training runs[2];
+  for (bool fused : {false, true}) {
+    GptOptions o = fused_norm_gpt(fused);
+    o.dropout = 0.1;
+    torch::manual_seed(6);
+    runs[fused] = train(Gpt(o), loss, 5);
+  }
+  expect_same_training(runs[1], runs[0], 1e-5, "gpt, dropout 0.1");
 }
 
 TEST(FusedNormModels, GptTrainsAsUnfusedUnderBf16Autocast) {
@@ -258,7 +278,10 @@ TEST(FusedNormModels, GptTrainsAsUnfusedUnderBf16Autocast) {
     torch::manual_seed(6);
     runs[fused] = train(Gpt(fused_norm_gpt(fused)), loss, 5);
   }
-  expect_same_training(runs[1], runs[0], 1e-5, "gpt, bf16 autocast");
+  // bf16 noise: the sum's gradient agrees to fp32 rounding, but its cast to the bf16 layer
+  // output's gradient flips an ulp (2^-8) here and there, and Adam's normalised steps carry that
+  // into the loss at the 1e-4 level within 5 steps.
+  expect_same_training(runs[1], runs[0], 1e-3, "gpt, bf16 autocast", 1e-3);
   EXPECT_EQ(runs[1].fused_nodes, 4);
 }
 
@@ -387,7 +410,8 @@ TEST(FusedNormCuda, GptBf16AutocastTrainsAsUnfused) {
     runs[fused] = train(m, loss, 5);
   }
   // bf16 matmuls on identical inputs; the norms' fp32 outputs differ in the last bits only.
-  expect_same_training(runs[1], runs[0], 2e-3, "gpt bf16 autocast on cuda");
+  expect_same_training(runs[1], runs[0], 2e-3, "gpt bf16 autocast on cuda", 1e-2);
+  EXPECT_EQ(runs[1].fused_nodes, 4);
 }
 
 }  // namespace

@@ -37,6 +37,7 @@ struct ModelConfig {
   bool tie_embeddings = false;     // lm_head shares embed_tokens.weight (SmolLM2, Qwen2-0.5B)
   int64_t head_dim = 0;            // per-head width; 0 = n_embd / n_head
   bool attention_bias = false;     // biases on q/k/v projections (Qwen2)
+  bool fused_swiglu = false;       // silu(gate) * up as one op (kernels on cuda)
   int64_t sliding_window = 0;      // Mistral's window; 0 = none; must be >= block_size
   RopeScaling rope_scaling_type = RopeScaling::kNone;  // none | llama3
   double rope_scaling_factor = 8.0;              // llama3: wavelength stretch of low frequencies

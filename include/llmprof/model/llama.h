@@ -43,7 +43,8 @@ struct LlamaOptions {
   bool activation_checkpointing = false;
   bool sdpa = false;
   bool fused_loss = false;
-  bool fused_norm = false;  // each residual add fused into the RMSNorm after it (fused_norm.h)
+  bool fused_norm = false;    // each residual add fused into the RMSNorm after it (fused_norm.h)
+  bool fused_swiglu = false;  // silu(gate) * up as one op (fused_swiglu.h)
 
   int64_t kv_heads() const { return n_kv_head > 0 ? n_kv_head : n_head; }
   int64_t head_width() const { return head_dim > 0 ? head_dim : n_embd / n_head; }
@@ -121,6 +122,7 @@ class LlamaMlpImpl : public torch::nn::Module {
 
   Linear gate_proj{nullptr}, up_proj{nullptr}, down_proj{nullptr};
   int16_t layer_;
+  bool fused_swiglu_;
 };
 TORCH_MODULE(LlamaMlp);
 

@@ -96,8 +96,8 @@ struct Analysis {
 //   baddbmm (C, A, B): 2bMKN; softmax / log_softmax: 5 per element (max, sub, exp, sum, div);
 //   layer_norm: 5 per element (mean, var, sub, mul, add); gelu: 8 per element (erf form);
 //   llmprof::add_layer_norm 6 and llmprof::add_rms_norm 5 per element (model.fused_norm: the
-//   norm's count plus the add's 1); their *_backward: 2x the forward count; add and mul (and in
-//   place): 1 per output element (torch.profiler's convention).
+//   norm's count plus the add's 1); llmprof::swiglu 5 per element; their *_backward: 2x the forward
+//   count; add and mul (and in place): 1 per output element (torch.profiler's convention).
 std::optional<double> op_flops(std::string_view op, const ShapeRecord& shapes);
 bool is_matmul_op(std::string_view op);
 

@@ -16,6 +16,9 @@ inline constexpr char kAddLayerNormOp[] = "llmprof::add_layer_norm";
 inline constexpr char kAddLayerNormBackwardOp[] = "llmprof::add_layer_norm_backward";
 inline constexpr char kAddRmsNormOp[] = "llmprof::add_rms_norm";
 inline constexpr char kAddRmsNormBackwardOp[] = "llmprof::add_rms_norm_backward";
+// model.fused_swiglu's (llmprof/model/fused_swiglu.h): forward gate, up; backward grad, gate, up.
+inline constexpr char kSwigluOp[] = "llmprof::swiglu";
+inline constexpr char kSwigluBackwardOp[] = "llmprof::swiglu_backward";
 
 // Bytes of one element of a c10::ScalarType value as ShapeRecord stores it; 0 when unknown.
 int element_bytes(int scalar_type);
@@ -47,7 +50,9 @@ int element_bytes(int scalar_type);
 //   weight's) and fp32 mean and rstd per row (RMSNorm: rstd); their _backward: read grad_norm,
 //   grad_sum (when recorded), the sum, the weight and the row statistics, write the input's
 //   gradient (the sum's shape and dtype), the weight's (and LayerNorm's bias's); the kernels'
-//   per-block partial sums and a second gradient in a narrower addend's dtype are left out.
+//   per-block partial sums and a second gradient in a narrower addend's dtype are left out;
+//   llmprof::swiglu: read gate and up, write h; its _backward: read grad, gate and up, write the
+//   gradients of gate and up.
 std::optional<double> op_bytes(std::string_view op, const ShapeRecord& shapes);
 
 // Ops op_bytes or op_flops model: the tracer keeps their input shapes at profile.level=ops.
