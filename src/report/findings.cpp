@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "llmprof/base/numbers.h"
 #include "llmprof/config/schema.h"
@@ -426,6 +427,36 @@ std::optional<Finding> rule_context_switches(const Run& run, const RunMetrics& m
   return f;
 }
 
+// On a CUDA run, the fused op that replaces op's passes, as "`--set key=true` (what it does)":
+// model.fused_norm for a residual add or the LayerNorm / RMSNorm after it, model.fused_swiglu
+// for llama's silu and its product; nullopt when none does, the run has it, or it is not valid.
+std::optional<std::string> fused_op_set(const Run& run, const std::string& op) {
+  struct FusedOp {
+    const char* key;
+    const char* what;
+    std::set<std::string> ops;
+  };
+  static const FusedOp kFused[] = {
+      {"model.fused_norm",
+       "each residual add and the norm after it in one pass",
+       {"aten::native_layer_norm", "aten::native_layer_norm_backward", "aten::add", "aten::add_",
+        "aten::pow", "aten::rsqrt", "aten::mean"}},
+      {"model.fused_swiglu",
+       "silu(gate) * up in one pass",
+       {"aten::silu", "aten::silu_backward", "aten::mul"}}};
+  const auto device = run.config.find("device");
+  if (device == run.config.end() || device->second.rfind("cuda", 0) != 0) return std::nullopt;
+  for (const FusedOp& f : kFused) {
+    if (!f.ops.count(op)) continue;
+    const auto now = run.config.find(f.key);
+    if (now != run.config.end() && now->second == "true") continue;
+    if (auto set = valid_set(run, f.key, std::string("true"))) {
+      return *set + " (" + f.what + ", llmprof's kernels)";
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<Finding> rule_roofline(const Run& run, const RunMetrics& m) {
   const OpRow* top = nullptr;
   for (const auto& o : run.ops) {
@@ -465,7 +496,9 @@ std::optional<Finding> rule_roofline(const Run& run, const RunMetrics& m) {
         format_number(top->roofline.roofline_ms.value_or(0) / std::max(calls, 1.0) * 1e3),
         double_batch(run));
   } else if (bound == "memory") {
+    const std::optional<std::string> fused = fused_op_set(run, top->op);
     f.suggestion =
+        (fused ? *fused + "; " : std::string()) +
         "it moves more bytes than it computes on: fuse it with the elementwise ops around it "
         "(one pass over the data instead of several)" +
         (bf16 ? "; " + precision_experiment(run, *bf16, "halves its bytes") : std::string());

@@ -26,6 +26,8 @@ const std::map<std::string, double>& priors() {
   static const std::map<std::string, double> p = {{"model.attention=sdpa", 0.9},
                                                   {"optim.fused=true", 0.95},
                                                   {"model.fused_loss=true", 0.95},
+                                                  {"model.fused_norm=true", 0.97},
+                                                  {"model.fused_swiglu=true", 0.98},
                                                   {"train.cuda_graphs=true", 0.9},
                                                   {"ddp.bucket_mb", 0.98}};
   return p;
@@ -111,6 +113,8 @@ Numerics numerics_of(const std::string& key, const config::Config& base) {
   static const std::set<std::string> kept = {"threads",
                                              "optim.fused",
                                              "model.fused_loss",
+                                             "model.fused_norm",
+                                             "model.fused_swiglu",
                                              "ddp.bucket_mb",
                                              "ddp.first_bucket_mb",
                                              "ddp.overlap",

@@ -169,6 +169,8 @@ std::vector<Knob> default_space(const std::string& config_path,
   const bool sdpa = config::get_value(base, "model.attention") == "sdpa";
   add("model.attention", {{std::string("model.attention=") + (sdpa ? "manual" : "sdpa")}});
   if (cuda) add("model.fused_loss", {{"model.fused_loss=" + flag(!base.model.fused_loss)}});
+  if (cuda) add("model.fused_norm", {{"model.fused_norm=" + flag(!base.model.fused_norm)}});
+  if (cuda) add("model.fused_swiglu", {{"model.fused_swiglu=" + flag(!base.model.fused_swiglu)}});
   if (base.optim.name != config::Optimizer::kSgd) {
     add("optim.fused", {{"optim.fused=" + flag(!base.optim.fused)}});
   }

@@ -101,6 +101,33 @@ TEST(RooflineReport, Bf16FindingOnAnFp32RunOfABf16Cpu) {
   EXPECT_NE(f->suggestion.find("`--set train.precision=bf16`"), std::string::npos) << f->suggestion;
 }
 
+// A CUDA run whose op losing most is LayerNorm's backward, memory-bound: the fused add + norm is
+// suggested, unless the run has it already.
+TEST(RooflineReport, MemoryBoundNormOnCudaSuggestsTheFusedNorm) {
+  for (bool fused : {false, true}) {
+    test::ScratchDir dir(fused ? "roofline_norm_fused" : "roofline_norm");
+    const std::string run = roofline_run(dir, false);
+    test::write_file(run + "/config.yaml", std::string("model:\n  n_layer: 2\n  fused_norm: ") +
+                                               (fused ? "true" : "false") +
+                                               "\ntrain:\n  batch_size: 4\ndevice: cuda\n");
+    test::write_file(
+        run + "/ops.csv",
+        "op,calls,self_ms,total_ms,self_share,flops,bytes,arithmetic_intensity,"
+        "achieved_gflops_per_s,achieved_gb_per_s,bound,roofline_ms,lost_ms,alloc_bytes,"
+        "input_shapes,view_calls,steps\n"
+        "aten::native_layer_norm_backward,10,4,4,0.5,1e5,8e7,0.00125,0.025,20,memory,0.4,3.6,0,"
+        "\"[64, 64]\",0,3\n");
+    ReportOptions o;
+    o.inputs = {run};
+    const Document doc = build_report(o);
+    const Finding* f = find_finding(doc, "roofline");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->suggestion.find("`--set model.fused_norm=true`") != std::string::npos, !fused)
+        << f->suggestion;
+    EXPECT_NE(f->suggestion.find("fuse it with the elementwise ops"), std::string::npos);
+  }
+}
+
 TEST(RooflineReport, NoBandwidthNoRooflineTables) {
   ReportOptions o;
   o.inputs = {test::report_fixture("run_a")};  // written before the roofline: no such columns

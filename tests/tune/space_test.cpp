@@ -117,6 +117,7 @@ TEST(TuneSpace, GeneratedOnCpuSearchesThreadsAndLeavesGpuKnobsOut) {
   EXPECT_TRUE(has_key(knobs, "model.attention"));
   EXPECT_FALSE(has_key(knobs, "train.cuda_graphs"));
   EXPECT_FALSE(has_key(knobs, "model.fused_loss"));
+  EXPECT_FALSE(has_key(knobs, "model.fused_norm"));
   for (size_t i = 1; i < knobs.size(); ++i) EXPECT_GE(knobs[i - 1].effect(), knobs[i].effect());
 }
 
@@ -124,7 +125,16 @@ TEST(TuneSpace, GeneratedForANamedGpuHasItsKnobsAndPredictsBf16FromItsPeaks) {
   const auto knobs = default_space(test::kTinyConfig, {}, h100());
   EXPECT_TRUE(has_key(knobs, "train.cuda_graphs"));
   EXPECT_TRUE(has_key(knobs, "model.fused_loss"));
+  EXPECT_TRUE(has_key(knobs, "model.fused_norm"));
   EXPECT_FALSE(has_key(knobs, "threads"));
+  for (const Knob& k : knobs) {  // the fused add + norm keeps the numerics; its prior is fixed
+    if (k.key != "model.fused_norm") continue;
+    EXPECT_EQ(k.numerics, Numerics::kKept);
+    ASSERT_EQ(k.values.size(), 1u);
+    EXPECT_EQ(k.values[0].sets, std::vector<std::string>{"model.fused_norm=true"});
+    EXPECT_DOUBLE_EQ(k.values[0].prediction.ratio, 0.97);
+    EXPECT_EQ(k.values[0].prediction.source, "prior: fixed");
+  }
   ASSERT_FALSE(knobs.empty());
   EXPECT_EQ(knobs[0].key, "train.precision");  // fp32 / bf16 peak: 67 / 989, the largest effect
   EXPECT_NEAR(knobs[0].values[0].prediction.ratio, 67.0 / 989.0, 1e-12);
@@ -136,6 +146,15 @@ TEST(TuneSpace, GeneratedOnlyFromKeysTheModelTypeHas) {
   EXPECT_FALSE(has_key(knobs, "train.activation_checkpointing"));
   EXPECT_TRUE(has_key(knobs, "threads"));
   EXPECT_FALSE(default_space(kLlama, {}, cpu_machine()).empty());
+}
+
+// The fused SwiGLU gate is a llama knob on a GPU: the gpt config does not load with it.
+TEST(TuneSpace, FusedSwigluOnlyForLlamaOnAGpu) {
+  EXPECT_FALSE(has_key(default_space(test::kTinyConfig, {}, h100()), "model.fused_swiglu"));
+  EXPECT_FALSE(has_key(default_space(kLlama, {}, cpu_machine()), "model.fused_swiglu"));
+  const auto knobs = default_space(kLlama, {}, h100());
+  EXPECT_TRUE(has_key(knobs, "model.fused_swiglu"));
+  EXPECT_TRUE(has_key(knobs, "model.fused_norm"));
 }
 
 TEST(TuneSpace, KeepNumericsDropsPrecisionAndKeepsThreads) {

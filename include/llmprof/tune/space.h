@@ -28,7 +28,8 @@ std::string_view numerics_name(Numerics n);  // "kept" | "changed"
 //    recomputed forward;
 //  - train.precision: the device table's fp32 / bf16 peak where both are known, else 1 ("none");
 //  - threads: "prior: ideal scaling over cores" (old threads / new threads);
-//  - model.attention sdpa 0.9, optim.fused 0.95, model.fused_loss 0.95, train.cuda_graphs 0.9,
+//  - model.attention sdpa 0.9, optim.fused 0.95, model.fused_loss 0.95, model.fused_norm 0.97
+//    and model.fused_swiglu 0.98 (neither measured on a GPU yet), train.cuda_graphs 0.9,
 //    data.num_workers above 0 0.97, ddp.bucket_mb 0.98: "prior: fixed" (the inverse to turn one
 //    off); any other key 1, "none".
 struct Prediction {
