@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Two llmprof runs of the same config, seed and batches that differ in how the loss is computed
-(model.fused_loss): the loss at step 1 (same weights, same batch: only the loss arithmetic
-differs) and along the run (the gradients differ too). Exits 1 when step 1 differs by more than
+"""Two llmprof runs of the same config, seed and batches that differ in how part of the step is
+computed (model.fused_loss, model.fused_norm): the loss at step 1 (same weights, same batch: only
+that arithmetic differs) and along the run (the gradients differ too). Exits 1 when step 1 differs by more than
 1e-4 relative or a later step by more than 1e-2 (GPU kernels are not bit-reproducible run to run).
 Used by scripts/gpu/run_device.sh:  python3 scripts/gpu/compare_losses.py RUN_A RUN_B"""
 import csv

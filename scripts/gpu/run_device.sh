@@ -12,6 +12,10 @@
 #   scripts/gpu/run_device.sh bench     llmprof bench: GPT-2 small fp32/bf16/fp16 latency (events)
 #   scripts/gpu/run_device.sh fusedloss model.fused_loss against LibTorch's loss: the same loss
 #                                       at step 1 and along 20 steps (bf16), fp16 and fp32 run
+#   scripts/gpu/run_device.sh fusednorm model.fused_norm (and fused_swiglu): numerics tests on
+#                                       the device, then GPT-2 small bf16 batch 32 fused against
+#                                       unfused (100 steps, interleaved): MFU and the loss curves;
+#                                       nanoGPT eager and compile at batch 32; the Llama config
 #   scripts/gpu/run_device.sh nvtx      profile.nvtx under nsys (or ncu): llmprof's ranges seen
 #   scripts/gpu/run_device.sh peerkernels [key=value...]  llmprof's kernels per step next to
 #                                       nanoGPT's under torch.profiler, by kernel name
@@ -46,6 +50,19 @@ train() {
   "$llmprof" train -c "$config" --set "output.dir=$out/runs" --set "output.name=$name" \
     "${data_sets[@]}" "${sets[@]}" >"$out/$name.log" 2>&1 || { echo "$name: failed, see $out/$name.log"; tail -5 "$out/$name.log"; return 1; }
   python3 scripts/gpu/summarize_run.py "$name" "$out/runs/$name"
+}
+
+peer() {  # peer MODES OPTIMIZER TIMEOUT [BATCH]: nanoGPT on the same GPU, same shapes (batch 12
+  # unless given); one JSON line per mode
+  [ "${PEER:-1}" = 0 ] && return 0  # PEER=0: llmprof's runs only
+  if [ ! -f .device/src/nanoGPT/model.py ]; then
+    echo "nanoGPT peer skipped: no .device/src/nanoGPT (scripts/gpu/prepare_device.sh nanoGPT=...)"
+    return 0
+  fi
+  echo "+ python3 scripts/gpu/nanogpt_peer.py --nanogpt .device/src/nanoGPT --modes $1 --optimizer $2 --batch ${4:-12}"
+  PYTHONUNBUFFERED=1 timeout "$3" python3 scripts/gpu/nanogpt_peer.py \
+    --nanogpt .device/src/nanoGPT --modes "$1" --optimizer "$2" --batch "${4:-12}" \
+    --trace-dir /tmp | tee -a "$out/nanogpt.jsonl"
 }
 
 case "$stage" in
@@ -110,6 +127,7 @@ case "$stage" in
           eval) stage eval 40 ;; bench) stage bench 50 ;; measure) stage measure "${MEASURE_S:-240}" ;;
           peerkernels) stage peerkernels 90 ;; distilbert) stage distilbert 45 ;;
           dist) stage dist "${DIST_S:-260}" ;; llama) stage llama 180 ;; plan) stage plan "${PLAN_S:-200}" ;;
+          fusednorm) stage fusednorm "${NORM_S:-340}" ;;
           *) echo "all: no stage '$s'" ;;
         esac
       done
@@ -251,6 +269,47 @@ PY
       profile.level=off
     python3 scripts/gpu/compare_losses.py "$out/runs/loss_torch_fp32" "$out/runs/loss_fused_fp32"
     ;;
+  fusednorm)  # model.fused_norm (and fused_swiglu), in the GPU issue's order: the kernels'
+    # numerics tests (test_model --gtest_filter='FusedNorm*:FusedSwiglu*': CPU and CUDA), then
+    # GPT-2 small bf16 at batch 32 unfused and fused, NORM_STEPS (100) steps each, NORM_ROUNDS (2)
+    # interleaved rounds: MFU of each run, the loss curves fused against unfused and unfused
+    # against unfused (the run-to-run floor); a 12-step ops-level run shows the fused op's rows;
+    # then, unless NORM_PEER=0, nanoGPT eager and torch.compile at batch 32; unless NORM_LLAMA=0,
+    # configs/llama_cuda.yaml unfused and with both fused ops.
+    echo "+ cmake -S . -B build-cuda -DLLMPROF_BUILD_TESTS=ON; cmake --build build-cuda --target test_model"
+    cmake -S . -B build-cuda -DLLMPROF_BUILD_TESTS=ON >"$out/norm_tests_build.log" 2>&1 &&
+      cmake --build build-cuda -j "$(nproc)" --target test_model >>"$out/norm_tests_build.log" 2>&1 ||
+      { echo "test_model: build failed"; grep -E -A4 "error" "$out/norm_tests_build.log" | head -n 40; }
+    if [ -x build-cuda/tests/test_model ]; then
+      echo "+ build-cuda/tests/test_model --gtest_filter='FusedNorm*:FusedSwiglu*'"
+      (cd build-cuda/tests && timeout 120 ./test_model --gtest_filter='FusedNorm*:FusedSwiglu*') \
+        >"$out/norm_tests.log" 2>&1
+      grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests from .* ran|max \|diff\||Skipped|^no CUDA|build has" \
+        "$out/norm_tests.log" | head -n 40
+    fi
+    steps=(train.batch_size=32 "schedule.max_steps=${NORM_STEPS:-100}" profile.level=off
+           train.eval_interval=0)
+    for rep in $(seq 1 "${NORM_ROUNDS:-2}"); do
+      train "norm_off_$rep" model.fused_norm=false "${steps[@]}"
+      train "norm_on_$rep" model.fused_norm=true "${steps[@]}"
+    done
+    echo "fused against unfused (round 1), then unfused against unfused (rounds 1, 2: the floor):"
+    python3 scripts/gpu/compare_losses.py "$out/runs/norm_off_1" "$out/runs/norm_on_1"
+    [ -d "$out/runs/norm_off_2" ] &&
+      python3 scripts/gpu/compare_losses.py "$out/runs/norm_off_1" "$out/runs/norm_off_2"
+    python3 scripts/gpu/compare_mfu.py "$out/runs" norm_off norm_on
+    train norm_on_ops model.fused_norm=true train.batch_size=32 schedule.max_steps=12 \
+      profile.level=ops profile.schedule_wait=6 profile.schedule_warmup=2 profile.schedule_active=2
+    grep -E "^(op|llmprof::add|aten::native_layer_norm|aten::add)" \
+      "$out/runs/norm_on_ops/ops.csv" 2>/dev/null | head -n 12
+    [ "${NORM_PEER:-1}" = 0 ] || peer eager,compile fused 150 32
+    if [ "${NORM_LLAMA:-1}" != 0 ]; then
+      config=configs/llama_cuda.yaml
+      train llama_norm_off model.fused_norm=false "${steps[@]}"
+      train llama_norm_on model.fused_norm=true model.fused_swiglu=true "${steps[@]}"
+      python3 scripts/gpu/compare_losses.py "$out/runs/llama_norm_off" "$out/runs/llama_norm_on"
+    fi
+    ;;
   nvtx)  # llmprof's NVTX ranges as Nsight sees them
     sets=(--set profile.nvtx=true --set profile.level=modules --set schedule.max_steps=4
           --set "output.dir=$out/runs" --set output.name=nvtx "${data_sets[@]}")
@@ -276,18 +335,6 @@ PY
     fi
     ;;
   measure)
-    peer() {  # peer MODES OPTIMIZER TIMEOUT [BATCH]: nanoGPT on the same GPU, same shapes (batch
-      # 12 unless given); one JSON line per mode
-      [ "${PEER:-1}" = 0 ] && return 0  # PEER=0: llmprof's runs only
-      if [ ! -f .device/src/nanoGPT/model.py ]; then
-        echo "nanoGPT peer skipped: no .device/src/nanoGPT (scripts/gpu/prepare_device.sh nanoGPT=...)"
-        return 0
-      fi
-      echo "+ python3 scripts/gpu/nanogpt_peer.py --nanogpt .device/src/nanoGPT --modes $1 --optimizer $2 --batch ${4:-12}"
-      PYTHONUNBUFFERED=1 timeout "$3" python3 scripts/gpu/nanogpt_peer.py \
-        --nanogpt .device/src/nanoGPT --modes "$1" --optimizer "$2" --batch "${4:-12}" \
-        --trace-dir /tmp | tee -a "$out/nanogpt.jsonl"
-    }
     # Overhead per level, and LibTorch's loss against the config's fused one: two interleaved
     # repetitions (fused AdamW, the config's default) around the peer; LEVELS picks the levels.
     for rep in 1 2; do
@@ -324,7 +371,7 @@ PY
     tail -n 12 "$out/bench.log"
     ;;
   *)
-    echo "usage: scripts/gpu/run_device.sh build|smoke|fusedloss|nvtx|peerkernels|eval|measure|distilbert|bench|all" >&2
+    echo "usage: scripts/gpu/run_device.sh build|smoke|fusedloss|fusednorm|nvtx|peerkernels|eval|measure|distilbert|bench|all" >&2
     exit 2
     ;;
 esac
