@@ -300,7 +300,7 @@ PY
     python3 scripts/gpu/compare_mfu.py "$out/runs" norm_off norm_on
     train norm_on_ops model.fused_norm=true train.batch_size=32 schedule.max_steps=12 \
       profile.level=ops profile.schedule_wait=6 profile.schedule_warmup=2 profile.schedule_active=2
-    grep -E "^(op|llmprof::add|aten::native_layer_norm|aten::add)" \
+    grep -E "^(op,|llmprof::|aten::native_layer_norm|aten::add,|aten::add_,|aten::silu|aten::mul,)" \
       "$out/runs/norm_on_ops/ops.csv" 2>/dev/null | head -n 12
     [ "${NORM_PEER:-1}" = 0 ] || peer eager,compile fused 150 32
     if [ "${NORM_LLAMA:-1}" != 0 ]; then
