@@ -7,7 +7,8 @@
 // launcher, the torchrun-style environment); each trains on its own batches with DDP's gradient
 // sync through llmprof::dist::DataParallel, a participant of the same Session and Step. They
 // write what `llmprof train --nproc N` writes: <top>/rank<k>/ for each rank, and at the top the
-// merged steps.csv and summary.json and the communication analysis (comm_steps.csv, ...).
+// merged steps.csv and summary.json and the communication analysis (comm_steps.csv, ...), which
+// rank 0 writes in session.finish().
 //
 //   custom_loop [config.yaml] [--nproc N] [key=value ...]     e.g. custom_loop profile.level=ops
 #include <llmprof/dist/data_parallel.h>
@@ -142,19 +143,16 @@ int main(int argc, char** argv) try {
   options.flops_formula = "3 x (conv1 + conv2 + head) forward, multiply-add = 2";
   options.scope_forward_flops = {{"conv1", conv1}, {"conv2", conv2}, {"head", head}};
   llmprof::Config rank_cfg = cfg;
-  std::string top;  // data-parallel: the run's top directory, each rank's is <top>/rank<k>
   if (dp) {
     dp->start(*net, net->parameters(), cfg);  // rank 0's weights to every rank, DDP's reducer
-    top = dp->shared_top_dir(cfg, "", "custom-loop");
-    options.output_dir = top;
+    // The run's top directory (rank 0 makes it); each rank's own is <top>/rank<k>.
+    options.output_dir = dp->shared_top_dir(cfg, "", "custom-loop");
     rank_cfg.output.name = "rank" + std::to_string(dp->rank());
     torch::manual_seed(cfg.train.seed + dp->rank());  // each rank its own batches
   }
   llmprof::Session session(rank_cfg, options, &runtime);
-  if (dp) {
-    session.add_participant(*dp);  // phase spans, gradient sync, the ranks' decision
-    dp->open_comm_csv(session.run_dir());
-  }
+  // Phase spans, gradient sync, the ranks' decision, and at the end the merged top directory.
+  if (dp) session.add_participant(*dp);
 
   for (int64_t i = 0; i < cfg.schedule.max_steps; ++i) {
     llmprof::Step step = session.step();
@@ -193,9 +191,10 @@ int main(int argc, char** argv) try {
       step.record_eval({{"val", val_loss, acc}}, eval_ms.count());
     }
   }
+  // Data-parallel: the rank's summary, a barrier, then rank 0 merges the ranks' documents at the
+  // top (s.run_dir is then the top directory, s.rank_dir its own).
   const llmprof::RunSummary s = session.finish();
-  // Data-parallel: a barrier, then rank 0 merges the ranks' documents at the top.
-  if (dp && dp->finish(top, s.run_dir)) std::printf("top:        %s\n", top.c_str());
+  if (!s.rank_dir.empty()) std::printf("rank dir:   %s\n", s.rank_dir.c_str());
   std::printf("run:        %s\nsteps:      %lld\nstep time:  %.2f ms (median)\nval loss:   %.4f\n",
               s.run_dir.c_str(), static_cast<long long>(s.steps_completed),
               s.median_step_ms.value_or(0.0), s.final_val_loss.value_or(0.0));

@@ -16,9 +16,9 @@ namespace llmprof::dist {
 
 namespace {
 
+using profile::Phase;
 using rundir::CommRow;
 using rundir::PhaseSpanRow;
-using rundir::SpanPhase;
 using Intervals = std::vector<std::pair<int64_t, int64_t>>;
 
 constexpr double kMsPerNs = 1e-6;
@@ -144,9 +144,9 @@ Intervals compute_of(const std::vector<PhaseSpanRow>& spans,
   for (const PhaseSpanRow& s : spans) {
     lo = std::min(lo, s.start_ns);
     hi = std::max(hi, s.end_ns);
-    if (s.phase == SpanPhase::kData) continue;
+    if (s.phase == Phase::kData) continue;
     int64_t end = s.end_ns;
-    if (s.phase == SpanPhase::kBackward) {
+    if (s.phase == Phase::kBackward) {
       int64_t last_ready = -1;
       for (const CommRow& c : comm) {
         if (c.ready_ns >= s.start_ns && c.ready_ns <= s.end_ns) {
@@ -177,7 +177,7 @@ rundir::CommStepRow step_breakdown(const std::vector<PhaseSpanRow>& spans,
   }
   const Intervals window{{lo, hi}};
   Intervals phases, comm_iv;
-  std::array<int64_t, rundir::kNumSpanPhases> phase_ns{};
+  std::array<int64_t, profile::kNumPhases> phase_ns{};  // by phase; the step's four are written
   int64_t backward_compute_ns = 0;
   for (const PhaseSpanRow& s : spans) {
     phases.emplace_back(s.start_ns, s.end_ns);
@@ -331,16 +331,18 @@ std::vector<rundir::CommStepRow> steps_of(const CommInput& in,
 namespace {
 
 // A phase's compute duration on one step row (backward without the wait for its all-reduces).
-double phase_ms(const rundir::CommStepRow& r, SpanPhase p) {
+double phase_ms(const rundir::CommStepRow& r, Phase p) {
   switch (p) {
-    case SpanPhase::kData:
+    case Phase::kData:
       return r.data_ms;
-    case SpanPhase::kForward:
+    case Phase::kForward:
       return r.forward_ms;
-    case SpanPhase::kBackward:
+    case Phase::kBackward:
       return r.backward_compute_ms;
-    case SpanPhase::kOptimizer:
+    case Phase::kOptimizer:
       return r.optimizer_ms;
+    case Phase::kEval:  // not a step phase: never in phases.csv
+      break;
   }
   return 0;
 }
@@ -362,8 +364,8 @@ void blame_phase(Straggler& s, const std::vector<rundir::CommStepRow>& steps, bo
   for (const auto& r : steps) {
     if (!later_only || !r.first_layout) by_step[r.step].push_back(&r);
   }
-  for (int p = 0; p < rundir::kNumSpanPhases; ++p) {
-    const auto phase = static_cast<SpanPhase>(p);
+  for (int p = 0; p < profile::kNumStepPhases; ++p) {
+    const auto phase = static_cast<Phase>(p);
     std::vector<double> excess;
     for (const auto& [step, rows] : by_step) {
       std::optional<double> mine;

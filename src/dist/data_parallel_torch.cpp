@@ -20,7 +20,6 @@
 #include "llmprof/dist/clock_sync.h"
 #include "llmprof/dist/data_parallel.h"
 #include "llmprof/error.h"
-#include "llmprof/output/csv.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/comm_tables.h"
 #include "llmprof/rundir/files.h"
@@ -139,6 +138,7 @@ std::string DataParallel::shared_top_dir(const config::Config& cfg,
   const auto n = static_cast<size_t>(all[0]);
   std::string top(n, '\0');
   for (size_t i = 0; i < n; ++i) top[i] = static_cast<char>(static_cast<int>(all[i + 1]));
+  top_dir_ = top;
   return top;
 }
 
@@ -161,6 +161,7 @@ void DataParallel::start(torch::nn::Module& module,
       static_cast<double>(cfg.train.batch_size * cfg.train.grad_accum_steps * world_size());
   o.backward_start_ns = &backward_start_ns_;
   micro_steps_ = std::max<int64_t>(1, cfg.train.grad_accum_steps);
+  params_ = params;
   sync_ = std::make_unique<dist::GradSync>(*group_, params, o);
 }
 
@@ -168,18 +169,12 @@ int64_t DataParallel::clock_ns() const { return now_ns() + skew_ns_; }
 
 namespace {
 // The phases a span is logged for: the step's four (an eval pass is not one).
-std::optional<rundir::SpanPhase> span_phase(profile::Phase phase) {
-  if (phase == profile::Phase::kEval) return std::nullopt;
-  return static_cast<rundir::SpanPhase>(static_cast<int>(phase));  // the same first four values
-}
-static_assert(static_cast<int>(rundir::SpanPhase::kOptimizer) ==
-              static_cast<int>(profile::Phase::kOptimizer));
+bool spanned(profile::Phase phase) { return static_cast<int>(phase) < profile::kNumStepPhases; }
 }  // namespace
 
 void DataParallel::on_phase_begin(profile::Phase phase) {
-  const std::optional<rundir::SpanPhase> p = span_phase(phase);
-  if (!p) return;
-  spans_.begin(*p);
+  if (!spanned(phase)) return;
+  spans_.begin(phase);
   if (phase == profile::Phase::kForward) {
     micro_sync_ = ++micro_ >= micro_steps_;
     sync_->begin_micro_step(micro_sync_);
@@ -193,7 +188,7 @@ void DataParallel::on_phase_begin(profile::Phase phase) {
 }
 
 void DataParallel::on_phase_end(profile::Phase phase) {
-  if (span_phase(phase)) spans_.end();
+  if (spanned(phase)) spans_.end();
 }
 
 void DataParallel::before_step(int64_t) { micro_ = 0; }
@@ -232,10 +227,8 @@ std::vector<std::string> DataParallel::checkpoint_state(const std::string& mine)
   return gather_on_rank0(mine);
 }
 
-void DataParallel::open_comm_csv(const std::string& rank_dir) {
-  const auto& names = rundir::comm_columns();
-  comm_ = std::make_unique<output::CsvWriter>(rundir::path(rank_dir, rundir::kComm),
-                                              std::vector<std::string>(names.begin(), names.end()));
+void DataParallel::on_added(const std::string& rank_dir) {
+  comm_ = std::make_unique<rundir::CommWriter>(rundir::path(rank_dir, rundir::kComm));
   phase_csv_ =
       std::make_unique<rundir::PhaseSpanWriter>(rundir::path(rank_dir, rundir::kPhaseSpans));
   spans_.clear();
@@ -291,6 +284,31 @@ std::vector<rundir::CollectiveSlice> DataParallel::collectives_between(int64_t f
   return out;
 }
 
+rundir::CommRow DataParallel::comm_row(int64_t step,
+                                       const dist::BucketRecord& r,
+                                       double comm_ms) const {
+  rundir::CommRow c;
+  c.rank = rank();
+  c.step = step;
+  c.sync_step = r.sync_step;
+  c.bucket = static_cast<int64_t>(r.bucket);
+  c.bucket_count = static_cast<int64_t>(r.bucket_count);
+  c.first_layout = r.first_layout;
+  c.bytes = r.bytes;
+  c.elements = r.numel;
+  c.dtype = std::string(dist::grad_dtype_name(r.dtype));
+  c.ready_ns = r.ready_ns + skew_ns_;
+  c.launch_ns = r.launch_ns + skew_ns_;
+  if (r.end_ns >= 0) {
+    c.end_ns = r.end_ns + skew_ns_;
+    c.comm_ms = comm_ms;
+  }
+  if (r.backward_ns_at_launch >= 0) {
+    c.backward_ms_at_launch = static_cast<double>(r.backward_ns_at_launch) * 1e-6;
+  }
+  return c;
+}
+
 void DataParallel::write_comm_rows(int64_t step) {
   double comm_ms = 0;
   int64_t bytes = 0;
@@ -302,29 +320,7 @@ void DataParallel::write_comm_rows(int64_t step) {
     if (ended) comm_ms += ms;
     bytes += r.bytes;
     sizes.push_back(r.bytes);
-    if (!comm_) continue;
-    comm_->add(static_cast<int64_t>(rank()))
-        .add(step)
-        .add(r.sync_step)
-        .add(static_cast<int64_t>(r.bucket))
-        .add(static_cast<int64_t>(r.bucket_count))
-        .add(static_cast<int64_t>(r.first_layout))
-        .add(r.bytes)
-        .add(r.numel)
-        .add(dist::grad_dtype_name(r.dtype))
-        .add(r.ready_ns + skew_ns_)
-        .add(r.launch_ns + skew_ns_);
-    if (ended) {
-      comm_->add(r.end_ns + skew_ns_).add(ms);
-    } else {
-      comm_->add_null().add_null();
-    }
-    if (r.backward_ns_at_launch >= 0) {
-      comm_->add(static_cast<double>(r.backward_ns_at_launch) * 1e-6);
-    } else {
-      comm_->add_null();
-    }
-    comm_->end_row();
+    if (comm_) comm_->write(comm_row(step, r, ms));
   }
   if (phase_csv_) {
     for (int i = 0; i < spans_.size(); ++i) {
@@ -449,34 +445,68 @@ void DataParallel::write_comm_analysis(const std::string& top_dir,
   }
 }
 
-std::optional<rundir::Summary> DataParallel::finish(const std::string& top_dir,
-                                                    const std::string& rank_dir) {
+namespace {
+
+// FNV-1a over the bytes of every parameter (on the CPU): equal on every rank of a data-parallel
+// run whose ranks stayed in step.
+std::string parameter_digest(const std::vector<at::Tensor>& params) {
+  uint64_t h = 1469598103934665603ull;
+  for (const at::Tensor& p : params) {
+    const at::Tensor c = p.detach().to(torch::kCPU).contiguous();
+    const auto* bytes = static_cast<const unsigned char*>(c.data_ptr());
+    const size_t n = static_cast<size_t>(c.numel()) * c.element_size();
+    for (size_t i = 0; i < n; ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+// The top directory's comm.csv: every rank's rows in rank order. A rank's file that cannot be
+// read is left out with a warning (the communication analysis says why in the summary).
+void merge_comm(const std::string& top_dir, int world_size) {
+  std::vector<rundir::CommRow> rows;
+  for (int r = 0; r < world_size; ++r) {
+    const std::string dir = fmt::format("{}/{}{}", top_dir, rundir::kRankDirPrefix, r);
+    try {
+      for (rundir::CommRow& row : rundir::read_comm(rundir::path(dir, rundir::kComm))) {
+        rows.push_back(std::move(row));
+      }
+    } catch (const Error& e) {
+      spdlog::warn("the top directory's {}: {}", rundir::kComm, e.what());
+    }
+  }
+  rundir::write_comm(rundir::path(top_dir, rundir::kComm), rows);
+}
+
+}  // namespace
+
+rundir::RunFigures DataParallel::finish(const rundir::RunEnd&) {
+  rundir::RunFigures f;
+  rundir::DistributedFigures& d = f.distributed.emplace();
+  d.rank = rank();
+  d.world_size = world_size();
+  d.top_dir = top_dir_;
+  d.parameter_digest = parameter_digest(params_);
+  return f;
+}
+
+std::optional<rundir::Summary> DataParallel::merge(const rundir::RunEnd& end) {
+  if (end.status == config::RunStatus::kFailed || top_dir_.empty()) return std::nullopt;
   clocks_end_ = dist::measure_clocks(*group_, kClockRounds, [this] { return clock_ns(); });
   comm_.reset();  // every row is on disk
   phase_csv_.reset();
   group_->barrier();
   if (rank() != 0) return std::nullopt;
   namespace fs = std::filesystem;
-  // comm.csv: every rank's rows, rank by rank (each file's header once).
-  std::string comm;
-  for (int r = 0; r < world_size(); ++r) {
-    const std::string text =
-        read_text(rundir::path(fmt::format("{}/rank{}", top_dir, r), rundir::kComm));
-    const size_t eol = text.find('\n');
-    if (eol == std::string::npos) continue;
-    if (comm.empty()) comm = text.substr(0, eol + 1);
-    comm += text.substr(eol + 1);
-  }
-  output::write_file_atomic(rundir::path(top_dir, rundir::kComm), comm);
+  merge_comm(top_dir_, world_size());
   // The resolved config and the environment at the top too (rank 0's): `llmprof report` on the
   // top directory checks its --set suggestions against the run's config.
   for (std::string_view doc : {rundir::kConfig, rundir::kEnv}) {
-    const std::string from = rundir::path(rank_dir, doc);
-    if (fs::exists(from)) output::write_file_atomic(rundir::path(top_dir, doc), read_text(from));
+    const std::string from = rundir::path(end.run_dir, doc);
+    if (fs::exists(from)) output::write_file_atomic(rundir::path(top_dir_, doc), read_text(from));
   }
   rundir::DistributedFigures d = summary_section();
-  write_comm_analysis(top_dir, d);
-  return merge_top_dir(top_dir, world_size(), samples_per_step_, std::move(d));
+  write_comm_analysis(top_dir_, d);
+  return merge_top_dir(top_dir_, world_size(), samples_per_step_, std::move(d));
 }
 
 }  // namespace llmprof::dist

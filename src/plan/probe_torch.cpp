@@ -16,6 +16,8 @@
 #include <cstring>
 #include <optional>
 
+#include "llmprof/config/config.h"
+#include "llmprof/plan/plan.h"
 #include "llmprof/plan/probe.h"
 
 #if defined(LLMPROF_WITH_CUDA)
@@ -89,6 +91,8 @@ struct MemoryProbe::Impl {
   int32_t* glog = nullptr;
   int32_t glog_saved = 0;
   std::vector<at::Tensor> params;
+  std::optional<config::Config> planned;  // plan_against's config
+  int64_t vocab_size = 0;
   Measured m;
   int64_t step = 0;
   int64_t opt_begin_live = 0, grads_step1 = 0, step_start_live = 0, fwd_start_live = 0;
@@ -237,6 +241,20 @@ void MemoryProbe::after_step(const profile::StepRecord& record) {
   m.m.peak = states + (peak_abs - m.step_start_live);
   m.m.peak_phase = phase >= 0 && phase < 5 ? kNames[phase] : "between phases";
   m.m.measured_step = 2;
+}
+
+void MemoryProbe::plan_against(const config::Config& cfg, int64_t vocab_size) {
+  impl_->planned = cfg;
+  impl_->vocab_size = vocab_size;
+}
+
+rundir::RunFigures MemoryProbe::finish(const rundir::RunEnd&) {
+  rundir::RunFigures f;
+  if (!impl_->planned) return f;
+  const config::Config& cfg = *impl_->planned;
+  f.plan = reconcile(cfg, impl_->vocab_size, cfg.device.is_cuda(), measured(),
+                     cuda_allocator_from_env());
+  return f;
 }
 
 Measured MemoryProbe::measured() const {

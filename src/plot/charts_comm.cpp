@@ -47,9 +47,9 @@ struct Bar {
   double y = 0, start_ms = 0, end_ms = 0;
 };
 
-// The compute lane's series by SpanPhase, then backward's wait for its all-reduces (from the last
-// bucket handed over to the span's end, as the analysis counts it: not compute), then the
-// communication lane.
+// The compute lane's series by step phase (profile::Phase), then backward's wait for its
+// all-reduces (from the last bucket handed over to the span's end, as the analysis counts it: not
+// compute), then the communication lane.
 constexpr std::array<const char*, 6> kSeries = {
     "data",      "forward", "backward", "optimizer", "backward: waiting for the all-reduces",
     "all-reduce"};
@@ -113,7 +113,7 @@ Timeline timeline_of(const rundir::Run& run, int64_t step) {
     const double y = compute_lane(rank, tl.ranks);
     for (const auto& s : spans) {
       int64_t end = s.end_ns;
-      if (s.phase == rundir::SpanPhase::kBackward) {
+      if (s.phase == profile::Phase::kBackward) {
         int64_t last = -1;
         for (int64_t t : ready) {
           if (t >= s.start_ns && t <= s.end_ns) last = std::max(last, t);

@@ -12,6 +12,13 @@ constexpr std::string_view kPhaseNames[kNumPhases] = {"data", "forward", "backwa
 
 std::string_view phase_name(Phase phase) { return kPhaseNames[static_cast<int>(phase)]; }
 
+std::optional<Phase> parse_phase(std::string_view name) {
+  for (int i = 0; i < kNumPhases; ++i) {
+    if (kPhaseNames[i] == name) return static_cast<Phase>(i);
+  }
+  return std::nullopt;
+}
+
 double measure_clock_read_ns() {
   constexpr int kReads = 20000;
   std::vector<double> per_read;

@@ -558,26 +558,28 @@ std::vector<const rundir::CommStepRow*> comm_rows(const Run& run) {
   return out;
 }
 
-double phase_of(const rundir::CommStepRow& r, rundir::SpanPhase p) {
+double phase_of(const rundir::CommStepRow& r, profile::Phase p) {
   switch (p) {
-    case rundir::SpanPhase::kData:
+    case profile::Phase::kData:
       return r.data_ms;
-    case rundir::SpanPhase::kForward:
+    case profile::Phase::kForward:
       return r.forward_ms;
-    case rundir::SpanPhase::kBackward:
+    case profile::Phase::kBackward:
       return r.backward_compute_ms;
-    case rundir::SpanPhase::kOptimizer:
+    case profile::Phase::kOptimizer:
       return r.optimizer_ms;
+    case profile::Phase::kEval:  // not a step phase
+      break;
   }
   return 0;
 }
 
 // The phase in which `rank` exceeds the other ranks' median most (median over steps), if any.
-std::optional<std::pair<rundir::SpanPhase, double>> excess_phase(
+std::optional<std::pair<profile::Phase, double>> excess_phase(
     const std::vector<const rundir::CommStepRow*>& rows, int64_t rank) {
-  std::optional<std::pair<rundir::SpanPhase, double>> best;
-  for (int p = 0; p < rundir::kNumSpanPhases; ++p) {
-    const auto phase = static_cast<rundir::SpanPhase>(p);
+  std::optional<std::pair<profile::Phase, double>> best;
+  for (int p = 0; p < profile::kNumStepPhases; ++p) {
+    const auto phase = static_cast<profile::Phase>(p);
     std::map<int64_t, std::pair<std::optional<double>, std::vector<double>>> by_step;
     for (const auto* r : rows) {
       auto& e = by_step[r->step];
@@ -745,7 +747,7 @@ std::optional<Finding> rule_straggler(const Run& run, const RunMetrics&) {
   if (!l || !s || *s <= 0 || *l / *s <= kStragglerMinShare) return std::nullopt;
   Finding f = make(run, "straggler", *l / *s, kStragglerMinShare, "fraction of step");
   const auto phase = excess_phase(rows, rank);
-  const std::string where = phase ? std::string(rundir::span_phase_name(phase->first)) : "";
+  const std::string where = phase ? std::string(profile::phase_name(phase->first)) : "";
   f.title = fmt::format("rank {} is the straggler{}", rank, phase ? " (" + where + ")" : "");
   f.evidence = fmt::format(
       "rank {} launches its all-reduces a median {} ms after the earliest "
@@ -755,7 +757,7 @@ std::optional<Finding> rule_straggler(const Run& run, const RunMetrics&) {
                           "(median)",
                           where, format_number(phase->second))
             : "no phase of it is longer than the other ranks'");
-  if (phase && phase->first == rundir::SpanPhase::kData) {
+  if (phase && phase->first == profile::Phase::kData) {
     const int64_t workers = config_int(run, "data.num_workers", 0);
     f.suggestion =
         nearest_valid_set(run, "data.num_workers", workers, workers == 0 ? 1 : workers * 2)

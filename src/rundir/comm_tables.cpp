@@ -16,9 +16,6 @@ namespace llmprof::rundir {
 
 namespace {
 
-constexpr std::array<std::string_view, kNumSpanPhases> kPhaseNames = {"data", "forward", "backward",
-                                                                      "optimizer"};
-
 std::vector<std::string> header(const std::vector<std::string_view>& names) {
   return {names.begin(), names.end()};
 }
@@ -55,17 +52,29 @@ Table open_table(const std::string& path,
   return t;
 }
 
-}  // namespace
-
-std::string_view span_phase_name(SpanPhase phase) {
-  return kPhaseNames[static_cast<size_t>(phase)];
+void add_row(output::CsvWriter& csv, const CommRow& r) {
+  csv.add(r.rank)
+      .add(r.step)
+      .add(r.sync_step)
+      .add(r.bucket)
+      .add(r.bucket_count)
+      .add(int64_t{r.first_layout})
+      .add(r.bytes)
+      .add(r.elements)
+      .add(r.dtype)
+      .add(r.ready_ns)
+      .add(r.launch_ns);
+  add(csv, r.end_ns);
+  csv.add(r.comm_ms).add(r.backward_ms_at_launch);
+  csv.end_row();
 }
 
-std::optional<SpanPhase> parse_span_phase(std::string_view name) {
-  for (size_t i = 0; i < kPhaseNames.size(); ++i) {
-    if (kPhaseNames[i] == name) return static_cast<SpanPhase>(i);
-  }
-  return std::nullopt;
+}  // namespace
+
+std::optional<profile::Phase> parse_step_phase(std::string_view name) {
+  const std::optional<profile::Phase> phase = profile::parse_phase(name);
+  if (!phase || static_cast<int>(*phase) >= profile::kNumStepPhases) return std::nullopt;
+  return phase;
 }
 
 const std::vector<std::string_view>& comm_columns() { return columns::kComm; }
@@ -77,6 +86,21 @@ const std::vector<std::string_view>& comm_step_columns() { return columns::kComm
 // ---------------------------------------------------------------------------------------------
 // Writers
 
+struct CommWriter::Impl {
+  explicit Impl(const std::string& path) : csv(path, header(columns::kComm)) {}
+  output::CsvWriter csv;
+};
+
+CommWriter::CommWriter(const std::string& path) : impl_(new Impl(path)) {}
+CommWriter::~CommWriter() { delete impl_; }
+void CommWriter::write(const CommRow& row) { add_row(impl_->csv, row); }
+
+void write_comm(const std::string& path, const std::vector<CommRow>& rows) {
+  output::CsvWriter csv(path, header(columns::kComm), output::CsvMode::kWhole);
+  for (const CommRow& r : rows) add_row(csv, r);
+  csv.commit();
+}
+
 struct PhaseSpanWriter::Impl {
   explicit Impl(const std::string& path) : csv(path, header(columns::kPhaseSpans)) {}
   output::CsvWriter csv;
@@ -86,7 +110,11 @@ PhaseSpanWriter::PhaseSpanWriter(const std::string& path) : impl_(new Impl(path)
 PhaseSpanWriter::~PhaseSpanWriter() { delete impl_; }
 
 void PhaseSpanWriter::write(const PhaseSpanRow& r) {
-  impl_->csv.add(r.rank).add(r.step).add(span_phase_name(r.phase)).add(r.start_ns).add(r.end_ns);
+  impl_->csv.add(r.rank)
+      .add(r.step)
+      .add(profile::phase_name(r.phase))
+      .add(r.start_ns)
+      .add(r.end_ns);
   impl_->csv.end_row();
 }
 
@@ -193,7 +221,7 @@ std::vector<PhaseSpanRow> read_phase_spans(const std::string& path) {
   const Table t = open_table(path, columns::kPhaseSpans);
   std::vector<PhaseSpanRow> out;
   for (size_t i = 0; i < t.csv.rows.size(); ++i) {
-    const std::optional<SpanPhase> phase = parse_span_phase(t.text(i, 2));
+    const std::optional<profile::Phase> phase = parse_step_phase(t.text(i, 2));
     if (!phase) {
       throw DataError(
           fmt::format("{} line {}: phase '{}': expected data, forward, backward or "

@@ -284,7 +284,7 @@ Json comm_json(const CommFigures& s) {
                  {"last_launches", g.last_count},
                  {"collectives", g.collectives},
                  {"lag_ms", g.lag_ms},
-                 {"phase", g.phase ? Json(std::string(span_phase_name(*g.phase))) : Json()},
+                 {"phase", g.phase ? Json(std::string(profile::phase_name(*g.phase))) : Json()},
                  {"phase_excess_ms", g.phase ? Json(g.phase_excess_ms) : Json()}};
   }
   Json j = {{"steps", s.steps},
@@ -317,7 +317,7 @@ CommStraggler read_straggler(ObjectReader& o) {
   g.collectives = o.integer("collectives").value_or(0);
   g.lag_ms = o.number("lag_ms").value_or(0);
   if (const std::optional<std::string> phase = o.text("phase")) {
-    g.phase = parse_span_phase(*phase);
+    g.phase = parse_step_phase(*phase);
     if (!g.phase) o.fail("phase", "data, forward, backward or optimizer");
   }
   g.phase_excess_ms = o.number("phase_excess_ms").value_or(0);

@@ -77,8 +77,8 @@ Summary every_figure() {
   d.rank_dirs = {"rank0"};
   d.figures_scope = "text";
   d.ranks = {RankFigures{0, 1., 1., 1., 1., 1., 1., 1., 1.}};
-  d.comm = CommFigures{1, 1, 1., 1., 1., 1., 1., 1., 1., 1., 1.,
-                       CommStraggler{1, 1, 1, 1., SpanPhase::kBackward, 1.}, 1., 1., 1., "text"};
+  const CommStraggler straggler{1, 1, 1, 1., profile::Phase::kBackward, 1.};
+  d.comm = CommFigures{1, 1, 1., 1., 1., 1., 1., 1., 1., 1., 1., straggler, 1., 1., 1., "text"};
   s.config_notes = {"text"};
   s.context = every_context();
   s.run_dir = "text";

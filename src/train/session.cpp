@@ -12,24 +12,25 @@
 #include <exception>
 #include <map>
 
+#include "deep_profile.h"
+#include "energy_participant.h"
+#include "llmprof/base/clock.h"
 #include "llmprof/config/config.h"
 #include "llmprof/config/enums.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
-#include "llmprof/output/log.h"
-#include "llmprof/output/run_dir.h"
-#include "llmprof/profile/stats.h"
-#include "llmprof/rundir/files.h"
-#include "llmprof/rundir/summary.h"
-#include "llmprof/rundir/tables.h"
-#include "llmprof/telemetry/energy_monitor.h"
-#include "llmprof/telemetry/rusage.h"
-#include "deep_profile.h"
-#include "llmprof/train/device.h"
 #include "llmprof/gpu/activity_source.h"
 #include "llmprof/gpu/event_pool.h"
-#include "llmprof/base/clock.h"
+#include "llmprof/output/log.h"
+#include "llmprof/output/run_dir.h"
 #include "llmprof/profile/nvtx.h"
+#include "llmprof/profile/stats.h"
+#include "llmprof/rundir/files.h"
+#include "llmprof/rundir/participant.h"
+#include "llmprof/rundir/summary.h"
+#include "llmprof/rundir/tables.h"
+#include "llmprof/telemetry/rusage.h"
+#include "llmprof/train/device.h"
 #include "llmprof/train/env.h"
 #include "llmprof/train/runtime.h"
 #include "llmprof/train/setup.h"
@@ -140,7 +141,7 @@ struct Session::Impl {
   LogFile log_file;
   rundir::StepsWriter steps_csv;
   rundir::EvalWriter eval_csv;
-  std::unique_ptr<telemetry::EnergyMonitor> energy;
+  std::unique_ptr<EnergyParticipant> energy;  // energy.enabled: the first participant
   profile::PhaseRecorder recorder;
   // CUDA: the step's device time (every level) and each phase's (level >= phases), from events
   // on the default stream.
@@ -153,16 +154,23 @@ struct Session::Impl {
   std::vector<EvalPoint> evals;
   StepRow row;       // the step in flight
   // Told of every step and phase, in the order added (add_participant); the deep profile is an
-  // observer of its own, added first.
+  // observer of its own, added first. Those that add to the run directory are in both lists.
   std::vector<profile::StepParticipant*> participants;
+  std::vector<rundir::RunParticipant*> run_participants;
   telemetry::RusageSnapshot rusage_before;
   bool in_step = false;
   int64_t wall_start_ns = 0;
   rundir::RunContext context;
-  std::optional<rundir::DistributedFigures> distributed;
-  // The run's energy figures up to wall_end_ns (energy on).
-  telemetry::EnergyFigures run_energy(int64_t wall_end_ns) const;
   bool finished = false;
+  bool merge = true;  // not when the destructor finishes: it must not wait for other processes
+
+  // The end of the run: what its participants are told, their sections, summary.json's figures
+  // and the typed results. Errors of a table written now are kept in write_error.
+  rundir::RunEnd run_end(RunStatus status, const std::string& message) const;
+  rundir::RunFigures finish_participants(const rundir::RunEnd& end, std::exception_ptr& error);
+  rundir::Summary compose_summary(const rundir::RunEnd& end, const rundir::RunFigures& f) const;
+  RunSummary typed_result(const rundir::RunEnd& end, rundir::Summary& summary) const;
+  void merge_processes(const rundir::RunEnd& end, RunSummary& r);
   std::exception_ptr write_error;  // the first row that could not be written (disk full)
 };
 
@@ -178,7 +186,7 @@ Session::Session(const config::Config& cfg, const SessionOptions& options,
   profile::nvtx::set_enabled(cfg.profile.nvtx);  // process-wide, until this session ends
   Impl& m = *impl_;
   output::write_file_atomic(rundir::path(m.run_dir, rundir::kConfig), config::to_yaml(cfg));
-  if (cfg.energy.enabled) m.energy = std::make_unique<telemetry::EnergyMonitor>(cfg.energy, 0);
+  if (cfg.energy.enabled) m.energy = std::make_unique<EnergyParticipant>(cfg.energy);
   TrainOptions env_opts;
   env_opts.command_line = options.command_line;
   rundir::Env env = collect_env(cfg, m.runtime, m.peak, m.bandwidth, env_opts);
@@ -188,6 +196,10 @@ Session::Session(const config::Config& cfg, const SessionOptions& options,
   rundir::write_env(rundir::path(m.run_dir, rundir::kEnv), env);
   m.rows.reserve(static_cast<size_t>(m.max_steps));
   if (cfg.profile.level >= profile::Level::kModules) m.recorder.add_observer(&m.deep);
+  if (m.energy) {  // it observes no phase: no observer slot
+    m.participants.push_back(m.energy.get());
+    m.run_participants.push_back(m.energy.get());
+  }
   if (m.device->is_cuda()) {
     m.event_api = gpu::make_cuda_event_api(nullptr);  // LibTorch's default stream
     m.span = std::make_unique<gpu::StepEventSpan>(*m.event_api);
@@ -221,6 +233,7 @@ Session::Session(const config::Config& cfg, const SessionOptions& options,
 Session::~Session() {
   if (impl_ && !impl_->finished) {
     try {
+      impl_->merge = false;
       finish(RunStatus::kInterrupted, "the session ended without finish()");
     } catch (...) {  // a destructor must not throw; the run directory keeps its rows
     }
@@ -240,6 +253,12 @@ Step Session::step() {
   if (impl_->finished) throw Error("llmprof::Session::step: the session is finished");
   const int64_t number = impl_->opts.first_step + steps_completed();
   return Step(*this, number);
+}
+
+void Session::add_participant(rundir::RunParticipant& participant) {
+  add_participant(static_cast<profile::StepParticipant&>(participant));
+  impl_->run_participants.push_back(&participant);
+  participant.on_added(impl_->run_dir);
 }
 
 void Session::add_participant(profile::StepParticipant& participant) {
@@ -286,10 +305,6 @@ void Session::set_distributed_trace(
 }
 
 rundir::RunContext& Session::context() { return impl_->context; }
-
-void Session::set_distributed(const rundir::DistributedFigures& figures) {
-  impl_->distributed = figures;
-}
 
 // ---------------------------------------------------------------------------------------------
 // A step: begin (between steps), the caller's timed phases, end, then the row.
@@ -345,19 +360,15 @@ void Session::commit_step(int64_t number) {
     row.gpu = m.events ? m.events->resolve() : gpu::GpuPhaseTimes{};
     row.gpu->step_ms = span_ms;
   }
-  if (m.energy) {
-    // On CUDA the step lasts until the device is done with it (the host may be far ahead: a
-    // CUDA graph's step is 0.3 ms on the host for 40 on the device).
-    int64_t end_ns = row.timing.end_ns;
-    if (const std::optional<double> device_ms = gpu_step_ms(row)) {
-      end_ns = std::max(end_ns, row.timing.start_ns + static_cast<int64_t>(*device_ms * 1e6));
-    }
-    const telemetry::IntervalEnergy e = m.energy->step_energy(row.timing.start_ns, end_ns);
-    row.energy_j = e.joules;
-    row.avg_power_w = e.avg_power_w;
-    row.energy_estimated = e.estimated;
+  // On CUDA the step lasts until the device is done with it (the host may be far ahead: a CUDA
+  // graph's step is 0.3 ms on the host for 40 on the device).
+  int64_t end_ns = row.timing.end_ns;
+  if (const std::optional<double> device_ms = gpu_step_ms(row)) {
+    end_ns = std::max(end_ns, row.timing.start_ns + static_cast<int64_t>(*device_ms * 1e6));
   }
-  m.steps_csv.write(file_row(row));
+  rundir::StepRow file = file_row(row);
+  for (rundir::RunParticipant* p : m.run_participants) p->add_to_row(row.timing, end_ns, file);
+  m.steps_csv.write(file);
   m.rows.push_back(row);
   const double ms = step_ms(row);
   m.progress.step(number, row.loss, ms, static_cast<double>(row.tokens) / (ms * 1e-3));
@@ -447,22 +458,139 @@ void Step::record_eval(const std::vector<EvalRecord>& evals, double eval_ms) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The end of the run.
+// The end of the run: the participants finish, summary.json, then a run of several processes is
+// merged.
 
-// The run's energy over [wall start, wall_end_ns], per phase from the rows' intervals.
-telemetry::EnergyFigures Session::Impl::run_energy(int64_t wall_end_ns) const {
-  const Impl& m = *this;
-  std::vector<telemetry::PhaseSpan> spans;
-  int64_t tokens = 0;
-  for (const StepRow& r : m.rows) {
-    tokens += r.tokens;
-    for (int i = 0; i < r.timing.num_intervals; ++i) {
-      const profile::PhaseInterval& iv = r.timing.intervals[i];
-      spans.push_back({std::string(profile::phase_name(iv.phase)), iv.start_ns, iv.end_ns});
+rundir::RunEnd Session::Impl::run_end(RunStatus status, const std::string& message) const {
+  rundir::RunEnd end;
+  end.run_dir = run_dir;
+  end.status = status;
+  end.message = message;
+  end.steps = static_cast<int64_t>(rows.size());
+  for (const StepRow& r : rows) end.tokens += r.tokens;
+  end.flops = opts.flops_per_step * static_cast<double>(rows.size());
+  end.start_ns = wall_start_ns;
+  end.end_ns = now_ns();
+  return end;
+}
+
+// Every participant's sections, in the order added; one that fails leaves the others to finish.
+rundir::RunFigures Session::Impl::finish_participants(const rundir::RunEnd& end,
+                                                      std::exception_ptr& error) {
+  rundir::RunFigures all;
+  for (rundir::RunParticipant* p : run_participants) {
+    rundir::RunFigures f;
+    try {
+      f = p->finish(end);
+    } catch (const Error&) {
+      if (!error) error = std::current_exception();
+    } catch (const std::exception& e) {  // LibTorch's: the run is failed, its summary written
+      const Error named(fmt::format("{}: {}", p->name(), e.what()));
+      if (!error) error = std::make_exception_ptr(named);
+    }
+    if (f.energy) all.energy = std::move(f.energy);
+    if (f.plan) all.plan = std::move(f.plan);
+    if (f.distributed) all.distributed = std::move(f.distributed);
+  }
+  return all;
+}
+
+rundir::Summary Session::Impl::compose_summary(const rundir::RunEnd& end,
+                                               const rundir::RunFigures& f) const {
+  SummaryInputs in;
+  in.status = end.status;
+  in.message = end.message;
+  in.level = cfg.profile.level;
+  in.max_steps = max_steps;
+  in.samples_per_step = opts.samples_per_step;
+  in.warmup_steps = cfg.profile.warmup_steps;
+  in.rows = &rows;
+  in.evals = &evals;
+  in.peak = peak;
+  in.clock_read_ns = clock_read_ns;
+  in.parameters = opts.parameters;
+  in.flops_per_step = opts.flops_per_step;
+  in.flops_formula = opts.flops_formula;
+  in.task = opts.task;
+  in.wall_s = static_cast<double>(end.end_ns - end.start_ns) * 1e-9;
+  rundir::Summary summary = build_summary(in);
+  summary.config_notes = cfg.notes;
+  summary.distributed = f.distributed;
+  summary.context = context;
+  if (f.plan) summary.context.plan = f.plan;
+  summary.energy = f.energy.value_or(telemetry::EnergyFigures{});
+  if (!f.energy) {
+    summary.energy->reason = energy ? "the energy figures failed at the end (the run's message)"
+                                    : "energy.enabled=false";
+  }
+  if (auto d = deep.figures(opts.flops_per_step)) {
+    summary.modules = d->modules;
+    summary.flops->counted = d->counted;
+    summary.overhead->deep = d->overhead;
+    summary.overhead->trace = d->trace;
+    summary.gpu = d->gpu;
+  }
+  return summary;
+}
+
+// The typed results, from the rows (the same statistics summary.json holds); an MFU above 1 is
+// warned of, in the summary too.
+RunSummary Session::Impl::typed_result(const rundir::RunEnd& end, rundir::Summary& summary) const {
+  RunSummary r;
+  r.run_dir = run_dir;
+  r.status = end.status;
+  r.message = end.message;
+  r.steps_completed = end.steps;
+  if (!rows.empty()) r.final_train_loss = rows.back().loss;
+  if (!evals.empty() && std::isfinite(evals.back().val_loss))
+    r.final_val_loss = evals.back().val_loss;
+  const size_t skip = std::min<size_t>(
+      static_cast<size_t>(std::max<int64_t>(0, cfg.profile.warmup_steps)), rows.size());
+  std::vector<double> step_ms_values, tokens_per_s, mfu;
+  for (size_t i = skip; i < rows.size(); ++i) {
+    const double ms = step_ms(rows[i]);
+    step_ms_values.push_back(ms);
+    tokens_per_s.push_back(static_cast<double>(rows[i].tokens) / (ms * 1e-3));
+    if (peak.flops_per_s > 0 && rows[i].flops > 0) {
+      mfu.push_back(rows[i].flops / (ms * 1e-3) / peak.flops_per_s);
     }
   }
-  return m.energy->figures(tokens, m.opts.flops_per_step * static_cast<double>(m.rows.size()),
-                           m.wall_start_ns, wall_end_ns, spans);
+  if (!step_ms_values.empty()) {
+    r.median_step_ms = profile::summarize(step_ms_values).median;
+    r.tokens_per_s = profile::summarize(tokens_per_s).median;
+    if (!mfu.empty()) r.mfu = profile::summarize(mfu).median;
+  }
+  if (r.mfu && *r.mfu > 1.0) {
+    // More than the peak is impossible: the calibration ran while the cores were busy.
+    const std::string warning = fmt::format(
+        "MFU {:.0f}% exceeds 100%: the peak ({:.1f} GFLOP/s, {}) was measured on a busy machine; "
+        "measure it when idle (llmprof peak) and pass --set profile.peak_flops_per_s=...",
+        *r.mfu * 100, peak.flops_per_s * 1e-9, peak.source);
+    summary.mfu->warning = warning;
+    spdlog::warn("{}", warning);
+  }
+  r.top_ops = deep.top_ops_lines(15);
+  if (summary.distributed && summary.distributed->rank) {  // one rank of several
+    r.world_size = static_cast<int>(summary.distributed->world_size);
+    r.rank_dir = run_dir;
+    r.rank_median_step_ms = r.median_step_ms;
+    r.rank_tokens_per_s = r.tokens_per_s;
+  }
+  return r;
+}
+
+// Where a participant merged the run at its top directory (data parallelism, rank 0), the run
+// is that directory and its figures the whole job's.
+void Session::Impl::merge_processes(const rundir::RunEnd& end, RunSummary& r) {
+  for (rundir::RunParticipant* p : run_participants) {
+    const std::optional<rundir::Summary> merged = p->merge(end);
+    if (!merged) continue;
+    r.run_dir = merged->run_dir;
+    r.median_step_ms = merged->median_step_ms();
+    r.tokens_per_s = merged->median_tokens_per_s();
+    r.mfu = merged->median_mfu();
+    if (merged->final_global_train_loss) r.final_train_loss = merged->final_global_train_loss;
+  }
 }
 
 RunSummary Session::finish(RunStatus status, const std::string& message) {
@@ -477,96 +605,22 @@ RunSummary Session::finish(RunStatus status, const std::string& message) {
   } catch (const Error&) {
     if (!write_error) write_error = std::current_exception();
   }
-  const int64_t wall_end_ns = now_ns();
-  if (m.energy) m.energy->stop();
-
-  std::string why = message;
+  rundir::RunEnd end = m.run_end(status, message);
+  const rundir::RunFigures figures = m.finish_participants(end, write_error);
   if (write_error && status != RunStatus::kDiverged && status != RunStatus::kFailed) {
-    status = RunStatus::kFailed;
-    why = error_text(write_error);
+    end.status = RunStatus::kFailed;
+    end.message = error_text(write_error);
   }
-  SummaryInputs in;
-  in.status = status;
-  in.message = why;
-  in.level = m.cfg.profile.level;
-  in.max_steps = m.max_steps;
-  in.samples_per_step = m.opts.samples_per_step;
-  in.warmup_steps = m.cfg.profile.warmup_steps;
-  in.rows = &m.rows;
-  in.evals = &m.evals;
-  in.peak = m.peak;
-  in.clock_read_ns = m.clock_read_ns;
-  in.parameters = m.opts.parameters;
-  in.flops_per_step = m.opts.flops_per_step;
-  in.flops_formula = m.opts.flops_formula;
-  in.task = m.opts.task;
-  in.wall_s = static_cast<double>(wall_end_ns - m.wall_start_ns) * 1e-9;
-  rundir::Summary summary = build_summary(in);
-  summary.config_notes = m.cfg.notes;
-  summary.distributed = m.distributed;
-  summary.context = m.context;
-  if (m.energy) {
-    summary.energy = m.run_energy(wall_end_ns);
-    try {
-      rundir::write_power(rundir::path(m.run_dir, rundir::kPower), m.energy->power_rows());
-    } catch (const Error&) {
-      if (!write_error) write_error = std::current_exception();
-    }
-  } else {
-    summary.energy = telemetry::EnergyFigures{};
-    summary.energy->reason = "energy.enabled=false";
-  }
-  if (auto deep = m.deep.figures(m.opts.flops_per_step)) {
-    summary.modules = deep->modules;
-    summary.flops->counted = deep->counted;
-    summary.overhead->deep = deep->overhead;
-    summary.overhead->trace = deep->trace;
-    summary.gpu = deep->gpu;
-  }
-
-  // The typed results, from the rows (the same statistics summary.json holds).
-  RunSummary r;
-  r.run_dir = m.run_dir;
-  r.status = status;
-  r.message = why;
-  r.steps_completed = static_cast<int64_t>(m.rows.size());
-  if (!m.rows.empty()) r.final_train_loss = m.rows.back().loss;
-  if (!m.evals.empty() && std::isfinite(m.evals.back().val_loss)) {
-    r.final_val_loss = m.evals.back().val_loss;
-  }
-  const size_t skip = std::min<size_t>(static_cast<size_t>(std::max<int64_t>(0, in.warmup_steps)),
-                                       m.rows.size());
-  std::vector<double> step_ms_values, tokens_per_s, mfu;
-  for (size_t i = skip; i < m.rows.size(); ++i) {
-    const double ms = step_ms(m.rows[i]);
-    step_ms_values.push_back(ms);
-    tokens_per_s.push_back(static_cast<double>(m.rows[i].tokens) / (ms * 1e-3));
-    if (m.peak.flops_per_s > 0 && m.rows[i].flops > 0) {
-      mfu.push_back(m.rows[i].flops / (ms * 1e-3) / m.peak.flops_per_s);
-    }
-  }
-  if (!step_ms_values.empty()) {
-    r.median_step_ms = profile::summarize(step_ms_values).median;
-    r.tokens_per_s = profile::summarize(tokens_per_s).median;
-    if (!mfu.empty()) r.mfu = profile::summarize(mfu).median;
-  }
-  if (r.mfu && *r.mfu > 1.0) {
-    // More than the peak is impossible: the calibration ran while the cores were busy.
-    const std::string warning = fmt::format(
-        "MFU {:.0f}% exceeds 100%: the peak ({:.1f} GFLOP/s, {}) was measured on a busy machine; "
-        "measure it when idle (llmprof peak) and pass --set profile.peak_flops_per_s=...",
-        *r.mfu * 100, m.peak.flops_per_s * 1e-9, m.peak.source);
-    summary.mfu->warning = warning;
-    spdlog::warn("{}", warning);
-  }
-  r.top_ops = m.deep.top_ops_lines(15);
+  rundir::Summary summary = m.compose_summary(end, figures);
+  RunSummary r = m.typed_result(end, summary);
   rundir::write_summary(rundir::path(m.run_dir, rundir::kSummary), summary);
-  if (status == RunStatus::kCompleted) {
+  if (end.status == RunStatus::kCompleted) {
     spdlog::info("completed {} steps", r.steps_completed);
   } else {
-    spdlog::error("run {}: {}", run_status_name(status), why);
+    spdlog::error("run {}: {}", run_status_name(end.status), end.message);
   }
   if (write_error) std::rethrow_exception(write_error);
+  if (m.merge) m.merge_processes(end, r);  // after every document of this process is written
   return r;
 }
 

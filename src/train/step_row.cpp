@@ -67,9 +67,6 @@ rundir::StepRow file_row(const StepRow& r) {
   f.involuntary_switches = static_cast<double>(r.rusage.involuntary_switches);
   f.cpu_ms = static_cast<double>(r.rusage.cpu_user_ns + r.rusage.cpu_system_ns) * 1e-6;
   f.max_rss_bytes = static_cast<double>(r.rusage.max_rss_bytes);
-  f.energy_j = r.energy_j;
-  f.avg_power_w = r.avg_power_w;
-  if (r.energy_j) f.energy_estimated = r.energy_estimated ? 1.0 : 0.0;
   return f;
 }
 

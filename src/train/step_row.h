@@ -23,9 +23,6 @@ struct StepRow {
   std::optional<double> eval_ms;  // when this step ran an eval
   telemetry::RusageSnapshot rusage;  // deltas over the step
   bool phases_timed = false;
-  std::optional<double> energy_j;     // null: no sensor and no estimate, or not covered
-  std::optional<double> avg_power_w;
-  bool energy_estimated = false;
   // CUDA runs: the phases' device times (CUDA events), the caching allocator after the step, and
   // fp16's loss scale (with whether the scaler skipped the optimizer step).
   std::optional<gpu::GpuPhaseTimes> gpu;
@@ -48,7 +45,8 @@ std::optional<double> gpu_step_ms(const StepRow& r);
 // ahead until a sync), the host's otherwise.
 inline double step_ms(const StepRow& r) { return gpu_step_ms(r).value_or(host_step_ms(r)); }
 
-// The steps.csv row: units converted, rates derived, what was not measured or told left null.
+// The steps.csv row: units converted, rates derived, what was not measured or told left null
+// (the participants' columns, energy's, are theirs to add: rundir::RunParticipant::add_to_row).
 rundir::StepRow file_row(const StepRow& r);
 
 }  // namespace llmprof::train

@@ -404,19 +404,6 @@ void finish_failed(Session& session, const std::string& why) {
   }
 }
 
-// FNV-1a over the bytes of every parameter (on the CPU): equal on every rank of a data-parallel
-// run whose ranks stayed in step.
-std::string parameter_digest(const std::vector<torch::Tensor>& params) {
-  uint64_t h = 1469598103934665603ull;
-  for (const torch::Tensor& p : params) {
-    const torch::Tensor c = p.detach().to(torch::kCPU).contiguous();
-    const auto* bytes = static_cast<const unsigned char*>(c.data_ptr());
-    const size_t n = static_cast<size_t>(c.numel()) * c.element_size();
-    for (size_t i = 0; i < n; ++i) h = (h ^ bytes[i]) * 1099511628211ull;
-  }
-  return fmt::format("{:016x}", h);
-}
-
 // A checkpoint that train.resume_from can continue: the weights, optimizer.pt and every rank's
 // rng-rank<k>.pt, all in the one folder rank 0 writes and renames into place. Data-parallel: every
 // rank calls it (its random state travels to rank 0 in an all-gather), so no rank writes into a
@@ -444,19 +431,19 @@ bool save_run_checkpoint(const config::Config& cfg,
 
 TrainResult result_of(const RunSummary& s);
 
-// The end: the last checkpoint, the data and init_from notes, summary.json.
+// The end: the last checkpoint, the run's context, then the Session's finish (its participants'
+// sections, summary.json; data-parallel: rank 0 merges the top directory).
+// one_process: not after a failure otherwise, as the checkpoint gathers from every process and
+// one may be gone.
 TrainResult finish(const config::Config& cfg,
                    Training& t,
                    Session& session,
                    const Outcome& outcome,
-                   dist::DataParallel* dp,
-                   const std::string& top_dir) {
+                   bool one_process) {
   const std::string& dir = session.run_dir();
   const int64_t done = t.first_step() - 1 + session.steps_completed();
-  // Data-parallel, not after a failure: the checkpoint gathers from every rank, and one may be
-  // gone.
-  const bool all_ranks_here = dp == nullptr || outcome.status != RunStatus::kFailed;
-  if (cfg.train.save_checkpoint && session.steps_completed() > 0 && all_ranks_here &&
+  const bool all_here = one_process || outcome.status != RunStatus::kFailed;
+  if (cfg.train.save_checkpoint && session.steps_completed() > 0 && all_here &&
       outcome.status != RunStatus::kDiverged) {
     if (save_run_checkpoint(cfg, t, session, rundir::path(dir, rundir::kCheckpoint), done)) {
       spdlog::info("checkpoint {} (step {})", rundir::path(dir, rundir::kCheckpoint), done);
@@ -468,36 +455,16 @@ TrainResult finish(const config::Config& cfg,
   context.model = t.task->model_figures(kv_element_bytes);
   if (t.resume) context.resumed_from = rundir::ResumeFigures{t.resume->dir, t.resume->step};
   context.init_from = t.init;
-  if (dp) {
-    rundir::DistributedFigures d;
-    d.rank = dp->rank();
-    d.world_size = dp->world_size();
-    d.top_dir = top_dir;
-    d.parameter_digest = parameter_digest(t.params);
-    session.set_distributed(d);
-  }
-  const RunSummary s = session.finish(outcome.status, outcome.message);
-  // A barrier, then rank 0 merges the top documents; not after a failure (a peer may be gone).
-  std::optional<rundir::Summary> merged;
-  if (dp && outcome.status != RunStatus::kFailed) merged = dp->finish(top_dir, s.run_dir);
-  TrainResult result = result_of(s);
-  if (!dp) return result;
-  result.world_size = dp->world_size();
-  result.rank_dir = s.run_dir;
-  result.rank_tokens_per_s = s.tokens_per_s;
-  result.rank_median_step_ms = s.median_step_ms;
-  if (!merged) return result;
-  result.run_dir = top_dir;  // the run is the top directory, its figures global
-  result.median_step_ms = merged->median_step_ms();
-  result.tokens_per_s = merged->median_tokens_per_s();
-  result.mfu = merged->median_mfu();
-  if (merged->final_global_train_loss) result.final_train_loss = *merged->final_global_train_loss;
-  return result;
+  return result_of(session.finish(outcome.status, outcome.message));
 }
 
 TrainResult result_of(const RunSummary& s) {
   TrainResult result;
   result.run_dir = s.run_dir;
+  result.world_size = s.world_size;
+  result.rank_dir = s.rank_dir;
+  result.rank_tokens_per_s = s.rank_tokens_per_s;
+  result.rank_median_step_ms = s.rank_median_step_ms;
   result.status = s.status;
   result.message = s.message;
   result.steps_completed = s.steps_completed;
@@ -535,11 +502,13 @@ void check_shardable(const config::Config& cfg, const RunData& rd, int world_siz
 
 // The run directory of this rank: world size 1, the run directory itself; data-parallel,
 // <top>/rank<k> under a top directory rank 0 named (session_cfg gets output.name rank<k>).
-std::string rank_run_dir(dist::DataParallel* dp, config::Config& session_cfg, SessionOptions& so) {
-  if (!dp) return "";
-  const std::string top = dp->shared_top_dir(session_cfg, so.output_dir, so.run_label);
+std::string rank_run_dir(dist::DataParallel* ranks,
+                         config::Config& session_cfg,
+                         SessionOptions& so) {
+  if (!ranks) return "";
+  const std::string top = ranks->shared_top_dir(session_cfg, so.output_dir, so.run_label);
   so.output_dir = top;
-  session_cfg.output.name = fmt::format("{}{}", rundir::kRankDirPrefix, dp->rank());
+  session_cfg.output.name = fmt::format("{}{}", rundir::kRankDirPrefix, ranks->rank());
   return top;
 }
 
@@ -596,6 +565,7 @@ struct Participants {
     if (!data_parallel) return {0, 1};
     return {data_parallel->rank(), data_parallel->world_size()};
   }
+  bool one_process() const { return !data_parallel; }
   std::unique_ptr<dist::DataParallel> data_parallel;  // null: one process
   plan::MemoryProbe probe;
 };
@@ -614,6 +584,7 @@ OpenRun open_run(const config::Config& cfg,
                  const StopSignals& signals) {
   dist::DataParallel* ranks = p.data_parallel.get();
   p.probe.set_model(t.params, t.task->module().buffers());
+  p.probe.plan_against(cfg, cfg.model.vocab_size > 0 ? 0 : t.data.tokenizer->vocab_size());
   if (ranks) ranks->start(t.task->module(), t.params, cfg);
   // One rank: a signal during set-up stops it here. Data-parallel: the ranks decide together
   // before the first step (stop_before_first_step), the run directory made.
@@ -636,8 +607,7 @@ OpenRun open_run(const config::Config& cfg,
           "this directory)",
           run.top_dir, ranks->world_size(), rundir::kRankDirPrefix);
     }
-    session.add_participant(*ranks);
-    ranks->open_comm_csv(session.run_dir());
+    session.add_participant(*ranks);  // opens its comm.csv and phases.csv
     // The trace on rank 0's clock: the offset measured by the clock ping-pong at the start.
     session.set_distributed_trace(ranks->trace_info(), [ranks](int64_t from_ns, int64_t to_ns) {
       return ranks->collectives_between(from_ns, to_ns);
@@ -742,11 +712,7 @@ TrainResult run_training(const config::Config& given, const TrainOptions& opts) 
     outcome = {RunStatus::kFailed, what.substr(0, what.find('\n'))};
   }
   try {
-    const int64_t vocab = cfg.model.vocab_size > 0 ? 0 : t.data.tokenizer->vocab_size();
-    session.context().plan =
-        plan::reconcile(cfg, vocab, cfg.device.is_cuda(), participants.probe.measured(),
-                        plan::cuda_allocator_from_env());
-    return finish(cfg, t, session, outcome, participants.data_parallel.get(), run.top_dir);
+    return finish(cfg, t, session, outcome, participants.one_process());
   } catch (const llmprof::Error& e) {  // the checkpoint or a table met a full disk
     finish_failed(session, e.what());
     throw;

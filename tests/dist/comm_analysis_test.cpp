@@ -11,14 +11,14 @@
 namespace llmprof::dist {
 namespace {
 
+using profile::Phase;
 using rundir::CommRow;
 using rundir::PhaseSpanRow;
-using rundir::SpanPhase;
 
 constexpr int64_t kMs = 1000000;
 
 PhaseSpanRow span(
-    int64_t rank, int64_t step, SpanPhase p, double start_ms, double end_ms, int64_t shift_ns = 0) {
+    int64_t rank, int64_t step, Phase p, double start_ms, double end_ms, int64_t shift_ns = 0) {
   return {rank, step, p, std::llround(start_ms * kMs) + shift_ns,
           std::llround(end_ms * kMs) + shift_ns};
 }
@@ -55,8 +55,8 @@ void expect_sums_to_step(const rundir::CommStepRow& r) {
 // idle = the gap [100,105) = 5; 100 + 8 + 12 + 5 = 125 = the step.
 TEST(StepBreakdown, SplitsTheStepIntoComputeExposedOtherAndIdle) {
   const std::vector<PhaseSpanRow> spans = {
-      span(0, 2, SpanPhase::kData, 0, 10), span(0, 2, SpanPhase::kForward, 10, 40),
-      span(0, 2, SpanPhase::kBackward, 40, 100), span(0, 2, SpanPhase::kOptimizer, 105, 125)};
+      span(0, 2, Phase::kData, 0, 10), span(0, 2, Phase::kForward, 10, 40),
+      span(0, 2, Phase::kBackward, 40, 100), span(0, 2, Phase::kOptimizer, 105, 125)};
   const std::vector<CommRow> comm = {bucket(0, 2, 0, 60, 60, 80, 1000),
                                      bucket(0, 2, 1, 90, 90, 98, 1000)};
   const rundir::CommStepRow r = step_breakdown(spans, comm);
@@ -79,8 +79,8 @@ TEST(StepBreakdown, SplitsTheStepIntoComputeExposedOtherAndIdle) {
 // hidden, exposed = all communication = [90,99) = 9.
 TEST(StepBreakdown, AllCommunicationIsExposedWhenLaunchedAfterCompute) {
   const std::vector<PhaseSpanRow> spans = {
-      span(0, 2, SpanPhase::kData, 0, 10), span(0, 2, SpanPhase::kForward, 10, 40),
-      span(0, 2, SpanPhase::kBackward, 40, 100), span(0, 2, SpanPhase::kOptimizer, 100, 120)};
+      span(0, 2, Phase::kData, 0, 10), span(0, 2, Phase::kForward, 10, 40),
+      span(0, 2, Phase::kBackward, 40, 100), span(0, 2, Phase::kOptimizer, 100, 120)};
   const std::vector<CommRow> comm = {bucket(0, 2, 0, 60, 90, 95, 1000),
                                      bucket(0, 2, 1, 90, 95, 99, 1000)};
   const rundir::CommStepRow r = step_breakdown(spans, comm);
@@ -96,10 +96,10 @@ TEST(StepBreakdown, AllCommunicationIsExposedWhenLaunchedAfterCompute) {
 // With accumulation the backward of the non-synchronising micro-step is all compute.
 TEST(StepBreakdown, OnlyTheSynchronisingBackwardWaits) {
   const std::vector<PhaseSpanRow> spans = {
-      span(0, 2, SpanPhase::kData, 0, 5),       span(0, 2, SpanPhase::kForward, 5, 15),
-      span(0, 2, SpanPhase::kBackward, 15, 35), span(0, 2, SpanPhase::kData, 35, 40),
-      span(0, 2, SpanPhase::kForward, 40, 50),  span(0, 2, SpanPhase::kBackward, 50, 80),
-      span(0, 2, SpanPhase::kOptimizer, 80, 90)};
+      span(0, 2, Phase::kData, 0, 5),       span(0, 2, Phase::kForward, 5, 15),
+      span(0, 2, Phase::kBackward, 15, 35), span(0, 2, Phase::kData, 35, 40),
+      span(0, 2, Phase::kForward, 40, 50),  span(0, 2, Phase::kBackward, 50, 80),
+      span(0, 2, Phase::kOptimizer, 80, 90)};
   const std::vector<CommRow> comm = {bucket(0, 2, 0, 70, 70, 78, 1000)};
   const rundir::CommStepRow r = step_breakdown(spans, comm);
   EXPECT_DOUBLE_EQ(r.backward_compute_ms, 20 + 20);
@@ -166,10 +166,10 @@ CommInput two_ranks() {
     for (int64_t r = 0; r < 2; ++r) {
       const double d = r == 0 ? late0 : late1;
       const int64_t shift = r == 0 ? 0 : skew;
-      in.spans.push_back(span(r, step, SpanPhase::kData, b, b + 10, shift));
-      in.spans.push_back(span(r, step, SpanPhase::kForward, b + 10, b + 40 + d, shift));
-      in.spans.push_back(span(r, step, SpanPhase::kBackward, b + 40 + d, b + 100 + d, shift));
-      in.spans.push_back(span(r, step, SpanPhase::kOptimizer, b + 100 + d, b + 120 + d, shift));
+      in.spans.push_back(span(r, step, Phase::kData, b, b + 10, shift));
+      in.spans.push_back(span(r, step, Phase::kForward, b + 10, b + 40 + d, shift));
+      in.spans.push_back(span(r, step, Phase::kBackward, b + 40 + d, b + 100 + d, shift));
+      in.spans.push_back(span(r, step, Phase::kOptimizer, b + 100 + d, b + 120 + d, shift));
       in.comm.push_back(bucket(r, step, 0, b + 60 + d, b + 60 + d, b + 80, 1500000, shift));
       in.comm.push_back(bucket(r, step, 1, b + 90 + d, b + 90 + d, b + 99, 400000, shift));
     }
@@ -214,7 +214,7 @@ TEST(AnalyseComm, SummarisesExposedTimeOverlapAndTheStraggler) {
   EXPECT_EQ(s.straggler->collectives, 4);
   EXPECT_NEAR(s.straggler->lag_ms, 5, 1e-9);
   ASSERT_TRUE(s.straggler->phase.has_value());
-  EXPECT_EQ(*s.straggler->phase, SpanPhase::kForward);
+  EXPECT_EQ(*s.straggler->phase, Phase::kForward);
   EXPECT_NEAR(s.straggler->phase_excess_ms, 5, 1e-9);
   EXPECT_NEAR(*s.clock_residual_us_max, 10, 1e-12);
   const rundir::CommStepRow& rank1 = a.steps[3];  // step 2, rank 1
@@ -260,7 +260,7 @@ TEST(AnalyseComm, TheStragglerIsRundirsDefinition) {
 TEST(AnalyseComm, OneRankHasNoStraggler) {
   CommInput in;
   in.clocks.push_back({0, {0, 0, 0, 1}, std::nullopt});
-  in.spans.push_back(span(0, 1, SpanPhase::kForward, 0, 10));
+  in.spans.push_back(span(0, 1, Phase::kForward, 0, 10));
   const CommAnalysis a = analyse_comm(in);
   EXPECT_FALSE(a.summary.straggler.has_value());
   EXPECT_FALSE(a.summary.overlap.has_value());  // no communication: unknown, not 0

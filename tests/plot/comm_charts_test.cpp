@@ -20,10 +20,10 @@ namespace fs = std::filesystem;
 namespace llmprof::plot {
 namespace {
 
+using profile::Phase;
 using rundir::CollectiveRow;
 using rundir::CommStepRow;
 using rundir::PhaseSpanRow;
-using rundir::SpanPhase;
 using test::ScratchDir;
 
 constexpr int64_t kMs = 1000000;
@@ -79,7 +79,7 @@ void write_spans(const std::string& path,
   rundir::PhaseSpanWriter w(path);
   for (const auto& [step, edges] : steps) {  // edges: data, forward, backward, optimizer bounds
     for (int p = 0; p < 4; ++p) {
-      w.write({rank, step, static_cast<SpanPhase>(p),
+      w.write({rank, step, static_cast<Phase>(p),
                base_ns + std::llround(edges[static_cast<size_t>(p)] * kMs),
                base_ns + std::llround(edges[static_cast<size_t>(p) + 1] * kMs)});
     }

@@ -14,11 +14,11 @@ TEST(CommTables, PhaseSpansAndCollectivesRoundTrip) {
   test::ScratchDir dir("comm_tables");
   {
     PhaseSpanWriter w(dir.file("phases.csv"));
-    w.write({1, 3, SpanPhase::kBackward, 1234567890123, 1234567990123});
+    w.write({1, 3, profile::Phase::kBackward, 1234567890123, 1234567990123});
   }
   const auto spans = read_phase_spans(dir.file("phases.csv"));
   ASSERT_EQ(spans.size(), 1u);
-  EXPECT_EQ(spans[0].phase, SpanPhase::kBackward);
+  EXPECT_EQ(spans[0].phase, profile::Phase::kBackward);
   EXPECT_EQ(spans[0].start_ns, 1234567890123);  // ns stay exact
   EXPECT_EQ(spans[0].end_ns, 1234567990123);
   CollectiveRow c;
@@ -82,6 +82,35 @@ TEST(CommTables, AnUnknownPhaseNamesTheFileAndLine) {
     EXPECT_NE(what.find("phases.csv line 3"), std::string::npos) << what;
     EXPECT_NE(what.find("warmup"), std::string::npos) << what;
   }
+  // profile::Phase names the phases; eval is one, but not a phase of the step.
+  EXPECT_EQ(parse_step_phase("optimizer"), profile::Phase::kOptimizer);
+  EXPECT_FALSE(parse_step_phase("eval").has_value());
+}
+
+TEST(CommTables, CommRowsAppendedAndWrittenWholeReadBackTheSame) {
+  test::ScratchDir dir("comm_tables_comm");
+  CommRow a{1,   2,  1, 0, 2, true, 4096, 1024, "f32", 1234567890123, 1234567890200, 1234567990123,
+            0.1, 2.5};
+  CommRow b = a;
+  b.bucket = 1;
+  b.end_ns.reset();  // a failed all-reduce: no end, no duration
+  b.comm_ms.reset();
+  b.backward_ms_at_launch.reset();
+  {
+    CommWriter w(dir.file("comm.csv"));
+    w.write(a);
+    w.write(b);
+  }
+  const std::vector<CommRow> back = read_comm(dir.file("comm.csv"));
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].launch_ns, 1234567890200);
+  EXPECT_TRUE(back[0].first_layout);
+  EXPECT_EQ(back[0].dtype, "f32");
+  EXPECT_DOUBLE_EQ(*back[0].comm_ms, 0.1);
+  EXPECT_FALSE(back[1].end_ns || back[1].comm_ms || back[1].backward_ms_at_launch);
+  // The top directory's file, whole, from rows read back: the same bytes as the rank's.
+  write_comm(dir.file("top.csv"), back);
+  EXPECT_EQ(test::read_file(dir.file("top.csv")), test::read_file(dir.file("comm.csv")));
 }
 
 }  // namespace

@@ -110,7 +110,7 @@ TEST(SummaryContext, MergedDataParallelKeysAndTheCommAnalysisRewriteByteIdentica
       "rank_dirs": ["rank0", "rank1"], "comm": )" + comm + "}}"));
   EXPECT_EQ(s.run_dir, "/runs/dp");
   EXPECT_EQ(s.final_global_train_loss, 3.25);
-  EXPECT_EQ(s.distributed->comm->straggler->phase, SpanPhase::kForward);
+  EXPECT_EQ(s.distributed->comm->straggler->phase, profile::Phase::kForward);
   EXPECT_FALSE(s.distributed->comm->busbw_gb_per_s_median.has_value());
   // A rank's records that could not be read: the analysis's error instead of its figures.
   const Summary failed = round_trip(summary_with(R"({"distributed": {"world_size": 2,

@@ -253,7 +253,7 @@ TEST(SummaryDoc, DistributedSectionsRoundTripInBothFormsWithTheCommFigures) {
   d.rank_dirs = {"rank0", "rank1"};
   d.comm = CommFigures{};
   d.comm->overlap = 0.75;
-  d.comm->straggler = CommStraggler{1, 3, 4, 0.5, SpanPhase::kBackward, 0.25};
+  d.comm->straggler = CommStraggler{1, 3, 4, 0.5, profile::Phase::kBackward, 0.25};
   const std::string top_text = summary_text(top);
   EXPECT_NE(top_text.find("\"bucket_count\": 2"), std::string::npos);
   const Summary t = parse_summary(top_text, "summary.json");
@@ -262,7 +262,7 @@ TEST(SummaryDoc, DistributedSectionsRoundTripInBothFormsWithTheCommFigures) {
   EXPECT_FALSE(t.distributed->rank0_comm_ms_first_step.has_value());
   ASSERT_TRUE(t.distributed->comm.has_value());
   EXPECT_EQ(t.distributed->comm->overlap, 0.75);
-  EXPECT_EQ(t.distributed->comm->straggler->phase, SpanPhase::kBackward);
+  EXPECT_EQ(t.distributed->comm->straggler->phase, profile::Phase::kBackward);
   EXPECT_NE(top_text.find("\"phase\": \"backward\""), std::string::npos);
   EXPECT_TRUE(t.unknown.empty());
   EXPECT_EQ(summary_text(t), top_text);

@@ -1,17 +1,22 @@
-// Step participants (llmprof/profile/participant.h) on the public Session: one test per hook, on
-// a two-layer MLP trained by the test's own loop at profile.level=ops, so the modules/ops
-// profiler observes the same phases beside them.
+// Step participants (llmprof/profile/participant.h, and the run directory's hooks of
+// llmprof/rundir/participant.h) on the public Session: one test per hook, on a two-layer MLP
+// trained by the test's own loop at profile.level=ops, so the modules/ops profiler observes the
+// same phases beside them.
 #include "llmprof/profile/participant.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <cmath>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "llmprof/llmprof.h"
+#include "llmprof/rundir/files.h"
+#include "llmprof/rundir/participant.h"
+#include "llmprof/rundir/read.h"
 #include "support/test_support.h"
 
 namespace llmprof {
@@ -64,6 +69,47 @@ class Recorder : public profile::StepParticipant {
   }
   std::string tag_;
   std::vector<std::string>* shared_;
+};
+
+// Records the run directory's hooks: where it was added, the rows it added a column to (energy_j
+// = step / 2), what it was told at the end. Its section: a rank of two; merging, a merged summary.
+class DocRecorder : public rundir::RunParticipant {
+ public:
+  std::string_view name() const override { return "doc recorder"; }
+  void on_added(const std::string& run_dir) override { added_to = run_dir; }
+  void add_to_row(const profile::StepRecord& timing,
+                  int64_t end_ns,
+                  rundir::StepRow& row) override {
+    rows.push_back(timing.step);
+    end_before_host_end = end_before_host_end || end_ns < timing.end_ns;
+    row.energy_j = 0.5 * static_cast<double>(timing.step);
+  }
+  rundir::RunFigures finish(const rundir::RunEnd& end) override {
+    finished.push_back(end);
+    if (fail) throw Error("doc recorder: the disk is full");
+    rundir::RunFigures f;
+    rundir::DistributedFigures& d = f.distributed.emplace();
+    d.rank = 1;
+    d.world_size = 2;
+    d.top_dir = "top";
+    return f;
+  }
+  std::optional<rundir::Summary> merge(const rundir::RunEnd& end) override {
+    merged.push_back(end);
+    summary_written = std::filesystem::exists(rundir::path(end.run_dir, rundir::kSummary));
+    if (!merges) return std::nullopt;
+    rundir::Summary s;
+    s.run_dir = "the top";
+    s.final_global_train_loss = 0.25;
+    return s;
+  }
+
+  std::string added_to;
+  std::vector<int64_t> rows;
+  bool end_before_host_end = false;
+  std::vector<rundir::RunEnd> finished, merged;
+  bool summary_written = false;  // when merge was called
+  bool fail = false, merges = false;
 };
 
 Config ops_config(const test::ScratchDir& dir) {
@@ -214,6 +260,98 @@ TEST(StepParticipant, AddingOneAfterTheFirstStepIsAnErrorNamingIt) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("late one"), std::string::npos) << e.what();
   }
+}
+
+SessionOptions counted() {
+  SessionOptions o = quiet();
+  o.tokens_per_step = 8;
+  o.flops_per_step = 1e6;
+  return o;
+}
+
+TEST(StepParticipant, OneOfTheRunIsToldItsDirectoryAndAddsItsColumnsToEachRow) {
+  test::ScratchDir dir;
+  Session session(ops_config(dir), counted());
+  DocRecorder r;
+  session.add_participant(r);
+  EXPECT_EQ(r.added_to, session.run_dir());
+  TinyMlp m;
+  train_step(session, m);
+  train_step(session, m);
+  session.finish();
+  EXPECT_EQ(r.rows, (std::vector<int64_t>{1, 2}));
+  EXPECT_FALSE(r.end_before_host_end);
+  const rundir::Run run = rundir::load_run(session.run_dir());
+  ASSERT_EQ(run.steps.size(), 2u);
+  EXPECT_EQ(run.steps[0].energy_j, 0.5);  // its column, in steps.csv
+  EXPECT_EQ(run.steps[1].energy_j, 1.0);
+}
+
+TEST(StepParticipant, FinishIsToldTheRunAndItsSectionGoesIntoTheSummary) {
+  test::ScratchDir dir;
+  Session session(ops_config(dir), counted());
+  DocRecorder r;
+  session.add_participant(r);
+  TinyMlp m;
+  train_step(session, m);
+  train_step(session, m);
+  const RunSummary s = session.finish();
+  ASSERT_EQ(r.finished.size(), 1u);
+  const rundir::RunEnd& end = r.finished[0];
+  EXPECT_EQ(end.run_dir, session.run_dir());
+  EXPECT_EQ(end.status, RunStatus::kCompleted);
+  EXPECT_EQ(end.steps, 2);
+  EXPECT_EQ(end.tokens, 16);  // 2 x 8
+  EXPECT_EQ(end.flops, 2e6);  // 2 x 1e6
+  EXPECT_LT(end.start_ns, end.end_ns);
+  std::vector<rundir::InputWarning> warnings;
+  const auto summary =
+      rundir::read_summary(rundir::path(session.run_dir(), rundir::kSummary), warnings);
+  ASSERT_TRUE(summary && summary->distributed);
+  EXPECT_EQ(summary->distributed->rank, 1);
+  EXPECT_EQ(summary->distributed->top_dir, "top");
+  // One rank of two: the typed results say so (no merge: the run is this rank's directory).
+  EXPECT_EQ(s.world_size, 2);
+  EXPECT_EQ(s.rank_dir, session.run_dir());
+  EXPECT_EQ(s.run_dir, session.run_dir());
+  EXPECT_EQ(s.rank_median_step_ms, s.median_step_ms);
+}
+
+TEST(StepParticipant, AFinishThatFailsMakesTheRunFailedItsSummaryWrittenAndNothingMerged) {
+  test::ScratchDir dir;
+  Session session(ops_config(dir), counted());
+  DocRecorder failing, other;
+  failing.fail = true;
+  session.add_participant(failing);
+  session.add_participant(other);
+  TinyMlp m;
+  train_step(session, m);
+  EXPECT_THROW(session.finish(), Error);
+  EXPECT_EQ(other.finished.size(), 1u);  // the others still finish
+  EXPECT_TRUE(other.merged.empty());
+  std::vector<rundir::InputWarning> warnings;
+  const auto summary =
+      rundir::read_summary(rundir::path(session.run_dir(), rundir::kSummary), warnings);
+  ASSERT_TRUE(summary && summary->status);
+  EXPECT_EQ(*summary->status, RunStatus::kFailed);
+  EXPECT_NE(summary->message.find("the disk is full"), std::string::npos) << summary->message;
+}
+
+TEST(StepParticipant, MergeComesAfterTheSummaryAndMakesTheMergedRunTheResult) {
+  test::ScratchDir dir;
+  Session session(ops_config(dir), counted());
+  DocRecorder r;
+  r.merges = true;
+  session.add_participant(r);
+  TinyMlp m;
+  train_step(session, m);
+  const RunSummary s = session.finish();
+  ASSERT_EQ(r.merged.size(), 1u);
+  EXPECT_TRUE(r.summary_written);
+  EXPECT_EQ(r.merged[0].status, RunStatus::kCompleted);
+  EXPECT_EQ(s.run_dir, "the top");  // the merged run is the result
+  EXPECT_EQ(s.final_train_loss, 0.25);
+  EXPECT_EQ(s.rank_dir, session.run_dir());
 }
 
 }  // namespace

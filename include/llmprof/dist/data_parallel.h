@@ -1,17 +1,17 @@
 // Data-parallel training (world size > 1, from the launcher's environment) as one participant of
-// the instrumented step (llmprof/profile/participant.h): the process group of the run, the config
-// check, the shared run directory, the parameter broadcast, DDP's gradient sync with its
-// per-bucket records (comm.csv) and phase spans (phases.csv), the ranks' decision after each
-// step, sums over ranks, and the merged documents at the top of the run directory. `llmprof
-// train` and a user's own loop on llmprof::Session use it alike:
+// the instrumented step (llmprof/profile/participant.h, llmprof/rundir/participant.h): the
+// process group of the run, the config check, the shared run directory, the parameter
+// broadcast, DDP's gradient sync with its per-bucket records (comm.csv) and phase spans
+// (phases.csv), the ranks' decision after each step, sums over ranks, the rank's section of its
+// summary.json and the merged documents at the top of the run directory. `llmprof train` and a
+// user's own loop on llmprof::Session use it alike:
 //
 //   auto dp = llmprof::dist::DataParallel::connect(cfg, dist::rank_env_from_environment());
 //   dp->start(model, model.parameters(), cfg);             // rank 0's weights, DDP's reducer
 //   const std::string top = dp->shared_top_dir(cfg, "", "run");  // each rank: <top>/rank<k>
-//   Session session(rank_cfg, options);  session.add_participant(*dp);
-//   dp->open_comm_csv(session.run_dir());
+//   Session session(rank_cfg, options);  session.add_participant(*dp);  // comm.csv, phases.csv
 //   ... step.backward(loss); ... step.agree(false) ...     // every step
-//   session.finish();  dp->finish(top, session.run_dir()); // rank 0 merges the top
+//   RunSummary s = session.finish();  // the rank's summary, a barrier, rank 0 merges the top
 //
 // Torch-free: tensors and modules are forward-declared.
 #pragma once
@@ -28,16 +28,15 @@
 #include "llmprof/dist/process_group.h"
 #include "llmprof/dist/rank_env.h"
 #include "llmprof/profile/participant.h"
+#include "llmprof/rundir/participant.h"
 #include "llmprof/rundir/summary.h"
 #include "llmprof/rundir/tables.h"
 
 namespace llmprof::config {
 struct Config;
 }
-namespace llmprof::output {
-class CsvWriter;
-}
 namespace llmprof::rundir {
+class CommWriter;
 class PhaseSpanWriter;
 }
 
@@ -50,10 +49,11 @@ struct RankStep {
   double loss = 0;     // this rank's loss
 };
 
-// A participant of the step (llmprof/profile/participant.h): it logs each phase's span, arms
-// the gradient all-reduce around each backward, takes the ranks' decision after the optimizer and
-// gathers a checkpoint's random state on rank 0.
-class DataParallel : public profile::StepParticipant {
+// A participant of the step (llmprof/rundir/participant.h): it opens its tables when added to a
+// Session, logs each phase's span, arms the gradient all-reduce around each backward, takes the
+// ranks' decision after the optimizer, gathers a checkpoint's random state on rank 0, gives the
+// rank's summary its distributed section and, after it, merges the run at the top on rank 0.
+class DataParallel : public rundir::RunParticipant {
  public:
   // Null for a world size of 1 (env not distributed). Forms the process group (ddp.timeout_s,
   // ddp.backend; auto = gloo on cpu, nccl on cuda) and checks that every rank has the same
@@ -68,7 +68,8 @@ class DataParallel : public profile::StepParticipant {
   dist::ProcessGroup& group() { return *group_; }
 
   // The top run directory: rank 0 creates it (output.dir / output.name or <label>-<time>) and
-  // every rank receives its path, so all agree. Each rank's own run directory is <top>/rank<k>.
+  // every rank receives its path, so all agree. Each rank's own run directory is <top>/rank<k>;
+  // the merge at the end writes the top.
   std::string shared_top_dir(const config::Config& cfg,
                              const std::string& output_dir,
                              const std::string& label);
@@ -103,8 +104,19 @@ class DataParallel : public profile::StepParticipant {
   // Every rank's state to rank 0 (gather_on_rank0); the other ranks write no checkpoint.
   std::vector<std::string> checkpoint_state(const std::string& mine) override;
 
-  // Opens <rank dir>/comm.csv and phases.csv (rows appended and flushed per step).
-  void open_comm_csv(const std::string& rank_dir);
+  // Added to a Session: opens <rank dir>/comm.csv and phases.csv (rows appended and flushed per
+  // step).
+  void on_added(const std::string& rank_dir) override;
+  // The end, before the rank's summary.json: its "distributed" section (rank, world size, top
+  // directory, the parameters' digest, equal on every rank that stayed in step).
+  rundir::RunFigures finish(const rundir::RunEnd& end) override;
+  // After the rank's summary.json (every rank; not after a failure, a peer may be gone): the
+  // clocks measured again, the tables closed, a barrier, then rank 0 writes the merged steps.csv,
+  // eval.csv, comm.csv, the communication analysis (clocks.csv, collectives.csv, comm_steps.csv),
+  // config.yaml, env.json and summary.json at the top. Returns rank 0's merged summary (nullopt
+  // on the other ranks, or without a top directory: shared_top_dir was not called).
+  std::optional<rundir::Summary> merge(const rundir::RunEnd& end) override;
+
   // After a step (outside its timing): the step's bucket records into comm.csv and its phase
   // spans into phases.csv, on this rank's clock (test skew included).
   void write_comm_rows(int64_t step);
@@ -137,15 +149,11 @@ class DataParallel : public profile::StepParticipant {
   // Two all-gathers: the lengths, then the bytes padded to the longest.
   std::vector<std::string> gather_on_rank0(const std::string& mine);
 
-  // The end (every rank, after its own summary): the clocks measured again, a barrier, then rank
-  // 0 writes the merged steps.csv, comm.csv, the communication analysis (clocks.csv,
-  // collectives.csv, comm_steps.csv) and summary.json at the top.
-  // Returns rank 0's merged summary (nullopt on the other ranks).
-  std::optional<rundir::Summary> finish(const std::string& top_dir, const std::string& rank_dir);
-
  private:
   DataParallel(const dist::RankEnv& env, std::unique_ptr<dist::ProcessGroup> group);
   rundir::DistributedFigures summary_section() const;
+  // A bucket's all-reduce as comm.csv's row, on this rank's clock (test skew included).
+  rundir::CommRow comm_row(int64_t step, const dist::BucketRecord& r, double comm_ms) const;
   int64_t clock_ns() const;  // this rank's clock: now_ns() plus the test-only skew
   void write_comm_analysis(const std::string& top_dir,
                            rundir::DistributedFigures& distributed) const;
@@ -153,7 +161,9 @@ class DataParallel : public profile::StepParticipant {
   dist::RankEnv env_;
   std::unique_ptr<dist::ProcessGroup> group_;
   std::unique_ptr<dist::GradSync> sync_;
-  std::unique_ptr<output::CsvWriter> comm_;
+  std::string top_dir_;             // shared_top_dir's
+  std::vector<at::Tensor> params_;  // start's: the digest at the end
+  std::unique_ptr<rundir::CommWriter> comm_;
   std::unique_ptr<rundir::PhaseSpanWriter> phase_csv_;
   dist::PhaseLog spans_;
   int64_t backward_start_ns_ = 0;  // read at each bucket's launch (backward_ns_at_launch)

@@ -14,10 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "llmprof/profile/participant.h"
+#include "llmprof/rundir/participant.h"
 
 namespace at {
 class Tensor;
+}
+namespace llmprof::config {
+struct Config;
 }
 
 namespace llmprof::plan {
@@ -35,8 +38,9 @@ struct Measured {
   std::string reason;                  // when nothing was measured
 };
 
-// A participant of the step (llmprof/profile/participant.h): Session::add_participant.
-class MemoryProbe : public profile::StepParticipant {
+// A participant of the step (llmprof/rundir/participant.h): Session::add_participant. At the end
+// it gives summary.json its "plan" section: the plan of the run's config against what it measured.
+class MemoryProbe : public rundir::RunParticipant {
  public:
   // Installs the reporter now (call before the model is built). cuda: read the caching
   // allocator instead; LLMPROF_CUDA_MEMORY_FRACTION (0 < f <= 1) caps the process's share of the
@@ -48,12 +52,18 @@ class MemoryProbe : public profile::StepParticipant {
 
   // The model's parameters and buffers (after the model is built and moved to its device).
   void set_model(const std::vector<at::Tensor>& parameters, const std::vector<at::Tensor>& buffers);
+  // The config the run trains, planned at the end (vocab_size: the tokenizer's when
+  // model.vocab_size is 0); without it, finish adds no section.
+  void plan_against(const config::Config& cfg, int64_t vocab_size);
   std::string_view name() const override { return "memory probe"; }
   // Around each step, numbered from 1.
   void before_step(int64_t step) override;
   void after_step(const profile::StepRecord& record) override;
   void on_phase_begin(profile::Phase phase) override;
   void on_phase_end(profile::Phase phase) override;
+  // summary.json "plan": reconcile(cfg, vocab_size, cuda, measured(), the environment's CUDA
+  // allocator).
+  rundir::RunFigures finish(const rundir::RunEnd& end) override;
 
   Measured measured() const;
 

@@ -1,10 +1,13 @@
 // The one extension point of the instrumented step (llmprof/train/session.h): a participant is
-// told of each step, each phase, each backward and the end of the run, and may take part in the
-// decision to go on after a step, in a checkpoint and in the run's documents. The memory probe
-// (plan), the modules/ops profiler, energy and data parallelism (dist) are participants; a
-// Session calls them all, in the order added, and none replaces another. Every hook has a default
-// that does nothing, so a participant overrides only what it uses. Torch-free: a tensor is
-// forward-declared.
+// told of each step, each phase and each backward, and may take part in the decision to go on
+// after a step, in sums over processes and in a checkpoint. One that also adds to the run
+// directory (a step row's columns, summary.json's sections at the end, a merged run of several
+// processes) is a rundir::RunParticipant (llmprof/rundir/participant.h), which derives from this
+// class: its figures are rundir's types, which profile, below rundir, cannot name. The memory
+// probe (plan), energy (the Session's own) and data parallelism (dist) are participants; the
+// modules/ops profiler is the Session's own phase observer. A Session calls them all, in the
+// order added, and none replaces another. Every hook has a default that does nothing, so a
+// participant overrides only what it uses. Torch-free: a tensor is forward-declared.
 #pragma once
 
 #include <cstdint>

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "llmprof/base/clock.h"
@@ -14,9 +15,13 @@ namespace llmprof::profile {
 // Phases of a training step. Values are stable: they index arrays and name CSV columns.
 enum class Phase : int { kData = 0, kForward = 1, kBackward = 2, kOptimizer = 3, kEval = 4 };
 inline constexpr int kNumPhases = 5;
+// The phases of the optimizer step itself, the first four values (eval runs between steps):
+// a data-parallel rank's phase spans (phases.csv) and the communication analysis are of these.
+inline constexpr int kNumStepPhases = 4;
 
-// "data", "forward", "backward", "optimizer", "eval".
+// "data", "forward", "backward", "optimizer", "eval"; and back (nullopt: no phase of that name).
 std::string_view phase_name(Phase phase);
+std::optional<Phase> parse_phase(std::string_view name);
 
 // Profiling depth (profile.level), ordered: each level includes the previous. The config's enum,
 // so its one name table serves both (config::name, config::parse_enum).

@@ -12,13 +12,14 @@
 #include <string_view>
 #include <vector>
 
+#include "llmprof/profile/phase.h"
+
 namespace llmprof::rundir {
 
-// The phases a data-parallel step is split into (stable names: phases.csv, the straggler).
-enum class SpanPhase : int { kData = 0, kForward = 1, kBackward = 2, kOptimizer = 3 };
-inline constexpr int kNumSpanPhases = 4;
-std::string_view span_phase_name(SpanPhase phase);  // "data", "forward", "backward", "optimizer"
-std::optional<SpanPhase> parse_span_phase(std::string_view name);
+// A data-parallel step's phases are profile::Phase's step phases (data, forward, backward,
+// optimizer: profile::kNumStepPhases), written by profile::phase_name (phases.csv, the
+// straggler's phase). Reads one of those four back; nullopt for any other name, eval included.
+std::optional<profile::Phase> parse_step_phase(std::string_view name);
 
 // rank<k>/comm.csv: one bucket's all-reduce. Times on the rank's own clock (ns).
 struct CommRow {
@@ -36,7 +37,7 @@ const std::vector<std::string_view>& comm_columns();
 // accumulation). Times on the rank's own clock (ns).
 struct PhaseSpanRow {
   int64_t rank = 0, step = 0;
-  SpanPhase phase = SpanPhase::kData;
+  profile::Phase phase = profile::Phase::kData;  // a step phase (never kEval)
   int64_t start_ns = 0, end_ns = 0;
 };
 const std::vector<std::string_view>& phase_span_columns();
@@ -101,8 +102,22 @@ struct CommStepRow {
 };
 const std::vector<std::string_view>& comm_step_columns();
 
-// Writers: whole files (tmp + rename), except PhaseSpanWriter, which appends rows flushed as they
-// are written (a killed rank keeps its finished steps). Throw IoError.
+// Writers: whole files (tmp + rename), except CommWriter and PhaseSpanWriter, which append rows
+// flushed as they are written (a killed rank keeps its finished steps). Throw IoError.
+class CommWriter {
+ public:
+  explicit CommWriter(const std::string& path);
+  ~CommWriter();
+  CommWriter(const CommWriter&) = delete;
+  CommWriter& operator=(const CommWriter&) = delete;
+  void write(const CommRow& row);
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+// A whole comm.csv: the top directory's, every rank's rows in rank order.
+void write_comm(const std::string& path, const std::vector<CommRow>& rows);
 class PhaseSpanWriter {
  public:
   explicit PhaseSpanWriter(const std::string& path);

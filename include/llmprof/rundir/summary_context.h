@@ -97,7 +97,7 @@ struct CommStraggler {
   int64_t rank = 0;
   int64_t last_count = 0, collectives = 0;
   double lag_ms = 0;
-  std::optional<SpanPhase> phase;  // the phase where its extra time went
+  std::optional<profile::Phase> phase;  // the step phase where its extra time went
   double phase_excess_ms = 0;
 };
 

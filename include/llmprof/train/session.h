@@ -31,6 +31,7 @@
 #include "llmprof/config/enums.h"
 #include "llmprof/profile/participant.h"
 #include "llmprof/profile/phase.h"
+#include "llmprof/rundir/participant.h"
 #include "llmprof/rundir/summary.h"
 #include "llmprof/rundir/tables.h"
 
@@ -86,7 +87,12 @@ struct EvalRecord {
 
 // Typed results of a finished run (summary.json holds these and more).
 struct RunSummary {
+  // The run: a data-parallel run's top directory where this process merged it (rank 0; its
+  // figures global: all ranks' tokens over the slowest rank's step), else this process's own.
   std::string run_dir;
+  int world_size = 1;    // data-parallel: the ranks of the run
+  std::string rank_dir;  // data-parallel: this rank's own directory
+  std::optional<double> rank_tokens_per_s, rank_median_step_ms;  // data-parallel: this rank's
   RunStatus status = RunStatus::kCompleted;
   std::string message;
   int64_t steps_completed = 0;
@@ -168,7 +174,7 @@ class Session {
   // returned, or null to read the threads in force. Throws ConfigError / IoError.
   Session(const config::Config& cfg, const SessionOptions& options,
           const RuntimeInfo* runtime = nullptr);
-  ~Session();  // finishes as "interrupted" when finish() was not called
+  ~Session();  // finishes as "interrupted" when finish() was not called (nothing merged)
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
@@ -181,9 +187,13 @@ class Session {
   int64_t steps_completed() const;
 
   // Adds a participant to every later step: its hooks are called in the order added (phase ends
-  // in the reverse order). Before the first step; the participant outlives the Session's steps.
+  // in the reverse order). Before the first step; the participant outlives the Session.
   // Throws Error after the first step or past PhaseRecorder::kMaxObservers.
   void add_participant(profile::StepParticipant& participant);
+  // The same for one that also adds to the run directory (llmprof/rundir/participant.h): told
+  // the run directory now, it adds to each step's row, to summary.json at finish() and, spanning
+  // processes, merges the run once this process's summary is written (dist::DataParallel).
+  void add_participant(rundir::RunParticipant& participant);
   // Whether any process says yes, or `mine` without a participant that spans processes; `when`
   // names the point in an error (data parallelism: one all-gather, the same answer on every rank).
   bool any_process(bool mine, const char* when);
@@ -204,15 +214,17 @@ class Session {
       std::function<std::vector<rundir::CollectiveSlice>(int64_t, int64_t)> collectives);
 
   // summary.json's sections about what the run was made of and came from (data, model,
-  // resumed_from, init_from, cuda_graphs, plan): set any of them before finish().
+  // resumed_from, init_from, cuda_graphs, plan): set any of them before finish(). A participant's
+  // own section (its finish hook: plan, energy, distributed) is added at finish().
   rundir::RunContext& context();
-  // summary.json "distributed": this rank of a data-parallel run.
-  void set_distributed(const rundir::DistributedFigures& figures);
 
-  // Ends the run: closes the profiler window, writes summary.json (the status, and why when not
-  // completed) and returns the typed results. Called once. A row or table that could not be
-  // written makes the status "failed" with that reason; the summary is still written when it can
-  // be, then the write error is thrown (IoError).
+  // Ends the run: closes the profiler window, asks every participant to finish (their sections
+  // of summary.json: energy, the memory plan, a rank's distributed figures), writes summary.json
+  // (the status, and why when not completed), lets a participant that spans processes merge the
+  // run (data parallelism: a barrier, then rank 0 writes the top directory) and returns the typed
+  // results. Called once. A row or table that could not be written makes the status "failed"
+  // with that reason; the summary is still written when it can be, then the write error is thrown
+  // (IoError) and nothing is merged.
   RunSummary finish(RunStatus status = RunStatus::kCompleted, const std::string& message = "");
   // Whether finish() was called (it may have thrown).
   bool finished() const;
