@@ -91,44 +91,36 @@ int launch_ranks(int64_t nproc, const std::vector<std::string>& args) {
   return llmprof::dist::launch_local(opts).exit_code;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) try {
-  // A config file is optional: every profile.*, energy.*, output.*, schedule.max_steps key works.
+// The command line: an optional config file, key=value overrides, --nproc N.
+struct Args {
   std::string path;
   std::vector<std::string> overrides = {"output.name=custom-loop", "schedule.max_steps=60",
                                         "schedule.warmup_steps=0",
                                         "train.batch_size=" + std::to_string(kBatch)};
   std::vector<std::string> rank_args;  // the arguments without --nproc
   int64_t nproc = 1;
+};
+
+Args parse_args(int argc, char** argv) {
+  Args args;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--nproc" && i + 1 < argc) {
-      nproc = std::stoll(argv[++i]);
+      args.nproc = std::stoll(argv[++i]);
       continue;
     }
-    rank_args.push_back(arg);
+    args.rank_args.push_back(arg);
     if (arg.find('=') == std::string::npos) {
-      path = arg;
+      args.path = arg;
     } else {
-      overrides.push_back(arg);
+      args.overrides.push_back(arg);
     }
   }
-  llmprof::Config cfg;
-  if (!path.empty()) cfg = llmprof::load_config(path, {});
-  for (const std::string& o : overrides) llmprof::config::apply_override(cfg, o);
-  if (nproc > 1 && std::getenv(llmprof::dist::kLaunchedEnv) == nullptr) {
-    return launch_ranks(nproc, rank_args);
-  }
-  const llmprof::RuntimeInfo runtime = llmprof::apply_runtime(cfg);
-  // A rank of a data-parallel run (null: one process): the group forms, the configs are compared.
-  const std::unique_ptr<llmprof::dist::DataParallel> dp =
-      llmprof::dist::DataParallel::connect(cfg, llmprof::dist::rank_env_from_environment());
+  return args;
+}
 
-  torch::manual_seed(cfg.train.seed);
-  Net net;
-  torch::optim::Adam opt(net->parameters(), torch::optim::AdamOptions(1e-2));
-
+// What the run directory says of the model: its size, samples and FLOPs per step, per scope.
+llmprof::SessionOptions session_options(Net& net) {
   // Analytic FLOPs (multiply-add = 2): per image conv1 2*16*16*8*9, conv2 2*8*8*16*8*9,
   // head 2*256*2; a step is 3x the forward (backward = 2x).
   const double conv1 = 2.0 * kBatch * 16 * 16 * 8 * 1 * 9, conv2 = 2.0 * kBatch * 8 * 8 * 16 * 8 * 9,
@@ -142,19 +134,26 @@ int main(int argc, char** argv) try {
   options.flops_per_step = 3 * (conv1 + conv2 + head);
   options.flops_formula = "3 x (conv1 + conv2 + head) forward, multiply-add = 2";
   options.scope_forward_flops = {{"conv1", conv1}, {"conv2", conv2}, {"head", head}};
-  llmprof::Config rank_cfg = cfg;
-  if (dp) {
-    dp->start(*net, net->parameters(), cfg);  // rank 0's weights to every rank, DDP's reducer
-    // The run's top directory (rank 0 makes it); each rank's own is <top>/rank<k>.
-    options.output_dir = dp->shared_top_dir(cfg, "", "custom-loop");
-    rank_cfg.output.name = "rank" + std::to_string(dp->rank());
-    torch::manual_seed(cfg.train.seed + dp->rank());  // each rank its own batches
-  }
-  llmprof::Session session(rank_cfg, options, &runtime);
-  // Phase spans, gradient sync, the ranks' decision, and at the end the merged top directory.
-  if (dp) session.add_participant(*dp);
+  return options;
+}
 
-  for (int64_t i = 0; i < cfg.schedule.max_steps; ++i) {
+// Loss and accuracy on a fresh batch, recorded with the step (eval.csv).
+void evaluate(Net& net, llmprof::Step& step) {
+  const auto t0 = std::chrono::steady_clock::now();
+  torch::NoGradGuard no_grad;
+  net->eval();
+  const auto val = make_batch();
+  const torch::Tensor logits = net->forward(val.first);
+  const double acc = logits.argmax(1).eq(val.second).to(torch::kDouble).mean().item<double>();
+  const double val_loss = torch::nn::functional::cross_entropy(logits, val.second).item<double>();
+  net->train();
+  const std::chrono::duration<double, std::milli> eval_ms = std::chrono::steady_clock::now() - t0;
+  step.record_eval({{"val", val_loss, acc}}, eval_ms.count());
+}
+
+// The loop: each optimizer step timed phase by phase, an evaluation every 20 steps.
+void train(llmprof::Session& session, Net& net, torch::optim::Adam& opt, int64_t max_steps) {
+  for (int64_t i = 0; i < max_steps; ++i) {
     llmprof::Step step = session.step();
     std::pair<torch::Tensor, torch::Tensor> batch;
     torch::Tensor loss;
@@ -178,19 +177,42 @@ int main(int argc, char** argv) try {
     step.end();
     step.set_loss(loss.item<double>());  // the one host read, after timing
     if (step.agree(false).stop) break;   // data-parallel: every rank decides the same
-    if (step.number() % 20 == 0) {
-      const auto t0 = std::chrono::steady_clock::now();
-      torch::NoGradGuard no_grad;
-      net->eval();
-      const auto val = make_batch();
-      const torch::Tensor logits = net->forward(val.first);
-      const double acc = logits.argmax(1).eq(val.second).to(torch::kDouble).mean().item<double>();
-      const double val_loss = torch::nn::functional::cross_entropy(logits, val.second).item<double>();
-      net->train();
-      const std::chrono::duration<double, std::milli> eval_ms = std::chrono::steady_clock::now() - t0;
-      step.record_eval({{"val", val_loss, acc}}, eval_ms.count());
-    }
+    if (step.number() % 20 == 0) evaluate(net, step);
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  // A config file is optional: every profile.*, energy.*, output.*, schedule.max_steps key works.
+  const Args args = parse_args(argc, argv);
+  llmprof::Config cfg;
+  if (!args.path.empty()) cfg = llmprof::load_config(args.path, {});
+  for (const std::string& o : args.overrides) llmprof::config::apply_override(cfg, o);
+  if (args.nproc > 1 && std::getenv(llmprof::dist::kLaunchedEnv) == nullptr) {
+    return launch_ranks(args.nproc, args.rank_args);
+  }
+  const llmprof::RuntimeInfo runtime = llmprof::apply_runtime(cfg);
+  // A rank of a data-parallel run (null: one process): the group forms, the configs are compared.
+  const std::unique_ptr<llmprof::dist::DataParallel> dp =
+      llmprof::dist::DataParallel::connect(cfg, llmprof::dist::rank_env_from_environment());
+
+  torch::manual_seed(cfg.train.seed);
+  Net net;
+  torch::optim::Adam opt(net->parameters(), torch::optim::AdamOptions(1e-2));
+  llmprof::SessionOptions options = session_options(net);
+  llmprof::Config rank_cfg = cfg;
+  if (dp) {
+    dp->start(*net, net->parameters(), cfg);  // rank 0's weights to every rank, DDP's reducer
+    // The run's top directory (rank 0 makes it); each rank's own is <top>/rank<k>.
+    options.output_dir = dp->shared_top_dir(cfg, "", "custom-loop");
+    rank_cfg.output.name = "rank" + std::to_string(dp->rank());
+    torch::manual_seed(cfg.train.seed + dp->rank());  // each rank its own batches
+  }
+  llmprof::Session session(rank_cfg, options, &runtime);
+  // Phase spans, gradient sync, the ranks' decision, and at the end the merged top directory.
+  if (dp) session.add_participant(*dp);
+  train(session, net, opt, cfg.schedule.max_steps);
   // Data-parallel: the rank's summary, a barrier, then rank 0 merges the ranks' documents at the
   // top (s.run_dir is then the top directory, s.rank_dir its own).
   const llmprof::RunSummary s = session.finish();

@@ -124,44 +124,106 @@ void add_status_command(CLI::App& sweep_cmd, int& exit_code) {
   });
 }
 
+// What `llmprof sweep` parses: the options, and what its callback reads besides them.
+struct SweepArgs {
+  sweep::SweepOptions opts;
+  std::string launcher;
+  std::string plan_device;
+  CLI::Option* jobs = nullptr;
+  CLI::Option* plan = nullptr;
+};
+
+void add_sweep_options(CLI::App& sub, SweepArgs& a) {
+  sweep::SweepOptions& opts = a.opts;
+  sub.add_option("--config,-c", opts.config_path,
+                 "Base config (YAML or JSON); its `sweep: {grid: ...}` section gives a grid");
+  sub.add_option("--grid", opts.grid_args,
+                 "Swept key and values: --grid optim.lr=1e-4,3e-4 (repeatable; replaces the "
+                 "file's grid key of the same name). Default grid when none: "
+                 "train.batch_size=8,16,32 x optim.lr=1e-4,3e-4,1e-3");
+  sub.add_option("--set", opts.overrides,
+                 "Override a key for every point (repeatable); sweep.launcher and sweep.slurm.* "
+                 "set the launcher, e.g. --set sweep.slurm.partition=debug");
+  sub.add_option("--repeat", opts.repeat, "Runs per grid point (default 1)");
+  a.jobs = sub.add_option("--jobs,-j", opts.jobs,
+                          "Points run at once (default 1); threads per point = max(1, cores "
+                          "/ jobs); clamped to the core count. Slurm: the array's %K");
+  sub.add_option("--out", opts.out_dir, "Parent of the sweep directory (default output.dir)");
+  sub.add_option("--name", opts.name, "Sweep directory name (default sweep-<config stem>)");
+  sub.add_option("--launcher", a.launcher,
+                 "local (default) or slurm: one sbatch job array, a task per point, and a "
+                 "report job after it (default: the file's sweep.launcher)");
+  sub.add_option("--slurm-arg", opts.slurm_args,
+                 "Another sbatch argument for both jobs, e.g. --slurm-arg=--account=proj "
+                 "(repeatable; after sweep.slurm.extra_args)");
+  sub.add_flag("--quiet,-q", opts.quiet, "No progress; warnings and errors only");
+  a.plan = sub.add_flag("--plan",
+                        "Plan each point first (llmprof plan) and skip, as status skipped with the "
+                        "reason, those predicted not to fit the device (local launcher)");
+  sub.add_option("--plan-device", a.plan_device,
+                 "The device --plan checks against: a name llmprof plan --device takes "
+                 "(default: each point's config's device)")
+      ->check(non_empty("a name llmprof plan --device takes, or leave --plan-device out"))
+      ->needs(a.plan);
+}
+
+// The command line sweep.json records; --plan also sets the fit check.
+void record_command_line(SweepArgs& a) {
+  sweep::SweepOptions& opts = a.opts;
+  std::vector<std::string>& cl = opts.command_line;
+  cl = {"llmprof", "sweep", "--config", opts.config_path};
+  for (const auto& g : opts.grid_args) cl.insert(cl.end(), {"--grid", g});
+  for (const auto& s : opts.overrides) cl.insert(cl.end(), {"--set", s});
+  cl.insert(cl.end(),
+            {"--repeat", std::to_string(opts.repeat), "--jobs", std::to_string(opts.jobs)});
+  if (!opts.out_dir.empty()) cl.insert(cl.end(), {"--out", opts.out_dir});
+  if (!opts.name.empty()) cl.insert(cl.end(), {"--name", opts.name});
+  if (!a.launcher.empty()) cl.insert(cl.end(), {"--launcher", a.launcher});
+  for (const auto& s : opts.slurm_args) cl.push_back("--slurm-arg=" + s);
+  if (opts.quiet) cl.push_back("--quiet");
+  if (a.plan->count() > 0) {
+    cl.push_back("--plan");
+    if (!a.plan_device.empty()) cl.insert(cl.end(), {"--plan-device", a.plan_device});
+    opts.fits_check = [d = a.plan_device](const config::Config& cfg) {
+      return plan_misfit(cfg, d);
+    };
+  }
+}
+
+// Runs the sweep (local) or submits it (slurm); the exit code.
+int run_sweep_command(SweepArgs& a) {
+  sweep::SweepOptions& opts = a.opts;
+  if (opts.config_path.empty()) {
+    throw UsageError("sweep: --config is required (or a subcommand: run-point, status)");
+  }
+  record_command_line(a);
+  output::init_logging(opts.quiet);
+  opts.jobs_given = a.jobs->count() > 0;
+  // The file's sweep section, then --set sweep.*, then --launcher, --jobs and --slurm-arg.
+  sweep::LaunchSettings launch = sweep::read_launch_section(opts.config_path);
+  sweep::apply_launch_sets(launch, opts.overrides);
+  if (!a.launcher.empty()) {
+    std::optional<config::Launcher> l = config::find_enum<config::Launcher>(a.launcher);
+    if (!l) throw UsageError("--launcher '" + a.launcher + "': expected local or slurm");
+    launch.launcher = *l;
+  }
+  if (launch.launcher == config::Launcher::kSlurm) {
+    if (opts.fits_check) throw UsageError("--plan is for the local launcher (not slurm)");
+    return report(sweep::submit_sweep(opts, launch.slurm));
+  }
+  if (!opts.slurm_args.empty()) {
+    throw UsageError("--slurm-arg is for --launcher slurm (this sweep runs locally)");
+  }
+  return report(sweep::run_sweep(opts));
+}
+
 }  // namespace
 
 void add_sweep_command(CLI::App& app, int& exit_code) {
-  auto opts = std::make_shared<sweep::SweepOptions>();
-  auto launcher = std::make_shared<std::string>();
-  auto plan_device = std::make_shared<std::string>();
+  auto args = std::make_shared<SweepArgs>();
   auto* sub = app.add_subcommand(
       "sweep", "Train once per grid point (each its own process) and tabulate the summaries");
-  sub->add_option("--config,-c", opts->config_path,
-                  "Base config (YAML or JSON); its `sweep: {grid: ...}` section gives a grid");
-  sub->add_option("--grid", opts->grid_args,
-                  "Swept key and values: --grid optim.lr=1e-4,3e-4 (repeatable; replaces the "
-                  "file's grid key of the same name). Default grid when none: "
-                  "train.batch_size=8,16,32 x optim.lr=1e-4,3e-4,1e-3");
-  sub->add_option("--set", opts->overrides,
-                  "Override a key for every point (repeatable); sweep.launcher and sweep.slurm.* "
-                  "set the launcher, e.g. --set sweep.slurm.partition=debug");
-  sub->add_option("--repeat", opts->repeat, "Runs per grid point (default 1)");
-  auto* jobs = sub->add_option("--jobs,-j", opts->jobs,
-                               "Points run at once (default 1); threads per point = max(1, cores "
-                               "/ jobs); clamped to the core count. Slurm: the array's %K");
-  sub->add_option("--out", opts->out_dir, "Parent of the sweep directory (default output.dir)");
-  sub->add_option("--name", opts->name, "Sweep directory name (default sweep-<config stem>)");
-  sub->add_option("--launcher", *launcher,
-                  "local (default) or slurm: one sbatch job array, a task per point, and a "
-                  "report job after it (default: the file's sweep.launcher)");
-  sub->add_option("--slurm-arg", opts->slurm_args,
-                  "Another sbatch argument for both jobs, e.g. --slurm-arg=--account=proj "
-                  "(repeatable; after sweep.slurm.extra_args)");
-  sub->add_flag("--quiet,-q", opts->quiet, "No progress; warnings and errors only");
-  auto* plan_flag = sub->add_flag(
-      "--plan", "Plan each point first (llmprof plan) and skip, as status skipped with the "
-                "reason, those predicted not to fit the device (local launcher)");
-  sub->add_option("--plan-device", *plan_device,
-                  "The device --plan checks against: a name llmprof plan --device takes "
-                  "(default: each point's config's device)")
-      ->check(non_empty("a name llmprof plan --device takes, or leave --plan-device out"))
-      ->needs(plan_flag);
+  add_sweep_options(*sub, *args);
   sub->footer(
       "Writes <out>/<name>/sweep.csv (one row per finished point) and sweep.json; each point's\n"
       "run goes to <out>/<name>/runs/<point id>/ and its output to runs/<point id>.log.\n"
@@ -174,48 +236,9 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
       "--slurm-arg=--partition=debug");
   add_run_point_command(*sub, exit_code);
   add_status_command(*sub, exit_code);
-  sub->callback([sub, opts, launcher, jobs, plan_flag, plan_device, &exit_code]() {
+  sub->callback([sub, args, &exit_code]() {
     if (!sub->get_subcommands().empty()) return;  // run-point or status did the work
-    if (opts->config_path.empty()) {
-      throw UsageError("sweep: --config is required (or a subcommand: run-point, status)");
-    }
-    std::vector<std::string>& cl = opts->command_line;
-    cl = {"llmprof", "sweep", "--config", opts->config_path};
-    for (const auto& g : opts->grid_args) cl.insert(cl.end(), {"--grid", g});
-    for (const auto& s : opts->overrides) cl.insert(cl.end(), {"--set", s});
-    cl.insert(cl.end(),
-              {"--repeat", std::to_string(opts->repeat), "--jobs", std::to_string(opts->jobs)});
-    if (!opts->out_dir.empty()) cl.insert(cl.end(), {"--out", opts->out_dir});
-    if (!opts->name.empty()) cl.insert(cl.end(), {"--name", opts->name});
-    if (!launcher->empty()) cl.insert(cl.end(), {"--launcher", *launcher});
-    for (const auto& a : opts->slurm_args) cl.push_back("--slurm-arg=" + a);
-    if (opts->quiet) cl.push_back("--quiet");
-    if (plan_flag->count() > 0) {
-      cl.push_back("--plan");
-      if (!plan_device->empty()) cl.insert(cl.end(), {"--plan-device", *plan_device});
-      opts->fits_check = [d = *plan_device](const config::Config& cfg) {
-        return plan_misfit(cfg, d);
-      };
-    }
-    output::init_logging(opts->quiet);
-    opts->jobs_given = jobs->count() > 0;
-    // The file's sweep section, then --set sweep.*, then --launcher, --jobs and --slurm-arg.
-    sweep::LaunchSettings launch = sweep::read_launch_section(opts->config_path);
-    sweep::apply_launch_sets(launch, opts->overrides);
-    if (!launcher->empty()) {
-      std::optional<config::Launcher> l = config::find_enum<config::Launcher>(*launcher);
-      if (!l) throw UsageError("--launcher '" + *launcher + "': expected local or slurm");
-      launch.launcher = *l;
-    }
-    if (launch.launcher == config::Launcher::kSlurm) {
-      if (opts->fits_check) throw UsageError("--plan is for the local launcher (not slurm)");
-      exit_code = report(sweep::submit_sweep(*opts, launch.slurm));
-      return;
-    }
-    if (!opts->slurm_args.empty()) {
-      throw UsageError("--slurm-arg is for --launcher slurm (this sweep runs locally)");
-    }
-    exit_code = report(sweep::run_sweep(*opts));
+    exit_code = run_sweep_command(*args);
   });
 }
 

@@ -38,6 +38,91 @@ struct Acc {
   int64_t launches = 0;
 };
 
+// The window's sums: per kernel configuration, per op and per (scope, block, pass).
+struct Sums {
+  std::map<KernelKey, KernelAcc> kernels;
+  std::map<std::string, Acc> by_op;
+  std::map<std::tuple<std::string, int, std::string>, Acc> by_scope;
+  int64_t kernel_ns = 0, memcpy_ns = 0, memset_ns = 0;
+  int64_t unattributed = 0;  // activities without an op
+};
+
+// Adds one activity's time to its op and scope rows.
+void add_owner(Sums& sums,
+               const std::vector<CpuOpInterval>& ops,
+               const Attribution& a,
+               int64_t ns) {
+  if (a.op < 0) ++sums.unattributed;
+  Acc& o = sums.by_op[std::string(owner_op(a, ops))];
+  o.ns += ns;
+  ++o.launches;
+  const CpuOpInterval* op = a.op >= 0 ? &ops[static_cast<size_t>(a.op)] : nullptr;
+  const bool scoped = op != nullptr && !op->scope.empty();
+  Acc& s = sums.by_scope[{std::string(owner_scope(a, ops)), scoped ? op->block : -1,
+                          op != nullptr ? op->pass : std::string()}];
+  s.ns += ns;
+  ++s.launches;
+}
+
+Sums sum_records(const GpuRecords& gpu,
+                 const std::vector<CpuOpInterval>& ops,
+                 const Correlation& corr) {
+  Sums sums;
+  for (size_t i = 0; i < gpu.kernels.size(); ++i) {
+    const KernelRecord& k = gpu.kernels[i];
+    const Attribution a = i < corr.kernels.size() ? corr.kernels[i] : Attribution{};
+    const int64_t ns = k.duration_ns();
+    sums.kernel_ns += ns;
+    KernelAcc& acc =
+        sums.kernels[{k.name, k.grid, k.block, k.registers_per_thread, k.shared_mem_bytes()}];
+    if (acc.first == nullptr) acc.first = &k;
+    ++acc.calls;
+    acc.total_ns += ns;
+    acc.min_ns = std::min(acc.min_ns, ns);
+    acc.max_ns = std::max(acc.max_ns, ns);
+    acc.owner_ns[{std::string(owner_op(a, ops)), std::string(owner_scope(a, ops))}] += ns;
+    add_owner(sums, ops, a, ns);
+  }
+  for (size_t i = 0; i < gpu.memcpys.size(); ++i) {
+    const int64_t ns = gpu.memcpys[i].end_ns - gpu.memcpys[i].start_ns;
+    sums.memcpy_ns += ns;
+    add_owner(sums, ops, i < corr.memcpys.size() ? corr.memcpys[i] : Attribution{}, ns);
+  }
+  for (size_t i = 0; i < gpu.memsets.size(); ++i) {
+    const int64_t ns = gpu.memsets[i].end_ns - gpu.memsets[i].start_ns;
+    sums.memset_ns += ns;
+    add_owner(sums, ops, i < corr.memsets.size() ? corr.memsets[i] : Attribution{}, ns);
+  }
+  return sums;
+}
+
+KernelRow kernel_row(const KernelKey& key,
+                     const KernelAcc& acc,
+                     double per_step,
+                     const SmLimits& limits) {
+  KernelRow r;
+  r.kernel = key.name;
+  r.calls = acc.calls * per_step;
+  r.total_us = acc.total_ns * 1e-3 * per_step;
+  r.mean_us = acc.total_ns * 1e-3 / acc.calls;
+  r.min_us = acc.min_ns * 1e-3;
+  r.max_us = acc.max_ns * 1e-3;
+  r.grid = key.grid;
+  r.block = key.block;
+  r.registers = key.registers;
+  r.shared_mem_bytes = key.smem;
+  if (auto e = estimate_occupancy(*acc.first, limits)) r.est_occupancy = e->occupancy;
+  // The owner with the most time; ties go to the smallest (op, scope), deterministically.
+  auto best = acc.owner_ns.begin();
+  for (auto it = acc.owner_ns.begin(); it != acc.owner_ns.end(); ++it) {
+    if (it->second > best->second) best = it;
+  }
+  r.owning_op = best->first.first;
+  r.owning_scope = best->first.second;
+  r.owners = static_cast<int>(acc.owner_ns.size());
+  return r;
+}
+
 }  // namespace
 
 std::string format_dim3(const Dim3& d) { return fmt::format("{}x{}x{}", d.x, d.y, d.z); }
@@ -50,86 +135,23 @@ GpuTables aggregate_gpu(const GpuRecords& gpu,
   GpuTables t;
   t.n_steps = std::max(1, n_steps);
   const double per_step = 1.0 / t.n_steps;
-  std::map<KernelKey, KernelAcc> kernels;
-  std::map<std::string, Acc> by_op;
-  std::map<std::tuple<std::string, int, std::string>, Acc> by_scope;
+  const Sums sums = sum_records(gpu, ops, corr);
+  t.unattributed_activities = sums.unattributed;
+  t.kernel_ms = sums.kernel_ns * 1e-6 * per_step;
+  t.memcpy_ms = sums.memcpy_ns * 1e-6 * per_step;
+  t.memset_ms = sums.memset_ns * 1e-6 * per_step;
 
-  // Adds one activity's time to its op and scope rows.
-  auto add_owner = [&](const Attribution& a, int64_t ns) {
-    if (a.op < 0) ++t.unattributed_activities;
-    Acc& o = by_op[std::string(owner_op(a, ops))];
-    o.ns += ns;
-    ++o.launches;
-    const CpuOpInterval* op = a.op >= 0 ? &ops[static_cast<size_t>(a.op)] : nullptr;
-    const bool scoped = op != nullptr && !op->scope.empty();
-    Acc& s = by_scope[{std::string(owner_scope(a, ops)), scoped ? op->block : -1,
-                       op != nullptr ? op->pass : std::string()}];
-    s.ns += ns;
-    ++s.launches;
-  };
-
-  int64_t kernel_ns = 0, memcpy_ns = 0, memset_ns = 0;
-  for (size_t i = 0; i < gpu.kernels.size(); ++i) {
-    const KernelRecord& k = gpu.kernels[i];
-    const Attribution a = i < corr.kernels.size() ? corr.kernels[i] : Attribution{};
-    const int64_t ns = k.duration_ns();
-    kernel_ns += ns;
-    KernelAcc& acc =
-        kernels[{k.name, k.grid, k.block, k.registers_per_thread, k.shared_mem_bytes()}];
-    if (acc.first == nullptr) acc.first = &k;
-    ++acc.calls;
-    acc.total_ns += ns;
-    acc.min_ns = std::min(acc.min_ns, ns);
-    acc.max_ns = std::max(acc.max_ns, ns);
-    acc.owner_ns[{std::string(owner_op(a, ops)), std::string(owner_scope(a, ops))}] += ns;
-    add_owner(a, ns);
-  }
-  for (size_t i = 0; i < gpu.memcpys.size(); ++i) {
-    const int64_t ns = gpu.memcpys[i].end_ns - gpu.memcpys[i].start_ns;
-    memcpy_ns += ns;
-    add_owner(i < corr.memcpys.size() ? corr.memcpys[i] : Attribution{}, ns);
-  }
-  for (size_t i = 0; i < gpu.memsets.size(); ++i) {
-    const int64_t ns = gpu.memsets[i].end_ns - gpu.memsets[i].start_ns;
-    memset_ns += ns;
-    add_owner(i < corr.memsets.size() ? corr.memsets[i] : Attribution{}, ns);
-  }
-  t.kernel_ms = kernel_ns * 1e-6 * per_step;
-  t.memcpy_ms = memcpy_ns * 1e-6 * per_step;
-  t.memset_ms = memset_ns * 1e-6 * per_step;
-
-  for (const auto& [key, acc] : kernels) {
-    KernelRow r;
-    r.kernel = key.name;
-    r.calls = acc.calls * per_step;
-    r.total_us = acc.total_ns * 1e-3 * per_step;
-    r.mean_us = acc.total_ns * 1e-3 / acc.calls;
-    r.min_us = acc.min_ns * 1e-3;
-    r.max_us = acc.max_ns * 1e-3;
-    r.grid = key.grid;
-    r.block = key.block;
-    r.registers = key.registers;
-    r.shared_mem_bytes = key.smem;
-    if (auto e = estimate_occupancy(*acc.first, limits)) r.est_occupancy = e->occupancy;
-    // The owner with the most time; ties go to the smallest (op, scope), deterministically.
-    auto best = acc.owner_ns.begin();
-    for (auto it = acc.owner_ns.begin(); it != acc.owner_ns.end(); ++it) {
-      if (it->second > best->second) best = it;
-    }
-    r.owning_op = best->first.first;
-    r.owning_scope = best->first.second;
-    r.owners = static_cast<int>(acc.owner_ns.size());
-    t.kernels.push_back(std::move(r));
+  for (const auto& [key, acc] : sums.kernels) {
+    t.kernels.push_back(kernel_row(key, acc, per_step, limits));
   }
   std::stable_sort(t.kernels.begin(), t.kernels.end(),
                    [](const KernelRow& a, const KernelRow& b) { return a.total_us > b.total_us; });
-
-  for (const auto& [op, acc] : by_op) {
+  for (const auto& [op, acc] : sums.by_op) {
     t.ops.push_back({op, acc.ns * 1e-6 * per_step, acc.launches * per_step});
   }
   std::stable_sort(t.ops.begin(), t.ops.end(),
                    [](const OpGpuRow& a, const OpGpuRow& b) { return a.gpu_ms > b.gpu_ms; });
-  for (const auto& [key, acc] : by_scope) {
+  for (const auto& [key, acc] : sums.by_scope) {
     t.scopes.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key),
                         acc.ns * 1e-6 * per_step, acc.launches * per_step});
   }

@@ -262,25 +262,34 @@ void render_files(const std::vector<HtmlFile>& files, std::string& out) {
   out += "</section>\n";
 }
 
-}  // namespace
-
-std::string render_html(const Document& doc, const HtmlExtras& extras) {
-  // Which drawn charts go beside which table; the rest, and the skipped, go under "Charts".
-  const std::vector<HtmlChart>& charts = extras.charts.charts;
-  std::map<std::string, std::vector<size_t>> beside;
+// Which drawn charts go beside which table; the rest, and the skipped, go under "Charts".
+struct ChartPlaces {
+  std::map<std::string, std::vector<size_t>> beside;  // table id -> chart indices
   std::vector<size_t> unplaced;
+  bool skipped_any = false;
+  bool section = false;  // a "Charts" section
+};
+
+ChartPlaces place_charts(const Document& doc, const HtmlCharts& extra) {
+  ChartPlaces p;
+  const std::vector<HtmlChart>& charts = extra.charts;
   for (size_t i = 0; i < charts.size(); ++i) {
     if (!charts[i].skipped.empty() || charts[i].svg.empty()) continue;
     std::string table = chart_table_id(charts[i].name, doc);
-    (table.empty() ? unplaced : beside[table]).push_back(i);
+    (table.empty() ? p.unplaced : p.beside[table]).push_back(i);
   }
-  bool skipped_any = false;
-  for (const auto& c : charts) skipped_any |= !c.skipped.empty();
-  bool charts_section = !unplaced.empty() || skipped_any || !extras.charts.left_out.empty();
+  for (const auto& c : charts) p.skipped_any |= !c.skipped.empty();
+  p.section = !p.unplaced.empty() || p.skipped_any || !extra.left_out.empty();
+  return p;
+}
 
+// The contents in page order; table_ids gets each table's anchor.
+std::vector<Section> page_sections(const Document& doc,
+                                   const HtmlExtras& extras,
+                                   bool charts_section,
+                                   std::vector<std::string>& table_ids) {
   Anchors anchors;
   std::vector<Section> sections;
-  std::vector<std::string> table_ids;
   if (!doc.warnings.empty()) sections.push_back({anchors.take("", "warnings"), "Warnings"});
   for (const auto& t : doc.tables) {
     table_ids.push_back(anchors.take("t-", t.id));
@@ -290,8 +299,12 @@ std::string render_html(const Document& doc, const HtmlExtras& extras) {
   if (charts_section) sections.push_back({anchors.take("", "charts"), "Charts"});
   if (!extras.files.empty())
     sections.push_back({anchors.take("", "inputs"), "Config and environment"});
+  return sections;
+}
 
-  std::string out =
+// The head, the title, the intro lines and the contents.
+void render_top(const Document& doc, const std::vector<Section>& sections, std::string& out) {
+  out +=
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
@@ -306,39 +319,52 @@ std::string render_html(const Document& doc, const HtmlExtras& extras) {
     out += fmt::format("<li><a href=\"#{}\">{}</a></li>\n", s.id, html_escape(s.title));
   }
   out += "</ol></nav>\n";
+}
 
+// The charts placed beside no table, and those not drawn with the reason.
+void render_charts_section(const HtmlCharts& extra, const ChartPlaces& places, std::string& out) {
+  out += "<section id=\"charts\">\n<h2>Charts</h2>\n";
+  if (!extra.left_out.empty()) {
+    out += "<p class=\"note\">Charts left out: " + rich(extra.left_out) + "</p>\n";
+  }
+  if (!places.unplaced.empty()) {
+    out += "<div class=\"pair\">\n";
+    for (size_t c : places.unplaced) render_chart(extra.charts[c], c, out);
+    out += "</div>\n";
+  }
+  if (places.skipped_any) {
+    out += "<h3>Not drawn</h3>\n<ul>\n";
+    for (const auto& c : extra.charts) {
+      if (c.skipped.empty()) continue;
+      out += "<li><code>" + html_escape(c.name) + "</code>: " + rich(c.skipped) + "</li>\n";
+    }
+    out += "</ul>\n";
+  }
+  out += "</section>\n";
+}
+
+}  // namespace
+
+std::string render_html(const Document& doc, const HtmlExtras& extras) {
+  const std::vector<HtmlChart>& charts = extras.charts.charts;
+  ChartPlaces places = place_charts(doc, extras.charts);
+  std::vector<std::string> table_ids;
+  const std::vector<Section> sections = page_sections(doc, extras, places.section, table_ids);
+  std::string out;
+  render_top(doc, sections, out);
   if (!doc.warnings.empty()) render_warnings(doc, out);
   for (size_t i = 0; i < doc.tables.size(); ++i) {
     const Table& t = doc.tables[i];
     render_table(t, table_ids[i], out);
-    auto it = beside.find(t.id);
-    if (it != beside.end()) {
+    auto it = places.beside.find(t.id);
+    if (it != places.beside.end()) {
       for (size_t c : it->second) render_chart(charts[c], c, out);
-      beside.erase(it);  // a repeated table id gets its charts once
+      places.beside.erase(it);  // a repeated table id gets its charts once
     }
     finish_table(t, out);
   }
   if (doc.findings_ran) render_findings(doc, out);
-  if (charts_section) {
-    out += "<section id=\"charts\">\n<h2>Charts</h2>\n";
-    if (!extras.charts.left_out.empty()) {
-      out += "<p class=\"note\">Charts left out: " + rich(extras.charts.left_out) + "</p>\n";
-    }
-    if (!unplaced.empty()) {
-      out += "<div class=\"pair\">\n";
-      for (size_t c : unplaced) render_chart(charts[c], c, out);
-      out += "</div>\n";
-    }
-    if (skipped_any) {
-      out += "<h3>Not drawn</h3>\n<ul>\n";
-      for (const auto& c : charts) {
-        if (c.skipped.empty()) continue;
-        out += "<li><code>" + html_escape(c.name) + "</code>: " + rich(c.skipped) + "</li>\n";
-      }
-      out += "</ul>\n";
-    }
-    out += "</section>\n";
-  }
+  if (places.section) render_charts_section(extras.charts, places, out);
   if (!extras.files.empty()) render_files(extras.files, out);
   if (!doc.footer.empty()) {
     out += "<footer>\n";

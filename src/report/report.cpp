@@ -23,6 +23,8 @@ struct Loaded {
   std::vector<std::unique_ptr<Run>> runs;
   std::vector<RunMetrics> run_metrics;
   std::vector<Sweep> sweeps;
+  std::unique_ptr<Run> cmp_a, cmp_b;  // --compare A B, when given
+  RunMetrics cmp_ma, cmp_mb;
 };
 
 // Where a table's figures come from, naming only the files that are there (the top directory of
@@ -122,9 +124,7 @@ void add_sweep_sections(const Sweep& sweep, Document& doc) {
   doc.tables.push_back(with_source(detail::sweep_pareto_table(sweep, configs), source));
 }
 
-}  // namespace
-
-Document build_report(const ReportOptions& options) {
+void check_options(const ReportOptions& options) {
   if (options.inputs.empty() && options.compare.empty()) {
     throw UsageError("report: give at least one run or sweep directory, or --compare A B");
   }
@@ -132,6 +132,9 @@ Document build_report(const ReportOptions& options) {
     throw UsageError(fmt::format("report --compare: expected two run directories, got {}",
                                  options.compare.size()));
   }
+}
+
+Loaded load_report_inputs(const ReportOptions& options) {
   Loaded in;
   for (const auto& dir : options.inputs) {
     if (rundir::is_sweep_dir(dir)) {
@@ -141,20 +144,20 @@ Document build_report(const ReportOptions& options) {
       in.run_metrics.push_back(compute_metrics(*in.runs.back()));
     }
   }
-  std::unique_ptr<Run> cmp_a, cmp_b;
-  RunMetrics cmp_ma, cmp_mb;
   for (size_t i = 0; i < options.compare.size(); ++i) {
     const std::string& dir = options.compare[i];
     if (rundir::is_sweep_dir(dir)) {
       throw UsageError(fmt::format("report --compare: '{}' is a sweep; compare two runs", dir));
     }
     auto run = std::make_unique<Run>(rundir::load_run(dir));
-    (i == 0 ? cmp_ma : cmp_mb) = compute_metrics(*run);
-    (i == 0 ? cmp_a : cmp_b) = std::move(run);
+    (i == 0 ? in.cmp_ma : in.cmp_mb) = compute_metrics(*run);
+    (i == 0 ? in.cmp_a : in.cmp_b) = std::move(run);
   }
+  return in;
+}
 
-  Document doc;
-  doc.title = "llmprof report";
+// The inputs line and, for a run made from a tuned configuration, where it came from.
+void add_intro(const ReportOptions& options, const Loaded& in, Document& doc) {
   std::vector<std::string> all = options.inputs;
   if (!options.compare.empty()) {
     all.push_back(fmt::format("--compare A={} B={}", options.compare[0], options.compare[1]));
@@ -165,22 +168,13 @@ Document build_report(const ReportOptions& options) {
       doc.intro.push_back(std::move(line));
     }
   }
+}
 
-  std::vector<const Run*> summary_runs;
-  std::vector<RunMetrics> summary_metrics;
-  for (size_t i = 0; i < in.runs.size(); ++i) {
-    summary_runs.push_back(in.runs[i].get());
-    summary_metrics.push_back(in.run_metrics[i]);
-  }
-  if (cmp_a) {
-    summary_runs.push_back(cmp_a.get());
-    summary_metrics.push_back(cmp_ma);
-    summary_runs.push_back(cmp_b.get());
-    summary_metrics.push_back(cmp_mb);
-  }
+// Every run's label made unique, then the runs' and sweeps' warnings and incomplete inputs.
+void add_warnings(Loaded& in, Document& doc) {
   std::vector<Run*> all_runs;
   for (auto& r : in.runs) all_runs.push_back(r.get());
-  if (cmp_a) all_runs.insert(all_runs.end(), {cmp_a.get(), cmp_b.get()});
+  if (in.cmp_a) all_runs.insert(all_runs.end(), {in.cmp_a.get(), in.cmp_b.get()});
   rundir::disambiguate_labels(all_runs);
   for (const Run* run : all_runs) {
     for (InputWarning w : run->warnings) {
@@ -196,24 +190,39 @@ Document build_report(const ReportOptions& options) {
     }
     if (!sweep.warnings.empty()) doc.incomplete_runs.push_back(sweep.label);
   }
-  if (!summary_runs.empty()) {
-    std::vector<std::string> dirs;
-    for (const Run* r : summary_runs) dirs.push_back(r->dir);
-    doc.tables.push_back(
-        with_source(detail::summary_table(summary_runs, summary_metrics),
-                    files_in(dirs, {rundir::kSummary, rundir::kSteps, rundir::kEval})));
-  }
-  if (cmp_a) {
-    for (auto& t : compare_tables(*cmp_a, cmp_ma, *cmp_b, cmp_mb)) {
-      t.source = compare_source(t.id, *cmp_a, *cmp_b);
-      doc.tables.push_back(std::move(t));
-    }
-  }
-  for (size_t i = 0; i < in.runs.size(); ++i) {
-    add_run_sections(*in.runs[i], in.run_metrics[i], options.top_ops, doc);
-  }
-  for (const auto& s : in.sweeps) add_sweep_sections(s, doc);
+}
 
+// One row per run, the compared runs A and B last.
+void add_summary_table(const Loaded& in, Document& doc) {
+  std::vector<const Run*> summary_runs;
+  std::vector<RunMetrics> summary_metrics;
+  for (size_t i = 0; i < in.runs.size(); ++i) {
+    summary_runs.push_back(in.runs[i].get());
+    summary_metrics.push_back(in.run_metrics[i]);
+  }
+  if (in.cmp_a) {
+    summary_runs.push_back(in.cmp_a.get());
+    summary_metrics.push_back(in.cmp_ma);
+    summary_runs.push_back(in.cmp_b.get());
+    summary_metrics.push_back(in.cmp_mb);
+  }
+  if (summary_runs.empty()) return;
+  std::vector<std::string> dirs;
+  for (const Run* r : summary_runs) dirs.push_back(r->dir);
+  doc.tables.push_back(
+      with_source(detail::summary_table(summary_runs, summary_metrics),
+                  files_in(dirs, {rundir::kSummary, rundir::kSteps, rundir::kEval})));
+}
+
+void add_compare_tables(const Loaded& in, Document& doc) {
+  for (auto& t : compare_tables(*in.cmp_a, in.cmp_ma, *in.cmp_b, in.cmp_mb)) {
+    t.source = compare_source(t.id, *in.cmp_a, *in.cmp_b);
+    doc.tables.push_back(std::move(t));
+  }
+}
+
+// How the statistics are made, the findings' thresholds and the comparison's method.
+void add_footer(bool compared, Document& doc) {
   doc.footer.push_back(
       "Statistics leave out each run's warm-up steps (summary.json "
       "steps.warmup_excluded, else profile.warmup_steps); p10/p90 interpolate "
@@ -229,9 +238,27 @@ Document build_report(const ReportOptions& options) {
         kAttentionCoreMaxShare * 100, kLowMfu * 100, kSmallBatch, kMemoryHeadroomShare * 100,
         kMaxMinorFaultsPerStep, kRooflineLostMinShare * 100, kBf16MinPeakRatio));
   }
-  if (cmp_a) {
+  if (compared) {
     for (auto& line : compare_method_notes()) doc.footer.push_back(std::move(line));
   }
+}
+
+}  // namespace
+
+Document build_report(const ReportOptions& options) {
+  check_options(options);
+  Loaded in = load_report_inputs(options);
+  Document doc;
+  doc.title = "llmprof report";
+  add_intro(options, in, doc);
+  add_warnings(in, doc);
+  add_summary_table(in, doc);
+  if (in.cmp_a) add_compare_tables(in, doc);
+  for (size_t i = 0; i < in.runs.size(); ++i) {
+    add_run_sections(*in.runs[i], in.run_metrics[i], options.top_ops, doc);
+  }
+  for (const auto& s : in.sweeps) add_sweep_sections(s, doc);
+  add_footer(in.cmp_a != nullptr, doc);
   return doc;
 }
 

@@ -147,6 +147,147 @@ bool is_collective_op(const TraceData& data, size_t i, const std::vector<int64_t
   return std::find(ids.begin(), ids.end(), static_cast<int64_t>(i) + 1) != ids.end();
 }
 
+// One process per rank (pid = rank, as HTA's per-rank traces); else this process's id.
+int64_t trace_pid(const TraceOptions& options) {
+  return options.distributed   ? options.distributed->rank
+         : options.cpu_pid > 0 ? options.cpu_pid
+                               : static_cast<int64_t>(::getpid());
+}
+
+// The process's and threads' names; the c10d track's when there are collectives.
+void write_track_names(TraceBuffer& tb,
+                       const TraceData& data,
+                       const TraceOptions& options,
+                       int comm_tid) {
+  tb.metadata("process_name", 1,
+              options.distributed ? fmt::format("llmprof train rank {}", options.distributed->rank)
+                                  : std::string("llmprof train"));
+  for (int t = 0; t < std::max(1, data.num_threads); ++t) {
+    tb.metadata("thread_name", t + 1, t == 0 ? "train loop" : fmt::format("thread {}", t));
+  }
+  if (!options.collectives.empty()) {
+    tb.metadata("thread_name", comm_tid,
+                options.distributed ? fmt::format("c10d {}", options.distributed->backend)
+                                    : std::string("c10d"));
+  }
+}
+
+void write_step_slices(TraceBuffer& tb, const std::vector<StepRecord>& steps) {
+  for (const StepRecord& s : steps) {
+    // Kineto's step annotation: HTA finds iterations by this name.
+    tb.slice("user_annotation", fmt::format("ProfilerStep#{}", s.step), 1, s.start_ns, s.end_ns,
+             "");
+    for (int i = 0; i < s.num_intervals; ++i) {
+      const PhaseInterval& p = s.intervals[i];
+      tb.slice("user_annotation", phase_name(p.phase), 1, p.start_ns, p.end_ns,
+               R"("llmprof":"phase")");
+    }
+  }
+}
+
+void write_scope_slices(TraceBuffer& tb, const TraceData& data) {
+  for (size_t i = 0; i < data.scopes.size(); ++i) {
+    const ScopeEvent& e = data.scopes[i];
+    std::string name(scope_name(static_cast<Scope>(e.scope)));
+    if (e.block >= 0) name += fmt::format("[{}]", e.block);
+    std::string args = fmt::format(R"("seq":[{},{}])", e.seq_begin, e.seq_end);
+    if (i < data.scope_alloc_bytes.size() && data.scope_alloc_bytes[i] > 0) {
+      args += fmt::format(R"(,"alloc_bytes":{},"saved_bytes":{})", data.scope_alloc_bytes[i],
+                          data.scope_saved_bytes[i]);
+    }
+    args += e.pass == 0 ? R"(,"llmprof":"scope")" : R"(,"llmprof":"recompute")";
+    tb.slice("user_annotation", name, 1, e.start_ns, e.end_ns, args);
+  }
+}
+
+// An autograd node's key: its step and sequence number.
+int64_t autograd_node_key(const OpEvent& e) { return (static_cast<int64_t>(e.step) << 32) ^ e.seq; }
+
+// The forward op that created each autograd node: the last top-level forward op with that
+// sequence number (ops that create no node leave the number to the next op).
+std::unordered_map<int64_t, size_t> node_creators(const TraceData& data) {
+  std::unordered_map<int64_t, size_t> creator;
+  for (size_t i = 0; i < data.ops.size(); ++i) {
+    const OpEvent& e = data.ops[i];
+    if (e.kind == OpEvent::kOp && e.seq >= 0 && e.phase == static_cast<uint8_t>(Phase::kForward)) {
+      creator[autograd_node_key(e)] = i;
+    }
+  }
+  return creator;
+}
+
+void write_collective_slices(TraceBuffer& tb,
+                             const std::vector<CollectiveSlice>& collectives,
+                             const std::vector<int64_t>& comm_ext,
+                             int comm_tid) {
+  for (size_t k = 0; k < collectives.size(); ++k) {
+    const CollectiveSlice& c = collectives[k];
+    std::string args = collective_args(c);
+    if (comm_ext[k] > 0) args = fmt::format(R"("External id":{},)", comm_ext[k]) + args;
+    tb.slice("cpu_op", "record_param_comms", comm_tid, c.start_ns, c.end_ns, args);
+  }
+}
+
+// The args of op i: its External id, sequence number, FLOPs, input shapes, bytes, node mark.
+std::string op_slice_args(const TraceData& data, size_t i) {
+  const OpEvent& e = data.ops[i];
+  // External id: what the GPU events' runtime calls and kernels name as their op (i + 1).
+  std::string args = fmt::format(R"("External id":{})", i + 1);
+  if (e.seq >= 0) args += fmt::format(R"(,"Sequence number":{})", e.seq);
+  if (e.shape_id >= 0) {
+    const ShapeRecord& s = data.shapes[static_cast<size_t>(e.shape_id)];
+    if (auto f = op_flops(data.names[e.name_id], s)) args += fmt::format(R"(,"flops":{})", *f);
+    args += R"(,"shapes":")";
+    for (int k = 0; k < ShapeRecord::kMaxInputs; ++k) {
+      if (s.ndim[k] < 0) continue;
+      args += "[";
+      for (int d = 0; d < s.ndim[k]; ++d) args += (d ? "," : "") + std::to_string(s.dims[k][d]);
+      args += "]";
+    }
+    args += "\"";
+  }
+  if (e.alloc_bytes > 0) args += fmt::format(R"(,"bytes":{})", e.alloc_bytes);
+  if (e.kind == OpEvent::kBackwardNode) args += R"(,"llmprof":"backward_node")";
+  return args;
+}
+
+// Every op but the collectives' own, each backward node with a flow from its creating op.
+void write_op_slices(TraceBuffer& tb, const TraceData& data, const std::vector<int64_t>& comm_ext) {
+  const std::unordered_map<int64_t, size_t> creator = node_creators(data);
+  for (size_t i = 0; i < data.ops.size(); ++i) {
+    const OpEvent& e = data.ops[i];
+    if (is_collective_op(data, i, comm_ext)) continue;
+    tb.slice("cpu_op", data.names[e.name_id], e.thread + 1, e.start_ns, e.end_ns,
+             op_slice_args(data, i));
+    if (e.kind == OpEvent::kBackwardNode && e.seq >= 0) {
+      auto it = creator.find(autograd_node_key(e));
+      if (it != creator.end()) {
+        const OpEvent& f = data.ops[it->second];
+        tb.flow('s', autograd_node_key(e), f.thread + 1, f.start_ns);
+        tb.flow('f', autograd_node_key(e), e.thread + 1, e.start_ns);
+      }
+    }
+  }
+}
+
+void write_memory_counters(TraceBuffer& tb,
+                           const TraceData& data,
+                           const std::vector<StepRecord>& steps,
+                           int64_t origin) {
+  for (const PhaseMemory& m : data.memory) {
+    // The counter at the phase's end: peak during the phase and what remains allocated.
+    int64_t t = origin;
+    for (const StepRecord& s : steps) {
+      if (s.step != m.step) continue;
+      for (int i = 0; i < s.num_intervals; ++i) {
+        if (static_cast<uint8_t>(s.intervals[i].phase) == m.phase) t = s.intervals[i].end_ns;
+      }
+    }
+    tb.counter("allocated_bytes", t, "peak", m.peak_allocated_bytes);
+    tb.counter("allocated_bytes_end", t, "end", m.end_allocated_bytes);
+  }
+}
+
 }  // namespace
 
 int64_t trace_origin_ns(const TraceData& data,
@@ -164,112 +305,22 @@ TraceStats write_trace(const std::string& path,
                        const TraceOptions& options) {
   const int64_t t0 = now_ns();
   const int64_t origin = trace_origin_ns(data, steps, options.distributed);
-  // One process per rank (pid = rank, as HTA's per-rank traces); else this process's id.
-  const int64_t pid = options.distributed               ? options.distributed->rank
-                      : options.cpu_pid > 0 ? options.cpu_pid
-                                            : static_cast<int64_t>(::getpid());
-  TraceBuffer tb(origin, pid,
+  TraceBuffer tb(origin, trace_pid(options),
                  options.distributed ? distributed_info_json(*options.distributed)
                                      : R"({"rank": 0, "world_size": 1})",
                  options.device_properties_json);
-  tb.metadata("process_name", 1,
-              options.distributed ? fmt::format("llmprof train rank {}", options.distributed->rank)
-                                  : std::string("llmprof train"));
-  for (int t = 0; t < std::max(1, data.num_threads); ++t) {
-    tb.metadata("thread_name", t + 1, t == 0 ? "train loop" : fmt::format("thread {}", t));
-  }
   // Collectives on their own track after the op threads' (Gloo's worker, NCCL's stream launch).
   const int comm_tid = std::max(1, data.num_threads) + 1;
-  if (!options.collectives.empty()) {
-    tb.metadata("thread_name", comm_tid,
-                options.distributed ? fmt::format("c10d {}", options.distributed->backend)
-                                    : std::string("c10d"));
-  }
-  for (const StepRecord& s : steps) {
-    // Kineto's step annotation: HTA finds iterations by this name.
-    tb.slice("user_annotation", fmt::format("ProfilerStep#{}", s.step), 1, s.start_ns, s.end_ns,
-             "");
-    for (int i = 0; i < s.num_intervals; ++i) {
-      const PhaseInterval& p = s.intervals[i];
-      tb.slice("user_annotation", phase_name(p.phase), 1, p.start_ns, p.end_ns,
-               R"("llmprof":"phase")");
-    }
-  }
-  for (size_t i = 0; i < data.scopes.size(); ++i) {
-    const ScopeEvent& e = data.scopes[i];
-    std::string name(scope_name(static_cast<Scope>(e.scope)));
-    if (e.block >= 0) name += fmt::format("[{}]", e.block);
-    std::string args = fmt::format(R"("seq":[{},{}])", e.seq_begin, e.seq_end);
-    if (i < data.scope_alloc_bytes.size() && data.scope_alloc_bytes[i] > 0) {
-      args += fmt::format(R"(,"alloc_bytes":{},"saved_bytes":{})", data.scope_alloc_bytes[i],
-                          data.scope_saved_bytes[i]);
-    }
-    args += e.pass == 0 ? R"(,"llmprof":"scope")" : R"(,"llmprof":"recompute")";
-    tb.slice("user_annotation", name, 1, e.start_ns, e.end_ns, args);
-  }
-  // The forward op that created each autograd node: the last top-level forward op with that
-  // sequence number (ops that create no node leave the number to the next op).
-  std::unordered_map<int64_t, size_t> creator;
-  for (size_t i = 0; i < data.ops.size(); ++i) {
-    const OpEvent& e = data.ops[i];
-    if (e.kind == OpEvent::kOp && e.seq >= 0 && e.phase == static_cast<uint8_t>(Phase::kForward)) {
-      creator[(static_cast<int64_t>(e.step) << 32) ^ e.seq] = i;
-    }
-  }
+  write_track_names(tb, data, options, comm_tid);
+  write_step_slices(tb, steps);
+  write_scope_slices(tb, data);
   // c10d's own record_param_comms op (traced at profile.level=ops) inside a collective's issue is
   // that collective: one slice on the c10d track with Kineto's args and the op's External id
   // (what its GPU work names), not a second, arg-less record_param_comms.
   const std::vector<int64_t> comm_ext = collective_op_ids(data, options.collectives);
-  for (size_t k = 0; k < options.collectives.size(); ++k) {
-    const CollectiveSlice& c = options.collectives[k];
-    std::string args = collective_args(c);
-    if (comm_ext[k] > 0) args = fmt::format(R"("External id":{},)", comm_ext[k]) + args;
-    tb.slice("cpu_op", "record_param_comms", comm_tid, c.start_ns, c.end_ns, args);
-  }
-  for (size_t i = 0; i < data.ops.size(); ++i) {
-    const OpEvent& e = data.ops[i];
-    if (is_collective_op(data, i, comm_ext)) continue;
-    // External id: what the GPU events' runtime calls and kernels name as their op (i + 1).
-    std::string args = fmt::format(R"("External id":{})", i + 1);
-    if (e.seq >= 0) args += fmt::format(R"(,"Sequence number":{})", e.seq);
-    if (e.shape_id >= 0) {
-      const ShapeRecord& s = data.shapes[static_cast<size_t>(e.shape_id)];
-      if (auto f = op_flops(data.names[e.name_id], s)) args += fmt::format(R"(,"flops":{})", *f);
-      args += R"(,"shapes":")";
-      for (int k = 0; k < ShapeRecord::kMaxInputs; ++k) {
-        if (s.ndim[k] < 0) continue;
-        args += "[";
-        for (int d = 0; d < s.ndim[k]; ++d) args += (d ? "," : "") + std::to_string(s.dims[k][d]);
-        args += "]";
-      }
-      args += "\"";
-    }
-    if (e.alloc_bytes > 0) args += fmt::format(R"(,"bytes":{})", e.alloc_bytes);
-    const bool node = e.kind == OpEvent::kBackwardNode;
-    if (node) args += R"(,"llmprof":"backward_node")";
-    tb.slice("cpu_op", data.names[e.name_id], e.thread + 1, e.start_ns, e.end_ns, args);
-    if (node && e.seq >= 0) {
-      auto it = creator.find((static_cast<int64_t>(e.step) << 32) ^ e.seq);
-      if (it != creator.end()) {
-        const OpEvent& f = data.ops[it->second];
-        const int64_t id = (static_cast<int64_t>(e.step) << 32) ^ e.seq;
-        tb.flow('s', id, f.thread + 1, f.start_ns);
-        tb.flow('f', id, e.thread + 1, e.start_ns);
-      }
-    }
-  }
-  for (const PhaseMemory& m : data.memory) {
-    // The counter at the phase's end: peak during the phase and what remains allocated.
-    int64_t t = origin;
-    for (const StepRecord& s : steps) {
-      if (s.step != m.step) continue;
-      for (int i = 0; i < s.num_intervals; ++i) {
-        if (static_cast<uint8_t>(s.intervals[i].phase) == m.phase) t = s.intervals[i].end_ns;
-      }
-    }
-    tb.counter("allocated_bytes", t, "peak", m.peak_allocated_bytes);
-    tb.counter("allocated_bytes_end", t, "end", m.end_allocated_bytes);
-  }
+  write_collective_slices(tb, options.collectives, comm_ext, comm_tid);
+  write_op_slices(tb, data, comm_ext);
+  write_memory_counters(tb, data, steps, origin);
   for (const std::string& event : options.extra_events) tb.raw(event);
   TraceStats stats;
   stats.events = tb.events();

@@ -58,6 +58,144 @@ class Events {
   int64_t origin_ns_;
 };
 
+// The events of one set of GPU records: the tracks, the runtime calls, then the work.
+class GpuTrace {
+ public:
+  GpuTrace(std::vector<std::string>& out,
+           const GpuRecords& gpu,
+           const std::vector<CpuOpInterval>& ops,
+           const Correlation& corr,
+           const GpuTraceOptions& opt)
+      : ev_(out, opt.origin_ns),
+        gpu_(gpu),
+        ops_(ops),
+        corr_(corr),
+        opt_(opt),
+        tids_(opt.cpu_tids) {}
+
+  // Tracks: one process per device, one thread per stream; host threads not known to the trace.
+  void name_tracks() {
+    std::set<std::pair<int32_t, uint32_t>> streams;
+    for (const auto& k : gpu_.kernels) streams.insert({k.device, k.stream});
+    for (const auto& m : gpu_.memcpys) streams.insert({m.device, m.stream});
+    for (const auto& m : gpu_.memsets) streams.insert({m.device, m.stream});
+    int32_t last_device = -1;
+    for (const auto& [device, stream] : streams) {
+      if (device != last_device) {
+        ev_.name_process(opt_.gpu_pid_base + device, fmt::format("GPU {}", device), 100 + device);
+        last_device = device;
+      }
+      ev_.name_thread(opt_.gpu_pid_base + device, stream, fmt::format("stream {}", stream));
+    }
+    if (opt_.runtime_slices || opt_.flows) {
+      for (const RuntimeApiRecord& r : gpu_.runtime) {
+        if (tids_.count(r.thread_id) != 0) continue;
+        const int tid = kFirstExtraTid + static_cast<int>(tids_.size() - opt_.cpu_tids.size());
+        tids_.emplace(r.thread_id, tid);
+        ev_.name_thread(opt_.cpu_pid, tid, fmt::format("cuda thread {}", r.thread_id));
+      }
+    }
+  }
+
+  void runtime_slices() {
+    if (!opt_.runtime_slices) return;
+    // The op open on the call's thread when it ran (what correlate() attributes work to).
+    std::unordered_map<uint32_t, int32_t> op_of_call;
+    for (const auto* list : {&corr_.kernels, &corr_.memcpys, &corr_.memsets}) {
+      for (const Attribution& a : *list) {
+        if (a.runtime >= 0 && a.op >= 0) {
+          op_of_call.emplace(gpu_.runtime[static_cast<size_t>(a.runtime)].correlation_id, a.op);
+        }
+      }
+    }
+    for (const RuntimeApiRecord& r : gpu_.runtime) {
+      const auto owner = op_of_call.find(r.correlation_id);
+      ev_.slice("cuda_runtime", r.name, opt_.cpu_pid, tids_.at(r.thread_id), r.start_ns, r.end_ns,
+                fmt::format(R"("correlation":{},"cbid":{},"External id":{})", r.correlation_id,
+                            r.cbid, external_id(owner == op_of_call.end() ? -1 : owner->second)));
+    }
+  }
+
+  void kernels() {
+    for (size_t i = 0; i < gpu_.kernels.size(); ++i) {
+      const KernelRecord& k = gpu_.kernels[i];
+      const Attribution a = i < corr_.kernels.size() ? corr_.kernels[i] : Attribution{};
+      std::string scope(owner_scope(a, ops_));
+      if (a.op >= 0 && ops_[static_cast<size_t>(a.op)].block >= 0 && scope != kUnattributed) {
+        scope += fmt::format("[{}]", ops_[static_cast<size_t>(a.op)].block);
+      }
+      std::string args = fmt::format(
+          R"("stream":{},"correlation":{},"External id":{},"device":{},"grid":[{},{},{}],)"
+          R"("block":[{},{},{}],"registers per thread":{},"shared memory":{},"op":"{}","scope":"{}")",
+          k.stream, k.correlation_id, external_id(a.op), k.device, k.grid.x, k.grid.y, k.grid.z,
+          k.block.x, k.block.y, k.block.z, k.registers_per_thread, k.shared_mem_bytes(),
+          escaped(owner_op(a, ops_)), escaped(scope));
+      if (i < opt_.kernel_args.size() && !opt_.kernel_args[i].empty()) {
+        args += "," + opt_.kernel_args[i];
+      }
+      const int64_t pid = opt_.gpu_pid_base + k.device;
+      ev_.slice("kernel", k.name, pid, k.stream, k.start_ns, k.end_ns, args);
+      launch_flow(a, k.correlation_id, pid, k.stream, k.start_ns);
+    }
+  }
+
+  void memcpys() {
+    for (size_t i = 0; i < gpu_.memcpys.size(); ++i) {
+      const MemcpyRecord& m = gpu_.memcpys[i];
+      const Attribution a = i < corr_.memcpys.size() ? corr_.memcpys[i] : Attribution{};
+      const int64_t pid = opt_.gpu_pid_base + m.device;
+      ev_.slice("gpu_memcpy",
+                fmt::format("Memcpy {} ({} -> {})", copy_kind_name(m.kind),
+                            memory_kind_name(m.src_memory), memory_kind_name(m.dst_memory)),
+                pid, m.stream, m.start_ns, m.end_ns,
+                fmt::format(R"("stream":{},"correlation":{},"External id":{},"device":{},)"
+                            R"("bytes":{},"op":"{}")",
+                            m.stream, m.correlation_id, external_id(a.op), m.device, m.bytes,
+                            escaped(owner_op(a, ops_))));
+      launch_flow(a, m.correlation_id, pid, m.stream, m.start_ns);
+    }
+  }
+
+  void memsets() {
+    for (size_t i = 0; i < gpu_.memsets.size(); ++i) {
+      const MemsetRecord& m = gpu_.memsets[i];
+      const Attribution a = i < corr_.memsets.size() ? corr_.memsets[i] : Attribution{};
+      const int64_t pid = opt_.gpu_pid_base + m.device;
+      ev_.slice("gpu_memset", fmt::format("Memset ({})", memory_kind_name(m.memory)), pid, m.stream,
+                m.start_ns, m.end_ns,
+                fmt::format(R"("stream":{},"correlation":{},"External id":{},"device":{},)"
+                            R"("bytes":{},"op":"{}")",
+                            m.stream, m.correlation_id, external_id(a.op), m.device, m.bytes,
+                            escaped(owner_op(a, ops_))));
+      launch_flow(a, m.correlation_id, pid, m.stream, m.start_ns);
+    }
+  }
+
+ private:
+  // The "External id" of the op owning an activity (-1: none), as trace.cpp numbers ops.
+  int64_t external_id(int32_t op) const {
+    if (op < 0) return -1;
+    const auto i = static_cast<size_t>(op);
+    return i < opt_.external_ids.size() ? opt_.external_ids[i] : static_cast<int64_t>(i) + 1;
+  }
+  // The launch arrow of one activity, when its runtime call is known.
+  void launch_flow(
+      const Attribution& a, uint32_t correlation_id, int64_t pid, int64_t tid, int64_t start_ns) {
+    if (!opt_.flows || a.runtime < 0) return;
+    const RuntimeApiRecord& r = gpu_.runtime[static_cast<size_t>(a.runtime)];
+    const int64_t id = kFlowIdBase + correlation_id;
+    ev_.flow('s', id, opt_.cpu_pid, tids_.at(r.thread_id), r.start_ns);
+    ev_.flow('f', id, pid, tid, start_ns);
+  }
+
+  Events ev_;
+  const GpuRecords& gpu_;
+  const std::vector<CpuOpInterval>& ops_;
+  const Correlation& corr_;
+  const GpuTraceOptions& opt_;
+  std::unordered_map<uint64_t, int> tids_;  // host thread id -> trace tid
+};
+
 }  // namespace
 
 std::vector<std::string> gpu_trace_events(const GpuRecords& gpu,
@@ -66,110 +204,12 @@ std::vector<std::string> gpu_trace_events(const GpuRecords& gpu,
                                           const GpuTraceOptions& opt) {
   std::vector<std::string> out;
   out.reserve(2 * gpu.size() + 16);
-  Events ev(out, opt.origin_ns);
-
-  // Tracks: one process per device, one thread per stream; host threads not known to the trace.
-  std::set<std::pair<int32_t, uint32_t>> streams;
-  for (const auto& k : gpu.kernels) streams.insert({k.device, k.stream});
-  for (const auto& m : gpu.memcpys) streams.insert({m.device, m.stream});
-  for (const auto& m : gpu.memsets) streams.insert({m.device, m.stream});
-  int32_t last_device = -1;
-  for (const auto& [device, stream] : streams) {
-    if (device != last_device) {
-      ev.name_process(opt.gpu_pid_base + device, fmt::format("GPU {}", device), 100 + device);
-      last_device = device;
-    }
-    ev.name_thread(opt.gpu_pid_base + device, stream, fmt::format("stream {}", stream));
-  }
-  std::unordered_map<uint64_t, int> tids = opt.cpu_tids;
-  if (opt.runtime_slices || opt.flows) {
-    for (const RuntimeApiRecord& r : gpu.runtime) {
-      if (tids.count(r.thread_id) != 0) continue;
-      const int tid = kFirstExtraTid + static_cast<int>(tids.size() - opt.cpu_tids.size());
-      tids.emplace(r.thread_id, tid);
-      ev.name_thread(opt.cpu_pid, tid, fmt::format("cuda thread {}", r.thread_id));
-    }
-  }
-
-  // The "External id" of the op owning an activity (-1: none), as trace.cpp numbers ops.
-  const auto external_id = [&](int32_t op) -> int64_t {
-    if (op < 0) return -1;
-    const auto i = static_cast<size_t>(op);
-    return i < opt.external_ids.size() ? opt.external_ids[i] : static_cast<int64_t>(i) + 1;
-  };
-  if (opt.runtime_slices) {
-    // The op open on the call's thread when it ran (what correlate() attributes work to).
-    std::unordered_map<uint32_t, int32_t> op_of_call;
-    for (const auto* list : {&corr.kernels, &corr.memcpys, &corr.memsets}) {
-      for (const Attribution& a : *list) {
-        if (a.runtime >= 0 && a.op >= 0) {
-          op_of_call.emplace(gpu.runtime[static_cast<size_t>(a.runtime)].correlation_id, a.op);
-        }
-      }
-    }
-    for (const RuntimeApiRecord& r : gpu.runtime) {
-      const auto owner = op_of_call.find(r.correlation_id);
-      ev.slice("cuda_runtime", r.name, opt.cpu_pid, tids.at(r.thread_id), r.start_ns, r.end_ns,
-               fmt::format(R"("correlation":{},"cbid":{},"External id":{})", r.correlation_id,
-                           r.cbid, external_id(owner == op_of_call.end() ? -1 : owner->second)));
-    }
-  }
-  // The launch arrow of one activity, when its runtime call is known.
-  auto launch_flow = [&](const Attribution& a, uint32_t correlation_id, int64_t pid, int64_t tid,
-                         int64_t start_ns) {
-    if (!opt.flows || a.runtime < 0) return;
-    const RuntimeApiRecord& r = gpu.runtime[static_cast<size_t>(a.runtime)];
-    const int64_t id = kFlowIdBase + correlation_id;
-    ev.flow('s', id, opt.cpu_pid, tids.at(r.thread_id), r.start_ns);
-    ev.flow('f', id, pid, tid, start_ns);
-  };
-
-  for (size_t i = 0; i < gpu.kernels.size(); ++i) {
-    const KernelRecord& k = gpu.kernels[i];
-    const Attribution a = i < corr.kernels.size() ? corr.kernels[i] : Attribution{};
-    std::string scope(owner_scope(a, ops));
-    if (a.op >= 0 && ops[static_cast<size_t>(a.op)].block >= 0 && scope != kUnattributed) {
-      scope += fmt::format("[{}]", ops[static_cast<size_t>(a.op)].block);
-    }
-    std::string args = fmt::format(
-        R"("stream":{},"correlation":{},"External id":{},"device":{},"grid":[{},{},{}],)"
-        R"("block":[{},{},{}],"registers per thread":{},"shared memory":{},"op":"{}","scope":"{}")",
-        k.stream, k.correlation_id, external_id(a.op), k.device, k.grid.x, k.grid.y, k.grid.z,
-        k.block.x, k.block.y, k.block.z, k.registers_per_thread, k.shared_mem_bytes(),
-        escaped(owner_op(a, ops)), escaped(scope));
-    if (i < opt.kernel_args.size() && !opt.kernel_args[i].empty()) {
-      args += "," + opt.kernel_args[i];
-    }
-    const int64_t pid = opt.gpu_pid_base + k.device;
-    ev.slice("kernel", k.name, pid, k.stream, k.start_ns, k.end_ns, args);
-    launch_flow(a, k.correlation_id, pid, k.stream, k.start_ns);
-  }
-  for (size_t i = 0; i < gpu.memcpys.size(); ++i) {
-    const MemcpyRecord& m = gpu.memcpys[i];
-    const Attribution a = i < corr.memcpys.size() ? corr.memcpys[i] : Attribution{};
-    const int64_t pid = opt.gpu_pid_base + m.device;
-    ev.slice("gpu_memcpy",
-             fmt::format("Memcpy {} ({} -> {})", copy_kind_name(m.kind),
-                         memory_kind_name(m.src_memory), memory_kind_name(m.dst_memory)),
-             pid, m.stream, m.start_ns, m.end_ns,
-             fmt::format(R"("stream":{},"correlation":{},"External id":{},"device":{},)"
-                         R"("bytes":{},"op":"{}")",
-                         m.stream, m.correlation_id, external_id(a.op), m.device, m.bytes,
-                         escaped(owner_op(a, ops))));
-    launch_flow(a, m.correlation_id, pid, m.stream, m.start_ns);
-  }
-  for (size_t i = 0; i < gpu.memsets.size(); ++i) {
-    const MemsetRecord& m = gpu.memsets[i];
-    const Attribution a = i < corr.memsets.size() ? corr.memsets[i] : Attribution{};
-    const int64_t pid = opt.gpu_pid_base + m.device;
-    ev.slice("gpu_memset", fmt::format("Memset ({})", memory_kind_name(m.memory)), pid, m.stream,
-             m.start_ns, m.end_ns,
-             fmt::format(R"("stream":{},"correlation":{},"External id":{},"device":{},)"
-                         R"("bytes":{},"op":"{}")",
-                         m.stream, m.correlation_id, external_id(a.op), m.device, m.bytes,
-                         escaped(owner_op(a, ops))));
-    launch_flow(a, m.correlation_id, pid, m.stream, m.start_ns);
-  }
+  GpuTrace trace(out, gpu, ops, corr, opt);
+  trace.name_tracks();
+  trace.runtime_slices();
+  trace.kernels();
+  trace.memcpys();
+  trace.memsets();
   return out;
 }
 

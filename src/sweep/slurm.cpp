@@ -160,28 +160,31 @@ void log_submission(const std::string& path, const std::vector<std::string>& row
   if (!out) throw IoError("cannot append to '" + path + "': " + std::strerror(errno));
 }
 
-}  // namespace
-
-SlurmSubmission submit_sweep(const SweepOptions& opts, const SlurmSettings& settings) {
+// The cluster's settings with the command line's: --slurm-arg lines and --jobs.
+SlurmSettings with_options(const SweepOptions& opts, const SlurmSettings& settings) {
   SlurmSettings s = settings;
   s.extra_args.insert(s.extra_args.end(), opts.slurm_args.begin(), opts.slurm_args.end());
   if (opts.jobs_given) {
     if (opts.jobs < 1) throw UsageError(fmt::format("--jobs {}: expected 1 or more", opts.jobs));
     s.max_concurrent_tasks = opts.jobs;
   }
-  Plan plan = make_plan(opts, config::Launcher::kSlurm, s.cpus_per_task, s.max_concurrent_tasks);
+  return s;
+}
+
+std::string sbatch_program() {
   const std::string program = detail::find_program("sbatch");
   if (program.empty()) {
     throw Error(
         "sbatch not found on PATH: --launcher slurm submits with Slurm's sbatch; run it on a "
         "host with the Slurm client tools (a login node), or use --launcher local");
   }
-  SlurmSubmission sub;
-  const rundir::SweepContext& info = plan.info;
-  sub.sweep_dir = info.sweep_dir;
-  sub.points = static_cast<int64_t>(plan.points.size());
-  // Logged now: they matter most when sbatch then refuses, or the tasks fail on other nodes.
-  for (const std::string& path : {info.sweep_dir, plan.executable, info.base_config}) {
+  return program;
+}
+
+// Logged before submitting: they matter most when sbatch then refuses, or the tasks fail on other
+// nodes.
+void warn_node_local(const Plan& plan) {
+  for (const std::string& path : {plan.info.sweep_dir, plan.executable, plan.info.base_config}) {
     if (is_node_local(path)) {
       spdlog::warn(
           "'{}' is under a node-local directory: compute nodes other than this host cannot see "
@@ -190,6 +193,85 @@ SlurmSubmission submit_sweep(const SweepOptions& opts, const SlurmSettings& sett
           path);
     }
   }
+}
+
+// Each point counted as done or running, or listed to run.
+void classify_points(const Plan& plan, SlurmSubmission& sub) {
+  for (size_t i = 0; i < plan.points.size(); ++i) {
+    const Point& p = plan.points[i];
+    if (finished_run(plan, p, /*warn_if_changed=*/false)) {
+      ++sub.done;
+    } else if (detail::is_locked(point_lock_path(plan, p))) {
+      ++sub.running;
+    } else {
+      sub.to_run.push_back(static_cast<int64_t>(i));
+    }
+  }
+}
+
+// sbatch's arguments: the given ones, the cluster's extra arguments, the script.
+std::vector<std::string> sbatch_args(std::string first,
+                                     const SlurmSettings& s,
+                                     const std::string& script) {
+  std::vector<std::string> args{std::move(first)};
+  args.insert(args.end(), s.extra_args.begin(), s.extra_args.end());
+  args.push_back(script);
+  return args;
+}
+
+// The array job of the points to run; sweep.json says submit_failed when sbatch refuses it.
+void submit_array(const std::string& program,
+                  const SlurmSettings& s,
+                  Plan& plan,
+                  SlurmSubmission& sub) {
+  try {
+    sub.array_job_id =
+        sbatch(program, sbatch_args("--array=" + sub.array_spec, s, sub.array_script));
+  } catch (const Error& e) {
+    // Nothing is queued: sweep.json and `llmprof sweep status` say so, not "submitted".
+    plan.info.status = config::SweepState::kSubmitFailed;
+    plan.info.status_note = std::string(e.what()) + "; none of its points was queued";
+    write_plan(plan);
+    refresh_tables(plan);
+    throw Error(std::string(e.what()) + "; nothing was submitted (sweep.json status "
+                "submit_failed; the same command submits again)");
+  }
+}
+
+// The report job after the array; submissions.csv gets the row of what was queued.
+void submit_report(const std::string& program,
+                   const SlurmSettings& s,
+                   const std::string& slurm_dir,
+                   const std::string& sweep_dir,
+                   SlurmSubmission& sub) {
+  const std::string log = rundir::path(slurm_dir, rundir::kSlurmSubmissions);
+  try {
+    sub.report_job_id = sbatch(
+        program, sbatch_args("--dependency=afterany:" + sub.array_job_id, s, sub.report_script));
+  } catch (const Error& e) {
+    // The array is queued and runs: record it, and say how to get the report without the job.
+    log_submission(log, {output::local_time_now("%Y-%m-%dT%H:%M:%S%z"), sub.array_job_id, "",
+                         sub.array_spec, std::to_string(sub.to_run.size())});
+    throw Error(
+        fmt::format("{}; the array job {} was submitted and runs the points: once it "
+                    "ends, run `llmprof report {}` and `llmprof plot {}` (or scancel {})",
+                    e.what(), sub.array_job_id, sweep_dir, sweep_dir, sub.array_job_id));
+  }
+  log_submission(log, {output::local_time_now("%Y-%m-%dT%H:%M:%S%z"), sub.array_job_id,
+                       sub.report_job_id, sub.array_spec, std::to_string(sub.to_run.size())});
+}
+
+}  // namespace
+
+SlurmSubmission submit_sweep(const SweepOptions& opts, const SlurmSettings& settings) {
+  const SlurmSettings s = with_options(opts, settings);
+  Plan plan = make_plan(opts, config::Launcher::kSlurm, s.cpus_per_task, s.max_concurrent_tasks);
+  const std::string program = sbatch_program();
+  SlurmSubmission sub;
+  const rundir::SweepContext& info = plan.info;
+  sub.sweep_dir = info.sweep_dir;
+  sub.points = static_cast<int64_t>(plan.points.size());
+  warn_node_local(plan);
   const std::string slurm_dir = rundir::path(info.sweep_dir, rundir::kSweepSlurm);
   sub.logs = rundir::path(slurm_dir, rundir::kSlurmLogs);
   std::error_code ec;
@@ -201,16 +283,7 @@ SlurmSubmission submit_sweep(const SweepOptions& opts, const SlurmSettings& sett
   share_peak(plan);
   plan.info.status = config::SweepState::kSubmitted;
   write_plan(plan);
-  for (size_t i = 0; i < plan.points.size(); ++i) {
-    const Point& p = plan.points[i];
-    if (finished_run(plan, p, /*warn_if_changed=*/false)) {
-      ++sub.done;
-    } else if (detail::is_locked(point_lock_path(plan, p))) {
-      ++sub.running;
-    } else {
-      sub.to_run.push_back(static_cast<int64_t>(i));
-    }
-  }
+  classify_points(plan, sub);
   refresh_tables(plan);
   if (sub.to_run.empty()) return sub;
 
@@ -220,38 +293,8 @@ SlurmSubmission submit_sweep(const SweepOptions& opts, const SlurmSettings& sett
   output::write_file_atomic(sub.report_script, report_script(plan, s, sub.logs));
   sub.array_spec = index_ranges(sub.to_run);
   if (s.max_concurrent_tasks > 0) sub.array_spec += fmt::format("%{}", s.max_concurrent_tasks);
-  std::vector<std::string> args{"--array=" + sub.array_spec};
-  args.insert(args.end(), s.extra_args.begin(), s.extra_args.end());
-  args.push_back(sub.array_script);
-  try {
-    sub.array_job_id = sbatch(program, args);
-  } catch (const Error& e) {
-    // Nothing is queued: sweep.json and `llmprof sweep status` say so, not "submitted".
-    plan.info.status = config::SweepState::kSubmitFailed;
-    plan.info.status_note = std::string(e.what()) + "; none of its points was queued";
-    write_plan(plan);
-    refresh_tables(plan);
-    throw Error(std::string(e.what()) + "; nothing was submitted (sweep.json status "
-                "submit_failed; the same command submits again)");
-  }
-  args = {"--dependency=afterany:" + sub.array_job_id};
-  args.insert(args.end(), s.extra_args.begin(), s.extra_args.end());
-  args.push_back(sub.report_script);
-  try {
-    sub.report_job_id = sbatch(program, args);
-  } catch (const Error& e) {
-    // The array is queued and runs: record it, and say how to get the report without the job.
-    log_submission(rundir::path(slurm_dir, rundir::kSlurmSubmissions),
-                   {output::local_time_now("%Y-%m-%dT%H:%M:%S%z"), sub.array_job_id, "",
-                    sub.array_spec, std::to_string(sub.to_run.size())});
-    throw Error(fmt::format("{}; the array job {} was submitted and runs the points: once it "
-                            "ends, run `llmprof report {}` and `llmprof plot {}` (or scancel {})",
-                            e.what(), sub.array_job_id, info.sweep_dir, info.sweep_dir,
-                            sub.array_job_id));
-  }
-  log_submission(rundir::path(slurm_dir, rundir::kSlurmSubmissions),
-                 {output::local_time_now("%Y-%m-%dT%H:%M:%S%z"), sub.array_job_id,
-                  sub.report_job_id, sub.array_spec, std::to_string(sub.to_run.size())});
+  submit_array(program, s, plan, sub);
+  submit_report(program, s, slurm_dir, info.sweep_dir, sub);
   return sub;
 }
 

@@ -65,17 +65,7 @@ std::string NvmlSource::error_text(const char* call, int code) const {
   return text + " (code " + std::to_string(code) + ")";
 }
 
-Availability NvmlSource::available() {
-  close();
-  devices_.clear();
-  channels_.clear();
-  *api_ = Api{};
-  handle_ = dlopen(library_.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle_ == nullptr) {
-    const char* err = dlerror();
-    return {false, "dlopen(" + library_ + ") failed: " + (err != nullptr ? err : "?") +
-                       " (no NVIDIA driver here, or set energy.nvml_library)"};
-  }
+std::string NvmlSource::load_symbols() {
   Api& a = *api_;
   struct Required {
     const char* symbol;
@@ -90,11 +80,7 @@ Availability NvmlSource::available() {
                                {"nvmlDeviceGetCount_v2", a.get_count != nullptr},
                                {"nvmlDeviceGetHandleByIndex_v2", a.get_handle != nullptr}};
   for (const Required& r : required) {
-    if (!r.found) {
-      std::string reason = library_ + ": symbol " + r.symbol + " not found (driver too old?)";
-      close();
-      return {false, reason};
-    }
+    if (!r.found) return library_ + ": symbol " + r.symbol + " not found (driver too old?)";
   }
   a.error_string = lookup<nvml::ErrorStringFn>(handle_, "nvmlErrorString");
   a.get_name = lookup<nvml::DeviceGetNameFn>(handle_, "nvmlDeviceGetName");
@@ -107,12 +93,59 @@ Availability NvmlSource::available() {
   a.get_clock = lookup<nvml::DeviceGetClockInfoFn>(handle_, "nvmlDeviceGetClockInfo");
   a.get_temperature = lookup<nvml::DeviceGetTemperatureFn>(handle_, "nvmlDeviceGetTemperature");
   if (a.get_power == nullptr && a.get_energy == nullptr) {
-    close();
-    return {false, library_ + ": neither nvmlDeviceGetTotalEnergyConsumption nor " +
-                       "nvmlDeviceGetPowerUsage found"};
+    return library_ + ": neither nvmlDeviceGetTotalEnergyConsumption nor " +
+           "nvmlDeviceGetPowerUsage found";
   }
+  return "";
+}
 
-  nvml::Return rc = a.init();
+std::string NvmlSource::add_device(unsigned int index) {
+  const Api& a = *api_;
+  Device dev;
+  nvml::Return rc = a.get_handle(index, &dev.handle);
+  if (rc != nvml::kSuccess) return error_text("nvmlDeviceGetHandleByIndex_v2", rc);
+  unsigned long long mj = 0;
+  unsigned int mw = 0;
+  if (a.get_energy != nullptr && a.get_energy(dev.handle, &mj) == nvml::kSuccess) {
+    dev.energy_counter = true;
+  } else if (a.get_power == nullptr || (rc = a.get_power(dev.handle, &mw)) != nvml::kSuccess) {
+    return std::string("neither the energy counter nor power usage is supported") +
+           (a.get_power != nullptr ? " (" + error_text("nvmlDeviceGetPowerUsage", rc) + ")"
+                                   : std::string());
+  }
+  char name[nvml::kDeviceNameBufferSize] = "unknown GPU";
+  if (a.get_name != nullptr &&
+      a.get_name(dev.handle, name, nvml::kDeviceNameBufferSize) != nvml::kSuccess) {
+    name[0] = '\0';
+  }
+  ChannelInfo ch;
+  ch.source = "nvml";
+  ch.domain = "gpu" + std::to_string(index);
+  ch.label = std::string(name[0] != '\0' ? name : "unknown GPU") +
+             (dev.energy_counter ? " (total energy counter)" : " (power usage, integrated)");
+  ch.kind = dev.energy_counter ? ChannelKind::kCounter : ChannelKind::kPower;
+  ch.in_total = true;
+  devices_.push_back(dev);
+  channels_.push_back(std::move(ch));
+  return "";
+}
+
+Availability NvmlSource::available() {
+  close();
+  devices_.clear();
+  channels_.clear();
+  *api_ = Api{};
+  handle_ = dlopen(library_.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle_ == nullptr) {
+    const char* err = dlerror();
+    return {false, "dlopen(" + library_ + ") failed: " + (err != nullptr ? err : "?") +
+                       " (no NVIDIA driver here, or set energy.nvml_library)"};
+  }
+  if (std::string reason = load_symbols(); !reason.empty()) {
+    close();
+    return {false, reason};
+  }
+  nvml::Return rc = api_->init();
   if (rc != nvml::kSuccess) {
     std::string reason = error_text("nvmlInit_v2", rc);
     close();
@@ -120,48 +153,18 @@ Availability NvmlSource::available() {
   }
   initialised_ = true;
   unsigned int count = 0;
-  rc = a.get_count(&count);
+  rc = api_->get_count(&count);
   if (rc != nvml::kSuccess || count == 0) {
     std::string reason = rc != nvml::kSuccess ? error_text("nvmlDeviceGetCount_v2", rc)
                                               : "nvmlDeviceGetCount_v2: no GPU";
     close();
     return {false, reason};
   }
-
   std::string skipped;  // why GPUs were left out, should all of them be
   for (unsigned int i = 0; i < count; ++i) {
-    Device dev;
-    rc = a.get_handle(i, &dev.handle);
-    if (rc != nvml::kSuccess) {
-      skipped +=
-          "; gpu" + std::to_string(i) + ": " + error_text("nvmlDeviceGetHandleByIndex_v2", rc);
-      continue;
+    if (std::string why = add_device(i); !why.empty()) {
+      skipped += "; gpu" + std::to_string(i) + ": " + why;
     }
-    unsigned long long mj = 0;
-    unsigned int mw = 0;
-    if (a.get_energy != nullptr && a.get_energy(dev.handle, &mj) == nvml::kSuccess) {
-      dev.energy_counter = true;
-    } else if (a.get_power == nullptr || (rc = a.get_power(dev.handle, &mw)) != nvml::kSuccess) {
-      skipped += "; gpu" + std::to_string(i) +
-                 ": neither the energy counter nor power usage is supported" +
-                 (a.get_power != nullptr ? " (" + error_text("nvmlDeviceGetPowerUsage", rc) + ")"
-                                         : std::string());
-      continue;
-    }
-    char name[nvml::kDeviceNameBufferSize] = "unknown GPU";
-    if (a.get_name != nullptr &&
-        a.get_name(dev.handle, name, nvml::kDeviceNameBufferSize) != nvml::kSuccess) {
-      name[0] = '\0';
-    }
-    ChannelInfo ch;
-    ch.source = "nvml";
-    ch.domain = "gpu" + std::to_string(i);
-    ch.label = std::string(name[0] != '\0' ? name : "unknown GPU") +
-               (dev.energy_counter ? " (total energy counter)" : " (power usage, integrated)");
-    ch.kind = dev.energy_counter ? ChannelKind::kCounter : ChannelKind::kPower;
-    ch.in_total = true;
-    devices_.push_back(dev);
-    channels_.push_back(std::move(ch));
   }
   if (devices_.empty()) {
     close();

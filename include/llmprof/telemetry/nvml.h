@@ -34,6 +34,10 @@ class NvmlSource final : public EnergySource {
   struct Device;  // one GPU's handle and counter baseline
   // "nvmlX: <nvmlErrorString> (code N)".
   std::string error_text(const char* call, int code) const;
+  // Resolves the API's symbols; why NVML cannot be used, or "".
+  std::string load_symbols();
+  // Probes GPU `index` and adds it with its channel; why it was left out, or "".
+  std::string add_device(unsigned int index);
   void close();
 
   std::string library_;
