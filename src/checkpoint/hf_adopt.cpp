@@ -1,115 +1,32 @@
-// Hugging Face folders in: adopting a folder's model and tokenizer into a config and loading its
-// weights (the name table: hf_names.cpp; export: hf_export.cpp).
-#include "llmprof/train/hf_checkpoint.h"
-
+// Hugging Face folders in, the config half: adopting a folder's model and tokenizer into a config
+// (its weights: hf_load.cpp; the name table: hf_names.cpp; export: hf_export.cpp).
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <map>
-#include <optional>
-#include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "hf_errors.h"
+#include "llmprof/checkpoint/hf_checkpoint.h"
 #include "llmprof/config/config.h"
 #include "llmprof/config/enums.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 #include "llmprof/hf/files.h"
 #include "llmprof/hf/hf_config.h"
-#include "llmprof/hf/safetensors.h"
-#include "llmprof/train/task.h"
-#include "hf_names.h"
 
 namespace fs = std::filesystem;
 
-namespace llmprof::train {
+namespace llmprof::checkpoint {
 
-using detail::HfModelNames;
-using detail::Layout;
-using detail::names_for;
-using detail::TensorMap;
+using detail::key_error;
 
 namespace {
 
-std::string shape_text(at::IntArrayRef s) { return fmt::format("({})", fmt::join(s, ", ")); }
-
-// A folder's tensors by name, as float32 torch tensors.
-class HfTensors {
- public:
-  virtual ~HfTensors() = default;
-  virtual const std::string& file() const = 0;
-  virtual std::vector<std::string> names() const = 0;
-  virtual std::optional<torch::Tensor> get(const std::string& name) const = 0;
-};
-
-class SafetensorsTensors final : public HfTensors {
- public:
-  explicit SafetensorsTensors(const std::string& path) : file_(hf::SafetensorsFile::open(path)) {}
-  const std::string& file() const override { return file_.path(); }
-  std::vector<std::string> names() const override { return file_.names(); }
-  std::optional<torch::Tensor> get(const std::string& name) const override {
-    const hf::TensorView* v = file_.find(name);
-    if (v == nullptr) return std::nullopt;
-    std::vector<float> values = hf::to_float(*v);  // F32, F16, BF16; others: DataError
-    return torch::from_blob(values.data(), v->shape, torch::kFloat).clone();
-  }
-
- private:
-  hf::SafetensorsFile file_;
-};
-
-// pytorch_model.bin: torch.save's zip archive of a state dict, read with LibTorch's unpickler.
-class PickleTensors final : public HfTensors {
- public:
-  explicit PickleTensors(const std::string& path) : path_(path) {
-    std::ifstream in(path, std::ios::binary);
-    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (!in.good() && !in.eof()) throw IoError(fmt::format("{}: cannot read", path));
-    torch::IValue v;
-    try {
-      v = torch::pickle_load(bytes);
-    } catch (const c10::Error& e) {
-      const std::string what = e.what();
-      throw DataError(fmt::format("{}: LibTorch cannot read this pytorch_model.bin ({}); convert "
-                                  "it to model.safetensors",
-                                  path, what.substr(0, what.find('\n'))));
-    }
-    if (!v.isGenericDict()) {
-      throw DataError(fmt::format("{}: not a state dict (a {})", path, v.tagKind()));
-    }
-    for (const auto& kv : v.toGenericDict()) {
-      if (!kv.key().isString() || !kv.value().isTensor()) continue;
-      tensors_.emplace(kv.key().toStringRef(), kv.value().toTensor().to(torch::kFloat));
-      order_.push_back(kv.key().toStringRef());
-    }
-  }
-  const std::string& file() const override { return path_; }
-  std::vector<std::string> names() const override { return order_; }
-  std::optional<torch::Tensor> get(const std::string& name) const override {
-    auto it = tensors_.find(name);
-    if (it == tensors_.end()) return std::nullopt;
-    return it->second;
-  }
-
- private:
-  std::string path_;
-  std::map<std::string, torch::Tensor> tensors_;
-  std::vector<std::string> order_;
-};
-
-std::unique_ptr<HfTensors> open_weights(const std::string& folder) {
-  const hf::HfWeightsFile w = hf::find_weights(folder);
-  if (w.format == hf::HfWeightsFormat::kSafetensors) {
-    return std::make_unique<SafetensorsTensors>(w.path);
-  }
-  return std::make_unique<PickleTensors>(w.path);
-}
-
-ConfigError key_error(const config::Config& cfg, const std::string& key, const std::string& what) {
-  return ConfigError(fmt::format("{}: {}", key, what), cfg.source_file, key);
-}
-
+// The (key, value) pairs a folder fixes, in the order they are reported.
+using Wanted = std::vector<std::pair<std::string, std::string>>;
 
 // A number as the config schema prints it back (get_value), so that 1e-05 and 0.00001 compare.
 std::string normalized(const config::Config& cfg, const std::string& key, const std::string& v) {
@@ -146,28 +63,26 @@ void check_llama_buildable(const hf::HfModelConfig& hc, const config::Config& cf
 }
 
 // The (key, value) pairs a Llama-family folder fixes.
-std::vector<std::pair<std::string, std::string>> llama_wanted(const hf::HfModelConfig& hc,
-                                                              const hf::HfTokenizerFiles& tok) {
+Wanted llama_wanted(const hf::HfModelConfig& hc, const hf::HfTokenizerFiles& tok) {
   const hf::LlamaFields& l = hc.llama;
   const bool qwen2 = hc.model_type == hf::HfModelType::kQwen2;
   const int64_t head_dim = l.head_dim_or_default();
-  std::vector<std::pair<std::string, std::string>> w = {
-      {"model.type", "llama"},
-      {"model.n_layer", std::to_string(l.num_hidden_layers)},
-      {"model.n_head", std::to_string(l.num_attention_heads)},
-      {"model.n_kv_head", std::to_string(l.num_key_value_heads)},
-      {"model.n_embd", std::to_string(l.hidden_size)},
-      {"model.head_dim", head_dim * l.num_attention_heads == l.hidden_size
-                             ? std::string("0")
-                             : std::to_string(head_dim)},
-      {"model.intermediate_size", std::to_string(l.intermediate_size)},
-      {"model.max_positions", std::to_string(l.max_position_embeddings)},
-      {"model.vocab_size", std::to_string(hc.vocab_size)},
-      {"model.rope_theta", fmt::format("{}", l.rope_theta)},
-      {"model.rms_norm_eps", fmt::format("{}", l.rms_norm_eps)},
-      {"model.tie_embeddings", hc.tie_word_embeddings ? "true" : "false"},
-      {"model.attention_bias", l.attention_bias ? "true" : "false"},
-      {"model.sliding_window", std::to_string(l.active_window(qwen2).value_or(0))}};
+  Wanted w = {{"model.type", "llama"},
+              {"model.n_layer", std::to_string(l.num_hidden_layers)},
+              {"model.n_head", std::to_string(l.num_attention_heads)},
+              {"model.n_kv_head", std::to_string(l.num_key_value_heads)},
+              {"model.n_embd", std::to_string(l.hidden_size)},
+              {"model.head_dim", head_dim * l.num_attention_heads == l.hidden_size
+                                     ? std::string("0")
+                                     : std::to_string(head_dim)},
+              {"model.intermediate_size", std::to_string(l.intermediate_size)},
+              {"model.max_positions", std::to_string(l.max_position_embeddings)},
+              {"model.vocab_size", std::to_string(hc.vocab_size)},
+              {"model.rope_theta", fmt::format("{}", l.rope_theta)},
+              {"model.rms_norm_eps", fmt::format("{}", l.rms_norm_eps)},
+              {"model.tie_embeddings", hc.tie_word_embeddings ? "true" : "false"},
+              {"model.attention_bias", l.attention_bias ? "true" : "false"},
+              {"model.sliding_window", std::to_string(l.active_window(qwen2).value_or(0))}};
   if (l.rope_scaling) {
     const hf::RopeScaling& r = *l.rope_scaling;
     w.insert(w.end(), {{"model.rope_scaling.type", r.type},
@@ -246,92 +161,110 @@ void record_given_tokenizer_keys(config::Config& cfg) {
 
 }  // namespace
 
-std::vector<std::string> adopt_hf_model(config::Config& cfg, const std::string& folder,
-                                        const std::string& key) {
-  hf::HfModelConfig hc;
-  hf::HfTokenizerFiles tok;
-  try {
-    hc = hf::read_hf_config(folder);
-    tok = hf::find_tokenizer_files(folder, hc.model_type);
-  } catch (const DataError& e) {
-    throw key_error(cfg, key, e.what());
+namespace {
+
+// The (key, value) pairs a GPT-2 folder fixes; a ConfigError for one llmprof cannot build.
+Wanted gpt2_wanted(const hf::HfModelConfig& hc,
+                   const hf::HfTokenizerFiles& tok,
+                   const config::Config& cfg,
+                   const std::string& key) {
+  const hf::Gpt2Fields& g = hc.gpt2;
+  if (g.n_inner && *g.n_inner != 4 * g.n_embd) {
+    throw key_error(cfg, key,
+                    fmt::format("{}: n_inner {} is not 4 x n_embd ({}); llmprof's "
+                                "GPT MLP is 4 x n_embd wide",
+                                hc.file, *g.n_inner, 4 * g.n_embd));
   }
+  if (g.activation_function != "gelu_new" && g.activation_function != "gelu") {
+    throw key_error(cfg, key,
+                    fmt::format("{}: activation_function {} is not supported (gelu_new "
+                                "or gelu)",
+                                hc.file, g.activation_function));
+  }
+  if (g.layer_norm_epsilon != 1e-5) {
+    throw key_error(cfg, key,
+                    fmt::format("{}: layer_norm_epsilon {} differs from llmprof's "
+                                "GPT (1e-5)",
+                                hc.file, g.layer_norm_epsilon));
+  }
+  return {{"model.type", "gpt"},
+          {"model.n_layer", std::to_string(g.n_layer)},
+          {"model.n_head", std::to_string(g.n_head)},
+          {"model.n_embd", std::to_string(g.n_embd)},
+          {"model.max_positions", std::to_string(g.n_positions)},
+          {"model.vocab_size", std::to_string(hc.vocab_size)},
+          {"model.bias", "true"},
+          {"model.activation", g.activation_function == "gelu_new" ? "gelu_tanh" : "gelu"},
+          {"data.tokenizer", "gpt2"},
+          {"data.vocab_path", tok.vocab_json},
+          {"data.merges_path", tok.merges_txt}};
+}
+
+// The (key, value) pairs a DistilBERT folder fixes (its labels for a classify run of a
+// DistilBertForSequenceClassification); a ConfigError for one llmprof cannot build.
+Wanted distilbert_wanted(const hf::HfModelConfig& hc,
+                         const hf::HfTokenizerFiles& tok,
+                         const config::Config& cfg,
+                         const std::string& key) {
+  const hf::DistilBertFields& d = hc.distilbert;
+  if (d.activation != "gelu") {
+    throw key_error(
+        cfg, key, fmt::format("{}: activation {} is not supported (gelu)", hc.file, d.activation));
+  }
+  if (d.sinusoidal_pos_embds) {
+    throw key_error(cfg, key,
+                    fmt::format("{}: sinusoidal_pos_embds=true is not supported "
+                                "(learned positions only)",
+                                hc.file));
+  }
+  Wanted wanted = {{"model.type", "distilbert"},
+                   {"model.n_layer", std::to_string(d.n_layers)},
+                   {"model.n_head", std::to_string(d.n_heads)},
+                   {"model.n_embd", std::to_string(d.dim)},
+                   {"model.ffn_dim", std::to_string(d.hidden_dim)},
+                   {"model.max_positions", std::to_string(d.max_position_embeddings)},
+                   {"model.vocab_size", std::to_string(hc.vocab_size)},
+                   {"data.tokenizer", "wordpiece"},
+                   {"data.vocab_path", tok.vocab_txt},
+                   {"data.lower_case", tok.do_lower_case ? "true" : "false"}};
+  const bool classifier =
+      std::find(hc.architectures.begin(), hc.architectures.end(),
+                "DistilBertForSequenceClassification") != hc.architectures.end();
+  if (classifier && cfg.train.task == config::TaskKind::kClassify) {
+    wanted.emplace_back("model.num_labels", std::to_string(hc.num_labels()));
+  }
+  return wanted;
+}
+
+// The pairs the folder fixes, after checking that llmprof builds its model.
+Wanted folder_wanted(const hf::HfModelConfig& hc,
+                     const hf::HfTokenizerFiles& tok,
+                     const config::Config& cfg,
+                     const std::string& key) {
   if (hc.llama_family()) check_llama_buildable(hc, cfg, key);
   if (!hc.tie_word_embeddings && !hc.llama_family()) {
     throw key_error(cfg, key, fmt::format("{} has tie_word_embeddings=false; llmprof's models "
                                           "tie the LM head to the token embedding",
                                           hc.file));
   }
-  // (key, value) pairs the folder fixes, in the order they are reported.
-  std::vector<std::pair<std::string, std::string>> wanted;
-  const bool gpt2 = hc.model_type == hf::HfModelType::kGpt2;
-  if (hc.llama_family()) {
-    wanted = llama_wanted(hc, tok);
-  } else if (gpt2) {
-    const hf::Gpt2Fields& g = hc.gpt2;
-    if (g.n_inner && *g.n_inner != 4 * g.n_embd) {
-      throw key_error(cfg, key, fmt::format("{}: n_inner {} is not 4 x n_embd ({}); llmprof's "
-                                            "GPT MLP is 4 x n_embd wide",
-                                            hc.file, *g.n_inner, 4 * g.n_embd));
-    }
-    if (g.activation_function != "gelu_new" && g.activation_function != "gelu") {
-      throw key_error(cfg, key, fmt::format("{}: activation_function {} is not supported (gelu_new "
-                                            "or gelu)",
-                                            hc.file, g.activation_function));
-    }
-    if (g.layer_norm_epsilon != 1e-5) {
-      throw key_error(cfg, key, fmt::format("{}: layer_norm_epsilon {} differs from llmprof's "
-                                            "GPT (1e-5)",
-                                            hc.file, g.layer_norm_epsilon));
-    }
-    wanted = {{"model.type", "gpt"},
-              {"model.n_layer", std::to_string(g.n_layer)},
-              {"model.n_head", std::to_string(g.n_head)},
-              {"model.n_embd", std::to_string(g.n_embd)},
-              {"model.max_positions", std::to_string(g.n_positions)},
-              {"model.vocab_size", std::to_string(hc.vocab_size)},
-              {"model.bias", "true"},
-              {"model.activation", g.activation_function == "gelu_new" ? "gelu_tanh" : "gelu"},
-              {"data.tokenizer", "gpt2"},
-              {"data.vocab_path", tok.vocab_json},
-              {"data.merges_path", tok.merges_txt}};
-  } else {
-    const hf::DistilBertFields& d = hc.distilbert;
-    if (d.activation != "gelu") {
-      throw key_error(cfg, key, fmt::format("{}: activation {} is not supported (gelu)", hc.file,
-                                            d.activation));
-    }
-    if (d.sinusoidal_pos_embds) {
-      throw key_error(cfg, key, fmt::format("{}: sinusoidal_pos_embds=true is not supported "
-                                            "(learned positions only)",
-                                            hc.file));
-    }
-    wanted = {{"model.type", "distilbert"},
-              {"model.n_layer", std::to_string(d.n_layers)},
-              {"model.n_head", std::to_string(d.n_heads)},
-              {"model.n_embd", std::to_string(d.dim)},
-              {"model.ffn_dim", std::to_string(d.hidden_dim)},
-              {"model.max_positions", std::to_string(d.max_position_embeddings)},
-              {"model.vocab_size", std::to_string(hc.vocab_size)},
-              {"data.tokenizer", "wordpiece"},
-              {"data.vocab_path", tok.vocab_txt},
-              {"data.lower_case", tok.do_lower_case ? "true" : "false"}};
-    const bool classifier = std::find(hc.architectures.begin(), hc.architectures.end(),
-                                      "DistilBertForSequenceClassification") !=
-                            hc.architectures.end();
-    if (classifier && cfg.train.task == config::TaskKind::kClassify) {
-      wanted.emplace_back("model.num_labels", std::to_string(hc.num_labels()));
-    }
-  }
+  if (hc.llama_family()) return llama_wanted(hc, tok);
+  if (hc.model_type == hf::HfModelType::kGpt2) return gpt2_wanted(hc, tok, cfg, key);
+  return distilbert_wanted(hc, tok, cfg, key);
+}
+
+// Sets each wanted key in cfg. The model's shape is the checkpoint's: a shape the user gave that
+// differs is an error. The tokenizer files are the folder's, whatever data.* said (a config
+// runnable without weights): one note per such key. A key the user never set held a default, not
+// a choice: it is replaced without a word.
+std::vector<std::string> apply_wanted(config::Config& cfg,
+                                      const Wanted& wanted,
+                                      const std::string& folder,
+                                      bool normalize) {
   std::vector<std::string> notes;
-  record_given_tokenizer_keys(cfg);
   for (auto [k, theirs] : wanted) {
     const std::string ours = config::get_value(cfg, k);
-    if (hc.llama_family()) theirs = normalized(cfg, k, theirs);
+    if (normalize) theirs = normalized(cfg, k, theirs);
     if (ours == theirs) continue;
-    // The model's shape is the checkpoint's: a shape the user gave that differs is an error. The
-    // tokenizer files are the folder's, whatever data.* said (a config runnable without weights).
-    // A key the user never set held a default, not a choice: it is replaced without a word.
     const bool shape = k.rfind("model.", 0) == 0;
     for (const auto& [given, where] : cfg.given_keys) {
       if (given != k) continue;
@@ -347,7 +280,15 @@ std::vector<std::string> adopt_hf_model(config::Config& cfg, const std::string& 
     }
     config::apply_override(cfg, k + "=" + theirs);
   }
-  // A block size left at its default is no choice either: it shrinks to the folder's positions.
+  return notes;
+}
+
+// A block size left at its default is no choice either: it shrinks to the folder's positions
+// (a note says so). One the user gave beyond them is a ConfigError.
+void fit_block_size(config::Config& cfg,
+                    const hf::HfModelConfig& hc,
+                    const std::string& folder,
+                    std::vector<std::string>& notes) {
   const bool block_given =
       std::any_of(cfg.given_keys.begin(), cfg.given_keys.end(),
                   [](const auto& given) { return given.first == "model.block_size"; });
@@ -362,96 +303,27 @@ std::vector<std::string> adopt_hf_model(config::Config& cfg, const std::string& 
                                   cfg.model.block_size, cfg.model.max_positions, hc.file),
                       cfg.source_file, "model.block_size");
   }
+}
+
+}  // namespace
+
+std::vector<std::string> adopt_hf_model(config::Config& cfg,
+                                        const std::string& folder,
+                                        const std::string& key) {
+  hf::HfModelConfig hc;
+  hf::HfTokenizerFiles tok;
+  try {
+    hc = hf::read_hf_config(folder);
+    tok = hf::find_tokenizer_files(folder, hc.model_type);
+  } catch (const DataError& e) {
+    throw key_error(cfg, key, e.what());
+  }
+  const Wanted wanted = folder_wanted(hc, tok, cfg, key);
+  record_given_tokenizer_keys(cfg);
+  std::vector<std::string> notes = apply_wanted(cfg, wanted, folder, hc.llama_family());
+  fit_block_size(cfg, hc, folder, notes);
   if (hc.llama_family()) check_window(hc, cfg);
   return notes;
 }
 
-LoadReport load_hf_checkpoint(const std::string& folder, torch::nn::Module& model,
-                              const config::Config& cfg, const std::string& key) {
-  std::unique_ptr<HfTensors> file;
-  try {
-    file = open_weights(folder);
-  } catch (const DataError& e) {
-    throw key_error(cfg, key, e.what());
-  }
-  const HfModelNames names = names_for(cfg);
-  std::map<std::string, torch::Tensor> ours;
-  for (const auto& p : model.named_parameters()) ours.emplace(p.key(), p.value());
-
-  LoadReport r;
-  r.path = folder;
-  r.task = "pretrained (Hugging Face)";
-  std::set<std::string> used;
-  // A full model's file prefixes the body (transformer., distilbert.); a bare body's does not.
-  auto find = [&](const TensorMap& m, const std::string& name) -> std::optional<torch::Tensor> {
-    if (m.body) {
-      if (auto t = file->get(names.body_prefix + name)) {
-        used.insert(names.body_prefix + name);
-        return t;
-      }
-    }
-    if (auto t = file->get(name)) {
-      used.insert(name);
-      return t;
-    }
-    return std::nullopt;
-  };
-  torch::NoGradGuard no_grad;
-  for (const TensorMap& m : names.tensors) {
-    auto it = ours.find(m.ours);
-    if (it == ours.end()) continue;  // e.g. a bias-free model
-    std::vector<torch::Tensor> parts;
-    for (const std::string& t : m.theirs) {
-      if (auto v = find(m, t)) parts.push_back(*v);
-    }
-    if (parts.size() != m.theirs.size()) {
-      r.missing.push_back(m.ours);
-      continue;
-    }
-    torch::Tensor v = m.layout == Layout::kTransposed ? parts[0].t()
-                      : m.layout == Layout::kRowsOf3  ? torch::cat(parts, 0)
-                                                      : parts[0];
-    if (!v.sizes().equals(it->second.sizes())) {
-      throw key_error(cfg, key, fmt::format("'{}' ({}) is {} in {} but llmprof's '{}' is {}",
-                                            fmt::join(m.theirs, "', '"),
-                                            m.layout == Layout::kTransposed ? "transposed" : "as stored",
-                                            shape_text(v.sizes()), file->file(), m.ours,
-                                            shape_text(it->second.sizes())));
-    }
-    it->second.copy_(v);
-    ++r.loaded;
-  }
-  if (!names.tied_head.empty()) {
-    if (auto head = file->get(names.tied_head)) {
-      used.insert(names.tied_head);
-      auto twin = ours.find(names.tied_to);
-      if (twin != ours.end() && !torch::equal(head->to(twin->second.dtype()), twin->second)) {
-        throw key_error(cfg, key, fmt::format("{}: {} differs from the token embedding; llmprof's "
-                                              "models tie them",
-                                              file->file(), names.tied_head));
-      }
-    }
-  }
-  if (cfg.model.type == config::ModelType::kLlama && !r.missing.empty()) {
-    // Every tensor of a Llama-family folder is the model's: none is a head a run adds.
-    const std::string& m = r.missing.front();
-    throw key_error(cfg, key, fmt::format("{} has no tensor '{}{}'{} ({} missing in all)",
-                                          file->file(), m == "lm_head.weight" ? "" : "model.", m,
-                                          m == "lm_head.weight"
-                                              ? " (config.json says tie_word_embeddings=false)"
-                                              : "",
-                                          r.missing.size()));
-  }
-  for (const std::string& name : file->names()) {
-    if (used.count(name)) continue;
-    bool buffer = false;
-    for (const std::string& suffix : names.buffer_suffixes) {
-      buffer |= name.size() >= suffix.size() &&
-                name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-    }
-    if (!buffer) r.unexpected.push_back(name);
-  }
-  return r;
-}
-
-}  // namespace llmprof::train
+}  // namespace llmprof::checkpoint

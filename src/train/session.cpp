@@ -25,20 +25,23 @@
 #include "llmprof/telemetry/energy_monitor.h"
 #include "llmprof/telemetry/rusage.h"
 #include "deep_profile.h"
-#include "llmprof/train/device.h"
+#include "llmprof/device/context.h"
 #include "llmprof/gpu/activity_source.h"
 #include "llmprof/gpu/event_pool.h"
 #include "llmprof/base/clock.h"
 #include "llmprof/profile/nvtx.h"
 #include "llmprof/train/env.h"
 #include "llmprof/train/runtime.h"
-#include "llmprof/train/setup.h"
 #include "llmprof/train/trainer.h"
 #include "progress.h"
 #include "step_row.h"
 #include "summary.h"
 
 namespace llmprof::train {
+
+using device::DeviceContext;
+using device::PeakBytes;
+using device::PeakFlops;
 
 const char* run_status_name(RunStatus status) {
   return config::name(status).data();  // the table's names are string literals
@@ -188,8 +191,8 @@ Session::Session(const config::Config& cfg, const SessionOptions& options,
   rundir::write_env(rundir::path(m.run_dir, rundir::kEnv), env);
   m.rows.reserve(static_cast<size_t>(m.max_steps));
   if (cfg.profile.level >= profile::Level::kModules) m.recorder.add_observer(&m.deep);
-  if (m.device->is_cuda()) {
-    m.event_api = gpu::make_cuda_event_api(nullptr);  // LibTorch's default stream
+  m.event_api = m.device->event_api();  // CUDA's on LibTorch's default stream; none on the CPU
+  if (m.event_api) {
     m.span = std::make_unique<gpu::StepEventSpan>(*m.event_api);
     if (m.recorder.enabled()) {
       m.events = std::make_unique<gpu::PhaseEventPool>(*m.event_api,
