@@ -22,7 +22,8 @@ namespace {
 using test::ScratchDir;
 
 config::Config tiny() {
-  config::Config c = config::load_config(std::string(LLMPROF_SOURCE_DIR) + "/configs/tiny_test.yaml");
+  config::Config c =
+      config::load_config(std::string(LLMPROF_SOURCE_DIR) + "/configs/tiny_test.yaml");
   c.schedule.max_steps = 10;
   return c;
 }
@@ -124,8 +125,7 @@ TEST(RngState, AMissingFileIsAConfigErrorNamingIt) {
     FAIL() << "expected a ConfigError";
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.key(), "train.resume_from");
-    EXPECT_NE(std::string(e.what()).find(rundir::rng_state_file(1)), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find(rundir::rng_state_file(1)), std::string::npos) << e.what();
   }
 }
 
