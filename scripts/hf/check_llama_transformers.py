@@ -5,7 +5,7 @@ tokenizers library, on a host that has them (no network: everything is read from
 For each folder:
   1. transformers' AutoModelForCausalLM (LlamaForCausalLM, Qwen2ForCausalLM, MistralForCausalLM;
      float32, eager attention) gives the logits of expected.json's ids: compared with the numpy
-     logits in expected.json (which tests/train/llama_hf_checkpoint_test.cpp compares with
+     logits in expected.json (which tests/checkpoint/llama_hf_checkpoint_test.cpp compares with
      llmprof's, 1e-4).
   2. tokenizers.Tokenizer.from_file(tokenizer.json).encode(text).ids and transformers'
      AutoTokenizer(text).input_ids on expected.json's hard strings: compared with the ids there
@@ -17,7 +17,7 @@ For each folder:
 
 Prints one line per check and the largest differences; exit 0 when all pass, 1 when one fails.
 Run: python3 scripts/hf/check_llama_transformers.py [--llmprof build/llmprof] [FOLDER ...]
-(default folders: tests/train/fixtures/hf_llama/{llama,qwen2,mistral}_tiny).
+(default folders: tests/checkpoint/fixtures/hf_llama/{llama,qwen2,mistral}_tiny).
 """
 import argparse
 import json
@@ -27,7 +27,7 @@ import sys
 import tempfile
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-DEFAULT = [os.path.join(ROOT, "tests", "train", "fixtures", "hf_llama", n)
+DEFAULT = [os.path.join(ROOT, "tests", "checkpoint", "fixtures", "hf_llama", n)
            for n in ("llama_tiny", "qwen2_tiny", "mistral_tiny")]
 TOLERANCE = 1e-4
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Tiny Hugging Face checkpoint folders with their expected logits and token ids, for
-tests/train/hf_checkpoint_test.cpp (written to tests/train/fixtures/hf/).
+tests/checkpoint/hf_checkpoint_test.cpp (written to tests/checkpoint/fixtures/hf/).
 
 Independent of llmprof: the weights are written with Python's struct in the layout transformers'
 save_pretrained uses (GPT2 as the hub's gpt2 model.safetensors: no "transformer." prefix, the
@@ -15,7 +15,7 @@ ASCII text, where its \\p{L}/\\p{N} pattern equals the ASCII classes used below)
 tokenizer + greedy longest-match WordPiece (tokenization.py) on ASCII text.
 
 Run: python3 scripts/hf/make_hf_fixtures.py [--out DIR] (stdlib only; deterministic: the same
-bytes every run). --out defaults to the committed tests/train/fixtures/hf, since rewriting those is
+bytes every run). --out defaults to the committed tests/checkpoint/fixtures/hf, since rewriting those is
 what the script is for; give another folder to compare or inspect. On a host with transformers, the
 folders also load with GPT2LMHeadModel / DistilBertForMaskedLM.from_pretrained.
 """
@@ -29,9 +29,9 @@ import struct
 import re
 import sys
 
-# The fixtures tests/train/hf_checkpoint_test.cpp reads (the default of --out).
+# The fixtures tests/checkpoint/hf_checkpoint_test.cpp reads (the default of --out).
 COMMITTED = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                          "tests", "train", "fixtures", "hf"))
+                                          "tests", "checkpoint", "fixtures", "hf"))
 
 
 def write_safetensors(path, tensors):

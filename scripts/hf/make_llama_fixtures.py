@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tiny Llama-family Hugging Face folders (model_type llama, qwen2, mistral) with their expected
-logits and token ids, for tests/train/llama_hf_checkpoint_test.cpp (written to
-tests/train/fixtures/hf_llama/).
+logits and token ids, for tests/checkpoint/llama_hf_checkpoint_test.cpp (written to
+tests/checkpoint/fixtures/hf_llama/).
 
 Independent of llmprof and of transformers: numpy and the standard library only, written from the
 equations of LlamaForCausalLM / Qwen2ForCausalLM / MistralForCausalLM:
@@ -29,7 +29,7 @@ is a category starting with L, \\p{N} with N, \\s is str.isspace), then byte-lev
 Metaspace + BPE with byte fallback; added tokens are split out first.
 
 Run: python3 scripts/hf/make_llama_fixtures.py [--out DIR] (python3-numpy; deterministic: the
-same bytes every run). --out defaults to the committed tests/train/fixtures/hf_llama. On a host
+same bytes every run). --out defaults to the committed tests/checkpoint/fixtures/hf_llama. On a host
 with transformers, scripts/hf/check_llama_transformers.py compares these folders with it.
 """
 import argparse
@@ -42,7 +42,7 @@ import unicodedata
 import numpy as np
 
 COMMITTED = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                          "tests", "train", "fixtures", "hf_llama"))
+                                          "tests", "checkpoint", "fixtures", "hf_llama"))
 
 # ---------------------------------------------------------------------------------------------
 # safetensors

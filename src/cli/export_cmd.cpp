@@ -2,8 +2,9 @@
 #include <fmt/ranges.h>
 
 #include "commands.h"
+#include "llmprof/checkpoint/hf_checkpoint.h"
 #include "llmprof/error.h"
-#include "llmprof/train/hf_checkpoint.h"
+#include "llmprof/train/task_model.h"
 
 namespace llmprof::cli {
 
@@ -25,7 +26,7 @@ void add_export_command(CLI::App& app, int& exit_code) {
     if (args->format != "hf") {
       throw UsageError("--format '" + args->format + "': expected hf");
     }
-    const train::HfExport x = train::export_hf(args->path, args->out);
+    const checkpoint::HfExport x = checkpoint::export_hf(args->path, args->out, train::task_model);
     fmt::print("exported {} ({} tensors) to {}: {}\n", x.architecture, x.tensors, x.folder,
                fmt::join(x.files, ", "));
     for (const std::string& note : x.notes) fmt::print("note: {}\n", note);

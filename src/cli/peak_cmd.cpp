@@ -3,42 +3,28 @@
 #include <optional>
 
 #include "commands.h"
-#include "peak_comm.h"
 #include "llmprof/config/config.h"
-#include "llmprof/error.h"
-#include "llmprof/train/calibrate.h"
 #include "llmprof/config/schema.h"
+#include "llmprof/device/device.h"
+#include "llmprof/device/peak.h"
+#include "llmprof/error.h"
 #include "llmprof/train/runtime.h"
-#include "llmprof/train/setup.h"
+#include "peak_comm.h"
 
 namespace llmprof::cli {
 
-// The matmul peak, then (unless flops_only) the memory bandwidth, as `key: value` lines.
-void print_compute_peak(const config::Config& cfg, config::Precision precision, bool flops_only) {
-  const bool cuda = cfg.device.is_cuda();
-  const train::PeakFlops peak = cuda ? train::measure_matmul_peak(precision, 8192, 10, cfg.device)
-                                     : train::measure_matmul_peak(precision, 2048, 5);
-  fmt::print("peak_flops_per_s: {}\nmethod: {}\n", peak.flops_per_s, peak.method);
-  if (cuda) {
-    // What train's MFU is computed against on this device, when the table knows it.
-    const auto index = static_cast<int>(cfg.device.index);
-    if (auto sheet = train::datasheet_peak(train::cuda_device_name(index), precision)) {
-      fmt::print("datasheet_flops_per_s: {}\ndatasheet: {}\nmeasured_of_datasheet: {:.3f}\n",
-                 sheet->flops_per_s, sheet->method, peak.flops_per_s / sheet->flops_per_s);
-    }
+// The matmul peak (with the datasheet's where known), then unless flops_only the memory
+// bandwidth, as `key: value` lines.
+void print_compute_peak(const device::PeakReport& r) {
+  fmt::print("peak_flops_per_s: {}\nmethod: {}\n", r.measured.flops_per_s, r.measured.method);
+  if (r.datasheet) {
+    fmt::print("datasheet_flops_per_s: {}\ndatasheet: {}\nmeasured_of_datasheet: {:.3f}\n",
+               r.datasheet->flops_per_s, r.datasheet->method,
+               r.measured.flops_per_s / r.datasheet->flops_per_s);
   }
-  if (flops_only) return;
-  if (cuda) {
-    const train::PeakBandwidth bw = train::measure_memory_bandwidth(0, 10, cfg.device);
-    fmt::print("peak_bytes_per_s: {}\ncopy_bytes_per_s: {}\nbandwidth_method: {} (triad)\n",
-               bw.triad_bytes_per_s, bw.copy_bytes_per_s, bw.method);
-    return;
-  }
-  const train::PeakBandwidth bw = train::measure_memory_bandwidth(0, 5);
-  fmt::print("peak_bytes_per_s: {}\ncopy_bytes_per_s: {}\nbandwidth_method: {} (triad; {})\n",
-             bw.triad_bytes_per_s, bw.copy_bytes_per_s, bw.method,
-             bw.llc_bytes > 0 ? fmt::format("last-level cache {} MiB", bw.llc_bytes >> 20)
-                              : std::string("last-level cache size not in sysfs"));
+  if (!r.bandwidth) return;
+  fmt::print("peak_bytes_per_s: {}\ncopy_bytes_per_s: {}\nbandwidth_method: {}\n",
+             r.bandwidth->triad_bytes_per_s, r.bandwidth->copy_bytes_per_s, r.bandwidth_method);
 }
 
 void add_peak_command(CLI::App& app, int& exit_code) {
@@ -106,15 +92,12 @@ void add_peak_command(CLI::App& app, int& exit_code) {
     config::Config cfg;
     cfg.threads = args->threads;
     config::apply_override(cfg, "device=" + args->device);  // cpu | cuda | cuda:N
-    if (cfg.device.is_cuda()) {
-      train::check_device(cfg);
-    } else {
-      if (*precision == config::Precision::kFp16) {
-        throw UsageError("--precision fp16: CPU matmuls have no fp16 path; use fp32 or bf16");
-      }
-      train::apply_runtime(cfg);
+    device::check_device(cfg);
+    if (*precision == config::Precision::kFp16 && !device::capabilities(cfg.device).fp16) {
+      throw UsageError("--precision fp16: CPU matmuls have no fp16 path; use fp32 or bf16");
     }
-    print_compute_peak(cfg, *precision, args->flops_only);
+    train::apply_runtime(cfg);  // threads and BLAS, as a run's
+    print_compute_peak(device::measure_peak(cfg.device, *precision, args->flops_only));
     exit_code = 0;
   });
 }

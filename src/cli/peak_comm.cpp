@@ -4,9 +4,11 @@
 
 #include <cctype>
 #include <filesystem>
+#include <optional>
 
 #include "llmprof/config/config.h"
 #include "llmprof/config/schema.h"
+#include "llmprof/device/device.h"
 #include "llmprof/dist/comm_bench.h"
 #include "llmprof/dist/process_group.h"
 #include "llmprof/dist/rank_env.h"
@@ -52,10 +54,11 @@ dist::CommBenchOptions bench_options(const PeakCommArgs& a) {
 }
 
 void print_result(const dist::CommBenchResult& r) {
-  fmt::print("# all-reduce bus bandwidth (as nccl-tests' all_reduce_perf): {} rank{}, {}, float32 "
-             "sum, {} warm-up + {} timed iterations per size\n",
-             r.world_size, r.world_size == 1 ? "" : "s", dist::backend_name(r.backend),
-             r.options.warmup_iters, r.options.iters);
+  fmt::print(
+      "# all-reduce bus bandwidth (as nccl-tests' all_reduce_perf): {} rank{}, {}, float32 "
+      "sum, {} warm-up + {} timed iterations per size\n",
+      r.world_size, r.world_size == 1 ? "" : "s", config::name(r.backend), r.options.warmup_iters,
+      r.options.iters);
   fmt::print("# busbw = algbw x 2(n-1)/n; time = mean over ranks of each rank's mean iteration\n");
   fmt::print("#{:>11} {:>10} {:>11} {:>11} {:>11} {:>11}\n", "bytes", "elements", "time_us",
              "algbw_GB/s", "busbw_GB/s", "slowest_us");
@@ -83,7 +86,7 @@ void write_table(const std::string& dir, const dist::CommBenchResult& r) {
     c.bytes = row.bytes;
     c.elements = row.elements;
     c.world_size = r.world_size;
-    c.backend = std::string(dist::backend_name(r.backend));
+    c.backend = std::string(config::name(r.backend));
     c.warmup_iters = r.options.warmup_iters;
     c.iters = r.options.iters;
     c.time_us = row.time_us;
@@ -110,11 +113,10 @@ int run_peak_comm(const PeakCommArgs& args) {
   dist::GroupOptions group;
   group.timeout_s = args.timeout_s;
   group.c10d_for_one_rank = true;  // world size 1 still times the backend's all-reduce
-  if (cfg.device.is_cuda()) {
-    group.backend = dist::Backend::kNccl;
-    group.cuda_device = env.distributed() ? env.local_rank : static_cast<int>(cfg.device.index);
-    options.cuda_device = group.cuda_device;
-  }
+  group.backend = device::resolve_backend(cfg);  // ddp.backend auto: nccl on cuda, gloo on cpu
+  group.cuda_device = device::cuda_ordinal(
+      cfg.device, env.distributed() ? std::optional(env.local_rank) : std::nullopt);
+  options.cuda_device = group.cuda_device;
   auto pg = dist::ProcessGroup::create(env, group);
   const dist::CommBenchResult result = dist::run_all_reduce_bench(*pg, options);
   if (env.rank == 0) {

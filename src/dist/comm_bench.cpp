@@ -10,8 +10,6 @@ namespace llmprof::dist {
 
 namespace {
 constexpr int64_t kElementBytes = 4;  // float32, as all_reduce_perf's default -d float
-// backend_name without the torch half of this concern (process_group_torch.cpp defines it).
-const char* backend_text(Backend b) { return b == Backend::kNccl ? "nccl" : "gloo"; }
 }
 
 std::vector<int64_t> comm_bench_sizes(const CommBenchOptions& o) {
@@ -58,7 +56,7 @@ void finish_comm_bench(CommBenchResult& result) {
   result.roof_note =
       result.world_size > 1
           ? fmt::format("largest busbw over {} sizes (all-reduce, float32, sum; {} ranks, {})",
-                        result.rows.size(), result.world_size, backend_text(result.backend))
+                        result.rows.size(), result.world_size, config::name(result.backend))
           : "world size 1: an all-reduce crosses no link, busbw is 0 by definition (no roof)";
 }
 

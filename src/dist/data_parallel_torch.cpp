@@ -17,6 +17,7 @@
 #include "comm_finish.h"
 #include "llmprof/config/config.h"
 #include "llmprof/config/schema.h"
+#include "llmprof/device/device.h"
 #include "llmprof/dist/clock_sync.h"
 #include "llmprof/dist/data_parallel.h"
 #include "llmprof/error.h"
@@ -32,18 +33,6 @@ namespace {
 
 // Ping-pong rounds of each clock measurement (the best round counts): ~0.1 ms each on loopback.
 constexpr int kClockRounds = 200;
-
-dist::Backend backend_of(const config::Config& cfg) {
-  switch (cfg.ddp.backend) {
-    case config::DdpBackend::kGloo:
-      return dist::Backend::kGloo;
-    case config::DdpBackend::kNccl:
-      return dist::Backend::kNccl;
-    case config::DdpBackend::kAuto:
-      break;
-  }
-  return cfg.device.is_cuda() ? dist::Backend::kNccl : dist::Backend::kGloo;
-}
 
 // The resolved config as every rank must share it: the YAML without the run directory's name
 // (ranks may be given their own) and the device ordinal (one GPU per rank).
@@ -88,9 +77,9 @@ std::unique_ptr<DataParallel> DataParallel::connect(const config::Config& cfg,
                       cfg.source_file, "train.cuda_graphs");
   }
   dist::GroupOptions o;
-  o.backend = backend_of(cfg);
+  o.backend = device::resolve_backend(cfg);
   o.timeout_s = cfg.ddp.timeout_s;
-  o.cuda_device = cfg.device.is_cuda() ? static_cast<int>(cfg.device.index) : -1;
+  o.cuda_device = device::cuda_ordinal(cfg.device);
   o.c10d_for_one_rank = one_rank_group;
   std::unique_ptr<DataParallel> dp(new DataParallel(env, dist::ProcessGroup::create(env, o)));
   dp->group_->check_same_config(config_hash(cfg));
@@ -238,7 +227,7 @@ rundir::TraceDistributed DataParallel::trace_info() const {
   rundir::TraceDistributed d;
   d.rank = rank();
   d.world_size = world_size();
-  d.backend = std::string(dist::backend_name(group_->backend()));
+  d.backend = group_->backend();
   d.clock_offset_ns = -own_clock_offset_ns_;  // rank 0's clock minus this rank's
   return d;
 }
@@ -408,7 +397,7 @@ rundir::DistributedFigures DataParallel::summary_section() const {
   std::vector<double> later(comm_ms_.begin() + (comm_ms_.empty() ? 0 : 1), comm_ms_.end());
   rundir::DistributedFigures d;
   d.world_size = world_size();
-  d.backend = std::string(dist::backend_name(group_->backend()));
+  d.backend = std::string(config::name(group_->backend()));
   d.launcher = std::string(dist::env_source_name(env_.source));
   d.overlap = overlap_;
   d.bucket_mb = bucket_mb_;

@@ -14,10 +14,6 @@
 
 namespace llmprof::dist {
 
-std::string_view backend_name(Backend backend) {
-  return backend == Backend::kNccl ? "nccl" : "gloo";
-}
-
 bool built_with_c10d() {
 #if LLMPROF_WITH_DIST
   return true;
@@ -26,12 +22,12 @@ bool built_with_c10d() {
 #endif
 }
 
-bool built_with_backend(Backend backend) {
+bool built_with_backend(config::DdpBackend backend) {
 #if LLMPROF_DIST_NCCL
-  if (backend == Backend::kNccl) return true;
+  if (backend == config::DdpBackend::kNccl) return true;
 #endif
 #if LLMPROF_DIST_GLOO
-  if (backend == Backend::kGloo) return true;
+  if (backend == config::DdpBackend::kGloo) return true;
 #endif
   (void)backend;
   return false;
@@ -51,7 +47,7 @@ class SoloGroup final : public ProcessGroup {
   explicit SoloGroup(const GroupOptions& options) : options_(options) {}
   int rank() const override { return 0; }
   int world_size() const override { return 1; }
-  Backend backend() const override { return options_.backend; }
+  config::DdpBackend backend() const override { return options_.backend; }
   double timeout_s() const override { return options_.timeout_s; }
   void check_same_config(const std::string&) override {}
   void broadcast_module(torch::nn::Module&) override {}
@@ -107,13 +103,13 @@ class C10dGroup final : public ProcessGroup {
     } catch (const DistError&) {
       throw;
     } catch (const std::exception& e) {
-      throw diagnose(e, fmt::format("{} group set-up", backend_name(options.backend)));
+      throw diagnose(e, fmt::format("{} group set-up", config::name(options.backend)));
     }
   }
 
   int rank() const override { return env_.rank; }
   int world_size() const override { return env_.world_size; }
-  Backend backend() const override { return options_.backend; }
+  config::DdpBackend backend() const override { return options_.backend; }
   double timeout_s() const override { return options_.timeout_s; }
   void* native_handle() override { return &pg_; }
 
@@ -179,7 +175,7 @@ StorePtr C10dGroup::rendezvous() {
 
 PgPtr C10dGroup::make_backend(const StorePtr& store) {
   const auto timeout = ms_of(collective_s_);
-  if (options_.backend == Backend::kNccl) {
+  if (options_.backend == config::DdpBackend::kNccl) {
 #if LLMPROF_DIST_NCCL
     return compat::make_nccl(store, env_.rank, env_.world_size, options_.cuda_device, timeout);
 #else
@@ -197,7 +193,7 @@ PgPtr C10dGroup::make_backend(const StorePtr& store) {
 }
 
 at::Tensor C10dGroup::on_device(const at::Tensor& t) const {
-  if (options_.backend != Backend::kNccl) return t;
+  if (options_.backend != config::DdpBackend::kNccl) return t;
   return t.to(torch::Device(torch::kCUDA, std::max(options_.cuda_device, 0)));
 }
 
@@ -357,6 +353,9 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const RankEnv& env,
   if (!(options.heartbeat_interval_s > 0) || options.heartbeat_interval_s > options.timeout_s) {
     throw ConfigError(fmt::format("heartbeat interval {} s: expected in (0, ddp.timeout_s]",
                                   options.heartbeat_interval_s));
+  }
+  if (options.backend == config::DdpBackend::kAuto) {
+    throw Error("ddp.backend auto reached the process group unresolved (device::resolve_backend)");
   }
   if (env.world_size <= 1 && !options.c10d_for_one_rank) {
     return std::make_unique<SoloGroup>(options);

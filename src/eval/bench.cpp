@@ -11,9 +11,10 @@
 #include <optional>
 
 #include "bench_measure.h"
-#include "llmprof/gpu/event_pool.h"
 #include "llmprof/config/schema.h"
+#include "llmprof/device/device.h"
 #include "llmprof/error.h"
+#include "llmprof/gpu/event_pool.h"
 #include "llmprof/model/linear.h"
 #include "llmprof/model/quantize.h"
 #include "llmprof/output/csv.h"
@@ -117,16 +118,19 @@ class LogFileScope {
 using rundir::QualityRow;
 
 // The variant's autocast on the bench's device: bf16/fp16 autocast, fp32 and int8 none.
-train::Autocast autocast_of(BenchVariant variant, const config::Device& device) {
-  return train::Autocast(device, variant == BenchVariant::kBf16   ? config::Precision::kBf16
-                                 : variant == BenchVariant::kFp16 ? config::Precision::kFp16
-                                                                  : config::Precision::kFp32);
+device::Autocast autocast_of(BenchVariant variant, const config::Device& device) {
+  return device::Autocast(device, variant == BenchVariant::kBf16   ? config::Precision::kBf16
+                                  : variant == BenchVariant::kFp16 ? config::Precision::kFp16
+                                                                   : config::Precision::kFp32);
 }
 
-QualityRow measure_quality(train::Task& task, const train::EvalSet& set, BenchVariant variant,
-                           train::DeviceContext& device, const config::Device& where) {
+QualityRow measure_quality(train::Task& task,
+                           const train::EvalSet& set,
+                           BenchVariant variant,
+                           device::DeviceContext& device,
+                           const config::Device& where) {
   double seconds = 0;
-  const train::Autocast autocast = autocast_of(variant, where);
+  const device::Autocast autocast = autocast_of(variant, where);
   const train::EvalSums sums = evaluate_set(task, set, autocast, device, &seconds);
   QualityRow q;
   q.variant = variant;
@@ -187,7 +191,7 @@ std::map<std::string, std::string> notes(const config::Config& cfg, bool generat
                    "untimed warm-up calls then {} timed; percentiles interpolate linearly between "
                    "order statistics (numpy's default); samples_per_s = batch / mean, "
                    "tokens_per_s = batch * seq_len / mean",
-                   cfg.device.is_cuda()
+                   device::capabilities(cfg.device).timing_events
                        ? "between two CUDA events on the default stream, the host waiting for the "
                          "second before the next call (calls do not overlap; launch gaps count)"
                        : "on the steady clock (CPU execution is synchronous: no device sync)",
@@ -247,14 +251,14 @@ std::vector<std::vector<train::Batch>> timed_inputs(const Prepared& p,
       throw DataError(
           fmt::format("llmprof bench: the validation set ({}) holds no batch", some.source));
     }
-    for (train::Batch& batch : some.batches) batch = p.device->copy_to_device(batch);
+    for (train::Batch& batch : some.batches) batch = train::copy_to_device(*p.device, batch);
     inputs.push_back(std::move(some.batches));
   }
   return inputs;
 }
 
 // The rest of s from s.p.
-void set_up(BenchSetup& s, bool cuda) {
+void set_up(BenchSetup& s) {
   const config::Config& cfg = s.p.cfg;  // with the checkpoint's model shape
   s.variants = config::bench_variants(cfg);
   s.batch_sizes = config::bench_batch_sizes(cfg);
@@ -264,7 +268,7 @@ void set_up(BenchSetup& s, bool cuda) {
   s.sets = eval_sets(s.p, s.quality_batch);
   s.inputs = timed_inputs(s.p, s.batch_sizes);
   // CUDA: each call timed by two events on LibTorch's default stream (the legacy one).
-  s.events = cuda ? gpu::make_cuda_event_api(nullptr) : nullptr;
+  s.events = s.p.device->event_api();
 }
 
 // The quality of one variant on every eval set, written to bench_quality.csv and kept in quality;
@@ -293,7 +297,7 @@ std::optional<QualityRow> measure_variant_quality(BenchSetup& s,
 // KV-cache generation from the first P tokens of each row of input: ttft, decode step, rate.
 void measure_generation(const BenchSetup& s,
                         const train::Batch& input,
-                        const train::Autocast& autocast,
+                        const device::Autocast& autocast,
                         BenchRow& row) {
   const config::Config& cfg = s.p.cfg;
   // The prompt: the first P tokens of each row of the input batch, (b, P).
@@ -320,7 +324,7 @@ BenchRow measure_row(const BenchSetup& s,
                      int64_t weight_bytes,
                      const std::optional<QualityRow>& val) {
   const config::Config& cfg = s.p.cfg;
-  const train::Autocast autocast = autocast_of(variant, cfg.device);
+  const device::Autocast autocast = autocast_of(variant, cfg.device);
   const std::vector<train::Batch>& input_batches = s.inputs[i];
   const train::Batch& input = input_batches.front();
   BenchRow row;
@@ -353,8 +357,8 @@ rundir::BenchDoc bench_doc(const BenchSetup& s,
   train::TrainOptions env_opts;
   env_opts.command_line = opts.command_line;
   rundir::BenchDoc d;
-  d.context = train::collect_env(cfg, p.runtime, train::PeakFlops{},
-                                 train::PeakBytes{0, 0, "none", "not used by bench"}, env_opts);
+  d.context = train::collect_env(cfg, p.runtime, device::PeakFlops{},
+                                 device::PeakBytes{0, 0, "none", "not used by bench"}, env_opts);
   d.context.peak_flops.reset();  // bench measures no matmul peak
   d.task = task.name();
   d.model = task.describe();
@@ -393,14 +397,14 @@ rundir::BenchDoc bench_doc(const BenchSetup& s,
 
 BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
   config::validate(given);
-  const bool cuda = given.device.is_cuda();
+  const device::Capabilities can = device::capabilities(given.device);
   for (const BenchVariant v : config::bench_variants(given)) {
-    if (v == BenchVariant::kInt8 && cuda) {
+    if (v == BenchVariant::kInt8 && !can.int8_dynamic_quant) {
       throw ConfigError("bench.variants: int8 (dynamic quantization of the Linears) runs on the "
                         "CPU only; on device=cuda use fp32, bf16 and fp16",
                         given.source_file, "bench.variants");
     }
-    if (v == BenchVariant::kFp16 && !cuda) {
+    if (v == BenchVariant::kFp16 && !can.fp16) {
       throw ConfigError("bench.variants: fp16 needs device=cuda (CPU matmuls have no fp16 path); "
                         "on the CPU use fp32, bf16 and int8",
                         given.source_file, "bench.variants");
@@ -408,7 +412,7 @@ BenchResult run_bench(const config::Config& given, const BenchOptions& opts) {
   }
   // -- set-up: data, model, eval sets and inputs (before the result directory exists) ---------
   BenchSetup s(given, opts);
-  set_up(s, cuda);
+  set_up(s);
   const config::Config& cfg = s.p.cfg;  // with the checkpoint's model shape
   train::Task& task = *s.p.task;
 

@@ -51,7 +51,7 @@ double CallTimer::stop_ms() {
 
 std::vector<double> time_forward(train::Task& task,
                                  const std::vector<train::Batch>& batches,
-                                 const train::Autocast& autocast,
+                                 const device::Autocast& autocast,
                                  gpu::EventApi* events,
                                  int64_t warmup_iters,
                                  int64_t iters) {
@@ -78,7 +78,7 @@ std::vector<double> time_forward(train::Task& task,
 GenerateTimes time_generate(model::Decoder& gpt,
                             const torch::Tensor& prompt,
                             int64_t new_tokens,
-                            const train::Autocast& autocast,
+                            const device::Autocast& autocast,
                             gpu::EventApi* events,
                             int64_t warmup,
                             int64_t reps) {

@@ -11,9 +11,9 @@
 #include <optional>
 #include <vector>
 
+#include "llmprof/device/context.h"
 #include "llmprof/gpu/event_pool.h"
 #include "llmprof/model/gpt.h"
-#include "llmprof/train/device.h"
 #include "llmprof/train/task.h"
 
 namespace llmprof::eval {
@@ -57,7 +57,7 @@ class CallTimer {
 // would hide. autocast (the variant's) around each call; events: CallTimer's.
 std::vector<double> time_forward(train::Task& task,
                                  const std::vector<train::Batch>& batches,
-                                 const train::Autocast& autocast,
+                                 const device::Autocast& autocast,
                                  gpu::EventApi* events,
                                  int64_t warmup_iters,
                                  int64_t iters);
@@ -72,7 +72,7 @@ struct GenerateTimes {
 GenerateTimes time_generate(model::Decoder& gpt,
                             const torch::Tensor& prompt,
                             int64_t new_tokens,
-                            const train::Autocast& autocast,
+                            const device::Autocast& autocast,
                             gpu::EventApi* events,
                             int64_t warmup,
                             int64_t reps);

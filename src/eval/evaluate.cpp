@@ -22,7 +22,7 @@ EvalResult run_eval(const config::Config& given, const EvalOptions& opts) {
   const config::Config& cfg = p.cfg;  // with the checkpoint's model shape
   const int64_t batch = cfg.eval.batch_size > 0 ? cfg.eval.batch_size : cfg.train.batch_size;
   const std::vector<train::EvalSet> sets = eval_sets(p, batch);
-  const train::Autocast autocast(cfg);
+  const device::Autocast autocast(cfg);
 
   EvalResult result;
   result.task = p.task->kind();

@@ -4,11 +4,10 @@
 #include <spdlog/spdlog.h>
 
 #include "llmprof/base/clock.h"
+#include "llmprof/checkpoint/hf_checkpoint.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 #include "llmprof/model/autocast.h"
-#include "llmprof/train/hf_checkpoint.h"
-#include "llmprof/train/setup.h"
 
 namespace llmprof::eval {
 
@@ -30,22 +29,22 @@ Prepared prepare(const config::Config& cfg_in, const std::string& checkpoint,
   const std::string path = checkpoint.empty() ? cfg.model.init_from : checkpoint;
   const std::string key = checkpoint.empty() ? "model.init_from" : "--checkpoint";
   // An llmprof run brings its tokenizer (a Hugging Face folder's is adopted with its model).
-  train::RunTokenizer run_tokenizer;
+  checkpoint::RunTokenizer run_tokenizer;
   if (!path.empty()) {
-    p.notes = train::adopt_checkpoint_model(p.cfg, path, key);
-    if (!train::is_hf_folder(path)) {
-      run_tokenizer = train::take_checkpoint_tokenizer(p.cfg, path, key);
+    p.notes = checkpoint::adopt_checkpoint_model(p.cfg, path, key);
+    if (!checkpoint::is_hf_folder(path)) {
+      run_tokenizer = checkpoint::take_checkpoint_tokenizer(p.cfg, path, key);
       if (!run_tokenizer.note.empty()) spdlog::warn("{}", run_tokenizer.note);
     }
   }
   config::validate(cfg);
-  p.device = train::DeviceContext::make(cfg);  // cpu, or a cuda device this host has
+  p.device = device::DeviceContext::make(cfg);  // cpu, or a cuda device this host has
   p.runtime = train::apply_runtime(cfg);
   p.data = train::load_run_data(cfg);
-  if (!path.empty()) train::check_run_tokenizer(run_tokenizer, *p.data.tokenizer, path);
+  if (!path.empty()) checkpoint::check_run_tokenizer(run_tokenizer, *p.data.tokenizer, path);
   p.task = train::make_task(cfg, p.data.tokenizer->vocab_size(), p.data.mlm_predictions);
   if (!path.empty()) {
-    p.checkpoint = train::load_checkpoint(path, p.task->module(), cfg, key);
+    p.checkpoint = checkpoint::load_checkpoint(path, p.task->module(), cfg, key);
     const std::vector<std::string>& missing = p.checkpoint->missing;
     if (!missing.empty() && !allow_init_weights) {
       throw ConfigError(
@@ -65,7 +64,7 @@ Prepared prepare(const config::Config& cfg_in, const std::string& checkpoint,
   } else {
     spdlog::warn("no --checkpoint and no model.init_from: measuring the untrained (initial) model");
   }
-  train::move_module(p.task->module(), *p.device);
+  device::move_module(p.task->module(), *p.device);
   p.task->module().eval();
   return p;
 }
@@ -80,13 +79,15 @@ std::vector<train::EvalSet> eval_sets(const Prepared& p, int64_t batch_size) {
   }
   for (train::EvalSet& set : sets) {
     if (!set.sampling.empty()) spdlog::info("eval set {}: {}", set.name, set.sampling);
-    for (train::Batch& b : set.batches) b = p.device->copy_to_device(b);
+    for (train::Batch& b : set.batches) b = train::copy_to_device(*p.device, b);
   }
   return sets;
 }
 
-train::EvalSums evaluate_set(train::Task& task, const train::EvalSet& set,
-                             const train::Autocast& autocast, train::DeviceContext& device,
+train::EvalSums evaluate_set(train::Task& task,
+                             const train::EvalSet& set,
+                             const device::Autocast& autocast,
+                             device::DeviceContext& device,
                              double* seconds) {
   torch::NoGradGuard no_grad;
   task.module().eval();

@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "llmprof/checkpoint/weights.h"
 #include "llmprof/config/config.h"
+#include "llmprof/device/context.h"
 #include "llmprof/rundir/eval_doc.h"
-#include "llmprof/train/device.h"
 #include "llmprof/train/run_data.h"
 #include "llmprof/train/runtime.h"
 #include "llmprof/train/task.h"
-#include "llmprof/train/weights.h"
 
 namespace llmprof::eval {
 
@@ -21,10 +21,10 @@ struct Prepared {
   config::Config cfg;          // the given config with the checkpoint's model shape
   std::vector<std::string> notes;  // what was taken from the checkpoint (logged)
   train::RuntimeInfo runtime;
-  std::unique_ptr<train::DeviceContext> device;  // cfg.device: the model and eval sets live there
+  std::unique_ptr<device::DeviceContext> device;  // cfg.device: the model and eval sets live there
   train::RunData data;
   std::unique_ptr<train::Task> task;
-  std::optional<train::LoadReport> checkpoint;  // none: init weights (warned)
+  std::optional<checkpoint::LoadReport> checkpoint;  // none: init weights (warned)
 };
 
 // Tensors the checkpoint lacks, left at their initial (random) values; empty without a
@@ -45,8 +45,10 @@ std::vector<train::EvalSet> eval_sets(const Prepared& p, int64_t batch_size);
 
 // Evaluates set (on device's device) with the model in eval mode, no grad, under autocast.
 // Returns the sums and the wall time in seconds, to the end of the device's work.
-train::EvalSums evaluate_set(train::Task& task, const train::EvalSet& set,
-                             const train::Autocast& autocast, train::DeviceContext& device,
+train::EvalSums evaluate_set(train::Task& task,
+                             const train::EvalSet& set,
+                             const device::Autocast& autocast,
+                             device::DeviceContext& device,
                              double* seconds);
 
 // What mapped the text to ids (eval.json and bench.json "tokenizer"): type, vocab_size and the

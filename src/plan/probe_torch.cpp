@@ -2,8 +2,9 @@
 // reportMemoryUsage with its running total of live bytes for every allocation and free on a
 // thread whose PROFILER_STATE debug info enables memory profiling (torch.profiler's
 // profile_memory mechanism); the total counts what was allocated while reporting was on, so the
-// reporter is installed before the model is built. On CUDA the caching allocator's own
-// statistics (allocated and reserved, current and peak) are read at phase boundaries.
+// reporter is installed before the model is built. On a device with a caching allocator (CUDA)
+// its statistics (allocated and reserved, current and peak: device/memory.h) are read at phase
+// boundaries.
 #include <c10/core/Allocator.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
 #include <dlfcn.h>
@@ -17,12 +18,10 @@
 #include <optional>
 
 #include "llmprof/config/config.h"
+#include "llmprof/device/device.h"
+#include "llmprof/device/memory.h"
 #include "llmprof/plan/plan.h"
 #include "llmprof/plan/probe.h"
-
-#if defined(LLMPROF_WITH_CUDA)
-#include <c10/cuda/CUDACachingAllocator.h>
-#endif
 
 namespace llmprof::plan {
 
@@ -84,8 +83,8 @@ int64_t max_rss_bytes() {
 }  // namespace
 
 struct MemoryProbe::Impl {
-  bool enabled = true, cuda = false;
-  int64_t device = 0;
+  bool enabled = true, cuda = false;  // cuda: the device's caching allocator keeps the books
+  config::Device device;
   std::shared_ptr<Reporter> reporter = std::make_shared<Reporter>();
   std::optional<c10::DebugInfoGuard> guard;
   int32_t* glog = nullptr;
@@ -100,14 +99,11 @@ struct MemoryProbe::Impl {
 
   // Live bytes now: c10's CPU total, or the caching allocator's allocated bytes.
   int64_t live() const {
-#if defined(LLMPROF_WITH_CUDA)
-    if (cuda) {
-      const auto s = c10::cuda::CUDACachingAllocator::getDeviceStats(
-          static_cast<c10::DeviceIndex>(device));
-      return static_cast<int64_t>(s.allocated_bytes[0].current);
-    }
-#endif
+    if (cuda) return allocator().allocated_bytes;
     return reporter->total();
+  }
+  device::DeviceMemory allocator() const {
+    return device::allocator_memory(device).value_or(device::DeviceMemory{});
   }
   int64_t grad_bytes() const {
     int64_t b = 0;
@@ -116,18 +112,18 @@ struct MemoryProbe::Impl {
   }
 };
 
-MemoryProbe::MemoryProbe(bool cuda, int64_t device_index) : impl_(std::make_unique<Impl>()) {
+MemoryProbe::MemoryProbe(const config::Device& device) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   const char* off = std::getenv("LLMPROF_PLAN_PROBE");
   m.enabled = off == nullptr || std::strcmp(off, "off") != 0;
-  m.cuda = cuda;
-  m.device = device_index;
-  m.m.source = cuda ? "CUDA caching allocator statistics" : "c10 CPU allocator reports";
+  m.cuda = device::capabilities(device).caching_allocator;
+  m.device = device;
+  m.m.source = m.cuda ? "CUDA caching allocator statistics" : "c10 CPU allocator reports";
   if (!m.enabled) {
     m.m.reason = "LLMPROF_PLAN_PROBE=off";
     return;
   }
-  if (!cuda) {
+  if (!m.cuda) {
     m.glog = glog_min_level();
     if (m.glog != nullptr) {
       m.glog_saved = *m.glog;
@@ -153,15 +149,10 @@ void MemoryProbe::set_model(const std::vector<at::Tensor>& parameters,
   m.m.parameters = p;
   m.m.buffers = b;
   // After the model is on the device: CUDA's allocator is initialised by then.
-#if defined(LLMPROF_WITH_CUDA)
   if (const char* f = std::getenv("LLMPROF_CUDA_MEMORY_FRACTION"); m.cuda && m.enabled && f != nullptr) {
     const double fraction = std::atof(f);
-    if (fraction > 0 && fraction <= 1) {
-      c10::cuda::CUDACachingAllocator::setMemoryFraction(
-          fraction, static_cast<c10::DeviceIndex>(m.device));
-    }
+    if (fraction > 0 && fraction <= 1) device::set_allocator_fraction(m.device, fraction);
   }
-#endif
 }
 
 void MemoryProbe::before_step(int64_t step) {
@@ -171,11 +162,7 @@ void MemoryProbe::before_step(int64_t step) {
   m.step_start_live = m.live();
   m.reporter->reset_peak();
   std::fill(std::begin(m.phase_peak), std::end(m.phase_peak), int64_t{0});
-#if defined(LLMPROF_WITH_CUDA)
-  if (m.cuda) {
-    c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(m.device));
-  }
-#endif
+  device::reset_allocator_peak(m.device);
 }
 
 void MemoryProbe::on_phase_begin(profile::Phase phase) {
@@ -194,9 +181,7 @@ void MemoryProbe::on_phase_begin(profile::Phase phase) {
   if (m.step != 2) return;
   if (phase == profile::Phase::kForward) m.fwd_start_live = m.live();
   if (phase == profile::Phase::kBackward) m.m.forward_end = m.live() - m.fwd_start_live;
-#if defined(LLMPROF_WITH_CUDA)
-  if (m.cuda) c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(m.device));
-#endif
+  device::reset_allocator_peak(m.device);
 }
 
 void MemoryProbe::on_phase_end(profile::Phase phase) {
@@ -206,16 +191,12 @@ void MemoryProbe::on_phase_end(profile::Phase phase) {
   if (m.step == 1 && phase == profile::Phase::kOptimizer) {
     m.m.optimizer_state = m.live() - m.opt_begin_live + m.grads_step1;
   }
-#if defined(LLMPROF_WITH_CUDA)
   if (m.cuda && m.step == 2 && static_cast<int>(phase) < 5) {
-    const auto s = c10::cuda::CUDACachingAllocator::getDeviceStats(
-        static_cast<c10::DeviceIndex>(m.device));
+    const device::DeviceMemory s = m.allocator();
     auto& slot = m.phase_peak[static_cast<int>(phase)];
-    slot = std::max(slot, static_cast<int64_t>(s.allocated_bytes[0].peak));
-    m.m.peak_reserved = std::max(m.m.peak_reserved.value_or(0),
-                                 static_cast<int64_t>(s.reserved_bytes[0].peak));
+    slot = std::max(slot, s.peak_allocated_bytes);
+    m.m.peak_reserved = std::max(m.m.peak_reserved.value_or(0), s.peak_reserved_bytes);
   }
-#endif
   m.reporter->phase_ = -1;
 }
 
@@ -252,7 +233,7 @@ rundir::RunFigures MemoryProbe::finish(const rundir::RunEnd&) {
   rundir::RunFigures f;
   if (!impl_->planned) return f;
   const config::Config& cfg = *impl_->planned;
-  f.plan = reconcile(cfg, impl_->vocab_size, cfg.device.is_cuda(), measured(),
+  f.plan = reconcile(cfg, impl_->vocab_size, device::capabilities(cfg.device).caching_allocator, measured(),
                      cuda_allocator_from_env());
   return f;
 }

@@ -100,6 +100,22 @@ class TraceBuffer {
 
 }  // namespace
 
+namespace {
+
+// The device type c10d pairs a backend with in a process group's backend_config ("cuda:nccl").
+std::string_view backend_device(config::DdpBackend backend) {
+  switch (backend) {
+    case config::DdpBackend::kNccl:
+      return "cuda";
+    case config::DdpBackend::kAuto:  // never resolved to: the group's is gloo or nccl
+    case config::DdpBackend::kGloo:
+      break;
+  }
+  return "cpu";
+}
+
+}  // namespace
+
 std::string distributed_info_json(const TraceDistributed& d) {
   std::string ranks;
   for (int r = 0; r < d.world_size; ++r) ranks += fmt::format("{}{}", r ? ", " : "", r);
@@ -107,8 +123,8 @@ std::string distributed_info_json(const TraceDistributed& d) {
       "{{\"backend\": \"{}\", \"rank\": {}, \"world_size\": {}, \"pg_count\": 1, \"pg_config\": "
       "[{{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"backend_config\": \"{}:{}\", "
       "\"pg_size\": {}, \"ranks\": [{}]}}]}}",
-      d.backend, d.rank, d.world_size, d.backend == "nccl" ? "cuda" : "cpu", d.backend,
-      d.world_size, ranks);
+      config::name(d.backend), d.rank, d.world_size, backend_device(d.backend),
+      config::name(d.backend), d.world_size, ranks);
 }
 
 std::string collective_args(const CollectiveSlice& c) {
@@ -167,7 +183,7 @@ void write_track_names(TraceBuffer& tb,
   }
   if (!options.collectives.empty()) {
     tb.metadata("thread_name", comm_tid,
-                options.distributed ? fmt::format("c10d {}", options.distributed->backend)
+                options.distributed ? fmt::format("c10d {}", config::name(options.distributed->backend))
                                     : std::string("c10d"));
   }
 }

@@ -62,8 +62,8 @@ rundir::EnvHost host_figures(const RuntimeInfo& runtime) {
                          std::string(u.machine),
                          cpu_model(),
                          runtime.cores,
-                         cpu_has_flag("avx512_bf16"),
-                         cpu_has_flag("amx_bf16"),
+                         device::cpu_has_flag("avx512_bf16"),
+                         device::cpu_has_flag("amx_bf16"),
                          total_memory_bytes()};
 }
 
@@ -76,8 +76,8 @@ std::optional<T> if_positive(T v) {
 
 rundir::Env collect_env(const config::Config& cfg,
                         const RuntimeInfo& runtime,
-                        const PeakFlops& peak,
-                        const PeakBytes& bandwidth,
+                        const device::PeakFlops& peak,
+                        const device::PeakBytes& bandwidth,
                         const TrainOptions& opts) {
   rundir::Env env;
   env.start_time = output::local_time_now("%Y-%m-%dT%H:%M:%S%z");

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "llmprof/checkpoint/resume.h"
+
 namespace llmprof::train {
 
 struct LossScalerOptions {
@@ -20,7 +22,7 @@ struct LossScalerOptions {
   int64_t growth_interval = 2000;
 };
 
-class LossScaler {
+class LossScaler : public checkpoint::LossScaleState {
  public:
   explicit LossScaler(torch::Device device, const LossScalerOptions& options = {});
 
@@ -42,8 +44,8 @@ class LossScaler {
 
   // The scale and growth tracker as "loss_scale" and "growth_tracker" (a resumed run goes on
   // with them); load() reads them back to this scaler's device.
-  void save(torch::serialize::OutputArchive& archive) const;
-  void load(torch::serialize::InputArchive& archive);
+  void save(torch::serialize::OutputArchive& archive) const override;
+  void load(torch::serialize::InputArchive& archive) override;
 
  private:
   LossScalerOptions options_;

@@ -30,16 +30,19 @@
 #include "llmprof/rundir/summary.h"
 #include "llmprof/rundir/tables.h"
 #include "llmprof/telemetry/rusage.h"
-#include "llmprof/train/device.h"
+#include "llmprof/device/context.h"
 #include "llmprof/train/env.h"
 #include "llmprof/train/runtime.h"
-#include "llmprof/train/setup.h"
 #include "llmprof/train/trainer.h"
 #include "progress.h"
 #include "step_row.h"
 #include "summary.h"
 
 namespace llmprof::train {
+
+using device::DeviceContext;
+using device::PeakBytes;
+using device::PeakFlops;
 
 const char* run_status_name(RunStatus status) {
   return config::name(status).data();  // the table's names are string literals
@@ -200,8 +203,8 @@ Session::Session(const config::Config& cfg, const SessionOptions& options,
     m.participants.push_back(m.energy.get());
     m.run_participants.push_back(m.energy.get());
   }
-  if (m.device->is_cuda()) {
-    m.event_api = gpu::make_cuda_event_api(nullptr);  // LibTorch's default stream
+  m.event_api = m.device->event_api();  // CUDA's on LibTorch's default stream; none on the CPU
+  if (m.event_api) {
     m.span = std::make_unique<gpu::StepEventSpan>(*m.event_api);
     if (m.recorder.enabled()) {
       m.events = std::make_unique<gpu::PhaseEventPool>(*m.event_api,

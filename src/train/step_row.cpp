@@ -45,7 +45,7 @@ rundir::StepRow file_row(const StepRow& r) {
     for (int p = 0; p < 4; ++p) *gpu_ms[p] = r.gpu->phase_ms[static_cast<size_t>(p)];
   }
   if (r.device_memory) {
-    const DeviceMemory& m = *r.device_memory;
+    const device::DeviceMemory& m = *r.device_memory;
     f.device_peak_allocated_bytes = static_cast<double>(m.peak_allocated_bytes);
     f.device_reserved_bytes = static_cast<double>(m.reserved_bytes);
     f.device_free_reserved_bytes = static_cast<double>(m.free_reserved_bytes());

@@ -4,11 +4,11 @@
 
 #include <optional>
 
+#include "llmprof/device/memory.h"
 #include "llmprof/gpu/event_pool.h"
 #include "llmprof/profile/phase.h"
 #include "llmprof/rundir/tables.h"
 #include "llmprof/telemetry/rusage.h"
-#include "llmprof/train/device_memory.h"
 
 namespace llmprof::train {
 
@@ -26,7 +26,7 @@ struct StepRow {
   // CUDA runs: the phases' device times (CUDA events), the caching allocator after the step, and
   // fp16's loss scale (with whether the scaler skipped the optimizer step).
   std::optional<gpu::GpuPhaseTimes> gpu;
-  std::optional<DeviceMemory> device_memory;
+  std::optional<device::DeviceMemory> device_memory;
   std::optional<double> loss_scale;
   bool step_skipped = false;
 };

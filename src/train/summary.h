@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "llmprof/config/enums.h"
+#include "llmprof/device/peak.h"
 #include "llmprof/rundir/summary.h"
-#include "llmprof/train/calibrate.h"
 #include "step_row.h"
 
 namespace llmprof::train {
@@ -31,7 +31,7 @@ struct SummaryInputs {
   int64_t warmup_steps = 0;
   const std::vector<StepRow>* rows = nullptr;
   const std::vector<EvalPoint>* evals = nullptr;
-  PeakFlops peak;
+  device::PeakFlops peak;
   double clock_read_ns = 0;
   int64_t parameters = 0;
   double flops_per_step = 0;

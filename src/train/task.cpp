@@ -5,12 +5,14 @@
 
 #include "llmprof/config/config.h"
 #include "llmprof/data/encoder_data.h"
+#include "llmprof/device/context.h"
 #include "llmprof/error.h"
 #include "llmprof/model/distilbert.h"
 #include "llmprof/model/flops.h"
 #include "llmprof/model/fused_loss.h"
 #include "llmprof/model/fused_norm.h"
 #include "llmprof/model/llama.h"
+#include "llmprof/train/task_model.h"
 
 namespace llmprof::train {
 
@@ -380,6 +382,21 @@ std::unique_ptr<Task> make_task(const config::Config& cfg, int64_t tokenizer_voc
   shape.num_labels = opt.num_labels;
   shape.mlm_predictions = mlm ? mlm_predictions : 0;
   return std::make_unique<EncoderTask>(model::DistilBert(opt), shape);
+}
+
+std::shared_ptr<torch::nn::Module> task_model(const config::Config& cfg, int64_t vocab_size) {
+  std::shared_ptr<Task> task = make_task(cfg, vocab_size, /*mlm_predictions=*/1);
+  return std::shared_ptr<torch::nn::Module>(task, &task->module());  // keeps the task alive
+}
+
+Batch to_device(device::DeviceContext& device, const Batch& b) {
+  return {device.to_device(b.x), device.to_device(b.y), device.to_device(b.mask),
+          device.to_device(b.pos)};
+}
+
+Batch copy_to_device(const device::DeviceContext& device, const Batch& b) {
+  return {device.copy_to_device(b.x), device.copy_to_device(b.y), device.copy_to_device(b.mask),
+          device.copy_to_device(b.pos)};
 }
 
 }  // namespace llmprof::train

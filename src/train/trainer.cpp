@@ -15,8 +15,13 @@
 #include "cuda_graph.h"
 #include "fused_adam.h"
 #include "llmprof/base/clock.h"
+#include "llmprof/checkpoint/hf_checkpoint.h"
+#include "llmprof/checkpoint/resume.h"
+#include "llmprof/checkpoint/weights.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/data/loader.h"
+#include "llmprof/device/context.h"
+#include "llmprof/device/device.h"
 #include "llmprof/dist/data_parallel.h"
 #include "llmprof/dist/rank_env.h"
 #include "llmprof/error.h"
@@ -28,18 +33,33 @@
 #include "llmprof/profile/phase.h"
 #include "llmprof/profile/tracer.h"
 #include "llmprof/rundir/files.h"
-#include "llmprof/train/device.h"
-#include "llmprof/train/hf_checkpoint.h"
 #include "llmprof/train/run_data.h"
 #include "llmprof/train/runtime.h"
 #include "llmprof/train/session.h"
 #include "llmprof/train/setup.h"
 #include "llmprof/train/task.h"
-#include "llmprof/train/weights.h"
 #include "loss_scaler.h"
-#include "resume.h"
 
 namespace llmprof::train {
+
+using checkpoint::adopt_hf_model;
+using checkpoint::apply_rng_state;
+using checkpoint::check_resume;
+using checkpoint::check_run_tokenizer;
+using checkpoint::is_hf_folder;
+using checkpoint::load_checkpoint;
+using checkpoint::load_optimizer_state;
+using checkpoint::LoadReport;
+using checkpoint::read_rng_state;
+using checkpoint::ResumePoint;
+using checkpoint::rng_state_archive;
+using checkpoint::RngState;
+using checkpoint::RunTokenizer;
+using checkpoint::save_checkpoint;
+using checkpoint::save_optimizer_state;
+using checkpoint::take_checkpoint_tokenizer;
+using device::Autocast;
+using device::DeviceContext;
 
 namespace {
 
@@ -146,7 +166,8 @@ struct Training {
       init = load_checkpoint(cfg.model.init_from, task->module(), cfg, "model.init_from");
     }
     if (resume) load_resumed_weights(cfg);
-    move_module(task->module(), *device);  // before the optimizer: its state follows the params
+    // Before the optimizer: its state follows the params.
+    device::move_module(task->module(), *device);
     optimizer = build_optimizer(cfg, task->module());
     params = task->module().parameters();
     eval_train = on_device(make_train_eval_set(cfg, data, "train", shard));
@@ -177,7 +198,7 @@ struct Training {
   }
 
   EvalSet on_device(EvalSet set) const {
-    for (Batch& b : set.batches) b = device->copy_to_device(b);
+    for (Batch& b : set.batches) b = copy_to_device(*device, b);
     return set;
   }
 
@@ -240,7 +261,7 @@ void timed_step(
       auto phase = step.phase(profile::Phase::kData);
       if (s.holding) loader.release(s.held);
       batch = loader.next();
-      b = t.device->to_device(wrap_batch(batch));  // CUDA: an async copy from a pinned slot
+      b = to_device(*t.device, wrap_batch(batch));  // CUDA: an async copy from a pinned slot
     }
     {
       auto phase = step.phase(profile::Phase::kForward);
@@ -286,7 +307,7 @@ void capture_step(const config::Config& cfg, Training& t, const LoopState& s) {
   if (fused == nullptr) throw Error("train.cuda_graphs: needs optim.fused=true");
   fused->use_device_learning_rates();
   fused->stage_learning_rates();
-  t.graph_batch = t.device->copy_to_device(wrap_batch(s.held));
+  t.graph_batch = copy_to_device(*t.device, wrap_batch(s.held));
   t.graph = StepGraph::make(static_cast<int>(cfg.device.index));
   const Autocast& p = t.precision;
   const auto forward_backward = [&] {
@@ -550,7 +571,7 @@ config::Config resolve_config(const config::Config& given, RunTokenizer& init_to
     if (!init_tokenizer.note.empty()) cfg.notes.push_back(init_tokenizer.note);
   }
   config::validate(cfg);
-  check_device(cfg);
+  device::check_device(cfg);
   return cfg;
 }
 
@@ -560,7 +581,7 @@ config::Config resolve_config(const config::Config& given, RunTokenizer& init_to
 struct Participants {
   explicit Participants(const config::Config& cfg)
       : data_parallel(dist::DataParallel::connect(cfg, dist::rank_env_from_environment())),
-        probe(cfg.device.is_cuda(), cfg.device.index) {}
+        probe(cfg.device) {}
   data::Shard shard() const {
     if (!data_parallel) return {0, 1};
     return {data_parallel->rank(), data_parallel->world_size()};

@@ -8,6 +8,7 @@
 
 #include "llmprof/config/enums.h"
 #include "llmprof/config/schema.h"
+#include "llmprof/device/device.h"
 #include "llmprof/error.h"
 #include "llmprof/tune/space.h"
 #include "sets_util.h"
@@ -134,7 +135,8 @@ std::vector<Knob> default_space(const std::string& config_path,
                                 const Machine& machine) {
   const config::Config base = config::load_config(config_path, base_sets);
   std::vector<std::string> check = base_sets;
-  if (machine.device.cuda && base.device.kind == config::DeviceKind::kCpu) {
+  // The named device has CUDA's caching allocator, the config's device none (the CPU).
+  if (machine.device.cuda && !device::capabilities(base.device).caching_allocator) {
     check.push_back("device=cuda");  // the space of the named device, not of the config's
   }
   const bool cuda = machine.device.cuda;

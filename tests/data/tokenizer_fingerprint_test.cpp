@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 using test::ScratchDir;
 
 std::string fixture(const std::string& file) {
-  return std::string(LLMPROF_SOURCE_DIR) + "/tests/train/fixtures/hf/" + file;
+  return std::string(LLMPROF_SOURCE_DIR) + "/tests/checkpoint/fixtures/hf/" + file;
 }
 
 TEST(Sha256, GivesThePublishedDigests) {

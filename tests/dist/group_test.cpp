@@ -288,7 +288,7 @@ TEST(DistGroup, WorldSizeOneNeedsNoRendezvous) {
 // One rank on a real c10d group: GradSync's gradients equal plain backward's (an average over
 // one rank) and every gradient byte is recorded once. On CPU over Gloo; on a CUDA host over NCCL
 // too (one GPU allows one rank).
-void one_rank_matches_plain_backward(dist::Backend backend, torch::Device device) {
+void one_rank_matches_plain_backward(config::DdpBackend backend, torch::Device device) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -331,14 +331,14 @@ void one_rank_matches_plain_backward(dist::Backend backend, torch::Device device
 }
 
 TEST(DistGroup, OneRankGlooGroupMatchesPlainBackward) {
-  if (!dist::built_with_backend(dist::Backend::kGloo)) GTEST_SKIP() << "built without Gloo";
-  one_rank_matches_plain_backward(dist::Backend::kGloo, torch::kCPU);
+  if (!dist::built_with_backend(config::DdpBackend::kGloo)) GTEST_SKIP() << "built without Gloo";
+  one_rank_matches_plain_backward(config::DdpBackend::kGloo, torch::kCPU);
 }
 
 TEST(DistGroup, OneRankNcclGroupMatchesPlainBackwardOnTheGpu) {
-  if (!dist::built_with_backend(dist::Backend::kNccl)) GTEST_SKIP() << "built without NCCL";
+  if (!dist::built_with_backend(config::DdpBackend::kNccl)) GTEST_SKIP() << "built without NCCL";
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
-  one_rank_matches_plain_backward(dist::Backend::kNccl, torch::Device(torch::kCUDA, 0));
+  one_rank_matches_plain_backward(config::DdpBackend::kNccl, torch::Device(torch::kCUDA, 0));
 }
 
 }  // namespace

@@ -117,9 +117,9 @@ def concrete(cmd, fixtures):
     """The command with placeholders replaced and optional parts dropped; None if one is left."""
     cmd = re.sub(r"\s*\[[^\]]*\]", "", cmd)
     # A Hugging Face folder the user brings: the tiny committed ones of the same architecture.
-    cmd = re.sub(r"/path/to/(gpt2|hf-folder)\b", "tests/train/fixtures/hf/gpt2_tiny", cmd)
-    cmd = re.sub(r"/path/to/llama-folder\b", "tests/train/fixtures/hf_llama/llama_tiny", cmd)
-    cmd = re.sub(r"/path/to/distilbert[\w-]*", "tests/train/fixtures/hf/distilbert_tiny", cmd)
+    cmd = re.sub(r"/path/to/(gpt2|hf-folder)\b", "tests/checkpoint/fixtures/hf/gpt2_tiny", cmd)
+    cmd = re.sub(r"/path/to/llama-folder\b", "tests/checkpoint/fixtures/hf_llama/llama_tiny", cmd)
+    cmd = re.sub(r"/path/to/distilbert[\w-]*", "tests/checkpoint/fixtures/hf/distilbert_tiny", cmd)
     run_key = "mlm" if "distilbert" in cmd else "run"
     for pat, key in [(r"runs/<top dir>|<top dir>|<top>", "ddp"), (r"<sweep>", "sweep"),
                      (r"runs/<[^>]*>|<run[^>]*>", run_key)]:

@@ -1,7 +1,7 @@
 // A run's tokenizer is part of the run: a checkpoint keeps its files and content hash, eval takes
 // it from there (a config naming another, by hash, is an error naming both), and export needs
 // nothing outside the run; a failed or interrupted export leaves nothing behind. The folders are
-// copies of the tiny Hugging Face fixtures (tests/train/fixtures/hf), one with a vocabulary of
+// copies of the tiny Hugging Face fixtures (tests/checkpoint/fixtures/hf), one with a vocabulary of
 // the same size and other content.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -12,16 +12,17 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "llmprof/checkpoint/hf_checkpoint.h"
+#include "llmprof/checkpoint/weights.h"
 #include "llmprof/config/config.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/data/tokenizer.h"
 #include "llmprof/data/wordpiece.h"
 #include "llmprof/error.h"
 #include "llmprof/eval/evaluate.h"
-#include "llmprof/train/hf_checkpoint.h"
 #include "llmprof/train/task.h"
+#include "llmprof/train/task_model.h"
 #include "llmprof/train/trainer.h"
-#include "llmprof/train/weights.h"
 #include "support/test_support.h"
 
 namespace fs = std::filesystem;
@@ -32,7 +33,7 @@ namespace {
 using test::ScratchDir;
 
 std::string fixture(const std::string& name) {
-  return std::string(LLMPROF_SOURCE_DIR) + "/tests/train/fixtures/hf/" + name;
+  return std::string(LLMPROF_SOURCE_DIR) + "/tests/checkpoint/fixtures/hf/" + name;
 }
 
 // A copy of fixture `name` at dir/as.
@@ -153,7 +154,7 @@ TEST(RunTokenizer, EvalWithAThirdConfigNamingAnotherVocabularyIsAnErrorTheTraini
   nlohmann::json used;
   const double from_run = val_loss(same, run, dir, &used);
   EXPECT_EQ(used["sha256"], run_sha);
-  train::export_hf(run, dir.file("exported"));
+  checkpoint::export_hf(run, dir.file("exported"), train::task_model);
   const double from_export = val_loss(named, dir.file("exported"), dir);
   EXPECT_NEAR(from_run, from_export, 1e-6);
 }
@@ -227,14 +228,14 @@ TEST(ExportCommand, SigintDuringTheWriteLeavesNothingBehind) {
   // A checkpoint big enough (about 110 MB of weights) to be caught while it is written.
   config::Config cfg;
   cfg.model.block_size = 8;
-  train::adopt_hf_model(cfg, fixture("gpt2_tiny"), "model.init_from");
+  checkpoint::adopt_hf_model(cfg, fixture("gpt2_tiny"), "model.init_from");
   cfg.model.n_layer = 4;
   cfg.model.n_embd = 768;
   cfg.model.n_head = 4;
   const auto tok = data::make_tokenizer(cfg.data, "");
   const auto task = train::make_task(cfg, tok->vocab_size(), 0);
-  train::save_checkpoint(dir.file("ckpt"), task->module(), cfg, config::TaskKind::kLm, 1,
-                         tok.get());
+  checkpoint::save_checkpoint(dir.file("ckpt"), task->module(), cfg, config::TaskKind::kLm, 1,
+                              tok.get());
   const int pid = test::spawn_llmprof({"export", dir.file("ckpt"), "--out", dir.file("out")},
                                       dir.file("export.log"));
   bool seen = false;

@@ -14,8 +14,10 @@ using namespace llmprof;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::unique_ptr<data::Tokenizer> tok = data::make_gpt2_tokenizer(
-      fuzz::vocab_file("vocab/gpt2-encoder.json", "tests/train/fixtures/hf/gpt2_tiny/vocab.json"),
-      fuzz::vocab_file("vocab/gpt2-vocab.bpe", "tests/train/fixtures/hf/gpt2_tiny/merges.txt"));
+      fuzz::vocab_file("vocab/gpt2-encoder.json",
+                       "tests/checkpoint/fixtures/hf/gpt2_tiny/vocab.json"),
+      fuzz::vocab_file("vocab/gpt2-vocab.bpe",
+                       "tests/checkpoint/fixtures/hf/gpt2_tiny/merges.txt"));
   const std::string_view text = fuzz::as_text(data, size);
   const std::vector<int32_t> ids = tok->encode(text);
   for (int32_t id : ids) fuzz::check(id >= 0 && id < tok->vocab_size(), "an id out of range");

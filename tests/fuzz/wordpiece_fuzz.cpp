@@ -15,7 +15,7 @@ using namespace llmprof;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::unique_ptr<data::WordPieceTokenizer> tok = data::make_wordpiece_tokenizer(
       fuzz::vocab_file("vocab/bert-base-uncased-vocab.txt",
-                       "tests/train/fixtures/hf/distilbert_tiny/vocab.txt"));
+                       "tests/checkpoint/fixtures/hf/distilbert_tiny/vocab.txt"));
   const std::vector<int32_t> ids = tok->encode(fuzz::as_text(data, size));
   for (int32_t id : ids) fuzz::check(id >= 0 && id < tok->vocab_size(), "an id out of range");
   tok->decode(ids);

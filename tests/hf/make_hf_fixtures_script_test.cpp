@@ -1,7 +1,7 @@
 // scripts/hf/make_hf_fixtures.py as a user runs it: --help prints its usage and leaves the
-// committed checkpoint fixtures (tests/train/fixtures/hf) untouched; --out DIR writes there, and
-// what it writes is byte for byte what is committed (the script is deterministic). Skipped with a
-// message where python3 (standard library only) is missing.
+// committed checkpoint fixtures (tests/checkpoint/fixtures/hf) untouched; --out DIR writes there,
+// and what it writes is byte for byte what is committed (the script is deterministic). Skipped with
+// a message where python3 (standard library only) is missing.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -18,7 +18,7 @@ namespace llmprof {
 namespace {
 
 const std::string kScript = std::string(LLMPROF_SOURCE_DIR) + "/scripts/hf/make_hf_fixtures.py";
-const std::string kCommitted = std::string(LLMPROF_SOURCE_DIR) + "/tests/train/fixtures/hf";
+const std::string kCommitted = std::string(LLMPROF_SOURCE_DIR) + "/tests/checkpoint/fixtures/hf";
 
 struct Shell {
   int exit_code = -1;

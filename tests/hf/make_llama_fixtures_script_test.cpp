@@ -1,5 +1,5 @@
 // scripts/hf/make_llama_fixtures.py run at test time: it writes the three Llama-family folders that
-// tests/train/llama_hf_checkpoint_test.cpp reads, the same weights, configs and tokenizers as
+// tests/checkpoint/llama_hf_checkpoint_test.cpp reads, the same weights, configs and tokenizers as
 // committed and the same expected logits (within 1e-6: another numpy may sum in another order) and
 // token ids. Skipped with a message where no python3 has numpy.
 #include <gtest/gtest.h>
@@ -16,7 +16,8 @@ namespace llmprof {
 namespace {
 
 const std::string kScript = std::string(LLMPROF_SOURCE_DIR) + "/scripts/hf/make_llama_fixtures.py";
-const std::string kCommitted = std::string(LLMPROF_SOURCE_DIR) + "/tests/train/fixtures/hf_llama";
+const std::string kCommitted =
+    std::string(LLMPROF_SOURCE_DIR) + "/tests/checkpoint/fixtures/hf_llama";
 
 struct Shell {
   int exit_code = -1;

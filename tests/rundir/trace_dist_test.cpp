@@ -18,7 +18,7 @@ namespace {
 
 rundir::TraceOptions rank_options(int rank, int64_t offset_ns) {
   rundir::TraceOptions o;
-  o.distributed = rundir::TraceDistributed{rank, 2, "gloo", offset_ns};
+  o.distributed = rundir::TraceDistributed{rank, 2, config::DdpBackend::kGloo, offset_ns};
   rundir::CollectiveSlice c;
   c.start_ns = 1'500'000;  // 1.5 ms on this rank's clock
   c.issued_ns = 1'510'000;

@@ -85,8 +85,8 @@ enum class DeviceKind : int { kCpu = 0, kCuda = 1 };
 LLMPROF_ENUM_NAMES(DeviceKind, "device", "cpu", "cuda");
 
 // Where a run computes: the CPU, or the CUDA device `index`. Parsed once at the config boundary
-// from `device` (cpu | cuda | cuda:N, torch's spelling) and `device_index`; past it only
-// train::DeviceContext and gpu/ branch on the kind.
+// from `device` (cpu | cuda | cuda:N, torch's spelling) and `device_index`; past it only the
+// device concern (llmprof/device/) branches on the kind.
 struct Device {
   DeviceKind kind = DeviceKind::kCpu;
   int64_t index = 0;  // cuda: the device ordinal; `device: cuda:N` sets kind and index

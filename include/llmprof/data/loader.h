@@ -81,7 +81,7 @@ struct BatchView {
 // Where the slots' buffers live and when a slot may be refilled. The default is pageable host
 // memory, refillable once released. The CUDA loop pins the buffers (page-locked, so copies to
 // the device run asynchronously) and fences each slot: after release() the device may still be
-// copying out of it, so a refill first waits for that copy (src/train/device.cpp).
+// copying out of it, so a refill first waits for that copy (src/device/context_torch.cpp).
 class SlotMemory {
  public:
   virtual ~SlotMemory() = default;

@@ -38,7 +38,7 @@ struct CommBenchRow {
 
 struct CommBenchResult {
   int world_size = 1;
-  Backend backend = Backend::kGloo;
+  config::DdpBackend backend = config::DdpBackend::kGloo;
   CommBenchOptions options;
   std::vector<CommBenchRow> rows;  // by increasing size
   // The roof: the largest busbw over the sizes and the size it was reached at; nullopt at world

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "llmprof/config/enums.h"
 #include "llmprof/dist/rank_env.h"
 #include "llmprof/error.h"
 
@@ -40,12 +41,12 @@ class DistError : public Error {
 // world size > 1 throws DistError("llmprof was built without c10d ...").
 bool built_with_c10d();
 
-enum class Backend { kGloo, kNccl };
-std::string_view backend_name(Backend backend);  // "gloo", "nccl"
-bool built_with_backend(Backend backend);        // c10d and that backend's headers were found
+// c10d and the backend's headers were found (gloo or nccl; config::name prints it).
+bool built_with_backend(config::DdpBackend backend);
 
 struct GroupOptions {
-  Backend backend = Backend::kGloo;
+  // gloo or nccl: ddp.backend resolved (device::resolve_backend); auto is refused.
+  config::DdpBackend backend = config::DdpBackend::kGloo;
   // ddp.timeout_s: the rendezvous, store operations, and a failed collective's detection plus
   // the heartbeat probe naming the culprit (collectives themselves get timeout_s minus
   // 2.5 heartbeat intervals and 0.75 s, at least half of timeout_s).
@@ -71,7 +72,7 @@ class ProcessGroup {
 
   virtual int rank() const = 0;
   virtual int world_size() const = 0;
-  virtual Backend backend() const = 0;
+  virtual config::DdpBackend backend() const = 0;  // gloo or nccl
   virtual double timeout_s() const = 0;
 
   // Every rank contributes a hash of its resolved config; a difference throws DistError (exit 2)

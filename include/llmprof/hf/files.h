@@ -1,7 +1,7 @@
 // The file names of a Hugging Face checkpoint folder and of the tokenizer files llmprof reads and
 // writes: one table for hf/ (folder detection, config.json, weights), data/'s tokenizers (their
-// save_files), and train/'s checkpoints and export. Header only, so the torch-free data concern
-// includes it without linking hf.
+// save_files), and checkpoint/'s checkpoints and export. Header only, so the torch-free data
+// concern includes it without linking hf.
 #pragma once
 
 #include <string>

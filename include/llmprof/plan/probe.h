@@ -4,8 +4,8 @@
 // the first steady step, gives gradients, the bytes saved for backward and the step's peak with
 // its phase. Installed for the whole run (the profiler's own reporter nests above it); after
 // step 2 it turns c10's bookkeeping off, so the steps the summary's statistics use (after
-// profile.warmup_steps >= 2) do not pay for it. On CUDA nothing is installed: the caching
-// allocator keeps its statistics anyway.
+// profile.warmup_steps >= 2) do not pay for it. On a device with a caching allocator (CUDA) nothing
+// is installed: the allocator keeps its statistics anyway (read through llmprof/device/memory.h).
 #pragma once
 
 #include <cstdint>
@@ -21,6 +21,7 @@ class Tensor;
 }
 namespace llmprof::config {
 struct Config;
+struct Device;
 }
 
 namespace llmprof::plan {
@@ -42,10 +43,11 @@ struct Measured {
 // it gives summary.json its "plan" section: the plan of the run's config against what it measured.
 class MemoryProbe : public rundir::RunParticipant {
  public:
-  // Installs the reporter now (call before the model is built). cuda: read the caching
-  // allocator instead; LLMPROF_CUDA_MEMORY_FRACTION (0 < f <= 1) caps the process's share of the
-  // device, as torch.cuda.set_per_process_memory_fraction. LLMPROF_PLAN_PROBE=off turns it off.
-  MemoryProbe(bool cuda, int64_t device_index);
+  // Installs the reporter now (call before the model is built). On a device with a caching
+  // allocator (cuda) it is read instead; LLMPROF_CUDA_MEMORY_FRACTION (0 < f <= 1) caps the
+  // process's share of the device, as torch.cuda.set_per_process_memory_fraction.
+  // LLMPROF_PLAN_PROBE=off turns it off.
+  explicit MemoryProbe(const config::Device& device);
   ~MemoryProbe() override;
   MemoryProbe(const MemoryProbe&) = delete;
   MemoryProbe& operator=(const MemoryProbe&) = delete;

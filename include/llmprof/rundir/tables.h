@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "llmprof/config/enums.h"
 #include "llmprof/output/csv.h"
 
 namespace llmprof::profile {
@@ -184,7 +185,7 @@ struct TraceStats {
 struct TraceDistributed {
   int rank = 0;
   int world_size = 1;
-  std::string backend;             // "gloo" | "nccl"
+  config::DdpBackend backend = config::DdpBackend::kGloo;  // ddp.backend as resolved: gloo | nccl
   int64_t clock_offset_ns = 0;     // rank 0's clock minus this rank's (0 on one host)
 };
 // One collective, as Kineto's record_param_comms slice: "Collective name", "In msg nelems",

@@ -3,9 +3,8 @@
 // Returns the figures; rundir writes them (include/llmprof/rundir/env.h).
 #pragma once
 
+#include "llmprof/device/peak.h"
 #include "llmprof/rundir/env.h"
-
-#include "llmprof/train/calibrate.h"
 #include "llmprof/train/runtime.h"
 #include "llmprof/train/trainer.h"
 
@@ -13,9 +12,9 @@ namespace llmprof::train {
 
 // env.json's figures but energy (the Session adds its monitor's availability).
 rundir::Env collect_env(const config::Config& cfg,
-                           const RuntimeInfo& runtime,
-                           const PeakFlops& peak,
-                           const PeakBytes& bandwidth,
-                           const TrainOptions& opts);
+                        const RuntimeInfo& runtime,
+                        const device::PeakFlops& peak,
+                        const device::PeakBytes& bandwidth,
+                        const TrainOptions& opts);
 
 }  // namespace llmprof::train

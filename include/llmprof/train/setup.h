@@ -1,4 +1,5 @@
-// Building a run's optimizer and LR schedule from the config (data: run_data.h, model: task.h).
+// Building a run's optimizer and LR schedule from the config (data: run_data.h, model: task.h;
+// the device is checked by llmprof/device/device.h).
 #pragma once
 
 #include <torch/torch.h>
@@ -10,13 +11,6 @@
 #include "llmprof/config/config.h"
 
 namespace llmprof::train {
-
-// Throws ConfigError (key device or device_index) unless cfg.device is cpu or a CUDA device this
-// build and host have; the message says why not (CPU-only LibTorch, no driver or device).
-void check_device(const config::Config& cfg);
-
-// The CUDA runtime's name of cuda:index ("NVIDIA H100 80GB HBM3"); empty in a build without CUDA.
-std::string cuda_device_name(int index);
 
 // SGD/Adam/AdamW over two groups, as nanoGPT: weight decay on matrices (dim >= 2) only.
 std::unique_ptr<torch::optim::Optimizer> build_optimizer(const config::Config& cfg,

@@ -21,6 +21,9 @@
 namespace llmprof::config {
 struct Config;
 }
+namespace llmprof::device {
+class DeviceContext;
+}
 
 namespace llmprof::train {
 
@@ -34,6 +37,11 @@ struct Batch {
 Batch wrap_batch(const data::BatchView& v);
 // Copies a sampler's batch `index` into owned tensors (eval sets built once, before training).
 Batch make_batch(const data::BatchSampler& sampler, int64_t index);
+// A loader batch on the device: an asynchronous copy from its pinned slot (DeviceContext::
+// to_device); on the CPU the batch itself.
+Batch to_device(device::DeviceContext& device, const Batch& b);
+// A batch owned by the caller (eval sets), copied to the device once.
+Batch copy_to_device(const device::DeviceContext& device, const Batch& b);
 
 // Sums over eval batches: the loss is averaged over targets, not batches, so a short last batch
 // weighs what it holds.

@@ -10,6 +10,8 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "llmprof/checkpoint/hf_checkpoint.h"
+#include "llmprof/checkpoint/weights.h"
 #include "llmprof/config/config.h"
 #include "llmprof/config/enums.h"
 #include "llmprof/config/schema.h"
@@ -17,20 +19,23 @@
 #include "llmprof/error.h"
 #include "llmprof/hf/hf_config.h"
 #include "llmprof/hf/safetensors.h"
-#include "llmprof/train/hf_checkpoint.h"
 #include "llmprof/train/task.h"
-#include "llmprof/train/weights.h"
+#include "llmprof/train/task_model.h"
 #include "support/test_support.h"
 
 namespace fs = std::filesystem;
 
-namespace llmprof::train {
+namespace llmprof::checkpoint {
 namespace {
+
+using train::Batch;
+using train::make_task;
+using train::Task;
 
 const char* const kFolders[] = {"llama_tiny", "qwen2_tiny", "mistral_tiny"};
 
 std::string llama_fixture(const std::string& name) {
-  return std::string(LLMPROF_SOURCE_DIR) + "/tests/train/fixtures/hf_llama/" + name;
+  return std::string(LLMPROF_SOURCE_DIR) + "/tests/checkpoint/fixtures/hf_llama/" + name;
 }
 
 nlohmann::json llama_expected(const std::string& folder) {
@@ -242,7 +247,7 @@ TEST(LlamaHfCheckpoint, ExportThenLoadIsBitForBitAndKeepsTypeHeadAndTokenizer) {
     test::ScratchDir dir("llama_export");
     Loaded m(llama_fixture(name));
     save_checkpoint(dir.file("ckpt"), m.task->module(), m.cfg, config::TaskKind::kLm, 0);
-    const HfExport x = export_hf(dir.file("ckpt"), dir.file("hf"));
+    const HfExport x = export_hf(dir.file("ckpt"), dir.file("hf"), train::task_model);
     const hf::HfModelConfig original = hf::read_hf_config(llama_fixture(name));
     const hf::HfModelConfig back = hf::read_hf_config(dir.file("hf"));
     EXPECT_EQ(back.model_type, original.model_type) << name;
@@ -267,4 +272,4 @@ TEST(LlamaHfCheckpoint, ExportThenLoadIsBitForBitAndKeepsTypeHeadAndTokenizer) {
 }
 
 }  // namespace
-}  // namespace llmprof::train
+}  // namespace llmprof::checkpoint

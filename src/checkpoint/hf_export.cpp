@@ -2,12 +2,14 @@
 // from the checkpoint itself (weights, config.yaml, its copy of the tokenizer and of the
 // config.json the run started from), and the folder is written whole or not at all.
 #include <fmt/format.h>
+#include <torch/torch.h>
 
 #include <filesystem>
 #include <fstream>
 #include <map>
 
 #include "hf_names.h"
+#include "llmprof/checkpoint/hf_checkpoint.h"
 #include "llmprof/config/config.h"
 #include "llmprof/config/enums.h"
 #include "llmprof/config/schema.h"
@@ -20,12 +22,10 @@
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/checkpoint_meta.h"
 #include "llmprof/rundir/files.h"
-#include "llmprof/train/hf_checkpoint.h"
-#include "llmprof/train/task.h"
 
 namespace fs = std::filesystem;
 
-namespace llmprof::train {
+namespace llmprof::checkpoint {
 
 using detail::HfModelNames;
 using detail::Layout;
@@ -266,7 +266,9 @@ void write_folder(const hf::StagedFolder& staged,
 
 }  // namespace
 
-HfExport export_hf(const std::string& path, const std::string& out) {
+HfExport export_hf(const std::string& path,
+                   const std::string& out,
+                   const ModelFactory& build_model) {
   config::Config probe;
   const std::string key = "export";
   if (is_hf_folder(path)) {
@@ -301,9 +303,9 @@ HfExport export_hf(const std::string& path, const std::string& out) {
   if (!meta.hf_config.empty()) base = hf::read_hf_config_file(rundir::path(dir, meta.hf_config));
   const hf::HfModelConfig hc = hf_config_for(cfg, vocab, base, ckpt_yaml);
 
-  std::unique_ptr<Task> task = make_task(cfg, vocab, /*mlm_predictions=*/1);
-  load_checkpoint(dir, task->module(), cfg, key);
-  const auto tensors = hf_tensors(task->module(), cfg);
+  const std::shared_ptr<torch::nn::Module> model = build_model(cfg, vocab);
+  load_checkpoint(dir, *model, cfg, key);
+  const auto tensors = hf_tensors(*model, cfg);
   std::vector<hf::TensorToWrite> to_write;
   for (const auto& [name, t] : tensors) {
     to_write.push_back({name, hf::DType::kF32, t.sizes().vec(), t.data_ptr(),
@@ -323,4 +325,4 @@ HfExport export_hf(const std::string& path, const std::string& out) {
   return result;
 }
 
-}  // namespace llmprof::train
+}  // namespace llmprof::checkpoint

@@ -2,6 +2,8 @@
 // an independent Python script (scripts/hf/make_hf_fixtures.py), with logits it computed in
 // plain Python from transformers' equations and token ids from its own BPE / WordPiece. llmprof adopts the folder's model and tokenizer,
 // loads the weights and must give the same logits; exporting gives back the same tensors.
+#include "llmprof/checkpoint/hf_checkpoint.h"
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -9,6 +11,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "llmprof/checkpoint/weights.h"
 #include "llmprof/config/config.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/data/tokenizer.h"
@@ -17,16 +20,17 @@
 #include "llmprof/hf/safetensors.h"
 #include "llmprof/model/distilbert.h"
 #include "llmprof/model/gpt.h"
-#include "llmprof/train/hf_checkpoint.h"
 #include "llmprof/train/task.h"
-#include "llmprof/train/weights.h"
+#include "llmprof/train/task_model.h"
 #include "support/test_support.h"
 
-namespace llmprof::train {
+namespace llmprof::checkpoint {
 namespace {
 
+using train::make_task;
+
 std::string hf_fixture(const std::string& name) {
-  return std::string(LLMPROF_SOURCE_DIR) + "/tests/train/fixtures/hf/" + name;
+  return std::string(LLMPROF_SOURCE_DIR) + "/tests/checkpoint/fixtures/hf/" + name;
 }
 
 nlohmann::json hf_expected(const std::string& name) {
@@ -250,7 +254,7 @@ TEST(HfCheckpoint, ExportWritesBackTheSameTensorsUnderHuggingFaceNames) {
   load_hf_checkpoint(folder, task->module(), cfg, "model.init_from");
   save_checkpoint(dir.file("ckpt"), task->module(), cfg, config::TaskKind::kLm, 0);
 
-  const HfExport x = export_hf(dir.file("ckpt"), dir.file("hf"));
+  const HfExport x = export_hf(dir.file("ckpt"), dir.file("hf"), train::task_model);
   EXPECT_EQ(x.architecture, "GPT2LMHeadModel");
   const hf::HfModelConfig back = hf::read_hf_config(dir.file("hf"));
   EXPECT_EQ(back.gpt2.n_layer, 2);
@@ -277,8 +281,9 @@ TEST(HfCheckpoint, ExportWritesBackTheSameTensorsUnderHuggingFaceNames) {
   // The exported folder loads again, to the same model.
   config::Config again = hf_adopted(dir.file("hf"), config::TaskKind::kLm, 8);
   EXPECT_EQ(again.model.n_embd, cfg.model.n_embd);
-  EXPECT_THROW(export_hf(dir.file("ckpt"), dir.file("hf")), ConfigError);  // never overwritten
+  EXPECT_THROW(export_hf(dir.file("ckpt"), dir.file("hf"), train::task_model),
+               ConfigError);  // never overwritten
 }
 
 }  // namespace
-}  // namespace llmprof::train
+}  // namespace llmprof::checkpoint

@@ -8,24 +8,29 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "llmprof/checkpoint/hf_checkpoint.h"
+#include "llmprof/checkpoint/weights.h"
 #include "llmprof/config/config.h"
 #include "llmprof/data/tokenizer.h"
 #include "llmprof/error.h"
 #include "llmprof/rundir/checkpoint_meta.h"
-#include "llmprof/train/hf_checkpoint.h"
 #include "llmprof/train/task.h"
 #include "llmprof/train/trainer.h"
-#include "llmprof/train/weights.h"
 #include "support/test_support.h"
 
-namespace llmprof::train {
+namespace llmprof::checkpoint {
 namespace {
+
+using train::make_task;
+using train::run_training;
+using train::TrainOptions;
+using train::TrainResult;
 
 namespace fs = std::filesystem;
 using test::ScratchDir;
 
 std::string fixture(const std::string& name) {
-  return std::string(LLMPROF_SOURCE_DIR) + "/tests/train/fixtures/hf/" + name;
+  return std::string(LLMPROF_SOURCE_DIR) + "/tests/checkpoint/fixtures/hf/" + name;
 }
 
 // A checkpoint of the gpt2 fixture's shape at dir/ckpt, saved with its tokenizer.
@@ -147,4 +152,4 @@ TEST(CheckpointTokenizer, FineTuningFromARunTokenizesWithTheRunsVocabulary) {
 }
 
 }  // namespace
-}  // namespace llmprof::train
+}  // namespace llmprof::checkpoint

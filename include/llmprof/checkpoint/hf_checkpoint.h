@@ -6,17 +6,20 @@
 // llmprof's fused qkv_lin, in that order.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "llmprof/train/weights.h"
+#include "llmprof/checkpoint/weights.h"
 
 namespace llmprof::config {
 struct Config;
 struct DataConfig;
 }
 
-namespace llmprof::train {
+namespace llmprof::checkpoint {
 
 // True when path is a folder with a config.json beside Hugging Face weights (model.safetensors,
 // pytorch_model.bin) or naming a model_type: a Hugging Face checkpoint, read as one, so that a
@@ -52,13 +55,22 @@ struct HfExport {
   std::vector<std::string> notes;     // e.g. a tokenizer transformers has no class for
 };
 
+// Builds the model a checkpoint's config describes, its parameters named as in model.pt, with
+// vocab_size tokens (train::task_model: the run's model with its task's head). The checkpoint
+// concern reads and writes tensors; which model a config trains is train's.
+using ModelFactory = std::function<std::shared_ptr<torch::nn::Module>(const config::Config& cfg,
+                                                                      int64_t vocab_size)>;
+
 // Writes a Hugging Face folder for the llmprof checkpoint at path (a checkpoint or run
 // directory): model.safetensors (F32), config.json and the tokenizer files, all from the
-// checkpoint (its copy of the tokenizer, checked against the hash it records, and of the
-// config.json the run started from), so the folder a run started from may be gone. out must not
-// exist (results are never overwritten); it is staged beside out and renamed at the end, and an
-// error or SIGINT/SIGTERM (Interrupted) leaves nothing behind. Bad input: ConfigError; a Hugging
-// Face folder given as path is one too, saying so.
-HfExport export_hf(const std::string& path, const std::string& out);
+// checkpoint (its weights loaded into the model build_model makes, its copy of the tokenizer,
+// checked against the hash it records, and of the config.json the run started from), so the
+// folder a run started from may be gone. out must not exist (results are never overwritten); it
+// is staged beside out and renamed at the end, and an error or SIGINT/SIGTERM (Interrupted)
+// leaves nothing behind. Bad input: ConfigError; a Hugging Face folder given as path is one too,
+// saying so.
+HfExport export_hf(const std::string& path,
+                   const std::string& out,
+                   const ModelFactory& build_model);
 
-}  // namespace llmprof::train
+}  // namespace llmprof::checkpoint

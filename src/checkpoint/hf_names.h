@@ -1,5 +1,5 @@
 // The name table between llmprof's tensors and Hugging Face's, for loading a folder
-// (hf_checkpoint.cpp) and exporting one (hf_export.cpp). Private to the train concern.
+// (hf_load.cpp) and exporting one (hf_export.cpp). Private to the checkpoint concern.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@ namespace llmprof::config {
 struct Config;
 }
 
-namespace llmprof::train::detail {
+namespace llmprof::checkpoint::detail {
 
 // How a Hugging Face tensor becomes llmprof's.
 enum class Layout {
@@ -39,4 +39,4 @@ struct HfModelNames {
 // The table for cfg's model (type, n_layer, an MLM head or a classifier).
 HfModelNames names_for(const config::Config& cfg);
 
-}  // namespace llmprof::train::detail
+}  // namespace llmprof::checkpoint::detail

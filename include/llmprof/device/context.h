@@ -1,47 +1,40 @@
-// Where a run trains. On the CPU nothing moves. On a CUDA device (a CUDA build, LLMPROF_WITH_CUDA)
-// the model, optimizer state, eval batches and each training batch live on the device: the
-// loader's slots are pinned (page-locked) so a batch is copied with non_blocking while the host
-// goes on, and each slot is fenced by a CUDA event so a worker never refills it while its copy is
-// still in flight. llmprof train, eval and bench run on it (torch).
+// Where a run computes. On the CPU nothing moves. On a CUDA device (a CUDA build,
+// LLMPROF_WITH_CUDA) the model, optimizer state, eval batches and each training batch live on the
+// device: the loader's slots are pinned (page-locked) so a batch is copied with non_blocking while
+// the host goes on, and each slot is fenced by a CUDA event so a worker never refills it while its
+// copy is still in flight. llmprof train, eval and bench run on it (torch).
 #pragma once
 
 #include <torch/torch.h>
 
-#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "llmprof/config/config.h"
 #include "llmprof/data/loader.h"
-#include "llmprof/train/calibrate.h"
-#include "llmprof/train/task.h"
-#include "llmprof/train/device_memory.h"
+#include "llmprof/device/memory.h"
+#include "llmprof/device/peak.h"
 
 namespace llmprof::gpu {
 class ActivitySource;
-}
+class EventApi;
+}  // namespace llmprof::gpu
 
-namespace llmprof::train {
+namespace llmprof::device {
 
 // The autocast of a run's precision on its device: bf16 (CPU, CUDA) or fp16 (CUDA); off at fp32.
 struct Autocast {
   explicit Autocast(const config::Config& cfg)
       : Autocast(cfg.device, cfg.train.precision) {}
-  Autocast(const config::Device& device, config::Precision precision)
-      : device_type(device.is_cuda() ? torch::kCUDA : torch::kCPU),
-        dtype(precision == config::Precision::kFp16 ? torch::kHalf : torch::kBFloat16),
-        on(precision != config::Precision::kFp32) {}
+  Autocast(const config::Device& device, config::Precision precision);
   torch::DeviceType device_type;
   torch::ScalarType dtype;
   bool on;
 };
 
 // The torch device of a config device: kCPU, or kCUDA with its ordinal.
-inline torch::Device torch_device(const config::Device& device) {
-  if (!device.is_cuda()) return torch::kCPU;
-  return {torch::kCUDA, static_cast<c10::DeviceIndex>(device.index)};
-}
+torch::Device torch_device(const config::Device& device);
 
 class DeviceContext {
  public:
@@ -57,31 +50,37 @@ class DeviceContext {
 
   // The loader's slot buffers: pinned and fenced on CUDA; null = pageable host memory.
   virtual data::SlotMemory* slot_memory() { return nullptr; }
-  // A batch wrapping loader memory, on the device: an asynchronous copy from the pinned slot
-  // (the slot's fence is recorded when the loader releases it). The batch itself on the CPU.
-  virtual Batch to_device(const Batch& b) { return b; }
-  // A batch owned by the caller (eval sets), copied to the device once.
-  Batch copy_to_device(const Batch& b) const;
+  // A tensor wrapping loader memory, on the device: an asynchronous copy from the pinned slot
+  // (the slot's fence is recorded when the loader releases it). The tensor itself on the CPU, and
+  // an undefined one as it is.
+  virtual torch::Tensor to_device(const torch::Tensor& t) { return t; }
+  // A tensor owned by the caller (eval sets), copied to the device once.
+  torch::Tensor copy_to_device(const torch::Tensor& t) const;
 
   // The peak FLOP/s MFU divides by at precision. CUDA: the device's dense datasheet figure (one
-  // the table lacks: a measured 8192^3 matmul, best of 10). CPU: a measured 2048^3 matmul, best
-  // of 5 (bf16 or fp32; fp32 on a CPU with native bf16 measures the bf16 peak beside it).
+  // the table lacks: its measured matmul, peak_sizes). CPU: its measured matmul (bf16 or fp32;
+  // fp32 on a CPU with native bf16 measures the bf16 peak beside it).
   virtual PeakFlops peak_flops(config::Precision precision) const = 0;
-  // The memory roof measured on this device's memory: STREAM triad, best of 3 (the CPU's
-  // arrays then leave the peak RSS where /proc/self/clear_refs allows it).
+  // The memory roof measured on this device's memory: STREAM triad, best of
+  // peak_sizes().run_bandwidth_reps (the CPU's arrays then leave the peak RSS where
+  // /proc/self/clear_refs allows it).
   virtual PeakBytes peak_bytes() const = 0;
   // Where the GPU activity of recorded windows comes from: CUPTI on a CUDA device whose build and
   // host have it (else null, and the log says why); null on the CPU.
   virtual std::unique_ptr<gpu::ActivitySource> activity_source() const;
+  // The events that time work on the device (its default stream): CUDA's; null on the CPU,
+  // whose work is timed by the host clock.
+  virtual std::unique_ptr<gpu::EventApi> event_api() const;
 
   // Waits for the device's queued work (the end of timed regions in bench, never in a step).
   virtual void synchronize() {}
-  // The caching allocator's counters; null on the CPU. reset_peak: start a new peak window.
+  // The caching allocator's counters (device/memory.h); null on the CPU.
   virtual std::optional<DeviceMemory> memory() const { return std::nullopt; }
+  // Starts a new peak window of the caching allocator (a host call, no sync).
   virtual void reset_peak_memory() {}
 };
 
 // Moves a module's parameters and buffers to the context's device (a no-op on the CPU).
 void move_module(torch::nn::Module& module, const DeviceContext& context);
 
-}  // namespace llmprof::train
+}  // namespace llmprof::device

@@ -1,5 +1,5 @@
-#include "llmprof/train/calibrate.h"
-
+// The peak measurements on a device (llmprof/device/peak.h): the matmul peak, the STREAM
+// bandwidth, and `llmprof peak`'s report of both.
 #include <fmt/format.h>
 #include <torch/cuda.h>
 #include <torch/torch.h>
@@ -10,18 +10,11 @@
 #include <string>
 
 #include "llmprof/base/clock.h"
-#include "llmprof/train/device.h"
+#include "llmprof/device/context.h"
+#include "llmprof/device/device.h"
+#include "llmprof/device/peak.h"
 
-namespace llmprof::train {
-
-bool cpu_has_flag(const std::string& flag) {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("flags", 0) == 0) return (line + " ").find(" " + flag + " ") != std::string::npos;
-  }
-  return false;
-}
+namespace llmprof::device {
 
 PeakFlops measure_matmul_peak(config::Precision precision,
                               int64_t n,
@@ -59,35 +52,6 @@ PeakFlops measure_matmul_peak(config::Precision precision,
                     : fmt::format("best of {} {} {}x{} matmuls on cuda:{}", reps,
                                   config::name(precision), n, n, device.index);
   return peak;
-}
-
-std::optional<PeakFlops> datasheet_peak(std::string_view device_name, config::Precision precision) {
-  // Dense tensor-core TFLOP/s from NVIDIA's datasheets (bf16 = fp16 on these parts), and the
-  // fp32 CUDA-core figure (an fp32 LibTorch matmul does not use TF32 unless allowed).
-  struct Part {
-    std::string_view match;   // a substring of the CUDA device name
-    std::string_view product;
-    double bf16_tflops, fp32_tflops;
-  };
-  static constexpr Part kParts[] = {
-      {"H200", "NVIDIA H200 SXM", 989.4, 66.9},
-      {"H100 PCIe", "NVIDIA H100 PCIe", 756.0, 51.2},
-      {"H100 NVL", "NVIDIA H100 NVL", 835.0, 60.0},
-      {"H100", "NVIDIA H100 SXM5", 989.4, 66.9},
-      {"A100", "NVIDIA A100", 312.0, 19.5},
-  };
-  for (const Part& p : kParts) {
-    if (device_name.find(p.match) == std::string_view::npos) continue;
-    const bool half = precision != config::Precision::kFp32;
-    PeakFlops peak;
-    peak.flops_per_s = (half ? p.bf16_tflops : p.fp32_tflops) * 1e12;
-    peak.source = "datasheet";
-    peak.method = fmt::format("{} dense {} peak, {} TFLOP/s (NVIDIA datasheet; '{}')", p.product,
-                              half ? "bf16/fp16 tensor-core" : "fp32", peak.flops_per_s * 1e-12,
-                              device_name);
-    return peak;
-  }
-  return std::nullopt;
 }
 
 namespace {
@@ -157,4 +121,24 @@ PeakBandwidth measure_memory_bandwidth(int64_t array_bytes,
   return bw;
 }
 
-}  // namespace llmprof::train
+PeakReport measure_peak(const config::Device& device,
+                        config::Precision precision,
+                        bool flops_only) {
+  const PeakSizes sizes = peak_sizes(device);
+  PeakReport r;
+  r.measured = measure_matmul_peak(precision, sizes.matmul_n, sizes.matmul_reps, device);
+  if (device.is_cuda()) {
+    // What train's MFU is computed against on this device, when the table knows it.
+    r.datasheet = datasheet_peak(cuda_device_name(static_cast<int>(device.index)), precision);
+  }
+  if (flops_only) return r;
+  r.bandwidth = measure_memory_bandwidth(0, sizes.peak_bandwidth_reps, device);
+  const int64_t llc = r.bandwidth->llc_bytes;
+  r.bandwidth_method =
+      device.is_cuda() ? r.bandwidth->method + " (triad)"
+      : llc > 0 ? fmt::format("{} (triad; last-level cache {} MiB)", r.bandwidth->method, llc >> 20)
+                : r.bandwidth->method + " (triad; last-level cache size not in sysfs)";
+  return r;
+}
+
+}  // namespace llmprof::device

@@ -4,7 +4,7 @@
 // rng-rank<k>.pt holds rank k's random state (the CPU generator, and on a CUDA run its device's
 // generator). The step comes from checkpoint.json's "step"; the learning rate follows from it,
 // and the sample stream is keyed by the global sample index, so the loader starts at batch
-// step x grad_accum_steps. Private to train (torch).
+// step x grad_accum_steps (torch).
 #pragma once
 
 #include <torch/torch.h>
@@ -17,9 +17,16 @@ namespace llmprof::config {
 struct Config;
 }
 
-namespace llmprof::train {
+namespace llmprof::checkpoint {
 
-class LossScaler;
+// fp16's loss scale and growth tracker (train's LossScaler), saved in optimizer.pt beside the
+// optimizer's state so that a resumed fp16 run goes on with them.
+class LossScaleState {
+ public:
+  virtual ~LossScaleState() = default;
+  virtual void save(torch::serialize::OutputArchive& archive) const = 0;
+  virtual void load(torch::serialize::InputArchive& archive) = 0;
+};
 
 struct ResumePoint {
   std::string dir;   // the checkpoint folder
@@ -39,22 +46,26 @@ ResumePoint check_resume(const config::Config& cfg, int world_size);
 const std::vector<std::string>& resume_keys_free_to_change();
 
 // Writes <dir>/optimizer.pt: the optimizer's state, and the loss scaler's when there is one.
-void save_optimizer_state(const std::string& dir, const torch::optim::Optimizer& optimizer,
-                          const LossScaler* scaler);
+void save_optimizer_state(const std::string& dir,
+                          const torch::optim::Optimizer& optimizer,
+                          const LossScaleState* scaler);
 // Reads <point.dir>/optimizer.pt into optimizer (its tensors onto device) and scaler (when not
 // null). A state that does not fit (another optimizer, other shapes) is a ConfigError naming
 // train.resume_from.
-void load_optimizer_state(const ResumePoint& point, const config::Config& cfg,
-                          torch::optim::Optimizer& optimizer, LossScaler* scaler,
+void load_optimizer_state(const ResumePoint& point,
+                          const config::Config& cfg,
+                          torch::optim::Optimizer& optimizer,
+                          LossScaleState* scaler,
                           const torch::Device& device);
 
 // This process's random state as the bytes of an rng-rank<k>.pt: the default CPU generator's
 // state, and on a CUDA device that device's default generator's.
 std::string rng_state_archive(const torch::Device& device);
 
-// A rank's saved random state: the CPU generator's, and its CUDA device's (undefined on the CPU).
+// A rank's saved random state: one tensor per default generator of its device, in
+// device::default_generators' order (the CPU's, then a CUDA device's).
 struct RngState {
-  torch::Tensor cpu, cuda;
+  std::vector<torch::Tensor> states;
 };
 // Reads <point.dir>/rng-rank<rank>.pt (before the run directory exists: a damaged file is a
 // ConfigError naming train.resume_from and the file).
@@ -64,4 +75,4 @@ RngState read_rng_state(const ResumePoint& point, const config::Config& cfg, int
 // that draws from them (initialisation, the peak's calibration).
 void apply_rng_state(const RngState& state, const torch::Device& device);
 
-}  // namespace llmprof::train
+}  // namespace llmprof::checkpoint

@@ -1,5 +1,8 @@
-// Peak FLOP/s for MFU: configured (profile.peak_flops_per_s) or measured once with a short
-// square matmul at the run's precision and thread count.
+// A device's peaks: the FLOP/s MFU is computed against (configured in profile.peak_flops_per_s,
+// a CUDA device's datasheet figure, or measured once with a short square matmul at the run's
+// precision and thread count) and the memory roof of the roofline; the sizes each is measured
+// with, one table for a run (DeviceContext) and `llmprof peak` (measure_peak). Torch-free
+// header; the measurements link the device's torch companion.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +12,7 @@
 
 #include "llmprof/config/enums.h"
 
-namespace llmprof::train {
+namespace llmprof::device {
 
 struct PeakFlops {
   double flops_per_s = 0;
@@ -65,4 +68,26 @@ PeakBandwidth measure_memory_bandwidth(int64_t array_bytes,
                                        int reps,
                                        const config::Device& device = {});
 
-}  // namespace llmprof::train
+// The sizes of the peak measurements on a kind of device.
+struct PeakSizes {
+  int64_t matmul_n = 0;         // the n x n x n matmul: 2048 on the CPU, 8192 on CUDA
+  int matmul_reps = 0;          // best of 5 (CPU), 10 (CUDA)
+  int run_bandwidth_reps = 0;   // a run's memory roof (profile.level=ops): best of 3
+  int peak_bandwidth_reps = 0;  // `llmprof peak`, which has the time: best of 5 (CPU), 10 (CUDA)
+};
+PeakSizes peak_sizes(const config::Device& device);
+
+// What `llmprof peak` measures on a device: the matmul peak at precision (fp16 on CUDA only),
+// beside it the datasheet's where the table knows the CUDA device, and unless flops_only the
+// memory bandwidth, each with how it was measured.
+struct PeakReport {
+  PeakFlops measured;
+  std::optional<PeakFlops> datasheet;      // CUDA, a device in datasheet_peak's table
+  std::optional<PeakBandwidth> bandwidth;  // not with flops_only
+  // bandwidth's method with what it is the roof of: "... (triad)"; on the CPU with the last-level
+  // cache the arrays exceed ("... (triad; last-level cache 32 MiB)").
+  std::string bandwidth_method;
+};
+PeakReport measure_peak(const config::Device& device, config::Precision precision, bool flops_only);
+
+}  // namespace llmprof::device

@@ -1,9 +1,9 @@
-// The datasheet peaks MFU is computed against on CUDA devices (calibrate.h datasheet_peak).
+// The datasheet peaks MFU is computed against on CUDA devices (device/peak.h datasheet_peak).
 #include <gtest/gtest.h>
 
-#include "llmprof/train/calibrate.h"
+#include "llmprof/device/peak.h"
 
-namespace llmprof::train {
+namespace llmprof::device {
 namespace {
 
 TEST(DatasheetPeak, KnowsTheDevicesByTheirCudaNames) {
@@ -28,4 +28,4 @@ TEST(DatasheetPeak, KnowsTheDevicesByTheirCudaNames) {
 }
 
 }  // namespace
-}  // namespace llmprof::train
+}  // namespace llmprof::device

@@ -8,6 +8,8 @@
 #include <optional>
 
 #include "llmprof/base/printable.h"
+#include "llmprof/checkpoint/hf_checkpoint.h"
+#include "llmprof/checkpoint/weights.h"
 #include "llmprof/config/config.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/data/tokenizer.h"
@@ -15,12 +17,10 @@
 #include "llmprof/hf/files.h"
 #include "llmprof/rundir/checkpoint_meta.h"
 #include "llmprof/rundir/files.h"
-#include "llmprof/train/hf_checkpoint.h"
-#include "llmprof/train/weights.h"
 
 namespace fs = std::filesystem;
 
-namespace llmprof::train {
+namespace llmprof::checkpoint {
 
 namespace {
 
@@ -160,4 +160,4 @@ void check_run_tokenizer(const RunTokenizer& rt,
                   checkpoint, tokenizer.fingerprint().substr(0, 12), rt.sha256.substr(0, 12)));
 }
 
-}  // namespace llmprof::train
+}  // namespace llmprof::checkpoint

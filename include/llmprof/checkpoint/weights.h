@@ -27,7 +27,7 @@ namespace llmprof::data {
 class Tokenizer;
 }
 
-namespace llmprof::train {
+namespace llmprof::checkpoint {
 
 // Writes dir (created; replaced atomically via dir.tmp) for the model after `step` steps, with
 // the run's tokenizer (its files in dir/tokenizer and their content hash in checkpoint.json) and
@@ -81,4 +81,4 @@ void check_run_tokenizer(const RunTokenizer& rt, const data::Tokenizer& tokenize
 LoadReport load_checkpoint(const std::string& path, torch::nn::Module& model,
                            const config::Config& cfg, const std::string& key);
 
-}  // namespace llmprof::train
+}  // namespace llmprof::checkpoint

@@ -1,23 +1,23 @@
-#include "resume.h"
+// train.resume_from (llmprof/checkpoint/resume.h): the checks before a run starts, the optimizer's
+// state and each rank's random state.
+#include "llmprof/checkpoint/resume.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <ATen/Context.h>
-
 #include <filesystem>
 #include <mutex>
 
+#include "llmprof/checkpoint/weights.h"
 #include "llmprof/config/config.h"
 #include "llmprof/config/schema.h"
+#include "llmprof/device/random.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/checkpoint_meta.h"
 #include "llmprof/rundir/files.h"
-#include "llmprof/train/weights.h"
-#include "loss_scaler.h"
 
-namespace llmprof::train {
+namespace llmprof::checkpoint {
 
 namespace fs = std::filesystem;
 
@@ -78,23 +78,6 @@ void check_rng_files(const config::Config& cfg, const std::string& dir, int worl
                                       rundir::rng_state_file(saved - 1), world_size, saved));
 }
 
-// The state tensors of the default generator of device (CPU, or the CUDA device's).
-at::Generator default_generator(const torch::Device& device) {
-  if (!device.is_cuda()) return at::detail::getDefaultCPUGenerator();
-#if defined(LLMPROF_WITH_CUDA)
-  return at::globalContext().defaultGenerator(device);
-#else
-  throw Error("train.resume_from: this llmprof was built without CUDA; no CUDA random state");
-#endif
-}
-
-// The generators a rank's random state covers: the CPU's, and its CUDA device's on a CUDA run.
-std::vector<torch::Device> rng_devices(const torch::Device& device) {
-  std::vector<torch::Device> devices{torch::Device(torch::kCPU)};
-  if (device.is_cuda()) devices.push_back(device);
-  return devices;
-}
-
 }  // namespace
 
 const std::vector<std::string>& resume_keys_free_to_change() {
@@ -140,8 +123,9 @@ ResumePoint check_resume(const config::Config& cfg, int world_size) {
   return p;
 }
 
-void save_optimizer_state(const std::string& dir, const torch::optim::Optimizer& optimizer,
-                          const LossScaler* scaler) {
+void save_optimizer_state(const std::string& dir,
+                          const torch::optim::Optimizer& optimizer,
+                          const LossScaleState* scaler) {
   torch::serialize::OutputArchive archive, opt;
   optimizer.save(opt);
   archive.write("optimizer", opt);
@@ -153,8 +137,10 @@ void save_optimizer_state(const std::string& dir, const torch::optim::Optimizer&
   archive.save_to(rundir::path(dir, rundir::kOptimizerState));
 }
 
-void load_optimizer_state(const ResumePoint& point, const config::Config& cfg,
-                          torch::optim::Optimizer& optimizer, LossScaler* scaler,
+void load_optimizer_state(const ResumePoint& point,
+                          const config::Config& cfg,
+                          torch::optim::Optimizer& optimizer,
+                          LossScaleState* scaler,
                           const torch::Device& device) {
   const std::string path = rundir::path(point.dir, rundir::kOptimizerState);
   try {
@@ -180,14 +166,13 @@ void load_optimizer_state(const ResumePoint& point, const config::Config& cfg,
 
 std::string rng_state_archive(const torch::Device& device) {
   torch::serialize::OutputArchive archive;
-  for (const torch::Device& d : rng_devices(device)) {
-    at::Generator gen = default_generator(d);
+  for (device::NamedGenerator& g : device::default_generators(device)) {
     torch::Tensor state;
     {
-      std::lock_guard<std::mutex> lock(gen.mutex());
-      state = gen.get_state();
+      std::lock_guard<std::mutex> lock(g.generator.mutex());
+      state = g.generator.get_state();
     }
-    archive.write(d.is_cuda() ? "cuda" : "cpu", state, /*is_buffer=*/true);
+    archive.write(std::string(g.key), state, /*is_buffer=*/true);
   }
   std::string bytes;
   archive.save_to([&](const void* data, size_t n) {
@@ -200,15 +185,15 @@ std::string rng_state_archive(const torch::Device& device) {
 RngState read_rng_state(const ResumePoint& point, const config::Config& cfg, int rank,
                         const torch::Device& device) {
   const std::string path = rundir::path(point.dir, rundir::rng_state_file(rank));
+  std::vector<device::NamedGenerator> generators = device::default_generators(device);
   RngState st;
   try {
     torch::serialize::InputArchive archive;
     archive.load_from(path);
-    for (const torch::Device& d : rng_devices(device)) {
-      torch::Tensor& state = d.is_cuda() ? st.cuda : st.cpu;
-      if (!archive.try_read(d.is_cuda() ? "cuda" : "cpu", state, /*is_buffer=*/true)) {
-        throw resume_error(cfg, fmt::format("{} holds no {} random state", path,
-                                            d.is_cuda() ? "CUDA" : "CPU"));
+    for (const device::NamedGenerator& g : generators) {
+      torch::Tensor& state = st.states.emplace_back();
+      if (!archive.try_read(std::string(g.key), state, /*is_buffer=*/true)) {
+        throw resume_error(cfg, fmt::format("{} holds no {} random state", path, g.label));
       }
     }
   } catch (const ConfigError&) {
@@ -219,26 +204,27 @@ RngState read_rng_state(const ResumePoint& point, const config::Config& cfg, int
                                         what.substr(0, what.find('\n'))));
   }
   // A state of another size (another LibTorch, another generator) fails here, not mid-run.
-  at::Generator cpu = default_generator(torch::Device(torch::kCPU));
+  at::Generator& cpu = generators.front().generator;
   int64_t expected = 0;
   {
     std::lock_guard<std::mutex> lock(cpu.mutex());
     expected = cpu.get_state().numel();
   }
-  if (st.cpu.numel() != expected) {
+  if (st.states.front().numel() != expected) {
     throw resume_error(cfg, fmt::format("{}: the CPU random state has {} bytes, this LibTorch's "
                                         "has {}",
-                                        path, st.cpu.numel(), expected));
+                                        path, st.states.front().numel(), expected));
   }
   return st;
 }
 
 void apply_rng_state(const RngState& state, const torch::Device& device) {
-  for (const torch::Device& d : rng_devices(device)) {
-    at::Generator gen = default_generator(d);
+  std::vector<device::NamedGenerator> generators = device::default_generators(device);
+  for (size_t i = 0; i < generators.size() && i < state.states.size(); ++i) {
+    at::Generator& gen = generators[i].generator;
     std::lock_guard<std::mutex> lock(gen.mutex());
-    gen.set_state(d.is_cuda() ? state.cuda : state.cpu);
+    gen.set_state(state.states[i]);
   }
 }
 
-}  // namespace llmprof::train
+}  // namespace llmprof::checkpoint

@@ -1,4 +1,4 @@
-#include "llmprof/train/weights.h"
+#include "llmprof/checkpoint/weights.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "llmprof/base/printable.h"
+#include "llmprof/checkpoint/hf_checkpoint.h"
 #include "llmprof/config/config.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/data/tokenizer.h"
@@ -17,9 +18,8 @@
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/checkpoint_meta.h"
 #include "llmprof/rundir/files.h"
-#include "llmprof/train/hf_checkpoint.h"
 
-namespace llmprof::train {
+namespace llmprof::checkpoint {
 
 namespace fs = std::filesystem;
 
@@ -75,7 +75,7 @@ std::string source_hf_config(const config::Config& cfg) {
   if (from.empty()) return {};
   if (is_hf_folder(from)) return (fs::path(from) / hf::kConfigJson).string();
   std::error_code ec;
-  for (const fs::path dir : {fs::path(from), fs::path(from) / rundir::kCheckpoint}) {
+  for (const fs::path& dir : {fs::path(from), fs::path(from) / rundir::kCheckpoint}) {
     if (fs::is_regular_file(dir / kHfConfigCopy, ec)) return (dir / kHfConfigCopy).string();
   }
   return {};
@@ -321,4 +321,4 @@ std::vector<std::string> adopt_checkpoint_model(config::Config& cfg, const std::
   return notes;
 }
 
-}  // namespace llmprof::train
+}  // namespace llmprof::checkpoint

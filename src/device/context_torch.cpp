@@ -1,18 +1,17 @@
-// DeviceContext on the CPU and, in CUDA builds, on a CUDA device (device.h).
-#include "llmprof/train/device.h"
-
+// DeviceContext on the CPU and, in CUDA builds, on a CUDA device (llmprof/device/context.h).
 #include <fmt/format.h>
 
 #include <vector>
 
+#include "llmprof/device/context.h"
+#include "llmprof/device/device.h"
 #include "llmprof/error.h"
-#include "llmprof/gpu/cuda_availability.h"
+#include "llmprof/gpu/activity_source.h"
 #include "llmprof/gpu/cupti_source.h"
+#include "llmprof/gpu/event_pool.h"
 #include "llmprof/telemetry/rusage.h"
-#include "llmprof/train/setup.h"
 
 #if defined(LLMPROF_WITH_CUDA)
-#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
@@ -21,31 +20,21 @@
 #include <cstring>
 #endif
 
-namespace llmprof::train {
+namespace llmprof::device {
 
-void check_device(const config::Config& cfg) {
-  if (!cfg.device.is_cuda()) return;
-  const gpu::CudaAvailability cuda = gpu::cuda_availability();
-  if (!cuda.available) {
-    throw ConfigError("device: 'cuda' is not available: " + cuda.reason, cfg.source_file,
-                      "device");
-  }
-  if (cfg.device.index >= cuda.device_count) {
-    throw ConfigError(fmt::format("device: cuda:{} does not exist: the CUDA runtime sees {} "
-                                  "device{} (cuda:0{}); check CUDA_VISIBLE_DEVICES",
-                                  cfg.device.index, cuda.device_count,
-                                  cuda.device_count == 1 ? "" : "s",
-                                  cuda.device_count == 1
-                                      ? ""
-                                      : fmt::format("..cuda:{}", cuda.device_count - 1)),
-                      cfg.source_file, "device_index");
-  }
+Autocast::Autocast(const config::Device& device, config::Precision precision)
+    : device_type(device.is_cuda() ? torch::kCUDA : torch::kCPU),
+      dtype(precision == config::Precision::kFp16 ? torch::kHalf : torch::kBFloat16),
+      on(precision != config::Precision::kFp32) {}
+
+torch::Device torch_device(const config::Device& device) {
+  if (!device.is_cuda()) return torch::kCPU;
+  return {torch::kCUDA, static_cast<c10::DeviceIndex>(device.index)};
 }
 
-Batch DeviceContext::copy_to_device(const Batch& b) const {
-  if (!device().is_cuda()) return b;
-  auto move = [&](const torch::Tensor& t) { return t.defined() ? t.to(device()) : t; };
-  return {move(b.x), move(b.y), move(b.mask), move(b.pos)};
+torch::Tensor DeviceContext::copy_to_device(const torch::Tensor& t) const {
+  if (!device().is_cuda() || !t.defined()) return t;
+  return t.to(device());
 }
 
 void move_module(torch::nn::Module& module, const DeviceContext& context) {
@@ -53,6 +42,7 @@ void move_module(torch::nn::Module& module, const DeviceContext& context) {
 }
 
 std::unique_ptr<gpu::ActivitySource> DeviceContext::activity_source() const { return nullptr; }
+std::unique_ptr<gpu::EventApi> DeviceContext::event_api() const { return nullptr; }
 
 namespace {
 
@@ -68,16 +58,18 @@ class CpuContext : public DeviceContext {
 
   PeakFlops peak_flops(config::Precision precision) const override {
     const bool bf16 = precision == config::Precision::kBf16;
-    PeakFlops peak =
-        measure_matmul_peak(bf16 ? config::Precision::kBf16 : config::Precision::kFp32, 2048, 5);
+    const PeakSizes s = peak_sizes({});
+    PeakFlops peak = measure_matmul_peak(bf16 ? config::Precision::kBf16 : config::Precision::kFp32,
+                                         s.matmul_n, s.matmul_reps);
     // fp32 on a CPU that computes bf16 natively: what bf16 would reach (~0.4 s), for the report.
     if (!bf16 && (cpu_has_flag("avx512_bf16") || cpu_has_flag("amx_bf16"))) {
-      peak.bf16_flops_per_s = measure_matmul_peak(config::Precision::kBf16, 2048, 5).flops_per_s;
+      peak.bf16_flops_per_s =
+          measure_matmul_peak(config::Precision::kBf16, s.matmul_n, s.matmul_reps).flops_per_s;
     }
     return peak;
   }
   PeakBytes peak_bytes() const override {
-    const PeakBandwidth bw = measure_memory_bandwidth(0, 3);
+    const PeakBandwidth bw = measure_memory_bandwidth(0, peak_sizes({}).run_bandwidth_reps);
     // Its arrays are freed: they must not count as the run's peak RSS.
     const bool reset = telemetry::reset_peak_rss();
     return measured_roof(bw, reset ? " (triad; peak RSS reset after it)"
@@ -162,10 +154,12 @@ class CudaContext : public DeviceContext {
     // MFU against the device's dense datasheet peak, as MFU is usually quoted; a device not in
     // the table gets its measured matmul peak (llmprof peak measures it for any device).
     if (auto sheet = datasheet_peak(cuda_device_name(index_), precision)) return *sheet;
-    return measure_matmul_peak(precision, 8192, 10, where());
+    const PeakSizes s = peak_sizes(where());
+    return measure_matmul_peak(precision, s.matmul_n, s.matmul_reps, where());
   }
   PeakBytes peak_bytes() const override {
-    return measured_roof(measure_memory_bandwidth(0, 3, where()), " (triad)");
+    return measured_roof(
+        measure_memory_bandwidth(0, peak_sizes(where()).run_bandwidth_reps, where()), " (triad)");
   }
   std::unique_ptr<gpu::ActivitySource> activity_source() const override {
     const gpu::CudaAvailability cupti = gpu::CuptiActivitySource::available();
@@ -175,35 +169,21 @@ class CudaContext : public DeviceContext {
     }
     return std::make_unique<gpu::CuptiActivitySource>();
   }
+  std::unique_ptr<gpu::EventApi> event_api() const override {
+    return gpu::make_cuda_event_api(nullptr);  // LibTorch's default stream
+  }
   std::string describe() const override { return description_; }
   data::SlotMemory* slot_memory() override { return slots_.get(); }
-  Batch to_device(const Batch& b) override {
+  torch::Tensor to_device(const torch::Tensor& t) override {
     // From page-locked memory a non_blocking copy is a cudaMemcpyAsync: the host goes on.
-    auto move = [&](const torch::Tensor& t) {
-      return t.defined() ? t.to(device(), /*non_blocking=*/true) : t;
-    };
-    return {move(b.x), move(b.y), move(b.mask), move(b.pos)};
+    return t.defined() ? t.to(device(), /*non_blocking=*/true) : t;
   }
   void synchronize() override {
     // sync: the caller's timed region ends when the device's work does.
     check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   }
-  std::optional<DeviceMemory> memory() const override {
-    namespace alloc = c10::cuda::CUDACachingAllocator;
-    const auto stats = alloc::getDeviceStats(static_cast<c10::DeviceIndex>(index_));
-    constexpr size_t kAggregate = 0;  // StatType::AGGREGATE: all pools together
-    DeviceMemory m;
-    m.allocated_bytes = stats.allocated_bytes[kAggregate].current;
-    m.peak_allocated_bytes = stats.allocated_bytes[kAggregate].peak;
-    m.reserved_bytes = stats.reserved_bytes[kAggregate].current;
-    m.peak_reserved_bytes = stats.reserved_bytes[kAggregate].peak;
-    m.alloc_retries = stats.num_alloc_retries;
-    m.ooms = stats.num_ooms;
-    return m;
-  }
-  void reset_peak_memory() override {
-    c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(index_));
-  }
+  std::optional<DeviceMemory> memory() const override { return allocator_memory(where()); }
+  void reset_peak_memory() override { reset_allocator_peak(where()); }
 
  private:
   config::Device where() const { return {config::DeviceKind::kCuda, index_}; }
@@ -238,4 +218,4 @@ std::unique_ptr<DeviceContext> DeviceContext::make(const config::Config& cfg) {
 #endif
 }
 
-}  // namespace llmprof::train
+}  // namespace llmprof::device

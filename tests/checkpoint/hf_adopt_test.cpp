@@ -7,22 +7,25 @@
 
 #include <filesystem>
 
+#include "llmprof/checkpoint/hf_checkpoint.h"
+#include "llmprof/checkpoint/weights.h"
 #include "llmprof/config/config.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
-#include "llmprof/train/hf_checkpoint.h"
 #include "llmprof/train/task.h"
-#include "llmprof/train/weights.h"
+#include "llmprof/train/task_model.h"
 #include "support/test_support.h"
 
-namespace llmprof::train {
+namespace llmprof::checkpoint {
 namespace {
+
+using train::make_task;
 
 namespace fs = std::filesystem;
 using test::ScratchDir;
 
 std::string adopt_fixture(const std::string& name) {
-  return std::string(LLMPROF_SOURCE_DIR) + "/tests/train/fixtures/hf/" + name;
+  return std::string(LLMPROF_SOURCE_DIR) + "/tests/checkpoint/fixtures/hf/" + name;
 }
 
 std::string joined(const std::vector<std::string>& notes) {
@@ -124,7 +127,7 @@ TEST(HfFolder, AConfigJsonThatIsNotJsonIsReportedWithFileAndPosition) {
 TEST(HfFolder, ExportOfAHuggingFaceFolderSaysItIsOne) {
   ScratchDir dir;
   try {
-    export_hf(adopt_fixture("gpt2_tiny"), dir.file("out"));
+    export_hf(adopt_fixture("gpt2_tiny"), dir.file("out"), train::task_model);
     ADD_FAILURE() << "no ConfigError";
   } catch (const ConfigError& e) {
     const std::string what = e.what();
@@ -148,4 +151,4 @@ TEST(ConfigValidation, Gpt2WithAHuggingFaceFolderNeedsNoVocabularyPaths) {
 }
 
 }  // namespace
-}  // namespace llmprof::train
+}  // namespace llmprof::checkpoint

@@ -6,7 +6,7 @@
 
 #include "llmprof/config/config.h"
 
-namespace llmprof::train::detail {
+namespace llmprof::checkpoint::detail {
 
 namespace {
 
@@ -125,4 +125,4 @@ HfModelNames names_for(const config::Config& cfg) {
   return distilbert_names(cfg.model.n_layer, cfg.train.task == config::TaskKind::kMlm);
 }
 
-}  // namespace llmprof::train::detail
+}  // namespace llmprof::checkpoint::detail
