@@ -1,6 +1,6 @@
 // summary.json's "plan" section as figures: the plan of the run's own config beside what the run
 // measured (plan::MemoryProbe), per component, with the ratio and whether it is off by more than
-// kDiffersFraction. rundir writes it.
+// kDiffersFraction, in rundir's record (rundir/plan_reconciliation.h), which rundir writes.
 #include <cmath>
 
 #include "llmprof/error.h"
@@ -11,9 +11,10 @@ namespace llmprof::plan {
 
 namespace {
 
-ReconciledComponent reconciled(const std::string& name, int64_t predicted,
-                              const std::optional<int64_t>& measured) {
-  ReconciledComponent c{name, predicted, measured, std::nullopt, std::nullopt};
+rundir::ReconciledComponent reconciled(const std::string& name,
+                                       int64_t predicted,
+                                       const std::optional<int64_t>& measured) {
+  rundir::ReconciledComponent c{name, predicted, measured, std::nullopt, std::nullopt};
   if (!measured) return c;
   if (*measured <= 0) {
     c.differs = predicted != 0;
@@ -26,12 +27,12 @@ ReconciledComponent reconciled(const std::string& name, int64_t predicted,
 
 }  // namespace
 
-MemoryReconciliation reconcile(const config::Config& cfg,
-                               int64_t vocab_size,
-                               bool cuda,
-                               const Measured& m,
-                               CudaAllocator allocator) {
-  MemoryReconciliation r;
+rundir::MemoryReconciliation reconcile(const config::Config& cfg,
+                                       int64_t vocab_size,
+                                       bool cuda,
+                                       const Measured& m,
+                                       CudaAllocator allocator) {
+  rundir::MemoryReconciliation r;
   MemoryPlan p;
   try {
     p = plan_memory(cfg, PlanOptions{vocab_size, 1, cuda, allocator});

@@ -231,8 +231,8 @@ void fill_from_env(const std::string& path, Run& run) {
 
 // summary.json's plan section as the report's rows: bytes as numbers, the peak as
 // "phase [/ module]".
-void plan_view(const plan::MemoryReconciliation& r, Run& run) {
-  for (const plan::ReconciledComponent& c : r.components) {
+void plan_view(const MemoryReconciliation& r, Run& run) {
+  for (const ReconciledComponent& c : r.components) {
     run.plan.push_back({c.name, c.predicted_bytes, c.measured_bytes, c.ratio});
   }
   run.plan_peak_predicted = r.peak_phase.predicted;

@@ -154,10 +154,10 @@ InitFromFigures read_init_from(ObjectReader& o) {
 // ---------------------------------------------------------------------------------------------
 // plan
 
-Json plan_json(const plan::MemoryReconciliation& r) {
+Json plan_json(const MemoryReconciliation& r) {
   if (!r.unplanned_reason.empty()) return {{"predicted", nullptr}, {"reason", r.unplanned_reason}};
   Json components = Json::object();
-  for (const plan::ReconciledComponent& c : r.components) {
+  for (const ReconciledComponent& c : r.components) {
     components[c.name] = {{"predicted_bytes", opt(c.predicted_bytes)},
                           {"measured_bytes", opt(c.measured_bytes)},
                           {"ratio", opt(c.ratio)},
@@ -178,8 +178,8 @@ Json plan_json(const plan::MemoryReconciliation& r) {
           {"activations_per_block_bytes", opt(r.activations_per_block_bytes)}};
 }
 
-plan::ReconciledComponent read_component(ObjectReader& o) {
-  plan::ReconciledComponent c;
+ReconciledComponent read_component(ObjectReader& o) {
+  ReconciledComponent c;
   c.predicted_bytes = o.integer("predicted_bytes");
   c.measured_bytes = o.integer("measured_bytes");
   c.ratio = o.number("ratio");
@@ -188,8 +188,8 @@ plan::ReconciledComponent read_component(ObjectReader& o) {
 }
 
 // The unplanned form is {"predicted": null, "reason": ...}.
-plan::MemoryReconciliation read_plan(ObjectReader& o) {
-  plan::MemoryReconciliation r;
+MemoryReconciliation read_plan(ObjectReader& o) {
+  MemoryReconciliation r;
   if (o.raw("predicted") != nullptr) {
     r.unplanned_reason = o.text("reason").value_or("");
     return r;
@@ -202,8 +202,7 @@ plan::MemoryReconciliation read_plan(ObjectReader& o) {
   if (std::optional<ObjectReader> cs = o.object("components")) {
     for (const auto& item : cs->raw_object().items()) {
       if (item.value().is_null()) continue;  // kept as it is, below
-      plan::ReconciledComponent c =
-          *read_section<plan::ReconciledComponent>(*cs, item.key(), read_component);
+      ReconciledComponent c = *read_section<ReconciledComponent>(*cs, item.key(), read_component);
       c.name = item.key();
       r.components.push_back(c);
     }
@@ -253,7 +252,7 @@ RunContext read_context(ObjectReader& doc) {
     return CudaGraphFigures{o.integer("captured_before_step").value_or(0),
                             o.text("forward_ms").value_or("")};
   });
-  c.plan = read_section<plan::MemoryReconciliation>(doc, "plan", read_plan);
+  c.plan = read_section<MemoryReconciliation>(doc, "plan", read_plan);
   return c;
 }
 

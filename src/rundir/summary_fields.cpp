@@ -25,7 +25,7 @@ RunContext every_context() {
   c.resumed_from = ResumeFigures{"text", 1};
   c.init_from = InitFromFigures{"text", "text", 1, 1, {"text"}, {"text"}};
   c.cuda_graphs = CudaGraphFigures{1, "text"};
-  plan::MemoryReconciliation& r = c.plan.emplace();
+  MemoryReconciliation& r = c.plan.emplace();
   r.measured_step = r.unmodelled_bytes = r.activations_per_block_bytes = 1;
   r.reason = r.peak_phase.measured = "text";
   r.components.push_back({"<component>", 1, 1, 1.0, false});

@@ -21,8 +21,9 @@ config::Config reconciled_gpt() {
   return c;
 }
 
-const ReconciledComponent& named(const MemoryReconciliation& r, const std::string& name) {
-  for (const ReconciledComponent& c : r.components) {
+const rundir::ReconciledComponent& named(const rundir::MemoryReconciliation& r,
+                                         const std::string& name) {
+  for (const rundir::ReconciledComponent& c : r.components) {
     if (c.name == name) return c;
   }
   throw std::runtime_error("no component " + name);
@@ -39,7 +40,7 @@ TEST(Reconcile, RatiosArePredictedOverMeasuredAndDifferPastTenPercent) {
   m.peak_phase = "backward";
   m.measured_step = 2;
   m.source = "c10 CPU allocator reports";
-  const MemoryReconciliation r = reconcile(cfg, 0, false, m);
+  const rundir::MemoryReconciliation r = reconcile(cfg, 0, false, m);
   EXPECT_TRUE(r.unplanned_reason.empty());
   ASSERT_EQ(r.components.size(), 6u);  // no peak_reserved on the CPU
   EXPECT_EQ(named(r, "parameters").ratio, 1.0);
@@ -63,7 +64,7 @@ TEST(Reconcile, RatiosArePredictedOverMeasuredAndDifferPastTenPercent) {
 TEST(Reconcile, CudaAddsTheReservedPeakAndNothingMeasuredHasNoStep) {
   Measured m;
   m.reason = "LLMPROF_PLAN_PROBE=off";
-  const MemoryReconciliation r = reconcile(reconciled_gpt(), 0, true, m);
+  const rundir::MemoryReconciliation r = reconcile(reconciled_gpt(), 0, true, m);
   ASSERT_EQ(r.components.size(), 7u);
   EXPECT_EQ(r.components.back().name, "peak_reserved");
   EXPECT_FALSE(r.measured_step.has_value());
@@ -73,7 +74,7 @@ TEST(Reconcile, CudaAddsTheReservedPeakAndNothingMeasuredHasNoStep) {
 TEST(Reconcile, AConfigThePlannerCannotPlanGivesOnlyTheReason) {
   config::Config cfg = reconciled_gpt();
   cfg.train.cuda_graphs = true;  // not modelled
-  const MemoryReconciliation r = reconcile(cfg, 0, false, Measured{});
+  const rundir::MemoryReconciliation r = reconcile(cfg, 0, false, Measured{});
   EXPECT_NE(r.unplanned_reason.find("train.cuda_graphs"), std::string::npos) << r.unplanned_reason;
   EXPECT_TRUE(r.components.empty());
 }

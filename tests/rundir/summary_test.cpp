@@ -96,7 +96,7 @@ Summary full_summary() {
   e.phases.emplace();
   (*e.phases)["forward"] = {12.0, 0.5, 24.0, false, 4};
   s.config_notes = {"train.batch_size lowered to 2"};
-  plan::MemoryReconciliation& p = s.context.plan.emplace();
+  rundir::MemoryReconciliation& p = s.context.plan.emplace();
   p.components.push_back({"peak", 90, 100, 0.9, false});
   p.peak_phase = {"forward", "h.0", "backward"};
   return s;

@@ -15,7 +15,7 @@
 
 #include "llmprof/config/config.h"
 #include "llmprof/plan/device.h"
-#include "llmprof/plan/reconciliation.h"
+#include "llmprof/rundir/plan_reconciliation.h"
 
 namespace llmprof::plan {
 
@@ -233,14 +233,14 @@ std::string reserved_note(const PlanReport& r);
 inline constexpr double kDiffersFraction = 0.10;
 
 struct Measured;
-// summary.json's "plan" section: the config's plan (vocab_size: the tokenizer's when
-// model.vocab_size is 0) beside what the run measured, per component. A config the planner cannot
-// plan gives only its reason (unplanned_reason). On CUDA, `allocator` is the run's
+// summary.json's "plan" section (rundir's record, filled here): the config's plan (vocab_size: the
+// tokenizer's when model.vocab_size is 0) beside what the run measured, per component. A config the
+// planner cannot plan gives only its reason (unplanned_reason). On CUDA, `allocator` is the run's
 // (cuda_allocator_from_env()).
-MemoryReconciliation reconcile(const config::Config& cfg,
-                               int64_t vocab_size,
-                               bool cuda,
-                               const Measured& measured,
-                               CudaAllocator allocator = CudaAllocator::kCaching);
+rundir::MemoryReconciliation reconcile(const config::Config& cfg,
+                                       int64_t vocab_size,
+                                       bool cuda,
+                                       const Measured& measured,
+                                       CudaAllocator allocator = CudaAllocator::kCaching);
 
 }  // namespace llmprof::plan

@@ -1,10 +1,10 @@
 // A participant of the step (llmprof/profile/participant.h) that also adds to the run directory:
 // its own tables from the moment it joins a run, columns of each step's row, summary.json's
 // sections at the end, and, for a run of several processes, the merged documents once every
-// process wrote its own. The figures it hands over are typed: rundir's own sections, and the
-// figures of the sources below rundir that rundir writes (telemetry's energy, plan's memory
-// reconciliation). That is why these hooks are declared here and not in profile, which sits below
-// rundir and cannot name them. A Session (llmprof/train/session.h) takes one through the same
+// process wrote its own. The figures it hands over are typed: rundir's own records (plan's memory
+// reconciliation, dist's figures) and the figures of the sources below rundir that rundir writes
+// (telemetry's energy). That is why these hooks are declared here and not in profile, which sits
+// below rundir and cannot name them. A Session (llmprof/train/session.h) takes one through the same
 // add_participant as any other participant and calls these hooks besides the step's:
 //
 //   hook          when                                            used by
@@ -24,7 +24,7 @@
 #include <string>
 
 #include "llmprof/config/enums.h"
-#include "llmprof/plan/reconciliation.h"
+#include "llmprof/rundir/plan_reconciliation.h"
 #include "llmprof/profile/participant.h"
 #include "llmprof/rundir/summary.h"
 #include "llmprof/rundir/tables.h"
@@ -49,7 +49,7 @@ struct RunEnd {
 // left unset is not this participant's.
 struct RunFigures {
   std::optional<telemetry::EnergyFigures> energy;  // "energy": the run's energy
-  std::optional<plan::MemoryReconciliation> plan;  // "plan": the plan against what was measured
+  std::optional<MemoryReconciliation> plan;  // "plan": the plan against what was measured
   std::optional<DistributedFigures> distributed;   // "distributed": this rank of several
 };
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "llmprof/plan/reconciliation.h"
 #include "llmprof/rundir/comm_tables.h"
+#include "llmprof/rundir/plan_reconciliation.h"
 
 namespace llmprof::rundir {
 
@@ -124,7 +124,7 @@ struct RunContext {
   std::optional<ResumeFigures> resumed_from;
   std::optional<InitFromFigures> init_from;
   std::optional<CudaGraphFigures> cuda_graphs;
-  std::optional<plan::MemoryReconciliation> plan;
+  std::optional<MemoryReconciliation> plan;
 };
 
 }  // namespace llmprof::rundir

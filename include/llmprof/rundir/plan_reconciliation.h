@@ -1,6 +1,6 @@
 // The memory plan of a run's own config beside what the run measured (plan::MemoryProbe), per
-// component: summary.json's "plan" section, written and read by rundir (docs/summary.md).
-// Header only and torch-free: rundir, below plan, includes it without linking plan.
+// component: summary.json's "plan" section (docs/summary.md). A record of the run directory, so
+// rundir defines it; plan, above rundir, fills it (plan::reconcile).
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace llmprof::plan {
+namespace llmprof::rundir {
 
 // One component, predicted against measured bytes.
 struct ReconciledComponent {
@@ -40,4 +40,4 @@ struct MemoryReconciliation {
   std::optional<int64_t> activations_per_block_bytes;
 };
 
-}  // namespace llmprof::plan
+}  // namespace llmprof::rundir

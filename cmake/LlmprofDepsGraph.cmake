@@ -1,0 +1,90 @@
+# The dependency graph of the concerns: what llmprof_concern() declares (CMakeLists.txt writes it
+# to <build>/deps_graph.txt at configure time) and what docs/ARCHITECTURE.md's concerns table
+# states. A graph file has one line per concern, in declaration order ('#' starts a comment):
+#   <concern>: <dep> <dep> ...
+# base, seen by every concern, is a line of its own and in no other line.
+# Included by CMakeLists.txt and by cmake/check_deps.cmake (the Deps.* tests).
+
+# Reads a graph file: <prefix>_concerns lists the concerns in file order, <prefix>_deps_<c> the
+# DEPS of concern c. A malformed line is an error naming it.
+function(llmprof_deps_read file prefix)
+  if(NOT EXISTS ${file})
+    message(FATAL_ERROR "deps graph ${file}: no such file (configure the build first)")
+  endif()
+  file(STRINGS ${file} lines)
+  set(concerns)
+  foreach(line IN LISTS lines)
+    string(REGEX REPLACE "#.*$" "" line "${line}")
+    string(STRIP "${line}" line)
+    if(line STREQUAL "")
+      continue()
+    endif()
+    if(NOT line MATCHES "^([a-z0-9_]+):(.*)$")
+      message(FATAL_ERROR "deps graph ${file}: cannot read the line '${line}' "
+                          "(want '<concern>: <dep> <dep> ...')")
+    endif()
+    set(c ${CMAKE_MATCH_1})
+    string(STRIP "${CMAKE_MATCH_2}" deps)
+    string(REGEX REPLACE "[ \t]+" ";" deps "${deps}")
+    list(APPEND concerns ${c})
+    set(${prefix}_deps_${c} ${deps} PARENT_SCOPE)
+  endforeach()
+  set(${prefix}_concerns ${concerns} PARENT_SCOPE)
+endfunction()
+
+# Checks a graph read by llmprof_deps_read: every dep is a concern of the graph, and no concern
+# reaches itself through its DEPS. Sets <out> to the first problem found ("" when none); a cycle
+# is named in full ("cycle between concerns: plan -> rundir -> plan").
+function(llmprof_deps_check prefix out)
+  foreach(c IN LISTS ${prefix}_concerns)
+    foreach(d IN LISTS ${prefix}_deps_${c})
+      if(NOT d IN_LIST ${prefix}_concerns)
+        set(${out} "${c} depends on '${d}', which is no concern" PARENT_SCOPE)
+        return()
+      endif()
+    endforeach()
+  endforeach()
+  # Peel off, round by round, every concern whose DEPS are all peeled (Kahn's algorithm). What
+  # is left lies on a cycle or leads to one, and each concern left has a dep left: following
+  # those from any of them must come back to a concern already on the path.
+  set(left ${${prefix}_concerns})
+  set(peeled)
+  set(changed TRUE)
+  while(changed)
+    set(changed FALSE)
+    foreach(c IN LISTS left)
+      set(ready TRUE)
+      foreach(d IN LISTS ${prefix}_deps_${c})
+        if(NOT d IN_LIST peeled)
+          set(ready FALSE)
+          break()
+        endif()
+      endforeach()
+      if(ready)
+        list(APPEND peeled ${c})
+        list(REMOVE_ITEM left ${c})
+        set(changed TRUE)
+      endif()
+    endforeach()
+  endwhile()
+  if(NOT left)
+    set(${out} "" PARENT_SCOPE)
+    return()
+  endif()
+  list(GET left 0 c)
+  set(path)
+  while(NOT c IN_LIST path)
+    list(APPEND path ${c})
+    foreach(d IN LISTS ${prefix}_deps_${c})
+      if(d IN_LIST left)
+        set(c ${d})
+        break()
+      endif()
+    endforeach()
+  endwhile()
+  list(FIND path ${c} at)
+  list(SUBLIST path ${at} -1 cycle)
+  list(APPEND cycle ${c})
+  list(JOIN cycle " -> " cycle)
+  set(${out} "cycle between concerns: ${cycle}" PARENT_SCOPE)
+endfunction()
