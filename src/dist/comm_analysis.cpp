@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "llmprof/base/stats.h"
 #include "llmprof/rundir/comm_ranks.h"
 
 namespace llmprof::dist {
@@ -61,13 +62,6 @@ Intervals united(const Intervals& a, const Intervals& b) {
   Intervals v = a;
   v.insert(v.end(), b.begin(), b.end());
   return normalized(std::move(v));
-}
-
-std::optional<double> median(std::vector<double> v) {
-  if (v.empty()) return std::nullopt;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 double ms(int64_t ns) { return static_cast<double>(ns) * kMsPerNs; }

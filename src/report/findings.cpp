@@ -9,6 +9,7 @@
 #include <map>
 
 #include "llmprof/base/numbers.h"
+#include "llmprof/base/stats.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 #include "llmprof/rundir/comm_ranks.h"
@@ -507,13 +508,6 @@ std::optional<Finding> rule_precision(const Run& run, const RunMetrics&) {
 
 namespace {
 
-std::optional<double> median_of(std::vector<double> v) {
-  if (v.empty()) return std::nullopt;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // The comm_steps rows the figures use: after the first bucket layout when there are such.
 std::vector<const rundir::CommStepRow*> comm_rows(const Run& run) {
   bool later = false;
@@ -556,9 +550,9 @@ std::optional<std::pair<rundir::SpanPhase, double>> excess_phase(
     }
     std::vector<double> excess;
     for (const auto& [step, e] : by_step) {
-      if (e.first && !e.second.empty()) excess.push_back(*e.first - *median_of(e.second));
+      if (e.first && !e.second.empty()) excess.push_back(*e.first - *median(e.second));
     }
-    const auto m = median_of(excess);
+    const auto m = median(excess);
     if (m && *m > 0 && (!best || *m > best->second)) best = {{phase, *m}};
   }
   return best;
@@ -658,7 +652,7 @@ std::optional<Finding> rule_exposed_comm(const Run& run, const RunMetrics&) {
     exposed.push_back(r->exposed_comm_ms);
     step.push_back(r->step_ms);
   }
-  const auto e = median_of(exposed), s = median_of(step);
+  const auto e = median(exposed), s = median(step);
   if (!e || !s || *s <= 0 || *e / *s <= kExposedCommMaxShare) return std::nullopt;
   Finding f = make(run, "exposed_comm", *e / *s, kExposedCommMaxShare, "fraction of step");
   f.title = "communication the step waits for (exposed all-reduce)";
@@ -708,7 +702,7 @@ std::optional<Finding> rule_straggler(const Run& run, const RunMetrics&) {
   for (const auto& r : ranks) {
     if (r.rank == rank) l = r.launch_lag_ms;
   }
-  const auto s = median_of(step);
+  const auto s = median(step);
   if (!l || !s || *s <= 0 || *l / *s <= kStragglerMinShare) return std::nullopt;
   Finding f = make(run, "straggler", *l / *s, kStragglerMinShare, "fraction of step");
   const auto phase = excess_phase(rows, rank);
@@ -757,7 +751,7 @@ std::optional<Finding> rule_comm_bandwidth(const Run& run, const RunMetrics&) {
     if ((later && c.first_layout) || c.rank != 0 || c.bucket != largest) continue;
     if (c.busbw_gb_per_s) busbw.push_back(*c.busbw_gb_per_s * 1e9);
   }
-  const auto b = median_of(busbw);
+  const auto b = median(busbw);
   if (!b || *b / *roof >= kCommBandwidthMinShare) return std::nullopt;
   Finding f = make(run, "comm_bandwidth", *b / *roof, kCommBandwidthMinShare, "fraction of roof");
   f.title = "all-reduce far below the measured bus bandwidth";

@@ -6,19 +6,13 @@
 #include <algorithm>
 #include <map>
 
+#include "llmprof/base/stats.h"
 #include "llmprof/rundir/comm_ranks.h"
 #include "tables.h"
 
 namespace llmprof::report::detail {
 
 namespace {
-
-std::optional<double> median_of(std::vector<double> v) {
-  if (v.empty()) return std::nullopt;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 bool later_only(const Run& run) {
   for (const auto& r : run.comm_steps) {
@@ -62,7 +56,7 @@ std::optional<Table> comm_breakdown_table(const Run& run) {
     const auto med = [&](double rundir::CommStepRow::*f) {
       std::vector<double> v;
       for (const auto* r : rows) v.push_back(r->*f);
-      return median_of(v);
+      return median(v);
     };
     double hidden = 0, comm = 0;
     for (const auto* r : rows) {
@@ -120,10 +114,9 @@ std::optional<Table> comm_bucket_table(const Run& run) {
   const std::optional<double> roof = run.peak_busbw_bytes_per_s;  // bytes/s
   if (roof) t.columns.push_back({"busbw_of_roof", "of roof"});
   for (const auto& [bucket, a] : by_bucket) {
-    const std::optional<double> busbw = median_of(a.busbw);
+    const std::optional<double> busbw = median(a.busbw);
     t.rows.push_back({count_cell(static_cast<double>(bucket)), bytes_cell(a.bytes),
-                      ms_cell(median_of(a.latency)), ms_cell(median_of(a.wait)),
-                      number_cell(busbw)});
+                      ms_cell(median(a.latency)), ms_cell(median(a.wait)), number_cell(busbw)});
     if (roof) {
       t.rows.back().push_back(percent_cell(busbw && *roof > 0
                                                ? std::optional<double>(*busbw * 1e9 / *roof)
