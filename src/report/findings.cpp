@@ -508,15 +508,9 @@ std::optional<Finding> rule_precision(const Run& run, const RunMetrics&) {
 
 namespace {
 
-// The comm_steps rows the figures use: after the first bucket layout when there are such.
+// The comm_steps rows the figures use: the steady steps (rundir::steady_steps).
 std::vector<const rundir::CommStepRow*> comm_rows(const Run& run) {
-  bool later = false;
-  for (const auto& r : run.comm_steps) later = later || !r.first_layout;
-  std::vector<const rundir::CommStepRow*> out;
-  for (const auto& r : run.comm_steps) {
-    if (!later || !r.first_layout) out.push_back(&r);
-  }
-  return out;
+  return rundir::steady_steps(run.comm_steps);
 }
 
 double phase_of(const rundir::CommStepRow& r, rundir::SpanPhase p) {
@@ -574,11 +568,9 @@ std::string size_text(double bytes) {
 // Bucket 0 is all-reduced first (the last layers' gradients, ready first in backward; capped by
 // ddp.first_bucket_mb), the others are capped by ddp.bucket_mb. Empty without collectives.csv.
 std::vector<int64_t> last_layout_buckets(const Run& run) {
-  bool later = false;
-  for (const auto& c : run.collectives) later = later || !c.first_layout;
   int64_t step = -1;
-  for (const auto& c : run.collectives) {
-    if (c.rank == 0 && (!later || !c.first_layout)) step = std::max(step, c.step);
+  for (const auto* c : rundir::steady_steps(run.collectives)) {
+    if (c->rank == 0) step = std::max(step, c->step);
   }
   std::map<int64_t, int64_t> by_bucket;
   for (const auto& c : run.collectives) {
@@ -735,21 +727,20 @@ std::optional<Finding> rule_straggler(const Run& run, const RunMetrics&) {
 std::optional<Finding> rule_comm_bandwidth(const Run& run, const RunMetrics&) {
   const std::optional<double> roof = run.peak_busbw_bytes_per_s;
   if (!roof || *roof <= 0 || run.collectives.empty()) return std::nullopt;
-  bool later = false;
-  for (const auto& c : run.collectives) later = later || !c.first_layout;
+  const std::vector<const rundir::CollectiveRow*> steady = rundir::steady_steps(run.collectives);
   int64_t largest = -1;
   double largest_bytes = 0;
-  for (const auto& c : run.collectives) {
-    if ((later && c.first_layout) || c.rank != 0) continue;
-    if (static_cast<double>(c.bytes) > largest_bytes) {
-      largest_bytes = static_cast<double>(c.bytes);
-      largest = c.bucket;
+  for (const auto* c : steady) {
+    if (c->rank != 0) continue;
+    if (static_cast<double>(c->bytes) > largest_bytes) {
+      largest_bytes = static_cast<double>(c->bytes);
+      largest = c->bucket;
     }
   }
   std::vector<double> busbw;
-  for (const auto& c : run.collectives) {
-    if ((later && c.first_layout) || c.rank != 0 || c.bucket != largest) continue;
-    if (c.busbw_gb_per_s) busbw.push_back(*c.busbw_gb_per_s * 1e9);
+  for (const auto* c : steady) {
+    if (c->rank != 0 || c->bucket != largest) continue;
+    if (c->busbw_gb_per_s) busbw.push_back(*c->busbw_gb_per_s * 1e9);
   }
   const auto b = median(busbw);
   if (!b || *b / *roof >= kCommBandwidthMinShare) return std::nullopt;

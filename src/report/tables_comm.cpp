@@ -14,24 +14,14 @@ namespace llmprof::report::detail {
 
 namespace {
 
-bool later_only(const Run& run) {
-  for (const auto& r : run.comm_steps) {
-    if (!r.first_layout) return true;
-  }
-  return false;
-}
-
 const char* kScope =
     "medians over the steps after the first bucket layout, times on rank 0's "
     "clock (clocks.csv)";
 
 // Each rank's comm_steps.csv rows, the steps after the first bucket layout when there are any.
 std::map<int64_t, std::vector<const rundir::CommStepRow*>> steps_by_rank(const Run& run) {
-  const bool later = later_only(run);
   std::map<int64_t, std::vector<const rundir::CommStepRow*>> by_rank;
-  for (const auto& r : run.comm_steps) {
-    if (!later || !r.first_layout) by_rank[r.rank].push_back(&r);
-  }
+  for (const auto* r : rundir::steady_steps(run.comm_steps)) by_rank[r->rank].push_back(r);
   return by_rank;
 }
 
@@ -85,15 +75,15 @@ std::optional<Table> comm_breakdown_table(const Run& run) {
 // rank, bus bandwidth; against the all-reduce roof when the run's env.json has one.
 std::optional<Table> comm_bucket_table(const Run& run) {
   if (run.collectives.empty()) return std::nullopt;
-  const bool later = later_only(run);
   struct Acc {
     double bytes = 0;
     std::vector<double> latency, wait, busbw;
   };
   std::map<int64_t, Acc> by_bucket;
   std::map<std::pair<int64_t, int64_t>, double> longest_wait;  // (step, bucket) -> ms
-  for (const auto& c : run.collectives) {
-    if (later && c.first_layout) continue;
+  for (const rundir::CollectiveRow* steady :
+       rundir::steady_steps(run.collectives, run.comm_steps)) {
+    const rundir::CollectiveRow& c = *steady;
     double& w = longest_wait[{c.step, c.bucket}];
     w = std::max(w, c.wait_ms.value_or(0.0));
     if (c.rank != 0) continue;  // the per-collective figures, once

@@ -6,16 +6,6 @@
 
 namespace llmprof::rundir {
 
-std::vector<const CommStepRow*> steady_steps(const std::vector<CommStepRow>& steps) {
-  bool later = false;
-  for (const auto& r : steps) later = later || !r.first_layout;
-  std::vector<const CommStepRow*> out;
-  for (const auto& r : steps) {
-    if (!later || !r.first_layout) out.push_back(&r);
-  }
-  return out;
-}
-
 std::vector<CommRankFigures> comm_rank_figures(const std::vector<CommStepRow>& steps) {
   std::map<int64_t, std::vector<const CommStepRow*>> by_rank;
   for (const CommStepRow* r : steady_steps(steps)) by_rank[r->rank].push_back(r);
