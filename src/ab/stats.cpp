@@ -31,11 +31,6 @@ void check_pairs(const std::vector<double>& baseline, const std::vector<double>&
 
 }  // namespace
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return quantile_sorted(values, 0.5);
-}
-
 std::vector<double> paired_ratios(const std::vector<double>& baseline,
                                   const std::vector<double>& candidate) {
   if (baseline.size() != candidate.size()) {
@@ -106,10 +101,11 @@ Comparison compare(const std::vector<double>& baseline, const std::vector<double
   check_pairs(baseline, candidate);
   Comparison c;
   c.pairs = static_cast<int64_t>(baseline.size());
-  c.baseline_median = median(baseline);
-  c.candidate_median = median(candidate);
+  // base's median (llmprof/base/stats.h); check_pairs refused an empty arm.
+  c.baseline_median = *llmprof::median(baseline);
+  c.candidate_median = *llmprof::median(candidate);
   c.ratio_of_medians = c.candidate_median / c.baseline_median;
-  c.median_paired_ratio = median(paired_ratios(baseline, candidate));
+  c.median_paired_ratio = *llmprof::median(paired_ratios(baseline, candidate));
   c.interval = median_ratio_interval(baseline, candidate);
   if (c.interval) {
     c.confidence = c.interval->confidence;

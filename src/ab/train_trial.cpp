@@ -1,7 +1,6 @@
 #include "llmprof/ab/train_trial.h"
 
 #include <fmt/format.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,9 +10,9 @@
 #include <fstream>
 
 #include "llmprof/error.h"
+#include "llmprof/process/child.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
-#include "llmprof/sweep/process.h"
 
 namespace llmprof::ab {
 
@@ -130,17 +129,20 @@ Repetition run_argv_repetition(const std::vector<std::string>& argv,
   rep.run_dir = run_dir;
   const std::string log = rundir::run_log_path(rep.run_dir);
   // In this process group: a Ctrl-C reaches train too, which records its end and exits 130.
-  const pid_t pid = sweep::detail::spawn_point(argv, log, /*own_group=*/false);
-  const int status = sweep::detail::wait_exit(pid);
-  const bool signalled =
-      WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM);
-  if (signalled || (WIFEXITED(status) && WEXITSTATUS(status) == kExitInterrupted)) {
+  process::ChildSpec child;
+  child.argv = argv;
+  child.name = "a repetition";
+  child.output = process::Output::kLog;
+  child.log_path = log;
+  const process::Exit end = process::exit_of(process::wait_exit(process::spawn(child).pid));
+  if (process::is_stop_request(end)) {
     throw Interrupted(fmt::format("A/B: stopped by a signal during the {} repetition {} ({})",
                                   arm_name(arm), round + 1, log));
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    const std::string exit = WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status))
-                                               : fmt::format("signal {}", WTERMSIG(status));
+  if (process::is_failure(end)) {
+    const std::string exit = end.kind == process::Exit::Kind::kExited
+                                 ? fmt::format("exit {}", end.code)
+                                 : fmt::format("signal {}", end.code);
     throw RepetitionError(fmt::format("A/B: the {} repetition {} failed ({}): {} (log {})",
                                       arm_name(arm), round + 1, exit, last_line(log), log),
                           arm);

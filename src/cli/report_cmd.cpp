@@ -13,11 +13,11 @@
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/plot/html_charts.h"
+#include "llmprof/process/child.h"
 #include "llmprof/report/html.h"
 #include "llmprof/report/report.h"
 #include "llmprof/report/try.h"
 #include "llmprof/rundir/files.h"
-#include "llmprof/sweep/process.h"
 
 namespace llmprof::cli {
 
@@ -95,7 +95,7 @@ void try_suggestions(const ReportArgs& args) {
   const rundir::Run run = rundir::load_run(args.try_run);
   report::TryOptions topts;
   topts.steps = args.try_steps;
-  topts.executable = sweep::detail::self_executable();
+  topts.executable = process::self_executable();
   std::vector<report::PlannedTry> plan = report::plan_tries(run, doc.findings, topts);
   if (plan.empty()) {
     fmt::print(stderr, "--try: no finding of {} suggests a --set: nothing to try\n", args.try_run);

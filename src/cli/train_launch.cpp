@@ -10,6 +10,7 @@
 #include "llmprof/config/schema.h"
 #include "llmprof/dist/launch.h"
 #include "llmprof/error.h"
+#include "llmprof/process/child.h"
 
 namespace llmprof::cli {
 
@@ -53,14 +54,14 @@ int launch_self(int64_t nproc, int64_t threads, double timeout_s, bool train_fla
   check_not_launched_elsewhere(nproc);
   dist::LaunchOptions opts;
   opts.master_port = master_port();
-  const int64_t split = dist::threads_per_rank(dist::usable_cores(), nproc);
+  const int64_t split = dist::threads_per_rank(process::usable_cores(), nproc);
   opts.threads = threads > 0 ? threads : split;
   opts.grace_s = timeout_s + kGraceMarginS;
   opts.finish_window_s = kFinishWindowS;
   std::vector<std::string> args = dist::self_command_line();
   args.erase(args.begin());  // argv[0]: the ranks run /proc/self/exe's target
   args = dist::strip_nproc(args);
-  const std::string exe = dist::self_executable();
+  const std::string exe = process::self_executable();
   for (int64_t rank = 0; rank < nproc; ++rank) {
     std::vector<std::string> argv{exe};
     const auto rest =

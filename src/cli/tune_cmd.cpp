@@ -7,7 +7,7 @@
 
 #include "commands.h"
 #include "llmprof/error.h"
-#include "llmprof/sweep/process.h"
+#include "llmprof/process/child.h"
 #include "llmprof/tune/tune.h"
 
 namespace llmprof::cli {
@@ -29,7 +29,7 @@ int run_tune_command(TuneArgs& a) {
   tune::TuneOptions& o = a.options;
   o.budget_s = tune::parse_budget_s(a.budget);
   if (a.steps > 0) o.steps = a.steps;
-  o.executable = sweep::detail::self_executable();
+  o.executable = process::self_executable();
   auto progress = [](const tune::Progress& p) {
     fmt::print(stderr, "tune: {}; {} candidate{} left, {} of {} left\n", p.what, p.candidates_left,
                p.candidates_left == 1 ? "" : "s", minutes(p.budget_s - p.spent_s),

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "llmprof/base/stats.h"
 #include "llmprof/rundir/comm_ranks.h"
 
 namespace llmprof::dist {
@@ -61,13 +62,6 @@ Intervals united(const Intervals& a, const Intervals& b) {
   Intervals v = a;
   v.insert(v.end(), b.begin(), b.end());
   return normalized(std::move(v));
-}
-
-std::optional<double> median(std::vector<double> v) {
-  if (v.empty()) return std::nullopt;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 double ms(int64_t ns) { return static_cast<double>(ns) * kMsPerNs; }
@@ -347,23 +341,20 @@ double phase_ms(const rundir::CommStepRow& r, Phase p) {
   return 0;
 }
 
-// Collectives' rows grouped by (step, bucket), of the steps kept.
+// Collectives' rows grouped by (step, bucket), of the steady steps (rundir's rule, decided by the
+// steps' table).
 std::map<Key, std::vector<const rundir::CollectiveRow*>> grouped(
-    const std::vector<rundir::CollectiveRow>& coll, bool later_only) {
+    const std::vector<rundir::CollectiveRow>& coll, const std::vector<rundir::CommStepRow>& steps) {
   std::map<Key, std::vector<const rundir::CollectiveRow*>> g;
-  for (const auto& c : coll) {
-    if (!later_only || !c.first_layout) g[{c.step, c.bucket}].push_back(&c);
-  }
+  for (const auto* c : rundir::steady_steps(coll, steps)) g[{c->step, c->bucket}].push_back(c);
   return g;
 }
 
 // Which phase the straggler's extra time is in: the median over steps of its phase time minus
 // the other ranks' median, largest first.
-void blame_phase(Straggler& s, const std::vector<rundir::CommStepRow>& steps, bool later_only) {
+void blame_phase(Straggler& s, const std::vector<rundir::CommStepRow>& steps) {
   std::map<int64_t, std::vector<const rundir::CommStepRow*>> by_step;
-  for (const auto& r : steps) {
-    if (!later_only || !r.first_layout) by_step[r.step].push_back(&r);
-  }
+  for (const auto* r : rundir::steady_steps(steps)) by_step[r->step].push_back(r);
   for (int p = 0; p < profile::kNumStepPhases; ++p) {
     const auto phase = static_cast<Phase>(p);
     std::vector<double> excess;
@@ -391,9 +382,8 @@ void blame_phase(Straggler& s, const std::vector<rundir::CommStepRow>& steps, bo
 // steady steps), with how often it launched last and the phase its extra time is in.
 std::optional<Straggler> straggler_of(int64_t n,
                                       const std::vector<rundir::CollectiveRow>& coll,
-                                      const std::vector<rundir::CommStepRow>& steps,
-                                      bool later_only) {
-  const auto groups = grouped(coll, later_only);
+                                      const std::vector<rundir::CommStepRow>& steps) {
+  const auto groups = grouped(coll, steps);
   if (n < 2 || groups.empty()) return std::nullopt;
   const std::vector<rundir::CommRankFigures> ranks = rundir::comm_rank_figures(steps);
   const std::optional<int64_t> rank = rundir::straggler_rank(ranks);
@@ -405,18 +395,18 @@ std::optional<Straggler> straggler_of(int64_t n,
   for (const auto& r : ranks) {
     if (r.rank == s.rank) s.lag_ms = r.launch_lag_ms.value_or(0.0);
   }
-  blame_phase(s, steps, later_only);
+  blame_phase(s, steps);
   return s;
 }
 
-CommSummary summary_of(const CommAnalysis& a, int64_t n, bool later_only) {
+CommSummary summary_of(const CommAnalysis& a, int64_t n) {
   CommSummary m;
   m.world_size = n;
   std::vector<double> step_ms, exposed, comm, latency, wait, algbw, busbw;
   double hidden_sum = 0, comm_sum = 0;
   std::map<int64_t, bool> counted;
-  for (const auto& r : a.steps) {
-    if (later_only && r.first_layout) continue;
+  for (const rundir::CommStepRow* steady : rundir::steady_steps(a.steps)) {
+    const rundir::CommStepRow& r = *steady;
     counted[r.step] = true;
     step_ms.push_back(r.step_ms);
     exposed.push_back(r.exposed_comm_ms);
@@ -424,7 +414,7 @@ CommSummary summary_of(const CommAnalysis& a, int64_t n, bool later_only) {
     hidden_sum += r.hidden_comm_ms;
     comm_sum += r.comm_ms;
   }
-  for (const auto& [key, rows] : grouped(a.collectives, later_only)) {
+  for (const auto& [key, rows] : grouped(a.collectives, a.steps)) {
     const auto* r = rows.front();
     if (r->latency_ms) latency.push_back(*r->latency_ms);
     if (r->algbw_gb_per_s) algbw.push_back(*r->algbw_gb_per_s);
@@ -443,7 +433,7 @@ CommSummary summary_of(const CommAnalysis& a, int64_t n, bool later_only) {
   m.wait_ms_median = median(wait);
   m.algbw_gb_per_s_median = median(algbw);
   m.busbw_gb_per_s_median = median(busbw);
-  m.straggler = straggler_of(n, a.collectives, a.steps, later_only);
+  m.straggler = straggler_of(n, a.collectives, a.steps);
   for (const auto& c : a.clocks) {
     if (c.rank == 0) continue;
     const double res_us =
@@ -469,9 +459,7 @@ CommAnalysis analyse_comm(const CommInput& input) {
   for (const RankClock& c : input.clocks) a.clocks.push_back(c.row());
   a.collectives = collectives_of(input);
   a.steps = steps_of(input, a.collectives);
-  bool any_later = false;
-  for (const auto& r : a.steps) any_later = any_later || !r.first_layout;
-  a.summary = summary_of(a, n, any_later);
+  a.summary = summary_of(a, n);
   return a;
 }
 

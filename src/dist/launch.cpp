@@ -5,9 +5,7 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
-#include <sched.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -66,35 +64,20 @@ int parse_port(const std::string& value) {
 }
 
 RankEnd rank_end_of(int64_t rank, pid_t pid, int wait_status) {
+  const process::Exit e = process::exit_of(wait_status);
   RankEnd end;
   end.rank = rank;
   end.pid = pid;
-  if (WIFSIGNALED(wait_status)) {
-    end.kind = RankEnd::Kind::kKilled;
-    end.code = WTERMSIG(wait_status);
-  } else if (WIFSTOPPED(wait_status)) {
-    end.kind = RankEnd::Kind::kStopped;
-    end.code = WSTOPSIG(wait_status);
-  } else {
-    end.kind = RankEnd::Kind::kExited;
-    end.code = WEXITSTATUS(wait_status);
-  }
+  end.kind = e.kind;
+  end.code = e.code;
   return end;
 }
 
-bool is_failure(const RankEnd& end) { return end.kind != RankEnd::Kind::kExited || end.code != 0; }
+bool is_failure(const RankEnd& end) { return process::is_failure({end.kind, end.code}); }
 
 std::string describe(const RankEnd& end) {
-  const std::string who = fmt::format("rank {} (pid {})", end.rank, end.pid);
-  switch (end.kind) {
-    case RankEnd::Kind::kExited:
-      return fmt::format("{} exited with code {}", who, end.code);
-    case RankEnd::Kind::kKilled:
-      return fmt::format("{} was killed by signal {} ({})", who, end.code, ::strsignal(end.code));
-    case RankEnd::Kind::kStopped:
-      return fmt::format("{} was stopped by signal {} ({})", who, end.code, ::strsignal(end.code));
-  }
-  return who;
+  return fmt::format("rank {} (pid {}) {}", end.rank, end.pid,
+                     process::describe({end.kind, end.code}));
 }
 
 int launch_exit_code(const std::optional<RankEnd>& first_failure, bool interrupted) {
@@ -109,15 +92,6 @@ int launch_exit_code(const std::optional<RankEnd>& first_failure, bool interrupt
       break;
   }
   return kExitRuntime;
-}
-
-int64_t usable_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) == 0) {
-    return std::max<int64_t>(1, CPU_COUNT(&set));
-  }
-  return std::max<int64_t>(1, ::sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 namespace {
@@ -170,15 +144,6 @@ void check_port_free(int port, const std::string& addr) {
                     port, addr, std::strerror(errno)));
   }
   ::close(fd);
-}
-
-std::string self_executable() {
-  char buf[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) {
-    throw IoError(std::string("cannot read /proc/self/exe: ") + std::strerror(errno));
-  }
-  return std::string(buf, static_cast<size_t>(n));
 }
 
 std::vector<std::string> self_command_line() {

@@ -9,8 +9,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,46 +19,13 @@
 
 #include "llmprof/dist/launch.h"
 #include "llmprof/error.h"
-
-extern char** environ;
+#include "llmprof/process/child.h"
 
 namespace llmprof::dist {
 namespace {
 
 constexpr int kPollMs = 50;
 constexpr double kReapLimitS = 10;  // after SIGKILL: a rank not reaped by then is given up on
-
-volatile std::sig_atomic_t g_signal_count = 0;
-volatile std::sig_atomic_t g_last_signal = 0;
-
-extern "C" void on_launcher_signal(int sig) {
-  g_last_signal = sig;
-  g_signal_count = g_signal_count + 1;
-}
-
-// SIGINT/SIGTERM recorded while a launch runs; the previous handlers come back after it.
-class SignalGuard {
- public:
-  SignalGuard() {
-    g_signal_count = 0;
-    g_last_signal = 0;
-    struct sigaction sa {};
-    sa.sa_handler = on_launcher_signal;
-    sigemptyset(&sa.sa_mask);
-    ::sigaction(SIGINT, &sa, &old_int_);
-    ::sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~SignalGuard() {
-    ::sigaction(SIGINT, &old_int_, nullptr);
-    ::sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  SignalGuard(const SignalGuard&) = delete;
-  SignalGuard& operator=(const SignalGuard&) = delete;
-
- private:
-  struct sigaction old_int_ {
-  }, old_term_{};
-};
 
 using Clock = std::chrono::steady_clock;
 
@@ -77,8 +42,9 @@ struct Rank {
   bool stopped = false;  // seen stopped (reported once)
 };
 
-// The environment of rank `rank`: this process's, with the launcher's variables replaced.
-std::vector<std::string> rank_environment(const LaunchOptions& o, int64_t rank) {
+// The variables of rank `rank` that replace this process's: its place, the rendezvous, threads.
+std::vector<std::pair<std::string, std::string>> rank_environment(const LaunchOptions& o,
+                                                                  int64_t rank) {
   const int64_t world = static_cast<int64_t>(o.rank_argv.size());
   std::vector<std::pair<std::string, std::string>> set = {
       {"RANK", std::to_string(rank)},
@@ -89,79 +55,31 @@ std::vector<std::string> rank_environment(const LaunchOptions& o, int64_t rank) 
       {"MASTER_PORT", std::to_string(o.master_port)},
       {kLaunchedEnv, "1"}};
   if (o.threads > 0) set.emplace_back("OMP_NUM_THREADS", std::to_string(o.threads));
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    const std::string entry = *e;
-    const std::string name = entry.substr(0, entry.find('='));
-    bool replaced = false;
-    for (const auto& kv : set) replaced = replaced || kv.first == name;
-    if (!replaced) env.push_back(entry);
-  }
-  for (const auto& kv : set) env.push_back(kv.first + "=" + kv.second);
-  return env;
+  return set;
 }
 
-// Forks and execs one rank; its pid. The child: own process group, SIGTERM if the launcher
-// dies, stdin /dev/null; ranks > 0 write stdout to /dev/null and stderr into a pipe.
+// Starts one rank; its pid. The child: own process group (a terminal's Ctrl-C reaches the
+// launcher only, which forwards it once), SIGTERM if the launcher dies, stdin /dev/null; ranks > 0
+// write stdout to /dev/null and stderr into a pipe.
 pid_t start_rank(const LaunchOptions& o, Rank& r) {
   const std::vector<std::string>& argv = o.rank_argv[static_cast<size_t>(r.rank)];
   if (argv.empty() || ::access(argv[0].c_str(), X_OK) != 0) {
     throw IoError(fmt::format("cannot start rank {}: '{}' is not an executable", r.rank,
                               argv.empty() ? "" : argv[0]));
   }
-  const std::vector<std::string> env = rank_environment(o, r.rank);
-  std::vector<char*> args, envp;  // prepared here: after fork only system calls
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  int fds[2] = {-1, -1};
-  if (r.rank > 0 && ::pipe2(fds, O_CLOEXEC) != 0) {
-    throw IoError(fmt::format("cannot start rank {} (pipe): {}", r.rank, std::strerror(errno)));
-  }
-  const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-  sigset_t stop_set, old_set;  // a stop signal during fork stays pending for the child
-  sigemptyset(&stop_set);
-  sigaddset(&stop_set, SIGINT);
-  sigaddset(&stop_set, SIGTERM);
-  ::sigprocmask(SIG_BLOCK, &stop_set, &old_set);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::signal(SIGINT, SIG_DFL);
-    ::signal(SIGTERM, SIG_DFL);
-    ::sigprocmask(SIG_SETMASK, &old_set, nullptr);
-    ::setpgid(0, 0);  // a terminal's Ctrl-C reaches the launcher only, which forwards it once
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != parent) ::_exit(128 + SIGTERM);
-    if (null_fd >= 0) ::dup2(null_fd, 0);
-    if (r.rank > 0) {
-      if (null_fd >= 0) ::dup2(null_fd, 1);
-      ::dup2(fds[1], 2);
-    }
-    ::execve(args[0], args.data(), envp.data());
-    const char* msg = "llmprof: cannot execute the rank's program\n";
-    ssize_t ignored = ::write(2, msg, std::strlen(msg));
-    (void)ignored;
-    ::_exit(127);
-  }
-  const int fork_errno = errno;
-  if (pid > 0) ::setpgid(pid, pid);  // both sides set it: no window where a signal misses
-  ::sigprocmask(SIG_SETMASK, &old_set, nullptr);
-  if (null_fd >= 0) ::close(null_fd);
-  if (fds[1] >= 0) ::close(fds[1]);
-  if (pid < 0) {
-    if (fds[0] >= 0) ::close(fds[0]);
-    throw IoError(
-        fmt::format("cannot start rank {} (fork): {}", r.rank, std::strerror(fork_errno)));
-  }
-  if (fds[0] >= 0) ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
-  r.err_fd = fds[0];
-  return pid;
+  process::ChildSpec spec;
+  spec.argv = argv;
+  spec.name = fmt::format("rank {}", r.rank);
+  spec.env = rank_environment(o, r.rank);
+  spec.output = r.rank > 0 ? process::Output::kStderrPipe : process::Output::kInherit;
+  spec.own_group = true;
+  const process::Child child = process::spawn(spec);
+  r.err_fd = child.err_fd;
+  return child.pid;
 }
 
 void signal_rank(const Rank& r, int sig) {
-  if (!r.reaped && r.pid > 0) ::kill(-r.pid, sig);  // its process group: it and its children
+  if (!r.reaped) process::send_signal(r.pid, sig);  // its process group: it and its children
 }
 
 // Reads what rank r has written to stderr; whole lines go to the callback. At eof (or when
@@ -212,11 +130,15 @@ void wait_for_output(std::vector<Rank>& ranks, const LaunchOptions& o) {
 namespace {
 
 struct Watch {
-  Watch(const LaunchOptions& options, std::vector<Rank>& all, LaunchResult& out)
-      : o(options), ranks(all), result(out) {}
+  Watch(const LaunchOptions& options,
+        std::vector<Rank>& all,
+        LaunchResult& out,
+        const process::StopSignals& stop)
+      : o(options), ranks(all), result(out), signals(stop) {}
   const LaunchOptions& o;
   std::vector<Rank>& ranks;
   LaunchResult& result;
+  const process::StopSignals& signals;
   Clock::time_point start = Clock::now();
   std::optional<Clock::time_point> deadline;  // past it, live ranks are killed
   std::string deadline_reason;
@@ -242,9 +164,9 @@ struct Watch {
   }
 
   void forward_signals() {
-    const int count = g_signal_count;
+    const int count = signals.count();
     if (count == signals_forwarded) return;
-    const int sig = g_last_signal;
+    const int sig = signals.signal();
     signals_forwarded = count;
     result.interrupted = true;
     for (const Rank& r : ranks) signal_rank(r, sig);
@@ -285,8 +207,7 @@ struct Watch {
     for (Rank& r : ranks) {
       if (r.reaped) continue;
       int status = 0;
-      const pid_t got = ::waitpid(r.pid, &status, WNOHANG | WUNTRACED);
-      if (got == r.pid) record(r, status);
+      if (process::try_reap(r.pid, status, /*stopped_too=*/true)) record(r, status);
     }
   }
 
@@ -327,7 +248,7 @@ struct Watch {
 LaunchResult launch_local(const LaunchOptions& options) {
   LaunchResult result;
   std::vector<Rank> ranks(options.rank_argv.size());
-  SignalGuard signals;
+  process::StopSignals signals(/*every=*/true);  // each one forwarded to every rank
   for (size_t i = 0; i < ranks.size(); ++i) {
     ranks[i].rank = static_cast<int64_t>(i);
     try {
@@ -335,13 +256,13 @@ LaunchResult launch_local(const LaunchOptions& options) {
     } catch (const Error&) {
       for (size_t j = 0; j < i; ++j) {
         signal_rank(ranks[j], SIGKILL);
-        ::waitpid(ranks[j].pid, nullptr, 0);
+        process::wait_exit(ranks[j].pid);
         if (ranks[j].err_fd >= 0) ::close(ranks[j].err_fd);
       }
       throw;
     }
   }
-  Watch watch{options, ranks, result};
+  Watch watch{options, ranks, result, signals};
   while (!watch.all_reaped()) {
     wait_for_output(ranks, options);
     watch.forward_signals();

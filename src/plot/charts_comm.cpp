@@ -12,6 +12,7 @@
 #include <set>
 
 #include "chart.h"
+#include "llmprof/rundir/comm_ranks.h"
 #include "llmprof/rundir/files.h"
 
 namespace fs = std::filesystem;
@@ -23,18 +24,11 @@ namespace {
 // ns to ms by division (exact for whole microseconds, unlike a product with 1e-6).
 double ms_of(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 
-// The steps the charts draw from: those after the first bucket layout, all when there are none.
-bool later_only(const rundir::Run& run) {
-  return std::any_of(run.comm_steps.begin(), run.comm_steps.end(),
-                     [](const rundir::CommStepRow& r) { return !r.first_layout; });
-}
-
 // The step drawn: of the kept steps, the one whose rank-0 step time is the (lower) median.
 std::optional<int64_t> median_step(const rundir::Run& run) {
-  const bool later = later_only(run);
-  std::vector<std::pair<double, int64_t>> rank0;  // (step_ms, step)
-  for (const auto& r : run.comm_steps) {
-    if (r.rank == 0 && !(later && r.first_layout)) rank0.emplace_back(r.step_ms, r.step);
+  std::vector<std::pair<double, int64_t>> rank0;  // (step_ms, step), of the steady steps
+  for (const auto* r : rundir::steady_steps(run.comm_steps)) {
+    if (r->rank == 0) rank0.emplace_back(r->step_ms, r->step);
   }
   if (rank0.empty()) return std::nullopt;
   std::sort(rank0.begin(), rank0.end());
@@ -191,14 +185,17 @@ std::string bucket_label(int64_t bucket, int64_t bytes) {
 }
 
 ChartResult overlap_chart(const rundir::Run& run, const std::string& name, const ChartWriter& w) {
-  const bool later = later_only(run);
+  // The steady steps (rundir's rule, decided by comm_steps.csv); the title says when some are left.
+  const bool later = rundir::after_first_layout(run.comm_steps);
   struct Acc {
     int64_t bytes = 0, n = 0;
     double hidden = 0, exposed = 0;
   };
   std::map<int64_t, Acc> by_bucket;
-  for (const auto& c : run.collectives) {
-    if ((later && c.first_layout) || !c.hidden_ms || !c.exposed_ms) continue;
+  for (const rundir::CollectiveRow* steady :
+       rundir::steady_steps(run.collectives, run.comm_steps)) {
+    const rundir::CollectiveRow& c = *steady;
+    if (!c.hidden_ms || !c.exposed_ms) continue;
     Acc& a = by_bucket[c.bucket];
     a.bytes = c.bytes;
     a.hidden += *c.hidden_ms;

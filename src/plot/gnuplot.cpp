@@ -1,10 +1,6 @@
-// Running gnuplot: find it on PATH, write NAME.gp (terminal + house style + chart body), run
-// `gnuplot NAME.gp` by fork/exec in the output directory, and report its message on failure.
-#include <fcntl.h>
+// Running gnuplot: write NAME.gp (terminal + house style + chart body), run `gnuplot NAME.gp` in
+// the output directory (through llmprof/process/child.h), and report its message on failure.
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
@@ -17,17 +13,13 @@
 #include "chart.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
+#include "llmprof/process/child.h"
 
 namespace fs = std::filesystem;
 
 namespace llmprof::plot {
 
 namespace {
-
-bool is_executable(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-}
 
 // The terminal: pngcairo when this gnuplot has it (gnuplot-nox may not), else libgd png; svg.
 std::string terminal(ImageFormat format, int w, int h) {
@@ -83,23 +75,6 @@ std::string last_lines(const std::string& text, size_t n) {
 
 }  // namespace
 
-std::string find_program(const std::string& program) {
-  if (program.find('/') != std::string::npos) return is_executable(program) ? program : "";
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t colon = dirs.find(':', start);
-    std::string dir =
-        dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + program;
-    if (is_executable(candidate)) return candidate;
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
-  return {};
-}
-
 namespace detail {
 
 ChartWriter::ChartWriter(std::string dir, ImageFormat format, std::string gnuplot_path)
@@ -125,32 +100,25 @@ ChartResult ChartWriter::render(const std::string& name,
   output::write_file_atomic((fs::path(dir_) / script_name).string(), script);
 
   std::string log_path = (fs::path(dir_) / (name + ".log")).string();
-  pid_t pid = ::fork();
-  if (pid < 0) throw Error(fmt::format("plot: cannot fork for gnuplot: {}", std::strerror(errno)));
-  if (pid == 0) {
-    int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      ::close(fd);
-    }
-    if (::chdir(dir_.c_str()) != 0) ::_exit(126);
-    ::execl(gnuplot_.c_str(), gnuplot_.c_str(), script_name.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  process::ChildSpec gnuplot;
+  gnuplot.argv = {gnuplot_, script_name};
+  gnuplot.name = "gnuplot";
+  gnuplot.output = process::Output::kLog;
+  gnuplot.log_path = log_path;
+  gnuplot.cwd = dir_;
+  gnuplot.die_with_parent = false;
+  const process::Exit end = process::exit_of(process::wait_exit(process::spawn(gnuplot).pid));
   std::ifstream in(log_path);
   std::stringstream ss;
   ss << in.rdbuf();
   std::string log = ss.str();
   std::error_code ec;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    throw Error(fmt::format(
-        "plot: gnuplot failed on {}/{} ({}): {}", dir_, script_name,
-        WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status)) : std::string("killed"),
-        last_lines(log, 3)));
+  if (process::is_failure(end)) {
+    throw Error(fmt::format("plot: gnuplot failed on {}/{} ({}): {}", dir_, script_name,
+                            end.kind == process::Exit::Kind::kExited
+                                ? fmt::format("exit {}", end.code)
+                                : std::string("killed"),
+                            last_lines(log, 3)));
   }
   if (log.empty()) fs::remove(log_path, ec);
   return ChartResult{name, (fs::path(dir_) / image).string(), "",

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "llmprof/base/stats.h"
+
 namespace llmprof::profile {
 
 namespace {
@@ -29,8 +31,7 @@ double measure_clock_read_ns() {
     int64_t t1 = now_ns();
     per_read.push_back(static_cast<double>(t1 - t0) / kReads);
   }
-  std::sort(per_read.begin(), per_read.end());
-  return per_read[per_read.size() / 2];
+  return *median(per_read);  // of an odd count: the middle read
 }
 
 }  // namespace llmprof::profile

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "llmprof/base/numbers.h"
+#include "llmprof/base/stats.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 #include "llmprof/rundir/comm_ranks.h"
@@ -540,22 +541,9 @@ std::optional<Finding> rule_precision(const Run& run, const RunMetrics&) {
 
 namespace {
 
-std::optional<double> median_of(std::vector<double> v) {
-  if (v.empty()) return std::nullopt;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// The comm_steps rows the figures use: after the first bucket layout when there are such.
+// The comm_steps rows the figures use: the steady steps (rundir::steady_steps).
 std::vector<const rundir::CommStepRow*> comm_rows(const Run& run) {
-  bool later = false;
-  for (const auto& r : run.comm_steps) later = later || !r.first_layout;
-  std::vector<const rundir::CommStepRow*> out;
-  for (const auto& r : run.comm_steps) {
-    if (!later || !r.first_layout) out.push_back(&r);
-  }
-  return out;
+  return rundir::steady_steps(run.comm_steps);
 }
 
 double phase_of(const rundir::CommStepRow& r, profile::Phase p) {
@@ -591,9 +579,9 @@ std::optional<std::pair<profile::Phase, double>> excess_phase(
     }
     std::vector<double> excess;
     for (const auto& [step, e] : by_step) {
-      if (e.first && !e.second.empty()) excess.push_back(*e.first - *median_of(e.second));
+      if (e.first && !e.second.empty()) excess.push_back(*e.first - *median(e.second));
     }
-    const auto m = median_of(excess);
+    const auto m = median(excess);
     if (m && *m > 0 && (!best || *m > best->second)) best = {{phase, *m}};
   }
   return best;
@@ -615,11 +603,9 @@ std::string size_text(double bytes) {
 // Bucket 0 is all-reduced first (the last layers' gradients, ready first in backward; capped by
 // ddp.first_bucket_mb), the others are capped by ddp.bucket_mb. Empty without collectives.csv.
 std::vector<int64_t> last_layout_buckets(const Run& run) {
-  bool later = false;
-  for (const auto& c : run.collectives) later = later || !c.first_layout;
   int64_t step = -1;
-  for (const auto& c : run.collectives) {
-    if (c.rank == 0 && (!later || !c.first_layout)) step = std::max(step, c.step);
+  for (const auto* c : rundir::steady_steps(run.collectives)) {
+    if (c->rank == 0) step = std::max(step, c->step);
   }
   std::map<int64_t, int64_t> by_bucket;
   for (const auto& c : run.collectives) {
@@ -693,7 +679,7 @@ std::optional<Finding> rule_exposed_comm(const Run& run, const RunMetrics&) {
     exposed.push_back(r->exposed_comm_ms);
     step.push_back(r->step_ms);
   }
-  const auto e = median_of(exposed), s = median_of(step);
+  const auto e = median(exposed), s = median(step);
   if (!e || !s || *s <= 0 || *e / *s <= kExposedCommMaxShare) return std::nullopt;
   Finding f = make(run, "exposed_comm", *e / *s, kExposedCommMaxShare, "fraction of step");
   f.title = "communication the step waits for (exposed all-reduce)";
@@ -743,7 +729,7 @@ std::optional<Finding> rule_straggler(const Run& run, const RunMetrics&) {
   for (const auto& r : ranks) {
     if (r.rank == rank) l = r.launch_lag_ms;
   }
-  const auto s = median_of(step);
+  const auto s = median(step);
   if (!l || !s || *s <= 0 || *l / *s <= kStragglerMinShare) return std::nullopt;
   Finding f = make(run, "straggler", *l / *s, kStragglerMinShare, "fraction of step");
   const auto phase = excess_phase(rows, rank);
@@ -776,23 +762,22 @@ std::optional<Finding> rule_straggler(const Run& run, const RunMetrics&) {
 std::optional<Finding> rule_comm_bandwidth(const Run& run, const RunMetrics&) {
   const std::optional<double> roof = run.peak_busbw_bytes_per_s;
   if (!roof || *roof <= 0 || run.collectives.empty()) return std::nullopt;
-  bool later = false;
-  for (const auto& c : run.collectives) later = later || !c.first_layout;
+  const std::vector<const rundir::CollectiveRow*> steady = rundir::steady_steps(run.collectives);
   int64_t largest = -1;
   double largest_bytes = 0;
-  for (const auto& c : run.collectives) {
-    if ((later && c.first_layout) || c.rank != 0) continue;
-    if (static_cast<double>(c.bytes) > largest_bytes) {
-      largest_bytes = static_cast<double>(c.bytes);
-      largest = c.bucket;
+  for (const auto* c : steady) {
+    if (c->rank != 0) continue;
+    if (static_cast<double>(c->bytes) > largest_bytes) {
+      largest_bytes = static_cast<double>(c->bytes);
+      largest = c->bucket;
     }
   }
   std::vector<double> busbw;
-  for (const auto& c : run.collectives) {
-    if ((later && c.first_layout) || c.rank != 0 || c.bucket != largest) continue;
-    if (c.busbw_gb_per_s) busbw.push_back(*c.busbw_gb_per_s * 1e9);
+  for (const auto* c : steady) {
+    if (c->rank != 0 || c->bucket != largest) continue;
+    if (c->busbw_gb_per_s) busbw.push_back(*c->busbw_gb_per_s * 1e9);
   }
-  const auto b = median_of(busbw);
+  const auto b = median(busbw);
   if (!b || *b / *roof >= kCommBandwidthMinShare) return std::nullopt;
   Finding f = make(run, "comm_bandwidth", *b / *roof, kCommBandwidthMinShare, "fraction of roof");
   f.title = "all-reduce far below the measured bus bandwidth";

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "llmprof/base/stats.h"
 #include "llmprof/rundir/comm_ranks.h"
 #include "tables.h"
 
@@ -13,31 +14,14 @@ namespace llmprof::report::detail {
 
 namespace {
 
-std::optional<double> median_of(std::vector<double> v) {
-  if (v.empty()) return std::nullopt;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-bool later_only(const Run& run) {
-  for (const auto& r : run.comm_steps) {
-    if (!r.first_layout) return true;
-  }
-  return false;
-}
-
 const char* kScope =
     "medians over the steps after the first bucket layout, times on rank 0's "
     "clock (clocks.csv)";
 
 // Each rank's comm_steps.csv rows, the steps after the first bucket layout when there are any.
 std::map<int64_t, std::vector<const rundir::CommStepRow*>> steps_by_rank(const Run& run) {
-  const bool later = later_only(run);
   std::map<int64_t, std::vector<const rundir::CommStepRow*>> by_rank;
-  for (const auto& r : run.comm_steps) {
-    if (!later || !r.first_layout) by_rank[r.rank].push_back(&r);
-  }
+  for (const auto* r : rundir::steady_steps(run.comm_steps)) by_rank[r->rank].push_back(r);
   return by_rank;
 }
 
@@ -62,7 +46,7 @@ std::optional<Table> comm_breakdown_table(const Run& run) {
     const auto med = [&](double rundir::CommStepRow::*f) {
       std::vector<double> v;
       for (const auto* r : rows) v.push_back(r->*f);
-      return median_of(v);
+      return median(v);
     };
     double hidden = 0, comm = 0;
     for (const auto* r : rows) {
@@ -91,15 +75,15 @@ std::optional<Table> comm_breakdown_table(const Run& run) {
 // rank, bus bandwidth; against the all-reduce roof when the run's env.json has one.
 std::optional<Table> comm_bucket_table(const Run& run) {
   if (run.collectives.empty()) return std::nullopt;
-  const bool later = later_only(run);
   struct Acc {
     double bytes = 0;
     std::vector<double> latency, wait, busbw;
   };
   std::map<int64_t, Acc> by_bucket;
   std::map<std::pair<int64_t, int64_t>, double> longest_wait;  // (step, bucket) -> ms
-  for (const auto& c : run.collectives) {
-    if (later && c.first_layout) continue;
+  for (const rundir::CollectiveRow* steady :
+       rundir::steady_steps(run.collectives, run.comm_steps)) {
+    const rundir::CollectiveRow& c = *steady;
     double& w = longest_wait[{c.step, c.bucket}];
     w = std::max(w, c.wait_ms.value_or(0.0));
     if (c.rank != 0) continue;  // the per-collective figures, once
@@ -120,10 +104,9 @@ std::optional<Table> comm_bucket_table(const Run& run) {
   const std::optional<double> roof = run.peak_busbw_bytes_per_s;  // bytes/s
   if (roof) t.columns.push_back({"busbw_of_roof", "of roof"});
   for (const auto& [bucket, a] : by_bucket) {
-    const std::optional<double> busbw = median_of(a.busbw);
+    const std::optional<double> busbw = median(a.busbw);
     t.rows.push_back({count_cell(static_cast<double>(bucket)), bytes_cell(a.bytes),
-                      ms_cell(median_of(a.latency)), ms_cell(median_of(a.wait)),
-                      number_cell(busbw)});
+                      ms_cell(median(a.latency)), ms_cell(median(a.wait)), number_cell(busbw)});
     if (roof) {
       t.rows.back().push_back(percent_cell(busbw && *roof > 0
                                                ? std::optional<double>(*busbw * 1e9 / *roof)

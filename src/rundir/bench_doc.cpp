@@ -4,151 +4,165 @@
 
 #include <fmt/format.h>
 
-#include "doc_lists.h"
-#include "json_doc.h"
-#include "read_util.h"
+#include "doc_tables.h"
+#include "json_fields.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
+#include "read_util.h"
 
 namespace llmprof::rundir {
 
 namespace {
 
+using detail::DocContext;
 using detail::Json;
+using detail::JsonField;
+using detail::JsonFields;
+using detail::member;
 using detail::ObjectReader;
-using detail::object_list;
-using detail::opt;
-using detail::value_list;
+using detail::Presence;
 
-Json row_json(const BenchRow& r) {
-  const LatencyStats& l = r.latency;
-  return {{"variant", config::name(r.variant)},
-          {"batch", r.batch},
-          {"seq_len", r.seq_len},
-          {"samples_per_s", r.samples_per_s},
-          {"tokens_per_s", r.tokens_per_s},
-          {"latency",
-           {{"n", l.n}, {"mean_ms", l.mean_ms}, {"p50_ms", l.p50_ms}, {"p90_ms", l.p90_ms},
-            {"p95_ms", l.p95_ms}, {"p99_ms", l.p99_ms}, {"max_ms", l.max_ms}}},
-          {"loss", opt(r.loss)},
-          {"perplexity", opt(r.perplexity)},
-          {"accuracy", opt(r.accuracy)},
-          {"weight_bytes", r.weight_bytes},
-          {"ttft_ms", opt(r.ttft_ms)},
-          {"per_token_p50_ms", opt(r.per_token_p50_ms)},
-          {"generate_tokens_per_s", opt(r.generate_tokens_per_s)}};
+// A row's variant: its name; read even when absent (no variant is an error naming the field).
+template <typename Row>
+JsonField<Row> variant_field() {
+  return detail::converted<Row>(
+      "variant", Presence::kOptional, [](const Row& r) { return Json(config::name(r.variant)); },
+      [](Row& r, ObjectReader& o, DocContext&) {
+        r.variant = parse_name<config::BenchVariant>(o.text("variant").value_or(""), o.file(),
+                                                     o.field("variant"));
+      });
 }
 
-Json quality_json(const QualityRow& q) {
-  return {{"variant", config::name(q.variant)}, {"dataset", q.dataset},
-          {"source", q.source},                 {"loss", opt(q.loss)},
-          {"perplexity", opt(q.perplexity)},    {"accuracy", opt(q.accuracy)},
-          {"samples_per_s", opt(q.samples_per_s)}, {"tokens_per_s", opt(q.tokens_per_s)},
-          {"seconds", q.seconds},               {"weights", q.weights}};
+// The fields, each key once: the writer's and the reader's (in the order the reader checks them).
+const JsonFields<LatencyStats>& latency_fields() {
+  static const JsonFields<LatencyStats> f = {
+      member("n", &LatencyStats::n),           member("mean_ms", &LatencyStats::mean_ms),
+      member("p50_ms", &LatencyStats::p50_ms), member("p90_ms", &LatencyStats::p90_ms),
+      member("p95_ms", &LatencyStats::p95_ms), member("p99_ms", &LatencyStats::p99_ms),
+      member("max_ms", &LatencyStats::max_ms)};
+  return f;
 }
 
-config::BenchVariant variant_of(ObjectReader& o) {
-  return parse_name<config::BenchVariant>(o.text("variant").value_or(""), o.file(),
-                                          o.field("variant"));
+const JsonFields<BenchRow>& row_fields() {
+  static const JsonFields<BenchRow> f = {
+      variant_field<BenchRow>(),
+      member("batch", &BenchRow::batch),
+      member("seq_len", &BenchRow::seq_len),
+      member("samples_per_s", &BenchRow::samples_per_s),
+      member("tokens_per_s", &BenchRow::tokens_per_s),
+      detail::object("latency", &BenchRow::latency, latency_fields()),
+      member("loss", &BenchRow::loss),
+      member("perplexity", &BenchRow::perplexity),
+      member("accuracy", &BenchRow::accuracy),
+      member("weight_bytes", &BenchRow::weight_bytes),
+      member("ttft_ms", &BenchRow::ttft_ms),
+      member("per_token_p50_ms", &BenchRow::per_token_p50_ms),
+      member("generate_tokens_per_s", &BenchRow::generate_tokens_per_s)};
+  return f;
 }
 
-BenchRow read_row(ObjectReader& o) {
-  BenchRow r;
-  r.variant = variant_of(o);
-  r.batch = o.integer("batch").value_or(0);
-  r.seq_len = o.integer("seq_len").value_or(0);
-  r.samples_per_s = o.number("samples_per_s").value_or(0);
-  r.tokens_per_s = o.number("tokens_per_s").value_or(0);
-  if (std::optional<ObjectReader> l = o.object("latency")) {
-    r.latency = LatencyStats{l->integer("n").value_or(0),       l->number("mean_ms").value_or(0),
-                             l->number("p50_ms").value_or(0),   l->number("p90_ms").value_or(0),
-                             l->number("p95_ms").value_or(0),   l->number("p99_ms").value_or(0),
-                             l->number("max_ms").value_or(0)};
-    l->keep_unknown();
-  }
-  r.loss = o.number("loss");
-  r.perplexity = o.number("perplexity");
-  r.accuracy = o.number("accuracy");
-  r.weight_bytes = o.integer("weight_bytes").value_or(0);
-  r.ttft_ms = o.number("ttft_ms");
-  r.per_token_p50_ms = o.number("per_token_p50_ms");
-  r.generate_tokens_per_s = o.number("generate_tokens_per_s");
-  return r;
+const JsonFields<QualityRow>& quality_fields() {
+  static const JsonFields<QualityRow> f = {variant_field<QualityRow>(),
+                                           member("dataset", &QualityRow::dataset),
+                                           member("source", &QualityRow::source),
+                                           member("loss", &QualityRow::loss),
+                                           member("perplexity", &QualityRow::perplexity),
+                                           member("accuracy", &QualityRow::accuracy),
+                                           member("samples_per_s", &QualityRow::samples_per_s),
+                                           member("tokens_per_s", &QualityRow::tokens_per_s),
+                                           member("seconds", &QualityRow::seconds),
+                                           member("weights", &QualityRow::weights)};
+  return f;
 }
 
-QualityRow read_quality(ObjectReader& o) {
-  QualityRow q;
-  q.variant = variant_of(o);
-  q.dataset = o.text("dataset").value_or("");
-  q.source = o.text("source").value_or("");
-  q.loss = o.number("loss");
-  q.perplexity = o.number("perplexity");
-  q.accuracy = o.number("accuracy");
-  q.samples_per_s = o.number("samples_per_s");
-  q.tokens_per_s = o.number("tokens_per_s");
-  q.seconds = o.number("seconds").value_or(0);
-  q.weights = o.text("weights").value_or("");
-  return q;
+const JsonFields<GenerationFigures>& generation_fields() {
+  using G = GenerationFigures;
+  static const JsonFields<G> f = {
+      member("prompt_tokens", &G::prompt_tokens), member("generate_tokens", &G::generate_tokens),
+      member("kv_cache_bytes_per_token", &G::kv_cache_bytes_per_token),
+      member("mha_kv_cache_bytes_per_token", &G::mha_kv_cache_bytes_per_token),
+      member("kv_cache_note", &G::kv_cache_note)};
+  return f;
 }
 
-void read_setting(ObjectReader& doc, BenchDoc& d) {
-  d.task = doc.text("task").value_or("");
-  d.model = doc.text("model").value_or("");
-  d.parameters = doc.integer("parameters").value_or(0);
-  d.checkpoint = doc.text("checkpoint");
-  d.checkpoint_note = doc.text("checkpoint_note").value_or("");
-  d.weights = doc.text("weights").value_or("");
-  d.init_tensors = value_list<std::string>(doc, "init_tensors");
-  d.model_from_checkpoint = value_list<std::string>(doc, "model_from_checkpoint");
-  if (std::optional<ObjectReader> t = doc.object("tokenizer")) {
-    d.tokenizer = DocTokenizer{t->text("type").value_or(""), t->integer("vocab_size").value_or(0),
-                               t->text("sha256")};
-    t->keep_unknown();
-  }
-  d.threads = doc.integer("threads").value_or(0);
-  d.quant_engine = doc.text("quant_engine").value_or("");
-  d.torch_version = doc.text("torch_version").value_or("");
-  for (const std::string& v : value_list<std::string>(doc, "variants")) {
-    d.variants.push_back(parse_name<config::BenchVariant>(v, doc.file(), "variants"));
-  }
-  d.batch_sizes = value_list<int64_t>(doc, "batch_sizes");
-  d.warmup_iters = doc.integer("warmup_iters").value_or(0);
-  d.iters = doc.integer("iters").value_or(0);
-  d.quality_batch_size = doc.integer("quality_batch_size").value_or(0);
+// The variants measured, by name.
+JsonField<BenchDoc> variants_field() {
+  return detail::converted<BenchDoc>(
+      "variants", Presence::kOptional,
+      [](const BenchDoc& d) {
+        Json variants = Json::array();
+        for (const config::BenchVariant v : d.variants) variants.push_back(config::name(v));
+        return variants;
+      },
+      [](BenchDoc& d, ObjectReader& doc, DocContext&) {
+        for (const std::string& v : detail::value_list<std::string>(doc, "variants")) {
+          d.variants.push_back(parse_name<config::BenchVariant>(v, doc.file(), "variants"));
+        }
+      });
+}
+
+// Variant or figure -> how it is measured: a key per note.
+JsonField<BenchDoc> notes_field() {
+  return detail::converted<BenchDoc>(
+      "notes", Presence::kOptional, [](const BenchDoc& d) { return Json(d.notes); },
+      [](BenchDoc& d, ObjectReader& doc, DocContext&) {
+        if (std::optional<ObjectReader> n = doc.object("notes")) {
+          for (const auto& [key, value] : n->raw_object().items()) {
+            d.notes[key] = n->text(key).value_or("");
+          }
+        }
+      });
+}
+
+// env.json's fields but schema_version (its own reader and writer).
+JsonField<BenchDoc> context_field() {
+  return detail::converted<BenchDoc>(
+      "context", Presence::kOptional,
+      [](const BenchDoc& d) { return detail::env_body_json(d.context); },
+      [](BenchDoc& d, ObjectReader& doc, DocContext& ctx) {
+        if (std::optional<ObjectReader> c = doc.object("context")) {
+          detail::read_env_body(*c, ctx, d.context);
+          c->keep_unknown();
+        }
+      });
 }
 
 }  // namespace
 
+namespace detail {
+const JsonFields<BenchDoc>& bench_doc_fields() {
+  static const JsonFields<BenchDoc> f = {
+      member("task", &BenchDoc::task),
+      member("model", &BenchDoc::model),
+      member("parameters", &BenchDoc::parameters),
+      member("checkpoint", &BenchDoc::checkpoint),
+      member("checkpoint_note", &BenchDoc::checkpoint_note),
+      member("weights", &BenchDoc::weights),
+      member("init_tensors", &BenchDoc::init_tensors),
+      member("model_from_checkpoint", &BenchDoc::model_from_checkpoint),
+      object("tokenizer", &BenchDoc::tokenizer, tokenizer_fields()),
+      member("threads", &BenchDoc::threads),
+      member("quant_engine", &BenchDoc::quant_engine),
+      member("torch_version", &BenchDoc::torch_version),
+      variants_field(),
+      member("batch_sizes", &BenchDoc::batch_sizes),
+      member("warmup_iters", &BenchDoc::warmup_iters),
+      member("iters", &BenchDoc::iters),
+      member("quality_batch_size", &BenchDoc::quality_batch_size),
+      section("generation", &BenchDoc::generation, generation_fields()),
+      member("generation_note", &BenchDoc::generation_note),
+      notes_field(),
+      context_field(),
+      list("rows", &BenchDoc::rows, row_fields(), Presence::kRequired),
+      list("quality", &BenchDoc::quality, quality_fields())};
+  return f;
+}
+}  // namespace detail
+
 std::string bench_doc_text(const BenchDoc& d) {
-  Json rows = Json::array(), quality = Json::array(), variants = Json::array();
-  for (const BenchRow& r : d.rows) rows.push_back(row_json(r));
-  for (const QualityRow& q : d.quality) quality.push_back(quality_json(q));
-  for (const config::BenchVariant v : d.variants) variants.push_back(config::name(v));
-  Json generation = nullptr;
-  if (const auto& g = d.generation) {
-    generation = {{"prompt_tokens", g->prompt_tokens},
-                  {"generate_tokens", g->generate_tokens},
-                  {"kv_cache_bytes_per_token", g->kv_cache_bytes_per_token},
-                  {"mha_kv_cache_bytes_per_token", g->mha_kv_cache_bytes_per_token},
-                  {"kv_cache_note", g->kv_cache_note}};
-  }
-  Json j = {{"schema_version", kBenchSchemaVersion}, {"task", d.task}, {"model", d.model},
-            {"parameters", d.parameters}, {"checkpoint", opt(d.checkpoint)},
-            {"tokenizer", {{"type", d.tokenizer.type}, {"vocab_size", d.tokenizer.vocab_size},
-                           {"sha256", opt(d.tokenizer.sha256)}}},
-            {"checkpoint_note", d.checkpoint_note}, {"weights", d.weights},
-            {"init_tensors", d.init_tensors}, {"model_from_checkpoint", d.model_from_checkpoint},
-            {"threads", d.threads}, {"quant_engine", d.quant_engine},
-            {"torch_version", d.torch_version}, {"variants", std::move(variants)},
-            {"batch_sizes", d.batch_sizes}, {"warmup_iters", d.warmup_iters},
-            {"iters", d.iters}, {"quality_batch_size", d.quality_batch_size},
-            {"generation", std::move(generation)}, {"generation_note", opt(d.generation_note)},
-            {"notes", d.notes}, {"context", detail::env_body_json(d.context)},
-            {"rows", std::move(rows)}, {"quality", std::move(quality)}};
-  detail::put_unknown(j, d.unknown);
-  return j.dump(2) + "\n";
+  return detail::write_doc(d, kBenchSchemaVersion, detail::bench_doc_fields()).dump(2) + "\n";
 }
 
 void write_bench_doc(const std::string& path, const BenchDoc& d) {
@@ -156,35 +170,7 @@ void write_bench_doc(const std::string& path, const BenchDoc& d) {
 }
 
 BenchDoc parse_bench_doc(const std::string& text, const std::string& file) {
-  const Json j = detail::parse_object(text, file);
-  BenchDoc d;
-  detail::DocContext ctx{file, &d.unknown, nullptr};
-  ObjectReader doc(j, ctx, "");
-  d.schema_version = detail::check_version(doc, kBenchSchemaVersion);
-  read_setting(doc, d);
-  if (std::optional<ObjectReader> g = doc.object("generation")) {
-    d.generation = GenerationFigures{
-        g->integer("prompt_tokens").value_or(0), g->integer("generate_tokens").value_or(0),
-        g->integer("kv_cache_bytes_per_token").value_or(0),
-        g->integer("mha_kv_cache_bytes_per_token").value_or(0),
-        g->text("kv_cache_note").value_or("")};
-    g->keep_unknown();
-  }
-  d.generation_note = doc.text("generation_note");
-  if (std::optional<ObjectReader> n = doc.object("notes")) {
-    for (const auto& [key, value] : n->raw_object().items()) {
-      d.notes[key] = n->text(key).value_or("");
-    }
-  }
-  if (std::optional<ObjectReader> c = doc.object("context")) {
-    detail::read_env_body(*c, ctx, d.context);
-    c->keep_unknown();
-  }
-  doc.require("rows");
-  d.rows = object_list<BenchRow>(doc, ctx, "rows", read_row);
-  d.quality = object_list<QualityRow>(doc, ctx, "quality", read_quality);
-  doc.keep_unknown();
-  return d;
+  return detail::read_doc<BenchDoc>(text, file, kBenchSchemaVersion, detail::bench_doc_fields());
 }
 
 std::string bench_doc_fields_doc() {

@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "doc_lists.h"
-#include "json_doc.h"
+#include "doc_tables.h"
+#include "json_fields.h"
 #include "llmprof/rundir/files.h"
 
 namespace llmprof::rundir {
@@ -12,86 +12,57 @@ namespace llmprof::rundir {
 namespace {
 
 using detail::Json;
-using detail::ObjectReader;
-using detail::opt;
+using detail::Presence;
 
-Json gate_json(const CheckGate& g) {
-  Json j{{"figure", g.figure},
-         {"bound", g.bound},
-         {"gate", g.gate},
-         {"kind", g.kind},
-         {"direction", g.direction},
-         {"point", detail::text_or_null(g.point)},
-         {"baseline", opt(g.baseline)},
-         {"candidate", opt(g.candidate)},
-         {"limit", opt(g.limit)},
-         {"ratio", opt(g.ratio)},
-         {"outcome", g.outcome},
-         {"reason", g.reason},
-         {"interval", nullptr}};
-  if (const auto& i = g.interval) {
-    j["interval"] = {{"low", i->low}, {"high", i->high}, {"confidence", i->confidence}};
-  }
-  return j;
+// The fields, each key once: the writer's and the reader's (in the order the reader checks them).
+const detail::JsonFields<CheckInterval>& interval_fields() {
+  static const detail::JsonFields<CheckInterval> f = {
+      detail::member("low", &CheckInterval::low), detail::member("high", &CheckInterval::high),
+      detail::member("confidence", &CheckInterval::confidence)};
+  return f;
 }
 
-CheckGate read_gate(ObjectReader& o) {
-  for (const char* key : {"figure", "bound", "gate", "outcome"}) o.require(key);
-  CheckGate g;
-  g.figure = o.text("figure").value_or("");
-  g.bound = o.text("bound").value_or("");
-  g.gate = o.text("gate").value_or("");
-  g.kind = o.text("kind").value_or("");
-  g.direction = o.text("direction").value_or("");
-  g.point = o.text("point").value_or("");
-  g.baseline = o.number("baseline");
-  g.candidate = o.number("candidate");
-  g.limit = o.number("limit");
-  g.ratio = o.number("ratio");
-  g.outcome = o.text("outcome").value_or("");
-  g.reason = o.text("reason").value_or("");
-  g.interval = detail::read_section<CheckInterval>(o, "interval", [](ObjectReader& i) {
-    return CheckInterval{i.number("low").value_or(0), i.number("high").value_or(0),
-                         i.number("confidence").value_or(0)};
-  });
-  return g;
+const detail::JsonFields<CheckGate>& gate_fields() {
+  static const detail::JsonFields<CheckGate> f = {
+      detail::member("figure", &CheckGate::figure, Presence::kRequired),
+      detail::member("bound", &CheckGate::bound, Presence::kRequired),
+      detail::member("gate", &CheckGate::gate, Presence::kRequired),
+      detail::member("kind", &CheckGate::kind),
+      detail::member("direction", &CheckGate::direction),
+      detail::null_if_empty("point", &CheckGate::point),
+      detail::member("baseline", &CheckGate::baseline),
+      detail::member("candidate", &CheckGate::candidate),
+      detail::member("limit", &CheckGate::limit),
+      detail::member("ratio", &CheckGate::ratio),
+      detail::member("outcome", &CheckGate::outcome, Presence::kRequired),
+      detail::member("reason", &CheckGate::reason),
+      detail::section("interval", &CheckGate::interval, interval_fields())};
+  return f;
 }
 
 }  // namespace
 
+namespace detail {
+const JsonFields<CheckDoc>& check_doc_fields() {
+  static const JsonFields<CheckDoc> f = {
+      member("mode", &CheckDoc::mode, Presence::kRequired),
+      member("baseline", &CheckDoc::baseline),
+      member("candidate", &CheckDoc::candidate),
+      member("rounds", &CheckDoc::rounds),
+      member("verdict", &CheckDoc::verdict, Presence::kRequired),
+      member("exit_code", &CheckDoc::exit_code, Presence::kRequired),
+      member("command", &CheckDoc::command),
+      list("gates", &CheckDoc::gates, gate_fields(), Presence::kRequired)};
+  return f;
+}
+}  // namespace detail
+
 std::string check_doc_text(const CheckDoc& d) {
-  Json gates = Json::array();
-  for (const CheckGate& g : d.gates) gates.push_back(gate_json(g));
-  Json j{{"schema_version", kCheckSchemaVersion},
-         {"mode", d.mode},
-         {"baseline", d.baseline},
-         {"candidate", d.candidate},
-         {"rounds", opt(d.rounds)},
-         {"verdict", d.verdict},
-         {"exit_code", d.exit_code},
-         {"command", d.command},
-         {"gates", std::move(gates)}};
-  detail::put_unknown(j, d.unknown);
-  return j.dump(2) + "\n";
+  return detail::write_doc(d, kCheckSchemaVersion, detail::check_doc_fields()).dump(2) + "\n";
 }
 
 CheckDoc parse_check_doc(const std::string& text, const std::string& file) {
-  const Json j = detail::parse_object(text, file);
-  CheckDoc d;
-  detail::DocContext ctx{file, &d.unknown, nullptr};
-  ObjectReader doc(j, ctx, "");
-  d.schema_version = detail::check_version(doc, kCheckSchemaVersion);
-  for (const char* key : {"mode", "verdict", "exit_code", "gates"}) doc.require(key);
-  d.mode = doc.text("mode").value_or("");
-  d.baseline = doc.text("baseline").value_or("");
-  d.candidate = doc.text("candidate").value_or("");
-  d.rounds = doc.integer("rounds");
-  d.verdict = doc.text("verdict").value_or("");
-  d.exit_code = static_cast<int>(doc.integer("exit_code").value_or(0));
-  d.command = doc.text("command").value_or("");
-  d.gates = detail::object_list<CheckGate>(doc, ctx, "gates", read_gate);
-  doc.keep_unknown();
-  return d;
+  return detail::read_doc<CheckDoc>(text, file, kCheckSchemaVersion, detail::check_doc_fields());
 }
 
 std::string check_doc_fields_doc() {

@@ -4,7 +4,10 @@
 
 #include <fmt/format.h>
 
-#include "json_doc.h"
+#include <algorithm>
+
+#include "doc_tables.h"
+#include "json_fields.h"
 #include "llmprof/base/printable.h"
 #include "llmprof/base/printable_json.h"
 #include "llmprof/error.h"
@@ -16,116 +19,215 @@ namespace llmprof::rundir {
 
 namespace {
 
+using detail::DocContext;
 using detail::Json;
+using detail::JsonField;
+using detail::JsonFields;
+using detail::member;
 using detail::ObjectReader;
+using detail::Presence;
 
 bool plain_name(const std::string& s) {
   return !s.empty() && s.find('/') == std::string::npos && s[0] != '.';
 }
 
-std::string required_text(ObjectReader& o, const std::string& key) {
-  o.require(key);
-  std::optional<std::string> v = o.text(key);
-  if (!v) o.fail(key, "a string");
-  return *v;
+// A text that must be there and a string (null is not).
+template <typename Obj>
+JsonField<Obj> required_text(std::string key, std::string Obj::*m) {
+  JsonField<Obj> f = member(key, m, Presence::kRequired);
+  f.read = [m, key](Obj& o, ObjectReader& r, DocContext&) {
+    std::optional<std::string> v = r.text(key);
+    if (!v) r.fail(key, "a string");
+    o.*m = *v;
+  };
+  return f;
 }
 
-// tokenizer: {type, sha256, vocab_size, lower_case, dir, files, source[, config_keys]}.
-CheckpointTokenizer read_tokenizer(ObjectReader& t) {
-  CheckpointTokenizer r;
-  r.type = required_text(t, "type");
-  r.sha256 = required_text(t, "sha256");
-  r.dir = required_text(t, "dir");
-  r.source = t.text("source").value_or("");
-  if (r.sha256.size() != 64 || r.sha256.find_first_not_of("0123456789abcdef") != std::string::npos) {
-    t.fail("sha256", "64 lowercase hex digits");
-  }
-  if (!plain_name(r.dir)) t.fail("dir", "a folder name inside the checkpoint");
-  if (const std::optional<int64_t> v = t.integer("vocab_size")) r.vocab_size = *v;
-  if (const std::optional<bool> v = t.boolean("lower_case")) r.lower_case = *v;
-  const Json* files = t.raw("files");
-  if (files == nullptr || !files->is_array()) {
-    if (files == nullptr) t.require("files");
-    t.fail("files", "a list of file names");
-  }
-  for (const Json& f : *files) {
-    if (!f.is_string() || !plain_name(f.get<std::string>())) t.fail("files", "a list of file names");
-    r.files.push_back(f.get<std::string>());
-  }
-  if (const Json* keys = t.raw("config_keys"); keys != nullptr && !keys->is_null()) {
-    if (!keys->is_array()) t.fail("config_keys", "a list of {key, value}");
-    for (const Json& k : *keys) {
-      if (!k.is_object() || !k.contains("key") || !k.contains("value") || !k["key"].is_string() ||
-          !k["value"].is_string()) {
-        t.fail("config_keys", "a list of {key, value} strings");
+// The tokenizer's files: a list of plain file names in its folder.
+JsonField<CheckpointTokenizer> files_field() {
+  JsonField<CheckpointTokenizer> f =
+      member("files", &CheckpointTokenizer::files, Presence::kRequired);
+  f.read = [](CheckpointTokenizer& r, ObjectReader& t, DocContext&) {
+    const Json* files = t.raw("files");
+    if (files == nullptr || !files->is_array()) t.fail("files", "a list of file names");
+    for (const Json& f : *files) {
+      if (!f.is_string() || !plain_name(f.get<std::string>())) {
+        t.fail("files", "a list of file names");
       }
-      r.config_keys.emplace_back(k["key"].get<std::string>(), k["value"].get<std::string>());
+      r.files.push_back(f.get<std::string>());
     }
-  }
-  return r;
+  };
+  return f;
+}
+
+// The data.* keys of the training config, as (key, value) pairs; written only when there are any.
+JsonField<CheckpointTokenizer> config_keys_field() {
+  static constexpr const char* kKey = "key";
+  static constexpr const char* kValue = "value";
+  return detail::converted<CheckpointTokenizer>(
+      "config_keys", Presence::kOptional,
+      [](const CheckpointTokenizer& t) {
+        if (t.config_keys.empty()) return detail::not_written();
+        Json keys = Json::array();
+        for (const auto& [k, v] : t.config_keys) keys.push_back({{kKey, k}, {kValue, v}});
+        return keys;
+      },
+      [](CheckpointTokenizer& r, ObjectReader& t, DocContext&) {
+        const Json* keys = t.raw("config_keys");
+        if (keys == nullptr || keys->is_null()) return;
+        if (!keys->is_array()) t.fail("config_keys", "a list of {key, value}");
+        for (const Json& k : *keys) {
+          if (!k.is_object() || !k.contains(kKey) || !k.contains(kValue) || !k[kKey].is_string() ||
+              !k[kValue].is_string()) {
+            t.fail("config_keys", "a list of {key, value} strings");
+          }
+          r.config_keys.emplace_back(k[kKey].get<std::string>(), k[kValue].get<std::string>());
+        }
+      });
+}
+
+// The fields, each key once: the writer's and the reader's (in the order the reader checks them).
+// tokenizer: {type, sha256, vocab_size, lower_case, dir, files, source[, config_keys]}.
+const JsonFields<CheckpointTokenizer>& tokenizer_fields() {
+  using T = CheckpointTokenizer;
+  static const JsonFields<T> f = [] {
+    JsonFields<T> t = {required_text("type", &T::type), required_text("sha256", &T::sha256),
+                       required_text("dir", &T::dir), member("source", &T::source)};
+    // Checked once all three texts are read.
+    t.back().read = [](T& r, ObjectReader& o, DocContext&) {
+      r.source = o.text("source").value_or("");
+      if (r.sha256.size() != 64 ||
+          r.sha256.find_first_not_of("0123456789abcdef") != std::string::npos) {
+        o.fail("sha256", "64 lowercase hex digits");
+      }
+      if (!plain_name(r.dir)) o.fail("dir", "a folder name inside the checkpoint");
+    };
+    t.push_back(member("vocab_size", &T::vocab_size));
+    t.push_back(member("lower_case", &T::lower_case));
+    t.push_back(files_field());
+    t.push_back(config_keys_field());
+    return t;
+  }();
+  return f;
+}
+
+// A tokenizer without its files: its type and the vocabulary it was read from.
+const JsonFields<CheckpointTokenizerRef>& tokenizer_ref_fields() {
+  static const JsonFields<CheckpointTokenizerRef> f = {
+      member("type", &CheckpointTokenizerRef::type),
+      member("vocab_path", &CheckpointTokenizerRef::vocab_path)};
+  return f;
+}
+
+// tokenizer: with its files (it has sha256), or a reference to one.
+JsonField<CheckpointMeta> tokenizer_field() {
+  JsonField<CheckpointMeta> f = detail::converted<CheckpointMeta>(
+      "tokenizer", Presence::kOptional,
+      [](const CheckpointMeta& m) {
+        if (m.tokenizer) return detail::write_object(*m.tokenizer, tokenizer_fields());
+        if (m.tokenizer_ref) return detail::write_object(*m.tokenizer_ref, tokenizer_ref_fields());
+        return detail::not_written();
+      },
+      [](CheckpointMeta& m, ObjectReader& doc, DocContext& ctx) {
+        std::optional<ObjectReader> t = doc.object("tokenizer");
+        if (!t) return;
+        if (t->has("sha256")) {
+          detail::read_object(m.tokenizer.emplace(), *t, ctx, tokenizer_fields());
+        } else {
+          detail::read_object(m.tokenizer_ref.emplace(), *t, ctx, tokenizer_ref_fields());
+        }
+        t->keep_unknown();
+      });
+  f.nested = [] {
+    std::vector<std::string> keys = detail::field_keys(tokenizer_fields());
+    for (const std::string& k : detail::field_keys(tokenizer_ref_fields())) {
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    }
+    return keys;
+  };
+  return f;
+}
+
+const JsonFields<CheckpointModelShape>& model_fields() {
+  using S = CheckpointModelShape;
+  static const JsonFields<S> f = {
+      member("n_layer", &S::n_layer),      member("n_head", &S::n_head),
+      member("n_embd", &S::n_embd),        member("block_size", &S::block_size),
+      member("ffn_dim", &S::ffn_dim),      member("max_positions", &S::max_positions),
+      member("num_labels", &S::num_labels)};
+  return f;
+}
+
+constexpr const char* kTensorName = "name";
+
+// A tensor's shape: a list of integers (null: not written).
+const JsonFields<CheckpointTensor>& tensor_fields() {
+  static const JsonFields<CheckpointTensor> f = {
+      member(kTensorName, &CheckpointTensor::name),
+      detail::converted<CheckpointTensor>(
+          "shape", Presence::kOptional, [](const CheckpointTensor& t) { return Json(t.shape); },
+          [](CheckpointTensor& ct, ObjectReader& o, DocContext&) {
+            if (const Json* shape = o.raw("shape"); shape != nullptr && !shape->is_null()) {
+              if (!shape->is_array()) o.fail("shape", "a list of integers");
+              for (const Json& d : *shape) {
+                if (!d.is_number_integer()) o.fail("shape", "a list of integers");
+                ct.shape.push_back(d.get<int64_t>());
+              }
+            }
+          })};
+  return f;
 }
 
 // tensors: [{name, shape}], each name a string.
-std::vector<CheckpointTensor> read_tensors(ObjectReader& doc, detail::DocContext& ctx) {
-  doc.require("tensors");
-  const Json* tensors = doc.raw("tensors");
-  if (!tensors->is_array()) doc.fail("tensors", "a list");
-  std::vector<CheckpointTensor> out;
-  for (size_t i = 0; i < tensors->size(); ++i) {
-    const Json& t = (*tensors)[i];
-    const std::string field = fmt::format("tensors[{}].name", i);
-    if (!t.is_object() || !t.contains("name")) {
-      throw DataError(fmt::format("{}: {} is missing", ctx.file, field));
-    }
-    if (!t["name"].is_string()) {
-      throw DataError(fmt::format("{}: {} is {}, not a string", ctx.file, field,
-                                  printable_json(t["name"])));
-    }
-    ObjectReader o(t, ctx, fmt::format("/tensors/{}", i));
-    CheckpointTensor ct{*o.text("name"), {}};
-    if (const Json* shape = o.raw("shape"); shape != nullptr && !shape->is_null()) {
-      if (!shape->is_array()) o.fail("shape", "a list of integers");
-      for (const Json& d : *shape) {
-        if (!d.is_number_integer()) o.fail("shape", "a list of integers");
-        ct.shape.push_back(d.get<int64_t>());
+JsonField<CheckpointMeta> tensors_field() {
+  JsonField<CheckpointMeta> f =
+      detail::list("tensors", &CheckpointMeta::tensors, tensor_fields(), Presence::kRequired);
+  f.read = [](CheckpointMeta& m, ObjectReader& doc, DocContext& ctx) {
+    const Json* tensors = doc.raw("tensors");
+    if (!tensors->is_array()) doc.fail("tensors", "a list");
+    for (size_t i = 0; i < tensors->size(); ++i) {
+      const Json& t = (*tensors)[i];
+      const std::string field = fmt::format("tensors[{}].{}", i, kTensorName);
+      if (!t.is_object() || !t.contains(kTensorName)) {
+        throw DataError(fmt::format("{}: {} is missing", ctx.file, field));
       }
+      if (!t[kTensorName].is_string()) {
+        throw DataError(fmt::format("{}: {} is {}, not a string", ctx.file, field,
+                                    printable_json(t[kTensorName])));
+      }
+      ObjectReader o(t, ctx, fmt::format("/tensors/{}", i));
+      detail::read_object(m.tensors.emplace_back(), o, ctx, tensor_fields());
+      o.keep_unknown();
     }
-    o.keep_unknown();
-    out.push_back(std::move(ct));
-  }
-  return out;
+  };
+  return f;
 }
 
-CheckpointModelShape read_model(ObjectReader& o) {
-  CheckpointModelShape m;
-  for (auto [key, field] : {std::pair{"n_layer", &m.n_layer}, {"n_head", &m.n_head},
-                            {"n_embd", &m.n_embd}, {"block_size", &m.block_size},
-                            {"ffn_dim", &m.ffn_dim}, {"max_positions", &m.max_positions},
-                            {"num_labels", &m.num_labels}}) {
-    *field = o.integer(key).value_or(0);
-  }
-  return m;
-}
-
-void read_tokenizer_section(ObjectReader& doc, CheckpointMeta& m) {
-  std::optional<ObjectReader> t = doc.object("tokenizer");
-  if (!t) return;
-  if (t->has("sha256")) {
-    m.tokenizer = read_tokenizer(*t);
-  } else {
-    m.tokenizer_ref = CheckpointTokenizerRef{t->text("type").value_or(""),
-                                             t->text("vocab_path").value_or("")};
-  }
-  t->keep_unknown();
-}
-
-Json tensors_json(const std::vector<CheckpointTensor>& tensors) {
-  Json out = Json::array();
-  for (const CheckpointTensor& t : tensors) out.push_back({{"name", t.name}, {"shape", t.shape}});
-  return out;
+// The Hugging Face config.json beside the weights: a file name; written only with one.
+JsonField<CheckpointMeta> hf_config_field() {
+  JsonField<CheckpointMeta> f = detail::text_if_set("hf_config", &CheckpointMeta::hf_config);
+  f.read = [](CheckpointMeta& m, ObjectReader& doc, DocContext&) {
+    m.hf_config = doc.text("hf_config").value_or("");
+    if (m.hf_config.find('/') != std::string::npos) doc.fail("hf_config", "a file name");
+  };
+  return f;
 }
 
 }  // namespace
+
+namespace detail {
+const JsonFields<CheckpointMeta>& checkpoint_meta_fields() {
+  static const JsonFields<CheckpointMeta> f = {
+      required_text("model_type", &CheckpointMeta::model_type),
+      text_if_set("task", &CheckpointMeta::task),
+      member("step", &CheckpointMeta::step),
+      section_if_set("model", &CheckpointMeta::model, model_fields()),
+      tensors_field(),
+      tokenizer_field(),
+      hf_config_field()};
+  return f;
+}
+}  // namespace detail
 
 std::vector<std::string> CheckpointMeta::tensor_names() const {
   std::vector<std::string> names;
@@ -149,17 +251,7 @@ CheckpointMeta parse_checkpoint_meta(const std::string& text, const std::string&
   ObjectReader doc(doc_json, ctx, "");
   // Tests and tools write checkpoint.json without one; a newer one is refused.
   if (doc.has("schema_version")) m.schema_version = detail::check_version(doc, kCheckpointSchemaVersion);
-  m.model_type = required_text(doc, "model_type");
-  m.task = doc.text("task").value_or("");
-  m.step = doc.integer("step").value_or(0);
-  if (std::optional<ObjectReader> o = doc.object("model")) {
-    m.model = read_model(*o);
-    o->keep_unknown();
-  }
-  m.tensors = read_tensors(doc, ctx);
-  read_tokenizer_section(doc, m);
-  m.hf_config = doc.text("hf_config").value_or("");
-  if (m.hf_config.find('/') != std::string::npos) doc.fail("hf_config", "a file name");
+  detail::read_object(m, doc, ctx, detail::checkpoint_meta_fields());
   doc.keep_unknown();
   return m;
 }
@@ -169,32 +261,8 @@ CheckpointMeta read_checkpoint_meta(const std::string& path) {
 }
 
 std::string checkpoint_meta_text(const CheckpointMeta& m) {
-  Json j;
-  j["schema_version"] = kCheckpointSchemaVersion;
-  j["model_type"] = m.model_type;
-  if (!m.task.empty()) j["task"] = m.task;
-  j["step"] = m.step;
-  if (const auto& s = m.model) {
-    j["model"] = {{"n_layer", s->n_layer}, {"n_head", s->n_head}, {"n_embd", s->n_embd},
-                  {"block_size", s->block_size}, {"ffn_dim", s->ffn_dim},
-                  {"max_positions", s->max_positions}, {"num_labels", s->num_labels}};
-  }
-  j["tensors"] = tensors_json(m.tensors);
-  if (const auto& t = m.tokenizer) {
-    j["tokenizer"] = {{"type", t->type},       {"sha256", t->sha256}, {"vocab_size", t->vocab_size},
-                      {"lower_case", t->lower_case}, {"dir", t->dir}, {"files", t->files},
-                      {"source", t->source}};
-    if (!t->config_keys.empty()) {
-      Json keys = Json::array();
-      for (const auto& [k, v] : t->config_keys) keys.push_back({{"key", k}, {"value", v}});
-      j["tokenizer"]["config_keys"] = std::move(keys);
-    }
-  } else if (const auto& r = m.tokenizer_ref) {
-    j["tokenizer"] = {{"type", r->type}, {"vocab_path", r->vocab_path}};
-  }
-  if (!m.hf_config.empty()) j["hf_config"] = m.hf_config;
-  detail::put_unknown(j, m.unknown);
-  return j.dump(2) + "\n";
+  return detail::write_doc(m, kCheckpointSchemaVersion, detail::checkpoint_meta_fields()).dump(2) +
+         "\n";
 }
 
 void write_checkpoint_meta(const std::string& path, const CheckpointMeta& m) {

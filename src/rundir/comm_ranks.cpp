@@ -6,25 +6,6 @@
 
 namespace llmprof::rundir {
 
-namespace {
-
-std::optional<double> median_of(const std::vector<double>& v) {
-  if (v.empty()) return std::nullopt;
-  return summarize(v).median;
-}
-
-}  // namespace
-
-std::vector<const CommStepRow*> steady_steps(const std::vector<CommStepRow>& steps) {
-  bool later = false;
-  for (const auto& r : steps) later = later || !r.first_layout;
-  std::vector<const CommStepRow*> out;
-  for (const auto& r : steps) {
-    if (!later || !r.first_layout) out.push_back(&r);
-  }
-  return out;
-}
-
 std::vector<CommRankFigures> comm_rank_figures(const std::vector<CommStepRow>& steps) {
   std::map<int64_t, std::vector<const CommStepRow*>> by_rank;
   for (const CommStepRow* r : steady_steps(steps)) by_rank[r->rank].push_back(r);
@@ -46,12 +27,12 @@ std::vector<CommRankFigures> comm_rank_figures(const std::vector<CommStepRow>& s
       step.push_back(r->step_ms);
     }
     if (buckets > 0) f.launched_last_share = last / buckets;
-    f.launch_lag_ms = median_of(lag);
-    f.data_ms = median_of(data);
-    f.forward_ms = median_of(fwd);
-    f.backward_compute_ms = median_of(bwd);
-    f.optimizer_ms = median_of(opt);
-    f.step_ms = median_of(step);
+    f.launch_lag_ms = median(lag);
+    f.data_ms = median(data);
+    f.forward_ms = median(fwd);
+    f.backward_compute_ms = median(bwd);
+    f.optimizer_ms = median(opt);
+    f.step_ms = median(step);
     out.push_back(f);
   }
   return out;

@@ -3,232 +3,218 @@
 // later fields absent get a note; fields this version does not know are kept for a rewrite.
 #include <fmt/format.h>
 
-#include "json_doc.h"
+#include "doc_tables.h"
+#include "json_fields.h"
 #include "llmprof/base/printable_json.h"
-#include "read_util.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/env.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
+#include "read_util.h"
 
 namespace llmprof::rundir {
 
 namespace {
 
+using detail::DocContext;
 using detail::Json;
+using detail::JsonField;
+using detail::JsonFields;
+using detail::member;
 using detail::ObjectReader;
-using detail::string_list;
-using detail::opt;
-using detail::read_section;
+using detail::Presence;
+using telemetry::ChannelAvailability;
+using telemetry::EnergyAvailability;
+using telemetry::SourceAvailability;
 
-Json energy_json(const telemetry::EnergyAvailability& a) {
-  Json j = {{"enabled", a.enabled}};
-  if (!a.reason.empty()) j["reason"] = a.reason;
-  if (!a.monitored) return j;
-  Json sources = Json::array();
-  for (const telemetry::SourceAvailability& s : a.sources) {
-    Json src = {{"source", s.source}, {"available", s.available}};
-    if (!s.reason.empty()) src["reason"] = s.reason;
-    Json chans = Json::array();
-    for (const telemetry::ChannelAvailability& c : s.channels) {
-      chans.push_back({{"domain", c.domain}, {"label", c.label}, {"kind", c.kind},
-                       {"estimated", c.estimated}, {"in_total", c.in_total}});
+// The fields, each key once: the writer's and the reader's (in the order the reader checks them).
+const JsonFields<EnvBuild>& build_fields() {
+  static const JsonFields<EnvBuild> f = {member("version", &EnvBuild::version),
+                                         member("git_sha", &EnvBuild::git_sha),
+                                         member("build_type", &EnvBuild::build_type)};
+  return f;
+}
+
+const JsonFields<EnvHost>& host_fields() {
+  static const JsonFields<EnvHost> f = {
+      member("hostname", &EnvHost::hostname),
+      member("kernel", &EnvHost::kernel),
+      member("arch", &EnvHost::arch),
+      member("cpu_model", &EnvHost::cpu_model),
+      member("cores", &EnvHost::cores),
+      member("avx512_bf16", &EnvHost::avx512_bf16),
+      detail::member_if_set("amx_bf16", &EnvHost::amx_bf16, Presence::kLater),
+      member("memory_bytes", &EnvHost::memory_bytes)};
+  return f;
+}
+
+const JsonFields<EnvTorch>& torch_fields() {
+  static const JsonFields<EnvTorch> f = {member("version", &EnvTorch::version),
+                                         member("cuda_available", &EnvTorch::cuda_available),
+                                         member("parallel_info", &EnvTorch::parallel_info)};
+  return f;
+}
+
+const JsonFields<EnvBlas>& blas_fields() {
+  static const JsonFields<EnvBlas> f = {member("openblas_config", &EnvBlas::openblas_config),
+                                        member("parallel", &EnvBlas::parallel),
+                                        member("mapped_libraries", &EnvBlas::mapped_libraries)};
+  return f;
+}
+
+const JsonFields<EnvRuntime>& runtime_fields() {
+  using R = EnvRuntime;
+  static const JsonFields<R> f = {
+      member("malloc_tuning", &R::malloc_tuning),
+      detail::member_if_set("malloc_mmap_threshold_applied", &R::malloc_mmap_threshold_applied,
+                            Presence::kLater),
+      member("malloc_mmap_threshold_bytes", &R::malloc_mmap_threshold_bytes),
+      member("malloc_trim_threshold_bytes", &R::malloc_trim_threshold_bytes),
+      member("OMP_WAIT_POLICY", &R::omp_wait_policy),
+      member("OMP_NUM_THREADS", &R::omp_num_threads)};
+  return f;
+}
+
+const JsonFields<EnvPeakFlops>& peak_flops_fields() {
+  static const JsonFields<EnvPeakFlops> f = {
+      member("flops_per_s", &EnvPeakFlops::flops_per_s), member("source", &EnvPeakFlops::source),
+      member("method", &EnvPeakFlops::method),
+      member("bf16_flops_per_s", &EnvPeakFlops::bf16_flops_per_s, Presence::kLater)};
+  return f;
+}
+
+const JsonFields<EnvPeakBandwidth>& peak_bandwidth_fields() {
+  static const JsonFields<EnvPeakBandwidth> f = {
+      member("bytes_per_s", &EnvPeakBandwidth::bytes_per_s),
+      member("copy_bytes_per_s", &EnvPeakBandwidth::copy_bytes_per_s),
+      member("source", &EnvPeakBandwidth::source), member("method", &EnvPeakBandwidth::method)};
+  return f;
+}
+
+const JsonFields<EnvPeakComm>& peak_comm_fields() {
+  static const JsonFields<EnvPeakComm> f = {
+      member("busbw_bytes_per_s", &EnvPeakComm::busbw_bytes_per_s),
+      member("source", &EnvPeakComm::source)};
+  return f;
+}
+
+const JsonFields<ChannelAvailability>& channel_fields() {
+  static const JsonFields<ChannelAvailability> f = {
+      member("domain", &ChannelAvailability::domain), member("label", &ChannelAvailability::label),
+      member("kind", &ChannelAvailability::kind),
+      member("estimated", &ChannelAvailability::estimated),
+      member("in_total", &ChannelAvailability::in_total)};
+  return f;
+}
+
+const JsonFields<SourceAvailability>& source_fields() {
+  static const JsonFields<SourceAvailability> f = {
+      member("source", &SourceAvailability::source),
+      member("available", &SourceAvailability::available),
+      detail::text_if_set("reason", &SourceAvailability::reason),
+      detail::list("channels", &SourceAvailability::channels, channel_fields())};
+  return f;
+}
+
+// Written only when a monitor ran.
+template <typename M>
+JsonField<EnergyAvailability> monitored_member(std::string key, M EnergyAvailability::*m) {
+  JsonField<EnergyAvailability> f = member(std::move(key), m);
+  f.write = [m](const EnergyAvailability& a) {
+    return a.monitored ? detail::value_json(a.*m) : detail::not_written();
+  };
+  return f;
+}
+
+// The energy sources: their presence says a monitor ran; each item an object.
+JsonField<EnergyAvailability> sources_field() {
+  JsonField<EnergyAvailability> f =
+      detail::list("sources", &EnergyAvailability::sources, source_fields());
+  f.write = [](const EnergyAvailability& a) {
+    return a.monitored ? detail::write_object_list(a.sources, source_fields())
+                       : detail::not_written();
+  };
+  f.read = [](EnergyAvailability& a, ObjectReader& o, DocContext& ctx) {
+    a.monitored = o.has("sources");
+    const Json* sources = o.raw("sources");
+    if (sources == nullptr || sources->is_null()) return;
+    if (!sources->is_array()) o.fail("sources", "an array of objects");
+    for (size_t i = 0; i < sources->size(); ++i) {
+      const std::string pointer = fmt::format("{}/sources/{}", o.pointer(), i);
+      const Json& v = (*sources)[i];
+      if (!v.is_object())
+        throw DataError(fmt::format("{}: {} is not an object", ctx.file, pointer));
+      ObjectReader item(v, ctx, pointer);
+      read_object(a.sources.emplace_back(), item, ctx, source_fields());
+      item.keep_unknown();
     }
-    src["channels"] = std::move(chans);
-    sources.push_back(std::move(src));
-  }
-  j["sources"] = std::move(sources);
-  j["sample_hz"] = a.sample_hz;
-  j["total_source"] = opt(a.total_source);
-  return j;
+  };
+  return f;
 }
 
-Json host_json(const EnvHost& h) {
-  Json j = {{"hostname", opt(h.hostname)},       {"kernel", opt(h.kernel)},
-            {"arch", opt(h.arch)},               {"cpu_model", opt(h.cpu_model)},
-            {"cores", opt(h.cores)},             {"avx512_bf16", opt(h.avx512_bf16)},
-            {"memory_bytes", opt(h.memory_bytes)}};
-  if (h.amx_bf16) j["amx_bf16"] = *h.amx_bf16;
-  return j;
+const JsonFields<EnergyAvailability>& energy_fields() {
+  static const JsonFields<EnergyAvailability> f = {
+      member("enabled", &EnergyAvailability::enabled),
+      detail::text_if_set("reason", &EnergyAvailability::reason), sources_field(),
+      monitored_member("sample_hz", &EnergyAvailability::sample_hz),
+      monitored_member("total_source", &EnergyAvailability::total_source)};
+  return f;
 }
 
-Json runtime_json(const EnvRuntime& r) {
-  Json j = {{"malloc_tuning", opt(r.malloc_tuning)},
-            {"malloc_mmap_threshold_bytes", opt(r.malloc_mmap_threshold_bytes)},
-            {"malloc_trim_threshold_bytes", opt(r.malloc_trim_threshold_bytes)},
-            {"OMP_WAIT_POLICY", opt(r.omp_wait_policy)},
-            {"OMP_NUM_THREADS", opt(r.omp_num_threads)}};
-  if (r.malloc_mmap_threshold_applied) {
-    j["malloc_mmap_threshold_applied"] = *r.malloc_mmap_threshold_applied;
-  }
-  return j;
+// The device's name; null when unknown.
+JsonField<Env> device_field() {
+  return detail::converted<Env>(
+      "device", Presence::kOptional,
+      [](const Env& e) {
+        return e.device ? Json(std::string(config::name(*e.device))) : Json(nullptr);
+      },
+      [](Env& e, ObjectReader& doc, DocContext& ctx) {
+        if (const Json* d = doc.raw("device"); d != nullptr && !d->is_null()) {
+          const std::string name = d->is_string() ? d->get<std::string>() : printable_json(*d);
+          e.device = parse_name<config::DeviceKind>(name, ctx.file, doc.field("device"));
+        }
+      });
 }
 
 // Every field but schema_version (bench.json's context block is this without it).
-Json env_body(const Env& e) {
-  Json j;
-  j["start_time"] = opt(e.start_time);
-  j["command_line"] = e.command_line;
-  if (e.llmprof) {
-    j["llmprof"] = {{"version", e.llmprof->version}, {"git_sha", e.llmprof->git_sha},
-                    {"build_type", e.llmprof->build_type}};
-  }
-  if (e.host) j["host"] = host_json(*e.host);
-  if (e.torch) {
-    j["torch"] = {{"version", opt(e.torch->version)},
-                  {"cuda_available", opt(e.torch->cuda_available)},
-                  {"parallel_info", opt(e.torch->parallel_info)}};
-  }
-  j["device"] = e.device ? Json(std::string(config::name(*e.device))) : Json(nullptr);
-  j["threads"] = opt(e.threads);
-  j["threads_configured"] = opt(e.threads_configured);
-  if (e.blas) {
-    j["blas"] = {{"openblas_config", opt(e.blas->openblas_config)},
-                 {"parallel", e.blas->parallel},
-                 {"mapped_libraries", e.blas->mapped_libraries}};
-  }
-  if (e.runtime) j["runtime"] = runtime_json(*e.runtime);
-  if (const auto& p = e.peak_flops) {
-    j["peak_flops"] = {{"flops_per_s", opt(p->flops_per_s)}, {"source", p->source},
-                       {"method", p->method}, {"bf16_flops_per_s", opt(p->bf16_flops_per_s)}};
-  }
-  if (const auto& b = e.peak_bandwidth) {
-    j["peak_bandwidth"] = {{"bytes_per_s", opt(b->bytes_per_s)},
-                           {"copy_bytes_per_s", opt(b->copy_bytes_per_s)},
-                           {"source", b->source}, {"method", b->method}};
-  }
-  if (const auto& c = e.peak_comm) {
-    j["peak_comm"] = {{"busbw_bytes_per_s", opt(c->busbw_bytes_per_s)}, {"source", c->source}};
-  }
-  if (e.energy) j["energy"] = energy_json(*e.energy);
-  return j;
-}
-
-EnvHost read_host(ObjectReader& o) {
-  EnvHost h;
-  h.hostname = o.text("hostname");
-  h.kernel = o.text("kernel");
-  h.arch = o.text("arch");
-  h.cpu_model = o.text("cpu_model");
-  h.cores = o.integer("cores");
-  h.avx512_bf16 = o.boolean("avx512_bf16");
-  o.later("amx_bf16");
-  h.amx_bf16 = o.boolean("amx_bf16");
-  h.memory_bytes = o.integer("memory_bytes");
-  return h;
-}
-
-EnvRuntime read_runtime(ObjectReader& o) {
-  EnvRuntime r;
-  r.malloc_tuning = o.boolean("malloc_tuning");
-  o.later("malloc_mmap_threshold_applied");
-  r.malloc_mmap_threshold_applied = o.boolean("malloc_mmap_threshold_applied");
-  r.malloc_mmap_threshold_bytes = o.integer("malloc_mmap_threshold_bytes");
-  r.malloc_trim_threshold_bytes = o.integer("malloc_trim_threshold_bytes");
-  r.omp_wait_policy = o.text("OMP_WAIT_POLICY");
-  r.omp_num_threads = o.text("OMP_NUM_THREADS");
-  return r;
-}
-
-telemetry::SourceAvailability read_source(const Json& v, detail::DocContext& ctx,
-                                          const std::string& pointer) {
-  if (!v.is_object()) throw DataError(fmt::format("{}: {} is not an object", ctx.file, pointer));
-  ObjectReader o(v, ctx, pointer);
-  telemetry::SourceAvailability s;
-  s.source = o.text("source").value_or("");
-  s.available = o.boolean("available").value_or(false);
-  s.reason = o.text("reason").value_or("");
-  const Json* chans = o.raw("channels");
-  if (chans != nullptr && !chans->is_null()) {
-    if (!chans->is_array()) o.fail("channels", "an array of objects");
-    for (size_t i = 0; i < chans->size(); ++i) {
-      if (!(*chans)[i].is_object()) o.fail("channels", "an array of objects");
-      ObjectReader c((*chans)[i], ctx, fmt::format("{}/channels/{}", pointer, i));
-      s.channels.push_back({c.text("domain").value_or(""), c.text("label").value_or(""),
-                            c.text("kind").value_or(""), c.boolean("estimated").value_or(false),
-                            c.boolean("in_total").value_or(false)});
-      c.keep_unknown();
-    }
-  }
-  o.keep_unknown();
-  return s;
-}
-
-telemetry::EnergyAvailability read_energy_availability(ObjectReader& o, detail::DocContext& ctx) {
-  telemetry::EnergyAvailability a;
-  a.enabled = o.boolean("enabled").value_or(false);
-  a.reason = o.text("reason").value_or("");
-  a.monitored = o.has("sources");
-  if (const Json* sources = o.raw("sources"); sources != nullptr && !sources->is_null()) {
-    if (!sources->is_array()) o.fail("sources", "an array of objects");
-    for (size_t i = 0; i < sources->size(); ++i) {
-      a.sources.push_back(read_source((*sources)[i], ctx, fmt::format("{}/sources/{}", o.pointer(), i)));
-    }
-  }
-  a.sample_hz = o.integer("sample_hz").value_or(0);
-  a.total_source = o.text("total_source");
-  return a;
-}
-
-void read_sections(ObjectReader& doc, detail::DocContext& ctx, Env& e) {
-  e.llmprof = read_section<EnvBuild>(doc, "llmprof", [](ObjectReader& o) {
-    return EnvBuild{o.text("version").value_or(""), o.text("git_sha").value_or(""),
-                    o.text("build_type").value_or("")};
-  });
-  e.host = read_section<EnvHost>(doc, "host", read_host);
-  e.torch = read_section<EnvTorch>(doc, "torch", [](ObjectReader& o) {
-    return EnvTorch{o.text("version"), o.boolean("cuda_available"), o.text("parallel_info")};
-  });
-  e.blas = read_section<EnvBlas>(doc, "blas", [](ObjectReader& o) {
-    return EnvBlas{o.text("openblas_config"), o.text("parallel").value_or(""),
-                   string_list(o, "mapped_libraries")};
-  });
-  e.runtime = read_section<EnvRuntime>(doc, "runtime", read_runtime);
-  e.peak_flops = read_section<EnvPeakFlops>(doc, "peak_flops", [](ObjectReader& o) {
-    o.later("bf16_flops_per_s");
-    return EnvPeakFlops{o.number("flops_per_s"), o.text("source").value_or(""),
-                        o.text("method").value_or(""), o.number("bf16_flops_per_s")};
-  });
-  doc.later("peak_bandwidth");
-  e.peak_bandwidth = read_section<EnvPeakBandwidth>(doc, "peak_bandwidth", [](ObjectReader& o) {
-    return EnvPeakBandwidth{o.number("bytes_per_s"), o.number("copy_bytes_per_s"),
-                            o.text("source").value_or(""), o.text("method").value_or("")};
-  });
-  doc.later("peak_comm");
-  e.peak_comm = read_section<EnvPeakComm>(doc, "peak_comm", [](ObjectReader& o) {
-    return EnvPeakComm{o.number("busbw_bytes_per_s"), o.text("source").value_or("")};
-  });
-  doc.later("energy");
-  e.energy = read_section<telemetry::EnergyAvailability>(
-      doc, "energy", [&ctx](ObjectReader& o) { return read_energy_availability(o, ctx); });
+const JsonFields<Env>& env_body_fields() {
+  using detail::section_if_set;
+  static const JsonFields<Env> f = {
+      member("start_time", &Env::start_time),
+      member("command_line", &Env::command_line),
+      device_field(),
+      member("threads", &Env::threads),
+      member("threads_configured", &Env::threads_configured),
+      section_if_set("llmprof", &Env::llmprof, build_fields()),
+      section_if_set("host", &Env::host, host_fields()),
+      section_if_set("torch", &Env::torch, torch_fields()),
+      section_if_set("blas", &Env::blas, blas_fields()),
+      section_if_set("runtime", &Env::runtime, runtime_fields()),
+      section_if_set("peak_flops", &Env::peak_flops, peak_flops_fields()),
+      section_if_set("peak_bandwidth", &Env::peak_bandwidth, peak_bandwidth_fields(),
+                     Presence::kLater),
+      section_if_set("peak_comm", &Env::peak_comm, peak_comm_fields(), Presence::kLater),
+      section_if_set("energy", &Env::energy, energy_fields(), Presence::kLater)};
+  return f;
 }
 
 }  // namespace
 
 namespace detail {
 
-Json env_body_json(const Env& e) { return env_body(e); }
+const JsonFields<Env>& env_fields() { return env_body_fields(); }
+
+Json env_body_json(const Env& e) { return write_object(e, env_body_fields()); }
 
 void read_env_body(ObjectReader& doc, DocContext& ctx, Env& e) {
-  e.start_time = doc.text("start_time");
-  e.command_line = string_list(doc, "command_line");
-  if (const Json* d = doc.raw("device"); d != nullptr && !d->is_null()) {
-    const std::string name = d->is_string() ? d->get<std::string>() : printable_json(*d);
-    e.device = parse_name<config::DeviceKind>(name, ctx.file, doc.field("device"));
-  }
-  e.threads = doc.integer("threads");
-  e.threads_configured = doc.integer("threads_configured");
-  read_sections(doc, ctx, e);
+  read_object(e, doc, ctx, env_body_fields());
 }
 
 }  // namespace detail
 
 std::string env_text(const Env& e) {
-  Json j = env_body(e);
-  j["schema_version"] = kEnvSchemaVersion;
-  detail::put_unknown(j, e.unknown);
-  return j.dump(2) + "\n";
+  return detail::write_doc(e, kEnvSchemaVersion, env_body_fields()).dump(2) + "\n";
 }
 
 void write_env(const std::string& path, const Env& e) {

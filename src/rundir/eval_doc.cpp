@@ -6,100 +6,108 @@
 
 #include <cmath>
 
-#include "doc_lists.h"
-#include "json_doc.h"
-#include "read_util.h"
+#include "doc_tables.h"
+#include "json_fields.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
+#include "read_util.h"
 
 namespace llmprof::rundir {
 
 namespace {
 
+using detail::DocContext;
 using detail::Json;
+using detail::member;
 using detail::ObjectReader;
-using detail::string_list;
-using detail::opt;
+using detail::Presence;
 
 constexpr const char* kWholeSet = "the whole set, in order";
 
-Json set_json(const EvalSetFigures& r) {
-  return {{"name", r.name},
-          {"source", r.source},
-          {"batches", r.batches},
-          {"sequences", r.sequences},
-          {"targets", r.targets},
-          {"available_sequences", r.available_sequences},
-          {"sampling", r.sampling.empty() ? std::string(kWholeSet) : r.sampling},
-          {"loss", r.loss},
-          {"perplexity", opt(r.perplexity)},
-          {"accuracy", opt(r.accuracy)},
-          {"seconds", r.seconds},
-          {"samples_per_s", r.samples_per_s},
-          {"tokens_per_s", r.tokens_per_s}};
+// A rate (or a loss) written as null, nothing timed, reads back as NaN, which writes null again.
+detail::JsonField<EvalSetFigures> rate(std::string key, double EvalSetFigures::*m) {
+  detail::JsonField<EvalSetFigures> f = member(key, m);
+  f.read = [m, key](EvalSetFigures& r, ObjectReader& o, DocContext&) {
+    r.*m = o.number(key).value_or(NAN);
+  };
+  return f;
 }
 
-// A rate written as null (nothing timed) reads back as NaN, which writes null again.
-double rate(ObjectReader& o, const std::string& key) { return o.number(key).value_or(NAN); }
-
-EvalSetFigures read_set(ObjectReader& o) {
-  EvalSetFigures r;
-  r.name = o.text("name").value_or("");
-  r.source = o.text("source").value_or("");
-  r.batches = o.integer("batches").value_or(0);
-  r.sequences = o.integer("sequences").value_or(0);
-  r.targets = o.integer("targets").value_or(0);
-  r.available_sequences = o.integer("available_sequences").value_or(0);
-  r.sampling = o.text("sampling").value_or("");
-  r.loss = rate(o, "loss");
-  r.perplexity = o.number("perplexity");
-  r.accuracy = o.number("accuracy");
-  r.seconds = rate(o, "seconds");
-  r.samples_per_s = rate(o, "samples_per_s");
-  r.tokens_per_s = rate(o, "tokens_per_s");
-  return r;
-}
-
-std::vector<EvalSetFigures> read_sets(ObjectReader& doc, detail::DocContext& ctx) {
-  doc.require("sets");
-  if (!doc.raw("sets")->is_array()) doc.fail("sets", "an array of objects");
-  return detail::object_list<EvalSetFigures>(doc, ctx, "sets", read_set);
-}
-
-template <typename E>
-E name_or(ObjectReader& doc, const std::string& key, E fallback) {
-  const std::optional<std::string> v = doc.text(key);
-  return v ? parse_name<E>(*v, doc.file(), key) : fallback;
+// The fields, each key once: the writer's and the reader's (in the order the reader checks them).
+const detail::JsonFields<EvalSetFigures>& set_fields() {
+  static const detail::JsonFields<EvalSetFigures> f = {
+      member("name", &EvalSetFigures::name),
+      member("source", &EvalSetFigures::source),
+      member("batches", &EvalSetFigures::batches),
+      member("sequences", &EvalSetFigures::sequences),
+      member("targets", &EvalSetFigures::targets),
+      member("available_sequences", &EvalSetFigures::available_sequences),
+      detail::converted<EvalSetFigures>(
+          "sampling", Presence::kOptional,
+          [](const EvalSetFigures& r) {
+            return Json(r.sampling.empty() ? std::string(kWholeSet) : r.sampling);
+          },
+          [](EvalSetFigures& r, ObjectReader& o, DocContext&) {
+            r.sampling = o.text("sampling").value_or("");
+          }),
+      rate("loss", &EvalSetFigures::loss),
+      member("perplexity", &EvalSetFigures::perplexity),
+      member("accuracy", &EvalSetFigures::accuracy),
+      rate("seconds", &EvalSetFigures::seconds),
+      rate("samples_per_s", &EvalSetFigures::samples_per_s),
+      rate("tokens_per_s", &EvalSetFigures::tokens_per_s)};
+  return f;
 }
 
 }  // namespace
 
+namespace detail {
+namespace {
+// The sets: required, and an array (null is not).
+JsonField<EvalDoc> sets_field() {
+  JsonField<EvalDoc> f = list("sets", &EvalDoc::sets, set_fields(), Presence::kRequired);
+  f.read = [](EvalDoc& d, ObjectReader& o, DocContext& ctx) {
+    if (!o.raw("sets")->is_array()) o.fail("sets", "an array of objects");
+    d.sets = read_object_list<EvalSetFigures>(o, ctx, "sets", set_fields());
+  };
+  return f;
+}
+}  // namespace
+
+const JsonFields<DocTokenizer>& tokenizer_fields() {
+  static const JsonFields<DocTokenizer> f = {member("type", &DocTokenizer::type),
+                                             member("vocab_size", &DocTokenizer::vocab_size),
+                                             member("sha256", &DocTokenizer::sha256)};
+  return f;
+}
+
+const JsonFields<EvalDoc>& eval_doc_fields() {
+  static const JsonFields<EvalDoc> f = {
+      name_member("task", &EvalDoc::task),
+      member("model", &EvalDoc::model),
+      member("parameters", &EvalDoc::parameters),
+      member("checkpoint", &EvalDoc::checkpoint),
+      member("checkpoint_note", &EvalDoc::checkpoint_note),
+      member("weights", &EvalDoc::weights),
+      member("init_tensors", &EvalDoc::init_tensors),
+      member("weights_note", &EvalDoc::weights_note),
+      member("model_from_checkpoint", &EvalDoc::model_from_checkpoint),
+      object("tokenizer", &EvalDoc::tokenizer, tokenizer_fields()),
+      member("config_notes", &EvalDoc::config_notes),
+      name_member("precision", &EvalDoc::precision),
+      member("threads", &EvalDoc::threads),
+      member("batch_size", &EvalDoc::batch_size),
+      member("perplexity_note", &EvalDoc::perplexity_note),
+      member("command_line", &EvalDoc::command_line),
+      sets_field()};
+  return f;
+}
+}  // namespace detail
+
 std::string eval_doc_text(const EvalDoc& d) {
-  Json sets = Json::array();
-  for (const EvalSetFigures& s : d.sets) sets.push_back(set_json(s));
-  Json j = {{"schema_version", kEvalSchemaVersion},
-            {"task", config::name(d.task)},
-            {"model", d.model},
-            {"parameters", d.parameters},
-            {"checkpoint", opt(d.checkpoint)},
-            {"checkpoint_note", d.checkpoint_note},
-            {"weights", d.weights},
-            {"init_tensors", d.init_tensors},
-            {"weights_note", opt(d.weights_note)},
-            {"model_from_checkpoint", d.model_from_checkpoint},
-            {"tokenizer", {{"type", d.tokenizer.type}, {"vocab_size", d.tokenizer.vocab_size},
-                           {"sha256", opt(d.tokenizer.sha256)}}},
-            {"config_notes", d.config_notes},
-            {"precision", config::name(d.precision)},
-            {"threads", d.threads},
-            {"batch_size", d.batch_size},
-            {"perplexity_note", d.perplexity_note},
-            {"command_line", d.command_line},
-            {"sets", std::move(sets)}};
-  detail::put_unknown(j, d.unknown);
-  return j.dump(2) + "\n";
+  return detail::write_doc(d, kEvalSchemaVersion, detail::eval_doc_fields()).dump(2) + "\n";
 }
 
 void write_eval_doc(const std::string& path, const EvalDoc& d) {
@@ -107,34 +115,7 @@ void write_eval_doc(const std::string& path, const EvalDoc& d) {
 }
 
 EvalDoc parse_eval_doc(const std::string& text, const std::string& file) {
-  const Json j = detail::parse_object(text, file);
-  EvalDoc d;
-  detail::DocContext ctx{file, &d.unknown, nullptr};
-  ObjectReader doc(j, ctx, "");
-  d.schema_version = detail::check_version(doc, kEvalSchemaVersion);
-  d.task = name_or(doc, "task", config::TaskKind::kLm);
-  d.model = doc.text("model").value_or("");
-  d.parameters = doc.integer("parameters").value_or(0);
-  d.checkpoint = doc.text("checkpoint");
-  d.checkpoint_note = doc.text("checkpoint_note").value_or("");
-  d.weights = doc.text("weights").value_or("");
-  d.init_tensors = string_list(doc, "init_tensors");
-  d.weights_note = doc.text("weights_note");
-  d.model_from_checkpoint = string_list(doc, "model_from_checkpoint");
-  if (std::optional<ObjectReader> t = doc.object("tokenizer")) {
-    d.tokenizer = DocTokenizer{t->text("type").value_or(""), t->integer("vocab_size").value_or(0),
-                               t->text("sha256")};
-    t->keep_unknown();
-  }
-  d.config_notes = string_list(doc, "config_notes");
-  d.precision = name_or(doc, "precision", config::Precision::kFp32);
-  d.threads = doc.integer("threads").value_or(0);
-  d.batch_size = doc.integer("batch_size").value_or(0);
-  d.perplexity_note = doc.text("perplexity_note").value_or("");
-  d.command_line = string_list(doc, "command_line");
-  d.sets = read_sets(doc, ctx);
-  doc.keep_unknown();
-  return d;
+  return detail::read_doc<EvalDoc>(text, file, kEvalSchemaVersion, detail::eval_doc_fields());
 }
 
 EvalDoc read_eval_doc(const std::string& path) {

@@ -5,92 +5,27 @@
 
 #include <fmt/format.h>
 
-#include "doc_lists.h"
-#include "json_doc.h"
-#include "read_util.h"
+#include "doc_tables.h"
+#include "json_fields.h"
 #include "llmprof/base/printable_json.h"
 #include "llmprof/error.h"
 #include "llmprof/rundir/files.h"
+#include "read_util.h"
 
 namespace llmprof::rundir {
 
 namespace {
 
+using detail::DocContext;
 using detail::Json;
-using detail::object_list;
+using detail::JsonFields;
+using detail::member;
 using detail::ObjectReader;
-using detail::opt;
-using detail::value_list;
+using detail::Presence;
 
 Json cell_json(const ReportCell& c) {
   if (c.text) return *c.text;
-  return opt(c.number);
-}
-
-Json table_json(const ReportTable& t) {
-  Json columns = Json::array(), rows = Json::array();
-  for (const ReportColumn& c : t.columns) columns.push_back({{"key", c.key}, {"title", c.title}});
-  for (const auto& row : t.rows) {
-    Json r = Json::object();
-    for (const auto& [key, cell] : row) r[key] = cell_json(cell);
-    rows.push_back(std::move(r));
-  }
-  Json j = {{"id", t.id},
-            {"title", t.title},
-            {"columns", std::move(columns)},
-            {"rows", std::move(rows)},
-            {"notes", t.notes}};
-  if (t.source) j["source"] = *t.source;
-  return j;
-}
-
-Json tried_json(const ReportTried& t) {
-  Json j = {{"set", t.set},
-            {"text", t.text},
-            {"figure", t.figure},
-            {"steps", t.steps},
-            {"error", t.error},
-            {"time", t.time},
-            {"verdict", opt(t.verdict)},
-            {"ratio_of_medians", opt(t.ratio_of_medians)},
-            {"ci_low", opt(t.ci_low)},
-            {"ci_high", opt(t.ci_high)}};
-  if (t.repetitions) j["repetitions"] = *t.repetitions;
-  return j;
-}
-
-Json finding_json(const ReportFinding& f) {
-  Json tried = Json::array();
-  for (const ReportTried& t : f.tried) tried.push_back(tried_json(t));
-  return {{"rule", f.rule},
-          {"run", f.run},
-          {"title", f.title},
-          {"measured", opt(f.measured)},
-          {"threshold", opt(f.threshold)},
-          {"unit", f.unit},
-          {"evidence", f.evidence},
-          {"suggestion", f.suggestion},
-          {"sets", f.sets},
-          {"experiment", f.experiment},
-          {"tried", std::move(tried)}};
-}
-
-Json warning_json(const InputWarning& w) {
-  return {{"run", w.run},
-          {"file", w.file},
-          {"line", w.line > 0 ? Json(w.line) : Json()},
-          {"message", w.message},
-          {"text", w.text()}};
-}
-
-InputWarning read_warning(ObjectReader& o) {
-  InputWarning w;
-  w.run = o.text("run").value_or("");
-  w.file = o.text("file").value_or("");
-  w.line = o.integer("line").value_or(0);
-  w.message = o.text("message").value_or("");
-  o.text("text");  // written from the fields above
-  return w;
+  return detail::value_json(c.number);
 }
 
 // A row: every key is a column's cell, a string, a number or null.
@@ -111,92 +46,109 @@ std::map<std::string, ReportCell> read_cells(ObjectReader& o) {
   return row;
 }
 
-ReportTable read_report_table(ObjectReader& o, detail::DocContext& ctx) {
-  ReportTable t;
-  o.require("id");
-  t.id = o.text("id").value_or("");
-  t.title = o.text("title").value_or("");
-  t.columns = object_list<ReportColumn>(o, ctx, "columns", [](ObjectReader& c) {
-    return ReportColumn{c.text("key").value_or(""), c.text("title").value_or("")};
-  });
-  o.require("rows");
-  t.rows = object_list<std::map<std::string, ReportCell>>(o, ctx, "rows", read_cells);
-  t.notes = value_list<std::string>(o, "notes");
-  t.source = o.text("source");
-  return t;
+// The fields, each key once: the writer's and the reader's (in the order the reader checks them).
+const JsonFields<InputWarning>& warning_fields() {
+  static const JsonFields<InputWarning> f = {
+      member("run", &InputWarning::run), member("file", &InputWarning::file),
+      // 0 (no line) is null.
+      detail::converted<InputWarning>(
+          "line", Presence::kOptional,
+          [](const InputWarning& w) { return w.line > 0 ? Json(w.line) : Json(); },
+          [](InputWarning& w, ObjectReader& o, DocContext&) {
+            w.line = o.integer("line").value_or(0);
+          }),
+      member("message", &InputWarning::message),
+      // Written from the fields above: read only to check it is text.
+      detail::converted<InputWarning>(
+          "text", Presence::kOptional, [](const InputWarning& w) { return Json(w.text()); },
+          [](InputWarning&, ObjectReader& o, DocContext&) { o.text("text"); })};
+  return f;
 }
 
-ReportTried read_report_tried(ObjectReader& o) {
-  ReportTried t;
-  t.set = o.text("set").value_or("");
-  t.text = o.text("text").value_or("");
-  t.figure = o.text("figure").value_or("");
-  t.steps = o.integer("steps").value_or(0);
-  t.error = o.text("error").value_or("");
-  t.time = o.text("time").value_or("");
-  t.verdict = o.text("verdict");
-  t.repetitions = o.integer("repetitions");
-  t.ratio_of_medians = o.number("ratio_of_medians");
-  t.ci_low = o.number("ci_low");
-  t.ci_high = o.number("ci_high");
-  return t;
+const JsonFields<ReportColumn>& column_fields() {
+  static const JsonFields<ReportColumn> f = {member("key", &ReportColumn::key),
+                                             member("title", &ReportColumn::title)};
+  return f;
 }
 
-ReportFinding read_finding(ObjectReader& o, detail::DocContext& ctx) {
-  ReportFinding f;
-  o.require("rule");
-  f.rule = o.text("rule").value_or("");
-  f.run = o.text("run").value_or("");
-  f.title = o.text("title").value_or("");
-  f.measured = o.number("measured");
-  f.threshold = o.number("threshold");
-  f.unit = o.text("unit").value_or("");
-  f.evidence = o.text("evidence").value_or("");
-  f.suggestion = o.text("suggestion").value_or("");
-  f.sets = value_list<std::string>(o, "sets");
-  f.experiment = o.boolean("experiment").value_or(false);
-  f.tried = object_list<ReportTried>(o, ctx, "tried", read_report_tried);
+const JsonFields<ReportTable>& table_fields() {
+  static const JsonFields<ReportTable> f = {
+      member("id", &ReportTable::id, Presence::kRequired), member("title", &ReportTable::title),
+      detail::list("columns", &ReportTable::columns, column_fields()),
+      // A row: one key per column.
+      detail::converted<ReportTable>(
+          "rows", Presence::kRequired,
+          [](const ReportTable& t) {
+            Json rows = Json::array();
+            for (const auto& row : t.rows) {
+              Json r = Json::object();
+              for (const auto& [key, cell] : row) r[key] = cell_json(cell);
+              rows.push_back(std::move(r));
+            }
+            return rows;
+          },
+          [](ReportTable& t, ObjectReader& o, DocContext& ctx) {
+            t.rows =
+                detail::object_list<std::map<std::string, ReportCell>>(o, ctx, "rows", read_cells);
+          }),
+      member("notes", &ReportTable::notes), detail::member_if_set("source", &ReportTable::source)};
+  return f;
+}
+
+const JsonFields<ReportTried>& report_tried_fields() {
+  static const JsonFields<ReportTried> f = {
+      member("set", &ReportTried::set),
+      member("text", &ReportTried::text),
+      member("figure", &ReportTried::figure),
+      member("steps", &ReportTried::steps),
+      member("error", &ReportTried::error),
+      member("time", &ReportTried::time),
+      member("verdict", &ReportTried::verdict),
+      detail::member_if_set("repetitions", &ReportTried::repetitions),
+      member("ratio_of_medians", &ReportTried::ratio_of_medians),
+      member("ci_low", &ReportTried::ci_low),
+      member("ci_high", &ReportTried::ci_high)};
+  return f;
+}
+
+const JsonFields<ReportFinding>& finding_fields() {
+  static const JsonFields<ReportFinding> f = {
+      member("rule", &ReportFinding::rule, Presence::kRequired),
+      member("run", &ReportFinding::run),
+      member("title", &ReportFinding::title),
+      member("measured", &ReportFinding::measured),
+      member("threshold", &ReportFinding::threshold),
+      member("unit", &ReportFinding::unit),
+      member("evidence", &ReportFinding::evidence),
+      member("suggestion", &ReportFinding::suggestion),
+      member("sets", &ReportFinding::sets),
+      member("experiment", &ReportFinding::experiment),
+      detail::list("tried", &ReportFinding::tried, report_tried_fields())};
   return f;
 }
 
 }  // namespace
 
+namespace detail {
+const JsonFields<ReportDoc>& report_doc_fields() {
+  static const JsonFields<ReportDoc> f = {
+      member("title", &ReportDoc::title),
+      member("intro", &ReportDoc::intro),
+      list("warnings", &ReportDoc::warnings, warning_fields()),
+      member("incomplete_runs", &ReportDoc::incomplete_runs),
+      list("tables", &ReportDoc::tables, table_fields(), Presence::kRequired),
+      list("findings", &ReportDoc::findings, finding_fields(), Presence::kRequired),
+      member("footer", &ReportDoc::footer)};
+  return f;
+}
+}  // namespace detail
+
 std::string report_doc_text(const ReportDoc& d) {
-  Json warnings = Json::array(), tables = Json::array(), findings = Json::array();
-  for (const InputWarning& w : d.warnings) warnings.push_back(warning_json(w));
-  for (const ReportTable& t : d.tables) tables.push_back(table_json(t));
-  for (const ReportFinding& f : d.findings) findings.push_back(finding_json(f));
-  Json j = {{"schema_version", kReportSchemaVersion},
-            {"title", d.title},
-            {"intro", d.intro},
-            {"warnings", std::move(warnings)},
-            {"incomplete_runs", d.incomplete_runs},
-            {"tables", std::move(tables)},
-            {"findings", std::move(findings)},
-            {"footer", d.footer}};
-  detail::put_unknown(j, d.unknown);
-  return j.dump(2) + "\n";
+  return detail::write_doc(d, kReportSchemaVersion, detail::report_doc_fields()).dump(2) + "\n";
 }
 
 ReportDoc parse_report_doc(const std::string& text, const std::string& file) {
-  const Json j = detail::parse_object(text, file);
-  ReportDoc d;
-  detail::DocContext ctx{file, &d.unknown, nullptr};
-  ObjectReader doc(j, ctx, "");
-  d.schema_version = detail::check_version(doc, kReportSchemaVersion);
-  d.title = doc.text("title").value_or("");
-  d.intro = value_list<std::string>(doc, "intro");
-  d.warnings = object_list<InputWarning>(doc, ctx, "warnings", read_warning);
-  d.incomplete_runs = value_list<std::string>(doc, "incomplete_runs");
-  doc.require("tables");
-  d.tables = object_list<ReportTable>(
-      doc, ctx, "tables", [&ctx](ObjectReader& o) { return read_report_table(o, ctx); });
-  doc.require("findings");
-  d.findings = object_list<ReportFinding>(
-      doc, ctx, "findings", [&ctx](ObjectReader& o) { return read_finding(o, ctx); });
-  d.footer = value_list<std::string>(doc, "footer");
-  doc.keep_unknown();
-  return d;
+  return detail::read_doc<ReportDoc>(text, file, kReportSchemaVersion, detail::report_doc_fields());
 }
 
 std::string report_doc_fields_doc() {

@@ -8,9 +8,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <type_traits>
 
-#include "doc_lists.h"
-#include "json_doc.h"
+#include "doc_tables.h"
+#include "json_fields.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/files.h"
@@ -20,87 +21,71 @@ namespace llmprof::rundir {
 
 namespace {
 
+using detail::DocContext;
 using detail::Json;
-using detail::object_list;
+using detail::JsonField;
+using detail::JsonFields;
+using detail::member;
 using detail::ObjectReader;
-using detail::opt;
-using detail::value_list;
+using detail::Presence;
 
 constexpr const char* kWhat =
     "llmprof report --try: each suggested --set as an A/B of short trainings against the run's "
     "own config";
 
-Json entry_json(const TriedEntry& t) {
-  Json j = {{"set", t.set},
-            {"rules", t.rules},
-            {"figure", t.figure},
-            {"steps", t.steps},
-            {"baseline", t.baseline},
-            {"candidate", t.candidate},
-            {"error", t.error},
-            {"time", t.time},
-            {"command", t.command},
-            {"verdict", nullptr},
-            {"world_size", opt(t.world_size)},
-            {"launcher", t.launcher}};
-  if (const auto& c = t.comparison) {
-    j["verdict"] = c->verdict;
-    j["pairs"] = c->pairs;
-    j["baseline_median"] = c->baseline_median;
-    j["candidate_median"] = c->candidate_median;
-    j["ratio_of_medians"] = c->ratio_of_medians;
-    j["median_paired_ratio"] = c->median_paired_ratio;
-    j["confidence"] = c->confidence;
-    j["ci_low"] = opt(c->ci_low);
-    j["ci_high"] = opt(c->ci_high);
-  }
-  detail::put_unknown(j, t.unknown);
-  return j;
+// A figure of the comparison, written beside the entry's fields with a verdict (and then a
+// field of the first version: required); a double null (not finite when written) reads as NaN.
+template <typename M>
+JsonField<TriedEntry> comparison_member(std::string key, M TriedComparison::*m) {
+  return detail::converted<TriedEntry>(
+      key, Presence::kOptional,
+      [m](const TriedEntry& t) {
+        return t.comparison ? detail::value_json((*t.comparison).*m) : detail::not_written();
+      },
+      [m, key](TriedEntry& t, ObjectReader& o, DocContext&) {
+        if (!t.comparison) return;
+        o.require(key);
+        if constexpr (std::is_same_v<M, double>) {
+          (*t.comparison).*m = o.number(key).value_or(NAN);
+        } else {
+          detail::read_value(o, key, (*t.comparison).*m);
+        }
+      });
 }
 
-// A figure of the comparison: present (first version); null (not finite when written) is NaN.
-double comparison_figure(ObjectReader& o, const std::string& key) {
-  o.require(key);
-  return o.number(key).value_or(NAN);
-}
-
-TriedComparison read_comparison(ObjectReader& o, std::string verdict) {
-  TriedComparison c;
-  c.verdict = std::move(verdict);
-  o.require("pairs");
-  c.pairs = o.integer("pairs").value_or(0);
-  c.baseline_median = comparison_figure(o, "baseline_median");
-  c.candidate_median = comparison_figure(o, "candidate_median");
-  c.ratio_of_medians = comparison_figure(o, "ratio_of_medians");
-  c.median_paired_ratio = comparison_figure(o, "median_paired_ratio");
-  c.confidence = comparison_figure(o, "confidence");
-  o.require("ci_low");
-  o.require("ci_high");
-  c.ci_low = o.number("ci_low");
-  c.ci_high = o.number("ci_high");
-  return c;
-}
-
-TriedEntry read_tried_entry(ObjectReader& o) {
-  for (const char* key : {"set", "rules", "figure", "steps", "baseline", "candidate", "verdict"}) {
-    o.require(key);
-  }
-  TriedEntry t;
-  t.set = o.text("set").value_or("");
-  t.rules = value_list<std::string>(o, "rules");
-  t.figure = o.text("figure").value_or("");
-  t.steps = o.integer("steps").value_or(0);
-  t.baseline = value_list<double>(o, "baseline");
-  t.candidate = value_list<double>(o, "candidate");
-  t.error = o.text("error").value_or("");
-  t.time = o.text("time").value_or("");
-  t.command = o.text("command").value_or("");
-  t.world_size = o.integer("world_size");
-  t.launcher = o.text("launcher").value_or("");
-  if (std::optional<std::string> verdict = o.text("verdict")) {
-    t.comparison = read_comparison(o, std::move(*verdict));
-  }
-  return t;
+// The fields, each key once: the writer's and the reader's (in the order the reader checks them).
+const JsonFields<TriedEntry>& entry_fields() {
+  using C = TriedComparison;
+  static const JsonFields<TriedEntry> f = {
+      member("set", &TriedEntry::set, Presence::kRequired),
+      member("rules", &TriedEntry::rules, Presence::kRequired),
+      member("figure", &TriedEntry::figure, Presence::kRequired),
+      member("steps", &TriedEntry::steps, Presence::kRequired),
+      member("baseline", &TriedEntry::baseline, Presence::kRequired),
+      member("candidate", &TriedEntry::candidate, Presence::kRequired),
+      member("error", &TriedEntry::error), member("time", &TriedEntry::time),
+      member("command", &TriedEntry::command), member("world_size", &TriedEntry::world_size),
+      member("launcher", &TriedEntry::launcher),
+      // null: not measured; with a verdict, the comparison's figures below are written.
+      detail::converted<TriedEntry>(
+          "verdict", Presence::kRequired,
+          [](const TriedEntry& t) {
+            return t.comparison ? Json(t.comparison->verdict) : Json(nullptr);
+          },
+          [](TriedEntry& t, ObjectReader& o, DocContext&) {
+            if (std::optional<std::string> verdict = o.text("verdict")) {
+              t.comparison = TriedComparison{};
+              t.comparison->verdict = std::move(*verdict);
+            }
+          }),
+      comparison_member("pairs", &C::pairs),
+      comparison_member("baseline_median", &C::baseline_median),
+      comparison_member("candidate_median", &C::candidate_median),
+      comparison_member("ratio_of_medians", &C::ratio_of_medians),
+      comparison_member("median_paired_ratio", &C::median_paired_ratio),
+      comparison_member("confidence", &C::confidence), comparison_member("ci_low", &C::ci_low),
+      comparison_member("ci_high", &C::ci_high)};
+  return f;
 }
 
 // Moves each "/tried/<i>/..." of the document's unknown fields to entry i's own.
@@ -119,12 +104,34 @@ void unknown_to_entries(TriedDoc& d) {
 
 }  // namespace
 
+namespace detail {
+const JsonFields<TriedDoc>& tried_doc_fields() {
+  static const JsonFields<TriedDoc> f = {
+      // A constant description, written again: read only to check it is text.
+      converted<TriedDoc>(
+          "what", Presence::kOptional, [](const TriedDoc&) { return Json(kWhat); },
+          [](TriedDoc&, ObjectReader& o, DocContext&) { o.text("what"); }),
+      // Each entry with its own unknown keys put back (the reader moves them to the entry).
+      [] {
+        JsonField<TriedDoc> tried =
+            list("tried", &TriedDoc::tried, entry_fields(), Presence::kRequired);
+        tried.write = [](const TriedDoc& d) {
+          Json a = Json::array();
+          for (const TriedEntry& t : d.tried) {
+            Json j = write_object(t, entry_fields());
+            put_unknown(j, t.unknown);
+            a.push_back(std::move(j));
+          }
+          return a;
+        };
+        return tried;
+      }()};
+  return f;
+}
+}  // namespace detail
+
 std::string tried_doc_text(const TriedDoc& d) {
-  Json tried = Json::array();
-  for (const TriedEntry& t : d.tried) tried.push_back(entry_json(t));
-  Json j = {{"schema_version", kTriedSchemaVersion}, {"what", kWhat}, {"tried", std::move(tried)}};
-  detail::put_unknown(j, d.unknown);
-  return j.dump(2) + "\n";
+  return detail::write_doc(d, kTriedSchemaVersion, detail::tried_doc_fields()).dump(2) + "\n";
 }
 
 void write_tried_doc(const std::string& path, const TriedDoc& d) {
@@ -132,15 +139,8 @@ void write_tried_doc(const std::string& path, const TriedDoc& d) {
 }
 
 TriedDoc parse_tried_doc(const std::string& text, const std::string& file) {
-  const Json j = detail::parse_object(text, file);
-  TriedDoc d;
-  detail::DocContext ctx{file, &d.unknown, nullptr};
-  ObjectReader doc(j, ctx, "");
-  d.schema_version = detail::check_version(doc, kTriedSchemaVersion);
-  doc.text("what");  // a constant description, written again
-  doc.require("tried");
-  d.tried = object_list<TriedEntry>(doc, ctx, "tried", read_tried_entry);
-  doc.keep_unknown();
+  TriedDoc d =
+      detail::read_doc<TriedDoc>(text, file, kTriedSchemaVersion, detail::tried_doc_fields());
   unknown_to_entries(d);
   return d;
 }

@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "doc_lists.h"
-#include "json_doc.h"
+#include "doc_tables.h"
+#include "json_fields.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/files.h"
@@ -23,153 +23,103 @@ bool TuneInputs::operator==(const TuneInputs& o) const {
 namespace {
 
 using detail::Json;
-using detail::object_list;
+using detail::list;
+using detail::member;
 using detail::ObjectReader;
-using detail::opt;
-using detail::value_list;
+using detail::Presence;
 
 constexpr const char* kTuneWhat =
     "llmprof tune: candidates raced against the starting config by interleaved A/B repetitions "
     "of short trainings (successive halving), the planner's verdict beside each";
 
-Json inputs_json(const TuneInputs& i) {
-  return {{"config_path", i.config_path},
-          {"config_text", i.config_text},
-          {"sets", i.sets},
-          {"space", i.space},
-          {"objective", i.objective},
-          {"figure", i.figure},
-          {"steps", i.steps},
-          {"keep_numerics", i.keep_numerics},
-          {"loss_tolerance", i.loss_tolerance},
-          {"device", i.device},
-          {"nproc", i.nproc}};
+// The fields, each key once: the writer's and the reader's (in the order the reader checks them).
+const detail::JsonFields<TuneInputs>& inputs_fields() {
+  static const detail::JsonFields<TuneInputs> f = {
+      member("config_path", &TuneInputs::config_path),
+      member("config_text", &TuneInputs::config_text),
+      member("sets", &TuneInputs::sets),
+      member("space", &TuneInputs::space),
+      member("objective", &TuneInputs::objective),
+      member("figure", &TuneInputs::figure),
+      member("steps", &TuneInputs::steps),
+      member("keep_numerics", &TuneInputs::keep_numerics),
+      member("loss_tolerance", &TuneInputs::loss_tolerance),
+      member("device", &TuneInputs::device),
+      member("nproc", &TuneInputs::nproc)};
+  return f;
 }
 
-Json knob_json(const TuneKnob& k) {
-  return {{"key", k.key},
-          {"values", k.values},
-          {"numerics", k.numerics},
-          {"predicted_ratio", opt(k.predicted_ratio)},
-          {"prediction_source", k.prediction_source}};
+const detail::JsonFields<TuneKnob>& knob_fields() {
+  static const detail::JsonFields<TuneKnob> f = {
+      member("key", &TuneKnob::key), member("values", &TuneKnob::values),
+      member("numerics", &TuneKnob::numerics),
+      member("predicted_ratio", &TuneKnob::predicted_ratio),
+      member("prediction_source", &TuneKnob::prediction_source)};
+  return f;
 }
 
-Json repetition_json(const TuneRepetition& r) {
-  return {{"arm", r.arm},        {"round", r.round},     {"figure", r.figure},
-          {"loss", opt(r.loss)}, {"seconds", r.seconds}, {"log", r.log}};
+const detail::JsonFields<TuneRepetition>& repetition_fields() {
+  static const detail::JsonFields<TuneRepetition> f = {
+      member("arm", &TuneRepetition::arm, Presence::kRequired),
+      member("round", &TuneRepetition::round, Presence::kRequired),
+      member("figure", &TuneRepetition::figure, Presence::kRequired),
+      member("loss", &TuneRepetition::loss),
+      member("seconds", &TuneRepetition::seconds, Presence::kRequired),
+      member("log", &TuneRepetition::log)};
+  return f;
 }
 
-Json candidate_json(const TuneCandidate& c) {
-  Json reps = Json::array();
-  for (const TuneRepetition& r : c.repetitions) reps.push_back(repetition_json(r));
-  return {{"id", c.id},
-          {"sets", c.sets},
-          {"numerics", c.numerics},
-          {"predicted_ratio", opt(c.predicted_ratio)},
-          {"prediction_source", c.prediction_source},
-          {"planned_peak_bytes", opt(c.planned_peak_bytes)},
-          {"planned_fits", opt(c.planned_fits)},
-          {"plan_note", c.plan_note},
-          {"outcome", c.outcome},
-          {"reason", c.reason},
-          {"repetitions", std::move(reps)},
-          {"rounds", c.rounds},
-          {"baseline_median", opt(c.baseline_median)},
-          {"candidate_median", opt(c.candidate_median)},
-          {"ratio", opt(c.ratio)},
-          {"ci_low", opt(c.ci_low)},
-          {"ci_high", opt(c.ci_high)},
-          {"verdict", detail::text_or_null(c.verdict)},
-          {"loss_difference", opt(c.loss_difference)},
-          {"loss_within_tolerance", opt(c.loss_within_tolerance)},
-          {"seconds", c.seconds}};
-}
-
-TuneInputs read_inputs(ObjectReader& o) {
-  TuneInputs i;
-  i.config_path = o.text("config_path").value_or("");
-  i.config_text = o.text("config_text").value_or("");
-  i.sets = value_list<std::string>(o, "sets");
-  i.space = value_list<std::string>(o, "space");
-  i.objective = o.text("objective").value_or("");
-  i.figure = o.text("figure").value_or("");
-  i.steps = o.integer("steps").value_or(0);
-  i.keep_numerics = o.boolean("keep_numerics").value_or(false);
-  i.loss_tolerance = o.number("loss_tolerance").value_or(0);
-  i.device = o.text("device").value_or("");
-  i.nproc = o.integer("nproc").value_or(1);
-  return i;
-}
-
-TuneKnob read_knob(ObjectReader& o) {
-  TuneKnob k;
-  k.key = o.text("key").value_or("");
-  k.values = value_list<std::string>(o, "values");
-  k.numerics = o.text("numerics").value_or("");
-  k.predicted_ratio = o.number("predicted_ratio");
-  k.prediction_source = o.text("prediction_source").value_or("");
-  return k;
-}
-
-TuneRepetition read_repetition(ObjectReader& o) {
-  for (const char* key : {"arm", "round", "figure", "seconds"}) o.require(key);
-  TuneRepetition r;
-  r.arm = o.text("arm").value_or("");
-  r.round = o.integer("round").value_or(0);
-  r.figure = o.number("figure").value_or(0);
-  r.loss = o.number("loss");
-  r.seconds = o.number("seconds").value_or(0);
-  r.log = o.text("log").value_or("");
-  return r;
-}
-
-TuneCandidate read_candidate(ObjectReader& o, detail::DocContext& ctx) {
-  for (const char* key : {"id", "sets", "outcome", "repetitions"}) o.require(key);
-  TuneCandidate c;
-  c.id = o.integer("id").value_or(0);
-  c.sets = value_list<std::string>(o, "sets");
-  c.numerics = o.text("numerics").value_or("");
-  c.predicted_ratio = o.number("predicted_ratio");
-  c.prediction_source = o.text("prediction_source").value_or("");
-  c.planned_peak_bytes = o.integer("planned_peak_bytes");
-  c.planned_fits = o.boolean("planned_fits");
-  c.plan_note = o.text("plan_note").value_or("");
-  c.outcome = o.text("outcome").value_or("");
-  c.reason = o.text("reason").value_or("");
-  c.repetitions = object_list<TuneRepetition>(o, ctx, "repetitions", read_repetition);
-  c.rounds = o.integer("rounds").value_or(0);
-  c.baseline_median = o.number("baseline_median");
-  c.candidate_median = o.number("candidate_median");
-  c.ratio = o.number("ratio");
-  c.ci_low = o.number("ci_low");
-  c.ci_high = o.number("ci_high");
-  c.verdict = o.text("verdict").value_or("");
-  c.loss_difference = o.number("loss_difference");
-  c.loss_within_tolerance = o.boolean("loss_within_tolerance");
-  c.seconds = o.number("seconds").value_or(0);
-  return c;
+const detail::JsonFields<TuneCandidate>& candidate_fields() {
+  static const detail::JsonFields<TuneCandidate> f = {
+      member("id", &TuneCandidate::id, Presence::kRequired),
+      member("sets", &TuneCandidate::sets, Presence::kRequired),
+      member("numerics", &TuneCandidate::numerics),
+      member("predicted_ratio", &TuneCandidate::predicted_ratio),
+      member("prediction_source", &TuneCandidate::prediction_source),
+      member("planned_peak_bytes", &TuneCandidate::planned_peak_bytes),
+      member("planned_fits", &TuneCandidate::planned_fits),
+      member("plan_note", &TuneCandidate::plan_note),
+      member("outcome", &TuneCandidate::outcome, Presence::kRequired),
+      member("reason", &TuneCandidate::reason),
+      list("repetitions", &TuneCandidate::repetitions, repetition_fields(), Presence::kRequired),
+      member("rounds", &TuneCandidate::rounds),
+      member("baseline_median", &TuneCandidate::baseline_median),
+      member("candidate_median", &TuneCandidate::candidate_median),
+      member("ratio", &TuneCandidate::ratio),
+      member("ci_low", &TuneCandidate::ci_low),
+      member("ci_high", &TuneCandidate::ci_high),
+      detail::null_if_empty("verdict", &TuneCandidate::verdict),
+      member("loss_difference", &TuneCandidate::loss_difference),
+      member("loss_within_tolerance", &TuneCandidate::loss_within_tolerance),
+      member("seconds", &TuneCandidate::seconds)};
+  return f;
 }
 
 }  // namespace
 
+namespace detail {
+const JsonFields<TuneDoc>& tune_doc_fields() {
+  static const JsonFields<TuneDoc> f = {
+      // A constant description, written again: read only to check it is text.
+      converted<TuneDoc>(
+          "what", Presence::kOptional, [](const TuneDoc&) { return Json(kTuneWhat); },
+          [](TuneDoc&, ObjectReader& o, DocContext&) { o.text("what"); }),
+      object("inputs", &TuneDoc::inputs, inputs_fields(), Presence::kRequired),
+      member("budget_s", &TuneDoc::budget_s),
+      list("knobs", &TuneDoc::knobs, knob_fields()),
+      list("candidates", &TuneDoc::candidates, candidate_fields(), Presence::kRequired),
+      member("status", &TuneDoc::status),
+      member("winner", &TuneDoc::winner),
+      member("conclusion", &TuneDoc::conclusion),
+      member("planner_check", &TuneDoc::planner_check),
+      member("seconds_spent", &TuneDoc::seconds_spent),
+      member("notes", &TuneDoc::notes)};
+  return f;
+}
+}  // namespace detail
+
 std::string tune_doc_text(const TuneDoc& d) {
-  Json knobs = Json::array(), candidates = Json::array();
-  for (const TuneKnob& k : d.knobs) knobs.push_back(knob_json(k));
-  for (const TuneCandidate& c : d.candidates) candidates.push_back(candidate_json(c));
-  Json j = {{"schema_version", kTuneSchemaVersion},
-            {"what", kTuneWhat},
-            {"inputs", inputs_json(d.inputs)},
-            {"budget_s", d.budget_s},
-            {"knobs", std::move(knobs)},
-            {"candidates", std::move(candidates)},
-            {"status", d.status},
-            {"winner", opt(d.winner)},
-            {"conclusion", d.conclusion},
-            {"planner_check", d.planner_check},
-            {"seconds_spent", d.seconds_spent},
-            {"notes", d.notes}};
-  detail::put_unknown(j, d.unknown);
-  return j.dump(2) + "\n";
+  return detail::write_doc(d, kTuneSchemaVersion, detail::tune_doc_fields()).dump(2) + "\n";
 }
 
 void write_tune_doc(const std::string& path, const TuneDoc& d) {
@@ -177,27 +127,7 @@ void write_tune_doc(const std::string& path, const TuneDoc& d) {
 }
 
 TuneDoc parse_tune_doc(const std::string& text, const std::string& file) {
-  const Json j = detail::parse_object(text, file);
-  TuneDoc d;
-  detail::DocContext ctx{file, &d.unknown, nullptr};
-  ObjectReader doc(j, ctx, "");
-  d.schema_version = detail::check_version(doc, kTuneSchemaVersion);
-  doc.text("what");  // a constant description, written again
-  doc.require("inputs");
-  doc.require("candidates");
-  d.inputs = detail::read_section<TuneInputs>(doc, "inputs", read_inputs).value_or(TuneInputs{});
-  d.budget_s = doc.number("budget_s").value_or(0);
-  d.knobs = object_list<TuneKnob>(doc, ctx, "knobs", read_knob);
-  d.candidates = object_list<TuneCandidate>(
-      doc, ctx, "candidates", [&](ObjectReader& o) { return read_candidate(o, ctx); });
-  d.status = doc.text("status").value_or("");
-  d.winner = doc.integer("winner");
-  d.conclusion = doc.text("conclusion").value_or("");
-  d.planner_check = doc.text("planner_check").value_or("");
-  d.seconds_spent = doc.number("seconds_spent").value_or(0);
-  d.notes = value_list<std::string>(doc, "notes");
-  doc.keep_unknown();
-  return d;
+  return detail::read_doc<TuneDoc>(text, file, kTuneSchemaVersion, detail::tune_doc_fields());
 }
 
 TuneDoc read_tune_doc(const std::string& path) {

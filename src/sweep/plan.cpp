@@ -14,10 +14,11 @@
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
+#include "llmprof/process/child.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/sweep_doc.h"
 #include "llmprof/sweep/sweep.h"
-#include "process.h"
+#include "locks.h"
 
 namespace llmprof::sweep {
 namespace {
@@ -182,7 +183,7 @@ Plan make_plan(const SweepOptions& opts,
   info.launcher = launcher;
   info.overrides = opts.overrides;
   info.repeat = opts.repeat;
-  info.cores = detail::available_cores();
+  info.cores = process::usable_cores();
   if (launcher == config::Launcher::kSlurm) {
     // The cluster schedules: each task gets cpus_per_task CPUs and runs one point with them.
     info.jobs_requested = slurm_max_tasks;
@@ -206,7 +207,7 @@ Plan make_plan(const SweepOptions& opts,
   info.command_line = opts.command_line;
   info.start_time = output::local_time_now("%Y-%m-%dT%H:%M:%S%z");
   info.invocation = fmt::format("{} pid {}", info.start_time, ::getpid());
-  plan.executable = opts.executable.empty() ? detail::self_executable() : opts.executable;
+  plan.executable = opts.executable.empty() ? process::self_executable() : opts.executable;
   decide_peak(plan, base);
   return plan;
 }
@@ -302,7 +303,7 @@ Plan read_plan(const std::string& sweep_dir) {
   plan.points = std::move(doc.points);
   plan.runs_dir = rundir::path(plan.info.sweep_dir, rundir::kSweepRuns);
   plan.threads_from_env = doc.threads_from_env;
-  plan.executable = detail::self_executable();
+  plan.executable = process::self_executable();
   return plan;
 }
 

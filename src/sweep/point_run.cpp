@@ -11,10 +11,11 @@
 
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
+#include "llmprof/process/child.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/sweep/sweep.h"
+#include "locks.h"
 #include "plan.h"
-#include "process.h"
 #include "record.h"
 
 namespace llmprof::sweep {
@@ -70,7 +71,7 @@ PointResult run_train(const Plan& plan, const Point& p, const PointResult& start
   const int64_t nproc = point_nproc(p);
   if (nproc > 1 && plan.info.launcher == config::Launcher::kSlurm) {
     // The point's job holds nproc tasks (array.sbatch); each srun task is one rank.
-    const std::string srun = detail::find_program("srun");
+    const std::string srun = process::find_program("srun");
     if (srun.empty()) throw IoError("point " + p.id + ": srun not found on PATH (nproc > 1)");
     argv.insert(argv.begin(), {srun, "--ntasks", std::to_string(nproc), "--kill-on-bad-exit=1"});
   } else if (nproc > 1) {
@@ -78,10 +79,14 @@ PointResult run_train(const Plan& plan, const Point& p, const PointResult& start
   }
   for (const std::string& s : point_sets(plan, p)) argv.insert(argv.end(), {"--set", s});
   argv.push_back("--quiet");
-  detail::StopSignals signals;  // a stop signal reaches train too: wait for it to record its end
+  process::StopSignals signals;  // a stop signal reaches train too: wait for it to record its end
   const auto t0 = std::chrono::steady_clock::now();
-  const pid_t pid = detail::spawn_point(argv, started.log_path, /*own_group=*/false);
-  const int wait_status = detail::wait_exit(pid);
+  process::ChildSpec child;
+  child.argv = argv;
+  child.name = "a point process";
+  child.output = process::Output::kLog;
+  child.log_path = started.log_path;
+  const int wait_status = process::wait_exit(process::spawn(child).pid);
   PointResult r = finished_result(plan.runs_dir + "/" + p.id, started.log_path, wait_status);
   r.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.host = started.host;

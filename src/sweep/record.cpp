@@ -9,7 +9,7 @@
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
 #include "llmprof/rundir/sweep_doc.h"
-#include "process.h"
+#include "locks.h"
 
 namespace llmprof::sweep {
 std::string record_path(const Plan& plan, const Point& p) {

@@ -1,7 +1,6 @@
 #include "results.h"
 
 #include <fmt/format.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cctype>
@@ -15,6 +14,7 @@
 #include "llmprof/error.h"
 #include "llmprof/output/csv.h"
 #include "llmprof/output/run_dir.h"
+#include "llmprof/process/child.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
 
@@ -26,15 +26,6 @@ namespace {
 template <typename T>
 std::string csv_number(const std::optional<T>& v) {
   return v ? fmt::format("{}", *v) : std::string();  // unknown: empty, never 0
-}
-
-// Whether a wait status means the process stopped because it was asked to (Ctrl-C, kill).
-bool is_stop_request(int wait_status) {
-  if (WIFSIGNALED(wait_status)) {
-    int sig = WTERMSIG(wait_status);
-    return sig == SIGINT || sig == SIGTERM;
-  }
-  return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 130;
 }
 
 }  // namespace
@@ -117,17 +108,18 @@ PointResult finished_result(const std::string& run_dir,
   std::error_code ec;
   if (std::filesystem::is_directory(run_dir, ec)) r.run_dir = run_dir;
   std::string how;
-  if (WIFSIGNALED(wait_status)) {
-    r.signal = WTERMSIG(wait_status);
+  const process::Exit end = process::exit_of(wait_status);
+  if (end.kind == process::Exit::Kind::kKilled) {
+    r.signal = end.code;
     r.exit_code = 128 + *r.signal;
     how = fmt::format("killed by signal {} ({})", *r.signal, strsignal(*r.signal));
   } else {
-    r.exit_code = WEXITSTATUS(wait_status);
+    r.exit_code = end.code;
     how = fmt::format("exit code {}", *r.exit_code);
   }
   if (!r.run_dir.empty() && read_summary(r.run_dir, r)) return r;
-  r.status = is_stop_request(wait_status) ? config::PointStatus::kInterrupted
-                                          : config::PointStatus::kFailed;
+  r.status = process::is_stop_request(end) ? config::PointStatus::kInterrupted
+                                           : config::PointStatus::kFailed;
   std::string why = last_error_line(log_path);
   r.message = why.empty() ? how + ", no summary.json" : how + ": " + why;
   return r;

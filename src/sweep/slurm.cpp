@@ -15,10 +15,11 @@
 #include "llmprof/error.h"
 #include "llmprof/output/csv.h"
 #include "llmprof/output/run_dir.h"
+#include "llmprof/process/child.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/sweep/sweep.h"
+#include "locks.h"
 #include "plan.h"
-#include "process.h"
 #include "record.h"
 
 namespace llmprof::sweep {
@@ -129,7 +130,7 @@ std::string one_line(const std::string& text) {
 std::string sbatch(const std::string& program, const std::vector<std::string>& args) {
   std::vector<std::string> argv{program, "--parsable"};
   argv.insert(argv.end(), args.begin(), args.end());
-  const detail::Captured c = detail::run_capture(argv);
+  const process::Captured c = process::run_capture(argv);
   const bool ok = WIFEXITED(c.wait_status) && WEXITSTATUS(c.wait_status) == 0;
   std::string id = one_line(c.out);
   id = id.substr(0, id.find(';'));  // "<id>;<cluster>" on a multi-cluster setup
@@ -172,7 +173,7 @@ SlurmSettings with_options(const SweepOptions& opts, const SlurmSettings& settin
 }
 
 std::string sbatch_program() {
-  const std::string program = detail::find_program("sbatch");
+  const std::string program = process::find_program("sbatch");
   if (program.empty()) {
     throw Error(
         "sbatch not found on PATH: --launcher slurm submits with Slurm's sbatch; run it on a "
@@ -312,10 +313,10 @@ std::vector<std::string> slurm_queue_lines(const std::string& sweep_dir) {
     }
   }
   if (ids.empty()) return {};
-  const std::string squeue = detail::find_program("squeue");
+  const std::string squeue = process::find_program("squeue");
   if (squeue.empty()) return {"squeue: not on PATH (jobs " + ids + ")"};
-  const detail::Captured c =
-      detail::run_capture({squeue, "--noheader", "--jobs=" + ids, "--format=%i %T %M %R"});
+  const process::Captured c =
+      process::run_capture({squeue, "--noheader", "--jobs=" + ids, "--format=%i %T %M %R"});
   if (!WIFEXITED(c.wait_status) || WEXITSTATUS(c.wait_status) != 0) {
     return {"squeue --jobs=" + ids + ": " + (c.err.empty() ? "failed" : c.err)};
   }
@@ -329,10 +330,10 @@ std::vector<std::string> slurm_queue_lines(const std::string& sweep_dir) {
     lines.push_back("squeue: no job of this sweep is queued or running (" + ids + ")");
   }
   // sacct knows ended jobs too, where the cluster keeps accounting (not on every cluster).
-  if (const std::string sacct = detail::find_program("sacct"); !sacct.empty()) {
-    const detail::Captured a = detail::run_capture(
-        {sacct, "--noheader", "--allocations", "--parsable2", "--jobs=" + ids,
-         "--format=JobID,State,ExitCode,Elapsed,NodeList"});
+  if (const std::string sacct = process::find_program("sacct"); !sacct.empty()) {
+    const process::Captured a =
+        process::run_capture({sacct, "--noheader", "--allocations", "--parsable2", "--jobs=" + ids,
+                              "--format=JobID,State,ExitCode,Elapsed,NodeList"});
     std::istringstream acct(a.out);
     if (WIFEXITED(a.wait_status) && WEXITSTATUS(a.wait_status) == 0) {
       while (std::getline(acct, line)) {

@@ -11,17 +11,18 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
-#include <map>
 #include <filesystem>
+#include <map>
 #include <numeric>
 
 #include "llmprof/config/config.h"
 #include "llmprof/config/schema.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
+#include "llmprof/process/child.h"
 #include "llmprof/rundir/files.h"
+#include "locks.h"
 #include "plan.h"
-#include "process.h"
 #include "progress.h"
 #include "record.h"
 #include "results.h"
@@ -58,7 +59,7 @@ class Scheduler {
             std::vector<PointResult>& results,
             std::deque<size_t> queue,
             bool quiet,
-            const detail::StopSignals& signals)
+            const process::StopSignals& signals)
       : signals_(signals),
         plan_(plan),
         results_(results),
@@ -80,7 +81,7 @@ class Scheduler {
     while (true) {
       const int stop = signals_.signal();
       if (stop != 0 && !forwarded) {  // once: a second SIGINT would make train stop mid-step
-        for (const Running& r : running_) detail::send_signal(r.pid, stop);
+        for (const Running& r : running_) process::send_signal(r.pid, stop);
         forwarded = true;
         progress_.event(
             fmt::format("signal {}: no new points; waiting for {} running", stop, running_.size()),
@@ -105,7 +106,11 @@ class Scheduler {
     const Point& p = plan_.points[i];
     PointResult& r = results_[i];
     try {
-      running_.push_back({i, detail::spawn_point(run_point_argv(plan_, i), ""), Clock::now()});
+      process::ChildSpec child;
+      child.argv = run_point_argv(plan_, i);
+      child.name = "a point process";
+      child.own_group = true;  // a Ctrl-C reaches the sweep only, which forwards it once
+      running_.push_back({i, process::spawn(child).pid, Clock::now()});
       r.status = config::PointStatus::kRunning;
       progress_.event("start " + p.id, Kind::kPointEvent);
     } catch (const IoError& e) {
@@ -120,7 +125,7 @@ class Scheduler {
     bool reaped = false;
     for (auto it = running_.begin(); it != running_.end();) {
       int wait_status = 0;
-      if (!detail::try_reap(it->pid, wait_status)) {
+      if (!process::try_reap(it->pid, wait_status)) {
         ++it;
         continue;
       }
@@ -169,7 +174,7 @@ class Scheduler {
     return left / static_cast<double>(plan_.info.jobs);
   }
 
-  const detail::StopSignals& signals_;
+  const process::StopSignals& signals_;
   Plan& plan_;
   std::vector<PointResult>& results_;
   detail::SweepProgress progress_;
@@ -235,7 +240,7 @@ void skip_unfitting(const Plan& plan, const std::map<size_t, std::string>& unfit
 SweepOutcome run_sweep(const SweepOptions& opts) {
   // From the start: a signal while planning (the peak measurement takes seconds) stops the sweep
   // before its first point, as one during the points does, instead of killing it.
-  detail::StopSignals signals;
+  process::StopSignals signals;
   Plan plan = make_plan(opts, config::Launcher::kLocal, 0, 0);
   const std::map<size_t, std::string> unfitting = unfitting_points(plan, opts);
   rundir::SweepContext& info = plan.info;

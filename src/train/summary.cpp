@@ -18,8 +18,6 @@ std::optional<rundir::Stats> stats_of(const std::vector<double>& values) {
   return profile::summarize(values);
 }
 
-double median_of(const std::vector<double>& v) { return profile::summarize(v).median; }
-
 // What summary.json's perplexities are the exp of; a custom loop's loss is read as classification.
 const char* perplexity_note(const std::optional<config::TaskKind>& task) {
   if (task == config::TaskKind::kMlm) return "exp of the mean cross-entropy of the masked tokens";
@@ -45,9 +43,9 @@ rundir::TimingFigures timing_figures(const std::vector<double>& step,
   } else {
     // Reconciliation: phases should add up to the step; the rest is loop bookkeeping.
     double phase_sum = 0;
-    for (int p = 0; p < 4; ++p) phase_sum += phase[p].empty() ? 0.0 : median_of(phase[p]);
+    for (int p = 0; p < 4; ++p) phase_sum += median(phase[p]).value_or(0.0);
     t.phase_sum_median_ms = phase_sum;
-    t.unattributed_median_ms = median_of(step) - phase_sum;
+    t.unattributed_median_ms = *median(step) - phase_sum;
   }
   return t;
 }
@@ -141,7 +139,7 @@ rundir::Summary build_summary(const SummaryInputs& in) {
     const double reads = static_cast<double>(rows.back().timing.clock_reads);
     o.events_per_step = reads;
     o.estimated_ms_per_step = reads * in.clock_read_ns * 1e-6;
-    if (!step.empty()) o.estimated_fraction_of_step = o.estimated_ms_per_step / median_of(step);
+    if (!step.empty()) o.estimated_fraction_of_step = o.estimated_ms_per_step / *median(step);
   }
   return s;
 }

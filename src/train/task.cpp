@@ -23,96 +23,107 @@ torch::Tensor wrap(const int64_t* p, int64_t rows, int64_t cols) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// lm: the nanoGPT decoder, next-token cross-entropy over all B * T positions.
+// lm: a decoder (nanoGPT's or the Llama family's), next-token cross-entropy over all B * T
+// positions. The overrides are written once, in DecoderTask; a Family says what differs: the
+// model, its shape and FLOP functions, the formula's text and the K/V and query widths per token
+// its KV-cache decoder holds.
 
-class LmTask : public Task {
- public:
-  explicit LmTask(model::Gpt m)
-      : model_(std::move(m)),
-        decoder_(model_, 2 * model_->options().n_layer * model_->options().n_embd,
-                 2 * model_->options().n_layer * model_->options().n_embd) {
-    const auto& o = model_->options();
-    shape_ = {o.n_layer, o.n_head, o.n_embd, o.block_size, o.vocab_size, o.bias};
+// nanoGPT's decoder.
+struct GptFamily {
+  using Model = model::Gpt;
+  using Shape = model::GptShape;
+  static Shape shape(const Model& m) {
+    const auto& o = m->options();
+    return {o.n_layer, o.n_head, o.n_embd, o.block_size, o.vocab_size, o.bias};
   }
+  static int64_t kv_width(const Shape& s) { return 2 * s.n_layer * s.n_embd; }
+  static int64_t query_width(const Shape& s) { return 2 * s.n_layer * s.n_embd; }
+  static double forward_flops(const Shape& s) { return model::gpt_forward_flops_per_sequence(s); }
+  static double train_flops(const Shape& s, int64_t B, int64_t A, bool ckpt) {
+    return model::gpt_train_flops_per_step(s, B, A, ckpt);
+  }
+  static profile::ScopeFlops scope_flops(const Shape& s, int64_t B) {
+    return model::gpt_scope_forward_flops(s, B);
+  }
+  static constexpr const char* kFormula =
+      "per sequence forward = L*(24*T*C^2 + 4*T^2*C) + 2*T*C*V (matmuls only); "
+      "step = 3 x forward x batch_size x grad_accum_steps";
+};
+
+// The Llama-family decoder: RoPE, RMSNorm, SwiGLU, grouped-query attention.
+struct LlamaFamily {
+  using Model = model::Llama;
+  using Shape = model::LlamaShape;
+  static Shape shape(const Model& m) {
+    const model::LlamaOptions& o = m->options();
+    return {o.n_layer,     o.n_head,     o.kv_heads(), o.n_embd,         o.head_width(),
+            o.ffn_width(), o.block_size, o.vocab_size, o.tie_embeddings, o.attention_bias};
+  }
+  static int64_t kv_width(const Shape& s) { return 2 * s.n_layer * s.n_kv_head * s.head_dim; }
+  static int64_t query_width(const Shape& s) { return 2 * s.n_layer * s.n_head * s.head_dim; }
+  static double forward_flops(const Shape& s) { return model::llama_forward_flops_per_sequence(s); }
+  static double train_flops(const Shape& s, int64_t B, int64_t A, bool ckpt) {
+    return model::llama_train_flops_per_step(s, B, A, ckpt);
+  }
+  static profile::ScopeFlops scope_flops(const Shape& s, int64_t B) {
+    return model::llama_scope_forward_flops(s, B);
+  }
+  static constexpr const char* kFormula =
+      "per sequence forward = L*(2*T*C*(2*nh*hd + 2*nkv*hd) + 6*T*C*F + "
+      "4*T^2*nh*hd) + 2*T*C*V (matmuls only: q, k, v, o, SwiGLU, attention "
+      "core, lm_head); step = 3 x forward x batch_size x grad_accum_steps";
+};
+
+template <typename Family>
+class DecoderTask : public Task {
+ public:
+  explicit DecoderTask(typename Family::Model m)
+      : model_(std::move(m)),
+        shape_(Family::shape(model_)),
+        decoder_(model_, Family::kv_width(shape_), Family::query_width(shape_)) {}
   config::TaskKind kind() const override { return config::TaskKind::kLm; }
   torch::nn::Module& module() override { return *model_; }
   int64_t num_parameters() override { return model_->num_parameters(); }
   torch::Tensor loss(const Batch& b) override { return model_->loss(model_->forward(b.x), b.y); }
   torch::Tensor logits(const Batch& b) override { return model_->forward(b.x); }
-  double forward_flops_per_sequence() const override {
-    return model::gpt_forward_flops_per_sequence(shape_);
-  }
+  double forward_flops_per_sequence() const override { return Family::forward_flops(shape_); }
   double train_flops_per_step(int64_t B, int64_t A, bool ckpt) const override {
-    return model::gpt_train_flops_per_step(shape_, B, A, ckpt);
+    return Family::train_flops(shape_, B, A, ckpt);
   }
   profile::ScopeFlops scope_forward_flops(int64_t B) const override {
-    return model::gpt_scope_forward_flops(shape_, B);
+    return Family::scope_flops(shape_, B);
   }
   std::string flops_formula(bool ckpt) const override {
-    return std::string("per sequence forward = L*(24*T*C^2 + 4*T^2*C) + 2*T*C*V (matmuls only); "
-                       "step = 3 x forward x batch_size x grad_accum_steps") +
-           (ckpt ? " + recomputed block forwards" : "");
+    return std::string(Family::kFormula) + (ckpt ? " + recomputed block forwards" : "");
   }
+  model::Decoder* decoder() override { return &decoder_; }
+
+ protected:
+  typename Family::Model model_;
+  typename Family::Shape shape_;
+  model::DecoderOf<typename Family::Model> decoder_;
+};
+
+class LmTask : public DecoderTask<GptFamily> {
+ public:
+  explicit LmTask(model::Gpt m) : DecoderTask(std::move(m)) {}
   std::string describe() const override {
     return fmt::format("gpt L={} H={} C={} T={} V={}", shape_.n_layer, shape_.n_head,
                        shape_.n_embd, shape_.block_size, shape_.vocab_size);
   }
   model::Gpt* gpt() override { return &model_; }
-  model::Decoder* decoder() override { return &decoder_; }
-
- private:
-  model::Gpt model_;
-  model::DecoderOf<model::Gpt> decoder_;
-  model::GptShape shape_{};
 };
 
-// ---------------------------------------------------------------------------------------------
-// lm with the Llama-family decoder: RoPE, RMSNorm, SwiGLU, grouped-query attention.
-
-model::LlamaShape llama_shape(const model::LlamaOptions& o) {
-  return {o.n_layer,    o.n_head,     o.kv_heads(),       o.n_embd,         o.head_width(),
-          o.ffn_width(), o.block_size, o.vocab_size,       o.tie_embeddings, o.attention_bias};
-}
-
-class LlamaTask : public Task {
+class LlamaTask : public DecoderTask<LlamaFamily> {
  public:
   // precision: the run's train.precision, the dtype of the K/V the log line counts.
   LlamaTask(model::Llama m, config::Precision precision)
-      : model_(std::move(m)),
-        precision_(precision),
-        shape_(llama_shape(model_->options())),
-        decoder_(model_,
-                 2 * shape_.n_layer * shape_.n_kv_head * shape_.head_dim,
-                 2 * shape_.n_layer * shape_.n_head * shape_.head_dim) {}
-  config::TaskKind kind() const override { return config::TaskKind::kLm; }
-  torch::nn::Module& module() override { return *model_; }
-  int64_t num_parameters() override { return model_->num_parameters(); }
-  torch::Tensor loss(const Batch& b) override { return model_->loss(model_->forward(b.x), b.y); }
-  torch::Tensor logits(const Batch& b) override { return model_->forward(b.x); }
-  double forward_flops_per_sequence() const override {
-    return model::llama_forward_flops_per_sequence(shape_);
-  }
-  double train_flops_per_step(int64_t B, int64_t A, bool ckpt) const override {
-    return model::llama_train_flops_per_step(shape_, B, A, ckpt);
-  }
-  profile::ScopeFlops scope_forward_flops(int64_t B) const override {
-    return model::llama_scope_forward_flops(shape_, B);
-  }
-  std::string flops_formula(bool ckpt) const override {
-    return std::string("per sequence forward = L*(2*T*C*(2*nh*hd + 2*nkv*hd) + 6*T*C*F + "
-                       "4*T^2*nh*hd) + 2*T*C*V (matmuls only: q, k, v, o, SwiGLU, attention "
-                       "core, lm_head); step = 3 x forward x batch_size x grad_accum_steps") +
-           (ckpt ? " + recomputed block forwards" : "");
-  }
+      : DecoderTask(std::move(m)), precision_(precision) {}
   std::string describe() const override;
   std::optional<rundir::ModelFigures> model_figures(int64_t kv_element_bytes) const override;
-  model::Decoder* decoder() override { return &decoder_; }
 
  private:
-  model::Llama model_;
   config::Precision precision_;
-  model::LlamaShape shape_;
-  model::DecoderOf<model::Llama> decoder_;
 };
 
 std::string LlamaTask::describe() const {

@@ -8,6 +8,7 @@
 
 #include "llmprof/ab/stats.h"
 #include "llmprof/ab/train_trial.h"
+#include "llmprof/base/stats.h"
 #include "llmprof/error.h"
 
 namespace llmprof::tune {
@@ -325,7 +326,7 @@ void compare_candidate(TuneCandidate& c, double loss_tolerance) {
   c.loss_difference.reset();
   c.loss_within_tolerance.reset();
   if (!loss_ratios.empty()) {
-    c.loss_difference = ab::median(loss_ratios);
+    c.loss_difference = llmprof::median(loss_ratios);
     c.loss_within_tolerance = std::abs(*c.loss_difference) <= loss_tolerance;
   }
 }

@@ -13,10 +13,12 @@
 namespace llmprof::ab {
 namespace {
 
-TEST(AbMedian, MiddleValueOrMeanOfTheMiddleTwo) {
-  EXPECT_DOUBLE_EQ(median({3, 1, 2}), 2);
-  EXPECT_DOUBLE_EQ(median({4, 1, 3, 2}), 2.5);
-  EXPECT_DOUBLE_EQ(median({}), 0);
+TEST(AbCompare, MediansAreTheMiddleValueOrMeanOfTheMiddleTwo) {
+  const Comparison c = compare({4, 1, 3, 2}, {3, 1, 2, 5});
+  EXPECT_DOUBLE_EQ(c.baseline_median, 2.5);   // 1 2 3 4: (2 + 3) / 2
+  EXPECT_DOUBLE_EQ(c.candidate_median, 2.5);  // 1 2 3 5: (2 + 3) / 2
+  // Ratios 0.75, 1, 2/3, 2.5; sorted 2/3 0.75 1 2.5: (0.75 + 1) / 2.
+  EXPECT_DOUBLE_EQ(c.median_paired_ratio, 0.875);
 }
 
 TEST(AbPairedRatios, CandidateOverBaselinePerRound) {

@@ -44,6 +44,25 @@ rundir::Run comm_run(bool overlap) {
   return run;
 }
 
+// The steady-steps rule (rundir::steady_steps), the one every communication figure uses: the
+// steps after the first bucket layout, every step when there are none; another table of the run
+// may decide it (collectives.csv by comm_steps.csv).
+TEST(SteadySteps, AfterTheFirstLayoutOrEveryStepWhenThereAreNoOthers) {
+  const rundir::Run run = comm_run(true);
+  const auto steady = rundir::steady_steps(run.comm_steps);
+  ASSERT_EQ(steady.size(), 6u) << "steps 2..4 of 2 ranks";
+  for (const auto* r : steady) EXPECT_FALSE(r->first_layout);
+  std::vector<rundir::CommStepRow> first(run.comm_steps.begin(), run.comm_steps.begin() + 2);
+  EXPECT_FALSE(rundir::after_first_layout(first));
+  EXPECT_EQ(rundir::steady_steps(first).size(), 2u) << "only the first layout: every step";
+  std::vector<rundir::CollectiveRow> coll(2);
+  coll[0].first_layout = true;
+  coll[1].first_layout = true;
+  EXPECT_EQ(rundir::steady_steps(coll).size(), 2u);
+  EXPECT_TRUE(rundir::steady_steps(coll, run.comm_steps).empty())
+      << "comm_steps.csv has later steps: the first layout's collectives are left out";
+}
+
 // Without collectives.csv the bucket layout is unknown: no bucket size is suggested, only more
 // accumulation (whose mechanism always applies).
 TEST(CommFindings, ExposedCommunicationWithoutABucketLayoutSuggestsAccumulation) {

@@ -71,9 +71,6 @@ struct Comparison {
   Verdict verdict = Verdict::kInconclusive;
 };
 
-// Median of values (linear interpolation between the middle two); 0 when empty.
-double median(std::vector<double> values);
-
 // candidate[i] / baseline[i] for each pair. Throws std::invalid_argument on unequal lengths.
 std::vector<double> paired_ratios(const std::vector<double>& baseline,
                                   const std::vector<double>& candidate);

@@ -1,6 +1,8 @@
 // Honest summary statistics (google/benchmark statistics.cc), the one implementation that the run
 // summary, the benchmarks and the report share: n, mean, median, percentiles, sample stddev, cv,
-// min, max. Percentiles interpolate linearly between order statistics (numpy's default).
+// min, max. Percentiles interpolate linearly between order statistics (numpy's default). The one
+// median too: every concern's median (dist's communication figures, the report's, ab's) is
+// median() below, which summarize() agrees with bit for bit.
 #pragma once
 
 #include <algorithm>
@@ -25,6 +27,15 @@ inline double quantile_sorted(const std::vector<double>& sorted, double q) {
   const auto lo = static_cast<size_t>(std::floor(pos));
   const size_t hi = std::min(lo + 1, sorted.size() - 1);
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
+}
+
+// The median of values: the middle one, or for an even count the mean of the middle two,
+// computed as quantile_sorted(sorted, 0.5) does (lo + (hi - lo) * 0.5), so that it equals
+// summarize(values).median exactly. Empty: nullopt.
+inline std::optional<double> median(std::vector<double> values) {
+  if (values.empty()) return std::nullopt;
+  std::sort(values.begin(), values.end());
+  return quantile_sorted(values, 0.5);
 }
 
 // Summary of values; n == 0 gives an all-zero Summary with n = 0 (callers print it as null).

@@ -1,4 +1,5 @@
-// The local launcher of `llmprof train --nproc N`: N rank processes on this machine, each told
+// The local launcher of `llmprof train --nproc N`: N rank processes on this machine (started,
+// signalled and reaped through llmprof/process/child.h, the one launcher), each told
 // its place through the torchrun-style environment (RANK, WORLD_SIZE, LOCAL_RANK,
 // LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, OMP_NUM_THREADS), watched until all have ended.
 //
@@ -16,6 +17,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "llmprof/process/child.h"
 
 namespace llmprof::dist {
 
@@ -41,9 +44,9 @@ int64_t threads_per_rank(int64_t cores, int64_t nproc);
 // MASTER_PORT's value as a port number; throws UsageError naming the value unless 1..65535.
 int parse_port(const std::string& value);
 
-// How a rank ended (or stopped).
+// How a rank ended (or stopped): process::Exit's kinds, with the rank and its pid.
 struct RankEnd {
-  enum class Kind { kExited, kKilled, kStopped };
+  using Kind = process::Exit::Kind;
   int64_t rank = 0;
   pid_t pid = 0;
   Kind kind = Kind::kExited;
@@ -68,18 +71,12 @@ int launch_exit_code(const std::optional<RankEnd>& first_failure, bool interrupt
 // ---------------------------------------------------------------------------------------------
 // The OS side
 
-// CPUs this process may run on (sched_getaffinity), at least 1.
-int64_t usable_cores();
-
 // A TCP port on addr that nobody listens on now (bound to port 0, then closed).
 // Throws IoError when no socket can be bound.
 int free_port(const std::string& addr = "127.0.0.1");
 
 // Throws UsageError naming the port when it cannot be bound on addr (busy or refused).
 void check_port_free(int port, const std::string& addr = "127.0.0.1");
-
-// The running executable's path (/proc/self/exe). Throws IoError.
-std::string self_executable();
 
 // This process's command line (/proc/self/cmdline), argv[0] first. Throws IoError.
 std::vector<std::string> self_command_line();

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "llmprof/process/child.h"
+
 namespace llmprof::plot {
 
 enum class ImageFormat { kPng, kSvg };
@@ -46,6 +48,6 @@ struct PlotResult {
 PlotResult make_plots(const PlotOptions& options);
 
 // The full path of program (a name searched on PATH, or a path); empty when not found.
-std::string find_program(const std::string& program);
+using process::find_program;
 
 }  // namespace llmprof::plot

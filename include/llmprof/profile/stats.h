@@ -5,6 +5,7 @@
 
 namespace llmprof::profile {
 
+using llmprof::median;
 using llmprof::quantile_sorted;
 using llmprof::summarize;
 using llmprof::Summary;

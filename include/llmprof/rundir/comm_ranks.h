@@ -11,9 +11,38 @@
 
 namespace llmprof::rundir {
 
-// The steps the communication figures are over: those after the first bucket layout (whose
-// buckets differ from the later ones), every step when there are no others.
-std::vector<const CommStepRow*> steady_steps(const std::vector<CommStepRow>& steps);
+// The steady-steps rule, written here only: the steps the communication figures are over are those
+// after the first bucket layout (whose buckets differ from the later ones), every step when there
+// are no others. Rows are any table's with `first_layout` (comm_steps.csv, collectives.csv).
+
+// Whether any row is after the first bucket layout: then only those are steady.
+template <typename Row>
+bool after_first_layout(const std::vector<Row>& rows) {
+  for (const Row& r : rows) {
+    if (!r.first_layout) return true;
+  }
+  return false;
+}
+
+// The steady rows of `rows`, in their order, where `decided_by` (a table of the same run) decides
+// whether there are rows after the first layout: the report filters collectives.csv by what
+// comm_steps.csv says.
+template <typename Row, typename By>
+std::vector<const Row*> steady_steps(const std::vector<Row>& rows,
+                                     const std::vector<By>& decided_by) {
+  const bool later = after_first_layout(decided_by);
+  std::vector<const Row*> out;
+  for (const Row& r : rows) {
+    if (!later || !r.first_layout) out.push_back(&r);
+  }
+  return out;
+}
+
+// The steady rows of `rows`, deciding by themselves.
+template <typename Row>
+std::vector<const Row*> steady_steps(const std::vector<Row>& rows) {
+  return steady_steps(rows, rows);
+}
 
 // One rank's medians over the steady steps (comm_steps.csv).
 struct CommRankFigures {

@@ -1,0 +1,220 @@
+// Each JSON document driven by a field table (src/rundir/json_fields.h): what its writer writes is
+// what its reader reads. A document with every figure set is written; its keys, nested ones too,
+// are the table's (a field with a conversion of its own, a map, may hold keys of its own below
+// it); read back, nothing is left unknown, and it rewrites byte-identical.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <set>
+#include <string>
+
+#include "doc_tables.h"
+
+namespace llmprof::rundir {
+namespace {
+
+using detail::Json;
+
+// Whether key lies below a table key that has no keys of its own in the table (a map's names).
+bool under_open_field(const std::string& key, const std::set<std::string>& table) {
+  for (const std::string& t : table) {
+    const auto below = [&t](const std::string& k) {
+      return k.rfind(t + ".", 0) == 0 || k.rfind(t + "[]", 0) == 0;
+    };
+    if (!below(key)) continue;
+    bool has_inner = false;
+    for (const std::string& u : table) has_inner = has_inner || below(u);
+    if (!has_inner) return true;
+  }
+  return false;
+}
+
+// fulls: documents with every figure set, together writing every key (one, unless a field has
+// alternative forms).
+template <typename Doc>
+void expect_writer_keys_are_reader_keys(
+    const std::vector<Doc>& fulls,
+    const detail::JsonFields<Doc>& fields,
+    const std::function<std::string(const Doc&)>& text_of,
+    const std::function<Doc(const std::string&, const std::string&)>& parse) {
+  const std::vector<std::string> listed = detail::field_keys(fields);
+  const std::set<std::string> table(listed.begin(), listed.end());
+  EXPECT_EQ(table.size(), listed.size()) << "a key twice in the table";
+  std::set<std::string> written;
+  for (const Doc& full : fulls) {
+    const std::string text = text_of(full);
+    for (const std::string& k : detail::json_keys(Json::parse(text))) written.insert(k);
+    const Doc back = parse(text, "full.json");
+    EXPECT_TRUE(back.unknown.empty())
+        << "a written key the reader did not read: " << back.unknown.begin()->first;
+    EXPECT_EQ(text_of(back), text) << "read back, it rewrites differently";
+  }
+  written.erase("schema_version");
+  for (const std::string& k : table) EXPECT_EQ(written.count(k), 1u) << k << ": not written";
+  for (const std::string& k : written) {
+    EXPECT_TRUE(table.count(k) == 1 || under_open_field(k, table)) << k << ": not in the table";
+  }
+}
+
+template <typename Doc>
+void expect_writer_keys_are_reader_keys(
+    const Doc& full,
+    const detail::JsonFields<Doc>& fields,
+    const std::function<std::string(const Doc&)>& text_of,
+    const std::function<Doc(const std::string&, const std::string&)>& parse) {
+  expect_writer_keys_are_reader_keys<Doc>(std::vector<Doc>{full}, fields, text_of, parse);
+}
+
+TEST(DocFields, BenchDocWritesWhatItReads) {
+  BenchDoc d;
+  d.checkpoint = d.tokenizer.sha256 = d.generation_note = "text";
+  d.init_tensors = d.model_from_checkpoint = {"wte"};
+  d.variants = {config::BenchVariant::kFp32};
+  d.batch_sizes = {1, 2};
+  d.generation = GenerationFigures{};
+  d.notes["fp32"] = "text";
+  d.rows.push_back(BenchRow{});
+  d.rows[0].loss = d.rows[0].perplexity = d.rows[0].accuracy = d.rows[0].ttft_ms =
+      d.rows[0].per_token_p50_ms = d.rows[0].generate_tokens_per_s = 1.5;
+  d.quality.push_back(QualityRow{});
+  d.quality[0].loss = d.quality[0].perplexity = d.quality[0].accuracy = d.quality[0].samples_per_s =
+      d.quality[0].tokens_per_s = 1.5;
+  expect_writer_keys_are_reader_keys<BenchDoc>(d, detail::bench_doc_fields(), bench_doc_text,
+                                               parse_bench_doc);
+}
+
+TEST(DocFields, CheckDocWritesWhatItReads) {
+  CheckDoc d;
+  d.mode = "repetitions";
+  d.rounds = 6;
+  CheckGate g;
+  g.figure = "step_ms";
+  g.point = "p0";
+  g.baseline = g.candidate = g.limit = g.ratio = 1.5;
+  g.interval = CheckInterval{0.9, 1.1, 0.96875};
+  d.gates.push_back(g);
+  expect_writer_keys_are_reader_keys<CheckDoc>(d, detail::check_doc_fields(), check_doc_text,
+                                               parse_check_doc);
+}
+
+// The tokenizer is written in one of two forms: with its files, or as a reference.
+TEST(DocFields, CheckpointMetaWritesWhatItReads) {
+  CheckpointMeta with_files;
+  with_files.model_type = with_files.task = with_files.hf_config = "text";
+  with_files.model = CheckpointModelShape{};
+  with_files.tensors = {{"wte", {1, 2}}};
+  with_files.tokenizer = CheckpointTokenizer{
+      "gpt2", std::string(64, 'a'), 1, true, "tokenizer", {"vocab.json"}, "text", {{"k", "v"}}};
+  CheckpointMeta with_ref = with_files;
+  with_ref.tokenizer.reset();
+  with_ref.tokenizer_ref = CheckpointTokenizerRef{"char", "text"};
+  expect_writer_keys_are_reader_keys<CheckpointMeta>({with_files, with_ref},
+                                                     detail::checkpoint_meta_fields(),
+                                                     checkpoint_meta_text, parse_checkpoint_meta);
+}
+
+TEST(DocFields, EnvWritesWhatItReads) {
+  Env e;
+  e.start_time = "text";
+  e.command_line = {"text"};
+  e.llmprof = EnvBuild{"text", "text", "text"};
+  e.host = EnvHost{"text", "text", "text", "text", 1, true, true, 1};
+  e.torch = EnvTorch{"text", true, "text"};
+  e.device = config::DeviceKind::kCpu;
+  e.threads = e.threads_configured = 1;
+  e.blas = EnvBlas{"text", "text", {"text"}};
+  e.runtime = EnvRuntime{true, true, 1, 1, "text", "text"};
+  e.peak_flops = EnvPeakFlops{1.5, "text", "text", 1.5};
+  e.peak_bandwidth = EnvPeakBandwidth{1.5, 1.5, "text", "text"};
+  e.peak_comm = EnvPeakComm{1.5, "text"};
+  telemetry::EnergyAvailability& a = e.energy.emplace();
+  a.enabled = a.monitored = true;
+  a.reason = "text";
+  a.sources = {{"text", false, "text", {{"text", "text", "text", false, false}}}};
+  a.sample_hz = 1;
+  a.total_source = "text";
+  expect_writer_keys_are_reader_keys<Env>(e, detail::env_fields(), env_text, parse_env);
+}
+
+TEST(DocFields, EvalDocWritesWhatItReads) {
+  EvalDoc d;
+  d.checkpoint = d.weights_note = d.tokenizer.sha256 = "text";
+  d.init_tensors = {"wte"};
+  d.sets.push_back(EvalSetFigures{});
+  d.sets[0].sampling = "first 2 batches";
+  d.sets[0].perplexity = d.sets[0].accuracy = 1.5;
+  expect_writer_keys_are_reader_keys<EvalDoc>(d, detail::eval_doc_fields(), eval_doc_text,
+                                              parse_eval_doc);
+}
+
+TEST(DocFields, PlanDocWritesWhatItReads) {
+  PlanDoc d;
+  d.components_at_peak_bytes = {{"parameters", 1}, {"gradients", 2}};
+  d.block_modules = {PlanDocModule{"attn.softmax", "fp32", 1}};
+  d.allocator = "cuda";
+  d.workspace_bytes = d.fragmentation_bytes = d.largest_tensor_bytes = 1;
+  d.step_ms = d.calibration_ratio = 1.5;
+  const PlanDocTechnique row{"text", "text", "text", false, 1, 1, 1, 1, false, 1, 1, 1, 1.5};
+  d.techniques = {row};
+  d.techniques_adamw = std::vector<PlanDocTechnique>{row};
+  d.technique_notes = d.notes = {"text"};
+  expect_writer_keys_are_reader_keys<PlanDoc>(d, detail::plan_doc_fields(), plan_doc_text,
+                                              parse_plan_doc);
+}
+
+TEST(DocFields, ReportDocWritesWhatItReads) {
+  ReportDoc d;
+  d.intro = d.incomplete_runs = d.footer = {"text"};
+  d.warnings.push_back(InputWarning{"run", "file", 3, "message"});
+  ReportTable t;
+  t.columns.push_back(ReportColumn{"median_ms", "median ms"});
+  t.rows.push_back({{"median_ms", ReportCell{1.5, std::nullopt}}});
+  t.notes = {"note"};
+  t.source = "runs/a/ops.csv";
+  d.tables.push_back(t);
+  ReportFinding f;
+  f.measured = f.threshold = 1.5;
+  f.sets = {"key=value"};
+  ReportTried tried;
+  tried.verdict = "faster";
+  tried.repetitions = 3;
+  tried.ratio_of_medians = tried.ci_low = tried.ci_high = 1.5;
+  f.tried.push_back(tried);
+  d.findings.push_back(f);
+  expect_writer_keys_are_reader_keys<ReportDoc>(d, detail::report_doc_fields(), report_doc_text,
+                                                parse_report_doc);
+}
+
+TEST(DocFields, TriedDocWritesWhatItReads) {
+  TriedDoc d;
+  TriedEntry t;
+  t.rules = {"rule"};
+  t.baseline = t.candidate = {1.5};
+  t.world_size = 2;
+  t.comparison = TriedComparison{"faster", 3, 1.5, 1.5, 1.5, 1.5, 0.95, 1.5, 1.5};
+  d.tried.push_back(t);
+  expect_writer_keys_are_reader_keys<TriedDoc>(d, detail::tried_doc_fields(), tried_doc_text,
+                                               parse_tried_doc);
+}
+
+TEST(DocFields, TuneDocWritesWhatItReads) {
+  TuneDoc d;
+  d.inputs.sets = d.inputs.space = {"key=value"};
+  d.knobs.push_back({"key", {"key=value"}, "kept", 1.5, "source"});
+  TuneCandidate c;
+  c.sets = {"key=value"};
+  c.predicted_ratio = c.baseline_median = c.candidate_median = c.ratio = c.ci_low = c.ci_high =
+      c.loss_difference = 1.5;
+  c.planned_peak_bytes = 2;
+  c.planned_fits = c.loss_within_tolerance = true;
+  c.verdict = "faster";
+  c.repetitions.push_back({"baseline", 0, 1.5, 1.5, 1.5, "log"});
+  d.candidates.push_back(c);
+  d.winner = 1;
+  d.notes = {"note"};
+  expect_writer_keys_are_reader_keys<TuneDoc>(d, detail::tune_doc_fields(), tune_doc_text,
+                                              parse_tune_doc);
+}
+
+}  // namespace
+}  // namespace llmprof::rundir
