@@ -30,7 +30,8 @@ MemoryReconciliation reconcile(const config::Config& cfg,
                                int64_t vocab_size,
                                bool cuda,
                                const Measured& m,
-                               CudaAllocator allocator) {
+                               CudaAllocator run_allocator) {
+  const CudaAllocator allocator = cuda_allocator_for(cfg, run_allocator);
   MemoryReconciliation r;
   MemoryPlan p;
   try {

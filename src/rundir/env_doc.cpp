@@ -62,6 +62,7 @@ Json runtime_json(const EnvRuntime& r) {
   if (r.malloc_mmap_threshold_applied) {
     j["malloc_mmap_threshold_applied"] = *r.malloc_mmap_threshold_applied;
   }
+  if (r.cuda_allocator_settings) j["cuda_allocator_settings"] = *r.cuda_allocator_settings;
   return j;
 }
 
@@ -128,6 +129,7 @@ EnvRuntime read_runtime(ObjectReader& o) {
   r.malloc_trim_threshold_bytes = o.integer("malloc_trim_threshold_bytes");
   r.omp_wait_policy = o.text("OMP_WAIT_POLICY");
   r.omp_num_threads = o.text("OMP_NUM_THREADS");
+  r.cuda_allocator_settings = o.text("cuda_allocator_settings");  // CUDA runs only
   return r;
 }
 
@@ -261,7 +263,7 @@ Env every_field() {
   e.device = config::DeviceKind::kCpu;
   e.threads = e.threads_configured = 1;
   e.blas = EnvBlas{"text", "text", {"text"}};
-  e.runtime = EnvRuntime{true, true, 1, 1, "text", "text"};
+  e.runtime = EnvRuntime{true, true, 1, 1, "text", "text", "text"};
   e.peak_flops = EnvPeakFlops{1.5, "text", "text", 1.5};
   e.peak_bandwidth = EnvPeakBandwidth{1.5, 1.5, "text", "text"};
   e.peak_comm = EnvPeakComm{1.5, "text"};

@@ -2,7 +2,9 @@
 #include "llmprof/train/device.h"
 
 #include <fmt/format.h>
+#include <torch/version.h>
 
+#include <cstdlib>
 #include <vector>
 
 #include "llmprof/error.h"
@@ -12,6 +14,9 @@
 #include "llmprof/train/setup.h"
 
 #if defined(LLMPROF_WITH_CUDA)
+#if __has_include(<c10/cuda/CUDAAllocatorConfig.h>)
+#include <c10/cuda/CUDAAllocatorConfig.h>  // setAllocatorSettings, where later LibTorch keeps it
+#endif
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
@@ -40,6 +45,50 @@ void check_device(const config::Config& cfg) {
                                       : fmt::format("..cuda:{}", cuda.device_count - 1)),
                       cfg.source_file, "device_index");
   }
+  configure_cuda_allocator(cfg);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The CUDA caching allocator's settings (train.cuda_expandable_segments), applied before the
+// first CUDA allocation. The allocator reads PYTORCH_CUDA_ALLOC_CONF once, and a call to
+// setAllocatorSettings parses its whole string again (options it leaves out go back to their
+// defaults): the environment's settings are handed over with expandable segments added.
+
+std::string cuda_allocator_settings(const config::Config& cfg) {
+  std::string settings;
+  for (const char* name : {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && *value != '\0') {
+      settings = value;
+      break;
+    }
+  }
+  if (cfg.device.is_cuda() && cfg.train.cuda_expandable_segments) {
+    settings += std::string(settings.empty() ? "" : ",") + "expandable_segments:True";
+  }
+  return settings;
+}
+
+void configure_cuda_allocator(const config::Config& cfg) {
+  if (!cfg.device.is_cuda() || !cfg.train.cuda_expandable_segments) return;
+  constexpr const char* kKey = "train.cuda_expandable_segments";
+#if defined(LLMPROF_WITH_CUDA) && \
+    (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1))
+  const std::string settings = cuda_allocator_settings(cfg);
+  try {
+    c10::cuda::CUDACachingAllocator::setAllocatorSettings(settings);
+  } catch (const c10::Error& e) {
+    throw ConfigError(fmt::format("{}: the CUDA caching allocator refused the settings '{}': {}",
+                                  kKey, settings, e.what_without_backtrace()),
+                      cfg.source_file, kKey);
+  }
+  spdlog::info("CUDA caching allocator: {} ({})", settings, kKey);
+#else
+  throw ConfigError(fmt::format("{}: LibTorch {} has no expandable segments (LibTorch >= 2.1 "
+                                "does); set {}=false",
+                                kKey, TORCH_VERSION, kKey),
+                    cfg.source_file, kKey);
+#endif
 }
 
 Batch DeviceContext::copy_to_device(const Batch& b) const {
