@@ -79,6 +79,13 @@ double read_figure(const std::string& run_dir, Figure figure) {
         return 1e6 / *s->median_tokens_per_s();
       }
       throw DataError(path + ": no throughput tokens_per_s median");
+    case Figure::kEnergyJPerToken:
+      if (s->energy && s->energy->tokens_per_j && *s->energy->tokens_per_j > 0) {
+        return 1 / *s->energy->tokens_per_j;
+      }
+      throw DataError(fmt::format(
+          "{}: no energy.tokens_per_j ({})", path,
+          s->energy && !s->energy->reason.empty() ? s->energy->reason : "no energy section"));
     case Figure::kWallUsPerToken:
       break;
   }

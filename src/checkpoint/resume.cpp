@@ -81,13 +81,28 @@ void check_rng_files(const config::Config& cfg, const std::string& dir, int worl
 }  // namespace
 
 const std::vector<std::string>& resume_keys_free_to_change() {
-  static const std::vector<std::string> keys = {
-      "output",         "profile",           "energy",                "runtime",
-      "eval",           "bench",             "sweep",                 "ddp",
-      "threads",        "device_index",      "schedule.max_steps",    "train.eval_interval",
-      "train.eval_steps", "train.save_checkpoint", "train.checkpoint_interval",
-      "train.resume_from", "train.cuda_graphs", "model.init_from", "data.num_workers",
-      "data.prefetch", "train.test_step_sleep_ms"};
+  static const std::vector<std::string> keys = {"output",
+                                                "profile",
+                                                "energy",
+                                                "runtime",
+                                                "eval",
+                                                "bench",
+                                                "sweep",
+                                                "ddp",
+                                                "threads",
+                                                "device_index",
+                                                "schedule.max_steps",
+                                                "train.eval_interval",
+                                                "train.eval_steps",
+                                                "train.save_checkpoint",
+                                                "train.checkpoint_interval",
+                                                "train.resume_from",
+                                                "train.cuda_graphs",
+                                                "model.init_from",
+                                                "data.num_workers",
+                                                "data.prefetch",
+                                                "train.test_step_sleep_ms",
+                                                "train.cuda_expandable_segments"};
   return keys;
 }
 

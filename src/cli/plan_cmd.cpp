@@ -189,7 +189,8 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   sub->add_option("--format", args->format, "text or json");
   sub->add_option("--allocator", args->allocator,
                   "CUDA caching allocator: caching (the default) or expandable_segments "
-                  "(default: as PYTORCH_CUDA_ALLOC_CONF selects)");
+                  "(default: as PYTORCH_CUDA_ALLOC_CONF selects; a config with "
+                  "train.cuda_expandable_segments: true plans with expandable_segments)");
   sub->add_option("--optimizer-states", args->optimizer_states,
                   "none: weights and gradients only, as the profiling lecture's LLaMA-7B table "
                   "counts, with the AdamW rows beside; adamw: AdamW's two moments (default: the "

@@ -36,7 +36,10 @@ struct ReportArgs {
 
 // "1.23 us/token" and the like: a repetition's figure with its unit.
 std::string figure_text(ab::Figure f, double v) {
-  return fmt::format("{:.4g} {}", v, f == ab::Figure::kMedianStepMs ? "ms" : "us/token");
+  const char* unit = f == ab::Figure::kMedianStepMs      ? "ms"
+                     : f == ab::Figure::kEnergyJPerToken ? "J/token"
+                                                         : "us/token";
+  return fmt::format("{:.4g} {}", v, unit);
 }
 
 // One planned A/B, with progress on stderr; its tried.json entry, or the failure that stopped it

@@ -54,7 +54,9 @@ void add_tune_command(CLI::App& app, int& exit_code) {
       "raced against the starting config by interleaved A/B repetitions (successive halving)");
   sub->add_option("-c,--config", o.config_path, "Config file (YAML or JSON)")->required();
   sub->add_option("--set", o.sets, "Override a key for every candidate and tuned.yaml");
-  sub->add_option("--objective", o.objective, "tokens_per_s (default) | step_ms");
+  sub->add_option("--objective", o.objective,
+                  "tokens_per_s (default) | step_ms | energy_per_token (needs an energy "
+                  "source: RAPL, NVML or energy.cpu_tdp_w's estimate)");
   sub->add_option("--budget", a->budget, "Time for the repetitions: 90s, 20m (default), 1h30m");
   sub->add_option("--space", o.space,
                   "KEY=V1,V2,...: a knob and its values (repeat); without it, generated from "

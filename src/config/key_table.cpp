@@ -280,6 +280,11 @@ std::vector<KeySpec> build_table() {
       bool_key(LLMPROF_KEY(train, cuda_graphs),
                "cuda: capture the step (forward, backward, clip, fused optimizer) as one CUDA "
                "graph after the profile warm-up and replay it with static input buffers"),
+      bool_key(LLMPROF_KEY(train, cuda_expandable_segments),
+               "cuda: the caching allocator maps one growing segment per pool "
+               "(expandable_segments:True, LibTorch >= 2.1, added to PYTORCH_CUDA_ALLOC_CONF's "
+               "settings) instead of one cudaMalloc per large request, so fragmentation leaves "
+               "no unusable gaps"),
       string_key(LLMPROF_KEY(train, resume_from),
                  "a checkpoint folder (<run>/checkpoint-step<N>, <run>/checkpoint) to continue: "
                  "weights, optimizer, every rank's random state; the run starts at its step + 1"),

@@ -403,6 +403,13 @@ std::optional<Problem> device_problem(const Config& cfg) {
                                "device=cuda (device={}); set model.fused_loss=false",
                                name(cfg.device.kind))};
   }
+  if (cfg.train.cuda_expandable_segments && !cfg.device.is_cuda()) {
+    return Problem{{"train.cuda_expandable_segments", "device"},
+                   fmt::format("train.cuda_expandable_segments: true configures the CUDA caching "
+                               "allocator and needs device=cuda (device={}); set "
+                               "train.cuda_expandable_segments=false",
+                               name(cfg.device.kind))};
+  }
   if (cfg.train.cuda_graphs) {
     const char* why = nullptr;
     std::vector<std::string> keys{"train.cuda_graphs"};

@@ -1,6 +1,8 @@
 // DeviceContext on the CPU and, in CUDA builds, on a CUDA device (llmprof/device/context.h).
 #include <fmt/format.h>
+#include <torch/version.h>
 
+#include <cstdlib>
 #include <vector>
 
 #include "llmprof/device/context.h"
@@ -12,6 +14,10 @@
 #include "llmprof/telemetry/rusage.h"
 
 #if defined(LLMPROF_WITH_CUDA)
+#if __has_include(<c10/cuda/CUDAAllocatorConfig.h>)
+#include <c10/cuda/CUDAAllocatorConfig.h>  // setAllocatorSettings, where later LibTorch keeps it
+#endif
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
@@ -30,6 +36,32 @@ Autocast::Autocast(const config::Device& device, config::Precision precision)
 torch::Device torch_device(const config::Device& device) {
   if (!device.is_cuda()) return torch::kCPU;
   return {torch::kCUDA, static_cast<c10::DeviceIndex>(device.index)};
+}
+
+// train.cuda_expandable_segments: the caching allocator's settings (device.h), applied before
+// the first CUDA allocation. The allocator reads PYTORCH_CUDA_ALLOC_CONF once, and a call to
+// setAllocatorSettings parses its whole string again (options it leaves out go back to their
+// defaults): the environment's settings are handed over with expandable segments added.
+void configure_cuda_allocator(const config::Config& cfg) {
+  if (!cfg.device.is_cuda() || !cfg.train.cuda_expandable_segments) return;
+  constexpr const char* kKey = "train.cuda_expandable_segments";
+#if defined(LLMPROF_WITH_CUDA) && \
+    (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1))
+  const std::string settings = cuda_allocator_settings(cfg);
+  try {
+    c10::cuda::CUDACachingAllocator::setAllocatorSettings(settings);
+  } catch (const c10::Error& e) {
+    throw ConfigError(fmt::format("{}: the CUDA caching allocator refused the settings '{}': {}",
+                                  kKey, settings, e.what_without_backtrace()),
+                      cfg.source_file, kKey);
+  }
+  spdlog::info("CUDA caching allocator: {} ({})", settings, kKey);
+#else
+  throw ConfigError(fmt::format("{}: LibTorch {} has no expandable segments (LibTorch >= 2.1 "
+                                "does); set {}=false",
+                                kKey, TORCH_VERSION, kKey),
+                    cfg.source_file, kKey);
+#endif
 }
 
 torch::Tensor DeviceContext::copy_to_device(const torch::Tensor& t) const {
@@ -211,6 +243,7 @@ std::string cuda_device_name(int index) {
 std::unique_ptr<DeviceContext> DeviceContext::make(const config::Config& cfg) {
   check_device(cfg);  // cpu, or a cuda device this build and host have
   if (!cfg.device.is_cuda()) return std::make_unique<CpuContext>();
+  configure_cuda_allocator(cfg);  // train.cuda_expandable_segments, before the first allocation
 #if defined(LLMPROF_WITH_CUDA)
   return std::make_unique<CudaContext>(static_cast<int>(cfg.device.index), cfg.data.prefetch + 1);
 #else

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #include "llmprof/config/config.h"
 #include "llmprof/error.h"
 #include "llmprof/gpu/cuda_availability.h"
@@ -24,6 +26,21 @@ void check_device(const config::Config& cfg) {
                     cuda.device_count == 1 ? "" : fmt::format("..cuda:{}", cuda.device_count - 1)),
         cfg.source_file, "device_index");
   }
+}
+
+std::string cuda_allocator_settings(const config::Config& cfg) {
+  std::string settings;
+  for (const char* name : {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && *value != '\0') {
+      settings = value;
+      break;
+    }
+  }
+  if (cfg.device.is_cuda() && cfg.train.cuda_expandable_segments) {
+    settings += std::string(settings.empty() ? "" : ",") + "expandable_segments:True";
+  }
+  return settings;
 }
 
 Capabilities capabilities(const config::Device& device) {

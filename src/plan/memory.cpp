@@ -224,6 +224,10 @@ CudaAllocator cuda_allocator_from_env() {
   return CudaAllocator::kCaching;
 }
 
+CudaAllocator cuda_allocator_for(const config::Config& cfg, CudaAllocator otherwise) {
+  return cfg.train.cuda_expandable_segments ? CudaAllocator::kExpandableSegments : otherwise;
+}
+
 std::string_view component_name(Component c) {
   static constexpr std::array<std::string_view, kNumComponents> names = {
       "parameters",  "gradients",       "optimizer_state", "buffers",   "batch",
@@ -297,7 +301,7 @@ void simulate_step(MemoryPlan& plan,
   plan.peak_reserved_bytes = plan.peak_bytes;
   if (!opt.cuda) return;
   plan.largest_tensor_bytes = detail::largest_tensor(s);
-  if (opt.allocator == CudaAllocator::kCaching)
+  if (cuda_allocator_for(cfg, opt.allocator) == CudaAllocator::kCaching)
     plan.fragmentation_bytes = plan.largest_tensor_bytes;
   plan.peak_reserved_bytes =
       round_up(plan.peak_bytes + kCudaWorkspaceBytes, 2 * kMiB) + plan.fragmentation_bytes;

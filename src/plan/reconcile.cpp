@@ -31,7 +31,8 @@ rundir::MemoryReconciliation reconcile(const config::Config& cfg,
                                        int64_t vocab_size,
                                        bool cuda,
                                        const Measured& m,
-                                       CudaAllocator allocator) {
+                                       CudaAllocator run_allocator) {
+  const CudaAllocator allocator = cuda_allocator_for(cfg, run_allocator);
   rundir::MemoryReconciliation r;
   MemoryPlan p;
   try {

@@ -223,9 +223,9 @@ PlanReport make_report(const config::Config& cfg,
   }
   r.device = d;
   r.world_size = world_size;
-  r.allocator = allocator;
+  r.allocator = cuda_allocator_for(cfg, allocator);
   r.optimizer_states = optimizer_states;
-  PlanOptions opt{vocab_size, 1, d.cuda, allocator, optimizer_states};
+  PlanOptions opt{vocab_size, 1, d.cuda, r.allocator, optimizer_states};
   r.memory = plan_memory(cfg, opt);
   r.fits = r.memory.peak_reserved_bytes <= d.usable_bytes();
   r.largest_batch = largest_batch(cfg, opt, d.usable_bytes());

@@ -89,6 +89,8 @@ std::string figure_words(ab::Figure f) {
       return "median step time";
     case ab::Figure::kStepUsPerToken:
       return "step time per token";
+    case ab::Figure::kEnergyJPerToken:
+      return "energy per token";
     case ab::Figure::kWallUsPerToken:
       break;
   }

@@ -72,7 +72,9 @@ const JsonFields<EnvRuntime>& runtime_fields() {
       member("malloc_mmap_threshold_bytes", &R::malloc_mmap_threshold_bytes),
       member("malloc_trim_threshold_bytes", &R::malloc_trim_threshold_bytes),
       member("OMP_WAIT_POLICY", &R::omp_wait_policy),
-      member("OMP_NUM_THREADS", &R::omp_num_threads)};
+      member("OMP_NUM_THREADS", &R::omp_num_threads),
+      detail::member_if_set("cuda_allocator_settings", &R::cuda_allocator_settings,
+                            Presence::kOptional)};  // CUDA runs only
   return f;
 }
 
@@ -247,7 +249,7 @@ Env every_field() {
   e.device = config::DeviceKind::kCpu;
   e.threads = e.threads_configured = 1;
   e.blas = EnvBlas{"text", "text", {"text"}};
-  e.runtime = EnvRuntime{true, true, 1, 1, "text", "text"};
+  e.runtime = EnvRuntime{true, true, 1, 1, "text", "text", "text"};
   e.peak_flops = EnvPeakFlops{1.5, "text", "text", 1.5};
   e.peak_bandwidth = EnvPeakBandwidth{1.5, 1.5, "text", "text"};
   e.peak_comm = EnvPeakComm{1.5, "text"};

@@ -65,7 +65,8 @@ const detail::JsonFields<TuneRepetition>& repetition_fields() {
       member("figure", &TuneRepetition::figure, Presence::kRequired),
       member("loss", &TuneRepetition::loss),
       member("seconds", &TuneRepetition::seconds, Presence::kRequired),
-      member("log", &TuneRepetition::log)};
+      member("log", &TuneRepetition::log),
+      member("ranks", &TuneRepetition::ranks)};
   return f;
 }
 
@@ -145,7 +146,7 @@ std::string tune_doc_fields_doc() {
   c.planned_peak_bytes = 2;
   c.planned_fits = c.loss_within_tolerance = true;
   c.verdict = "faster";
-  c.repetitions.push_back({"baseline", 0, 1.5, 1.5, 1.5, "log"});
+  c.repetitions.push_back({"baseline", 0, 1.5, 1.5, 1.5, "log", 2});
   d.candidates.push_back(c);
   d.winner = 1;
   d.notes = {"note"};
@@ -156,10 +157,11 @@ std::string tune_doc_fields_doc() {
       "without measuring anything twice. Generated from `rundir::TuneDoc` "
       "(include/llmprof/rundir/tune_doc.h) through its writer; `tests/rundir/tune_doc_test.cpp` "
       "checks that this file matches. Keys are written in this (sorted) order. Each candidate's "
-      "`ratio` is its figure over the starting config's (a time: below 1 is faster), from the "
-      "repetitions of its interleaved A/B, `ci_low`/`ci_high` the engine's interval (null "
-      "without one); `loss_difference` is loss@`inputs.steps` of the candidate over the start's, "
-      "minus 1 (same seed). `outcome`: pending, measured, dropped (`reason` says by which rule), "
+      "`ratio` is its figure over the starting config's (a time, or energy per token: below 1 "
+      "is better), from the repetitions of its interleaved A/B, `ci_low`/`ci_high` the engine's "
+      "interval (null without one); `loss_difference` is loss@`inputs.steps` of the candidate "
+      "over the start's, minus 1 (same seed). `outcome`: pending, measured, dropped (`reason` says "
+      "by which rule), "
       "winner, does_not_fit (planned, never run), out_of_memory, failed, unmeasured. `winner` is "
       "a candidate's `id`, null when the starting config stays. Read: `schema_version`, "
       "`inputs`, `candidates` and each candidate's `id`, `sets`, `outcome` and `repetitions` "

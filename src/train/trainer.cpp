@@ -572,6 +572,7 @@ config::Config resolve_config(const config::Config& given, RunTokenizer& init_to
   }
   config::validate(cfg);
   device::check_device(cfg);
+  device::configure_cuda_allocator(cfg);  // before anything (the memory probe) allocates on it
   return cfg;
 }
 

@@ -66,7 +66,10 @@ std::string tune_chart_svg(const rundir::TuneDoc& d) {
       "<text x=\"15\" y=\"{}\" transform=\"rotate(-90 15 {})\" text-anchor=\"middle\">{} "
       "relative to the start</text>\n",
       (kLeft + kW - kRight) / 2, kH - 12, plan::bytes_text(static_cast<int64_t>(x_max / 1.1)),
-      (kTop + kH - kBottom) / 2, (kTop + kH - kBottom) / 2, tokens ? "tokens/s" : "step time");
+      (kTop + kH - kBottom) / 2, (kTop + kH - kBottom) / 2,
+      tokens                                     ? "tokens/s"
+      : d.inputs.objective == "energy_per_token" ? "energy per token"
+                                                 : "step time");
   s += fmt::format(
       "<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"#888\" "
       "stroke-dasharray=\"4 3\"/>\n<text x=\"{}\" y=\"{:.1f}\">start (1.0)</text>\n",

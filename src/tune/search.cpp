@@ -32,6 +32,21 @@ std::string interval_text(const TuneCandidate& c) {
                   : fmt::format("{:.3f} (no interval yet)", *c.ratio);
 }
 
+// The objective's words: a lower figure is faster, or (energy_per_token) less energy per token.
+struct Words {
+  const char* is_better;    // "<candidate> is faster than the start"
+  const char* better;       // "no candidate measured faster than it"
+  const char* worse;        // "slower than the start: ..."
+  const char* not_clearly;  // "..., not clearly faster"
+};
+Words words_of(const TuneDoc& d) {
+  if (d.inputs.objective == "energy_per_token") {
+    return {"uses less energy per token than", "less energy per token than",
+            "more energy per token than", "not clearly less energy per token"};
+  }
+  return {"is faster than", "faster than", "slower than", "not clearly faster"};
+}
+
 bool racing(const TuneCandidate& c) { return c.outcome == "pending" || c.outcome == "measured"; }
 
 double mean_repetition_s(const TuneDoc& doc) {
@@ -99,7 +114,7 @@ ab::Repetition Searcher::one(
                   left(), doc_.seconds_spent, doc_.budget_s});
   }
   const Measurement m = measure_(c, arm, round);
-  c.repetitions.push_back({arm_name, round, m.figure, m.loss, m.seconds, m.log});
+  c.repetitions.push_back({arm_name, round, m.figure, m.loss, m.seconds, m.log, m.ranks});
   c.seconds += m.seconds;
   doc_.seconds_spent += m.seconds;
   changed();
@@ -147,7 +162,7 @@ void Searcher::drop(std::vector<TuneCandidate*>& alive, bool halve) {
   };
   for (TuneCandidate* c : alive) {
     if (c->verdict == "slower") {
-      drop_one(c, "slower than the start: " + interval_text(*c));
+      drop_one(c, fmt::format("{} the start: {}", words_of(doc_).worse, interval_text(*c)));
     } else if (c->numerics == "kept" && c->loss_within_tolerance == false) {
       drop_one(c, fmt::format("loss@{} differs by {:+.2f}% (tolerance {:.2f}%): the numerics are "
                               "not kept here",
@@ -225,7 +240,8 @@ void Searcher::decide(std::vector<TuneCandidate*>& alive) {
   }
   doc_.winner.reset();
   if (best == nullptr) {
-    doc_.conclusion = "the starting config stays: no candidate measured faster than it";
+    doc_.conclusion = fmt::format("the starting config stays: no candidate measured {} it",
+                                  words_of(doc_).better);
     return;
   }
   for (TuneCandidate* c : alive) {
@@ -239,13 +255,14 @@ void Searcher::decide(std::vector<TuneCandidate*>& alive) {
   if (best->outcome == "measured" && best->verdict == "faster") {
     best->outcome = "winner";
     doc_.winner = best->id;
-    doc_.conclusion = fmt::format("{} is faster than the start: {} over {} rounds", who,
-                                  interval_text(*best), best->rounds);
+    doc_.conclusion = fmt::format("{} {} the start: {} over {} rounds", who,
+                                  words_of(doc_).is_better, interval_text(*best), best->rounds);
   } else {
-    best->reason = "the best, but not faster than the start with the engine's confidence";
-    doc_.conclusion = fmt::format(
-        "the starting config stays: the best, {}, measured {} over {} rounds, not clearly faster",
-        who, interval_text(*best), best->rounds);
+    best->reason = fmt::format("the best, but {} than the start with the engine's confidence",
+                               words_of(doc_).not_clearly);
+    doc_.conclusion =
+        fmt::format("the starting config stays: the best, {}, measured {} over {} rounds, {}", who,
+                    interval_text(*best), best->rounds, words_of(doc_).not_clearly);
   }
   if (best->rounds < options_.confirm_rounds) {
     doc_.conclusion += fmt::format(" (the budget allowed {} of the {} confirming rounds)",

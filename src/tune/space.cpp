@@ -89,6 +89,11 @@ Prediction predict_key(const std::string& set,
     return {on == was ? 1 : (on ? 0.97 : 1 / 0.97), "prior: fixed"};
   }
   if (key == "ddp.bucket_mb") return {0.98, "prior: fixed"};
+  if (key == "train.cuda_expandable_segments") {
+    return {1,
+            "prior: memory, not speed (the planned peak drops by the caching allocator's "
+            "fragmentation allowance)"};
+  }
   const auto& p = priors();
   for (const auto& [on, ratio] : p) {
     if (key_of(on) != key) continue;
@@ -120,6 +125,7 @@ Numerics numerics_of(const std::string& key, const config::Config& base) {
                                              "ddp.overlap",
                                              "data.num_workers",
                                              "train.cuda_graphs",
+                                             "train.cuda_expandable_segments",
                                              "model.attention",
                                              "train.test_step_sleep_ms",
                                              "profile.level",

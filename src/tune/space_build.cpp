@@ -181,6 +181,9 @@ std::vector<Knob> default_space(const std::string& config_path,
   if (cuda && !base.train.cuda_graphs) {
     add("train.cuda_graphs", {{"train.cuda_graphs=true", "optim.fused=true"}});
   }
+  if (cuda && !base.train.cuda_expandable_segments) {
+    add("train.cuda_expandable_segments", {{"train.cuda_expandable_segments=true"}});
+  }
   if (machine.nproc > 1) add("ddp.bucket_mb", {{"ddp.bucket_mb=5"}, {"ddp.bucket_mb=100"}});
   sort_by_effect(knobs);
   return knobs;

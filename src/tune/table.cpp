@@ -13,7 +13,10 @@ std::string speed_text(const rundir::TuneDoc& doc, const rundir::TuneCandidate& 
   const bool tokens = doc.inputs.objective == "tokens_per_s";
   // tokens/s: the start's time per token over the candidate's (higher is better).
   const auto v = [&](double ratio) { return tokens ? 1 / ratio : ratio; };
-  std::string s = fmt::format("{:.2f}x {}", v(*c.ratio), tokens ? "tokens/s" : "step_ms");
+  const char* unit = tokens                                       ? "tokens/s"
+                     : doc.inputs.objective == "energy_per_token" ? "J/token"
+                                                                  : "step_ms";
+  std::string s = fmt::format("{:.2f}x {}", v(*c.ratio), unit);
   if (c.ci_low && c.ci_high) {
     const double a = v(*c.ci_low), b = v(*c.ci_high);
     s += fmt::format(" [{:.2f}, {:.2f}]", std::min(a, b), std::max(a, b));

@@ -17,6 +17,7 @@
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
 #include "llmprof/rundir/summary.h"
+#include "llmprof/telemetry/energy_monitor.h"
 #include "llmprof/tune/space.h"
 #include "sets_util.h"
 
@@ -41,12 +42,46 @@ std::string file_text(const std::string& path) {
 ab::Figure figure_of(const std::string& objective) {
   if (objective == "tokens_per_s") return ab::Figure::kStepUsPerToken;
   if (objective == "step_ms") return ab::Figure::kMedianStepMs;
-  if (objective == "energy_per_token") {
-    throw UsageError(
-        "--objective energy_per_token: the A/B engine races times only (ab::Figure); give "
-        "tokens_per_s or step_ms");
+  if (objective == "energy_per_token") return ab::Figure::kEnergyJPerToken;
+  throw UsageError(
+      fmt::format("--objective {}: give tokens_per_s, step_ms or energy_per_token", objective));
+}
+
+// --objective energy_per_token, checked before anything runs: a repetition's energy comes from
+// the sensors train's energy monitor finds with the config's energy section (RAPL under
+// energy.sysfs_root, NVML from energy.nvml_library, the energy.cpu_tdp_w estimate), so the same
+// probe here says whether there is any. No source, energy off, or ranks that share this host's
+// sensors (rank 0's summary counts them against its own tokens) are bad input. Returns the notes
+// for tune.json: the source, and that an estimate is one.
+std::vector<std::string> energy_objective_notes(const TuneOptions& o, const config::Config& base) {
+  if (o.objective != "energy_per_token") return {};
+  const std::string flag = "--objective energy_per_token";
+  if (!base.energy.enabled) {
+    throw UsageError(flag + ": energy.enabled=false measures no energy; set energy.enabled=true");
   }
-  throw UsageError(fmt::format("--objective {}: give tokens_per_s or step_ms", objective));
+  if (o.nproc > 1) {
+    throw UsageError(fmt::format(
+        "{} with --nproc {}: the ranks share this host's energy sensors, which rank 0's "
+        "summary.json counts against its own tokens only; give --nproc 1, or objective "
+        "tokens_per_s",
+        flag, o.nproc));
+  }
+  const telemetry::EnergyMonitor probe(base.energy, /*max_duration_s=*/1);
+  if (!probe.has_energy()) {
+    throw UsageError(fmt::format("{}: {}; race tokens_per_s or step_ms on this machine", flag,
+                                 probe.no_energy_reason()));
+  }
+  const std::string source = probe.source_label();
+  std::vector<std::string> notes = {
+      fmt::format("{}: each repetition's energy from {} over its wall time, per token of every "
+                  "step (summary.json energy.tokens_per_j)",
+                  flag, source)};
+  if (source.find("estimate") != std::string::npos) {
+    notes.push_back(flag +
+                    ": the figure is an estimate (energy.cpu_tdp_w x utilisation), "
+                    "not a measurement");
+  }
+  return notes;
 }
 
 int64_t trial_steps(const config::Config& cfg, std::optional<int64_t> wanted) {
@@ -83,13 +118,15 @@ Machine machine_of(const TuneOptions& o, const config::Config& base) {
   return m;
 }
 
-// The planner's verdict on a candidate (null with the reason when it cannot plan it).
+// The planner's verdict on a candidate (null with the reason when it cannot plan it), its config
+// being the config with plan_sets and the candidate's.
 void plan_candidate(rundir::TuneCandidate& c,
                     const TuneOptions& o,
                     const Machine& m,
-                    const std::string& device) {
+                    const std::vector<std::string>& plan_sets) {
+  const std::string& device = m.device.name;
   try {
-    const config::Config cfg = config::load_config(o.config_path, plus(o.sets, c.sets));
+    const config::Config cfg = config::load_config(o.config_path, plus(plan_sets, c.sets));
     plan::PlanOptions p;
     p.vocab_size = m.vocab_size;
     p.world_size = o.nproc;
@@ -106,6 +143,54 @@ void plan_candidate(rundir::TuneCandidate& c,
   } catch (const ConfigError& e) {
     c.plan_note = std::string("the planner cannot plan it: ") + e.what();
   }
+}
+
+// A CUDA device named for a config that trains elsewhere (--device h100-80gb on a CPU config):
+// the space and the plans are the named device's, the config with device=cuda. A candidate the
+// config cannot train on its own device (a GPU-only knob) is planned, never measured here.
+std::vector<std::string> plan_sets_of(const TuneOptions& o,
+                                      const config::Config& base,
+                                      const Machine& m,
+                                      std::vector<std::string>& notes) {
+  if (!m.device.cuda || base.device.is_cuda()) return o.sets;
+  notes.push_back(fmt::format(
+      "--device {}: the space and the plans are the CUDA device's (device=cuda); candidates "
+      "that need it are planned, not measured: the config trains on {}",
+      m.device.name, config::name(base.device.kind)));
+  return plus(o.sets, {"device=cuda"});
+}
+
+void mark_unmeasurable(rundir::TuneCandidate& c, const TuneOptions& o) {
+  if (c.outcome != "pending") return;
+  try {
+    config::load_config(o.config_path, plus(o.sets, c.sets));
+  } catch (const ConfigError& e) {
+    c.outcome = "unmeasured";
+    c.reason = fmt::format(
+        "not on the config's device: {}; measure it with --set device=cuda on a GPU host",
+        e.what());
+  }
+}
+
+// tune.json's knobs: each with its values' sets and its largest predicted effect.
+std::vector<rundir::TuneKnob> tune_knobs(const std::vector<Knob>& knobs) {
+  std::vector<rundir::TuneKnob> out;
+  for (const Knob& k : knobs) {
+    rundir::TuneKnob t{k.key, {}, std::string(numerics_name(k.numerics)), std::nullopt, ""};
+    double best = 1;
+    for (const KnobValue& v : k.values) {
+      std::string sets;
+      for (const std::string& s : v.sets) sets += (sets.empty() ? "" : " ") + s;
+      t.values.push_back(sets);
+      if (std::abs(std::log(v.prediction.ratio)) >= std::abs(std::log(best))) {
+        best = v.prediction.ratio;
+        t.prediction_source = v.prediction.source;
+      }
+    }
+    t.predicted_ratio = best;
+    out.push_back(std::move(t));
+  }
+  return out;
 }
 
 }  // namespace
@@ -154,6 +239,7 @@ rundir::TuneDoc plan_search(const TuneOptions& o) {
   const config::Config base = config::load_config(o.config_path, o.sets);
   const Machine m = machine_of(o, base);
   rundir::TuneDoc d;
+  d.notes = energy_objective_notes(o, base);
   d.inputs = {o.config_path,
               file_text(o.config_path),
               o.sets,
@@ -166,31 +252,18 @@ rundir::TuneDoc plan_search(const TuneOptions& o) {
               m.device.name,
               o.nproc};
   d.budget_s = o.budget_s;
-  std::vector<Knob> knobs = o.space.empty() ? default_space(o.config_path, o.sets, m)
-                                            : parse_space(o.config_path, o.sets, o.space, m);
+  const std::vector<std::string> plan_sets = plan_sets_of(o, base, m, d.notes);
+  std::vector<Knob> knobs = o.space.empty() ? default_space(o.config_path, plan_sets, m)
+                                            : parse_space(o.config_path, plan_sets, o.space, m);
   if (o.keep_numerics) {
     for (const std::string& k : keep_numerics_only(knobs)) {
       d.notes.push_back("--keep-numerics: " + k + " changes the numerics, not searched");
     }
   }
   if (knobs.empty()) throw UsageError("tune: nothing to search: the space has no knob left");
-  for (const Knob& k : knobs) {
-    rundir::TuneKnob t{k.key, {}, std::string(numerics_name(k.numerics)), std::nullopt, ""};
-    double best = 1;
-    for (const KnobValue& v : k.values) {
-      std::string sets;
-      for (const std::string& s : v.sets) sets += (sets.empty() ? "" : " ") + s;
-      t.values.push_back(sets);
-      if (std::abs(std::log(v.prediction.ratio)) >= std::abs(std::log(best))) {
-        best = v.prediction.ratio;
-        t.prediction_source = v.prediction.source;
-      }
-    }
-    t.predicted_ratio = best;
-    d.knobs.push_back(std::move(t));
-  }
+  d.knobs = tune_knobs(knobs);
   int64_t id = 0;
-  for (const CandidateSets& cs : candidates_of(knobs, o.config_path, o.sets)) {
+  for (const CandidateSets& cs : candidates_of(knobs, o.config_path, plan_sets)) {
     rundir::TuneCandidate c;
     c.id = ++id;
     c.sets = cs.sets;
@@ -198,15 +271,25 @@ rundir::TuneDoc plan_search(const TuneOptions& o) {
     c.predicted_ratio = cs.prediction.ratio;
     c.prediction_source = cs.prediction.source;
     c.outcome = "pending";
-    plan_candidate(c, o, m, m.device.name);
+    plan_candidate(c, o, m, plan_sets);
+    mark_unmeasurable(c, o);
     d.candidates.push_back(std::move(c));
   }
-  if (std::none_of(d.candidates.begin(), d.candidates.end(),
-                   [](const rundir::TuneCandidate& c) { return c.outcome == "pending"; })) {
+  const auto count = [&](const char* outcome) {
+    return std::count_if(d.candidates.begin(), d.candidates.end(),
+                         [&](const rundir::TuneCandidate& c) { return c.outcome == outcome; });
+  };
+  if (count("pending") + count("unmeasured") == 0) {
     throw UsageError(fmt::format(
         "tune: nothing in the space fits {} ({} candidates, each planned over its usable "
         "memory); give smaller values or another --device",
         m.device.name, d.candidates.size()));
+  }
+  if (count("pending") == 0 && !o.plan_only) {
+    throw UsageError(fmt::format(
+        "tune: nothing to measure here: every candidate that fits {} needs a CUDA device the "
+        "config does not train on; give --plan-only, or --set device=cuda on a GPU host",
+        m.device.name));
   }
   return d;
 }

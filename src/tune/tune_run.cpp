@@ -59,7 +59,7 @@ Measure train_measure(const TuneOptions& o, const rundir::TuneDoc& doc, const st
     const ab::Repetition r = ab::run_train_repetition(trial, arm, round);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    Measurement m{r.figure, loss_of(r.run_dir), seconds, rundir::run_log_path(r.run_dir)};
+    Measurement m{r.figure, loss_of(r.run_dir), seconds, rundir::run_log_path(r.run_dir), r.ranks};
     fs::remove_all(r.run_dir, ec);
     return m;
   };

@@ -230,8 +230,26 @@ TEST(AbReadFigure, WallTimePerTokenCountsEvals) {
   EXPECT_NE(what.find("no throughput tokens_per_s median"), std::string::npos) << what;
 }
 
+// 200 tokens over 50 J (summary.json's tokens_per_j = 4): 0.25 J per token. A run without energy
+// has no figure, and the error says why the run had none.
+TEST(AbReadFigure, EnergyPerTokenIsTheInverseOfTokensPerJoule) {
+  ScratchDir dir("ab");
+  test::write_file(dir.file("run/summary.json"),
+                   R"({"schema_version":1,"status":"completed",)"
+                   R"("energy":{"total_j":50,"tokens_per_j":4,"source":"rapl"}})");
+  EXPECT_DOUBLE_EQ(read_figure(dir.file("run"), Figure::kEnergyJPerToken), 0.25);
+  test::write_file(dir.file("none/summary.json"),
+                   R"({"schema_version":1,"status":"completed",)"
+                   R"("energy":{"total_j":null,"reason":"no energy sensor available"}})");
+  const std::string what =
+      test::data_error_of([&] { read_figure(dir.file("none"), Figure::kEnergyJPerToken); });
+  EXPECT_NE(what.find("no energy.tokens_per_j (no energy sensor available)"), std::string::npos)
+      << what;
+}
+
 TEST(AbFigure, NamesRoundTrip) {
-  for (Figure f : {Figure::kMedianStepMs, Figure::kStepUsPerToken, Figure::kWallUsPerToken}) {
+  for (Figure f : {Figure::kMedianStepMs, Figure::kStepUsPerToken, Figure::kWallUsPerToken,
+                   Figure::kEnergyJPerToken}) {
     EXPECT_EQ(parse_figure(figure_name(f)), f);
   }
   EXPECT_FALSE(parse_figure("tokens").has_value());

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "support/test_support.h"
@@ -154,7 +155,7 @@ TEST(TuneCli, BadInputExitsTwoNamingWhatIsWrong) {
       {{"tune", "-c", cfg, "--space", "train.precision=fp32,fp8"}, "fp8"},
       {{"tune", "-c", cfg, "--space", "train.batch_size=65536", "--device", "1GB"},
        "nothing in the space fits"},
-      {{"tune", "-c", cfg, "--objective", "energy_per_token"}, "energy_per_token"},
+      {{"tune", "-c", cfg, "--objective", "joules"}, "--objective joules"},
       {{"tune", "-c", cfg, "--budget", "20x"}, "--budget 20x"},
       {{"tune", "-c", cfg, "--space", "train.test_step_sleep_ms=0", "--set",
         "train.test_step_sleep_ms=300", "--budget", "1s", "--steps", "8"},
@@ -168,6 +169,135 @@ TEST(TuneCli, BadInputExitsTwoNamingWhatIsWrong) {
     EXPECT_EQ(r.exit_code, 2) << r.output;
     expect_contains(r.output, c.says);
   }
+}
+
+// A CUDA device named for the tiny CPU config: the space is the device's (CUDA graphs, the fused
+// loss, the caching allocator's expandable segments, each keeping the numerics), every candidate
+// is planned against its memory, and what the config cannot train on its CPU is unmeasured,
+// saying why. Asked to measure only such knobs, tune exits 2 before running anything.
+TEST(TuneCli, ANamedGpuPlansItsOwnKnobsAndLeavesThemUnmeasuredOnACpuConfig) {
+  ScratchDir dir("tune");
+  const auto r = run_llmprof({"tune", "-c", test::kTinyConfig, "--device", "h100-80gb",
+                              "--plan-only", "--out", dir.file("t")});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json doc = tune_json(dir.file("t"));
+  bool knob = false;
+  for (const json& k : doc["knobs"]) {
+    if (k["key"] != "train.cuda_expandable_segments") continue;
+    knob = true;
+    EXPECT_EQ(k["numerics"], "kept");
+  }
+  EXPECT_TRUE(knob) << doc["knobs"].dump(1);
+  const json& segments = by_sets(doc, {"train.cuda_expandable_segments=true"});
+  EXPECT_EQ(segments["outcome"], "unmeasured");
+  EXPECT_EQ(segments["planned_fits"], true);
+  expect_contains(segments["reason"], "not on the config's device: train.cuda_expandable_segments");
+  expect_contains(by_sets(doc, {"model.fused_loss=true"})["reason"], "needs device=cuda");
+  expect_contains(doc["notes"].dump(), "--device h100-80gb: the space and the plans are the CUDA");
+  const auto only_gpu =
+      run_llmprof({"tune", "-c", test::kTinyConfig, "--device", "h100-80gb", "--space",
+                   "train.cuda_expandable_segments=true", "--out", dir.file("g")});
+  EXPECT_EQ(only_gpu.exit_code, 2) << only_gpu.output;
+  expect_contains(only_gpu.output, "nothing to measure here");
+  EXPECT_FALSE(fs::exists(dir.file("g/trials"))) << "a repetition ran";
+}
+
+// --objective energy_per_token on a machine without an energy source (RAPL looked for under an
+// empty sysfs, NVML at a path with no library, no cpu_tdp_w estimate): exit 2 before anything
+// runs, naming each source tried and why it gave nothing. Energy off and ranks that share the
+// host's sensors are refused the same way.
+TEST(TuneCli, EnergyPerTokenWithoutAnEnergySourceExitsTwoNamingTheSourcesTried) {
+  ScratchDir dir("tune");
+  std::filesystem::create_directories(dir.file("sys"));
+  const std::vector<std::string> no_sensor = {
+      "tune",
+      "-c",
+      test::kTinyConfig,
+      "--objective",
+      "energy_per_token",
+      "--set",
+      "energy.sysfs_root=" + dir.file("sys"),
+      "--set",
+      "energy.nvml_library=" + dir.file("no-libnvidia-ml.so"),
+      "--out",
+      dir.file("t")};
+  const auto r = run_llmprof(no_sensor);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  expect_contains(r.output, "--objective energy_per_token: no energy sensor available (rapl: ");
+  expect_contains(r.output, "; nvml: ");
+  expect_contains(r.output, "energy.cpu_tdp_w = 0");
+  EXPECT_FALSE(fs::exists(dir.file("t"))) << "the refused search wrote its directory";
+  auto off = no_sensor;
+  off.insert(off.end(), {"--set", "energy.enabled=false"});
+  const auto r_off = run_llmprof(off);
+  EXPECT_EQ(r_off.exit_code, 2) << r_off.output;
+  expect_contains(r_off.output, "energy.enabled=false");
+  auto ranks = no_sensor;
+  ranks.insert(ranks.end(), {"--nproc", "2"});
+  const auto r_ranks = run_llmprof(ranks);
+  EXPECT_EQ(r_ranks.exit_code, 2) << r_ranks.output;
+  expect_contains(r_ranks.output, "--objective energy_per_token with --nproc 2");
+}
+
+// The objective measured: each repetition's energy comes from a fake NVML library (GPU 1 draws a
+// constant 75 W by power readings; GPU 0's energy counter stands still and its 150 W bridges at
+// most the tail past the counter's last read), so a run's joules lie between 75 W x its steps'
+// sleep and 225 W x its wall time. The start sleeps 30 ms in each of 8 steps of 4 x 32 tokens,
+// the candidate not at all: under constant power the candidate uses less energy per token.
+TEST(TuneCli, EnergyPerTokenRacesTheJoulesOfTheEnergySource) {
+#if !defined(LLMPROF_FAKE_NVML_FULL)
+  GTEST_SKIP() << "no fake NVML library in this build (tests/telemetry is not built)";
+#else
+  ScratchDir dir("tune");
+  std::filesystem::create_directories(dir.file("sys"));
+  const std::string out = dir.file("t");
+  const auto r =
+      run_llmprof({"tune", "-c", test::kTinyConfig, "--objective", "energy_per_token", "--set",
+                   "train.test_step_sleep_ms=30", "--set", "energy.sysfs_root=" + dir.file("sys"),
+                   "--set", std::string("energy.nvml_library=") + LLMPROF_FAKE_NVML_FULL, "--space",
+                   "train.test_step_sleep_ms=0", "--steps", "8", "--out", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json doc = tune_json(out);
+  EXPECT_EQ(doc["inputs"]["figure"], "energy_j_per_token");
+  expect_contains(doc["notes"].dump(), "energy from nvml");
+  const json& fast = by_sets(doc, {"train.test_step_sleep_ms=0"});
+  EXPECT_EQ(doc["winner"], fast["id"]) << doc["conclusion"];
+  expect_contains(doc["conclusion"], "uses less energy per token than the start");
+  EXPECT_LT(fast["ratio"].get<double>(), 1);
+  const double tokens = 8 * 4 * 32;
+  ASSERT_EQ(fast["repetitions"].size(), 12u);
+  for (const json& rep : fast["repetitions"]) {
+    const double joules = rep["figure"].get<double>() * tokens;
+    EXPECT_LE(joules, 225 * rep["seconds"].get<double>()) << rep.dump();
+    if (rep["arm"] == "baseline") EXPECT_GE(joules, 75 * 8 * 0.030) << rep.dump();
+    EXPECT_GT(joules, 0) << rep.dump();
+  }
+  expect_contains(test::read_file(out + "/tune.md"), "J/token");
+#endif
+}
+
+// --nproc 2: every repetition is a data-parallel run of two rank processes, which tune.json
+// records per repetition (the rank<k>/ directories each run wrote) beside the search's inputs.
+TEST(TuneCli, NprocTrialsTrainEveryRank) {
+  if (const std::string why = test::why_two_ranks_cannot_run(); !why.empty()) {
+    GTEST_SKIP() << "this environment cannot run two ranks: " << why;
+  }
+  ScratchDir dir("tune");
+  const std::string out = dir.file("t");
+  const auto r = run_llmprof({"tune", "-c", test::kTinyConfig, "--space",
+                              "train.test_step_sleep_ms=0", "--set", "train.test_step_sleep_ms=5",
+                              "--nproc", "2", "--steps", "5", "--budget", "30s", "--out", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json doc = tune_json(out);
+  EXPECT_EQ(doc["inputs"]["nproc"], 2);
+  ASSERT_EQ(doc["candidates"].size(), 1u);
+  std::set<std::string> arms;
+  for (const json& rep : doc["candidates"][0]["repetitions"]) {
+    EXPECT_EQ(rep["ranks"], 2) << rep.dump();
+    arms.insert(rep["arm"].get<std::string>());
+    EXPECT_TRUE(fs::exists(rep["log"].get<std::string>())) << rep.dump();
+  }
+  EXPECT_EQ(arms, (std::set<std::string>{"baseline", "candidate"})) << doc.dump(1);
 }
 
 }  // namespace

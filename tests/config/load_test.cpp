@@ -320,6 +320,23 @@ TEST_F(LoadConfigTest, InconsistentKeysInJsonNameTheFile) {
   expect_located(e, path, 1, "train.precision");
 }
 
+// train.cuda_expandable_segments reads as a bool under train; on the CPU device the error points
+// at its line.
+TEST_F(LoadConfigTest, CudaExpandableSegmentsParsesOnCudaAndIsRefusedAtItsLineOnCpu) {
+  const std::string cuda =
+      write("cuda.yaml", "device: cuda\ntrain:\n  cuda_expandable_segments: true\n");
+  EXPECT_TRUE(load_config(cuda).train.cuda_expandable_segments);
+  EXPECT_FALSE(
+      load_config(cuda, {"train.cuda_expandable_segments=false"}).train.cuda_expandable_segments);
+  std::string path = dir_.file("cpu.yaml");
+  ConfigError e = load_error("cpu.yaml", "train:\n  cuda_expandable_segments: true\n");
+  EXPECT_NE(std::string(e.what()).find("needs device=cuda (device=cpu)"), std::string::npos)
+      << e.what();
+  expect_located(e, path, 2, "train.cuda_expandable_segments");
+  ConfigError bad = load_error("bad.yaml", "train:\n  cuda_expandable_segments: maybe\n");
+  EXPECT_EQ(bad.key(), "train.cuda_expandable_segments") << bad.what();
+}
+
 TEST_F(LoadConfigTest, CrossKeyErrorOnDefaultsNamesTheFile) {
   // n_embd set in the file, n_head left at 4: the blame goes to the key that was written.
   std::string path = dir_.file("embd.yaml");

@@ -39,8 +39,8 @@ const std::vector<std::string> kAllKeys = {
     "schedule.warmup_steps", "schedule.cosine", "schedule.min_lr", "schedule.max_steps",
     "train.batch_size", "train.grad_accum_steps", "train.eval_interval", "train.eval_steps",
     "train.seed", "train.precision", "train.activation_checkpointing", "train.task",
-    "train.save_checkpoint", "train.checkpoint_interval", "train.cuda_graphs", "train.resume_from",
-    "train.test_step_sleep_ms",
+    "train.save_checkpoint", "train.checkpoint_interval", "train.cuda_graphs",
+    "train.cuda_expandable_segments", "train.resume_from", "train.test_step_sleep_ms",
     "profile.level", "profile.peak_flops_per_s", "profile.peak_bytes_per_s",
     "profile.peak_busbw_bytes_per_s", "profile.warmup_steps",
     "profile.schedule_wait", "profile.schedule_warmup", "profile.schedule_active",
@@ -80,6 +80,7 @@ Config unusual_config() {
   c.optim = {Optimizer::kSgd, 3e-4, 0.0, 0.85, 0.999, 1e-10, 0.5, 0.0, true};
   c.schedule = {0, false, 1.5e-5, 123456};
   c.train = {3, 2, 0, 1, 0, Precision::kFp16, true, TaskKind::kLm, true, 10};
+  c.train.cuda_expandable_segments = true;  // device cuda, below
   c.train.resume_from = "runs/a b: #1/checkpoint-step10";
   c.train.test_step_sleep_ms = 0.25;
   c.profile = {ProfileLevel::kOps, 1.23456789e14, 2.5e10, 3.5e9, 0, 3, 0, 7, 0, true, true, 3, 12345, false,
@@ -262,6 +263,21 @@ TEST(Validate, CudaGraphsNeedCudaBf16OneMicroBatchFusedAdamWAndPhases) {
   c.profile.level = ProfileLevel::kOps;
   EXPECT_NE(message().find("profile.level=phases"), std::string::npos);
   c.profile.level = ProfileLevel::kPhases;
+  EXPECT_NO_THROW(validate(c));
+}
+
+// train.cuda_expandable_segments configures CUDA's caching allocator: on the CPU it is refused,
+// naming the key and the device.
+TEST(Validate, CudaExpandableSegmentsNeedCuda) {
+  Config c;
+  c.train.cuda_expandable_segments = true;
+  ConfigError e = config_error_of([&] { validate(c); });
+  EXPECT_EQ(e.key(), "train.cuda_expandable_segments");
+  EXPECT_NE(std::string(e.what()).find("train.cuda_expandable_segments: true configures the CUDA "
+                                       "caching allocator and needs device=cuda (device=cpu)"),
+            std::string::npos)
+      << e.what();
+  c.device.kind = DeviceKind::kCuda;
   EXPECT_NO_THROW(validate(c));
 }
 

@@ -246,6 +246,12 @@ TEST(PlanMemory, CudaReservedIsThePeakWithWorkspacesAndUnderCachingTheLargestTen
   EXPECT_EQ(k.peak_bytes, x.peak_bytes);  // the tensors are the allocator's either way
   EXPECT_EQ(k.fragmentation_bytes, 512000);
   EXPECT_EQ(k.peak_reserved_bytes, rounded + 512000);
+  // train.cuda_expandable_segments plans as expandable segments whatever o.allocator says.
+  c.train.cuda_expandable_segments = true;
+  EXPECT_EQ(plan_memory(c, o).peak_reserved_bytes, x.peak_reserved_bytes);
+  EXPECT_EQ(cuda_allocator_for(c, CudaAllocator::kCaching), CudaAllocator::kExpandableSegments);
+  c.train.cuda_expandable_segments = false;
+  EXPECT_EQ(cuda_allocator_for(c, CudaAllocator::kCaching), CudaAllocator::kCaching);
   c.model.fused_loss = false;
   EXPECT_EQ(plan_memory(c, o).largest_tensor_bytes, 1024000);
   // The CPU has no caching allocator: reserved is the peak.

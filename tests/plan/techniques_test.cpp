@@ -66,6 +66,16 @@ TEST(PlanReport, OnCudaTheCachingAllocatorGetsAnExpandableSegmentsRowWithoutFrag
   const nlohmann::json cpu =
       nlohmann::json::parse(report_json(make_report(c, find_device("cpu"), 0, 8)));
   EXPECT_TRUE(cpu.at("allocator").is_null());
+  // train.cuda_expandable_segments: the run gets expandable segments, so the plan has them
+  // whatever the environment's allocator: no fragmentation, no row to add them.
+  c.device.kind = config::DeviceKind::kCuda;
+  c.train.cuda_expandable_segments = true;
+  const PlanReport keyed = make_report(c, d, 0, 8, CudaAllocator::kCaching);
+  EXPECT_EQ(keyed.allocator, CudaAllocator::kExpandableSegments);
+  EXPECT_EQ(keyed.memory.fragmentation_bytes, 0);
+  EXPECT_EQ(row(keyed, "+ expandable segments"), nullptr);
+  EXPECT_EQ(row(keyed, "+ fused loss")->peak_bytes, expandable->peak_bytes);
+  EXPECT_EQ(nlohmann::json::parse(report_json(keyed)).at("allocator"), "expandable_segments");
 }
 
 }  // namespace

@@ -116,6 +116,7 @@ TEST(TuneSpace, GeneratedOnCpuSearchesThreadsAndLeavesGpuKnobsOut) {
   EXPECT_TRUE(has_key(knobs, "train.precision"));
   EXPECT_TRUE(has_key(knobs, "model.attention"));
   EXPECT_FALSE(has_key(knobs, "train.cuda_graphs"));
+  EXPECT_FALSE(has_key(knobs, "train.cuda_expandable_segments"));
   EXPECT_FALSE(has_key(knobs, "model.fused_loss"));
   EXPECT_FALSE(has_key(knobs, "model.fused_norm"));
   for (size_t i = 1; i < knobs.size(); ++i) EXPECT_GE(knobs[i - 1].effect(), knobs[i].effect());
@@ -138,6 +139,41 @@ TEST(TuneSpace, GeneratedForANamedGpuHasItsKnobsAndPredictsBf16FromItsPeaks) {
   ASSERT_FALSE(knobs.empty());
   EXPECT_EQ(knobs[0].key, "train.precision");  // fp32 / bf16 peak: 67 / 989, the largest effect
   EXPECT_NEAR(knobs[0].values[0].prediction.ratio, 67.0 / 989.0, 1e-12);
+}
+
+// The caching allocator's expandable segments: a knob of a CUDA device only, keeping the
+// numerics, predicted as memory, not speed; tuned.yaml carries it as the key.
+TEST(TuneSpace, ExpandableSegmentsAreAKnobOfANamedGpuThatKeepsTheNumerics) {
+  const auto knobs = default_space(test::kTinyConfig, {}, h100());
+  const auto it = std::find_if(knobs.begin(), knobs.end(), [](const Knob& k) {
+    return k.key == "train.cuda_expandable_segments";
+  });
+  ASSERT_NE(it, knobs.end());
+  EXPECT_EQ(it->numerics, Numerics::kKept);
+  ASSERT_EQ(it->values.size(), 1u);
+  EXPECT_EQ(it->values[0].sets, std::vector<std::string>{"train.cuda_expandable_segments=true"});
+  EXPECT_EQ(it->values[0].prediction.ratio, 1);
+  EXPECT_EQ(it->values[0].prediction.source.rfind("prior: memory, not speed", 0), 0u)
+      << it->values[0].prediction.source;
+  auto kept = knobs;
+  keep_numerics_only(kept);
+  EXPECT_TRUE(has_key(kept, "train.cuda_expandable_segments"));
+  // Already on in the config: nothing to search.
+  EXPECT_FALSE(
+      has_key(default_space(test::kTinyConfig,
+                            {"device=cuda", "train.cuda_expandable_segments=true"}, h100()),
+              "train.cuda_expandable_segments"));
+}
+
+// On the CPU the key is refused by the config's own check, naming it.
+TEST(TuneSpace, ExpandableSegmentsInTheSpaceOfACpuConfigAreAConfigErrorNamingTheKey) {
+  try {
+    parse_space(test::kTinyConfig, {}, {"train.cuda_expandable_segments=true"}, cpu_machine());
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "train.cuda_expandable_segments");
+    EXPECT_NE(std::string(e.what()).find("needs device=cuda"), std::string::npos) << e.what();
+  }
 }
 
 TEST(TuneSpace, GeneratedOnlyFromKeysTheModelTypeHas) {

@@ -1,7 +1,8 @@
 // The A/B engine: two arms, baseline and candidate, run alternately for a number of rounds, each
-// repetition measured by one figure (a time), then compared (llmprof/ab/stats.h). What a
-// repetition is stays with the caller (a function); llmprof/ab/train_trial.h makes it a short
-// `llmprof train`. The engine never prints: progress goes to the caller's callback.
+// repetition measured by one figure (lower is better: a time, or energy per token), then compared
+// (llmprof/ab/stats.h). What a repetition is stays with the caller (a function);
+// llmprof/ab/train_trial.h makes it a short `llmprof train`. The engine never prints: progress
+// goes to the caller's callback.
 #pragma once
 
 #include <array>
@@ -29,7 +30,7 @@ std::array<Arm, 2> round_order(int64_t round);
 struct Repetition {
   Arm arm = Arm::kBaseline;
   int64_t round = 0;
-  double figure = 0;    // the measured time, in the unit the caller chose
+  double figure = 0;    // the measured time (or energy per token), in the caller's unit
   std::string run_dir;  // where it wrote, when it wrote a run directory
   int64_t ranks = 1;    // the rank processes it trained (a data-parallel repetition's rank<k>/)
 };

@@ -14,23 +14,31 @@
 
 namespace llmprof::ab {
 
-// The figure a repetition is measured by; every one is a time (lower is better).
+// The figure a repetition is measured by; lower is better: a time, or energy per token.
 enum class Figure : int {
   kMedianStepMs = 0,    // summary.json timing.step_ms median (steps after warm-up)
   kStepUsPerToken = 1,  // 1e6 / summary.json throughput tokens_per_s median: batch-size fair
   kWallUsPerToken = 2,  // (sum of steps.csv step_ms + eval_ms) / sum of tokens, every step
+  // 1 / summary.json energy.tokens_per_j: the run's energy (every sensor counted in its total,
+  // over the run's wall time) per token of every step; a run without energy has no figure.
+  kEnergyJPerToken = 3,
 };
 
 }  // namespace llmprof::ab
 
 namespace llmprof::config {
-LLMPROF_ENUM_NAMES(
-    ab::Figure, "figure", "median_step_ms", "step_us_per_token", "wall_us_per_token");
+LLMPROF_ENUM_NAMES(ab::Figure,
+                   "figure",
+                   "median_step_ms",
+                   "step_us_per_token",
+                   "wall_us_per_token",
+                   "energy_j_per_token");
 }  // namespace llmprof::config
 
 namespace llmprof::ab {
 
-// "median_step_ms" | "step_us_per_token" | "wall_us_per_token": stable names for files.
+// "median_step_ms" | "step_us_per_token" | "wall_us_per_token" | "energy_j_per_token": stable
+// names for files.
 inline std::string_view figure_name(Figure figure) {
   const std::string_view name = config::name(figure);
   return name == "?" ? "wall_us_per_token" : name;  // "?": a cast outside the table

@@ -98,6 +98,9 @@ struct TrainConfig {
   bool save_checkpoint = false;     // write <run>/checkpoint (weights + config) at the end
   int64_t checkpoint_interval = 0;  // also every N steps (<run>/checkpoint-step<N>); 0 = end only
   bool cuda_graphs = false;  // cuda: capture forward+backward+optimizer once, replay each step
+  // cuda: the caching allocator's expandable segments (expandable_segments:True, LibTorch >= 2.1),
+  // set before the first CUDA allocation: one growing segment per pool, no fragmentation gaps.
+  bool cuda_expandable_segments = false;
   std::string resume_from;   // a checkpoint folder: weights, optimizer, random states, step
   // TEST ONLY: slept in every micro-batch's forward phase, a known slowdown for measuring the
   // A/B gate's catch rate (scripts/bench/check_rates.sh); 0 = none.

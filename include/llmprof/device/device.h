@@ -18,6 +18,18 @@ namespace llmprof::device {
 // build and host have; the message says why not (CPU-only LibTorch, no driver or device).
 void check_device(const config::Config& cfg);
 
+// The CUDA caching allocator's settings a run of cfg gets: PYTORCH_CUDA_ALLOC_CONF (else
+// PYTORCH_ALLOC_CONF) as found, with expandable_segments:True added by
+// train.cuda_expandable_segments on a CUDA device; "" when neither.
+std::string cuda_allocator_settings(const config::Config& cfg);
+
+// train.cuda_expandable_segments on a CUDA device: hands cuda_allocator_settings(cfg) to the
+// caching allocator (LibTorch >= 2.1; process-wide, so a later run in the same process keeps
+// it). Throws ConfigError naming the key on an older LibTorch or settings it refuses. Nothing
+// otherwise. DeviceContext::make calls it; a run calls it before anything allocates on the
+// device (torch: llmprof_device_torch).
+void configure_cuda_allocator(const config::Config& cfg);
+
 // The CUDA runtime's name of cuda:index ("NVIDIA H100 80GB HBM3"); empty in a build without CUDA.
 std::string cuda_device_name(int index);
 

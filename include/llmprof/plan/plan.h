@@ -63,6 +63,9 @@ CudaAllocator cuda_allocator_of(std::string_view alloc_conf);
 // The allocator this process's environment selects, as the caching allocator reads it
 // (PYTORCH_CUDA_ALLOC_CONF, or PYTORCH_ALLOC_CONF as LibTorch 2.9+ also reads).
 CudaAllocator cuda_allocator_from_env();
+// The allocator a run of cfg gets: expandable segments when train.cuda_expandable_segments sets
+// them (train configures the allocator so), else `otherwise` (the environment's, or --allocator).
+CudaAllocator cuda_allocator_for(const config::Config& cfg, CudaAllocator otherwise);
 
 // Reserved by the caching allocator beyond the tensors of the step's peak, whatever the batch:
 // cuBLAS's workspace (32 MiB on Hopper), cuDNN attention's workspace and the small pool's 2 MiB
@@ -82,7 +85,8 @@ struct PlanOptions {
   int64_t vocab_size = 0;  // 0: model.vocab_size
   int64_t world_size = 1;  // >1: data-parallel buckets (a gradient-sized flat copy per rank)
   bool cuda = false;       // the CUDA caching allocator's rounding and CUDA's op choices
-  CudaAllocator allocator = CudaAllocator::kCaching;  // with cuda: how reserved is predicted
+  // With cuda: how reserved is predicted (a config's train.cuda_expandable_segments overrides).
+  CudaAllocator allocator = CudaAllocator::kCaching;
   OptimizerStates optimizer_states = OptimizerStates::kAsConfigured;
 };
 
@@ -210,7 +214,8 @@ std::optional<double> roofline_step_ms(const MemoryPlan& m,
 // the data-parallel rows). Throws ConfigError for a config it cannot plan.
 // Every model type gets every technique the planner models for it (DistilBERT: no checkpointing
 // or sdpa rows, its model has neither). With OptimizerStates::kNone everything is planned without
-// optimizer state and adamw_techniques holds the rows with AdamW beside.
+// optimizer state and adamw_techniques holds the rows with AdamW beside. A config with
+// train.cuda_expandable_segments plans with expandable segments whatever `allocator` says.
 PlanReport make_report(const config::Config& cfg,
                        const DeviceSpec& d,
                        int64_t vocab_size,
@@ -236,7 +241,7 @@ struct Measured;
 // summary.json's "plan" section (rundir's record, filled here): the config's plan (vocab_size: the
 // tokenizer's when model.vocab_size is 0) beside what the run measured, per component. A config the
 // planner cannot plan gives only its reason (unplanned_reason). On CUDA, `allocator` is the run's
-// (cuda_allocator_from_env()).
+// (cuda_allocator_from_env(); train.cuda_expandable_segments overrides it).
 rundir::MemoryReconciliation reconcile(const config::Config& cfg,
                                        int64_t vocab_size,
                                        bool cuda,

@@ -46,6 +46,9 @@ struct EnvRuntime {
   std::optional<int64_t> malloc_mmap_threshold_bytes, malloc_trim_threshold_bytes;
   // As found in the environment; null when unset.
   std::optional<std::string> omp_wait_policy, omp_num_threads;
+  // A CUDA run's caching-allocator settings: PYTORCH_CUDA_ALLOC_CONF as found, with
+  // expandable_segments:True added by train.cuda_expandable_segments; written only when set.
+  std::optional<std::string> cuda_allocator_settings;
 };
 
 struct EnvPeakFlops {

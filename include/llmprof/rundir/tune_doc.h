@@ -21,7 +21,7 @@ struct TuneInputs {
   std::string config_text;         // the config file's text, as read when the search started
   std::vector<std::string> sets;   // --set, common to every candidate and kept in tuned.yaml
   std::vector<std::string> space;  // --space KEY=V1,V2 as given; empty: generated
-  std::string objective;           // tokens_per_s | step_ms
+  std::string objective;           // tokens_per_s | step_ms | energy_per_token
   std::string figure;              // ab's figure the objective is measured by
   int64_t steps = 0;               // schedule.max_steps of each repetition (loss@steps)
   bool keep_numerics = false;
@@ -44,10 +44,12 @@ struct TuneKnob {
 struct TuneRepetition {
   std::string arm;  // baseline | candidate
   int64_t round = 0;
-  double figure = 0;           // the inputs' figure (a time: lower is better)
+  double figure = 0;           // the inputs' figure (a time or energy per token: lower is better)
   std::optional<double> loss;  // the repetition's last train-step loss (loss@steps)
   double seconds = 0;          // wall time of the repetition, start-up included
   std::string log;             // its log file
+  // The rank processes its run directory showed (rank0/, rank1/, ...); null: not recorded.
+  std::optional<int64_t> ranks;
 };
 
 struct TuneCandidate {

@@ -20,10 +20,11 @@ namespace llmprof::tune {
 
 // What one repetition measured.
 struct Measurement {
-  double figure = 0;           // a time: lower is better
+  double figure = 0;           // a time or energy per token: lower is better
   std::optional<double> loss;  // the last train-step loss
   double seconds = 0;          // its wall time, start-up included
   std::string log;
+  std::optional<int64_t> ranks;  // the rank processes its run directory showed
 };
 
 // Measures one repetition of candidate c (the baseline arm: the starting config) in a round.

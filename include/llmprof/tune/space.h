@@ -31,7 +31,7 @@ std::string_view numerics_name(Numerics n);  // "kept" | "changed"
 //  - model.attention sdpa 0.9, optim.fused 0.95, model.fused_loss 0.95, model.fused_norm 0.97
 //    and model.fused_swiglu 0.98 (neither measured on a GPU yet), train.cuda_graphs 0.9,
 //    data.num_workers above 0 0.97, ddp.bucket_mb 0.98: "prior: fixed" (the inverse to turn one
-//    off); any other key 1, "none".
+//    off); train.cuda_expandable_segments 1, "prior: memory, not speed"; any other key 1, "none".
 struct Prediction {
   double ratio = 1;
   std::string source;
@@ -79,8 +79,9 @@ std::vector<Knob> parse_space(const std::string& config_path,
 // The space from the config and the machine, each value kept only where the config loads with
 // it (a key the model type has): batch with accumulation keeping the global batch (and double the
 // micro-batch, changing it) up to machine.largest_batch; threads (CPU); precision; activation
-// checkpointing; attention; fused loss and optimizer; data workers; CUDA graphs (CUDA); buckets
-// (nproc > 1). Knobs in the order of their predicted effect.
+// checkpointing; attention; fused loss and optimizer; data workers; CUDA graphs and the caching
+// allocator's expandable segments (CUDA); buckets (nproc > 1). Knobs in the order of their
+// predicted effect.
 std::vector<Knob> default_space(const std::string& config_path,
                                 const std::vector<std::string>& base_sets,
                                 const Machine& machine);

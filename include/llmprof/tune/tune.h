@@ -25,7 +25,7 @@ inline constexpr double kDefaultBudget_s = 20 * 60;
 struct TuneOptions {
   std::string config_path;
   std::vector<std::string> sets;           // --set, for every candidate and in tuned.yaml
-  std::string objective = "tokens_per_s";  // tokens_per_s | step_ms (energy_per_token refused)
+  std::string objective = "tokens_per_s";  // tokens_per_s | step_ms | energy_per_token
   double budget_s = kDefaultBudget_s;
   std::vector<std::string> space;  // --space KEY=V1,V2; empty: generated
   bool keep_numerics = false;
@@ -47,8 +47,9 @@ std::string tune_dir(const TuneOptions& options);
 
 // Plans the search: its inputs, knobs and candidates, each with the planner's verdict
 // (does_not_fit ones never run). Throws UsageError / ConfigError (exit 2) for bad input: an
-// unknown knob, a value outside a key's domain, an objective it cannot measure, a space with
-// nothing that fits.
+// unknown knob, a value outside a key's domain, an objective it cannot measure (energy_per_token
+// without an energy source, naming the sources tried, or with nproc > 1), a space with nothing
+// that fits.
 rundir::TuneDoc plan_search(const TuneOptions& options);
 
 // Plans, resumes what tune_dir holds for the same inputs (or refuses other inputs), searches and
@@ -66,7 +67,7 @@ std::string tune_chart_svg(const rundir::TuneDoc& doc);
 std::string tune_html(const rundir::TuneDoc& doc);
 
 // "1.62x tokens/s [1.55, 1.70]" (objective tokens_per_s: the start's figure over the
-// candidate's), or "0.62x step_ms [...]"; "" when not measured.
+// candidate's), or "0.62x step_ms [...]", "0.80x J/token [...]"; "" when not measured.
 std::string speed_text(const rundir::TuneDoc& doc, const rundir::TuneCandidate& c);
 
 }  // namespace llmprof::tune
