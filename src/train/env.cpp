@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "llmprof/config/config.h"
+#include "llmprof/device/device.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/train/setup.h"
 #include "llmprof/version.h"
