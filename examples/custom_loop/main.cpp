@@ -15,6 +15,7 @@
 #include <llmprof/dist/launch.h>
 #include <llmprof/dist/rank_env.h>
 #include <llmprof/llmprof.h>
+#include <llmprof/process/child.h>
 #include <torch/torch.h>
 
 #include <chrono>
@@ -74,8 +75,8 @@ TORCH_MODULE(Net);
 int launch_ranks(int64_t nproc, const std::vector<std::string>& args) {
   llmprof::dist::LaunchOptions opts;
   opts.master_port = llmprof::dist::free_port();
-  opts.threads = llmprof::dist::threads_per_rank(llmprof::dist::usable_cores(), nproc);
-  const std::string exe = llmprof::dist::self_executable();
+  opts.threads = llmprof::dist::threads_per_rank(llmprof::process::usable_cores(), nproc);
+  const std::string exe = llmprof::process::self_executable();
   for (int64_t rank = 0; rank < nproc; ++rank) {
     std::vector<std::string> argv{exe};
     argv.insert(argv.end(), args.begin(), args.end());
