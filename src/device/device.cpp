@@ -29,6 +29,7 @@ void check_device(const config::Config& cfg) {
 }
 
 std::string cuda_allocator_settings(const config::Config& cfg) {
+  if (!cfg.device.is_cuda()) return "";
   std::string settings;
   for (const char* name : {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"}) {
     const char* value = std::getenv(name);
@@ -37,7 +38,7 @@ std::string cuda_allocator_settings(const config::Config& cfg) {
       break;
     }
   }
-  if (cfg.device.is_cuda() && cfg.train.cuda_expandable_segments) {
+  if (cfg.train.cuda_expandable_segments) {
     settings += std::string(settings.empty() ? "" : ",") + "expandable_segments:True";
   }
   return settings;
@@ -53,6 +54,7 @@ Capabilities capabilities(const config::Device& device) {
       c.fp16 = true;
       c.caching_allocator = true;
       c.timing_events = true;
+      c.fused_kernels = true;
       break;
   }
   return c;

@@ -94,9 +94,8 @@ rundir::Env collect_env(const config::Config& cfg,
   env.blas = rundir::EnvBlas{unless_empty(runtime.blas_config), runtime.blas_parallel,
                              runtime.blas_libraries};
   env.runtime = runtime_figures(runtime);
-  if (cfg.device.is_cuda()) {
-    env.runtime->cuda_allocator_settings = unless_empty(device::cuda_allocator_settings(cfg));
-  }
+  // CUDA: the caching allocator's settings; none on the CPU.
+  env.runtime->cuda_allocator_settings = unless_empty(device::cuda_allocator_settings(cfg));
   env.peak_flops = rundir::EnvPeakFlops{peak.flops_per_s, peak.source, peak.method,
                                         if_positive(peak.bf16_flops_per_s)};
   env.peak_bandwidth = rundir::EnvPeakBandwidth{if_positive(bandwidth.bytes_per_s),

@@ -6,6 +6,7 @@
 #include "llmprof/config/config.h"
 #include "llmprof/data/encoder_data.h"
 #include "llmprof/device/context.h"
+#include "llmprof/device/device.h"
 #include "llmprof/error.h"
 #include "llmprof/model/distilbert.h"
 #include "llmprof/model/flops.h"
@@ -327,7 +328,7 @@ std::unique_ptr<Task> make_task(const config::Config& cfg, int64_t tokenizer_voc
                       "model.fused_loss=false",
                       cfg.source_file, "model.fused_loss");
   }
-  if ((m.fused_norm || m.fused_swiglu) && cfg.device.is_cuda() &&
+  if ((m.fused_norm || m.fused_swiglu) && device::capabilities(cfg.device).fused_kernels &&
       !model::fused_norm_kernels_available()) {
     spdlog::warn(
         "model.fused_norm, model.fused_swiglu: this llmprof was built without their CUDA "

@@ -11,6 +11,7 @@
 #include "llmprof/ab/train_trial.h"
 #include "llmprof/config/enums.h"
 #include "llmprof/config/schema.h"
+#include "llmprof/device/device.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/plan/plan.h"
@@ -152,7 +153,8 @@ std::vector<std::string> plan_sets_of(const TuneOptions& o,
                                       const config::Config& base,
                                       const Machine& m,
                                       std::vector<std::string>& notes) {
-  if (!m.device.cuda || base.device.is_cuda()) return o.sets;
+  // The named device has CUDA's caching allocator and the config's device has it too: the same.
+  if (!m.device.cuda || device::capabilities(base.device).caching_allocator) return o.sets;
   notes.push_back(fmt::format(
       "--device {}: the space and the plans are the CUDA device's (device=cuda); candidates "
       "that need it are planned, not measured: the config trains on {}",

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "llmprof/config/config.h"
@@ -31,14 +32,28 @@ TEST(Capabilities, TheCpuQuantizesToInt8AndHasNoFp16CachingAllocatorOrEvents) {
   EXPECT_FALSE(c.fp16);
   EXPECT_FALSE(c.caching_allocator);
   EXPECT_FALSE(c.timing_events);
+  EXPECT_FALSE(c.fused_kernels);
 }
 
-TEST(Capabilities, ACudaDeviceHasFp16ItsCachingAllocatorAndEventsButNoInt8Engine) {
+TEST(Capabilities, ACudaDeviceHasFp16ItsCachingAllocatorEventsAndKernelsButNoInt8Engine) {
   const Capabilities c = capabilities(cuda(1));
   EXPECT_TRUE(c.fp16);
   EXPECT_TRUE(c.caching_allocator);
   EXPECT_TRUE(c.timing_events);
+  EXPECT_TRUE(c.fused_kernels);
   EXPECT_FALSE(c.int8_dynamic_quant);
+}
+
+TEST(CudaAllocatorSettings, TheCpuHasNoneWhateverTheEnvironmentSays) {
+  ::setenv("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:64", 1);
+  config::Config c = config_on("cpu");
+  c.train.cuda_expandable_segments = true;
+  EXPECT_EQ(cuda_allocator_settings(c), "");
+  c = config_on("cuda");
+  EXPECT_EQ(cuda_allocator_settings(c), "max_split_size_mb:64");
+  c.train.cuda_expandable_segments = true;
+  EXPECT_EQ(cuda_allocator_settings(c), "max_split_size_mb:64,expandable_segments:True");
+  ::unsetenv("PYTORCH_CUDA_ALLOC_CONF");
 }
 
 TEST(ResolveBackend, AutoIsGlooOnTheCpuAndNcclOnCuda) {

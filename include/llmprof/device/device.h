@@ -20,7 +20,7 @@ void check_device(const config::Config& cfg);
 
 // The CUDA caching allocator's settings a run of cfg gets: PYTORCH_CUDA_ALLOC_CONF (else
 // PYTORCH_ALLOC_CONF) as found, with expandable_segments:True added by
-// train.cuda_expandable_segments on a CUDA device; "" when neither.
+// train.cuda_expandable_segments; "" when neither, and on the CPU (no caching allocator).
 std::string cuda_allocator_settings(const config::Config& cfg);
 
 // train.cuda_expandable_segments on a CUDA device: hands cuda_allocator_settings(cfg) to the
@@ -40,6 +40,7 @@ struct Capabilities {
   bool int8_dynamic_quant = false;  // int8 dynamic quantization of Linears (the CPU's engines)
   bool caching_allocator = false;   // CUDA's caching allocator: its counters and block rounding
   bool timing_events = false;  // device events time its work (else the host clock: synchronous)
+  bool fused_kernels = false;  // llmprof's own CUDA kernels (model.fused_*) run on its tensors
 };
 
 // The capabilities of a kind of device, whatever this build has (check_device says that).
