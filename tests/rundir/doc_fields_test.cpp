@@ -123,7 +123,7 @@ TEST(DocFields, EnvWritesWhatItReads) {
   e.device = config::DeviceKind::kCpu;
   e.threads = e.threads_configured = 1;
   e.blas = EnvBlas{"text", "text", {"text"}};
-  e.runtime = EnvRuntime{true, true, 1, 1, "text", "text"};
+  e.runtime = EnvRuntime{true, true, 1, 1, "text", "text", "text"};
   e.peak_flops = EnvPeakFlops{1.5, "text", "text", 1.5};
   e.peak_bandwidth = EnvPeakBandwidth{1.5, 1.5, "text", "text"};
   e.peak_comm = EnvPeakComm{1.5, "text"};
