@@ -1,5 +1,6 @@
 // The launcher's pure parts (arguments, threads, exit codes, descriptions) and its small OS
-// helpers (cores, ports, the running executable). The rank processes: launch_local.cpp.
+// helpers (ports, the command line). The rank processes: launch_local.cpp, through
+// llmprof/process/child.h (which also gives the cores and the running executable).
 #include "llmprof/dist/launch.h"
 
 #include <arpa/inet.h>

@@ -3,15 +3,11 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <poll.h>
-#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 
 #include "llmprof/error.h"

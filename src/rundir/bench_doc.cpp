@@ -29,9 +29,9 @@ template <typename Row>
 JsonField<Row> variant_field() {
   return detail::converted<Row>(
       "variant", Presence::kOptional, [](const Row& r) { return Json(config::name(r.variant)); },
-      [](Row& r, ObjectReader& o, DocContext&) {
-        r.variant = parse_name<config::BenchVariant>(o.text("variant").value_or(""), o.file(),
-                                                     o.field("variant"));
+      [](Row& r, ObjectReader& o, DocContext&, const std::string& key) {
+        r.variant =
+            parse_name<config::BenchVariant>(o.text(key).value_or(""), o.file(), o.field(key));
       });
 }
 
@@ -96,9 +96,9 @@ JsonField<BenchDoc> variants_field() {
         for (const config::BenchVariant v : d.variants) variants.push_back(config::name(v));
         return variants;
       },
-      [](BenchDoc& d, ObjectReader& doc, DocContext&) {
-        for (const std::string& v : detail::value_list<std::string>(doc, "variants")) {
-          d.variants.push_back(parse_name<config::BenchVariant>(v, doc.file(), "variants"));
+      [](BenchDoc& d, ObjectReader& doc, DocContext&, const std::string& key) {
+        for (const std::string& v : detail::value_list<std::string>(doc, key)) {
+          d.variants.push_back(parse_name<config::BenchVariant>(v, doc.file(), key));
         }
       });
 }
@@ -107,8 +107,8 @@ JsonField<BenchDoc> variants_field() {
 JsonField<BenchDoc> notes_field() {
   return detail::converted<BenchDoc>(
       "notes", Presence::kOptional, [](const BenchDoc& d) { return Json(d.notes); },
-      [](BenchDoc& d, ObjectReader& doc, DocContext&) {
-        if (std::optional<ObjectReader> n = doc.object("notes")) {
+      [](BenchDoc& d, ObjectReader& doc, DocContext&, const std::string& key) {
+        if (std::optional<ObjectReader> n = doc.object(key)) {
           for (const auto& [key, value] : n->raw_object().items()) {
             d.notes[key] = n->text(key).value_or("");
           }
@@ -121,8 +121,8 @@ JsonField<BenchDoc> context_field() {
   return detail::converted<BenchDoc>(
       "context", Presence::kOptional,
       [](const BenchDoc& d) { return detail::env_body_json(d.context); },
-      [](BenchDoc& d, ObjectReader& doc, DocContext& ctx) {
-        if (std::optional<ObjectReader> c = doc.object("context")) {
+      [](BenchDoc& d, ObjectReader& doc, DocContext& ctx, const std::string& key) {
+        if (std::optional<ObjectReader> c = doc.object(key)) {
           detail::read_env_body(*c, ctx, d.context);
           c->keep_unknown();
         }

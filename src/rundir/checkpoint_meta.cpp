@@ -35,7 +35,7 @@ bool plain_name(const std::string& s) {
 template <typename Obj>
 JsonField<Obj> required_text(std::string key, std::string Obj::*m) {
   JsonField<Obj> f = member(key, m, Presence::kRequired);
-  f.read = [m, key](Obj& o, ObjectReader& r, DocContext&) {
+  f.read = [m](Obj& o, ObjectReader& r, DocContext&, const std::string& key) {
     std::optional<std::string> v = r.text(key);
     if (!v) r.fail(key, "a string");
     o.*m = *v;
@@ -47,12 +47,12 @@ JsonField<Obj> required_text(std::string key, std::string Obj::*m) {
 JsonField<CheckpointTokenizer> files_field() {
   JsonField<CheckpointTokenizer> f =
       member("files", &CheckpointTokenizer::files, Presence::kRequired);
-  f.read = [](CheckpointTokenizer& r, ObjectReader& t, DocContext&) {
-    const Json* files = t.raw("files");
-    if (files == nullptr || !files->is_array()) t.fail("files", "a list of file names");
+  f.read = [](CheckpointTokenizer& r, ObjectReader& t, DocContext&, const std::string& key) {
+    const Json* files = t.raw(key);
+    if (files == nullptr || !files->is_array()) t.fail(key, "a list of file names");
     for (const Json& f : *files) {
       if (!f.is_string() || !plain_name(f.get<std::string>())) {
-        t.fail("files", "a list of file names");
+        t.fail(key, "a list of file names");
       }
       r.files.push_back(f.get<std::string>());
     }
@@ -72,35 +72,40 @@ JsonField<CheckpointTokenizer> config_keys_field() {
         for (const auto& [k, v] : t.config_keys) keys.push_back({{kKey, k}, {kValue, v}});
         return keys;
       },
-      [](CheckpointTokenizer& r, ObjectReader& t, DocContext&) {
-        const Json* keys = t.raw("config_keys");
+      [](CheckpointTokenizer& r, ObjectReader& t, DocContext&, const std::string& key) {
+        const Json* keys = t.raw(key);
         if (keys == nullptr || keys->is_null()) return;
-        if (!keys->is_array()) t.fail("config_keys", "a list of {key, value}");
+        if (!keys->is_array()) t.fail(key, "a list of {key, value}");
         for (const Json& k : *keys) {
           if (!k.is_object() || !k.contains(kKey) || !k.contains(kValue) || !k[kKey].is_string() ||
               !k[kValue].is_string()) {
-            t.fail("config_keys", "a list of {key, value} strings");
+            t.fail(key, "a list of {key, value} strings");
           }
           r.config_keys.emplace_back(k[kKey].get<std::string>(), k[kValue].get<std::string>());
         }
       });
 }
 
+// The tokenizer's hash and folder: checked beside their reading, and the hash tells the two forms
+// of a tokenizer apart.
+constexpr const char* kSha256 = "sha256";
+constexpr const char* kDir = "dir";
+
 // The fields, each key once: the writer's and the reader's (in the order the reader checks them).
 // tokenizer: {type, sha256, vocab_size, lower_case, dir, files, source[, config_keys]}.
 const JsonFields<CheckpointTokenizer>& tokenizer_fields() {
   using T = CheckpointTokenizer;
   static const JsonFields<T> f = [] {
-    JsonFields<T> t = {required_text("type", &T::type), required_text("sha256", &T::sha256),
-                       required_text("dir", &T::dir), member("source", &T::source)};
+    JsonFields<T> t = {required_text("type", &T::type), required_text(kSha256, &T::sha256),
+                       required_text(kDir, &T::dir), member("source", &T::source)};
     // Checked once all three texts are read.
-    t.back().read = [](T& r, ObjectReader& o, DocContext&) {
-      r.source = o.text("source").value_or("");
+    t.back().read = [](T& r, ObjectReader& o, DocContext&, const std::string& key) {
+      r.source = o.text(key).value_or("");
       if (r.sha256.size() != 64 ||
           r.sha256.find_first_not_of("0123456789abcdef") != std::string::npos) {
-        o.fail("sha256", "64 lowercase hex digits");
+        o.fail(kSha256, "64 lowercase hex digits");
       }
-      if (!plain_name(r.dir)) o.fail("dir", "a folder name inside the checkpoint");
+      if (!plain_name(r.dir)) o.fail(kDir, "a folder name inside the checkpoint");
     };
     t.push_back(member("vocab_size", &T::vocab_size));
     t.push_back(member("lower_case", &T::lower_case));
@@ -128,10 +133,10 @@ JsonField<CheckpointMeta> tokenizer_field() {
         if (m.tokenizer_ref) return detail::write_object(*m.tokenizer_ref, tokenizer_ref_fields());
         return detail::not_written();
       },
-      [](CheckpointMeta& m, ObjectReader& doc, DocContext& ctx) {
-        std::optional<ObjectReader> t = doc.object("tokenizer");
+      [](CheckpointMeta& m, ObjectReader& doc, DocContext& ctx, const std::string& key) {
+        std::optional<ObjectReader> t = doc.object(key);
         if (!t) return;
-        if (t->has("sha256")) {
+        if (t->has(kSha256)) {
           detail::read_object(m.tokenizer.emplace(), *t, ctx, tokenizer_fields());
         } else {
           detail::read_object(m.tokenizer_ref.emplace(), *t, ctx, tokenizer_ref_fields());
@@ -166,11 +171,11 @@ const JsonFields<CheckpointTensor>& tensor_fields() {
       member(kTensorName, &CheckpointTensor::name),
       detail::converted<CheckpointTensor>(
           "shape", Presence::kOptional, [](const CheckpointTensor& t) { return Json(t.shape); },
-          [](CheckpointTensor& ct, ObjectReader& o, DocContext&) {
-            if (const Json* shape = o.raw("shape"); shape != nullptr && !shape->is_null()) {
-              if (!shape->is_array()) o.fail("shape", "a list of integers");
+          [](CheckpointTensor& ct, ObjectReader& o, DocContext&, const std::string& key) {
+            if (const Json* shape = o.raw(key); shape != nullptr && !shape->is_null()) {
+              if (!shape->is_array()) o.fail(key, "a list of integers");
               for (const Json& d : *shape) {
-                if (!d.is_number_integer()) o.fail("shape", "a list of integers");
+                if (!d.is_number_integer()) o.fail(key, "a list of integers");
                 ct.shape.push_back(d.get<int64_t>());
               }
             }
@@ -182,12 +187,12 @@ const JsonFields<CheckpointTensor>& tensor_fields() {
 JsonField<CheckpointMeta> tensors_field() {
   JsonField<CheckpointMeta> f =
       detail::list("tensors", &CheckpointMeta::tensors, tensor_fields(), Presence::kRequired);
-  f.read = [](CheckpointMeta& m, ObjectReader& doc, DocContext& ctx) {
-    const Json* tensors = doc.raw("tensors");
-    if (!tensors->is_array()) doc.fail("tensors", "a list");
+  f.read = [](CheckpointMeta& m, ObjectReader& doc, DocContext& ctx, const std::string& key) {
+    const Json* tensors = doc.raw(key);
+    if (!tensors->is_array()) doc.fail(key, "a list");
     for (size_t i = 0; i < tensors->size(); ++i) {
       const Json& t = (*tensors)[i];
-      const std::string field = fmt::format("tensors[{}].{}", i, kTensorName);
+      const std::string field = fmt::format("{}[{}].{}", key, i, kTensorName);
       if (!t.is_object() || !t.contains(kTensorName)) {
         throw DataError(fmt::format("{}: {} is missing", ctx.file, field));
       }
@@ -195,7 +200,7 @@ JsonField<CheckpointMeta> tensors_field() {
         throw DataError(fmt::format("{}: {} is {}, not a string", ctx.file, field,
                                     printable_json(t[kTensorName])));
       }
-      ObjectReader o(t, ctx, fmt::format("/tensors/{}", i));
+      ObjectReader o(t, ctx, fmt::format("/{}/{}", key, i));
       detail::read_object(m.tensors.emplace_back(), o, ctx, tensor_fields());
       o.keep_unknown();
     }
@@ -206,9 +211,9 @@ JsonField<CheckpointMeta> tensors_field() {
 // The Hugging Face config.json beside the weights: a file name; written only with one.
 JsonField<CheckpointMeta> hf_config_field() {
   JsonField<CheckpointMeta> f = detail::text_if_set("hf_config", &CheckpointMeta::hf_config);
-  f.read = [](CheckpointMeta& m, ObjectReader& doc, DocContext&) {
-    m.hf_config = doc.text("hf_config").value_or("");
-    if (m.hf_config.find('/') != std::string::npos) doc.fail("hf_config", "a file name");
+  f.read = [](CheckpointMeta& m, ObjectReader& doc, DocContext&, const std::string& key) {
+    m.hf_config = doc.text(key).value_or("");
+    if (m.hf_config.find('/') != std::string::npos) doc.fail(key, "a file name");
   };
   return f;
 }

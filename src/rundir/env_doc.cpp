@@ -137,13 +137,13 @@ JsonField<EnergyAvailability> sources_field() {
     return a.monitored ? detail::write_object_list(a.sources, source_fields())
                        : detail::not_written();
   };
-  f.read = [](EnergyAvailability& a, ObjectReader& o, DocContext& ctx) {
-    a.monitored = o.has("sources");
-    const Json* sources = o.raw("sources");
+  f.read = [](EnergyAvailability& a, ObjectReader& o, DocContext& ctx, const std::string& key) {
+    a.monitored = o.has(key);
+    const Json* sources = o.raw(key);
     if (sources == nullptr || sources->is_null()) return;
-    if (!sources->is_array()) o.fail("sources", "an array of objects");
+    if (!sources->is_array()) o.fail(key, "an array of objects");
     for (size_t i = 0; i < sources->size(); ++i) {
-      const std::string pointer = fmt::format("{}/sources/{}", o.pointer(), i);
+      const std::string pointer = fmt::format("{}/{}/{}", o.pointer(), key, i);
       const Json& v = (*sources)[i];
       if (!v.is_object())
         throw DataError(fmt::format("{}: {} is not an object", ctx.file, pointer));
@@ -171,10 +171,10 @@ JsonField<Env> device_field() {
       [](const Env& e) {
         return e.device ? Json(std::string(config::name(*e.device))) : Json(nullptr);
       },
-      [](Env& e, ObjectReader& doc, DocContext& ctx) {
-        if (const Json* d = doc.raw("device"); d != nullptr && !d->is_null()) {
+      [](Env& e, ObjectReader& doc, DocContext& ctx, const std::string& key) {
+        if (const Json* d = doc.raw(key); d != nullptr && !d->is_null()) {
           const std::string name = d->is_string() ? d->get<std::string>() : printable_json(*d);
-          e.device = parse_name<config::DeviceKind>(name, ctx.file, doc.field("device"));
+          e.device = parse_name<config::DeviceKind>(name, ctx.file, doc.field(key));
         }
       });
 }

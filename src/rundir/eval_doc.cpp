@@ -29,7 +29,7 @@ constexpr const char* kWholeSet = "the whole set, in order";
 // A rate (or a loss) written as null, nothing timed, reads back as NaN, which writes null again.
 detail::JsonField<EvalSetFigures> rate(std::string key, double EvalSetFigures::*m) {
   detail::JsonField<EvalSetFigures> f = member(key, m);
-  f.read = [m, key](EvalSetFigures& r, ObjectReader& o, DocContext&) {
+  f.read = [m](EvalSetFigures& r, ObjectReader& o, DocContext&, const std::string& key) {
     r.*m = o.number(key).value_or(NAN);
   };
   return f;
@@ -49,8 +49,8 @@ const detail::JsonFields<EvalSetFigures>& set_fields() {
           [](const EvalSetFigures& r) {
             return Json(r.sampling.empty() ? std::string(kWholeSet) : r.sampling);
           },
-          [](EvalSetFigures& r, ObjectReader& o, DocContext&) {
-            r.sampling = o.text("sampling").value_or("");
+          [](EvalSetFigures& r, ObjectReader& o, DocContext&, const std::string& key) {
+            r.sampling = o.text(key).value_or("");
           }),
       rate("loss", &EvalSetFigures::loss),
       member("perplexity", &EvalSetFigures::perplexity),
@@ -68,9 +68,9 @@ namespace {
 // The sets: required, and an array (null is not).
 JsonField<EvalDoc> sets_field() {
   JsonField<EvalDoc> f = list("sets", &EvalDoc::sets, set_fields(), Presence::kRequired);
-  f.read = [](EvalDoc& d, ObjectReader& o, DocContext& ctx) {
-    if (!o.raw("sets")->is_array()) o.fail("sets", "an array of objects");
-    d.sets = read_object_list<EvalSetFigures>(o, ctx, "sets", set_fields());
+  f.read = [](EvalDoc& d, ObjectReader& o, DocContext& ctx, const std::string& key) {
+    if (!o.raw(key)->is_array()) o.fail(key, "an array of objects");
+    d.sets = read_object_list<EvalSetFigures>(o, ctx, key, set_fields());
   };
   return f;
 }

@@ -38,7 +38,8 @@ struct JsonField {
   Presence presence = Presence::kOptional;
   // The value written at key; a discarded value (not_written()) leaves the key out.
   std::function<Json(const Obj&)> write;
-  std::function<void(Obj&, ObjectReader&, DocContext&)> read;
+  // Reads the field at key (the table's, passed in: a reader names it only there).
+  std::function<void(Obj&, ObjectReader&, DocContext&, const std::string& key)> read;
   // A nested object's or list's keys ("inner", list items' as "[].inner"); empty for a value.
   std::function<std::vector<std::string>()> nested;
 };
@@ -135,7 +136,7 @@ void read_object(Obj& obj, ObjectReader& o, DocContext& ctx, const JsonFields<Ob
   }
   for (const JsonField<Obj>& f : fields) {
     if (f.presence == Presence::kLater) o.later(f.key);
-    f.read(obj, o, ctx);
+    f.read(obj, o, ctx, f.key);
   }
 }
 
@@ -182,7 +183,9 @@ JsonField<Obj> member(std::string key, M Obj::*m, Presence p = Presence::kOption
   return {key,
           p,
           [m](const Obj& o) { return value_json(o.*m); },
-          [m, key](Obj& o, ObjectReader& r, DocContext&) { read_value(r, key, o.*m); },
+          [m](Obj& o, ObjectReader& r, DocContext&, const std::string& key) {
+            read_value(r, key, o.*m);
+          },
           {}};
 }
 
@@ -221,7 +224,7 @@ JsonField<Obj> name_member(std::string key, E Obj::*m, Presence p = Presence::kO
   return {key,
           p,
           [m](const Obj& o) { return Json(config::name(o.*m)); },
-          [m, key](Obj& o, ObjectReader& r, DocContext&) {
+          [m](Obj& o, ObjectReader& r, DocContext&, const std::string& key) {
             if (const std::optional<std::string> v = r.text(key)) {
               o.*m = parse_name<E>(*v, r.file(), key);
             }
@@ -231,10 +234,11 @@ JsonField<Obj> name_member(std::string key, E Obj::*m, Presence p = Presence::kO
 
 // A field with a conversion of its own.
 template <typename Obj>
-JsonField<Obj> converted(std::string key,
-                         Presence p,
-                         std::function<Json(const Obj&)> write,
-                         std::function<void(Obj&, ObjectReader&, DocContext&)> read) {
+JsonField<Obj> converted(
+    std::string key,
+    Presence p,
+    std::function<Json(const Obj&)> write,
+    std::function<void(Obj&, ObjectReader&, DocContext&, const std::string&)> read) {
   return {std::move(key), p, std::move(write), std::move(read), {}};
 }
 
@@ -245,7 +249,7 @@ JsonField<Obj> object(std::string key,
                       const JsonFields<Sub>& inner,
                       Presence p = Presence::kOptional) {
   return {key, p, [m, &inner](const Obj& o) { return write_object(o.*m, inner); },
-          [m, key, &inner](Obj& o, ObjectReader& r, DocContext& ctx) {
+          [m, &inner](Obj& o, ObjectReader& r, DocContext& ctx, const std::string& key) {
             if (std::optional<ObjectReader> sub = r.object(key)) {
               read_object(o.*m, *sub, ctx, inner);
               sub->keep_unknown();
@@ -263,7 +267,7 @@ JsonField<Obj> section(std::string key,
   return {
       key, p,
       [m, &inner](const Obj& o) { return (o.*m) ? write_object(*(o.*m), inner) : Json(nullptr); },
-      [m, key, &inner](Obj& o, ObjectReader& r, DocContext& ctx) {
+      [m, &inner](Obj& o, ObjectReader& r, DocContext& ctx, const std::string& key) {
         o.*m = read_section<Sub>(r, key, [&](ObjectReader& sub) {
           Sub s{};
           read_object(s, sub, ctx, inner);
@@ -323,7 +327,7 @@ JsonField<Obj> list(std::string key,
                     const JsonFields<Sub>& inner,
                     Presence p = Presence::kOptional) {
   return {key, p, [m, &inner](const Obj& o) { return write_object_list(o.*m, inner); },
-          [m, key, &inner](Obj& o, ObjectReader& r, DocContext& ctx) {
+          [m, &inner](Obj& o, ObjectReader& r, DocContext& ctx, const std::string& key) {
             o.*m = read_object_list<Sub>(r, ctx, key, inner);
           },
           [&inner] { return item_keys(inner); }};
@@ -339,7 +343,7 @@ JsonField<Obj> optional_list(std::string key,
           [m, &inner](const Obj& o) {
             return (o.*m) ? write_object_list(*(o.*m), inner) : Json(nullptr);
           },
-          [m, key, &inner](Obj& o, ObjectReader& r, DocContext& ctx) {
+          [m, &inner](Obj& o, ObjectReader& r, DocContext& ctx, const std::string& key) {
             const Json* v = r.raw(key);
             if (v == nullptr || v->is_null()) return;
             o.*m = read_object_list<Sub>(r, ctx, key, inner);

@@ -62,8 +62,8 @@ detail::JsonField<PlanDoc> components_field() {
         for (const auto& [name, bytes] : d.components_at_peak_bytes) comp[name] = bytes;
         return comp;
       },
-      [](PlanDoc& d, ObjectReader& doc, DocContext&) {
-        if (std::optional<ObjectReader> comp = doc.object("components_at_peak_bytes")) {
+      [](PlanDoc& d, ObjectReader& doc, DocContext&, const std::string& key) {
+        if (std::optional<ObjectReader> comp = doc.object(key)) {
           for (const auto& [name, v] : comp->raw_object().items()) {
             if (const std::optional<int64_t> b = comp->integer(name)) {
               d.components_at_peak_bytes[name] = *b;

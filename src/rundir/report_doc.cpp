@@ -54,14 +54,16 @@ const JsonFields<InputWarning>& warning_fields() {
       detail::converted<InputWarning>(
           "line", Presence::kOptional,
           [](const InputWarning& w) { return w.line > 0 ? Json(w.line) : Json(); },
-          [](InputWarning& w, ObjectReader& o, DocContext&) {
-            w.line = o.integer("line").value_or(0);
+          [](InputWarning& w, ObjectReader& o, DocContext&, const std::string& key) {
+            w.line = o.integer(key).value_or(0);
           }),
       member("message", &InputWarning::message),
       // Written from the fields above: read only to check it is text.
       detail::converted<InputWarning>(
           "text", Presence::kOptional, [](const InputWarning& w) { return Json(w.text()); },
-          [](InputWarning&, ObjectReader& o, DocContext&) { o.text("text"); })};
+          [](InputWarning&, ObjectReader& o, DocContext&, const std::string& key) {
+            o.text(key);
+          })};
   return f;
 }
 
@@ -87,9 +89,9 @@ const JsonFields<ReportTable>& table_fields() {
             }
             return rows;
           },
-          [](ReportTable& t, ObjectReader& o, DocContext& ctx) {
+          [](ReportTable& t, ObjectReader& o, DocContext& ctx, const std::string& key) {
             t.rows =
-                detail::object_list<std::map<std::string, ReportCell>>(o, ctx, "rows", read_cells);
+                detail::object_list<std::map<std::string, ReportCell>>(o, ctx, key, read_cells);
           }),
       member("notes", &ReportTable::notes), detail::member_if_set("source", &ReportTable::source)};
   return f;

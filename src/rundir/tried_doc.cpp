@@ -42,7 +42,7 @@ JsonField<TriedEntry> comparison_member(std::string key, M TriedComparison::*m) 
       [m](const TriedEntry& t) {
         return t.comparison ? detail::value_json((*t.comparison).*m) : detail::not_written();
       },
-      [m, key](TriedEntry& t, ObjectReader& o, DocContext&) {
+      [m](TriedEntry& t, ObjectReader& o, DocContext&, const std::string& key) {
         if (!t.comparison) return;
         o.require(key);
         if constexpr (std::is_same_v<M, double>) {
@@ -72,8 +72,8 @@ const JsonFields<TriedEntry>& entry_fields() {
           [](const TriedEntry& t) {
             return t.comparison ? Json(t.comparison->verdict) : Json(nullptr);
           },
-          [](TriedEntry& t, ObjectReader& o, DocContext&) {
-            if (std::optional<std::string> verdict = o.text("verdict")) {
+          [](TriedEntry& t, ObjectReader& o, DocContext&, const std::string& key) {
+            if (std::optional<std::string> verdict = o.text(key)) {
               t.comparison = TriedComparison{};
               t.comparison->verdict = std::move(*verdict);
             }
@@ -110,7 +110,7 @@ const JsonFields<TriedDoc>& tried_doc_fields() {
       // A constant description, written again: read only to check it is text.
       converted<TriedDoc>(
           "what", Presence::kOptional, [](const TriedDoc&) { return Json(kWhat); },
-          [](TriedDoc&, ObjectReader& o, DocContext&) { o.text("what"); }),
+          [](TriedDoc&, ObjectReader& o, DocContext&, const std::string& key) { o.text(key); }),
       // Each entry with its own unknown keys put back (the reader moves them to the entry).
       [] {
         JsonField<TriedDoc> tried =

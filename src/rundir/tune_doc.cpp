@@ -104,7 +104,7 @@ const JsonFields<TuneDoc>& tune_doc_fields() {
       // A constant description, written again: read only to check it is text.
       converted<TuneDoc>(
           "what", Presence::kOptional, [](const TuneDoc&) { return Json(kTuneWhat); },
-          [](TuneDoc&, ObjectReader& o, DocContext&) { o.text("what"); }),
+          [](TuneDoc&, ObjectReader& o, DocContext&, const std::string& key) { o.text(key); }),
       object("inputs", &TuneDoc::inputs, inputs_fields(), Presence::kRequired),
       member("budget_s", &TuneDoc::budget_s),
       list("knobs", &TuneDoc::knobs, knob_fields()),

@@ -229,14 +229,20 @@ void share_peak(Plan& plan) {
                  rundir::path(info.sweep_dir, rundir::kSweepJson));
     return;
   }
-  const std::string cmd =
-      fmt::format("'{}' peak --flops-only --threads {} --precision {} 2>/dev/null", plan.executable,
-                  info.threads_per_point, config::name(plan.precision));
+  // Its stdout only (stderr captured and dropped); a peak that cannot be started is unknown.
+  const std::vector<std::string> argv = {plan.executable,
+                                         "peak",
+                                         "--flops-only",
+                                         "--threads",
+                                         std::to_string(info.threads_per_point),
+                                         "--precision",
+                                         std::string(config::name(plan.precision))};
+  const std::string cmd = fmt::format(
+      "'{}' peak --flops-only --threads {} --precision {} 2>/dev/null", argv[0], argv[4], argv[6]);
   std::string out;
-  if (FILE* f = popen(cmd.c_str(), "r")) {
-    char buf[256];
-    while (fgets(buf, sizeof buf, f) != nullptr) out += buf;
-    pclose(f);
+  try {
+    out = process::run_capture(argv).out;
+  } catch (const IoError&) {
   }
   const size_t at = out.find("peak_flops_per_s: ");
   double flops = 0;

@@ -145,15 +145,15 @@ TEST(Ports, FreePortIsBindableAndABusyPortIsAUsageErrorNamingIt) {
 }
 
 TEST(UsableCores, IsAtLeastOneAndAtMostTheOnlineCount) {
-  EXPECT_GE(process::usable_cores(), 1);
-  EXPECT_LE(process::usable_cores(), ::sysconf(_SC_NPROCESSORS_ONLN));
+  EXPECT_GE(usable_cores(), 1);
+  EXPECT_LE(usable_cores(), ::sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 TEST(SelfCommandLine, StartsWithThisTestProgram) {
   const Args cl = self_command_line();
   ASSERT_FALSE(cl.empty());
   EXPECT_NE(cl[0].find("test_dist"), std::string::npos) << cl[0];
-  EXPECT_NE(process::self_executable().find("test_dist"), std::string::npos);
+  EXPECT_NE(self_executable().find("test_dist"), std::string::npos);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -71,6 +71,11 @@ int launch_exit_code(const std::optional<RankEnd>& first_failure, bool interrupt
 // ---------------------------------------------------------------------------------------------
 // The OS side
 
+// CPUs this process may run on, and the running executable's path: the one launcher's
+// (llmprof/process/child.h), under the names a launcher of ranks has used.
+using process::self_executable;
+using process::usable_cores;
+
 // A TCP port on addr that nobody listens on now (bound to port 0, then closed).
 // Throws IoError when no socket can be bound.
 int free_port(const std::string& addr = "127.0.0.1");
