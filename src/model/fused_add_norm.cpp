@@ -8,6 +8,7 @@
 #include <string>
 #include <tuple>
 
+#include "fused_launch.h"
 #include "llmprof/model/fused_norm.h"
 #include "llmprof/profile/bytes.h"
 
@@ -83,23 +84,6 @@ tensor_list torch_backward(bool rms,
 // ---------------------------------------------------------------------------------------------
 // The CUDA kernels
 
-#ifdef LLMPROF_FUSED_NORM_KERNELS
-
-std::optional<NormDtype> norm_dtype(c10::ScalarType t) {
-  switch (t) {
-    case torch::kFloat:
-      return NormDtype::kFloat32;
-    case torch::kBFloat16:
-      return NormDtype::kBFloat16;
-    case torch::kHalf:
-      return NormDtype::kFloat16;
-    default:
-      return std::nullopt;
-  }
-}
-
-#endif
-
 // Whether this call takes the kernels: a build with them, CUDA tensors on one device, dtypes
 // add_norm_dtypes_supported takes, rows no wider than kAddNormMaxWidth.
 bool takes_kernels(const torch::Tensor& residual,
@@ -113,9 +97,9 @@ bool takes_kernels(const torch::Tensor& residual,
       weight.size(0) > kAddNormMaxWidth) {
     return false;
   }
-  const auto s = norm_dtype(c10::promoteTypes(residual.scalar_type(), delta.scalar_type()));
-  const auto r = norm_dtype(residual.scalar_type()), d = norm_dtype(delta.scalar_type());
-  const auto w = norm_dtype(weight.scalar_type());
+  const auto s = kernel_dtype(c10::promoteTypes(residual.scalar_type(), delta.scalar_type()));
+  const auto r = kernel_dtype(residual.scalar_type()), d = kernel_dtype(delta.scalar_type());
+  const auto w = kernel_dtype(weight.scalar_type());
   if (!s || !r || !d || !w) return false;
   return add_norm_dtypes_supported(*s, *r == *s ? *d : *r, *w);
 #else
@@ -126,12 +110,7 @@ bool takes_kernels(const torch::Tensor& residual,
 
 #ifdef LLMPROF_FUSED_NORM_KERNELS
 
-void check(const char* error, bool rms, const char* where) {
-  if (error != nullptr) {
-    throw std::runtime_error(std::string(rms ? "[add_rms_norm] " : "[add_layer_norm] ") + where +
-                             ": " + error);
-  }
-}
+const char* op_name(bool rms) { return rms ? "add_rms_norm" : "add_layer_norm"; }
 
 NormOut kernel_forward(bool rms,
                        const torch::Tensor& residual,
@@ -149,9 +128,9 @@ NormOut kernel_forward(bool rms,
   const torch::Tensor b = bias.defined() ? bias.contiguous() : torch::Tensor();
   AddNormForward a;
   a.rms = rms;
-  a.sum_dtype = *norm_dtype(sum_type);
-  a.delta_dtype = *norm_dtype(d.scalar_type());
-  a.weight_dtype = *norm_dtype(w.scalar_type());
+  a.sum_dtype = *kernel_dtype(sum_type);
+  a.delta_dtype = *kernel_dtype(d.scalar_type());
+  a.weight_dtype = *kernel_dtype(w.scalar_type());
   const NormDtype out_dtype = add_norm_out_dtype(rms, a.sum_dtype, a.weight_dtype);
   NormOut o;
   o.h = torch::empty(x.sizes(), x.options());
@@ -171,7 +150,8 @@ NormOut kernel_forward(bool rms,
   a.mean = rms ? nullptr : o.mean.data_ptr<float>();
   a.rstd = o.rstd.data_ptr<float>();
   a.eps = static_cast<float>(eps);
-  check(launch_add_norm_forward(a, c10::cuda::getCurrentCUDAStream().stream()), rms, "forward");
+  check_launch(launch_add_norm_forward(a, c10::cuda::getCurrentCUDAStream().stream()), op_name(rms),
+               "forward");
   return o;
 }
 
@@ -188,9 +168,9 @@ tensor_list kernel_backward(bool rms,
   const c10::cuda::CUDAGuard device_guard(h.device());
   AddNormBackward a;
   a.rms = rms;
-  a.sum_dtype = *norm_dtype(h.scalar_type());
-  a.delta_dtype = *norm_dtype(delta_type);
-  a.weight_dtype = *norm_dtype(weight.scalar_type());
+  a.sum_dtype = *kernel_dtype(h.scalar_type());
+  a.delta_dtype = *kernel_dtype(delta_type);
+  a.weight_dtype = *kernel_dtype(weight.scalar_type());
   const bool out32 = add_norm_out_dtype(rms, a.sum_dtype, a.weight_dtype) == NormDtype::kFloat32;
   const torch::Tensor dn = grad_norm.to(out32 ? torch::kFloat : h.scalar_type()).contiguous();
   const torch::Tensor dh = grad_h.defined() ? grad_h.to(h.scalar_type()).contiguous() : grad_h;
@@ -198,7 +178,7 @@ tensor_list kernel_backward(bool rms,
   a.rows = h.numel() / a.width;
   const int64_t blocks = add_norm_backward_blocks(a.rows);
   if (a.rows > 0 && blocks < 1)
-    check("cannot read the device's multiprocessor count", rms, "backward");
+    check_launch("cannot read the device's multiprocessor count", op_name(rms), "backward");
   torch::Tensor dx = torch::empty(h.sizes(), h.options());
   torch::Tensor dd = delta_type != h.scalar_type()
                          ? torch::empty(h.sizes(), h.options().dtype(delta_type))
@@ -219,8 +199,8 @@ tensor_list kernel_backward(bool rms,
   a.partial = partial.data_ptr<float>();
   a.grad_weight = dw.data_ptr();
   a.grad_bias = db.defined() ? db.data_ptr() : nullptr;
-  check(launch_add_norm_backward(a, blocks, c10::cuda::getCurrentCUDAStream().stream()), rms,
-        "backward");
+  check_launch(launch_add_norm_backward(a, blocks, c10::cuda::getCurrentCUDAStream().stream()),
+               op_name(rms), "backward");
   return {dx, dd, dw, db};
 }
 

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "cuda_convert.cuh"
 #include "fused_add_norm.h"
 
 namespace llmprof::model {
@@ -24,30 +25,9 @@ constexpr int kReduceColumns = 32, kReduceRows = 16;  // the partial sums' reduc
 constexpr int kVec = 4;                               // elements per load where aligned
 constexpr int kDefaultSharedBytes = 48 * 1024;
 
-__device__ __forceinline__ float to_float(float x) { return x; }
-__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
-
-template <typename T>
-__device__ __forceinline__ T from_float(float x);
-template <>
-__device__ __forceinline__ float from_float<float>(float x) {
-  return x;
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
-  return __float2bfloat16(x);
-}
-template <>
-__device__ __forceinline__ __half from_float<__half>(float x) {
-  return __float2half(x);
-}
-
-// x as T holds it: the rounding LibTorch's op in T applies to its fp32 result.
-template <typename T>
-__device__ __forceinline__ float round_to(float x) {
-  return to_float(from_float<T>(x));
-}
+using convert::from_float;
+using convert::round_to;
+using convert::to_float;
 
 // The norm's output type: the sum's, or fp32 for RMSNorm with an fp32 weight (fused_add_norm.h).
 template <bool Rms, typename TS, typename TW>

@@ -11,6 +11,7 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include "fused_cross_entropy.h"
+#include "fused_launch.h"
 #endif
 
 namespace llmprof::model {
@@ -34,12 +35,6 @@ LogitsDtype logits_dtype(const torch::Tensor& logits) {
   }
 }
 
-void check(const char* error, const char* where) {
-  if (error != nullptr) {
-    throw std::runtime_error(std::string("[fused_cross_entropy] ") + where + ": " + error);
-  }
-}
-
 }  // namespace
 
 // Named outside an anonymous namespace: its backward node shows in ops.csv and kernels.csv as
@@ -55,11 +50,11 @@ struct FusedCrossEntropy : public torch::autograd::Function<FusedCrossEntropy> {
     const auto f32 = logits.options().dtype(torch::kFloat);
     torch::Tensor lse = torch::empty({rows}, f32);
     torch::Tensor row_loss = torch::empty({rows}, f32);
-    check(launch_cross_entropy_forward(logits_dtype(logits), logits.data_ptr(),
-                                       targets.data_ptr<int64_t>(), rows, vocab, ignore_index,
-                                       lse.data_ptr<float>(), row_loss.data_ptr<float>(),
-                                       c10::cuda::getCurrentCUDAStream().stream()),
-          "forward");
+    check_launch(launch_cross_entropy_forward(
+                     logits_dtype(logits), logits.data_ptr(), targets.data_ptr<int64_t>(), rows,
+                     vocab, ignore_index, lse.data_ptr<float>(), row_loss.data_ptr<float>(),
+                     c10::cuda::getCurrentCUDAStream().stream()),
+                 "fused_cross_entropy", "forward");
     // Mean over the rows that count, on the device (no host sync): 0/0 = NaN as LibTorch's.
     torch::Tensor counted = targets.ne(ignore_index).sum().to(torch::kFloat);
     ctx->save_for_backward({logits, targets, lse, counted});
@@ -76,12 +71,11 @@ struct FusedCrossEntropy : public torch::autograd::Function<FusedCrossEntropy> {
     const c10::cuda::CUDAGuard device_guard(logits.device());
     torch::Tensor scale = (grad_outputs[0].to(torch::kFloat) / counted).contiguous();
     torch::Tensor grad = torch::empty_like(logits, torch::MemoryFormat::Contiguous);
-    check(launch_cross_entropy_backward(logits_dtype(logits), logits.data_ptr(),
-                                        targets.data_ptr<int64_t>(), lse.data_ptr<float>(),
-                                        scale.data_ptr<float>(), logits.size(0), logits.size(1),
-                                        ignore_index, grad.data_ptr(),
-                                        c10::cuda::getCurrentCUDAStream().stream()),
-          "backward");
+    check_launch(launch_cross_entropy_backward(
+                     logits_dtype(logits), logits.data_ptr(), targets.data_ptr<int64_t>(),
+                     lse.data_ptr<float>(), scale.data_ptr<float>(), logits.size(0), logits.size(1),
+                     ignore_index, grad.data_ptr(), c10::cuda::getCurrentCUDAStream().stream()),
+                 "fused_cross_entropy", "backward");
     return {grad, torch::Tensor(), torch::Tensor()};
   }
 };

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "cuda_convert.cuh"
 #include "fused_cross_entropy.h"
 
 namespace llmprof::model {
@@ -17,20 +18,8 @@ namespace {
 constexpr int kThreads = 512;
 constexpr int kWarps = kThreads / 32;
 
-__device__ __forceinline__ float to_float(float x) { return x; }
-__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
-
-template <typename T>
-__device__ __forceinline__ T from_float(float x);
-template <>
-__device__ __forceinline__ float from_float<float>(float x) { return x; }
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
-  return __float2bfloat16(x);
-}
-template <>
-__device__ __forceinline__ __half from_float<__half>(float x) { return __float2half(x); }
+using convert::from_float;
+using convert::to_float;
 
 // (m, s) is a running maximum and sum of exp(x - m). Merging two keeps the pair exact; an empty
 // side (m = -inf, s = 0) leaves the other unchanged. fmaxf drops NaN, so a NaN logit reaches

@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "fused_launch.h"
 #include "fused_swiglu.h"
 #include "llmprof/profile/bytes.h"
 
@@ -29,20 +30,7 @@ std::optional<NormDtype> swiglu_dtype(const torch::Tensor& gate, const torch::Te
   if (!gate.is_cuda() || up.device() != gate.device() || up.scalar_type() != gate.scalar_type()) {
     return std::nullopt;
   }
-  switch (gate.scalar_type()) {
-    case torch::kFloat:
-      return NormDtype::kFloat32;
-    case torch::kBFloat16:
-      return NormDtype::kBFloat16;
-    case torch::kHalf:
-      return NormDtype::kFloat16;
-    default:
-      return std::nullopt;
-  }
-}
-
-void check_launch(const char* error, const char* where) {
-  if (error != nullptr) throw std::runtime_error(std::string("[swiglu] ") + where + ": " + error);
+  return kernel_dtype(gate.scalar_type());
 }
 
 #endif
@@ -71,7 +59,7 @@ struct SwigluFunction : public torch::autograd::Function<SwigluFunction> {
       torch::Tensor out = torch::empty_like(g, torch::MemoryFormat::Contiguous);
       check_launch(launch_swiglu_forward(*dtype, g.data_ptr(), u.data_ptr(), out.data_ptr(),
                                          g.numel(), c10::cuda::getCurrentCUDAStream().stream()),
-                   "forward");
+                   "swiglu", "forward");
       return out;
     }
 #endif
@@ -91,7 +79,7 @@ struct SwigluFunction : public torch::autograd::Function<SwigluFunction> {
       check_launch(launch_swiglu_backward(*dtype, dh.data_ptr(), g.data_ptr(), u.data_ptr(),
                                           dg.data_ptr(), du.data_ptr(), g.numel(),
                                           c10::cuda::getCurrentCUDAStream().stream()),
-                   "backward");
+                   "swiglu", "backward");
       return {dg, du};
     }
 #endif

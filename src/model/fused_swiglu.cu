@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "cuda_convert.cuh"
 #include "fused_swiglu.h"
 
 namespace llmprof::model {
@@ -16,29 +17,9 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kMaxBlocks = 65535;
 
-__device__ __forceinline__ float to_float(float x) { return x; }
-__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
-
-template <typename T>
-__device__ __forceinline__ T from_float(float x);
-template <>
-__device__ __forceinline__ float from_float<float>(float x) {
-  return x;
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
-  return __float2bfloat16(x);
-}
-template <>
-__device__ __forceinline__ __half from_float<__half>(float x) {
-  return __float2half(x);
-}
-
-template <typename T>
-__device__ __forceinline__ float round_to(float x) {
-  return to_float(from_float<T>(x));
-}
+using convert::from_float;
+using convert::round_to;
+using convert::to_float;
 
 __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 // As LibTorch's silu kernel: x / (1 + exp(-x)), in fp32.
