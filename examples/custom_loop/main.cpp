@@ -6,7 +6,8 @@
 // Data-parallel: `--nproc N` starts N ranks of this program on this machine (llmprof's local
 // launcher, the torchrun-style environment); each trains on its own batches with DDP's gradient
 // sync through llmprof::dist::DataParallel, a participant of the same Session and Step. They
-// write what `llmprof train --nproc N` writes: <top>/rank<k>/ for each rank, and at the top the
+// write what `llmprof train --nproc N` writes: <top>/rank<k>/ for each rank (at profile.level=
+// modules|ops its trace.json naming the rank, with its gradient all-reduces), and at the top the
 // merged steps.csv and summary.json and the communication analysis (comm_steps.csv, ...), which
 // rank 0 writes in session.finish().
 //

@@ -217,7 +217,7 @@ void DataParallel::on_added(const std::string& rank_dir) {
   spans_.clear();
 }
 
-rundir::TraceDistributed DataParallel::trace_info() const {
+std::optional<rundir::TraceDistributed> DataParallel::trace_distributed() const {
   rundir::TraceDistributed d;
   d.rank = rank();
   d.world_size = world_size();

@@ -19,14 +19,21 @@
 
 namespace llmprof::train {
 
-
 DeepProfile::DeepProfile(const config::Config& cfg,
                          const profile::ScopeFlops& scope_flops,
-                         const profile::Roofs& roofs, std::string run_dir,
-                         std::unique_ptr<gpu::ActivitySource> gpu, int64_t first_step)
-    : cfg_(cfg.profile), first_step_(first_step), level_(cfg.profile.level),
-      run_dir_(std::move(run_dir)), roofs_(roofs),
-      scope_flops_(scope_flops), totals_(roofs),
+                         const profile::Roofs& roofs,
+                         std::string run_dir,
+                         double analytic_flops_per_step,
+                         std::unique_ptr<gpu::ActivitySource> gpu,
+                         int64_t first_step)
+    : cfg_(cfg.profile),
+      first_step_(first_step),
+      level_(cfg.profile.level),
+      run_dir_(std::move(run_dir)),
+      roofs_(roofs),
+      analytic_flops_per_step_(analytic_flops_per_step),
+      scope_flops_(scope_flops),
+      totals_(roofs),
       gpu_(level_ >= profile::Level::kOps ? std::move(gpu) : nullptr),
       device_(static_cast<int>(cfg.device.index)) {
   if (level_ < profile::Level::kModules) return;
@@ -81,7 +88,7 @@ void DeepProfile::on_phase_end(profile::Phase phase) {
   if (in_step_) tracer_->on_phase_end(phase);
 }
 
-void DeepProfile::after_step(const profile::StepRecord& record, int64_t max_rss_bytes) {
+void DeepProfile::after_step(const profile::StepRecord& record) {
   if (!in_step_) return;
   in_step_ = false;
   tracer_->end_step();
@@ -91,7 +98,7 @@ void DeepProfile::after_step(const profile::StepRecord& record, int64_t max_rss_
       return static_cast<double>(record.phase_ns[static_cast<int>(p)]) * 1e-6;
     };
     window_phases_.push_back({static_cast<int32_t>(record.step), ms(profile::Phase::kForward),
-                              ms(profile::Phase::kBackward), max_rss_bytes});
+                              ms(profile::Phase::kBackward), record.max_rss_bytes});
   }
   if (last_of_window(record.step)) {
     tracer_->stop_window();
@@ -108,8 +115,8 @@ void DeepProfile::stop_gpu() {
   gpu_incomplete_ += window_gpu_.incomplete - incomplete_before;
 }
 
-void DeepProfile::finish() {
-  if (!tracer_) return;
+rundir::RunFigures DeepProfile::finish(const rundir::RunEnd& /*end*/) {
+  if (!tracer_) return {};
   if (tracer_->recording()) {
     tracer_->stop_window();
     stop_gpu();
@@ -118,12 +125,15 @@ void DeepProfile::finish() {
     process();
   }
   write_deferred_trace();
+  rundir::RunFigures f;
+  f.deep = figures();
+  return f;
 }
 
 void DeepProfile::set_distributed(const rundir::TraceDistributed& info,
-                                  CollectiveSource collectives) {
+                                  const rundir::RunParticipant& collectives) {
   dist_ = info;
-  collectives_ = std::move(collectives);
+  collectives_ = &collectives;
 }
 
 void DeepProfile::write_first_trace(profile::TraceData&& data) {
@@ -150,8 +160,9 @@ void DeepProfile::write_first_trace(profile::TraceData&& data) {
 void DeepProfile::write_deferred_trace() {
   if (!deferred_) return;
   std::unique_ptr<DeferredTrace> d = std::move(deferred_);
-  if (collectives_ && !d->records.empty()) {
-    d->options.collectives = collectives_(d->records.front().start_ns, d->records.back().end_ns);
+  if (collectives_ != nullptr && !d->records.empty()) {
+    d->options.collectives =
+        collectives_->collectives_between(d->records.front().start_ns, d->records.back().end_ns);
   }
   if (deferred_gpu_) {  // kernels launched by a collective's issue carry its args (Kineto's)
     DeferredGpu& g = *deferred_gpu_;
@@ -427,12 +438,11 @@ std::vector<double> DeepProfile::process_gpu(const profile::TraceData& data) {
   return event_gpu_ns;
 }
 
-std::optional<rundir::DeepProfileFigures> DeepProfile::figures(
-    double analytic_flops_per_step) const {
+std::optional<rundir::DeepProfileFigures> DeepProfile::figures() const {
   if (!tracer_) return std::nullopt;
   rundir::DeepProfileFigures f;
   f.modules = modules_figures();
-  f.counted = counted_flops(analytic_flops_per_step);
+  f.counted = counted_flops(analytic_flops_per_step_);
   f.overhead = overhead_figures();
   if (trace_stats_.events > 0) {
     f.trace = rundir::TraceCost{1,  // the first recording window only

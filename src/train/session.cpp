@@ -99,6 +99,17 @@ std::unique_ptr<gpu::ActivitySource> gpu_source_of(const config::Config& cfg,
   return device.activity_source();
 }
 
+// The modules/ops profiler of profile.level=modules|ops; null below.
+std::unique_ptr<DeepProfile> deep_profile_of(const config::Config& cfg,
+                                             const SessionOptions& o,
+                                             const DeviceContext& device,
+                                             const profile::Roofs& roofs,
+                                             const std::string& run_dir) {
+  if (cfg.profile.level < profile::Level::kModules) return nullptr;
+  return std::make_unique<DeepProfile>(cfg, scope_flops_of(o), roofs, run_dir, o.flops_per_step,
+                                       gpu_source_of(cfg, o, device), o.first_step);
+}
+
 RuntimeInfo runtime_in_force() {
   RuntimeInfo r;
   r.threads = at::get_num_threads();
@@ -110,19 +121,21 @@ RuntimeInfo runtime_in_force() {
 
 struct Session::Impl {
   Impl(const config::Config& c, const SessionOptions& o, const RuntimeInfo& rt)
-      : cfg(c), opts(o), runtime(rt),
+      : cfg(c),
+        opts(o),
+        runtime(rt),
         max_steps(o.max_steps > 0 ? o.max_steps : c.schedule.max_steps),
-        device(DeviceContext::make(c)), peak(peak_of(c, *device)),
+        device(DeviceContext::make(c)),
+        peak(peak_of(c, *device)),
         bandwidth(peak_bytes_of(c, *device)),
         clock_read_ns(profile::measure_clock_read_ns()),
-        run_dir(output::create_run_dir(o.output_dir.empty() ? c.output.dir : o.output_dir,
-                                       c.output.name, o.run_label)),
+        run_dir(output::create_run_dir(
+            o.output_dir.empty() ? c.output.dir : o.output_dir, c.output.name, o.run_label)),
         log_file(rundir::path(run_dir, rundir::kLog)),
         steps_csv(rundir::path(run_dir, rundir::kSteps)),
         eval_csv(rundir::path(run_dir, rundir::kEval)),
         recorder(c.profile.level >= profile::Level::kPhases),
-        deep(c, scope_flops_of(o), {peak.flops_per_s, bandwidth.bytes_per_s}, run_dir,
-             gpu_source_of(c, o, *device), o.first_step),
+        deep(deep_profile_of(c, o, *device, {peak.flops_per_s, bandwidth.bytes_per_s}, run_dir)),
         progress(max_steps, o.quiet) {}
 
   // Adds log.txt to the log for the Session's life.
@@ -151,13 +164,14 @@ struct Session::Impl {
   std::unique_ptr<gpu::EventApi> event_api;
   std::unique_ptr<gpu::StepEventSpan> span;
   std::unique_ptr<gpu::PhaseEventPool> events;
-  DeepProfile deep;  // modules/ops on the schedule
+  // profile.level=modules|ops: modules/ops on the schedule, the first participant (null below).
+  std::unique_ptr<DeepProfile> deep;
   Progress progress;
   std::vector<StepRow> rows;
   std::vector<EvalPoint> evals;
   StepRow row;       // the step in flight
-  // Told of every step and phase, in the order added (add_participant); the deep profile is an
-  // observer of its own, added first. Those that add to the run directory are in both lists.
+  // Told of every step and phase, in the order added (add_participant): the deep profile, energy,
+  // then the caller's. Those that add to the run directory are in both lists.
   std::vector<profile::StepParticipant*> participants;
   std::vector<rundir::RunParticipant*> run_participants;
   telemetry::RusageSnapshot rusage_before;
@@ -166,6 +180,7 @@ struct Session::Impl {
   rundir::RunContext context;
   bool finished = false;
   bool merge = true;  // not when the destructor finishes: it must not wait for other processes
+  bool trace_named = false;  // a participant named this process in trace.json (the first does)
 
   // The end of the run: what its participants are told, their sections, summary.json's figures
   // and the typed results. Errors of a table written now are kept in write_error.
@@ -198,7 +213,7 @@ Session::Session(const config::Config& cfg, const SessionOptions& options,
   env.energy = m.energy ? m.energy->availability() : energy_off;
   rundir::write_env(rundir::path(m.run_dir, rundir::kEnv), env);
   m.rows.reserve(static_cast<size_t>(m.max_steps));
-  if (cfg.profile.level >= profile::Level::kModules) m.recorder.add_observer(&m.deep);
+  if (m.deep) add_participant(*m.deep);  // first: its tracer's phases enclose the others'
   if (m.energy) {  // it observes no phase: no observer slot
     m.participants.push_back(m.energy.get());
     m.run_participants.push_back(m.energy.get());
@@ -262,6 +277,12 @@ void Session::add_participant(rundir::RunParticipant& participant) {
   add_participant(static_cast<profile::StepParticipant&>(participant));
   impl_->run_participants.push_back(&participant);
   participant.on_added(impl_->run_dir);
+  // One process of several: trace.json names it and holds its collectives.
+  if (!impl_->deep || impl_->trace_named) return;
+  if (std::optional<rundir::TraceDistributed> info = participant.trace_distributed()) {
+    impl_->deep->set_distributed(*info, participant);
+    impl_->trace_named = true;
+  }
 }
 
 void Session::add_participant(profile::StepParticipant& participant) {
@@ -301,12 +322,6 @@ std::vector<std::string> Session::checkpoint_state(const std::string& mine) {
   return {mine};
 }
 
-void Session::set_distributed_trace(
-    const rundir::TraceDistributed& info,
-    std::function<std::vector<rundir::CollectiveSlice>(int64_t, int64_t)> collectives) {
-  impl_->deep.set_distributed(info, std::move(collectives));
-}
-
 rundir::RunContext& Session::context() { return impl_->context; }
 
 // ---------------------------------------------------------------------------------------------
@@ -319,7 +334,6 @@ void Session::begin_step(int64_t number) {
   m.row.tokens = m.opts.tokens_per_step;
   m.row.grad_norm = NAN;  // unknown until set_grad_norm
   for (profile::StepParticipant* p : m.participants) p->before_step(number);
-  m.deep.before_step(number);
   m.device->reset_peak_memory();  // CUDA: the step's own peak (a host call, no sync)
   if (m.events) m.events->begin_step();
   m.rusage_before = telemetry::read_rusage();
@@ -338,7 +352,7 @@ void Session::end_step() {
   row.rusage = telemetry::rusage_delta(m.rusage_before, telemetry::read_rusage());
   row.device_memory = m.device->memory();  // the allocator's books: host-side, no sync
   row.timing = m.recorder.record();
-  m.deep.after_step(row.timing, row.rusage.max_rss_bytes);
+  row.timing.max_rss_bytes = row.rusage.max_rss_bytes;
   for (profile::StepParticipant* p : m.participants) p->after_step(row.timing);
   row.phases_timed = m.recorder.enabled();
   row.flops = m.opts.flops_per_step;
@@ -494,6 +508,7 @@ rundir::RunFigures Session::Impl::finish_participants(const rundir::RunEnd& end,
     if (f.energy) all.energy = std::move(f.energy);
     if (f.plan) all.plan = std::move(f.plan);
     if (f.distributed) all.distributed = std::move(f.distributed);
+    if (f.deep) all.deep = std::move(f.deep);
   }
   return all;
 }
@@ -526,7 +541,7 @@ rundir::Summary Session::Impl::compose_summary(const rundir::RunEnd& end,
     summary.energy->reason = energy ? "the energy figures failed at the end (the run's message)"
                                     : "energy.enabled=false";
   }
-  if (auto d = deep.figures(opts.flops_per_step)) {
+  if (const std::optional<rundir::DeepProfileFigures>& d = f.deep) {
     summary.modules = d->modules;
     summary.flops->counted = d->counted;
     summary.overhead->deep = d->overhead;
@@ -572,7 +587,7 @@ RunSummary Session::Impl::typed_result(const rundir::RunEnd& end, rundir::Summar
     summary.mfu->warning = warning;
     spdlog::warn("{}", warning);
   }
-  r.top_ops = deep.top_ops_lines(15);
+  if (deep) r.top_ops = deep->top_ops_lines(15);
   if (summary.distributed && summary.distributed->rank) {  // one rank of several
     r.world_size = static_cast<int>(summary.distributed->world_size);
     r.rank_dir = run_dir;
@@ -603,11 +618,6 @@ RunSummary Session::finish(RunStatus status, const std::string& message) {
   m.progress.finish();
   // The tables written now may meet a full disk too: the summary still says so, where it can.
   std::exception_ptr write_error = m.write_error;
-  try {
-    m.deep.finish();
-  } catch (const Error&) {
-    if (!write_error) write_error = std::current_exception();
-  }
   rundir::RunEnd end = m.run_end(status, message);
   const rundir::RunFigures figures = m.finish_participants(end, write_error);
   if (write_error && status != RunStatus::kDiverged && status != RunStatus::kFailed) {

@@ -629,11 +629,9 @@ OpenRun open_run(const config::Config& cfg,
           "this directory)",
           run.top_dir, ranks->world_size(), rundir::kRankDirPrefix);
     }
-    session.add_participant(*ranks);  // opens its comm.csv and phases.csv
-    // The trace on rank 0's clock: the offset measured by the clock ping-pong at the start.
-    session.set_distributed_trace(ranks->trace_info(), [ranks](int64_t from_ns, int64_t to_ns) {
-      return ranks->collectives_between(from_ns, to_ns);
-    });
+    // Opens its comm.csv and phases.csv; names the rank in trace.json, on rank 0's clock (the
+    // offset measured by the clock ping-pong at the start).
+    session.add_participant(*ranks);
     ranks->test_signal_before_first_step();  // test only: nothing unless set
   }
   t.data.tokenizer->save(session.run_dir());

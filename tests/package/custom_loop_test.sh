@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The CMake package as a user meets it: installs llmprof into a scratch prefix, configures and
 # builds examples/custom_loop against it (find_package(llmprof), llmprof::llmprof), runs it at
-# profile.level=ops, and reads the run directory it wrote with llmprof report and llmprof plot.
+# profile.level=ops, and reads the run directory it wrote with llmprof report and llmprof plot;
+# then its data-parallel variant (--nproc 2), whose ranks' trace.json must name them as
+# `llmprof train --nproc 2` does.
 # Usage: custom_loop_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -44,17 +46,48 @@ cat "$tmp/plot.log"
 ls "$tmp"/plots/*04_phases*.png > /dev/null || fail "no phases chart"
 
 # The data-parallel variant: the same loop, two ranks launched by the program itself, written as
-# `llmprof train --nproc 2` writes a run (rank directories, merged documents, comm analysis).
-step nproc.log ./build/custom_loop --nproc 2 schedule.max_steps=12 profile.level=phases \
+# `llmprof train --nproc 2` writes a run (rank directories, merged documents, comm analysis), each
+# rank's trace.json (profile.level=modules, steps 2-3 recorded) naming its rank and holding its
+# gradient all-reduces, with no call the loop makes for it: DataParallel names the process.
+trace_sets=(profile.level=modules profile.schedule_wait=1 profile.schedule_warmup=0
+            profile.schedule_active=2 profile.schedule_repeat=1)
+step nproc.log ./build/custom_loop --nproc 2 schedule.max_steps=12 "${trace_sets[@]}" \
   profile.peak_flops_per_s=1e11 energy.enabled=false ddp.timeout_s=60 \
   output.dir="$tmp/runs_dp"
 cat "$tmp/nproc.log"
 top="$tmp/runs_dp/custom-loop"
 for f in steps.csv summary.json comm.csv clocks.csv collectives.csv comm_steps.csv \
-         rank0/steps.csv rank1/steps.csv rank0/comm.csv rank1/phases.csv; do
+         rank0/steps.csv rank1/steps.csv rank0/comm.csv rank1/phases.csv \
+         rank0/trace.json rank1/trace.json; do
   [ -s "$top/$f" ] || fail "data-parallel: no $f"
 done
 [ "$(wc -l < "$top/steps.csv")" -eq 13 ] || fail "data-parallel steps.csv: want 12 rows"
 grep -q '"world_size": 2' "$top/summary.json" || fail "data-parallel summary.json: world_size"
 step report_dp.log "$tmp/prefix/bin/llmprof" report "$top"
+
+# The same trace identity as `llmprof train --nproc 2` writes for its ranks: distributedInfo equal
+# key for key (backend, rank, world_size, the process group), events on pid = rank, collectives.
+sets=()
+for s in "${trace_sets[@]}" schedule.max_steps=4 energy.enabled=false ddp.timeout_s=60 \
+         output.dir="$tmp/runs_train" output.name=run; do
+  sets+=(--set "$s")
+done
+step train_dp.log "$tmp/prefix/bin/llmprof" train --config "$src/configs/tiny_test.yaml" \
+  --nproc 2 --quiet "${sets[@]}"
+python3 - "$top" "$tmp/runs_train/run" <<'PY' || fail "data-parallel trace.json (above)"
+import json, sys
+loop, train = sys.argv[1], sys.argv[2]
+for rank in (0, 1):
+    mine = json.load(open(f"{loop}/rank{rank}/trace.json"))
+    theirs = json.load(open(f"{train}/rank{rank}/trace.json"))
+    info = mine.get("distributedInfo")
+    assert info == theirs["distributedInfo"], f"rank {rank}: {info} != {theirs['distributedInfo']}"
+    assert (info["rank"], info["world_size"], info["backend"]) == (rank, 2, "gloo"), info
+    pids = {e["pid"] for e in mine["traceEvents"] if "pid" in e}
+    assert pids == {rank}, f"rank {rank}: events on pids {pids}"
+    comms = [e for e in mine["traceEvents"] if e.get("name") == "record_param_comms"]
+    assert comms, f"rank {rank}: no collective in the trace"
+    assert all(c["args"]["Group size"] == 2 for c in comms), comms[0]
+print("data-parallel traces: distributedInfo as llmprof train writes it")
+PY
 echo "custom_loop against the installed package: ok"

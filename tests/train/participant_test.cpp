@@ -9,8 +9,11 @@
 
 #include <cmath>
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "llmprof/llmprof.h"
@@ -352,6 +355,84 @@ TEST(StepParticipant, MergeComesAfterTheSummaryAndMakesTheMergedRunTheResult) {
   EXPECT_EQ(s.run_dir, "the top");  // the merged run is the result
   EXPECT_EQ(s.final_train_loss, 0.25);
   EXPECT_EQ(s.rank_dir, session.run_dir());
+}
+
+// Names this process rank 1 of 2 (Gloo) and answers the trace's question for its collectives
+// with one all-reduce in the middle of the span it is asked about.
+class RankNamer : public rundir::RunParticipant {
+ public:
+  std::string_view name() const override { return "rank namer"; }
+  std::optional<rundir::TraceDistributed> trace_distributed() const override {
+    rundir::TraceDistributed d;
+    d.rank = 1;
+    d.world_size = 2;
+    d.backend = config::DdpBackend::kGloo;
+    return d;
+  }
+  std::vector<rundir::CollectiveSlice> collectives_between(int64_t from_ns,
+                                                           int64_t to_ns) const override {
+    asked.emplace_back(from_ns, to_ns);
+    rundir::CollectiveSlice c;
+    c.start_ns = c.issued_ns = from_ns + (to_ns - from_ns) / 4;
+    c.end_ns = from_ns + (to_ns - from_ns) / 2;
+    c.in_nelems = c.out_nelems = 100;
+    c.group_size = 2;
+    c.step = 1;
+    c.bytes = 400;
+    return {c};
+  }
+  mutable std::vector<std::pair<int64_t, int64_t>> asked;  // collectives_between's spans
+};
+
+TEST(RunParticipant, OneThatNamesTheProcessMakesTheTraceThatRanksWithItsCollectives) {
+  test::ScratchDir dir;
+  Config cfg = ops_config(dir);
+  cfg.profile.level = config::ProfileLevel::kModules;
+  Session session(cfg, quiet());
+  Recorder plain("plain");
+  RankNamer namer;
+  session.add_participant(plain);
+  session.add_participant(namer);
+  TinyMlp m;
+  for (int i = 0; i < 3; ++i) train_step(session, m);  // steps 1-2 recorded
+  const std::string trace_path = rundir::path(session.run_dir(), rundir::kTrace);
+  // Its collectives are known once the run has ended: the trace waits for finish().
+  EXPECT_FALSE(std::filesystem::exists(trace_path));
+  EXPECT_TRUE(namer.asked.empty());
+  session.finish();
+  ASSERT_EQ(namer.asked.size(), 1u);
+  EXPECT_LT(namer.asked[0].first, namer.asked[0].second);  // the recorded steps' span
+  const auto trace = nlohmann::json::parse(test::read_file(trace_path));
+  const auto& info = trace.at("distributedInfo");
+  EXPECT_EQ(info.at("rank"), 1);
+  EXPECT_EQ(info.at("world_size"), 2);
+  EXPECT_EQ(info.at("backend"), "gloo");
+  int comms = 0;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.contains("pid")) EXPECT_EQ(e["pid"], 1) << e.dump();  // the host's events: pid = rank
+    if (e.value("name", "") != "record_param_comms") continue;
+    ++comms;
+    EXPECT_EQ(e["args"]["Collective name"], "allreduce");
+    EXPECT_EQ(e["args"]["In msg nelems"], 100);
+    EXPECT_EQ(e["args"]["Group size"], 2);
+  }
+  EXPECT_EQ(comms, 1);
+}
+
+TEST(RunParticipant, WithoutOneThatNamesTheProcessTheTraceIsOfOneProcess) {
+  test::ScratchDir dir;
+  Config cfg = ops_config(dir);
+  cfg.profile.level = config::ProfileLevel::kModules;
+  Session session(cfg, quiet());
+  DocRecorder r;  // adds to the run directory, names no process
+  session.add_participant(r);
+  TinyMlp m;
+  for (int i = 0; i < 3; ++i) train_step(session, m);
+  const std::string trace_path = rundir::path(session.run_dir(), rundir::kTrace);
+  EXPECT_TRUE(std::filesystem::exists(trace_path));  // written as its window closed
+  session.finish();
+  const auto trace = nlohmann::json::parse(test::read_file(trace_path));
+  EXPECT_EQ(trace.at("distributedInfo"), nlohmann::json::parse(R"({"rank": 0, "world_size": 1})"));
 }
 
 }  // namespace

@@ -124,9 +124,10 @@ class DataParallel : public rundir::RunParticipant {
   // This rank's trace identity (distributedInfo; clock_offset_ns: rank 0's clock minus this
   // rank's, as measured at the start, clocks.csv) and the gradient all-reduces launched within
   // [from_ns, to_ns] of this rank's clock as trace slices (the first kKeptCollectives of the run
-  // are kept for it).
-  rundir::TraceDistributed trace_info() const;
-  std::vector<rundir::CollectiveSlice> collectives_between(int64_t from_ns, int64_t to_ns) const;
+  // are kept for it): the Session's trace.json of the rank.
+  std::optional<rundir::TraceDistributed> trace_distributed() const override;
+  std::vector<rundir::CollectiveSlice> collectives_between(int64_t from_ns,
+                                                           int64_t to_ns) const override;
   static constexpr size_t kKeptCollectives = 65536;
 
   // Element-wise sums over ranks, in place (an eval's loss sum and counts, sharded by rows);

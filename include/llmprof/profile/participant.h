@@ -3,9 +3,9 @@
 // after a step, in sums over processes and in a checkpoint. One that also adds to the run
 // directory (a step row's columns, summary.json's sections at the end, a merged run of several
 // processes) is a rundir::RunParticipant (llmprof/rundir/participant.h), which derives from this
-// class: its figures are rundir's types, which profile, below rundir, cannot name. The memory
-// probe (plan), energy (the Session's own) and data parallelism (dist) are participants; the
-// modules/ops profiler is the Session's own phase observer. A Session calls them all, in the
+// class: its figures are rundir's types, which profile, below rundir, cannot name. The
+// modules/ops profiler and energy (the Session's own, added first, in that order), the memory
+// probe (plan) and data parallelism (dist) are participants. A Session calls them all, in the
 // order added, and none replaces another. Every hook has a default that does nothing, so a
 // participant overrides only what it uses. Torch-free: a tensor is forward-declared.
 #pragma once

@@ -48,6 +48,9 @@ struct StepRecord {
   int64_t clock_reads = 0;                  // timer events this step, for the overhead estimate
   std::array<PhaseInterval, kMaxIntervals> intervals{};
   int num_intervals = 0;                    // intervals kept (more are summed in phase_ns only)
+  // The process's peak resident set size at the step's end (getrusage), set by whoever reads it
+  // after the timed step (the Session, before its participants' after_step); 0: not read.
+  int64_t max_rss_bytes = 0;
 };
 
 // Told when a timed phase begins and ends (the deep profiler tracks memory per phase, the memory

@@ -1,20 +1,25 @@
 // A participant of the step (llmprof/profile/participant.h) that also adds to the run directory:
 // its own tables from the moment it joins a run, columns of each step's row, summary.json's
-// sections at the end, and, for a run of several processes, the merged documents once every
-// process wrote its own. The figures it hands over are typed: rundir's own records (plan's memory
-// reconciliation, dist's figures) and the figures of the sources below rundir that rundir writes
-// (telemetry's energy). That is why these hooks are declared here and not in profile, which sits
-// below rundir and cannot name them. A Session (llmprof/train/session.h) takes one through the same
-// add_participant as any other participant and calls these hooks besides the step's:
+// sections at the end, and, for a run of several processes, the process's name and collectives
+// in trace.json and the merged documents once every process wrote its own. The figures it hands
+// over are typed: rundir's own records (plan's memory reconciliation, dist's figures) and the
+// figures of the sources below rundir that rundir writes (telemetry's energy). That is why these
+// hooks are declared here and not in profile, which sits below rundir and cannot name them. A
+// Session (llmprof/train/session.h) takes one through the same add_participant as any other
+// participant and calls these hooks besides the step's:
 //
-//   hook          when                                            used by
-//   on_added      add_participant (the run directory exists)     dist::DataParallel (comm.csv,
-//                                                                 phases.csv opened)
-//   add_to_row    after each step, before its steps.csv row       energy (energy_j, avg_power_w)
-//   finish        Session::finish, before summary.json            energy, plan::MemoryProbe,
-//                                                                 dist::DataParallel
-//   merge         Session::finish, after summary.json is written  dist::DataParallel (rank 0
-//                                                                 merges the top directory)
+//   hook                 when                                   used by
+//   on_added             add_participant (the run directory     dist::DataParallel (comm.csv,
+//                        exists)                                phases.csv opened)
+//   trace_distributed    add_participant, after on_added        dist::DataParallel (the rank)
+//   collectives_between  trace.json written (Session::finish)   dist::DataParallel
+//   add_to_row           after each step, before its steps.csv  energy (energy_j, avg_power_w)
+//                        row
+//   finish               Session::finish, before summary.json   the modules/ops profiler,
+//                                                               energy, plan::MemoryProbe,
+//                                                               dist::DataParallel
+//   merge                Session::finish, after summary.json    dist::DataParallel (rank 0
+//                        is written                             merges the top directory)
 //
 // Torch-free.
 #pragma once
@@ -22,10 +27,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "llmprof/config/enums.h"
-#include "llmprof/rundir/plan_reconciliation.h"
 #include "llmprof/profile/participant.h"
+#include "llmprof/rundir/plan_reconciliation.h"
 #include "llmprof/rundir/summary.h"
 #include "llmprof/rundir/tables.h"
 #include "llmprof/telemetry/energy_figures.h"
@@ -51,6 +57,9 @@ struct RunFigures {
   std::optional<telemetry::EnergyFigures> energy;  // "energy": the run's energy
   std::optional<MemoryReconciliation> plan;  // "plan": the plan against what was measured
   std::optional<DistributedFigures> distributed;   // "distributed": this rank of several
+  // "modules", "flops.counted", "profiler_overhead.deep" and ".trace", "gpu": the modules/ops
+  // profiler's (profile.level=modules|ops)
+  std::optional<DeepProfileFigures> deep;
 };
 
 class RunParticipant : public profile::StepParticipant {
@@ -60,6 +69,19 @@ class RunParticipant : public profile::StepParticipant {
   // When added to a Session: the run directory this process writes (it exists). A participant
   // with tables of its own opens them here.
   virtual void on_added(const std::string& /*run_dir*/) {}
+
+  // One process of several (data parallelism): its identity in trace.json (distributedInfo:
+  // rank, world size, backend; its events on pid = rank, on rank 0's clock through
+  // clock_offset_ns). Asked once, when added (after on_added); the first participant that
+  // answers names the process. nullopt: not one of several.
+  virtual std::optional<TraceDistributed> trace_distributed() const { return std::nullopt; }
+  // The collectives this process launched within [from_ns, to_ns] of its own clock, as trace
+  // slices (trace.json's communication track), asked of the participant that answered
+  // trace_distributed when the trace is written: at Session::finish, after the run.
+  virtual std::vector<CollectiveSlice> collectives_between(int64_t /*from_ns*/,
+                                                           int64_t /*to_ns*/) const {
+    return {};
+  }
 
   // After a step, outside its timing and once its device time is known, before its steps.csv row
   // is written: timing is the step's record, end_ns when the step ended (on a CUDA device, when

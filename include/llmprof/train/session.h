@@ -192,7 +192,11 @@ class Session {
   void add_participant(profile::StepParticipant& participant);
   // The same for one that also adds to the run directory (llmprof/rundir/participant.h): told
   // the run directory now, it adds to each step's row, to summary.json at finish() and, spanning
-  // processes, merges the run once this process's summary is written (dist::DataParallel).
+  // processes, merges the run once this process's summary is written (dist::DataParallel). One
+  // that names this process as one of several (trace_distributed: a data-parallel rank) makes
+  // trace.json (profile.trace at modules/ops) Kineto's trace of that rank: distributedInfo, its
+  // events on process id = rank and on rank 0's clock, the first window's collectives from its
+  // collectives_between; the trace is then written at finish(), after the run.
   void add_participant(rundir::RunParticipant& participant);
   // Whether any process says yes, or `mine` without a participant that spans processes; `when`
   // names the point in an error (data parallelism: one all-gather, the same answer on every rank).
@@ -204,14 +208,6 @@ class Session {
   // A checkpoint's state bytes of this process in, every process's out in rank order (a
   // data-parallel participant gathers them on rank 0; the other ranks get none and write none).
   std::vector<std::string> checkpoint_state(const std::string& mine);
-
-  // A data-parallel rank: trace.json (profile.trace at modules/ops) names it in distributedInfo,
-  // puts its events on process id = rank and on rank 0's clock (local + clock_offset_ns), and
-  // holds the first window's collectives, which `collectives(from_ns, to_ns)` returns (this
-  // rank's clock); the trace is then written at finish(), after the run.
-  void set_distributed_trace(
-      const rundir::TraceDistributed& info,
-      std::function<std::vector<rundir::CollectiveSlice>(int64_t, int64_t)> collectives);
 
   // summary.json's sections about what the run was made of and came from (data, model,
   // resumed_from, init_from, cuda_graphs, plan): set any of them before finish(). A participant's
