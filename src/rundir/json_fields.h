@@ -225,7 +225,7 @@ JsonField<Obj, J> text_if_set(std::string key,
 }
 
 // An enum written through config's name table and parsed back by it (an unknown name is a
-// DataError naming the file and the field).
+// DataError naming the file and the field, dotted from the document's top: points.0.status).
 template <typename J = Json, typename Obj, typename E>
 JsonField<Obj, J> name_member(std::string key, E Obj::*m, Presence p = Presence::kOptional) {
   return {key,
@@ -233,7 +233,7 @@ JsonField<Obj, J> name_member(std::string key, E Obj::*m, Presence p = Presence:
           [m](const Obj& o) { return J(config::name(o.*m)); },
           [m](Obj& o, ObjectReader& r, DocContext&, const std::string& key) {
             if (const std::optional<std::string> v = r.text(key)) {
-              o.*m = parse_name<E>(*v, r.file(), key);
+              o.*m = parse_name<E>(*v, r.file(), r.field(key));
             }
           },
           {}};

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "doc_tables.h"
+#include "sweep_doc_json.h"
 
 namespace llmprof::rundir {
 namespace {
@@ -31,10 +32,10 @@ bool under_open_field(const std::string& key, const std::set<std::string>& table
 
 // fulls: documents with every figure set, together writing every key (one, unless a field has
 // alternative forms).
-template <typename Doc>
+template <typename Doc, typename J>
 void expect_writer_keys_are_reader_keys(
     const std::vector<Doc>& fulls,
-    const detail::JsonFields<Doc>& fields,
+    const detail::JsonFields<Doc, J>& fields,
     const std::function<std::string(const Doc&)>& text_of,
     const std::function<Doc(const std::string&, const std::string&)>& parse) {
   const std::vector<std::string> listed = detail::field_keys(fields);
@@ -56,13 +57,13 @@ void expect_writer_keys_are_reader_keys(
   }
 }
 
-template <typename Doc>
+template <typename Doc, typename J>
 void expect_writer_keys_are_reader_keys(
     const Doc& full,
-    const detail::JsonFields<Doc>& fields,
+    const detail::JsonFields<Doc, J>& fields,
     const std::function<std::string(const Doc&)>& text_of,
     const std::function<Doc(const std::string&, const std::string&)>& parse) {
-  expect_writer_keys_are_reader_keys<Doc>(std::vector<Doc>{full}, fields, text_of, parse);
+  expect_writer_keys_are_reader_keys<Doc, J>(std::vector<Doc>{full}, fields, text_of, parse);
 }
 
 TEST(DocFields, BenchDocWritesWhatItReads) {
@@ -278,6 +279,59 @@ TEST(DocFields, SummaryWritesWhatItReads) {
       EXPECT_EQ(top.count(k), 1u) << k;
     }
   }
+}
+
+// The sweep's documents: a context and an outcome with every text and figure set.
+SweepContext every_sweep_context() {
+  SweepContext c;
+  c.status_note = c.peak_measured_at = c.threads_source = c.invocation = "text";
+  c.peak_flops_per_s = 1.5;
+  c.grid = {GridAxis{"train.batch_size", {"2", "4"}, "text"}};
+  c.overrides = c.command_line = {"text"};
+  return c;
+}
+
+PointOutcome every_outcome() {
+  PointOutcome o;
+  o.status = config::PointStatus::kFailed;
+  o.exit_code = o.signal = 1;
+  o.duration_s = 1.5;
+  o.message = o.run_dir = o.log_path = o.host = o.slurm_job_id = o.slurm_task_id = o.start_time =
+      o.end_time = o.invocation = "text";
+  o.moved_aside = {"text"};
+  return o;
+}
+
+TEST(DocFields, SweepPlanWritesWhatItReads) {
+  SweepPlan d;
+  d.context = every_sweep_context();
+  d.points = {PlanPoint{1, 1, {{"train.batch_size", "2"}}, "p1"}};
+  expect_writer_keys_are_reader_keys<SweepPlan>(
+      d, detail::sweep_plan_fields(), sweep_plan_text,
+      [](const std::string& text, const std::string& file) {
+        return parse_sweep_plan(text, file);
+      });
+}
+
+TEST(DocFields, PointRecordWritesWhatItReads) {
+  PointRecord d;
+  d.id = "p1";
+  d.outcome = every_outcome();
+  expect_writer_keys_are_reader_keys<PointRecord>(
+      d, detail::point_record_fields(), point_record_text,
+      [](const std::string& text, const std::string& file) {
+        return parse_point_record(text, file);
+      });
+}
+
+TEST(DocFields, SweepDocWritesWhatItReads) {
+  SweepDoc d;
+  d.context = every_sweep_context();
+  d.points = {
+      SweepDocPoint{PlanPoint{1, 1, {{"train.batch_size", "2"}}, "p1"}, every_outcome(), true}};
+  expect_writer_keys_are_reader_keys<SweepDoc>(
+      d, detail::sweep_doc_fields(), sweep_doc_text,
+      [](const std::string& text, const std::string& file) { return parse_sweep_doc(text, file); });
 }
 
 TEST(DocFields, TriedDocWritesWhatItReads) {
