@@ -8,7 +8,8 @@ file by file:
     MASKS below (timings, rates, counters of the host); a file listed with key columns has its
     rows matched by those columns (its row order follows measured times);
   - JSON: key by key, except the masked key paths of MASKS (glob patterns over dotted paths,
-    list items as [i]);
+    list items as [i]); a list listed with a key has its items matched by it (its order follows
+    measured times: a data-parallel summary's ranks, the straggler first);
   - YAML and text: line by line after the listed substitutions (a log line's time stamp, the
     figures of a progress line);
   - binary (model.pt, *.safetensors, *.gz): by size only, or skipped (SKIPPED), as listed.
@@ -16,9 +17,10 @@ Every difference is printed with its file and its line and column, or its key pa
 Exit 0: the same; 1: they differ; 2: bad input (a folder missing, a file that does not parse).
 
 Run mode: with --baseline-bin A --candidate-bin B it first runs, with each llmprof binary, the
-same five kinds of output into <work>/baseline and <work>/candidate (a quick-start run at
+same six kinds of output into <work>/baseline and <work>/candidate (a quick-start run at
 profile.level=ops, a DistilBERT MLM run, a 2x2 sweep of the tiny config, an eval and a bench of
-the MLM run's checkpoint; threads=1 and a fixed seed, so losses are exact), then compares them.
+the MLM run's checkpoint, a 2-rank data-parallel run of the tiny config; threads=1 and a fixed
+seed, so losses are exact), then compares them.
   python3 scripts/check_rundir_same.py RUN_A RUN_B
   python3 scripts/check_rundir_same.py --baseline-bin main/build/llmprof \\
       --candidate-bin build/llmprof --work /tmp/same
@@ -47,7 +49,17 @@ CSV_MASKED_COLUMNS = [
                     "voluntary_switches", "involuntary_switches", "cpu_ms", "max_rss_bytes",
                     "energy_j", "avg_power_w", "host_step_ms", "gpu_*_ms",
                     "device_peak_allocated_bytes", "device_reserved_bytes",
-                    "device_free_reserved_bytes"]),
+                    "device_free_reserved_bytes",
+                    "slowest_rank"]),  # a data-parallel run's merged steps.csv
+    # A data-parallel run: each rank's clock readings and the spans and all-reduces timed on it
+    # (rank<k>/ and the top's merge), rank 0's clock estimates of the others, and what the
+    # analysis derives from the times (who launched last, lags, overlap). Steps, buckets, bytes,
+    # elements, dtypes and layouts are compared.
+    ("*comm.csv", ["ready_ns", "launch_ns", "end_ns", "comm_ms", "backward_ms_at_launch"]),
+    ("*phases.csv", ["start_ns", "end_ns"]),
+    ("*clocks.csv", ["start_*", "end_*", "drift_*"]),
+    ("*collectives.csv", ["*_aligned_ns", "*_ms", "*_gb_per_s", "last_rank"]),
+    ("*comm_steps.csv", ["*_aligned_ns", "*_ms", "overlap", "last_launches"]),
     ("*eval.csv", ["eval_ms"]),
     ("*modules.csv", ["total_ms", "mean_ms", "self_ms", "share_of_pass", "mfu",
                       "achieved_gflops_per_s", "achieved_gb_per_s", "bound", "unmodelled_ms",
@@ -78,7 +90,16 @@ JSON_MASKED_KEYS = [
                        "energy.sampler_cpu_fraction", "energy.sampler_cpu_ms",
                        "modules.*_ms", "modules.*_fraction", "wall_s", "start_time",
                        "end_time", "data.load_ms", "eval.*_ms", "roofline.*",
-                       "plan.unmodelled_bytes"]),
+                       "plan.unmodelled_bytes",
+                       # data-parallel: rank 0's all-reduce times, each rank's medians, the
+                       # communication analysis' times, the straggler and the clocks' figures
+                       "distributed.rank0_comm_ms_*", "distributed.ranks.*.*_median",
+                       "distributed.comm.*_median", "distributed.comm.exposed_share",
+                       "distributed.comm.overlap", "distributed.comm.clock_*",
+                       "distributed.comm.straggler.rank",
+                       "distributed.comm.straggler.last_launches",
+                       "distributed.comm.straggler.lag_ms", "distributed.comm.straggler.phase",
+                       "distributed.comm.straggler.phase_excess_ms"]),
     ("*env.json", ["host.*", "start_time", "peak_bandwidth.*", "peak_flops.*",
                    "llmprof.git_sha", "llmprof.build_type", "blas.*", "torch.parallel_info"]),
     ("*eval.json", ["context.host.*", "context.start_time", "context.peak_bandwidth.*",
@@ -97,6 +118,22 @@ JSON_MASKED_KEYS = [
     ("*plan.json", ["invocation", "start_time"]),
     ("*.point.json", ["invocation", "start_time", "end_time", "duration_s"]),
     ("*checkpoint.json", ["created_at", "saved_at", "llmprof.*"]),
+]
+
+# Masked key paths of a document that has a top-level key, by file: (glob, key, masks). A
+# data-parallel run's summaries (a rank's and the merged one, with "distributed"): the memory
+# probe reads c10's live bytes, and the process group's threads allocate while it measures, so
+# the measured side of the plan follows timing (its predictions are compared).
+JSON_MASKED_KEYS_WITH = [
+    ("*summary.json", "distributed", ["plan.components.*.measured_bytes",
+                                      "plan.components.*.ratio", "plan.components.*.differs",
+                                      "plan.peak_phase.measured"]),
+]
+
+# Lists whose items are matched by a key instead of by position, by file: the list's dotted path
+# (globs, as above) and the item key.
+JSON_LIST_KEYS = [
+    ("*summary.json", [("distributed.ranks", "rank")]),
 ]
 
 # Text: substitutions made on every line of both sides before the comparison.
@@ -230,7 +267,25 @@ def path_masked(path, masks):
     return False
 
 
-def compare_json_value(rel, path, a, b, masks, report):
+def list_key(path, keyed):
+    """The item key of the list at path, if JSON_LIST_KEYS lists it; else None."""
+    parts = path.split(".")
+    for pattern, key in keyed:
+        pparts = pattern.split(".")
+        if len(pparts) == len(parts) and all(
+                fnmatch.fnmatchcase(p, q) for p, q in zip(parts, pparts)):
+            return key
+    return None
+
+
+def by_key(items, key):
+    """The items in the order of their key's value (items without one keep their place last)."""
+    def order(item):
+        return json.dumps(item.get(key), sort_keys=True) if isinstance(item, dict) else ""
+    return sorted(items, key=order)
+
+
+def compare_json_value(rel, path, a, b, masks, report, keyed=()):
     if path and path_masked(path, masks):
         return
     where = path or "(top)"
@@ -244,12 +299,16 @@ def compare_json_value(rel, path, a, b, masks, report):
                 if not path_masked(sub, masks):
                     report(f"{rel}: {sub}: only in the candidate")
             else:
-                compare_json_value(rel, sub, a[k], b[k], masks, report)
+                compare_json_value(rel, sub, a[k], b[k], masks, report, keyed)
     elif isinstance(a, list) and isinstance(b, list):
+        key = list_key(path, keyed)
+        if key is not None:  # matched by key: [i] is the i-th item in the key's order
+            a, b = by_key(a, key), by_key(b, key)
         if len(a) != len(b):
             report(f"{rel}: {where}: {len(a)} items | {len(b)} items")
         for i, (x, y) in enumerate(zip(a, b)):
-            compare_json_value(rel, f"{path}.[{i}]" if path else f"[{i}]", x, y, masks, report)
+            compare_json_value(rel, f"{path}.[{i}]" if path else f"[{i}]", x, y, masks, report,
+                               keyed)
     elif type(a) is not type(b) or a != b:
         report(f"{rel}: {where}: {json.dumps(a)[:200]} | {json.dumps(b)[:200]}")
 
@@ -262,8 +321,14 @@ def load_json(path):
 
 
 def compare_json(rel, path_a, path_b, report):
+    a, b = load_json(path_a), load_json(path_b)
     masks = masks_for(JSON_MASKED_KEYS, rel)
-    compare_json_value(rel, "", load_json(path_a), load_json(path_b), masks, report)
+    for pattern, key, more in JSON_MASKED_KEYS_WITH:
+        has = any(isinstance(d, dict) and key in d for d in (a, b))
+        if has and masks_for([(pattern, more)], rel):
+            masks = masks + more
+    keyed = masks_for(JSON_LIST_KEYS, rel)
+    compare_json_value(rel, "", a, b, masks, report, keyed)
 
 
 # -- text and binary --------------------------------------------------------------------------
@@ -341,7 +406,7 @@ def kinds(source_dir, data_dir):
                  "--set", "model.max_positions=32"]
     mlm_cfg = cfg("distilbert_mlm_wikitext.yaml")
     return [
-        # Not one of the five: one short process, for the check's own test.
+        # Not one of the six: one short process, for the check's own test.
         ("tiny", ["train", "-c", cfg("tiny_test.yaml"), "--quiet", *fixed,
                   "--set", "profile.level=ops", "--set", "profile.trace=false",
                   "--set", "profile.schedule_wait=1", "--set", "profile.schedule_warmup=1",
@@ -374,6 +439,11 @@ def kinds(source_dir, data_dir):
                    "--set", "bench.batch_sizes=1,2", "--set", "bench.iters=2",
                    "--set", "bench.warmup_iters=1",
                    "--set", "output.dir=benches", "--set", "output.name=bench"]),
+        # Two ranks (Gloo, one thread each): rank<k>/ with comm.csv and phases.csv, and the
+        # merged top directory with clocks.csv, collectives.csv and comm_steps.csv.
+        ("dp", ["train", "-c", cfg("tiny_test.yaml"), "--quiet", "--nproc", "2", *fixed,
+                "--set", "schedule.max_steps=6", "--set", "train.eval_interval=3",
+                "--set", "output.dir=runs", "--set", "output.name=dp"]),
     ]
 
 
@@ -411,8 +481,8 @@ def main(argv):
     ap.add_argument("--data", default=os.path.join(os.path.dirname(source_dir), "shared", "data"),
                     help="shared data folder (WikiText-2, BERT vocabulary)")
     ap.add_argument("--kinds", default="",
-                    help="run mode: a comma list of quickstart,mlm,sweep,eval,bench (default: these"
-                         " five; eval and bench need mlm) or tiny (a short tiny_test run)")
+                    help="run mode: a comma list of quickstart,mlm,sweep,eval,bench,dp (default:"
+                         " these six; eval and bench need mlm) or tiny (a short tiny_test run)")
     args = ap.parse_args(argv)
     try:
         if args.baseline_bin or args.candidate_bin:

@@ -151,7 +151,7 @@ for name, ranks, overlap, bucket in variants:
           f"{fmt(of_roof, '8.1%')}")
 print(f"medians over {reps} repetitions of the median step after 5 warm-up steps; a 2-rank "
       "step is the merged steps.csv's (the slowest rank's); comm ms/step: rank 0's summed "
-      "all-reduce time per step, first step apart (summary.json distributed."
+      "all-reduce time per step after the first bucket layout (summary.json distributed."
       "rank0_comm_ms_per_step_median); MB/step: bytes all-reduced per step / 1e6; exposed ms, "
       "hidden (overlap: the share of all-reduce time under compute) and busbw (bytes / latency "
       "x 2(n-1)/n, latency the shortest duration across ranks): summary.json distributed.comm "

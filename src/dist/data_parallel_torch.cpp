@@ -23,6 +23,7 @@
 #include "llmprof/dist/data_parallel.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
+#include "llmprof/rundir/comm_ranks.h"
 #include "llmprof/rundir/comm_tables.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
@@ -293,14 +294,15 @@ rundir::CommRow DataParallel::comm_row(int64_t step,
 }
 
 void DataParallel::write_comm_rows(int64_t step) {
-  double comm_ms = 0;
+  StepComm step_comm;
   int64_t bytes = 0;
   std::vector<int64_t> sizes;
   for (const dist::BucketRecord& r : sync_->take_step_records()) {
     if (kept_.size() < kKeptCollectives) kept_.emplace_back(step, r);
     const bool ended = r.end_ns >= 0;
     const double ms = ended ? static_cast<double>(r.end_ns - r.launch_ns) * 1e-6 : NAN;
-    if (ended) comm_ms += ms;
+    if (ended) step_comm.comm_ms += ms;
+    step_comm.first_layout = step_comm.first_layout || r.first_layout;
     bytes += r.bytes;
     sizes.push_back(r.bytes);
     if (comm_) comm_->write(comm_row(step, r, ms));
@@ -312,7 +314,7 @@ void DataParallel::write_comm_rows(int64_t step) {
     }
   }
   spans_.clear();
-  comm_ms_.push_back(comm_ms);
+  comm_steps_.push_back(step_comm);
   if (!sizes.empty()) {
     bucket_bytes_ = sizes;
     step_bytes_ = bytes;
@@ -388,7 +390,9 @@ std::vector<std::string> DataParallel::gather_on_rank0(const std::string& mine) 
 }
 
 rundir::DistributedFigures DataParallel::summary_section() const {
-  std::vector<double> later(comm_ms_.begin() + (comm_ms_.empty() ? 0 : 1), comm_ms_.end());
+  // The steady steps, as distributed.comm's figures are over (rundir's one rule).
+  std::vector<double> steady;
+  for (const StepComm* c : rundir::steady_steps(comm_steps_)) steady.push_back(c->comm_ms);
   rundir::DistributedFigures d;
   d.world_size = world_size();
   d.backend = std::string(config::name(group_->backend()));
@@ -398,11 +402,12 @@ rundir::DistributedFigures DataParallel::summary_section() const {
   d.first_bucket_mb = first_bucket_mb_;
   d.bucket_bytes = bucket_bytes_;
   d.bytes_per_step = step_bytes_;
-  if (!comm_ms_.empty()) d.rank0_comm_ms_first_step = comm_ms_[0];
-  if (!later.empty()) d.rank0_comm_ms_per_step_median = median(later);
+  if (!comm_steps_.empty()) d.rank0_comm_ms_first_step = comm_steps_[0].comm_ms;
+  if (!steady.empty()) d.rank0_comm_ms_per_step_median = median(steady);
   d.comm_ms_note =
-      "summed all-reduce time (launch to completion) of the step's buckets on rank 0, first "
-      "step apart (its buckets are the initial layout)";
+      "summed all-reduce time (launch to completion) of the step's buckets on rank 0; the "
+      "median is over the steps after the first bucket layout (every step when there are none), "
+      "as distributed.comm's figures are";
   d.times_note =
       "comm.csv and phases.csv times are each rank's steady clock (ns); clocks.csv puts them "
       "on rank 0's, collectives.csv and comm_steps.csv are";

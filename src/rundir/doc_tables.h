@@ -11,6 +11,7 @@
 #include "llmprof/rundir/eval_doc.h"
 #include "llmprof/rundir/plan_doc.h"
 #include "llmprof/rundir/report_doc.h"
+#include "llmprof/rundir/summary.h"
 #include "llmprof/rundir/tried_doc.h"
 #include "llmprof/rundir/tune_doc.h"
 
@@ -23,6 +24,7 @@ const JsonFields<Env>& env_fields();  // but schema_version: bench.json's contex
 const JsonFields<EvalDoc>& eval_doc_fields();
 const JsonFields<PlanDoc>& plan_doc_fields();
 const JsonFields<ReportDoc>& report_doc_fields();
+const JsonFields<Summary>& summary_fields();
 const JsonFields<TriedDoc>& tried_doc_fields();
 const JsonFields<TuneDoc>& tune_doc_fields();
 // eval.json's and bench.json's "tokenizer".

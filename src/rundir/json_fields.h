@@ -31,24 +31,28 @@ enum class Presence {
   kLater,     // added after the first version: absent gets a note naming it (summary.json)
 };
 
-// One field of a JSON object of type Obj.
-template <typename Obj>
+// One field of a JSON object of type Obj, written as J: Json (keys sorted) or, for a document
+// written in its writer's order (the sweep's), nlohmann::ordered_json (keys in table order).
+template <typename Obj, typename J = Json>
 struct JsonField {
   std::string key;
   Presence presence = Presence::kOptional;
   // The value written at key; a discarded value (not_written()) leaves the key out.
-  std::function<Json(const Obj&)> write;
+  std::function<J(const Obj&)> write;
   // Reads the field at key (the table's, passed in: a reader names it only there).
   std::function<void(Obj&, ObjectReader&, DocContext&, const std::string& key)> read;
   // A nested object's or list's keys ("inner", list items' as "[].inner"); empty for a value.
   std::function<std::vector<std::string>()> nested;
 };
 
-template <typename Obj>
-using JsonFields = std::vector<JsonField<Obj>>;
+template <typename Obj, typename J = Json>
+using JsonFields = std::vector<JsonField<Obj, J>>;
 
 // The value of a field written only with its figure, when it has none: the key is left out.
-inline Json not_written() { return Json(Json::value_t::discarded); }
+template <typename J = Json>
+J not_written() {
+  return J(J::value_t::discarded);
+}
 
 // ---------------------------------------------------------------------------------------------
 // A member's value, written and read by its type. Read: absent or null leaves `out` as it is.
@@ -117,11 +121,11 @@ inline void read_value(ObjectReader& o, const std::string& key, std::vector<doub
 // The object of a table, written and read.
 
 // obj's fields as a JSON object.
-template <typename Obj>
-Json write_object(const Obj& obj, const JsonFields<Obj>& fields) {
-  Json j = Json::object();
-  for (const JsonField<Obj>& f : fields) {
-    Json v = f.write(obj);
+template <typename Obj, typename J>
+J write_object(const Obj& obj, const JsonFields<Obj, J>& fields) {
+  J j = J::object();
+  for (const JsonField<Obj, J>& f : fields) {
+    J v = f.write(obj);
     if (!v.is_discarded()) j[f.key] = std::move(v);
   }
   return j;
@@ -129,12 +133,12 @@ Json write_object(const Obj& obj, const JsonFields<Obj>& fields) {
 
 // obj's fields from o: the required ones checked, then each read (a later one noted when absent).
 // The caller keeps o's unknown keys (keep_unknown) when it has read what else it reads of o.
-template <typename Obj>
-void read_object(Obj& obj, ObjectReader& o, DocContext& ctx, const JsonFields<Obj>& fields) {
-  for (const JsonField<Obj>& f : fields) {
+template <typename Obj, typename J>
+void read_object(Obj& obj, ObjectReader& o, DocContext& ctx, const JsonFields<Obj, J>& fields) {
+  for (const JsonField<Obj, J>& f : fields) {
     if (f.presence == Presence::kRequired) o.require(f.key);
   }
-  for (const JsonField<Obj>& f : fields) {
+  for (const JsonField<Obj, J>& f : fields) {
     if (f.presence == Presence::kLater) o.later(f.key);
     f.read(obj, o, ctx, f.key);
   }
@@ -142,10 +146,10 @@ void read_object(Obj& obj, ObjectReader& o, DocContext& ctx, const JsonFields<Ob
 
 // Every key of a table, nested tables' as "outer.inner" (lists' as "outer[].inner"), in table
 // order: what the writer writes and the reader reads.
-template <typename Obj>
-std::vector<std::string> field_keys(const JsonFields<Obj>& fields) {
+template <typename Obj, typename J>
+std::vector<std::string> field_keys(const JsonFields<Obj, J>& fields) {
   std::vector<std::string> out;
-  for (const JsonField<Obj>& f : fields) {
+  for (const JsonField<Obj, J>& f : fields) {
     out.push_back(f.key);
     if (!f.nested) continue;
     for (const std::string& k : f.nested()) {
@@ -177,12 +181,13 @@ inline std::vector<std::string> json_keys(const Json& v) {
 // ---------------------------------------------------------------------------------------------
 // Fields.
 
-// The member at key, by its type.
-template <typename Obj, typename M>
-JsonField<Obj> member(std::string key, M Obj::*m, Presence p = Presence::kOptional) {
+// The member at key, by its type. The helpers below take the written type J first (Json unless
+// given: member<OJson>(...)); the object's type and the member's are deduced.
+template <typename J = Json, typename Obj, typename M>
+JsonField<Obj, J> member(std::string key, M Obj::*m, Presence p = Presence::kOptional) {
   return {key,
           p,
-          [m](const Obj& o) { return value_json(o.*m); },
+          [m](const Obj& o) { return J(value_json(o.*m)); },
           [m](Obj& o, ObjectReader& r, DocContext&, const std::string& key) {
             read_value(r, key, o.*m);
           },
@@ -190,64 +195,72 @@ JsonField<Obj> member(std::string key, M Obj::*m, Presence p = Presence::kOption
 }
 
 // An optional member written only when set (absent, not null, without it).
-template <typename Obj, typename T>
-JsonField<Obj> member_if_set(std::string key,
-                             std::optional<T> Obj::*m,
-                             Presence p = Presence::kOptional) {
-  JsonField<Obj> f = member(std::move(key), m, p);
-  f.write = [m](const Obj& o) { return (o.*m) ? value_json(*(o.*m)) : not_written(); };
+template <typename J = Json, typename Obj, typename T>
+JsonField<Obj, J> member_if_set(std::string key,
+                                std::optional<T> Obj::*m,
+                                Presence p = Presence::kOptional) {
+  JsonField<Obj, J> f = member<J>(std::move(key), m, p);
+  f.write = [m](const Obj& o) { return (o.*m) ? J(value_json(*(o.*m))) : not_written<J>(); };
   return f;
 }
 
 // A text where "" means unknown: written as null.
-template <typename Obj>
-JsonField<Obj> null_if_empty(std::string key,
-                             std::string Obj::*m,
-                             Presence p = Presence::kOptional) {
-  JsonField<Obj> f = member(std::move(key), m, p);
-  f.write = [m](const Obj& o) { return detail::text_or_null(o.*m); };
+template <typename J = Json, typename Obj>
+JsonField<Obj, J> null_if_empty(std::string key,
+                                std::string Obj::*m,
+                                Presence p = Presence::kOptional) {
+  JsonField<Obj, J> f = member<J>(std::move(key), m, p);
+  f.write = [m](const Obj& o) { return J(detail::text_or_null(o.*m)); };
   return f;
 }
 
 // A text written only when not empty (absent, not "", without it).
-template <typename Obj>
-JsonField<Obj> text_if_set(std::string key, std::string Obj::*m, Presence p = Presence::kOptional) {
-  JsonField<Obj> f = member(std::move(key), m, p);
-  f.write = [m](const Obj& o) { return (o.*m).empty() ? not_written() : Json(o.*m); };
+template <typename J = Json, typename Obj>
+JsonField<Obj, J> text_if_set(std::string key,
+                              std::string Obj::*m,
+                              Presence p = Presence::kOptional) {
+  JsonField<Obj, J> f = member<J>(std::move(key), m, p);
+  f.write = [m](const Obj& o) { return (o.*m).empty() ? not_written<J>() : J(o.*m); };
   return f;
 }
 
 // An enum written through config's name table and parsed back by it (an unknown name is a
-// DataError naming the file and the field).
-template <typename Obj, typename E>
-JsonField<Obj> name_member(std::string key, E Obj::*m, Presence p = Presence::kOptional) {
+// DataError naming the file and the field, dotted from the document's top: points.0.status).
+template <typename J = Json, typename Obj, typename E>
+JsonField<Obj, J> name_member(std::string key, E Obj::*m, Presence p = Presence::kOptional) {
   return {key,
           p,
-          [m](const Obj& o) { return Json(config::name(o.*m)); },
+          [m](const Obj& o) { return J(config::name(o.*m)); },
           [m](Obj& o, ObjectReader& r, DocContext&, const std::string& key) {
             if (const std::optional<std::string> v = r.text(key)) {
-              o.*m = parse_name<E>(*v, r.file(), key);
+              o.*m = parse_name<E>(*v, r.file(), r.field(key));
             }
           },
           {}};
 }
 
-// A field with a conversion of its own.
-template <typename Obj>
-JsonField<Obj> converted(
+// T, in a parameter that takes no part in deducing the template's arguments.
+template <typename T>
+struct NotDeduced {
+  using type = T;
+};
+
+// A field with a conversion of its own (Obj named: converted<Obj>(...), or <Obj, OJson>).
+template <typename Obj, typename J = Json>
+JsonField<Obj, J> converted(
     std::string key,
     Presence p,
-    std::function<Json(const Obj&)> write,
+    typename NotDeduced<std::function<J(const Obj&)>>::type write,
     std::function<void(Obj&, ObjectReader&, DocContext&, const std::string&)> read) {
   return {std::move(key), p, std::move(write), std::move(read), {}};
 }
 
 // A nested object always written (a struct member); read when present, its unknown keys kept.
-template <typename Obj, typename Sub>
-JsonField<Obj> object(std::string key,
-                      Sub Obj::*m,
-                      const JsonFields<Sub>& inner,
-                      Presence p = Presence::kOptional) {
+template <typename Obj, typename Sub, typename J>
+JsonField<Obj, J> object(std::string key,
+                         Sub Obj::*m,
+                         const JsonFields<Sub, J>& inner,
+                         Presence p = Presence::kOptional) {
   return {key, p, [m, &inner](const Obj& o) { return write_object(o.*m, inner); },
           [m, &inner](Obj& o, ObjectReader& r, DocContext& ctx, const std::string& key) {
             if (std::optional<ObjectReader> sub = r.object(key)) {
@@ -259,14 +272,14 @@ JsonField<Obj> object(std::string key,
 }
 
 // An optional nested object: null without it.
-template <typename Obj, typename Sub>
-JsonField<Obj> section(std::string key,
-                       std::optional<Sub> Obj::*m,
-                       const JsonFields<Sub>& inner,
-                       Presence p = Presence::kOptional) {
+template <typename Obj, typename Sub, typename J>
+JsonField<Obj, J> section(std::string key,
+                          std::optional<Sub> Obj::*m,
+                          const JsonFields<Sub, J>& inner,
+                          Presence p = Presence::kOptional) {
   return {
       key, p,
-      [m, &inner](const Obj& o) { return (o.*m) ? write_object(*(o.*m), inner) : Json(nullptr); },
+      [m, &inner](const Obj& o) { return (o.*m) ? write_object(*(o.*m), inner) : J(nullptr); },
       [m, &inner](Obj& o, ObjectReader& r, DocContext& ctx, const std::string& key) {
         o.*m = read_section<Sub>(r, key, [&](ObjectReader& sub) {
           Sub s{};
@@ -278,20 +291,20 @@ JsonField<Obj> section(std::string key,
 }
 
 // An array of objects written through the item table.
-template <typename Sub>
-Json write_object_list(const std::vector<Sub>& items, const JsonFields<Sub>& inner) {
-  Json a = Json::array();
+template <typename Sub, typename J>
+J write_object_list(const std::vector<Sub>& items, const JsonFields<Sub, J>& inner) {
+  J a = J::array();
   for (const Sub& s : items) a.push_back(write_object(s, inner));
   return a;
 }
 
 // The array of objects at key read through the item table (object_list: absent or null is
 // empty, each item's unknown keys kept).
-template <typename Sub>
+template <typename Sub, typename J>
 std::vector<Sub> read_object_list(ObjectReader& r,
                                   DocContext& ctx,
                                   const std::string& key,
-                                  const JsonFields<Sub>& inner) {
+                                  const JsonFields<Sub, J>& inner) {
   return object_list<Sub>(r, ctx, key, [&](ObjectReader& item) {
     Sub s{};
     read_object(s, item, ctx, inner);
@@ -300,32 +313,32 @@ std::vector<Sub> read_object_list(ObjectReader& r,
 }
 
 // An optional nested object written only when set (absent, not null, without it).
-template <typename Obj, typename Sub>
-JsonField<Obj> section_if_set(std::string key,
-                              std::optional<Sub> Obj::*m,
-                              const JsonFields<Sub>& inner,
-                              Presence p = Presence::kOptional) {
-  JsonField<Obj> f = section(std::move(key), m, inner, p);
+template <typename Obj, typename Sub, typename J>
+JsonField<Obj, J> section_if_set(std::string key,
+                                 std::optional<Sub> Obj::*m,
+                                 const JsonFields<Sub, J>& inner,
+                                 Presence p = Presence::kOptional) {
+  JsonField<Obj, J> f = section(std::move(key), m, inner, p);
   f.write = [m, &inner](const Obj& o) {
-    return (o.*m) ? write_object(*(o.*m), inner) : not_written();
+    return (o.*m) ? write_object(*(o.*m), inner) : not_written<J>();
   };
   return f;
 }
 
 // The keys of a list's items: "[]", then "[].inner" for each of the item table's.
-template <typename Sub>
-std::vector<std::string> item_keys(const JsonFields<Sub>& inner) {
+template <typename Sub, typename J>
+std::vector<std::string> item_keys(const JsonFields<Sub, J>& inner) {
   std::vector<std::string> out{"[]"};
   for (const std::string& k : field_keys(inner)) out.push_back("[]." + k);
   return out;
 }
 
 // An array of objects (object_list: absent or null is empty).
-template <typename Obj, typename Sub>
-JsonField<Obj> list(std::string key,
-                    std::vector<Sub> Obj::*m,
-                    const JsonFields<Sub>& inner,
-                    Presence p = Presence::kOptional) {
+template <typename Obj, typename Sub, typename J>
+JsonField<Obj, J> list(std::string key,
+                       std::vector<Sub> Obj::*m,
+                       const JsonFields<Sub, J>& inner,
+                       Presence p = Presence::kOptional) {
   return {key, p, [m, &inner](const Obj& o) { return write_object_list(o.*m, inner); },
           [m, &inner](Obj& o, ObjectReader& r, DocContext& ctx, const std::string& key) {
             o.*m = read_object_list<Sub>(r, ctx, key, inner);
@@ -334,21 +347,20 @@ JsonField<Obj> list(std::string key,
 }
 
 // An optional array of objects: null without it.
-template <typename Obj, typename Sub>
-JsonField<Obj> optional_list(std::string key,
-                             std::optional<std::vector<Sub>> Obj::*m,
-                             const JsonFields<Sub>& inner,
-                             Presence p = Presence::kOptional) {
-  return {key, p,
-          [m, &inner](const Obj& o) {
-            return (o.*m) ? write_object_list(*(o.*m), inner) : Json(nullptr);
-          },
-          [m, &inner](Obj& o, ObjectReader& r, DocContext& ctx, const std::string& key) {
-            const Json* v = r.raw(key);
-            if (v == nullptr || v->is_null()) return;
-            o.*m = read_object_list<Sub>(r, ctx, key, inner);
-          },
-          [&inner] { return item_keys(inner); }};
+template <typename Obj, typename Sub, typename J>
+JsonField<Obj, J> optional_list(std::string key,
+                                std::optional<std::vector<Sub>> Obj::*m,
+                                const JsonFields<Sub, J>& inner,
+                                Presence p = Presence::kOptional) {
+  return {
+      key, p,
+      [m, &inner](const Obj& o) { return (o.*m) ? write_object_list(*(o.*m), inner) : J(nullptr); },
+      [m, &inner](Obj& o, ObjectReader& r, DocContext& ctx, const std::string& key) {
+        const Json* v = r.raw(key);
+        if (v == nullptr || v->is_null()) return;
+        o.*m = read_object_list<Sub>(r, ctx, key, inner);
+      },
+      [&inner] { return item_keys(inner); }};
 }
 
 // ---------------------------------------------------------------------------------------------

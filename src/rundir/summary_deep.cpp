@@ -1,151 +1,155 @@
-// summary.json's profiler sections read back: profiler_overhead (with the deep profile's own
-// cost and the trace's), modules and gpu (profile.level=modules|ops).
-#include "summary_sections.h"
+// summary.json's profiler sections: profiler_overhead (with the deep profile's own cost and the
+// trace's), modules and gpu (profile.level=modules|ops), each a field table.
+#include "json_forms.h"
 #include "llmprof/rundir/read.h"
 #include "llmprof/rundir/summary.h"
+#include "summary_sections.h"
 
 namespace llmprof::rundir::detail {
 
 namespace {
 
-DeepOverhead read_deep(ObjectReader& o) {
-  DeepOverhead d;
-  auto n = [&](const char* key) { return o.number(key).value_or(0); };
-  d.events_per_step = n("events_per_step");
-  d.scopes_per_step = n("scopes_per_step");
-  d.ns_per_event = n("ns_per_event");
-  d.ns_per_call_record_function = n("ns_per_call_record_function");
-  d.record_function_ms_per_recorded_step = n("record_function_ms_per_recorded_step");
-  d.record_function_fraction_of_recorded_step =
-      o.number("record_function_fraction_of_recorded_step");
-  d.untimed_events_per_step = n("untimed_events_per_step");
-  d.ns_per_untimed_event = n("ns_per_untimed_event");
-  d.untimed_events_observed_per_step = n("untimed_events_observed_per_step");
-  d.hidden_calls_per_step = n("hidden_calls_per_step");
-  d.ns_per_hidden_call = n("ns_per_hidden_call");
-  d.memory_reports_per_step = n("memory_reports_per_step");
-  d.ns_per_memory_report = n("ns_per_memory_report");
-  d.ns_per_scope = n("ns_per_scope");
-  d.ns_per_call_reading_shapes = n("ns_per_call_reading_shapes");
-  d.shape_read_fraction = n("shape_read_fraction");
-  d.estimated_ms_per_recorded_step = n("estimated_ms_per_recorded_step");
-  d.estimated_fraction_of_recorded_step = o.number("estimated_fraction_of_recorded_step");
-  d.post_processing_ms = n("post_processing_ms");
-  o.boolean("estimated");  // always true: written, not kept
-  o.keep_unknown();
-  return d;
+const JsonFields<DeepOverhead>& deep_overhead_fields() {
+  using D = DeepOverhead;
+  static const JsonFields<D> f = {
+      member("events_per_step", &D::events_per_step),
+      member("scopes_per_step", &D::scopes_per_step),
+      member("ns_per_event", &D::ns_per_event),
+      member("ns_per_call_record_function", &D::ns_per_call_record_function),
+      member("record_function_ms_per_recorded_step", &D::record_function_ms_per_recorded_step),
+      member("record_function_fraction_of_recorded_step",
+             &D::record_function_fraction_of_recorded_step),
+      member("untimed_events_per_step", &D::untimed_events_per_step),
+      member("ns_per_untimed_event", &D::ns_per_untimed_event),
+      member("untimed_events_observed_per_step", &D::untimed_events_observed_per_step),
+      member("hidden_calls_per_step", &D::hidden_calls_per_step),
+      member("ns_per_hidden_call", &D::ns_per_hidden_call),
+      member("memory_reports_per_step", &D::memory_reports_per_step),
+      member("ns_per_memory_report", &D::ns_per_memory_report),
+      member("ns_per_scope", &D::ns_per_scope),
+      member("ns_per_call_reading_shapes", &D::ns_per_call_reading_shapes),
+      member("shape_read_fraction", &D::shape_read_fraction),
+      member("estimated_ms_per_recorded_step", &D::estimated_ms_per_recorded_step),
+      member("estimated_fraction_of_recorded_step", &D::estimated_fraction_of_recorded_step),
+      member("post_processing_ms", &D::post_processing_ms),
+      fixed<D>("estimated", true)};
+  return f;
 }
 
-TraceCost read_trace(ObjectReader& o) {
-  TraceCost t;
-  t.windows = o.integer("windows").value_or(1);
-  t.events = o.integer("events").value_or(0);
-  t.bytes = o.integer("bytes").value_or(0);
-  t.bytes_per_event = o.number("bytes_per_event").value_or(0);
-  t.write_ms = o.number("write_ms").value_or(0);
-  o.keep_unknown();
-  return t;
+const JsonFields<TraceCost>& trace_cost_fields() {
+  using T = TraceCost;
+  static const JsonFields<T> f = {
+      member("windows", &T::windows), member("events", &T::events), member("bytes", &T::bytes),
+      member("bytes_per_event", &T::bytes_per_event), member("write_ms", &T::write_ms)};
+  return f;
 }
 
-ShapeFigures read_shapes(ObjectReader& o) {
-  ShapeFigures s;
-  s.read_steps = o.integer("read_steps").value_or(0);
-  s.mapped_steps = o.integer("mapped_steps").value_or(0);
-  s.unmapped_steps = o.integer("unmapped_steps").value_or(0);
-  s.unconfirmed_steps = o.integer("unconfirmed_steps").value_or(0);
-  s.read_every_step_after_a_change = o.boolean("read_every_step_after_a_change").value_or(false);
-  s.interval = o.integer("interval").value_or(0);
-  o.keep_unknown();
-  return s;
+// The profile level: a name of config::ProfileLevel's table (another text is a DataError).
+JsonField<OverheadFigures> level_field() {
+  return converted<OverheadFigures>(
+      "level", Presence::kOptional,
+      [](const OverheadFigures& o) { return Json(config::name(o.level)); },
+      [](OverheadFigures& o, ObjectReader& r, DocContext&, const std::string& key) {
+        if (const Json* level = r.raw(key); level != nullptr && level->is_string()) {
+          o.level =
+              parse_name<config::ProfileLevel>(level->get<std::string>(), r.file(), r.field(key));
+        }
+      });
 }
 
-ViewFigures read_views(ObjectReader& o) {
-  ViewFigures v;
-  v.hidden_calls = o.integer("hidden_calls").value_or(0);
-  v.counted_from_read_steps = o.integer("counted_from_read_steps").value_or(0);
-  v.mapped_steps = o.integer("mapped_steps").value_or(0);
-  v.unconfirmed_steps = o.integer("unconfirmed_steps").value_or(0);
-  v.lost_steps = o.integer("lost_steps").value_or(0);
-  v.how = o.text("how").value_or("");
-  v.note = o.text("note").value_or("");
-  o.keep_unknown();
-  return v;
+const JsonFields<ShapeFigures>& shape_fields() {
+  using S = ShapeFigures;
+  static const JsonFields<S> f = {
+      member("read_steps", &S::read_steps),
+      member("mapped_steps", &S::mapped_steps),
+      member("unmapped_steps", &S::unmapped_steps),
+      member("unconfirmed_steps", &S::unconfirmed_steps),
+      member("read_every_step_after_a_change", &S::read_every_step_after_a_change),
+      member("interval", &S::interval)};
+  return f;
 }
 
-GpuIdleFigures read_idle(ObjectReader& o) {
-  GpuIdleFigures i;
-  i.steps = o.integer("steps").value_or(0);
-  i.reason = o.text("reason").value_or("");
-  i.window_ms = o.number("window_ms").value_or(0);
-  i.busy_ms = o.number("busy_ms").value_or(0);
-  i.idle_ms = o.number("idle_ms").value_or(0);
-  i.busy_fraction = o.number("busy_fraction");
-  i.host_bound_ms = o.number("host_bound_ms").value_or(0);
-  i.data_bound_ms = o.number("data_bound_ms").value_or(0);
-  i.sync_bound_ms = o.number("sync_bound_ms").value_or(0);
-  o.keep_unknown();
-  return i;
+const JsonFields<ViewFigures>& view_fields() {
+  using V = ViewFigures;
+  static const JsonFields<V> f = {member("hidden_calls", &V::hidden_calls),
+                                  member("counted_from_read_steps", &V::counted_from_read_steps),
+                                  member("mapped_steps", &V::mapped_steps),
+                                  member("unconfirmed_steps", &V::unconfirmed_steps),
+                                  member("lost_steps", &V::lost_steps),
+                                  member("how", &V::how),
+                                  text_if_set("note", &V::note)};
+  return f;
+}
+
+// The idle figures of the recorded steps, or (no step) why there are none.
+const JsonFields<GpuIdleFigures>& gpu_idle_fields() {
+  using I = GpuIdleFigures;
+  const auto none = [](const I& i) { return i.steps == 0; };
+  const auto some = [](const I& i) { return i.steps != 0; };
+  static const JsonFields<I> f = {member("steps", &I::steps),
+                                  only_when(member("reason", &I::reason), none),
+                                  only_when(member("window_ms", &I::window_ms), some),
+                                  only_when(member("busy_ms", &I::busy_ms), some),
+                                  only_when(member("idle_ms", &I::idle_ms), some),
+                                  only_when(member("busy_fraction", &I::busy_fraction), some),
+                                  only_when(member("host_bound_ms", &I::host_bound_ms), some),
+                                  only_when(member("data_bound_ms", &I::data_bound_ms), some),
+                                  only_when(member("sync_bound_ms", &I::sync_bound_ms), some)};
+  return f;
 }
 
 }  // namespace
 
-std::optional<OverheadFigures> read_overhead(ObjectReader& doc) {
-  std::optional<ObjectReader> o = doc.object("profiler_overhead");
-  if (!o) return std::nullopt;
-  OverheadFigures f;
-  if (const Json* level = o->raw("level"); level != nullptr && level->is_string()) {
-    f.level = parse_name<config::ProfileLevel>(level->get<std::string>(), o->file(),
-                                               "profiler_overhead.level");
-  }
-  f.clock_read_ns = o->number("clock_read_ns").value_or(0);
-  f.events_per_step = o->number("events_per_step");
-  f.estimated_ms_per_step = o->number("estimated_ms_per_step").value_or(0);
-  f.estimated_fraction_of_step = o->number("estimated_fraction_of_step");
-  o->boolean("estimated");
-  if (std::optional<ObjectReader> d = o->object("deep")) f.deep = read_deep(*d);
-  if (std::optional<ObjectReader> t = o->object("trace")) f.trace = read_trace(*t);
-  o->keep_unknown();
+const JsonFields<OverheadFigures>& overhead_fields() {
+  using O = OverheadFigures;
+  // The estimates are written when a step ran.
+  const auto stepped = [](const O& o) { return o.events_per_step.has_value(); };
+  static const JsonFields<O> f = {
+      level_field(),
+      member("clock_read_ns", &O::clock_read_ns),
+      member_if_set("events_per_step", &O::events_per_step),
+      only_when(member("estimated_ms_per_step", &O::estimated_ms_per_step), stepped),
+      only_when(member("estimated_fraction_of_step", &O::estimated_fraction_of_step), stepped),
+      fixed<O>("estimated", true),
+      section_if_set("deep", &O::deep, deep_overhead_fields()),
+      section_if_set("trace", &O::trace, trace_cost_fields())};
   return f;
 }
 
-std::optional<ModulesFigures> read_modules(ObjectReader& doc) {
-  std::optional<ObjectReader> o = doc.object("modules");
-  if (!o) return std::nullopt;
-  ModulesFigures m;
-  m.recorded_steps = o->integer("recorded_steps").value_or(0);
-  m.windows = o->integer("windows").value_or(0);
-  m.forward_scopes_ms = o->number("forward_scopes_ms").value_or(0);
-  m.forward_phase_ms = o->number("forward_phase_ms").value_or(0);
-  m.forward_residual_fraction = o->number("forward_residual_fraction");
-  m.backward_nodes_ms = o->number("backward_nodes_ms").value_or(0);
-  m.backward_phase_ms = o->number("backward_phase_ms").value_or(0);
-  m.backward_residual_fraction = o->number("backward_residual_fraction");
-  m.dropped_events = o->integer("dropped_events").value_or(0);
-  m.dropped_scopes = o->integer("dropped_scopes").value_or(0);
-  m.eval_passes_recorded = o->integer("eval_passes_recorded");
-  if (std::optional<ObjectReader> s = o->object("shapes")) m.shapes = read_shapes(*s);
-  if (std::optional<ObjectReader> v = o->object("views")) m.views = read_views(*v);
-  o->keep_unknown();
-  return m;
+const JsonFields<ModulesFigures>& modules_fields() {
+  using M = ModulesFigures;
+  static const JsonFields<M> f = {
+      member("recorded_steps", &M::recorded_steps),
+      member("windows", &M::windows),
+      member("forward_scopes_ms", &M::forward_scopes_ms),
+      member("forward_phase_ms", &M::forward_phase_ms),
+      member("forward_residual_fraction", &M::forward_residual_fraction),
+      member("backward_nodes_ms", &M::backward_nodes_ms),
+      member("backward_phase_ms", &M::backward_phase_ms),
+      member("backward_residual_fraction", &M::backward_residual_fraction),
+      member("dropped_events", &M::dropped_events),
+      member("dropped_scopes", &M::dropped_scopes),
+      member_if_set("eval_passes_recorded", &M::eval_passes_recorded),
+      section_if_set("shapes", &M::shapes, shape_fields()),
+      section_if_set("views", &M::views, view_fields())};
+  return f;
 }
 
-std::optional<GpuFigures> read_gpu(ObjectReader& doc) {
-  std::optional<ObjectReader> o = doc.object("gpu");
-  if (!o) return std::nullopt;
-  GpuFigures g;
-  g.records = o->integer("records").value_or(0);
-  g.dropped_records = o->integer("dropped_records").value_or(0);
-  g.incomplete_records = o->integer("incomplete_records").value_or(0);
-  g.unattributed_activities = o->integer("unattributed_activities").value_or(0);
-  g.kernel_ms_per_step = o->number("kernel_ms_per_step").value_or(0);
-  g.memcpy_ms_per_step = o->number("memcpy_ms_per_step").value_or(0);
-  g.memset_ms_per_step = o->number("memset_ms_per_step").value_or(0);
-  g.kernels_window = o->text("kernels_window").value_or("");
-  g.launched_by_ops_ms_per_step = o->number("launched_by_ops_ms_per_step");
-  g.outside_scopes_ms_per_step = o->number("outside_scopes_ms_per_step");
-  if (std::optional<ObjectReader> i = o->object("idle")) g.idle = read_idle(*i);
-  o->keep_unknown();
-  return g;
+const JsonFields<GpuFigures>& gpu_fields() {
+  using G = GpuFigures;
+  static const JsonFields<G> f = {
+      member("records", &G::records),
+      member("dropped_records", &G::dropped_records),
+      member("incomplete_records", &G::incomplete_records),
+      member("unattributed_activities", &G::unattributed_activities),
+      member("kernel_ms_per_step", &G::kernel_ms_per_step),
+      member("memcpy_ms_per_step", &G::memcpy_ms_per_step),
+      member("memset_ms_per_step", &G::memset_ms_per_step),
+      member("kernels_window", &G::kernels_window),
+      member("launched_by_ops_ms_per_step", &G::launched_by_ops_ms_per_step),
+      member("outside_scopes_ms_per_step", &G::outside_scopes_ms_per_step),
+      object("idle", &G::idle, gpu_idle_fields())};
+  return f;
 }
 
 }  // namespace llmprof::rundir::detail

@@ -1,125 +1,176 @@
-// summary.json "distributed": a rank's own section and the merged run's, written and read.
+// summary.json "distributed": a rank's own section and the merged run's, and the merged run's
+// communication analysis (distributed.comm), each a field table.
+#include <fmt/format.h>
+
+#include <string>
+
+#include "json_forms.h"
 #include "summary_sections.h"
 
 namespace llmprof::rundir::detail {
 
 namespace {
 
-template <typename T>
-std::vector<T> list_of(ObjectReader& o, const std::string& key, bool (Json::*is)() const,
-                       const char* expected) {
-  std::vector<T> out;
-  const Json* v = o.raw(key);
-  if (v == nullptr || v->is_null()) return out;
-  if (!v->is_array()) o.fail(key, expected);
-  for (const Json& item : *v) {
-    if (!(item.*is)()) o.fail(key, expected);
-    out.push_back(item.get<T>());
+const JsonFields<RankFigures>& rank_fields() {
+  using R = RankFigures;
+  static const JsonFields<R> f = {member("rank", &R::rank),
+                                  member("step_ms_median", &R::step_ms),
+                                  member("data_ms_median", &R::data_ms),
+                                  member("forward_ms_median", &R::forward_ms),
+                                  member("backward_ms_median", &R::backward_ms),
+                                  member("optimizer_ms_median", &R::optimizer_ms),
+                                  member("tokens_per_s_median", &R::tokens_per_s),
+                                  member("mfu_median", &R::mfu),
+                                  member("final_train_step_loss", &R::final_train_step_loss)};
+  return f;
+}
+
+// The phase where the straggler's extra time went: null when no phase of it is longer.
+JsonField<CommStraggler> straggler_phase_field() {
+  return converted<CommStraggler>(
+      "phase", Presence::kOptional,
+      [](const CommStraggler& g) {
+        return g.phase ? Json(std::string(profile::phase_name(*g.phase))) : Json();
+      },
+      [](CommStraggler& g, ObjectReader& o, DocContext&, const std::string& key) {
+        if (const std::optional<std::string> phase = o.text(key)) {
+          g.phase = parse_step_phase(*phase);
+          if (!g.phase) o.fail(key, "data, forward, backward or optimizer");
+        }
+      });
+}
+
+// The phase's excess: null without a phase.
+JsonField<CommStraggler> straggler_excess_field() {
+  JsonField<CommStraggler> f = member("phase_excess_ms", &CommStraggler::phase_excess_ms);
+  f.write = [](const CommStraggler& g) { return g.phase ? Json(g.phase_excess_ms) : Json(); };
+  return f;
+}
+
+const JsonFields<CommStraggler>& straggler_fields() {
+  using G = CommStraggler;
+  static const JsonFields<G> f = {member("rank", &G::rank),
+                                  member("last_launches", &G::last_count),
+                                  member("collectives", &G::collectives),
+                                  member("lag_ms", &G::lag_ms),
+                                  straggler_phase_field(),
+                                  straggler_excess_field()};
+  return f;
+}
+
+// What a reader takes from the drift figures, in words: measured, below resolution, or unknown.
+std::string clock_drift_text(const CommFigures& s) {
+  if (s.clock_drift_ns_per_s_max) {
+    return fmt::format("measured: up to {:.0f} ns/s (uncertainty up to {:.0f} ns/s)",
+                       *s.clock_drift_ns_per_s_max,
+                       s.clock_drift_uncertainty_ns_per_s_max.value_or(0.0));
   }
-  return out;
+  if (s.clock_drift_uncertainty_ns_per_s_max) {
+    return fmt::format(
+        "below resolution: |drift| within the uncertainty of {:.0f} ns/s (the "
+        "clock estimates' residuals over the time between them)",
+        *s.clock_drift_uncertainty_ns_per_s_max);
+  }
+  return "unknown: no end-of-run clock estimate";
 }
 
-Json rank_json(const RankFigures& r) {
-  return {{"rank", r.rank},
-          {"step_ms_median", opt(r.step_ms)},
-          {"data_ms_median", opt(r.data_ms)},
-          {"forward_ms_median", opt(r.forward_ms)},
-          {"backward_ms_median", opt(r.backward_ms)},
-          {"optimizer_ms_median", opt(r.optimizer_ms)},
-          {"tokens_per_s_median", opt(r.tokens_per_s)},
-          {"mfu_median", opt(r.mfu)},
-          {"final_train_step_loss", opt(r.final_train_step_loss)}};
+const JsonFields<CommFigures>& comm_fields() {
+  using C = CommFigures;
+  // Written where a second rank's clock was measured (a one-rank group has no drift to state,
+  // and its files keep their form).
+  const auto drift = [](const C& c) {
+    return c.clock_drift_uncertainty_ns_per_s_max || c.clock_drift_ns_per_s_max;
+  };
+  static const JsonFields<C> f = {
+      member("steps", &C::steps),
+      member("step_ms_median", &C::step_ms_median),
+      member("exposed_comm_ms_median", &C::exposed_comm_ms_median),
+      member("exposed_share", &C::exposed_share),
+      member("comm_ms_median", &C::comm_ms_median),
+      member("overlap", &C::overlap),
+      member("latency_ms_median", &C::latency_ms_median),
+      member("wait_ms_median", &C::wait_ms_median),
+      member("algbw_gb_per_s_median", &C::algbw_gb_per_s_median),
+      member("busbw_gb_per_s_median", &C::busbw_gb_per_s_median),
+      section("straggler", &C::straggler, straggler_fields()),  // null for one rank
+      member("clock_residual_us_max", &C::clock_residual_us_max),
+      member("clock_drift_ns_per_s_max", &C::clock_drift_ns_per_s_max),
+      only_when(
+          member("clock_drift_uncertainty_ns_per_s_max", &C::clock_drift_uncertainty_ns_per_s_max),
+          drift),
+      only_when(converted<C>(  // derived from the two above: read, not kept
+                    "clock_drift", Presence::kOptional,
+                    [](const C& c) { return Json(clock_drift_text(c)); },
+                    [](C&, ObjectReader& o, DocContext&, const std::string& key) { o.text(key); }),
+                drift),
+      member("note", &C::note)};
+  return f;
 }
 
-RankFigures read_rank(ObjectReader& o) {
-  RankFigures r;
-  r.rank = o.integer("rank").value_or(0);
-  r.step_ms = o.number("step_ms_median");
-  r.data_ms = o.number("data_ms_median");
-  r.forward_ms = o.number("forward_ms_median");
-  r.backward_ms = o.number("backward_ms_median");
-  r.optimizer_ms = o.number("optimizer_ms_median");
-  r.tokens_per_s = o.number("tokens_per_s_median");
-  r.mfu = o.number("mfu_median");
-  r.final_train_step_loss = o.number("final_train_step_loss");
-  return r;
+// Why there is no analysis: a rank's records could not be read ({"error": ...}).
+const JsonFields<DistributedFigures>& comm_error_fields() {
+  static const JsonFields<DistributedFigures> f = {
+      member("error", &DistributedFigures::comm_error)};
+  return f;
+}
+
+// The analysis, or why there is none.
+JsonField<DistributedFigures> comm_field() {
+  using D = DistributedFigures;
+  return {"comm", Presence::kOptional,
+          [](const D& d) {
+            if (d.comm) return write_object(*d.comm, comm_fields());
+            if (!d.comm_error.empty()) return write_object(d, comm_error_fields());
+            return not_written();
+          },
+          [](D& d, ObjectReader& o, DocContext& ctx, const std::string& key) {
+            std::optional<ObjectReader> c = o.object(key);
+            if (!c) return;
+            if (c->has(comm_error_fields().front().key)) {
+              read_object(d, *c, ctx, comm_error_fields());
+            } else {
+              read_object(d.comm.emplace(), *c, ctx, comm_fields());
+            }
+            c->keep_unknown();
+          },
+          [] { return keys_of(comm_fields(), comm_error_fields()); }};
 }
 
 }  // namespace
 
-Json distributed_json(const DistributedFigures& d) {
-  Json j;
-  if (d.rank) {
-    j = {{"rank", *d.rank},
-         {"world_size", d.world_size},
-         {"top_dir", d.top_dir},
-         {"parameter_digest", d.parameter_digest}};
-  } else {
-    j = {{"world_size", d.world_size},
-         {"backend", d.backend},
-         {"launcher", d.launcher},
-         {"overlap", d.overlap},
-         {"bucket_mb", d.bucket_mb},
-         {"first_bucket_mb", d.first_bucket_mb},
-         {"bucket_count", d.bucket_bytes.size()},
-         {"bucket_bytes", d.bucket_bytes},
-         {"bytes_per_step", d.bytes_per_step},
-         {"rank0_comm_ms_first_step", opt(d.rank0_comm_ms_first_step)},
-         {"rank0_comm_ms_per_step_median", opt(d.rank0_comm_ms_per_step_median)},
-         {"comm_ms_note", d.comm_ms_note},
-         {"times_note", d.times_note},
-         {"rank_dirs", d.rank_dirs}};
-    // The global figures' scope and each rank's own: written by a merge of several ranks.
-    if (!d.ranks.empty()) {
-      j["figures_scope"] = d.figures_scope;
-      Json ranks = Json::array();
-      for (const RankFigures& r : d.ranks) ranks.push_back(rank_json(r));
-      j["ranks"] = ranks;
-    }
-  }
-  if (d.comm) {
-    j["comm"] = comm_json(*d.comm);
-  } else if (!d.comm_error.empty()) {
-    j["comm"] = {{"error", d.comm_error}};
-  }
-  return j;
-}
-
-DistributedFigures read_distributed(ObjectReader& o) {
-  DistributedFigures d;
-  d.world_size = o.integer("world_size").value_or(0);
-  d.rank = o.integer("rank");
-  d.top_dir = o.text("top_dir").value_or("");
-  d.parameter_digest = o.text("parameter_digest").value_or("");
-  d.backend = o.text("backend").value_or("");
-  d.launcher = o.text("launcher").value_or("");
-  d.overlap = o.boolean("overlap").value_or(false);
-  d.bucket_mb = o.number("bucket_mb").value_or(0);
-  d.first_bucket_mb = o.number("first_bucket_mb").value_or(0);
-  o.integer("bucket_count");  // the number of bucket_bytes
-  d.bucket_bytes = list_of<int64_t>(o, "bucket_bytes", &Json::is_number_integer,
-                                    "an array of integers");
-  d.bytes_per_step = o.integer("bytes_per_step").value_or(0);
-  d.rank0_comm_ms_first_step = o.number("rank0_comm_ms_first_step");
-  d.rank0_comm_ms_per_step_median = o.number("rank0_comm_ms_per_step_median");
-  d.comm_ms_note = o.text("comm_ms_note").value_or("");
-  d.times_note = o.text("times_note").value_or("");
-  d.rank_dirs = list_of<std::string>(o, "rank_dirs", &Json::is_string, "an array of strings");
-  d.figures_scope = o.text("figures_scope").value_or("");
-  for (ObjectReader& r : o.objects("ranks")) {
-    d.ranks.push_back(read_rank(r));
-    r.keep_unknown();
-  }
-  // The analysis, or why there is none ({"error": ...}).
-  if (std::optional<ObjectReader> c = o.object("comm")) {
-    if (c->has("error")) {
-      d.comm_error = c->text("error").value_or("");
-    } else {
-      d.comm = read_comm(*c);
-    }
-    c->keep_unknown();
-  }
-  return d;
+const JsonFields<DistributedFigures>& distributed_fields() {
+  using D = DistributedFigures;
+  const auto own = [](const D& d) { return d.rank.has_value(); };  // a rank's own summary
+  const auto merged = [](const D& d) { return !d.rank; };
+  // The global figures' scope and each rank's own: written by a merge of several ranks.
+  const auto several = [](const D& d) { return !d.rank && !d.ranks.empty(); };
+  static const JsonFields<D> f = {
+      member("world_size", &D::world_size),
+      member_if_set("rank", &D::rank),
+      only_when(member("top_dir", &D::top_dir), own),
+      only_when(member("parameter_digest", &D::parameter_digest), own),
+      only_when(member("backend", &D::backend), merged),
+      only_when(member("launcher", &D::launcher), merged),
+      only_when(member("overlap", &D::overlap), merged),
+      only_when(member("bucket_mb", &D::bucket_mb), merged),
+      only_when(member("first_bucket_mb", &D::first_bucket_mb), merged),
+      only_when(
+          converted<D>(  // the number of bucket_bytes: read, not kept
+              "bucket_count", Presence::kOptional,
+              [](const D& d) { return Json(d.bucket_bytes.size()); },
+              [](D&, ObjectReader& o, DocContext&, const std::string& key) { o.integer(key); }),
+          merged),
+      only_when(member("bucket_bytes", &D::bucket_bytes), merged),
+      only_when(member("bytes_per_step", &D::bytes_per_step), merged),
+      only_when(member("rank0_comm_ms_first_step", &D::rank0_comm_ms_first_step), merged),
+      only_when(member("rank0_comm_ms_per_step_median", &D::rank0_comm_ms_per_step_median), merged),
+      only_when(member("comm_ms_note", &D::comm_ms_note), merged),
+      only_when(member("times_note", &D::times_note), merged),
+      only_when(member("rank_dirs", &D::rank_dirs), merged),
+      only_when(member("figures_scope", &D::figures_scope), several),
+      only_when(list("ranks", &D::ranks, rank_fields()), several),
+      comm_field()};
+  return f;
 }
 
 }  // namespace llmprof::rundir::detail

@@ -1,8 +1,12 @@
-// summary.json "energy": telemetry::EnergyFigures written and read (the monitor returns figures).
+// summary.json "energy": telemetry::EnergyFigures as a field table (the monitor returns figures).
+// Two forms: with total_j, every figure; without, the reason and the sampler's cost where it ran.
+#include <map>
+#include <string>
 #include <utility>
 
-#include "summary_sections.h"
+#include "json_forms.h"
 #include "llmprof/telemetry/energy_figures.h"
+#include "summary_sections.h"
 
 namespace llmprof::rundir::detail {
 
@@ -10,155 +14,134 @@ namespace {
 
 using telemetry::DomainFigures;
 using telemetry::EnergyFigures;
+using telemetry::PhaseEnergyFigures;
+using telemetry::SamplerCost;
+using telemetry::UnavailableSource;
 
-Json sampler_unavailable(const telemetry::SamplerCost& c) {
-  Json list = Json::array();
-  for (const auto& u : c.unavailable) list.push_back({{"source", u.source}, {"reason", u.reason}});
-  return list;
+const JsonFields<UnavailableSource>& unavailable_fields() {
+  static const JsonFields<UnavailableSource> f = {member("source", &UnavailableSource::source),
+                                                  member("reason", &UnavailableSource::reason)};
+  return f;
 }
 
-Json domain_json(const DomainFigures& d) {
-  Json j = {{"source", d.source},       {"domain", d.domain},
-            {"label", d.label},         {"kind", d.kind},
-            {"estimated", d.estimated}, {"in_total", d.in_total},
-            {"energy_j", opt(d.energy_j)}};
-  if (d.matched) j["mean_power_w"] = opt(d.mean_power_w);
-  if (d.kind != "none") j["peak_power_w"] = opt(d.peak_power_w);
-  if (d.mean_utilisation) j["mean_utilisation"] = *d.mean_utilisation;
-  if (d.peak_temperature_c) j["peak_temperature_c"] = *d.peak_temperature_c;
-  if (d.peak_memory_used_bytes) j["peak_memory_used_bytes"] = *d.peak_memory_used_bytes;
-  if (d.mean_sm_clock_mhz) j["mean_sm_clock_mhz"] = *d.mean_sm_clock_mhz;
-  return j;
+// The sampler's cost, written into energy itself.
+const JsonFields<SamplerCost>& sampler_fields() {
+  static const JsonFields<SamplerCost> f = {
+      member("sampler_cpu_ms", &SamplerCost::cpu_ms),
+      member("sampler_cpu_fraction", &SamplerCost::cpu_fraction),
+      list("unavailable", &SamplerCost::unavailable, unavailable_fields())};
+  return f;
 }
 
-DomainFigures read_domain(ObjectReader& o) {
-  DomainFigures d;
-  d.source = o.text("source").value_or("");
-  d.domain = o.text("domain").value_or("");
-  d.label = o.text("label").value_or("");
-  d.kind = o.text("kind").value_or("none");
-  d.estimated = o.boolean("estimated").value_or(false);
-  d.in_total = o.boolean("in_total").value_or(false);
-  d.energy_j = o.number("energy_j");
-  d.matched = o.has("mean_power_w");
-  d.mean_power_w = o.number("mean_power_w");
-  d.peak_power_w = o.number("peak_power_w");
-  d.mean_utilisation = o.number("mean_utilisation");
-  d.peak_temperature_c = o.number("peak_temperature_c");
-  d.peak_memory_used_bytes = o.number("peak_memory_used_bytes");
-  d.mean_sm_clock_mhz = o.number("mean_sm_clock_mhz");
-  o.keep_unknown();
-  return d;
+// A channel's kind; a file without one reads as "none".
+JsonField<DomainFigures> domain_kind_field() {
+  JsonField<DomainFigures> f = member("kind", &DomainFigures::kind);
+  f.read = [](DomainFigures& d, ObjectReader& o, DocContext&, const std::string& key) {
+    d.kind = o.text(key).value_or("none");
+  };
+  return f;
 }
 
-// The elements of an array of objects; anything else is a DataError naming the field.
-template <typename F>
-void each_object(ObjectReader& parent, const std::string& key, F&& f) {
-  const Json* list = parent.raw(key);
-  if (list == nullptr || list->is_null()) return;
-  if (!list->is_array()) parent.fail(key, "an array");
-  DocContext ctx{parent.file(), nullptr, nullptr};  // array elements keep no unknown keys
-  for (const Json& item : *list) {
-    if (!item.is_object()) parent.fail(key, "an array of objects");
-    ObjectReader o(item, ctx, parent.pointer() + "/" + key);
-    f(o);
-  }
+// Written when the channel had energy over the run, which its presence says.
+JsonField<DomainFigures> domain_mean_power_field() {
+  JsonField<DomainFigures> f = only_when(member("mean_power_w", &DomainFigures::mean_power_w),
+                                         [](const DomainFigures& d) { return d.matched; });
+  f.read = [](DomainFigures& d, ObjectReader& o, DocContext&, const std::string& key) {
+    d.matched = o.has(key);
+    d.mean_power_w = o.number(key);
+  };
+  return f;
+}
+
+const JsonFields<DomainFigures>& domain_fields() {
+  using D = DomainFigures;
+  static const JsonFields<D> f = {
+      member("source", &D::source),
+      member("domain", &D::domain),
+      member("label", &D::label),
+      domain_kind_field(),
+      member("estimated", &D::estimated),
+      member("in_total", &D::in_total),
+      member("energy_j", &D::energy_j),
+      domain_mean_power_field(),
+      only_when(member("peak_power_w", &D::peak_power_w),
+                [](const D& d) { return d.kind != "none"; }),
+      member_if_set("mean_utilisation", &D::mean_utilisation),
+      member_if_set("peak_temperature_c", &D::peak_temperature_c),
+      member_if_set("peak_memory_used_bytes", &D::peak_memory_used_bytes),
+      member_if_set("mean_sm_clock_mhz", &D::mean_sm_clock_mhz)};
+  return f;
+}
+
+const JsonFields<PhaseEnergyFigures>& phase_energy_fields() {
+  using P = PhaseEnergyFigures;
+  static const JsonFields<P> f = {member("energy_j", &P::energy_j), member("seconds", &P::seconds),
+                                  member("mean_power_w", &P::mean_power_w),
+                                  member("estimated", &P::estimated),
+                                  member("intervals", &P::intervals)};
+  return f;
+}
+
+// The energy by phase name: an object of the phases' objects (their names are open).
+JsonField<EnergyFigures> phases_field() {
+  return converted<EnergyFigures>(
+      "phases", Presence::kOptional,
+      [](const EnergyFigures& e) {
+        if (!e.phases) return not_written();
+        Json by_phase = Json::object();
+        for (const auto& [name, p] : *e.phases) {
+          by_phase[name] = write_object(p, phase_energy_fields());
+        }
+        return by_phase;
+      },
+      [](EnergyFigures& e, ObjectReader& o, DocContext& ctx, const std::string& key) {
+        std::optional<ObjectReader> phases = o.object(key);
+        if (!phases) return;
+        e.phases.emplace();
+        for (const auto& [name, value] : phases->raw_object().items()) {
+          std::optional<ObjectReader> p = phases->object(name);
+          if (!p) continue;
+          PhaseEnergyFigures f;
+          read_object(f, *p, ctx, phase_energy_fields());
+          p->keep_unknown();
+          (*e.phases)[name] = f;
+        }
+      });
+}
+
+// The sampler's cost: where it ran, and in the totals' form always (zero when it did not).
+const SamplerCost* written_sampler(const EnergyFigures& e) {
+  static const SamplerCost none{};
+  if (e.sampler) return &*e.sampler;
+  return e.total_j ? &none : nullptr;
 }
 
 }  // namespace
 
-Json energy_json(const EnergyFigures& e) {
-  Json j;
-  j["total_j"] = opt(e.total_j);
-  if (!e.total_j) {
-    j["reason"] = e.reason;
-    if (e.sampler) {
-      j["unavailable"] = sampler_unavailable(*e.sampler);
-      j["sampler_cpu_ms"] = e.sampler->cpu_ms;
-      j["sampler_cpu_fraction"] = opt(e.sampler->cpu_fraction);
-    }
-    return j;
-  }
-  j["kwh"] = opt(e.kwh);
-  j["tokens_per_j"] = opt(e.tokens_per_j);
-  j["flops_per_j"] = opt(e.flops_per_j);
-  j["mean_power_w"] = opt(e.mean_power_w);
-  j["peak_power_w"] = opt(e.peak_power_w);
-  j["co2_g"] = opt(e.co2_g);
-  j["grid_gco2_per_kwh"] = e.grid_gco2_per_kwh;
-  j["grid_source"] = e.grid_source;
-  j["source"] = e.source;
-  j["estimated"] = e.estimated;
-  const telemetry::SamplerCost cost = e.sampler.value_or(telemetry::SamplerCost{});
-  j["sampler_cpu_ms"] = cost.cpu_ms;
-  j["sampler_cpu_fraction"] = opt(cost.cpu_fraction);
-  j["unavailable"] = sampler_unavailable(cost);
-  j["interval_s"] = e.interval_s;
-  j["sample_hz"] = e.sample_hz;
-  j["samples"] = e.samples;
-  j["ring_full"] = e.ring_full;
-  Json domains = Json::array();
-  for (const DomainFigures& d : e.domains) domains.push_back(domain_json(d));
-  j["domains"] = std::move(domains);
-  if (e.phases) {
-    Json by_phase = Json::object();
-    for (const auto& [name, p] : *e.phases) {
-      by_phase[name] = {{"energy_j", opt(p.energy_j)},
-                        {"seconds", p.seconds},
-                        {"mean_power_w", opt(p.mean_power_w)},
-                        {"estimated", p.estimated},
-                        {"intervals", p.intervals}};
-    }
-    j["phases"] = std::move(by_phase);
-  }
-  return j;
-}
-
-EnergyFigures read_energy(ObjectReader& o) {
-  EnergyFigures e;
-  e.total_j = o.number("total_j");
-  e.reason = o.text("reason").value_or("");
-  if (o.has("sampler_cpu_ms")) {
-    telemetry::SamplerCost c;
-    c.cpu_ms = o.number("sampler_cpu_ms").value_or(0);
-    c.cpu_fraction = o.number("sampler_cpu_fraction");
-    each_object(o, "unavailable", [&](ObjectReader& u) {
-      c.unavailable.push_back({u.text("source").value_or(""), u.text("reason").value_or("")});
-    });
-    e.sampler = c;
-  }
-  e.kwh = o.number("kwh");
-  e.tokens_per_j = o.number("tokens_per_j");
-  e.flops_per_j = o.number("flops_per_j");
-  e.mean_power_w = o.number("mean_power_w");
-  e.peak_power_w = o.number("peak_power_w");
-  e.co2_g = o.number("co2_g");
-  e.grid_gco2_per_kwh = o.number("grid_gco2_per_kwh").value_or(0);
-  e.grid_source = o.text("grid_source").value_or("");
-  e.source = o.text("source").value_or("");
-  e.estimated = o.boolean("estimated").value_or(false);
-  e.interval_s = o.number("interval_s").value_or(0);
-  e.sample_hz = o.integer("sample_hz").value_or(0);
-  e.samples = o.integer("samples").value_or(0);
-  e.ring_full = o.boolean("ring_full").value_or(false);
-  each_object(o, "domains", [&](ObjectReader& d) { e.domains.push_back(read_domain(d)); });
-  if (std::optional<ObjectReader> phases = o.object("phases")) {
-    e.phases.emplace();
-    for (const auto& [name, value] : phases->raw_object().items()) {
-      std::optional<ObjectReader> p = phases->object(name);
-      if (!p) continue;
-      telemetry::PhaseEnergyFigures f;
-      f.energy_j = p->number("energy_j");
-      f.seconds = p->number("seconds").value_or(0);
-      f.mean_power_w = p->number("mean_power_w");
-      f.estimated = p->boolean("estimated").value_or(false);
-      f.intervals = p->integer("intervals").value_or(0);
-      p->keep_unknown();
-      (*e.phases)[name] = f;
-    }
-  }
-  o.keep_unknown();
-  return e;
+const JsonFields<EnergyFigures>& summary_energy_fields() {
+  using E = EnergyFigures;
+  const auto total = [](const E& e) { return e.total_j.has_value(); };
+  const auto no_total = [](const E& e) { return !e.total_j; };
+  static const JsonFields<E> f = joined<E>(
+      {{member("total_j", &E::total_j), only_when(member("reason", &E::reason), no_total)},
+       inlined(&E::sampler, sampler_fields(), written_sampler),
+       {only_when(member("kwh", &E::kwh), total),
+        only_when(member("tokens_per_j", &E::tokens_per_j), total),
+        only_when(member("flops_per_j", &E::flops_per_j), total),
+        only_when(member("mean_power_w", &E::mean_power_w), total),
+        only_when(member("peak_power_w", &E::peak_power_w), total),
+        only_when(member("co2_g", &E::co2_g), total),
+        only_when(member("grid_gco2_per_kwh", &E::grid_gco2_per_kwh), total),
+        only_when(member("grid_source", &E::grid_source), total),
+        only_when(member("source", &E::source), total),
+        only_when(member("estimated", &E::estimated), total),
+        only_when(member("interval_s", &E::interval_s), total),
+        only_when(member("sample_hz", &E::sample_hz), total),
+        only_when(member("samples", &E::samples), total),
+        only_when(member("ring_full", &E::ring_full), total),
+        only_when(list("domains", &E::domains, domain_fields()), total),
+        only_when(phases_field(), total)}});
+  return f;
 }
 
 }  // namespace llmprof::rundir::detail

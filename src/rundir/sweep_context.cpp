@@ -1,14 +1,12 @@
-// The context block shared by plan.json and sweep.json, a point's outcome, and the ordered-JSON
-// layer of the sweep documents (sweep_doc_json.h).
-#include <fmt/format.h>
-
+// The field tables shared by the sweep documents (sweep_doc_json.h): the context block of
+// plan.json and sweep.json, and a point record's outcome.
 #include <climits>
+#include <string>
 #include <utility>
 
-#include "llmprof/error.h"
+#include "json_forms.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
-#include "read_util.h"
 #include "sweep_doc_json.h"
 
 namespace llmprof::rundir::detail {
@@ -21,165 +19,103 @@ constexpr const char* kResumePolicy =
     "again, their earlier run directory and log renamed to <id>.attempt<N>; a point runs only "
     "under its lock runs/<id>.lock, so no two tasks ever run it at once";
 
-template <typename E>
-E enum_field(ObjectReader& o, const std::string& key, E fallback) {
-  const std::optional<std::string> v = o.text(key);
-  return v ? parse_name<E>(*v, o.file(), o.field(key)) : fallback;
+const JsonFields<GridAxis, OJson>& axis_fields() {
+  static const JsonFields<GridAxis, OJson> f = {
+      member<OJson>("key", &GridAxis::key, Presence::kRequired),
+      member<OJson>("values", &GridAxis::values, Presence::kRequired),
+      member<OJson>("origin", &GridAxis::origin, Presence::kRequired)};
+  return f;
 }
 
-GridAxis read_axis(ObjectReader& o) {
-  for (const char* key : {"key", "values", "origin"}) o.require(key);
-  GridAxis a;
-  a.key = o.text("key").value_or("");
-  a.values = string_list(o, "values");
-  a.origin = o.text("origin").value_or("");
-  return a;
+// A count or a rate where 0 means none: written as null, and null read as 0.
+template <typename M>
+JsonField<SweepContext, OJson> zero_as_null(std::string key, M SweepContext::*m, Presence p) {
+  return converted<SweepContext, OJson>(
+      std::move(key), p,
+      [m](const SweepContext& c) { return c.*m > 0 ? OJson(c.*m) : OJson(nullptr); },
+      [m](SweepContext& c, ObjectReader& o, DocContext&, const std::string& key) {
+        M v{};
+        read_value(o, key, v);
+        c.*m = v;
+      });
 }
 
-// The context's fields after the grid: counts, the thread split, the shared peak, the command.
-void read_settings(ObjectReader& doc, SweepFile in, SweepContext& c) {
-  const bool sweep = in == SweepFile::kSweep;
-  for (const char* key : {"overrides", "repeat", "jobs", "jobs_requested", "jobs_policy",
-                          "threads_per_point", "cores", "command_line", "start_time"}) {
-    doc.require(key);
-  }
-  for (const char* key : {"peak_flops_per_s", "peak_source", "peak_measured_at", "peak_reused",
-                          "invocation"}) {
-    field_since(doc, key, sweep);
-  }
-  doc.later("threads_source");
-  c.overrides = string_list(doc, "overrides");
-  c.repeat = doc.integer("repeat").value_or(0);
-  c.jobs = doc.integer("jobs").value_or(0);
-  c.jobs_requested = doc.integer("jobs_requested").value_or(0);
-  c.jobs_policy = doc.text("jobs_policy").value_or("");
-  c.threads_per_point = doc.integer("threads_per_point").value_or(0);
-  c.threads_source = doc.text("threads_source").value_or("");
-  c.peak_flops_per_s = doc.number("peak_flops_per_s").value_or(0);
-  c.peak_source = doc.text("peak_source").value_or("");
-  c.peak_measured_at = doc.text("peak_measured_at").value_or("");
-  c.peak_reused = doc.boolean("peak_reused").value_or(false);
-  c.cores = doc.integer("cores").value_or(0);
-  c.command_line = string_list(doc, "command_line");
-  c.start_time = doc.text("start_time").value_or("");
-  c.invocation = doc.text("invocation").value_or("");
-  doc.raw("resume_policy");  // a fixed sentence, written again
+// The context's fields after the status: the launcher, where the sweep is, its grid, counts, the
+// thread split, the shared peak, the command and this invocation.
+JsonFields<SweepContext, OJson> settings_fields(SweepFile in) {
+  using C = SweepContext;
+  constexpr Presence kFirst = Presence::kRequired;
+  const Presence since = since_first_or_later(in);
+  return {name_member<OJson>("launcher", &C::launcher, since),
+          member<OJson>("base_config", &C::base_config, kFirst),
+          member<OJson>("sweep_dir", &C::sweep_dir, kFirst),
+          member<OJson>("workdir", &C::workdir, since),
+          list("grid", &C::grid, axis_fields(), kFirst),
+          member<OJson>("overrides", &C::overrides, kFirst),
+          member<OJson>("repeat", &C::repeat, kFirst),
+          member<OJson>("jobs", &C::jobs, kFirst),
+          member<OJson>("jobs_requested", &C::jobs_requested, kFirst),
+          member<OJson>("jobs_policy", &C::jobs_policy, kFirst),
+          zero_as_null("threads_per_point", &C::threads_per_point, kFirst),  // swept: varies
+          member<OJson>("threads_source", &C::threads_source, Presence::kLater),
+          zero_as_null("peak_flops_per_s", &C::peak_flops_per_s, since),
+          member<OJson>("peak_source", &C::peak_source, since),
+          null_if_empty<OJson>("peak_measured_at", &C::peak_measured_at, since),
+          member<OJson>("peak_reused", &C::peak_reused, since),
+          member<OJson>("cores", &C::cores, kFirst),
+          member<OJson>("command_line", &C::command_line, kFirst),
+          member<OJson>("start_time", &C::start_time, kFirst),
+          member<OJson>("invocation", &C::invocation, since),
+          fixed<C, OJson>("resume_policy", kResumePolicy)};  // a fixed sentence, written again
 }
 
 }  // namespace
 
-std::string ordered_text(OJson doc, const std::map<std::string, std::string>& unknown) {
-  for (const auto& [pointer, text] : unknown) {
-    doc[OJson::json_pointer(pointer)] = OJson::parse(text);
-  }
-  return doc.dump(2) + "\n";
+const JsonFields<SweepContext, OJson>& sweep_status_fields() {
+  static const JsonFields<SweepContext, OJson> f = {
+      name_member<OJson>("status", &SweepContext::status, Presence::kRequired),
+      null_if_empty<OJson>("status_note", &SweepContext::status_note, Presence::kLater)};
+  return f;
 }
 
-std::optional<int> small_integer(ObjectReader& o, const std::string& key) {
-  const std::optional<int64_t> v = o.integer(key);
-  if (v && (*v < INT_MIN || *v > INT_MAX)) o.fail(key, "an integer of int's range");
-  return v ? std::optional<int>(static_cast<int>(*v)) : std::nullopt;
+const JsonFields<SweepContext, OJson>& context_fields(SweepFile in) {
+  static const JsonFields<SweepContext, OJson> plan =
+      joined<SweepContext, OJson>({sweep_status_fields(), settings_fields(SweepFile::kPlan)});
+  static const JsonFields<SweepContext, OJson> sweep =
+      joined<SweepContext, OJson>({sweep_status_fields(), settings_fields(SweepFile::kSweep)});
+  return in == SweepFile::kSweep ? sweep : plan;
 }
 
-OJson context_json(const SweepContext& c) {
-  OJson grid = OJson::array();
-  for (const GridAxis& axis : c.grid) {
-    grid.push_back({{"key", axis.key}, {"values", axis.values}, {"origin", axis.origin}});
-  }
-  OJson j;
-  j["schema_version"] = kSweepSchemaVersion;
-  j["status"] = config::name(c.status);
-  j["status_note"] = empty_as_null(c.status_note);
-  j["launcher"] = config::name(c.launcher);
-  j["base_config"] = c.base_config;
-  j["sweep_dir"] = c.sweep_dir;
-  j["workdir"] = c.workdir;
-  j["grid"] = std::move(grid);
-  j["overrides"] = c.overrides;
-  j["repeat"] = c.repeat;
-  j["jobs"] = c.jobs;
-  j["jobs_requested"] = c.jobs_requested;
-  j["jobs_policy"] = c.jobs_policy;
-  j["threads_per_point"] = c.threads_per_point > 0 ? OJson(c.threads_per_point) : OJson(nullptr);
-  j["threads_source"] = c.threads_source;
-  j["peak_flops_per_s"] = c.peak_flops_per_s > 0 ? OJson(c.peak_flops_per_s) : OJson(nullptr);
-  j["peak_source"] = c.peak_source;
-  j["peak_measured_at"] = empty_as_null(c.peak_measured_at);
-  j["peak_reused"] = c.peak_reused;
-  j["cores"] = c.cores;
-  j["command_line"] = c.command_line;
-  j["start_time"] = c.start_time;
-  j["invocation"] = c.invocation;
-  j["resume_policy"] = kResumePolicy;
-  return j;
+JsonField<PointOutcome, OJson> small_int_member(std::string key,
+                                                std::optional<int> PointOutcome::*m,
+                                                Presence p) {
+  JsonField<PointOutcome, OJson> f = member<OJson>(std::move(key), m, p);
+  f.read = [m](PointOutcome& r, ObjectReader& o, DocContext&, const std::string& key) {
+    const std::optional<int64_t> v = o.integer(key);
+    if (v && (*v < INT_MIN || *v > INT_MAX)) o.fail(key, "an integer of int's range");
+    r.*m = v ? std::optional<int>(static_cast<int>(*v)) : std::nullopt;
+  };
+  return f;
 }
 
-void read_sweep_status(ObjectReader& doc, SweepContext& c) {
-  c.status = enum_field(doc, "status", config::SweepState::kRunning);
-  c.status_note = doc.text("status_note").value_or("");
-}
-
-SweepContext read_context(ObjectReader& doc, DocContext& ctx, SweepFile in) {
-  const bool sweep = in == SweepFile::kSweep;
-  for (const char* key : {"status", "base_config", "sweep_dir", "grid"}) doc.require(key);
-  for (const char* key : {"launcher", "workdir"}) field_since(doc, key, sweep);
-  doc.later("status_note");
-  SweepContext c;
-  read_sweep_status(doc, c);
-  c.launcher = enum_field(doc, "launcher", config::Launcher::kLocal);
-  c.base_config = doc.text("base_config").value_or("");
-  c.sweep_dir = doc.text("sweep_dir").value_or("");
-  c.workdir = doc.text("workdir").value_or("");
-  c.grid = object_list<GridAxis>(doc, ctx, "grid", read_axis);
-  read_settings(doc, in, c);
-  return c;
-}
-
-void put_outcome(OJson& j, const PointOutcome& o) {
-  j["status"] = config::name(o.status);
-  j["exit_code"] = or_null(o.exit_code);
-  j["signal"] = or_null(o.signal);
-  j["message"] = o.message;
-  j["run_dir"] = o.run_dir;
-  j["log"] = o.log_path;
-  j["host"] = o.host;
-  j["slurm_job_id"] = o.slurm_job_id;
-  j["slurm_task_id"] = o.slurm_task_id;
-  j["start_time"] = o.start_time;
-  j["end_time"] = o.end_time;
-  j["duration_s"] = or_null(o.duration_s);
-  j["invocation"] = o.invocation;
-  j["moved_aside"] = o.moved_aside;
-}
-
-PointOutcome read_outcome(ObjectReader& o, SweepFile in) {
-  const bool sweep = in == SweepFile::kSweep;
-  for (const char* key : {"status", "exit_code", "signal", "message", "run_dir", "log",
-                          "duration_s", "moved_aside"}) {
-    o.require(key);
-  }
-  for (const char* key : {"host", "slurm_job_id", "slurm_task_id", "start_time", "end_time"}) {
-    field_since(o, key, sweep);
-  }
-  PointOutcome r;
-  r.status = enum_field(o, "status", config::PointStatus::kPending);
-  r.exit_code = small_integer(o, "exit_code");
-  r.signal = small_integer(o, "signal");
-  r.message = o.text("message").value_or("");
-  r.run_dir = o.text("run_dir").value_or("");
-  r.log_path = o.text("log").value_or("");
-  r.duration_s = o.number("duration_s");
-  r.moved_aside = string_list(o, "moved_aside");
-  r.host = o.text("host").value_or("");
-  r.slurm_job_id = o.text("slurm_job_id").value_or("");
-  r.slurm_task_id = o.text("slurm_task_id").value_or("");
-  r.start_time = o.text("start_time").value_or("");
-  r.end_time = o.text("end_time").value_or("");
-  if (!sweep) {  // sweep.json leaves it out: the context's invocation says which ran
-    o.require("invocation");
-    r.invocation = o.text("invocation").value_or("");
-  }
-  return r;
+const JsonFields<PointOutcome, OJson>& record_outcome_fields() {
+  using R = PointOutcome;
+  constexpr Presence kFirst = Presence::kRequired;
+  static const JsonFields<R, OJson> f = {name_member<OJson>("status", &R::status, kFirst),
+                                         small_int_member("exit_code", &R::exit_code, kFirst),
+                                         small_int_member("signal", &R::signal, kFirst),
+                                         member<OJson>("message", &R::message, kFirst),
+                                         member<OJson>("run_dir", &R::run_dir, kFirst),
+                                         member<OJson>("log", &R::log_path, kFirst),
+                                         member<OJson>("host", &R::host, kFirst),
+                                         member<OJson>("slurm_job_id", &R::slurm_job_id, kFirst),
+                                         member<OJson>("slurm_task_id", &R::slurm_task_id, kFirst),
+                                         member<OJson>("start_time", &R::start_time, kFirst),
+                                         member<OJson>("end_time", &R::end_time, kFirst),
+                                         member<OJson>("duration_s", &R::duration_s, kFirst),
+                                         member<OJson>("invocation", &R::invocation, kFirst),
+                                         member<OJson>("moved_aside", &R::moved_aside, kFirst)};
+  return f;
 }
 
 }  // namespace llmprof::rundir::detail

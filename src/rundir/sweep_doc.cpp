@@ -1,14 +1,16 @@
-// sweep.json's one writer and one reader (rundir/sweep_doc.h), the status alone as report reads
-// it, and the generated field lists of the three sweep documents.
+// sweep.json's field table, driving its one writer and one reader (rundir/sweep_doc.h), the
+// status alone as report reads it, and the generated field lists of the three sweep documents.
+#include "llmprof/rundir/sweep_doc.h"
+
 #include <fmt/format.h>
 
 #include <set>
 #include <utility>
 
+#include "json_forms.h"
 #include "llmprof/error.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/files.h"
-#include "llmprof/rundir/sweep_doc.h"
 #include "read_util.h"
 #include "sweep_doc_json.h"
 
@@ -18,70 +20,119 @@ namespace {
 
 using detail::DocContext;
 using detail::Json;
+using detail::JsonField;
+using detail::JsonFields;
+using detail::member;
+using detail::null_if_empty;
 using detail::ObjectReader;
 using detail::OJson;
+using detail::Presence;
 
-OJson sweep_point_json(const SweepDocPoint& p) {
-  OJson values = OJson::object();
-  for (const auto& [key, value] : p.point.values) values[key] = value;
-  const PointOutcome& r = p.outcome;
-  return {{"id", p.point.id},
-          {"index", p.point.index},
-          {"repeat", p.point.repeat},
-          {"values", std::move(values)},
-          {"status", config::name(r.status)},
-          {"exit_code", detail::or_null(r.exit_code)},
-          {"signal", detail::or_null(r.signal)},
-          {"message", detail::empty_as_null(r.message)},
-          {"run_dir", detail::empty_as_null(r.run_dir)},
-          {"log", r.log_path},
-          {"duration_s", detail::or_null(r.duration_s)},
-          {"reused", p.reused},
-          {"moved_aside", r.moved_aside},
-          {"host", detail::empty_as_null(r.host)},
-          {"slurm_job_id", detail::empty_as_null(r.slurm_job_id)},
-          {"slurm_task_id", detail::empty_as_null(r.slurm_task_id)},
-          {"start_time", detail::empty_as_null(r.start_time)},
-          {"end_time", detail::empty_as_null(r.end_time)}};
+// A sweep.json point's values: {key: value}, written in the grid's axis order (the reader's JSON
+// sorts them: parse_sweep_doc puts them back in the grid's order).
+JsonField<PlanPoint, OJson> value_object_field() {
+  return detail::converted<PlanPoint, OJson>(
+      "values", Presence::kRequired,
+      [](const PlanPoint& p) {
+        OJson values = OJson::object();
+        for (const auto& [key, value] : p.values) values[key] = value;
+        return values;
+      },
+      [](PlanPoint& p, ObjectReader& o, DocContext&, const std::string& key) {
+        const Json* v = o.raw(key);
+        if (v == nullptr || v->is_null()) return;
+        if (!v->is_object()) o.fail(key, "an object of strings");
+        for (const auto& [k, value] : v->items()) {
+          if (!value.is_string()) o.fail(key, "an object of strings");
+          p.values.emplace_back(k, value.get<std::string>());
+        }
+      });
 }
 
-// sweep.json's values object ({key: value}) in the grid's axis order, the order it was written
-// in (the reader's JSON sorts keys); keys outside the grid follow, sorted.
-std::vector<std::pair<std::string, std::string>> values_in_grid_order(
-    ObjectReader& o, const std::vector<GridAxis>& grid) {
+// values in the grid's axis order, the order they were written in; keys outside the grid follow
+// in the order they came.
+void put_in_grid_order(std::vector<std::pair<std::string, std::string>>& values,
+                       const std::vector<GridAxis>& grid) {
   std::vector<std::pair<std::string, std::string>> out;
-  const Json* v = o.raw("values");
-  if (v == nullptr || v->is_null()) return out;
-  if (!v->is_object()) o.fail("values", "an object of strings");
-  for (const auto& [key, value] : v->items()) {
-    if (!value.is_string()) o.fail("values", "an object of strings");
-  }
   std::set<std::string> placed;
   for (const GridAxis& axis : grid) {
-    if (v->contains(axis.key) && placed.insert(axis.key).second) {
-      out.emplace_back(axis.key, (*v)[axis.key].get<std::string>());
+    for (const auto& kv : values) {
+      if (kv.first == axis.key && placed.insert(axis.key).second) out.push_back(kv);
     }
   }
-  for (const auto& [key, value] : v->items()) {
-    if (placed.count(key) == 0) out.emplace_back(key, value.get<std::string>());
+  for (const auto& kv : values) {
+    if (placed.count(kv.first) == 0) out.push_back(kv);
   }
-  return out;
+  values = std::move(out);
+}
+
+// A point: the plan's point and its outcome ("" written as null but for log; no invocation: the
+// context's says which ran), in the release's order.
+const JsonFields<SweepDocPoint, OJson>& sweep_point_fields() {
+  using P = SweepDocPoint;
+  using R = PointOutcome;
+  constexpr Presence kFirst = Presence::kRequired;
+  constexpr Presence kLater = Presence::kLater;
+  const auto point = [](JsonField<PlanPoint, OJson> f) { return detail::of_member(&P::point, f); };
+  const auto outcome = [](JsonField<R, OJson> f) { return detail::of_member(&P::outcome, f); };
+  static const JsonFields<P, OJson> f = {
+      point(member<OJson>("id", &PlanPoint::id, kFirst)),
+      point(member<OJson>("index", &PlanPoint::index, kFirst)),
+      point(member<OJson>("repeat", &PlanPoint::repeat, kFirst)),
+      point(value_object_field()),
+      outcome(detail::name_member<OJson>("status", &R::status, kFirst)),
+      outcome(detail::small_int_member("exit_code", &R::exit_code, kFirst)),
+      outcome(detail::small_int_member("signal", &R::signal, kFirst)),
+      outcome(null_if_empty<OJson>("message", &R::message, kFirst)),
+      outcome(null_if_empty<OJson>("run_dir", &R::run_dir, kFirst)),
+      outcome(member<OJson>("log", &R::log_path, kFirst)),
+      outcome(member<OJson>("duration_s", &R::duration_s, kFirst)),
+      member<OJson>("reused", &P::reused, kFirst),
+      outcome(member<OJson>("moved_aside", &R::moved_aside, kFirst)),
+      outcome(null_if_empty<OJson>("host", &R::host, kLater)),
+      outcome(null_if_empty<OJson>("slurm_job_id", &R::slurm_job_id, kLater)),
+      outcome(null_if_empty<OJson>("slurm_task_id", &R::slurm_task_id, kLater)),
+      outcome(null_if_empty<OJson>("start_time", &R::start_time, kLater)),
+      outcome(null_if_empty<OJson>("end_time", &R::end_time, kLater))};
+  return f;
+}
+
+// The number of points per status, in order of first appearance: written from the points (each
+// read to check it is an integer, then left).
+JsonField<SweepDoc, OJson> counts_field() {
+  return detail::converted<SweepDoc, OJson>(
+      "counts", Presence::kRequired,
+      [](const SweepDoc& d) {
+        OJson counts = OJson::object();
+        for (const SweepDocPoint& p : d.points) {
+          const std::string status(config::name(p.outcome.status));
+          counts[status] = counts.value(status, 0) + 1;
+        }
+        return counts;
+      },
+      [](SweepDoc&, ObjectReader& o, DocContext&, const std::string& key) {
+        if (std::optional<ObjectReader> counts = o.object(key)) {
+          for (const auto& [status, n] : counts->raw_object().items()) counts->integer(status);
+        }
+      });
 }
 
 }  // namespace
 
+namespace detail {
+
+const JsonFields<SweepDoc, OJson>& sweep_doc_fields() {
+  static const JsonFields<SweepDoc, OJson> f =
+      joined<SweepDoc, OJson>({embedded(&SweepDoc::context, context_fields(SweepFile::kSweep)),
+                               {counts_field(), list("points", &SweepDoc::points,
+                                                     sweep_point_fields(), Presence::kRequired)}});
+  return f;
+}
+
+}  // namespace detail
+
 std::string sweep_doc_text(const SweepDoc& d) {
-  OJson j = detail::context_json(d.context);
-  OJson counts = OJson::object();
-  OJson points = OJson::array();
-  for (const SweepDocPoint& p : d.points) {
-    const std::string status(config::name(p.outcome.status));
-    counts[status] = counts.value(status, 0) + 1;
-    points.push_back(sweep_point_json(p));
-  }
-  j["counts"] = std::move(counts);
-  j["points"] = std::move(points);
-  return detail::ordered_text(std::move(j), d.unknown);
+  return detail::ordered_doc_text(d, detail::sweep_doc_fields());
 }
 
 void write_sweep_doc(const std::string& path, const SweepDoc& d) {
@@ -91,30 +142,8 @@ void write_sweep_doc(const std::string& path, const SweepDoc& d) {
 SweepDoc parse_sweep_doc(const std::string& text,
                          const std::string& file,
                          std::vector<std::string>* notes) {
-  const Json j = detail::parse_object(text, file);
-  SweepDoc d;
-  DocContext ctx{file, &d.unknown, notes};
-  ObjectReader doc(j, ctx, "");
-  d.schema_version = detail::check_version(doc, kSweepSchemaVersion);
-  d.context = detail::read_context(doc, ctx, detail::SweepFile::kSweep);
-  doc.require("counts");
-  if (std::optional<ObjectReader> counts = doc.object("counts")) {
-    for (const auto& [status, n] : counts->raw_object().items()) counts->integer(status);
-  }  // written again from the points
-  doc.require("points");
-  const std::vector<GridAxis>& grid = d.context.grid;
-  d.points = detail::object_list<SweepDocPoint>(doc, ctx, "points", [&grid](ObjectReader& o) {
-    for (const char* key : {"id", "index", "repeat", "values", "reused"}) o.require(key);
-    SweepDocPoint p;
-    p.point.id = o.text("id").value_or("");
-    p.point.index = o.integer("index").value_or(0);
-    p.point.repeat = o.integer("repeat").value_or(0);
-    p.point.values = values_in_grid_order(o, grid);
-    p.outcome = detail::read_outcome(o, detail::SweepFile::kSweep);
-    p.reused = o.boolean("reused").value_or(false);
-    return p;
-  });
-  doc.keep_unknown();
+  SweepDoc d = detail::read_ordered_doc(text, file, notes, detail::sweep_doc_fields());
+  for (SweepDocPoint& p : d.points) put_in_grid_order(p.point.values, d.context.grid);
   return d;
 }
 
@@ -127,9 +156,12 @@ SweepDocStatus read_sweep_doc_status(const std::string& path) {
   DocContext ctx{path, nullptr, nullptr};
   ObjectReader doc(j, ctx, "");
   SweepContext c;
-  detail::read_sweep_status(doc, c);
+  const JsonFields<SweepContext, OJson>& fields = detail::sweep_status_fields();
+  for (const JsonField<SweepContext, OJson>& f : fields) f.read(c, doc, ctx, f.key);
   SweepDocStatus out;
-  if (doc.has("status") && !j["status"].is_null()) out.status = c.status;
+  if (const Json* status = doc.raw(fields.front().key); status != nullptr && !status->is_null()) {
+    out.status = c.status;
+  }
   out.note = c.status_note;
   return out;
 }

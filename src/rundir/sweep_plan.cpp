@@ -1,9 +1,10 @@
-// plan.json's and runs/<id>.point.json's one writer and one reader (rundir/sweep_doc.h).
-#include <fmt/format.h>
-
+// plan.json's and runs/<id>.point.json's field tables, driving their one writer and one reader
+// each (rundir/sweep_doc.h).
+#include <string>
 #include <utility>
+#include <vector>
 
-#include "llmprof/error.h"
+#include "json_forms.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/sweep_doc.h"
@@ -16,48 +17,68 @@ namespace {
 
 using detail::DocContext;
 using detail::Json;
+using detail::JsonFields;
+using detail::member;
 using detail::ObjectReader;
 using detail::OJson;
+using detail::Presence;
 
 // A plan point's values: [[key, value], ...] in axis order.
-std::vector<std::pair<std::string, std::string>> read_value_pairs(ObjectReader& o) {
-  std::vector<std::pair<std::string, std::string>> out;
-  const Json* a = o.raw("values");
-  if (a == nullptr || a->is_null()) return out;
-  if (!a->is_array()) o.fail("values", "an array of [key, value] pairs of strings");
-  for (const Json& kv : *a) {
-    if (!kv.is_array() || kv.size() != 2 || !kv[0].is_string() || !kv[1].is_string()) {
-      o.fail("values", "an array of [key, value] pairs of strings");
-    }
-    out.emplace_back(kv[0].get<std::string>(), kv[1].get<std::string>());
-  }
-  return out;
+detail::JsonField<PlanPoint, OJson> value_pairs_field() {
+  return detail::converted<PlanPoint, OJson>(
+      "values", Presence::kRequired,
+      [](const PlanPoint& p) {
+        OJson values = OJson::array();
+        for (const auto& [key, value] : p.values) values.push_back({key, value});
+        return values;
+      },
+      [](PlanPoint& p, ObjectReader& o, DocContext&, const std::string& key) {
+        const Json* a = o.raw(key);
+        if (a == nullptr || a->is_null()) return;
+        if (!a->is_array()) o.fail(key, "an array of [key, value] pairs of strings");
+        for (const Json& kv : *a) {
+          if (!kv.is_array() || kv.size() != 2 || !kv[0].is_string() || !kv[1].is_string()) {
+            o.fail(key, "an array of [key, value] pairs of strings");
+          }
+          p.values.emplace_back(kv[0].get<std::string>(), kv[1].get<std::string>());
+        }
+      });
 }
 
-PlanPoint read_plan_point(ObjectReader& o) {
-  for (const char* key : {"id", "index", "repeat", "values"}) o.require(key);
-  PlanPoint p;
-  p.id = o.text("id").value_or("");
-  p.index = o.integer("index").value_or(0);
-  p.repeat = o.integer("repeat").value_or(0);
-  p.values = read_value_pairs(o);
-  return p;
+const JsonFields<PlanPoint, OJson>& plan_point_fields() {
+  static const JsonFields<PlanPoint, OJson> f = {
+      member<OJson>("id", &PlanPoint::id, Presence::kRequired),
+      member<OJson>("index", &PlanPoint::index, Presence::kRequired),
+      member<OJson>("repeat", &PlanPoint::repeat, Presence::kRequired), value_pairs_field()};
+  return f;
 }
 
 }  // namespace
 
+namespace detail {
+
+// The fields, each key once: the writer's, in its order, and the reader's.
+const JsonFields<SweepPlan, OJson>& sweep_plan_fields() {
+  using P = SweepPlan;
+  static const JsonFields<P, OJson> f = joined<P, OJson>(
+      {embedded(&P::context, context_fields(SweepFile::kPlan)),
+       {member<OJson>("threads_from_env", &P::threads_from_env, Presence::kRequired),
+        list("points", &P::points, plan_point_fields(), Presence::kRequired)}});
+  return f;
+}
+
+const JsonFields<PointRecord, OJson>& point_record_fields() {
+  using R = PointRecord;
+  static const JsonFields<R, OJson> f =
+      joined<R, OJson>({{member<OJson>("id", &R::id, Presence::kRequired)},
+                        embedded(&R::outcome, record_outcome_fields())});
+  return f;
+}
+
+}  // namespace detail
+
 std::string sweep_plan_text(const SweepPlan& d) {
-  OJson j = detail::context_json(d.context);
-  j["threads_from_env"] = d.threads_from_env;
-  OJson points = OJson::array();
-  for (const PlanPoint& p : d.points) {
-    OJson values = OJson::array();
-    for (const auto& [key, value] : p.values) values.push_back({key, value});
-    points.push_back(
-        {{"id", p.id}, {"index", p.index}, {"repeat", p.repeat}, {"values", std::move(values)}});
-  }
-  j["points"] = std::move(points);
-  return detail::ordered_text(std::move(j), d.unknown);
+  return detail::ordered_doc_text(d, detail::sweep_plan_fields());
 }
 
 void write_sweep_plan(const std::string& path, const SweepPlan& d) {
@@ -67,18 +88,7 @@ void write_sweep_plan(const std::string& path, const SweepPlan& d) {
 SweepPlan parse_sweep_plan(const std::string& text,
                            const std::string& file,
                            std::vector<std::string>* notes) {
-  const Json j = detail::parse_object(text, file);
-  SweepPlan d;
-  DocContext ctx{file, &d.unknown, notes};
-  ObjectReader doc(j, ctx, "");
-  d.schema_version = detail::check_version(doc, kSweepSchemaVersion);
-  d.context = detail::read_context(doc, ctx, detail::SweepFile::kPlan);
-  doc.require("threads_from_env");
-  d.threads_from_env = doc.boolean("threads_from_env").value_or(true);
-  doc.require("points");
-  d.points = detail::object_list<PlanPoint>(doc, ctx, "points", read_plan_point);
-  doc.keep_unknown();
-  return d;
+  return detail::read_ordered_doc(text, file, notes, detail::sweep_plan_fields());
 }
 
 SweepPlan read_sweep_plan(const std::string& path) {
@@ -86,11 +96,7 @@ SweepPlan read_sweep_plan(const std::string& path) {
 }
 
 std::string point_record_text(const PointRecord& d) {
-  OJson j;
-  j["schema_version"] = kSweepSchemaVersion;
-  j["id"] = d.id;
-  detail::put_outcome(j, d.outcome);
-  return detail::ordered_text(std::move(j), d.unknown);
+  return detail::ordered_doc_text(d, detail::point_record_fields());
 }
 
 void write_point_record(const std::string& path, const PointRecord& d) {
@@ -100,16 +106,7 @@ void write_point_record(const std::string& path, const PointRecord& d) {
 PointRecord parse_point_record(const std::string& text,
                                const std::string& file,
                                std::vector<std::string>* notes) {
-  const Json j = detail::parse_object(text, file);
-  PointRecord d;
-  DocContext ctx{file, &d.unknown, notes};
-  ObjectReader doc(j, ctx, "");
-  d.schema_version = detail::check_version(doc, kSweepSchemaVersion);
-  doc.require("id");
-  d.id = doc.text("id").value_or("");
-  d.outcome = detail::read_outcome(doc, detail::SweepFile::kPointRecord);
-  doc.keep_unknown();
-  return d;
+  return detail::read_ordered_doc(text, file, notes, detail::point_record_fields());
 }
 
 PointRecord read_point_record(const std::string& path) {

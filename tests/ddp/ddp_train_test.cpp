@@ -2,8 +2,9 @@
 // torchrun-style environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), one thread
 // each, every wait bounded. Two ranks of batch b against one rank of batch 2b at dropout 0: the
 // same loss per step and eval loss, the same parameters on both ranks; one gradient's bytes
-// all-reduced per optimizer step whatever the accumulation; overlap on and off alike; a killed
-// rank ends the other within ddp.timeout_s, naming it, its finished rows kept.
+// all-reduced per optimizer step whatever the accumulation; rank 0's all-reduce time per step over
+// the steady steps; overlap on and off alike; a killed rank ends the other within ddp.timeout_s,
+// naming it, its finished rows kept.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "ddp/ranks.h"
+#include "llmprof/base/stats.h"
 #include "support/test_support.h"
 
 namespace llmprof::test {
@@ -44,6 +46,30 @@ void expect_close(const std::vector<double>& a, const std::vector<double>& b, do
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_NEAR(a[i], b[i], rel * std::abs(b[i])) << what << " row " << i;
   }
+}
+
+// Rank 0's all-reduce time per step in the merged summary: its first step's, and the median over
+// the steady steps (after the first bucket layout; every step when there are none), as
+// distributed.comm's figures are.
+void expect_comm_ms_over_steady_steps(const std::string& top, size_t steps) {
+  std::map<int64_t, double> comm_ms;
+  std::set<int64_t> first_layout;
+  for (const auto& row : read_csv(top + "/rank0/comm.csv")) {
+    const int64_t step = std::stoll(row.at("step"));
+    comm_ms[step] += std::stod(row.at("comm_ms"));
+    if (row.at("first_layout") == "1") first_layout.insert(step);
+  }
+  std::vector<double> steady, every;
+  for (const auto& [step, ms] : comm_ms) {
+    every.push_back(ms);
+    if (first_layout.count(step) == 0) steady.push_back(ms);
+  }
+  ASSERT_EQ(every.size(), steps);
+  const nlohmann::json d = summary(top)["distributed"];
+  const double want = *llmprof::median(steady.empty() ? every : steady);
+  ASSERT_TRUE(d["rank0_comm_ms_per_step_median"].is_number()) << d.dump();
+  EXPECT_NEAR(d["rank0_comm_ms_per_step_median"].get<double>(), want, 1e-9 * want);
+  EXPECT_NEAR(d["rank0_comm_ms_first_step"].get<double>(), every.front(), 1e-9 * every.front());
 }
 
 TEST(DdpTrain, TwoRanksOfBatchBTrainAsOneRankOfBatchTwoB) {
@@ -76,6 +102,18 @@ TEST(DdpTrain, TwoRanksOfBatchBTrainAsOneRankOfBatchTwoB) {
   EXPECT_EQ(s["distributed"]["world_size"], 2);
   EXPECT_EQ(s["distributed"]["backend"], "gloo");
   EXPECT_EQ(run_llmprof({"report", top + "/rank1"}).exit_code, 0);
+  expect_comm_ms_over_steady_steps(top, 6);
+}
+
+// One step: its buckets are the first layout's and no later step exists, so the steady steps are
+// every step and rank 0's median is that step's all-reduce time.
+TEST(DdpTrain, OneStepsCommMedianIsThatStepsAllReduceTime) {
+  ScratchDir dir("ddp_one_step");
+  const std::vector<int> codes =
+      run_ranks(2, train_args(dir.path(), "one", {"schedule.max_steps=1", "train.eval_interval=0"}),
+                dir.file("rank"));
+  ASSERT_EQ(codes, (std::vector<int>{0, 0})) << read_file(dir.file("rank0.log"));
+  expect_comm_ms_over_steady_steps(dir.file("one"), 1);
 }
 
 TEST(DdpTrain, AllReducesOneGradientsBytesPerOptimizerStepWithAccumulation) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "doc_tables.h"
+#include "sweep_doc_json.h"
 
 namespace llmprof::rundir {
 namespace {
@@ -31,10 +32,10 @@ bool under_open_field(const std::string& key, const std::set<std::string>& table
 
 // fulls: documents with every figure set, together writing every key (one, unless a field has
 // alternative forms).
-template <typename Doc>
+template <typename Doc, typename J>
 void expect_writer_keys_are_reader_keys(
     const std::vector<Doc>& fulls,
-    const detail::JsonFields<Doc>& fields,
+    const detail::JsonFields<Doc, J>& fields,
     const std::function<std::string(const Doc&)>& text_of,
     const std::function<Doc(const std::string&, const std::string&)>& parse) {
   const std::vector<std::string> listed = detail::field_keys(fields);
@@ -56,13 +57,13 @@ void expect_writer_keys_are_reader_keys(
   }
 }
 
-template <typename Doc>
+template <typename Doc, typename J>
 void expect_writer_keys_are_reader_keys(
     const Doc& full,
-    const detail::JsonFields<Doc>& fields,
+    const detail::JsonFields<Doc, J>& fields,
     const std::function<std::string(const Doc&)>& text_of,
     const std::function<Doc(const std::string&, const std::string&)>& parse) {
-  expect_writer_keys_are_reader_keys<Doc>(std::vector<Doc>{full}, fields, text_of, parse);
+  expect_writer_keys_are_reader_keys<Doc, J>(std::vector<Doc>{full}, fields, text_of, parse);
 }
 
 TEST(DocFields, BenchDocWritesWhatItReads) {
@@ -183,6 +184,154 @@ TEST(DocFields, ReportDocWritesWhatItReads) {
   d.findings.push_back(f);
   expect_writer_keys_are_reader_keys<ReportDoc>(d, detail::report_doc_fields(), report_doc_text,
                                                 parse_report_doc);
+}
+
+// A summary with every figure, in the form each section takes when it has them all.
+Summary every_summary_figure() {
+  Summary s;
+  s.status = config::RunStatus::kCompleted;
+  s.message = "text";
+  s.profile_level = config::ProfileLevel::kOps;
+  s.steps = StepCounts{};
+  s.parameters = 1;
+  const Stats st{2, 1, 1, 1, 1, 1, 1, 0.5, 0.5};
+  s.timing = TimingFigures{st, st, st, st, st, "text", 1.5, 1.5};
+  s.throughput = ThroughputFigures{st, st};
+  s.flops = FlopsFigures{1.5, "text", st, CountedFlops{1.5, 1.5, 1.5, "text"}};
+  s.mfu = MfuFigures{st, 1, "text", "text", "text"};
+  s.loss = LossFigures{"lm", "text", 1.5, EvalLoss{1, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, "text"}, "t"};
+  s.peak_rss_bytes = 1;
+  s.process = ProcessFigures{st, st, st};
+  OverheadFigures& o = s.overhead.emplace();
+  o.events_per_step = o.estimated_fraction_of_step = 1.5;
+  o.deep = DeepOverhead{};
+  o.deep->record_function_fraction_of_recorded_step = 1.5;
+  o.deep->estimated_fraction_of_recorded_step = 1.5;
+  o.trace = TraceCost{};
+  ModulesFigures& m = s.modules.emplace();
+  m.forward_residual_fraction = m.backward_residual_fraction = 1.5;
+  m.eval_passes_recorded = 1;
+  m.shapes = ShapeFigures{};
+  m.views = ViewFigures{0, 0, 0, 0, 0, "text", "text"};
+  GpuFigures& g = s.gpu.emplace();
+  g.launched_by_ops_ms_per_step = g.outside_scopes_ms_per_step = g.idle.busy_fraction = 1.5;
+  g.idle.steps = 1;
+  telemetry::EnergyFigures& e = s.energy.emplace();
+  e.total_j = e.kwh = e.tokens_per_j = e.flops_per_j = e.mean_power_w = e.peak_power_w = e.co2_g =
+      1.5;
+  e.sampler = telemetry::SamplerCost{1.5, 1.5, {{"text", "text"}}};
+  e.domains.push_back(
+      {"text", "text", "text", "counter", false, false, 1.5, true, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5});
+  e.phases.emplace();
+  (*e.phases)["forward"] = {1.5, 1.5, 1.5, false, 1};
+  DistributedFigures& d = s.distributed.emplace();  // the merged run's form
+  d.bucket_bytes = {1};
+  d.rank0_comm_ms_first_step = d.rank0_comm_ms_per_step_median = 1.5;
+  d.rank_dirs = {"rank0"};
+  d.figures_scope = "text";
+  d.ranks = {RankFigures{0, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5}};
+  const CommStraggler straggler{1, 1, 1, 1.5, profile::Phase::kBackward, 1.5};
+  d.comm = CommFigures{1,   2,   1.5, 1.5,       1.5, 1.5, 1.5, 1.5,
+                       1.5, 1.5, 1.5, straggler, 1.5, 1.5, 1.5, "text"};
+  s.config_notes = {"text"};
+  RunContext& c = s.context;
+  c.data = DataFigures{CorpusFigures{"text", 1, 1, 1}, std::nullopt};
+  c.model = ModelFigures{"llama", GqaSummary{1, 1, 1, 1, 1, 1, 1, 1, 1.5, 1.5, 1.5, 1.5, "text"}};
+  c.resumed_from = ResumeFigures{"text", 1};
+  c.init_from = InitFromFigures{"text", "text", 1, 1, {"text"}, {"text"}};
+  c.cuda_graphs = CudaGraphFigures{1, "text"};
+  MemoryReconciliation& r = c.plan.emplace();
+  r.measured_step = r.unmodelled_bytes = r.activations_per_block_bytes = 1;
+  r.reason = r.peak_phase.measured = "text";
+  r.components.push_back({"peak", 1, 1, 1.5, false});
+  s.run_dir = "text";
+  s.final_global_train_loss = 1.5;
+  return s;
+}
+
+// summary.json's sections take several forms (a rank's distributed or the merged run's, energy
+// with its total or without, the data of lm or of the encoder tasks, ...): one summary each.
+TEST(DocFields, SummaryWritesWhatItReads) {
+  const Summary full = every_summary_figure();
+  Summary other = full;  // each section's other form
+  other.loss->eval.reset();
+  other.gpu->idle = GpuIdleFigures{0, "text"};
+  other.energy = telemetry::EnergyFigures{};
+  other.energy->reason = "text";
+  other.energy->sampler = telemetry::SamplerCost{1.5, 1.5, {{"text", "text"}}};
+  other.distributed = DistributedFigures{};
+  other.distributed->rank = 1;
+  other.distributed->top_dir = other.distributed->parameter_digest = "text";
+  other.distributed->comm_error = "text";
+  DataFileFigures file{"text", "text", 1, 1, 1, {{1, "text"}}};
+  other.context.data =
+      DataFigures{std::nullopt, DatasetFigures{file, file, "", 1, 1, 1, 1, 1, 1, 1}};
+  other.context.plan = MemoryReconciliation{};
+  other.context.plan->unplanned_reason = "text";
+  Summary split = full;  // the validation set split from the training set
+  split.context.data = DataFigures{std::nullopt, DatasetFigures{file, std::nullopt, "text"}};
+  expect_writer_keys_are_reader_keys<Summary>({full, other, split}, detail::summary_fields(),
+                                              summary_text, parse_summary);
+  // The top-level keys summary_keys() lists are the table's.
+  std::set<std::string> top(summary_keys().begin(), summary_keys().end());
+  for (const std::string& k : detail::json_keys(Json::parse(summary_text(full)))) {
+    if (k.find('.') == std::string::npos && k.find('[') == std::string::npos) {
+      EXPECT_EQ(top.count(k), 1u) << k;
+    }
+  }
+}
+
+// The sweep's documents: a context and an outcome with every text and figure set.
+SweepContext every_sweep_context() {
+  SweepContext c;
+  c.status_note = c.peak_measured_at = c.threads_source = c.invocation = "text";
+  c.peak_flops_per_s = 1.5;
+  c.grid = {GridAxis{"train.batch_size", {"2", "4"}, "text"}};
+  c.overrides = c.command_line = {"text"};
+  return c;
+}
+
+PointOutcome every_outcome() {
+  PointOutcome o;
+  o.status = config::PointStatus::kFailed;
+  o.exit_code = o.signal = 1;
+  o.duration_s = 1.5;
+  o.message = o.run_dir = o.log_path = o.host = o.slurm_job_id = o.slurm_task_id = o.start_time =
+      o.end_time = o.invocation = "text";
+  o.moved_aside = {"text"};
+  return o;
+}
+
+TEST(DocFields, SweepPlanWritesWhatItReads) {
+  SweepPlan d;
+  d.context = every_sweep_context();
+  d.points = {PlanPoint{1, 1, {{"train.batch_size", "2"}}, "p1"}};
+  expect_writer_keys_are_reader_keys<SweepPlan>(
+      d, detail::sweep_plan_fields(), sweep_plan_text,
+      [](const std::string& text, const std::string& file) {
+        return parse_sweep_plan(text, file);
+      });
+}
+
+TEST(DocFields, PointRecordWritesWhatItReads) {
+  PointRecord d;
+  d.id = "p1";
+  d.outcome = every_outcome();
+  expect_writer_keys_are_reader_keys<PointRecord>(
+      d, detail::point_record_fields(), point_record_text,
+      [](const std::string& text, const std::string& file) {
+        return parse_point_record(text, file);
+      });
+}
+
+TEST(DocFields, SweepDocWritesWhatItReads) {
+  SweepDoc d;
+  d.context = every_sweep_context();
+  d.points = {
+      SweepDocPoint{PlanPoint{1, 1, {{"train.batch_size", "2"}}, "p1"}, every_outcome(), true}};
+  expect_writer_keys_are_reader_keys<SweepDoc>(
+      d, detail::sweep_doc_fields(), sweep_doc_text,
+      [](const std::string& text, const std::string& file) { return parse_sweep_doc(text, file); });
 }
 
 TEST(DocFields, TriedDocWritesWhatItReads) {

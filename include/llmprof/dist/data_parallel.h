@@ -179,8 +179,13 @@ class DataParallel : public rundir::RunParticipant {
   bool overlap_ = true;
   double samples_per_step_ = 0;  // all ranks' samples in one step
   double bucket_mb_ = 0, first_bucket_mb_ = 0;
-  // This rank: per step, the summed all-reduce time of its buckets (end - launch), ms.
-  std::vector<double> comm_ms_;
+  // This rank: per step, the summed all-reduce time of its buckets (end - launch), ms, and whether
+  // they were the first bucket layout's (rundir::steady_steps keeps the steps after it).
+  struct StepComm {
+    double comm_ms = 0;
+    bool first_layout = false;
+  };
+  std::vector<StepComm> comm_steps_;
   std::vector<int64_t> bucket_bytes_;  // the last layout's bucket sizes, bytes
   // The run's first all-reduces with their step, for the trace (written after the run).
   std::vector<std::pair<int64_t, dist::BucketRecord>> kept_;
