@@ -75,16 +75,16 @@ SweepColumn sweep_text(std::string_view name, std::string SweepRow::*f) {
 constexpr std::pair<std::string_view, config::RunStatus> kOlderStatusNames[] = {
     {"ok", config::RunStatus::kCompleted}};
 
-// A status cell: empty -> nullopt; an older name -> its status; a name outside the table ->
-// DataError naming the file, the line and the value.
-std::optional<config::RunStatus> point_status(const CsvFile& csv, size_t row, int col) {
+// A status cell: empty -> nullopt; an older name -> its status; a name outside RunStatus's table
+// -> DataError naming the file, the line and the value.
+std::optional<config::PointStatus> point_status(const CsvFile& csv, size_t row, int col) {
   const std::string& text = csv.text(row, col);
   if (text.empty()) return std::nullopt;
   for (const auto& [older, status] : kOlderStatusNames) {
-    if (text == older) return status;
+    if (text == older) return config::point_status(status);
   }
-  return parse_name<config::RunStatus>(text, fmt::format("{} line {}", csv.path, csv.lines[row]),
-                                       "status");
+  return config::point_status(parse_name<config::RunStatus>(
+      text, fmt::format("{} line {}", csv.path, csv.lines[row]), "status"));
 }
 
 // The columns after the swept keys, in file order.
@@ -178,7 +178,6 @@ std::string sweep_csv_text(const SweepTable& table) {
   add_sweep_line(text, cells);
   for (const SweepRow& row : table.rows) {
     cells = row.key_values;
-    cells.resize(table.keys.size());  // one cell per key, as the header
     for (const SweepColumn& c : sweep_table()) cells.push_back(c.write(row));
     add_sweep_line(text, cells);
   }

@@ -117,13 +117,13 @@ PointResult finished_result(const std::string& run_dir,
 
 namespace {
 
-// A point's sweep.csv row, once its run ended with status.
-rundir::SweepRow sweep_row(const Point& p, const PointResult& r, config::RunStatus status) {
+// A point's sweep.csv row, once it has an outcome.
+rundir::SweepRow sweep_row(const Point& p, const PointResult& r) {
   rundir::SweepRow row;
   for (const auto& kv : p.values) row.key_values.push_back(kv.second);
   row.repeat = p.repeat;
   row.point_id = p.id;
-  row.status = status;
+  row.status = r.status;
   row.exit_code = r.exit_code;
   row.median_step_ms = r.median_step_ms;
   row.tokens_per_s = r.tokens_per_s;
@@ -155,9 +155,11 @@ std::string sweep_csv(const Grid& grid,
   rundir::SweepTable table;
   for (const GridAxis& axis : grid) table.keys.push_back(axis.key);
   for (size_t i = 0; i < points.size(); ++i) {
-    // A run's status (the same name); pending and running have no outcome yet.
-    const auto status = config::find_enum<config::RunStatus>(config::name(results[i].status));
-    if (status) table.rows.push_back(sweep_row(points[i], results[i], *status));
+    const config::PointStatus s = results[i].status;
+    if (s == config::PointStatus::kPending || s == config::PointStatus::kRunning) {
+      continue;  // no outcome yet
+    }
+    table.rows.push_back(sweep_row(points[i], results[i]));
   }
   return rundir::sweep_csv_text(table);
 }

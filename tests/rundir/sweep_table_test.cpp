@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 
+#include "llmprof/error.h"
 #include "llmprof/output/csv.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
@@ -24,7 +25,7 @@ SweepRow full_row() {
   r.key_values = {"16", "3e-4, \"warm\""};
   r.repeat = 2;
   r.point_id = "p002-train.batch_size=16-r2";
-  r.status = config::RunStatus::kDiverged;
+  r.status = config::PointStatus::kDiverged;
   r.exit_code = 137;
   r.median_step_ms = 12.5;
   r.tokens_per_s = 10240.25;
@@ -154,12 +155,30 @@ TEST(SweepTable, ShortNamesWinAndOlderFilesLeaveLaterColumnsUnknown) {
   const SweepTable t = read_sweep_csv(path(dir.path(), kSweepCsv), warnings);
   ASSERT_EQ(t.rows.size(), 1u);
   const SweepRow& r = t.rows[0];
-  EXPECT_EQ(r.status, config::RunStatus::kCompleted);
+  EXPECT_EQ(r.status, config::PointStatus::kCompleted);
   EXPECT_EQ(r.median_step_ms, 12.5);
   EXPECT_EQ(r.final_val_loss, 2.5);
   EXPECT_FALSE(r.energy_estimated.has_value());
   EXPECT_FALSE(r.ranks.has_value());
   EXPECT_EQ(r.host, "");
+}
+
+// A point --plan predicted not to fit is written "skipped"; the reader takes a run's statuses
+// only, so reading it back is the DataError it was before the table.
+TEST(SweepTable, ASkippedPointIsWrittenByNameAndReadsAsAnError) {
+  ScratchDir dir("sweep_table_skipped");
+  SweepTable t;
+  t.keys = {"k"};
+  SweepRow r;
+  r.key_values = {"1"};
+  r.repeat = 1;
+  r.status = config::PointStatus::kSkipped;
+  t.rows.push_back(r);
+  const std::string text = sweep_csv_text(t);
+  EXPECT_EQ(output::parse_csv(text)[1][3], "skipped");
+  test::write_file(path(dir.path(), kSweepCsv), text);
+  std::vector<InputWarning> warnings;
+  EXPECT_THROW(read_sweep_csv(path(dir.path(), kSweepCsv), warnings), DataError);
 }
 
 }  // namespace

@@ -22,9 +22,10 @@ struct SweepRow {
   std::vector<std::string> key_values;  // parallel to SweepTable::keys, as written
   int64_t repeat = 0;                   // 1-based; an empty cell reads as 0
   std::string point_id;
-  // "ok" reads as completed (the contract's older name); another name outside the table is a
-  // DataError naming the file, the line and the value.
-  std::optional<config::RunStatus> status;
+  // Written by name. Read: a run's status (config::RunStatus's names), "ok" as completed (the
+  // contract's older name); another name (skipped too) is a DataError naming the file, the line
+  // and the value.
+  std::optional<config::PointStatus> status;
   std::optional<double> exit_code;  // 128+N when killed by signal N; written whole
   // Medians over the measured steps; tokens_per_s and mfu are global for several ranks.
   std::optional<double> median_step_ms, tokens_per_s, mfu;
