@@ -1,9 +1,7 @@
-// load_sweep: sweep.csv into typed points, each point's run directory resolved; sweep.json's
-// status (rundir/sweep_doc.h) says whether the sweep finished.
-#include <fmt/format.h>
-
+// load_sweep: sweep.csv (read through its column table, sweep_table.cpp) into typed points, each
+// point's run directory resolved; sweep.json's status (rundir/sweep_doc.h) says whether the sweep
+// finished.
 #include <filesystem>
-#include <map>
 #include <utility>
 
 #include "llmprof/base/printable.h"
@@ -11,6 +9,7 @@
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
 #include "llmprof/rundir/sweep_doc.h"
+#include "llmprof/rundir/sweep_table.h"
 #include "read_util.h"
 
 namespace fs = std::filesystem;
@@ -38,48 +37,6 @@ std::string resolve_run_dir(const fs::path& sweep_dir,
 
 }  // namespace
 
-const std::vector<std::string>& sweep_columns() {
-  static const std::vector<std::string> kColumns = {
-      "repeat", "point_id", "status", "exit_code", "median_step_ms", "tokens_per_s", "mfu",
-      "final_train_loss", "final_val_loss", "final_val_perplexity", "peak_rss_bytes", "energy_j",
-      "energy_estimated", "run_dir",
-      // Where and when the point ran: the host, the Slurm job and array task id (empty under the
-      // local launcher), ISO 8601 start and end.
-      "host", "slurm_job_id", "slurm_task_id", "start_time", "end_time",
-      // A data-parallel point's ranks (tokens_per_s and mfu are then global: all ranks' tokens
-      // over the slowest rank's step) and its communication medians (empty for one rank).
-      "ranks", "exposed_comm_ms", "overlap", "busbw_gb_per_s"};
-  return kColumns;
-}
-
-const std::vector<std::string>& sweep_metric_names() {
-  static const std::vector<std::string> kMetrics = {
-      "step_ms",        "tokens_per_s", "mfu",   "train_loss",      "val_loss", "val_perplexity",
-      "peak_rss_bytes", "energy_j",     "ranks", "exposed_comm_ms", "overlap",  "busbw_gb_per_s"};
-  return kMetrics;
-}
-
-namespace {
-
-// Names that older sweep.csv files gave a status, and the status each meant ("ok": the
-// contract's first name for completed).
-constexpr std::pair<std::string_view, config::RunStatus> kOlderStatusNames[] = {
-    {"ok", config::RunStatus::kCompleted}};
-
-// A sweep.csv status cell: empty -> nullopt; an older name -> its status; a name outside the
-// table -> DataError naming the file, the line and the value.
-std::optional<config::RunStatus> point_status(const detail::CsvFile& csv, size_t row, int col) {
-  const std::string& text = csv.text(row, col);
-  if (text.empty()) return std::nullopt;
-  for (const auto& [older, status] : kOlderStatusNames) {
-    if (text == older) return status;
-  }
-  return parse_name<config::RunStatus>(text, fmt::format("{} line {}", csv.path, csv.lines[row]),
-                                       "status");
-}
-
-}  // namespace
-
 Sweep load_sweep(const std::string& dir) {
   fs::path p(dir);
   if (!fs::is_directory(p)) throw DataError(detail::not_a_directory(dir));
@@ -101,39 +58,20 @@ Sweep load_sweep(const std::string& dir) {
                "finished run are missing (run the same llmprof sweep command to finish it)"});
     }
   }
-  detail::CsvFile csv = *detail::read_run_csv(path(dir, kSweepCsv), sweep.warnings, true);
+  SweepTable table = read_sweep_csv(path(dir, kSweepCsv), sweep.warnings);
   fs::path name = p.filename().empty() ? p.parent_path().filename() : p.filename();
   sweep.label = name.string();
-  int repeat = csv.require("repeat");
-  for (int c = 0; c < repeat; ++c) sweep.keys.push_back(csv.header[static_cast<size_t>(c)]);
-  int point_id = csv.index("point_id"), status = csv.index("status");
-  int exit_code = csv.index("exit_code"), run_dir = csv.index("run_dir");
-  // `llmprof sweep` writes median_step_ms and final_* names; the contract's short names win.
-  static const std::map<std::string, std::string> kAliases = {
-      {"step_ms", "median_step_ms"},
-      {"train_loss", "final_train_loss"},
-      {"val_loss", "final_val_loss"},
-      {"val_perplexity", "final_val_perplexity"}};
-  std::vector<int> metric_cols;
-  for (const auto& m : sweep_metric_names()) {
-    int col = csv.index(m);
-    auto alias = kAliases.find(m);
-    if (col < 0 && alias != kAliases.end()) col = csv.index(alias->second);
-    metric_cols.push_back(col);
-  }
-  const int estimated = csv.index("energy_estimated");
-  for (size_t r = 0; r < csv.rows.size(); ++r) {
-    if (estimated >= 0 && csv.text(r, estimated) == "1") sweep.energy_estimated = true;
+  sweep.keys = std::move(table.keys);
+  for (SweepRow& row : table.rows) {
+    if (row.energy_estimated.value_or(false)) sweep.energy_estimated = true;
     SweepPoint pt;
-    for (int c = 0; c < repeat; ++c) pt.key_values.push_back(csv.text(r, c));
-    pt.repeat = csv.integer(r, repeat).value_or(0);
-    pt.point_id = csv.text(r, point_id);
-    pt.status = point_status(csv, r, status);
-    pt.exit_code = csv.number(r, exit_code);
-    for (size_t m = 0; m < metric_cols.size(); ++m) {
-      pt.metrics[sweep_metric_names()[m]] = csv.number(r, metric_cols[m]);
-    }
-    pt.run_dir = resolve_run_dir(p, csv.text(r, run_dir), pt.point_id);
+    pt.key_values = std::move(row.key_values);
+    pt.repeat = row.repeat;
+    pt.point_id = row.point_id;
+    if (row.status) pt.status = config::find_enum<config::RunStatus>(config::name(*row.status));
+    pt.exit_code = row.exit_code;
+    pt.metrics = sweep_metrics(row);
+    pt.run_dir = resolve_run_dir(p, row.run_dir, pt.point_id);
     sweep.points.push_back(std::move(pt));
   }
   return sweep;

@@ -12,23 +12,13 @@
 
 #include "llmprof/base/numbers.h"
 #include "llmprof/error.h"
-#include "llmprof/output/csv.h"
 #include "llmprof/output/run_dir.h"
 #include "llmprof/process/child.h"
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
+#include "llmprof/rundir/sweep_table.h"
 
 namespace llmprof::sweep {
-
-using output::csv_field;
-namespace {
-
-template <typename T>
-std::string csv_number(const std::optional<T>& v) {
-  return v ? fmt::format("{}", *v) : std::string();  // unknown: empty, never 0
-}
-
-}  // namespace
 
 bool is_final_status(config::PointStatus status) {
   return status == config::PointStatus::kCompleted || status == config::PointStatus::kDiverged;
@@ -125,55 +115,53 @@ PointResult finished_result(const std::string& run_dir,
   return r;
 }
 
+namespace {
+
+// A point's sweep.csv row, once it has an outcome.
+rundir::SweepRow sweep_row(const Point& p, const PointResult& r) {
+  rundir::SweepRow row;
+  for (const auto& kv : p.values) row.key_values.push_back(kv.second);
+  row.repeat = p.repeat;
+  row.point_id = p.id;
+  row.status = r.status;
+  row.exit_code = r.exit_code;
+  row.median_step_ms = r.median_step_ms;
+  row.tokens_per_s = r.tokens_per_s;
+  row.mfu = r.mfu;
+  row.final_train_loss = r.final_train_loss;
+  row.final_val_loss = r.final_val_loss;
+  row.final_val_perplexity = r.final_val_perplexity;
+  row.peak_rss_bytes = r.peak_rss_bytes;
+  row.energy_j = r.energy_j;
+  if (r.energy_j) row.energy_estimated = r.energy_estimated;
+  row.run_dir = r.run_dir;
+  row.host = r.host;
+  row.slurm_job_id = r.slurm_job_id;
+  row.slurm_task_id = r.slurm_task_id;
+  row.start_time = r.start_time;
+  row.end_time = r.end_time;
+  row.ranks = static_cast<double>(r.ranks);
+  row.exposed_comm_ms = r.exposed_comm_ms;
+  row.overlap = r.overlap;
+  row.busbw_gb_per_s = r.busbw_gb_per_s;
+  return row;
+}
+
+}  // namespace
+
 std::string sweep_csv(const Grid& grid,
                       const std::vector<Point>& points,
                       const std::vector<PointResult>& results) {
-  std::vector<std::string> header;
-  for (const GridAxis& axis : grid) header.push_back(axis.key);
-  for (const std::string& c : rundir::sweep_columns()) header.push_back(c);
-  std::string text;
-  auto add_row = [&text](const std::vector<std::string>& fields) {
-    for (size_t i = 0; i < fields.size(); ++i) text += (i ? "," : "") + csv_field(fields[i]);
-    text += '\n';
-  };
-  add_row(header);
+  rundir::SweepTable table;
+  for (const GridAxis& axis : grid) table.keys.push_back(axis.key);
   for (size_t i = 0; i < points.size(); ++i) {
-    const Point& p = points[i];
-    const PointResult& r = results[i];
-    if (r.status == config::PointStatus::kPending || r.status == config::PointStatus::kRunning) {
+    const config::PointStatus s = results[i].status;
+    if (s == config::PointStatus::kPending || s == config::PointStatus::kRunning) {
       continue;  // no outcome yet
     }
-    std::vector<std::string> row;
-    for (const auto& kv : p.values) row.push_back(kv.second);
-    const std::string status(config::name(r.status));
-    for (const std::string& f : {std::to_string(p.repeat),
-                                 p.id,
-                                 status,
-                                 csv_number(r.exit_code),
-                                 csv_number(r.median_step_ms),
-                                 csv_number(r.tokens_per_s),
-                                 csv_number(r.mfu),
-                                 csv_number(r.final_train_loss),
-                                 csv_number(r.final_val_loss),
-                                 csv_number(r.final_val_perplexity),
-                                 csv_number(r.peak_rss_bytes),
-                                 csv_number(r.energy_j),
-                                 std::string(r.energy_j ? (r.energy_estimated ? "1" : "0") : ""),
-                                 r.run_dir,
-                                 r.host,
-                                 r.slurm_job_id,
-                                 r.slurm_task_id,
-                                 r.start_time,
-                                 r.end_time,
-                                 std::to_string(r.ranks),
-                                 csv_number(r.exposed_comm_ms),
-                                 csv_number(r.overlap),
-                                 csv_number(r.busbw_gb_per_s)}) {
-      row.push_back(f);
-    }
-    add_row(row);
+    table.rows.push_back(sweep_row(points[i], results[i]));
   }
-  return text;
+  return rundir::sweep_csv_text(table);
 }
 
 std::string sweep_json(const rundir::SweepContext& info,

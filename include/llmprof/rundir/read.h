@@ -149,9 +149,10 @@ bool is_sweep_dir(const std::string& dir);
 
 // ---------------------------------------------------------------------------------------------
 // Sweeps: sweep.csv has one row per point and repeat; the swept keys are the columns before
-// `repeat`, then sweep_columns(). Point runs live under <sweep>/runs/<point_id>/.
+// `repeat`, then sweep_columns(). Its column table writes and reads it (rundir/sweep_table.h).
+// Point runs live under <sweep>/runs/<point_id>/.
 
-// sweep.csv's columns after the swept keys, in file order.
+// sweep.csv's columns after the swept keys, in file order (the column table's names).
 const std::vector<std::string>& sweep_columns();
 
 // The metric columns as report names them, in table order (sweep.csv's median_step_ms and
