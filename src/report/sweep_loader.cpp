@@ -15,15 +15,16 @@ namespace llmprof::report {
 
 namespace {
 
-// Metrics of failed, diverged or interrupted points are not comparable: only completed ones
-// count, and those of a sweep.csv without statuses.
-bool usable_status(const std::optional<config::RunStatus>& status) {
-  return !status || *status == config::RunStatus::kCompleted;
+// Metrics of failed, diverged, interrupted or skipped points are not comparable: only completed
+// ones count, and those of a sweep.csv without statuses.
+bool usable_status(const SweepPoint& pt) {
+  return !pt.skipped && (!pt.status || *pt.status == config::RunStatus::kCompleted);
 }
 
 // A point's status as the sweep table prints it; "" for an empty cell.
-std::string status_name(const std::optional<config::RunStatus>& status) {
-  return status ? std::string(config::name(*status)) : std::string();
+std::string status_name(const SweepPoint& pt) {
+  if (pt.skipped) return std::string(config::name(config::PointStatus::kSkipped));
+  return pt.status ? std::string(config::name(*pt.status)) : std::string();
 }
 
 }  // namespace
@@ -67,7 +68,7 @@ std::vector<SweepConfig> aggregate_sweep(const Sweep& sweep) {
     std::map<std::string, int64_t> counts;
     std::vector<std::string> order;
     for (size_t i : c.points) {
-      const std::string s = status_name(sweep.points[i].status);
+      const std::string s = status_name(sweep.points[i]);
       if (counts[s]++ == 0) order.push_back(s);
     }
     c.completed = counts[std::string(config::name(config::RunStatus::kCompleted))];
@@ -82,7 +83,7 @@ std::vector<SweepConfig> aggregate_sweep(const Sweep& sweep) {
       std::vector<double> values;
       for (size_t i : c.points) {
         auto v = sweep.points[i].metrics.at(m);
-        if (v && usable_status(sweep.points[i].status)) values.push_back(*v);
+        if (v && usable_status(sweep.points[i])) values.push_back(*v);
       }
       c.metrics[m] = values.empty() ? std::nullopt : std::optional<double>(stats_of(values).median);
     }

@@ -68,7 +68,10 @@ Sweep load_sweep(const std::string& dir) {
     pt.key_values = std::move(row.key_values);
     pt.repeat = row.repeat;
     pt.point_id = row.point_id;
-    if (row.status) pt.status = config::find_enum<config::RunStatus>(config::name(*row.status));
+    pt.skipped = row.status == config::PointStatus::kSkipped;
+    if (row.status && !pt.skipped) {
+      pt.status = config::find_enum<config::RunStatus>(config::name(*row.status));
+    }
     pt.exit_code = row.exit_code;
     pt.metrics = sweep_metrics(row);
     pt.run_dir = resolve_run_dir(p, row.run_dir, pt.point_id);

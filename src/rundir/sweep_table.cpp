@@ -75,11 +75,13 @@ SweepColumn sweep_text(std::string_view name, std::string SweepRow::*f) {
 constexpr std::pair<std::string_view, config::RunStatus> kOlderStatusNames[] = {
     {"ok", config::RunStatus::kCompleted}};
 
-// A status cell: empty -> nullopt; an older name -> its status; a name outside RunStatus's table
-// -> DataError naming the file, the line and the value.
+// A status cell: empty -> nullopt; an older name -> its status; "skipped" (a point the sweep did
+// not run: a --plan sweep's point predicted not to fit); a name outside RunStatus's table ->
+// DataError naming the file, the line and the value.
 std::optional<config::PointStatus> point_status(const CsvFile& csv, size_t row, int col) {
   const std::string& text = csv.text(row, col);
   if (text.empty()) return std::nullopt;
+  if (text == config::name(config::PointStatus::kSkipped)) return config::PointStatus::kSkipped;
   for (const auto& [older, status] : kOlderStatusNames) {
     if (text == older) return config::point_status(status);
   }

@@ -165,19 +165,31 @@ TEST(SweepTable, ShortNamesWinAndOlderFilesLeaveLaterColumnsUnknown) {
 
 // A point --plan predicted not to fit is written "skipped"; the reader takes a run's statuses
 // only, so reading it back is the DataError it was before the table.
-TEST(SweepTable, ASkippedPointIsWrittenByNameAndReadsAsAnError) {
+// A --plan sweep's point predicted not to fit is written "skipped" and read back as a point the
+// sweep did not run: no RunStatus, its figures unknown (the report can read such a sweep).
+TEST(SweepTable, ASkippedPointIsWrittenByNameAndReadsAsNotRun) {
   ScratchDir dir("sweep_table_skipped");
   SweepTable t;
   t.keys = {"k"};
   SweepRow r;
   r.key_values = {"1"};
   r.repeat = 1;
+  r.point_id = "p1";
   r.status = config::PointStatus::kSkipped;
   t.rows.push_back(r);
   const std::string text = sweep_csv_text(t);
   EXPECT_EQ(output::parse_csv(text)[1][3], "skipped");
   test::write_file(path(dir.path(), kSweepCsv), text);
   std::vector<InputWarning> warnings;
+  const SweepTable back = read_sweep_csv(path(dir.path(), kSweepCsv), warnings);
+  ASSERT_EQ(back.rows.size(), 1u);
+  EXPECT_EQ(back.rows[0].status, config::PointStatus::kSkipped);
+  const Sweep sweep = load_sweep(dir.path());
+  ASSERT_EQ(sweep.points.size(), 1u);
+  EXPECT_TRUE(sweep.points[0].skipped);
+  EXPECT_FALSE(sweep.points[0].status.has_value());
+  // Any other name outside the run statuses stays an error naming the value.
+  test::write_file(path(dir.path(), kSweepCsv), "k,repeat,point_id,status\n1,1,p1,pending\n");
   EXPECT_THROW(read_sweep_csv(path(dir.path(), kSweepCsv), warnings), DataError);
 }
 

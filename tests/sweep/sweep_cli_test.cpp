@@ -147,6 +147,10 @@ TEST(SweepPlan, PointPredictedNotToFitIsSkippedWithTheReasonAndTheOthersRun) {
   expect_contains(why, "> usable 256.0 MiB of 268435456");
   EXPECT_TRUE(j["points"][0]["message"].is_null());
   EXPECT_FALSE(fs::exists(dir.file("s") + "/runs/" + rows[1]["point_id"] + "/summary.json"));
+  // The report reads such a sweep: the skipped point is named so, its figures unknown.
+  auto report = run_llmprof({"report", dir.file("s")});
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  expect_contains(report.output, "skipped");
   // --plan-device without --plan is a usage error.
   EXPECT_EQ(run_llmprof(sweep_args(dir, {"--plan-device", "1GiB"})).exit_code, 2);
 }

@@ -169,6 +169,9 @@ struct SweepPoint {
   // reads as completed (the contract's older name); any other name outside config::RunStatus's
   // table is a DataError naming the file, the line and the value.
   std::optional<config::RunStatus> status;
+  // The sweep did not run it (sweep.csv "skipped": a --plan sweep's point predicted not to fit);
+  // status is then nullopt and its figures unknown.
+  bool skipped = false;
   std::optional<double> exit_code;
   std::map<std::string, std::optional<double>> metrics;  // sweep_metric_names() -> value
   std::string run_dir;  // resolved point run directory; empty when it does not exist
