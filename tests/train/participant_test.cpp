@@ -251,6 +251,53 @@ TEST(StepParticipant, CheckpointStateIsGatheredByTheParticipantThatGathers) {
   EXPECT_EQ(session.checkpoint_state("rng"), (std::vector<std::string>{"rng", "other rank"}));
 }
 
+// A participant standing for the other processes of a run: another process says yes at `when`
+// only where it is told to, and holds `others` of every sum (its rows of an eval).
+class OtherProcesses : public profile::StepParticipant {
+ public:
+  std::string_view name() const override { return "other processes"; }
+  bool any_process(bool mine, const char* when) override {
+    asked.emplace_back(when);
+    return mine || std::string(when) == says_yes_at;
+  }
+  void sum_over_processes(std::vector<double>& sums,
+                          std::vector<int64_t>& counts,
+                          const char* what) override {
+    summed.emplace_back(what);
+    for (size_t i = 0; i < sums.size(); ++i) sums[i] += others;
+    for (int64_t& c : counts) c += 1;
+  }
+  std::string says_yes_at = "the start";
+  double others = 0.5;
+  std::vector<std::string> asked, summed;
+};
+
+TEST(StepParticipant, AnyProcessAndSumsGoThroughTheParticipantThatSpansProcesses) {
+  test::ScratchDir dir;
+  Session session(ops_config(dir), quiet());
+  // Without a participant spanning processes: this process's own answer and sums.
+  EXPECT_FALSE(session.any_process(false, "the start"));
+  EXPECT_TRUE(session.any_process(true, "the start"));
+  std::vector<double> sums{1.0, 2.0};
+  std::vector<int64_t> counts{3};
+  session.sum_over_processes(sums, counts, "eval all-reduce");
+  EXPECT_EQ(sums, (std::vector<double>{1.0, 2.0}));
+  EXPECT_EQ(counts, std::vector<int64_t>{3});
+  // With one: another process's yes decides, `when` and `what` reach it, the sums are global.
+  OtherProcesses others;
+  Recorder plain("plain");
+  session.add_participant(plain);
+  session.add_participant(others);
+  EXPECT_TRUE(session.any_process(false, "the start"));
+  EXPECT_FALSE(session.any_process(false, "a signal"));
+  EXPECT_EQ(others.asked, (std::vector<std::string>{"the start", "a signal"}));
+  session.sum_over_processes(sums, counts, "eval all-reduce");
+  EXPECT_EQ(sums, (std::vector<double>{1.5, 2.5}));
+  EXPECT_EQ(counts, std::vector<int64_t>{4});
+  EXPECT_EQ(others.summed, std::vector<std::string>{"eval all-reduce"});
+  EXPECT_TRUE(plain.calls.empty());  // the default hooks: its own answer, nothing summed
+}
+
 TEST(StepParticipant, AddingOneAfterTheFirstStepIsAnErrorNamingIt) {
   test::ScratchDir dir;
   Session session(ops_config(dir), quiet());
