@@ -20,6 +20,9 @@
 #   scripts/gpu/run_device.sh peerkernels [key=value...]  llmprof's kernels per step next to
 #                                       nanoGPT's under torch.profiler, by kernel name
 #   scripts/gpu/run_device.sh eval      llmprof eval on the device (a 5-step run's checkpoint)
+#   scripts/gpu/run_device.sh tune      llmprof tune on GPT-2 small bf16: CUDA graphs and the
+#                                       fused add + LayerNorm (numerics kept), within $TUNE_S s;
+#                                       TUNE_CONFIG=configs/llama_cuda.yaml for the Llama config
 #   scripts/gpu/run_device.sh all       every stage in one call, each under its own time limit
 #                                       and all within $BUDGET seconds (570); results.tgz in $OUT;
 #                                       STAGES="smoke measure" runs only those after the build
@@ -127,7 +130,7 @@ case "$stage" in
           eval) stage eval 40 ;; bench) stage bench 50 ;; measure) stage measure "${MEASURE_S:-240}" ;;
           peerkernels) stage peerkernels 90 ;; distilbert) stage distilbert 45 ;;
           dist) stage dist "${DIST_S:-260}" ;; llama) stage llama 180 ;; plan) stage plan "${PLAN_S:-200}" ;;
-          fusednorm) stage fusednorm "${NORM_S:-340}" ;;
+          fusednorm) stage fusednorm "${NORM_S:-340}" ;; tune) stage tune "${TUNE_S:-300}" ;;
           *) echo "all: no stage '$s'" ;;
         esac
       done
@@ -355,6 +358,15 @@ PY
     python3 scripts/gpu/nanogpt_peer.py --nanogpt .device/src/nanoGPT --modes profiler \
       --optimizer fused --steps 10 --trace-dir /tmp | tee -a "$out/nanogpt.jsonl"
     python3 scripts/gpu/peer_kernels.py "$out/runs/peer_kernels_ops" /tmp/nanogpt_profiler_trace.json 10
+    ;;
+  tune)  # llmprof tune on the device: the GPU-only knobs measured (the tune issue's GPU part);
+    # the budget leaves the stage's last 30 s to the table
+    tc=${TUNE_CONFIG:-$config}
+    echo "+ $llmprof tune -c $tc --space train.cuda_graphs=false,true --space model.fused_norm=false,true --steps 20"
+    "$llmprof" tune -c "$tc" "${data_sets[@]}" --space train.cuda_graphs=false,true \
+      --space model.fused_norm=false,true --steps 20 --budget "$(( ${TUNE_S:-300} - 30 ))s" \
+      --out "$out/runs/tune" >"$out/tune.log" 2>&1 || echo "tune: exit $? (see $out/tune.log)"
+    [ -f "$out/runs/tune/tune.md" ] && cat "$out/runs/tune/tune.md"
     ;;
   eval)  # llmprof eval on the device, of a checkpoint a short run saved
     train eval_source schedule.max_steps=5 train.save_checkpoint=true profile.level=off
