@@ -67,6 +67,17 @@ int64_t repetitions_in(const TuneDoc& doc) {
   return n;
 }
 
+// Whether an earlier session of a resumed search already closed the rung of `rounds`: one of
+// its candidates was dropped there (its complete rounds are that rung's). Closing it again over
+// the survivors alone would halve them once more: resumed, the search takes the same path.
+bool closed_earlier(const TuneDoc& doc, const std::vector<TuneCandidate*>& alive, int64_t rounds) {
+  for (const TuneCandidate& c : doc.candidates) {
+    const bool racing_now = std::find(alive.begin(), alive.end(), &c) != alive.end();
+    if (!racing_now && c.outcome == "dropped" && c.rounds == rounds) return true;
+  }
+  return false;
+}
+
 class Searcher {
  public:
   Searcher(TuneDoc& doc,
@@ -292,7 +303,7 @@ void Searcher::run() {
     if (budget_spent_) break;
     const bool last = rounds >= max_rounds;
     if (options_.exhaustive) break;
-    drop(alive, !last);
+    if (!closed_earlier(doc_, alive, rounds)) drop(alive, !last);
     if (alive.size() <= 1 || last) break;
     rounds = std::min(max_rounds, rounds * 2);
   }
@@ -306,9 +317,35 @@ void Searcher::run() {
                              [](const TuneCandidate* c) { return c->outcome != "measured"; }),
               alive.end());
   decide(alive);
+  note_host_noise(doc_);
   doc_.planner_check = planner_check_of(doc_);
   doc_.status = budget_spent_ ? "budget_spent" : "finished";
   changed();
+}
+
+void note_host_noise(TuneDoc& doc) {
+  std::vector<std::string>& notes = doc.notes;
+  notes.erase(std::remove_if(notes.begin(), notes.end(),
+                             [](const std::string& n) { return n.rfind(kHostNoise, 0) == 0; }),
+              notes.end());
+  for (const TuneCandidate& c : doc.candidates) {
+    for (const char* arm : {"baseline", "candidate"}) {
+      double lo = INFINITY, hi = 0;
+      for (const rundir::TuneRepetition& r : c.repetitions) {
+        if (r.arm != arm || !(r.figure > 0)) continue;
+        lo = std::min(lo, r.figure);
+        hi = std::max(hi, r.figure);
+      }
+      if (hi > 0 && hi / lo > kNoisySpread) {
+        notes.push_back(fmt::format(
+            "{}candidate {}: the {} arm's repetitions, one command each time, spread {:.1f}x "
+            "({:.4g} to {:.4g}): the host's speed changed during the race, so its ratio and "
+            "interval are of the pairs as measured and may not repeat on a quiet host",
+            kHostNoise, c.id, arm, hi / lo, lo, hi));
+        break;
+      }
+    }
+  }
 }
 
 void compare_candidate(TuneCandidate& c, double loss_tolerance) {

@@ -13,6 +13,7 @@
 #include "llmprof/rundir/files.h"
 #include "llmprof/rundir/read.h"
 #include "llmprof/rundir/summary.h"
+#include "llmprof/tune/search.h"
 #include "llmprof/tune/tune.h"
 
 namespace llmprof::tune {
@@ -84,6 +85,7 @@ void resume_from(rundir::TuneDoc& doc, const std::string& file) {
         c.outcome = was.outcome;
         c.reason = was.reason;
       }
+      compare_candidate(c, doc.inputs.loss_tolerance);  // its figures, from its repetitions
     }
   }
   doc.seconds_spent = old.seconds_spent;

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "llmprof/ab/train_trial.h"
@@ -96,6 +97,35 @@ TEST(TuneSearch, FindsTheFastCandidateAndDropsTheSlowOnesAfterTheFirstRung) {
   EXPECT_DOUBLE_EQ(d.seconds_spent, static_cast<double>(counter.total));
 }
 
+TEST(TuneSearch, NotesARaceTheHostsSpeedChangedUnder) {
+  // The steady machine of figure_of (1% slower a round): no note.
+  TuneDoc quiet = doc_of();
+  Counter counter;
+  search(quiet, counter.measure(), SearchOptions{});
+  for (const std::string& n : quiet.notes)
+    EXPECT_EQ(n.rfind(kHostNoise, 0), std::string::npos) << n;
+  // Candidate 2's baseline repetition of round 1 ran 5x slower (another job took the cores).
+  TuneDoc noisy = doc_of();
+  Measure m = [](const TuneCandidate& c, ab::Arm arm, int64_t round) {
+    const bool burst = c.id == 2 && arm == ab::Arm::kBaseline && round == 1;
+    return Measurement{figure_of(c, arm, round) * (burst ? 5 : 1), 2.0, 1.0, ""};
+  };
+  search(noisy, m, SearchOptions{});
+  std::vector<std::string> noise;
+  for (const std::string& n : noisy.notes) {
+    if (n.rfind(kHostNoise, 0) == 0) noise.push_back(n);
+  }
+  ASSERT_EQ(noise.size(), 1u);
+  EXPECT_NE(noise[0].find("candidate 2: the baseline arm's repetitions"), std::string::npos)
+      << noise[0];
+  EXPECT_NE(noise[0].find("spread 5."), std::string::npos) << noise[0];
+  // Noted once however often it is asked (a resumed search decides again).
+  note_host_noise(noisy);
+  EXPECT_EQ(std::count_if(noisy.notes.begin(), noisy.notes.end(),
+                          [](const std::string& n) { return n.rfind(kHostNoise, 0) == 0; }),
+            1);
+}
+
 TEST(TuneSearch, ResumesAStoppedSearchWithoutMeasuringAnythingTwice) {
   Counter whole;
   TuneDoc full = doc_of();
@@ -115,6 +145,66 @@ TEST(TuneSearch, ResumesAStoppedSearchWithoutMeasuringAnythingTwice) {
   EXPECT_EQ(rest.total, whole.total - 5);  // the 5 saved ones were not measured again
   EXPECT_EQ(saved.winner, full.winner);
   EXPECT_DOUBLE_EQ(saved.seconds_spent, full.seconds_spent);
+}
+
+// Four candidates faster than the start and close to each other (10 to 11.5 ms against 30), each
+// repetition of a candidate up to +-10% by its round: the first rung keeps the faster half, the
+// second races two. Stopped just after the first rung closed, then resumed, the search takes the
+// same path: the first rung is not closed again over its two survivors (which would halve them
+// again).
+TEST(TuneSearch, ResumedAfterARungClosedTakesTheSamePath) {
+  auto doc4 = [] {
+    TuneDoc d = doc_of();
+    d.candidates = {candidate(1, "sleep=0"), candidate(2, "sleep=0.5"), candidate(3, "sleep=1"),
+                    candidate(4, "sleep=1.5")};
+    return d;
+  };
+  auto noisy = [](const TuneCandidate& c, ab::Arm arm, int64_t round) {
+    const double wobble = 1 + 0.05 * static_cast<double>((round * 7 + c.id * 3) % 5 - 2);
+    return Measurement{figure_of(c, arm, round) * (arm == ab::Arm::kCandidate ? wobble : 1), 2.0,
+                       1.0, ""};
+  };
+  TuneDoc full = doc4();
+  int64_t whole = 0;
+  search(
+      full,
+      [&](const TuneCandidate& c, ab::Arm a, int64_t r) {
+        ++whole;
+        return noisy(c, a, r);
+      },
+      SearchOptions{});
+  int64_t dropped_first = 0, raced_second = 0;
+  for (const auto& c : full.candidates) {
+    dropped_first += c.outcome == "dropped" && c.rounds == ab::kMinRepetitions ? 1 : 0;
+    raced_second += c.rounds > ab::kMinRepetitions ? 1 : 0;
+  }
+  ASSERT_EQ(dropped_first, 2) << full.conclusion;  // the first rung halved four to two
+  ASSERT_EQ(raced_second, 2) << full.conclusion;
+  // Stopped at the first repetition of the second rung (4 candidates x 6 rounds x 2 arms before).
+  const int64_t first_rung = 4 * ab::kMinRepetitions * 2;
+  TuneDoc saved = doc4();
+  int64_t calls = 0;
+  Measure stopping = [&](const TuneCandidate& c, ab::Arm arm, int64_t round) {
+    if (++calls > first_rung) throw Interrupted("stopped");
+    return noisy(c, arm, round);
+  };
+  TuneDoc running = doc4();
+  EXPECT_THROW(search(running, stopping, SearchOptions{}, {}, [&](const TuneDoc& d) { saved = d; }),
+               Interrupted);
+  int64_t rest = 0;
+  search(
+      saved,
+      [&](const TuneCandidate& c, ab::Arm a, int64_t r) {
+        ++rest;
+        return noisy(c, a, r);
+      },
+      SearchOptions{});
+  EXPECT_EQ(rest, whole - first_rung);
+  EXPECT_EQ(saved.winner, full.winner);
+  for (size_t i = 0; i < full.candidates.size(); ++i) {
+    EXPECT_EQ(saved.candidates[i].outcome, full.candidates[i].outcome) << i;
+    EXPECT_EQ(saved.candidates[i].rounds, full.candidates[i].rounds) << i;
+  }
 }
 
 TEST(TuneSearch, RecordsAnOutOfMemoryCandidateAndGoesOn) {

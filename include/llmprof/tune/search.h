@@ -68,6 +68,17 @@ void search(rundir::TuneDoc& doc,
             const OnProgress& on_progress = {},
             const OnChange& on_change = {});
 
+// One arm's repetitions are the same command each time: on a quiet host their figures stay
+// within 1.5x of each other (the 2-core machine type measured 1.02-1.43x); past kNoisySpread the
+// host's speed changed under the race.
+inline constexpr double kNoisySpread = 2.0;
+inline constexpr const char* kHostNoise = "host noise: ";
+
+// doc.notes gets, for each candidate whose race saw the host's speed change (one arm's figures
+// apart by more than kNoisySpread, max over min), a note starting with kHostNoise naming the
+// candidate, the arm and the spread; the notes of an earlier call are replaced (a resumed search).
+void note_host_noise(rundir::TuneDoc& doc);
+
 // The comparison of a candidate from its recorded repetitions (complete rounds only): rounds,
 // medians, ratio, interval, verdict, loss difference (and whether it is within tolerance).
 void compare_candidate(rundir::TuneCandidate& c, double loss_tolerance);
